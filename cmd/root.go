@@ -1,0 +1,150 @@
+// Package cmd is the command line: it parses flags into options and calls
+// the packages that do the work. It holds no logic a user could not reach
+// without it.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the run could not be done (I/O, target setup)
+	ExitUsage       = 2   // bad flags or input
+	ExitThreshold   = 3   // a --fail-if threshold was breached
+	ExitInterrupted = 130 // SIGINT/SIGTERM; completed rows are kept
+)
+
+// ExitError carries an exit code with the one line the user sees.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError returns an error that exits with ExitUsage.
+func usageError(format string, a ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// asUsage marks err as a usage error (exit 2).
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitUsage, Err: err}
+}
+
+// Version is set at build time with -ldflags "-X …/cmd.Version=…".
+var Version = "dev"
+
+// NewRootCommand builds the whole command tree. Tests build a fresh tree per
+// run so flag state never leaks between them.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ptuprobe",
+		Short: "Load generator and retry-after characterizer for rate-limited LLM endpoints",
+		Long: `ptuprobe fires burst-shaped and scheduled-shaped traffic at an HTTP target
+(an Azure OpenAI provisioned deployment, an OpenAI-compatible endpoint, or any
+URL), records every response and every advised wait (retry-after-ms,
+retry-after), and turns the records into sanitized percentile tables and ECDF
+charts.
+
+With no target given, burst, schedule and characterize run against an embedded
+PTU simulator on loopback, so the tool works with no credentials.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return asUsage(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
+	})
+	for _, add := range commands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// commands holds the constructors of the sub-commands; each command file
+// registers its own in init, so files can be added independently.
+var commands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { commands = append(commands, f) }
+
+// Execute runs the command line and returns the process exit code.
+func Execute() int {
+	ctx, stop := signalContext()
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run executes the CLI with args, writing to stdout and stderr, and returns
+// the exit code. Tests call it in-process.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailure
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+	} else if isCobraUsage(err) {
+		code = ExitUsage
+	}
+	fmt.Fprintf(stderr, "ptuprobe: %s\n", oneLine(err.Error()))
+	return code
+}
+
+// isCobraUsage recognizes cobra's own argument errors (unknown command,
+// wrong number of args), which it does not type.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// signalContext is canceled on the first SIGINT or SIGTERM. A second signal
+// restores the default behaviour, so a stuck run can still be killed.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+			signal.Stop(ch)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}

@@ -1,0 +1,159 @@
+package results
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+)
+
+// None marks an absent numeric value (an empty CSV cell). Every numeric
+// field that can be absent holds a value >= 0 when present.
+const None = -1
+
+// Shapes of traffic.
+const (
+	ShapeBurst     = "burst"
+	ShapeScheduled = "scheduled"
+)
+
+// Default group labels per shape.
+const (
+	GroupBurst     = "burst-shaped"
+	GroupScheduled = "scheduled-shaped"
+)
+
+// Error classes for attempts that got no complete response.
+const (
+	ErrTimeout  = "timeout"
+	ErrRefused  = "refused"
+	ErrReset    = "reset"
+	ErrCanceled = "canceled"
+	ErrTLS      = "tls"
+	ErrBody     = "body"
+	ErrOther    = "other"
+)
+
+// Sources of the advised wait.
+const (
+	WaitRetryAfterMS      = "retry-after-ms"
+	WaitRetryAfterSeconds = "retry-after-seconds"
+	WaitRetryAfterDate    = "retry-after-date"
+	WaitNone              = "none"
+	WaitInvalid           = "invalid"
+)
+
+// MaxHeaderLen bounds the raw header values kept in a Record.
+const MaxHeaderLen = 64
+
+// Columns is the fixed column order of a results file. New columns go at
+// the end; a reader accepts files that lack trailing columns it knows.
+var Columns = []string{
+	"run_id", "shape", "group", "seq", "attempt", "wave",
+	"intended_ms", "sent_ms", "ttfb_ms", "latency_ms",
+	"status", "error", "retry_after_ms", "retry_after", "wait_ms", "wait_source",
+	"spillover", "ratelimit_remaining_requests", "ratelimit_remaining_tokens",
+	"utilization_pct", "prompt_tokens", "cached_tokens", "completion_tokens",
+	"max_tokens",
+}
+
+// Record is one attempt: one row of a results file, in column order.
+// Numeric fields that can be absent hold None.
+type Record struct {
+	RunID      string
+	Shape      string
+	Group      string
+	Seq        int
+	Attempt    int
+	Wave       int // None for scheduled traffic
+	IntendedMS float64
+	SentMS     float64
+	TTFBMS     float64 // None when no response headers arrived
+	LatencyMS  float64
+	Status     int    // 0 when no response came
+	Error      string // "" or one of the Err* classes
+	// RetryAfterMS and RetryAfter are the headers as received: trimmed,
+	// control characters removed, at most MaxHeaderLen bytes.
+	RetryAfterMS string
+	RetryAfter   string
+	WaitMS       float64 // None unless WaitSource names a usable header
+	WaitSource   string
+	Spillover    bool
+
+	RatelimitRemainingRequests int
+	RatelimitRemainingTokens   int
+	UtilizationPct             float64
+	PromptTokens               int
+	CachedTokens               int
+	CompletionTokens           int
+	MaxTokens                  int
+}
+
+// Blank returns a Record with every optional numeric field absent.
+func Blank() Record {
+	return Record{
+		Wave: None, TTFBMS: None, WaitMS: None, WaitSource: WaitNone,
+		RatelimitRemainingRequests: None, RatelimitRemainingTokens: None,
+		UtilizationPct: None, PromptTokens: None, CachedTokens: None,
+		CompletionTokens: None, MaxTokens: None,
+	}
+}
+
+// HasWait reports whether the record carries a usable advised wait.
+func (r *Record) HasWait() bool { return r.WaitMS >= 0 }
+
+// Is429 reports whether the attempt was refused with HTTP 429.
+func (r *Record) Is429() bool { return r.Status == 429 }
+
+// NewRunID returns a random 8-hex-digit run identifier.
+func NewRunID() string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "00000000"
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// CleanHeader trims a header value, drops control characters and bounds
+// its length, so a hostile target cannot inject rows or bloat the file.
+func CleanHeader(v string) string {
+	out := make([]byte, 0, min(len(v), MaxHeaderLen))
+	for i := 0; i < len(v) && len(out) < MaxHeaderLen; i++ {
+		c := v[i]
+		if c < 0x20 || c == 0x7f {
+			continue
+		}
+		out = append(out, c)
+	}
+	return trimSpace(string(out))
+}
+
+func trimSpace(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] == ' ' {
+		i++
+	}
+	for j > i && s[j-1] == ' ' {
+		j--
+	}
+	return s[i:j]
+}
+
+// FormatMS formats a millisecond value with at most 3 decimals and no
+// trailing zeros; None becomes the empty string.
+func FormatMS(v float64) string {
+	if v < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(roundTo(v, 1000), 'f', -1, 64)
+}
+
+func roundTo(v, scale float64) float64 {
+	return float64(int64(v*scale+0.5)) / scale
+}
+
+func formatInt(v int) string {
+	if v < 0 {
+		return ""
+	}
+	return strconv.Itoa(v)
+}
