@@ -1,0 +1,10 @@
+// Package dispatch is the one engine behind every traffic shape: it takes
+// arrivals (an intended offset from the run start and a wave) from a Pacer,
+// sends each at its intended time on an absolute schedule, bounds the
+// requests in flight, and writes one results.Record per attempt.
+//
+// A shape package (burst, schedule) only decides when; dispatch decides
+// nothing about timing but honours it. dispatch imports results only; the
+// Sender (target) and the Pacer are interfaces satisfied structurally, so
+// it depends on neither.
+package dispatch

@@ -1,0 +1,279 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func sample(seq int) Record {
+	r := Blank()
+	r.RunID, r.Shape, r.Group = "a1b2c3d4", ShapeBurst, GroupBurst
+	r.Seq, r.Attempt, r.Wave = seq, 1, seq/10
+	r.IntendedMS, r.SentMS, r.TTFBMS, r.LatencyMS = 1000, 1000.25, 12.5, 40.125
+	r.Status = 429
+	r.RetryAfterMS, r.RetryAfter = "43", "Wed, 21 Oct 2015 07:28:00 GMT"
+	r.WaitMS, r.WaitSource = 43, WaitRetryAfterMS
+	r.Spillover = seq%2 == 0
+	r.RatelimitRemainingRequests, r.UtilizationPct = 7, 101.5
+	r.PromptTokens, r.CachedTokens, r.CompletionTokens, r.MaxTokens = 1000, 128, 60, 100
+	return r
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "results.csv")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blank := Blank()
+	blank.RunID, blank.Shape, blank.Group, blank.Seq, blank.Attempt = "ffffffff", ShapeScheduled, `quoted "group"`, 3, 1
+	blank.Error = ErrReset
+	want := []Record{sample(0), sample(1), blank}
+	for i := range want {
+		if err := w.Write(&want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Appending to an existing file keeps its header and adds rows.
+	w, err = Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := sample(2)
+	if err := w.Write(&extra); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	want = append(want, extra)
+
+	got := readAll(t, path)
+	if len(got) != len(want) {
+		t.Fatalf("read %d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+	b, _ := os.ReadFile(path)
+	if n := bytes.Count(b, []byte("run_id,")); n != 1 {
+		t.Errorf("header appears %d times", n)
+	}
+}
+
+func readAll(t *testing.T, path string) []Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := NewReader(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Record
+	for {
+		var r Record
+		err := rd.Read(&r)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+}
+
+func TestCreateRejectsForeignHeader(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "other.csv")
+	os.WriteFile(path, []byte("a,b,c\n1,2,3\n"), 0o644)
+	_, err := Create(path)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want one naming %s", err, path)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "a,b,c\n1,2,3\n" {
+		t.Fatal("foreign file was modified")
+	}
+}
+
+func TestTruncatedLastLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "results.csv")
+	w, _ := Create(path)
+	r := sample(0)
+	w.Write(&r)
+	w.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("a1b2c3d4,burst,burst-shaped,1,1,0,10")
+	f.Close()
+
+	fh, _ := os.Open(path)
+	defer fh.Close()
+	rd, err := NewReader(fh, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	if err := rd.Read(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := rd.Read(&rec); !errors.Is(err, io.EOF) {
+		t.Fatalf("err = %v, want EOF", err)
+	}
+	if rd.Truncated() != 3 {
+		t.Fatalf("Truncated() = %d, want 3", rd.Truncated())
+	}
+	// A writer appending after a crash starts on a fresh line.
+	w, err = Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := sample(5)
+	w.Write(&r2)
+	w.Close()
+	fh2, _ := os.Open(path)
+	defer fh2.Close()
+	rd, _ = NewReader(fh2, path)
+	var errs int
+	for {
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs++
+			continue
+		}
+	}
+	if errs != 1 {
+		t.Fatalf("got %d bad lines, want exactly the truncated one", errs)
+	}
+}
+
+func TestReaderErrorsNameFileAndLine(t *testing.T) {
+	t.Parallel()
+	in := strings.Join(Columns, ",") + "\n" + "x,burst,g,notanumber,1,,0,0,,1,429,,,,,none,0,,,,,,,\n"
+	rd, err := NewReader(strings.NewReader(in), "in.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	err = rd.Read(&r)
+	if err == nil || !strings.Contains(err.Error(), "in.csv line 2") || !strings.Contains(err.Error(), "seq") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReaderAcceptsOlderFilesWithFewerColumns(t *testing.T) {
+	t.Parallel()
+	in := strings.Join(Columns[:17], ",") + "\n" + "x,scheduled,g,0,1,,5,6,7,8,429,,12,,12,retry-after-ms,1\n"
+	rd, err := NewReader(strings.NewReader(in), "old.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	if err := rd.Read(&r); err != nil {
+		t.Fatal(err)
+	}
+	if r.WaitMS != 12 || !r.Spillover || r.MaxTokens != None || r.Wave != None {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestNotResults(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"", "source,benchmark_id,retry_after_ms\n"} {
+		if _, err := NewReader(strings.NewReader(in), "x.csv"); !errors.Is(err, ErrNotResults) {
+			t.Errorf("NewReader(%q) err = %v", in, err)
+		}
+	}
+}
+
+func TestConcurrentWrites(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				r := sample(i)
+				w.Write(&r)
+			}
+		}()
+	}
+	wg.Wait()
+	if w.Rows() != 800 || bytes.Count(buf.Bytes(), []byte("\n")) != 801 {
+		t.Fatalf("rows = %d, lines = %d", w.Rows(), bytes.Count(buf.Bytes(), []byte("\n")))
+	}
+}
+
+func TestCleanHeader(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("9", 100)
+	cases := map[string]string{"  43 ": "43", "4\r\n3": "43", long: long[:MaxHeaderLen], "": ""}
+	for in, want := range cases {
+		if got := CleanHeader(in); got != want {
+			t.Errorf("CleanHeader(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf)
+	r := sample(1)
+	w.Write(&r)
+	f.Add(buf.Bytes())
+	f.Add([]byte(strings.Join(Columns, ",") + "\n\"unterminated\n"))
+	f.Add([]byte(strings.Join(Columns, ",") + "\na,b,c\n"))
+	f.Add([]byte("run_id\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := NewReader(bytes.NewReader(data), "fuzz.csv")
+		if err != nil {
+			return
+		}
+		for i := 0; i < 10000; i++ {
+			var rec Record
+			err := rd.Read(&rec)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "fuzz.csv") {
+					t.Fatalf("error without the file name: %v", err)
+				}
+				continue
+			}
+			// A record that was read writes back and reads again the same.
+			line := AppendCSV(nil, &rec)
+			rd2, err := NewReader(bytes.NewReader(append([]byte(strings.Join(Columns, ",")+"\n"), line...)), "again")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var again Record
+			if err := rd2.Read(&again); err != nil {
+				t.Fatalf("re-read %q: %v", line, err)
+			}
+			if AppendCSV(nil, &again) == nil || string(AppendCSV(nil, &again)) != string(line) {
+				t.Fatalf("round trip changed %q into %q", line, AppendCSV(nil, &again))
+			}
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Arrival processes.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+)
+
+// Config is a scheduled plan: phases run back to back.
+type Config struct {
+	Phases  []Phase
+	Arrival string // constant (default) or poisson
+	Seed    uint64
+}
+
+// Validate reports the first problem in one line.
+func (c Config) Validate() error {
+	if len(c.Phases) == 0 {
+		return errors.New("give --rate with --duration, or at least one --phase")
+	}
+	for _, p := range c.Phases {
+		if p.Duration <= 0 {
+			return fmt.Errorf("phase %s: duration must be positive", p.Name)
+		}
+		if p.From < 0 || p.To < 0 || (p.From == 0 && p.To == 0) {
+			return fmt.Errorf("phase %s: rate must be greater than zero", p.Name)
+		}
+	}
+	switch c.Arrival {
+	case "", ArrivalConstant, ArrivalPoisson:
+	default:
+		return fmt.Errorf("--arrival must be constant or poisson, not %q", c.Arrival)
+	}
+	if c.Expected() < 1 {
+		return fmt.Errorf("%w: the phases add up to %.2f requests", ErrEmptyPlan, c.Expected())
+	}
+	return nil
+}
+
+// Expected is ∫ r over the whole plan: the exact count of a constant plan
+// (up to the ceiling) and the mean count of a Poisson one.
+func (c Config) Expected() float64 {
+	var n float64
+	for _, p := range c.Phases {
+		n += p.Expected()
+	}
+	return n
+}
+
+// Duration is the length of the plan.
+func (c Config) Duration() time.Duration {
+	var d time.Duration
+	for _, p := range c.Phases {
+		d += p.Duration
+	}
+	return d
+}
+
+// Total is the number of arrivals a constant plan sends: every k ≥ 0 with
+// Λ⁻¹(k) before the end, i.e. ⌈Λ(end)⌉ (with a tolerance for rounding, so
+// 30/s for 60s is exactly 1800).
+func (c Config) Total() int {
+	e := c.Expected()
+	return int(math.Ceil(e - 1e-6))
+}
+
+// Plan iterates the arrivals of a Config.
+type Plan struct {
+	c       Config
+	poisson bool
+	rng     *rand.Rand
+	k       int     // next arrival index (constant)
+	s       float64 // position in Λ-space of the next arrival
+	phase   int     // current phase
+	base    float64 // Λ at the start of the current phase
+	start   float64 // seconds at the start of the current phase
+}
+
+// NewPlan returns the arrivals of c, which must be valid.
+func NewPlan(c Config) *Plan {
+	p := &Plan{c: c, poisson: c.Arrival == ArrivalPoisson}
+	if p.poisson {
+		p.rng = rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
+		p.s = p.rng.ExpFloat64()
+	}
+	return p
+}
+
+// Next returns the next arrival. Scheduled traffic has no waves; wave is
+// -1 (results.None).
+func (p *Plan) Next() (offset time.Duration, wave int, ok bool) {
+	if !p.poisson && p.k >= p.c.Total() {
+		return 0, 0, false
+	}
+	for p.phase < len(p.c.Phases) {
+		ph := p.c.Phases[p.phase]
+		end := p.base + ph.Expected()
+		if p.s < end || (!p.poisson && p.s < end+1e-6 && p.phase == len(p.c.Phases)-1) {
+			t := p.start + ph.inverse(p.s-p.base)
+			if p.poisson {
+				p.s += p.rng.ExpFloat64()
+			} else {
+				p.k++
+				p.s = float64(p.k)
+			}
+			return time.Duration(t * float64(time.Second)), -1, true
+		}
+		p.base = end
+		p.start += ph.Duration.Seconds()
+		p.phase++
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,76 @@
+package target
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// CharsPerToken is the conversion used for synthetic prompts: a token is
+// taken as about four characters of English text, the usual rule of thumb
+// for OpenAI tokenizers. The embedded simulator counts the same way.
+const CharsPerToken = 4
+
+// promptBuilder makes chat bodies of about PromptTokens tokens. Each body is
+// unique (a nonce and the sequence number lead the user message) so no two
+// requests share a cacheable prefix, unless SharedPrefixTokens asks for a
+// common leading system message, which exercises prompt caching.
+//
+// The JSON is assembled from pre-built pieces: the filler never needs
+// escaping, and the hot path only appends the sequence number.
+type promptBuilder struct {
+	head, tail []byte
+	nonce      string
+	fillChars  int
+}
+
+var fillerWords = strings.Fields(`the quick brown fox jumps over a lazy dog while
+operators measure advised waits from provisioned deployments under steady and
+bursty load and record every answer for later analysis`)
+
+// filler returns exactly n characters of space-separated words.
+func filler(n int, salt int) string {
+	var b strings.Builder
+	b.Grow(n + 16)
+	for i := salt; b.Len() < n; i++ {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fillerWords[i%len(fillerWords)])
+	}
+	return b.String()[:n]
+}
+
+func newPromptBuilder(cfg Config) *promptBuilder {
+	var nb [6]byte
+	_, _ = rand.Read(nb[:])
+	p := &promptBuilder{nonce: hex.EncodeToString(nb[:])}
+	var head strings.Builder
+	head.WriteString(`{`)
+	if cfg.API == APIOpenAI {
+		head.WriteString(`"model":` + strconv.Quote(cfg.Model) + `,`)
+	}
+	head.WriteString(`"messages":[`)
+	userTokens := cfg.PromptTokens
+	if cfg.SharedPrefixTokens > 0 {
+		head.WriteString(`{"role":"system","content":"` + filler(cfg.SharedPrefixTokens*CharsPerToken, 0) + `"},`)
+		userTokens -= cfg.SharedPrefixTokens
+	}
+	head.WriteString(`{"role":"user","content":"Request `)
+	p.head = []byte(head.String())
+	// The unique lead ("Request <nonce>-<seq>. ") takes about 24 chars of
+	// the user message's budget.
+	p.fillChars = max(userTokens*CharsPerToken-24, 1)
+	p.tail = []byte(`. ` + filler(p.fillChars, 3) + `"}],"` + cfg.MaxTokensField + `":` + strconv.Itoa(cfg.MaxTokens) + `}`)
+	return p
+}
+
+func (p *promptBuilder) body(seq int) []byte {
+	b := make([]byte, 0, len(p.head)+len(p.tail)+24)
+	b = append(b, p.head...)
+	b = append(b, p.nonce...)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(seq), 10)
+	return append(b, p.tail...)
+}

@@ -1,0 +1,398 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// APIs a Target can speak.
+const (
+	APIAzure  = "azure"
+	APIOpenAI = "openai"
+	APIRaw    = "raw"
+)
+
+// Defaults.
+const (
+	DefaultAPIVersion   = "2024-10-21"
+	DefaultPromptTokens = 1000
+	DefaultMaxTokens    = 100
+	DefaultTimeout      = 60 * time.Second
+	DefaultModel        = "gpt-4o"
+	// MaxBodyBytes bounds how much of a response body is read.
+	MaxBodyBytes = 1 << 20
+)
+
+// Header is one extra request header for the raw API.
+type Header struct{ Name, Value string }
+
+// Config describes the target and the requests to send to it.
+type Config struct {
+	API        string // azure, openai or raw
+	Endpoint   string // azure: https://NAME.openai.azure.com
+	Deployment string // azure
+	APIVersion string // azure
+	URL        string // openai and raw
+	Model      string // openai
+	Method     string // raw
+	Body       []byte // raw
+	Headers    []Header
+
+	// Key is the secret itself (already read from the environment);
+	// KeyHeader is "api-key" or "Authorization" (sent as Bearer).
+	Key       string
+	KeyHeader string
+
+	PromptTokens       int
+	SharedPrefixTokens int
+	MaxTokens          int
+	MaxTokensField     string // max_tokens or max_completion_tokens
+
+	Timeout  time.Duration
+	MaxConns int // connection pool size; the dispatch concurrency
+
+	// Now is the clock used for HTTP-date waits without a Date header.
+	Now func() time.Time
+}
+
+// Target sends requests built from a Config. It is safe for concurrent use.
+type Target struct {
+	cfg    Config
+	url    string
+	client *http.Client
+	prompt *promptBuilder
+	now    func() time.Time
+}
+
+// New validates cfg and builds a Target with a keep-alive client sized to
+// cfg.MaxConns. Errors never echo the endpoint, key or deployment.
+func New(cfg Config) (*Target, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 100
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	t := &Target{cfg: cfg, now: cfg.Now}
+	switch cfg.API {
+	case APIAzure:
+		if cfg.Endpoint == "" || cfg.Deployment == "" {
+			return nil, errors.New("--api azure needs --endpoint and --deployment")
+		}
+		base, err := checkURL("--endpoint", cfg.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.APIVersion == "" {
+			cfg.APIVersion = DefaultAPIVersion
+		}
+		base.Path = strings.TrimRight(base.Path, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) + "/chat/completions"
+		base.RawQuery = "api-version=" + url.QueryEscape(cfg.APIVersion)
+		t.url = base.String()
+	case APIOpenAI, APIRaw:
+		if cfg.URL == "" {
+			return nil, fmt.Errorf("--api %s needs --url", cfg.API)
+		}
+		u, err := checkURL("--url", cfg.URL)
+		if err != nil {
+			return nil, err
+		}
+		t.url = u.String()
+		if cfg.API == APIOpenAI && cfg.Model == "" {
+			cfg.Model = DefaultModel
+		}
+		if cfg.API == APIRaw && cfg.Method == "" {
+			cfg.Method = http.MethodPost
+			if cfg.Body == nil {
+				cfg.Method = http.MethodGet
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown --api %q (want azure, openai or raw)", cfg.API)
+	}
+	if cfg.API != APIRaw {
+		if cfg.PromptTokens < 1 {
+			return nil, errors.New("--prompt-tokens must be at least 1")
+		}
+		if cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens {
+			return nil, errors.New("--shared-prefix-tokens must be at least 0 and less than --prompt-tokens")
+		}
+		if cfg.MaxTokens < 1 {
+			return nil, errors.New("--max-tokens must be at least 1")
+		}
+		switch cfg.MaxTokensField {
+		case "":
+			cfg.MaxTokensField = "max_tokens"
+		case "max_tokens", "max_completion_tokens":
+		default:
+			return nil, errors.New("--max-tokens-field must be max_tokens or max_completion_tokens")
+		}
+		t.prompt = newPromptBuilder(cfg)
+	}
+	for _, h := range cfg.Headers {
+		if h.Name == "" || strings.ContainsAny(h.Name, " :\r\n") || strings.ContainsAny(h.Value, "\r\n") {
+			return nil, errors.New("a --header must look like 'Name: value'")
+		}
+	}
+	t.cfg = cfg
+	t.client = &http.Client{
+		Timeout: cfg.Timeout,
+		Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        cfg.MaxConns,
+			MaxIdleConnsPerHost: cfg.MaxConns,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second,
+			ForceAttemptHTTP2:   true,
+		},
+		// A redirect is recorded as the response it is; following it could
+		// carry the key to another host.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return t, nil
+}
+
+// checkURL accepts only absolute http and https URLs. The message names the
+// flag, never the value, which may hold a host the user keeps private.
+func checkURL(flag, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s must be an absolute http:// or https:// URL", flag)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%s must not carry credentials; pass the key through the environment", flag)
+	}
+	return u, nil
+}
+
+// Close releases idle connections.
+func (t *Target) Close() { t.client.CloseIdleConnections() }
+
+// Body returns the request body for request seq (exported for tests and
+// for `--dry-run`-style inspection).
+func (t *Target) Body(seq int) []byte {
+	if t.prompt == nil {
+		return t.cfg.Body
+	}
+	return t.prompt.body(seq)
+}
+
+// MaxTokens returns the max_tokens value requested, or results.None.
+func (t *Target) MaxTokens() int {
+	if t.prompt == nil {
+		return results.None
+	}
+	return t.cfg.MaxTokens
+}
+
+func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error) {
+	method := http.MethodPost
+	if t.cfg.API == APIRaw {
+		method = t.cfg.Method
+	}
+	var body io.Reader
+	b := t.Body(seq)
+	if b != nil {
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.url, body)
+	if err != nil {
+		return nil, errors.New("build request: invalid method or URL")
+	}
+	if b != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("User-Agent", "ptuprobe")
+	if t.cfg.Key != "" {
+		if strings.EqualFold(t.cfg.KeyHeader, "Authorization") {
+			req.Header.Set("Authorization", "Bearer "+t.cfg.Key)
+		} else {
+			req.Header.Set(t.cfg.KeyHeader, t.cfg.Key)
+		}
+	}
+	for _, h := range t.cfg.Headers {
+		req.Header.Add(h.Name, h.Value)
+	}
+	return req, nil
+}
+
+// Send performs request seq and fills rec's response fields: TTFBMS,
+// LatencyMS, Status, Error, the retry headers and parsed wait, spillover,
+// rate-limit headers, utilization, usage and MaxTokens. The caller sets the
+// identity and schedule fields. A faulty target is recorded, never fatal.
+func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
+	rec.MaxTokens = t.MaxTokens()
+	req, err := t.newRequest(ctx, seq)
+	if err != nil {
+		rec.Error = results.ErrOther
+		return
+	}
+	start := time.Now()
+	resp, err := t.client.Do(req)
+	if err != nil {
+		rec.LatencyMS = sinceMS(start)
+		rec.Error = Classify(ctx, err)
+		return
+	}
+	rec.TTFBMS = sinceMS(start)
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
+	resp.Body.Close()
+	rec.LatencyMS = sinceMS(start)
+	rec.Status = resp.StatusCode
+	if rerr != nil {
+		rec.Error = Classify(ctx, rerr)
+		if rec.Error == results.ErrOther {
+			rec.Error = results.ErrBody
+		}
+	}
+	t.captureHeaders(resp.Header, rec)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rerr == nil {
+		parseUsage(body, rec)
+	}
+}
+
+func sinceMS(t time.Time) float64 {
+	return float64(time.Since(t)) / float64(time.Millisecond)
+}
+
+func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
+	rec.RetryAfterMS = results.CleanHeader(h.Get("Retry-After-Ms"))
+	rec.RetryAfter = results.CleanHeader(h.Get("Retry-After"))
+	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
+		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, h.Get("Date"), t.now())
+		rec.WaitMS, rec.WaitSource = w.MS, w.Source
+	} else {
+		rec.WaitMS, rec.WaitSource = results.None, results.WaitNone
+	}
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-spillover-from-") {
+			rec.Spillover = true
+			break
+		}
+	}
+	rec.RatelimitRemainingRequests = headerInt(h, "X-Ratelimit-Remaining-Requests", "Anthropic-Ratelimit-Requests-Remaining")
+	rec.RatelimitRemainingTokens = headerInt(h, "X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Tokens-Remaining")
+	rec.UtilizationPct = ParseUtilization(h.Get("Azure-Openai-Deployment-Utilization"))
+}
+
+// headerInt returns the first of names that holds a non-negative integer.
+func headerInt(h http.Header, names ...string) int {
+	for _, n := range names {
+		v := trimOWS(h.Get(n))
+		if v == "" {
+			continue
+		}
+		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
+			return i
+		}
+	}
+	return results.None
+}
+
+// ParseUtilization reads "NN.N%" (the % optional) into a percentage, or
+// results.None.
+func ParseUtilization(v string) float64 {
+	v = strings.TrimSuffix(trimOWS(v), "%")
+	f, ok := parseNonNegative(trimOWS(v))
+	if !ok || f > 1e6 {
+		return results.None
+	}
+	return f
+}
+
+type usageBody struct {
+	Usage *struct {
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    *int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// parseUsage reads the OpenAI usage block; a body that is not JSON (or a
+// server-sent event stream whose last data line carries usage) is handled
+// without error: absent fields stay None.
+func parseUsage(body []byte, rec *results.Record) {
+	var u usageBody
+	b := bytes.TrimSpace(body)
+	if bytes.HasPrefix(b, []byte("data:")) {
+		b = lastUsageEvent(b)
+	}
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &u) != nil || u.Usage == nil {
+		return
+	}
+	if p := u.Usage.PromptTokens; p != nil && *p >= 0 {
+		rec.PromptTokens = *p
+	}
+	if c := u.Usage.CompletionTokens; c != nil && *c >= 0 {
+		rec.CompletionTokens = *c
+	}
+	if d := u.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 {
+		rec.CachedTokens = *d.CachedTokens
+	}
+}
+
+// lastUsageEvent finds the last SSE data line that mentions usage.
+func lastUsageEvent(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := bytes.TrimSpace(lines[i])
+		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(d, []byte(`"usage"`)) {
+			return bytes.TrimSpace(d)
+		}
+	}
+	return nil
+}
+
+// Classify maps a transport error to one of the results.Err* classes.
+func Classify(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
+		return results.ErrCanceled
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return results.ErrTimeout
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return results.ErrTimeout
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return results.ErrRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return results.ErrReset
+	}
+	var rhe tls.RecordHeaderError
+	var ae tls.AlertError
+	var cve *tls.CertificateVerificationError
+	if errors.As(err, &rhe) || errors.As(err, &ae) || errors.As(err, &cve) || strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ") {
+		return results.ErrTLS
+	}
+	if strings.Contains(err.Error(), "server closed") || strings.Contains(err.Error(), "connection reset") {
+		return results.ErrReset
+	}
+	return results.ErrOther
+}

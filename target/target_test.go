@@ -1,0 +1,291 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+func newAzure(t *testing.T, url string) *Target {
+	t.Helper()
+	tg, err := New(Config{API: APIAzure, Endpoint: url, Deployment: "canary-deployment", Key: "sk-canary", KeyHeader: "api-key",
+		PromptTokens: 200, MaxTokens: 50, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+func send(tg *Target) results.Record {
+	r := results.Blank()
+	tg.Send(context.Background(), 7, &r)
+	return r
+}
+
+func TestSendScriptedResponses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		check   func(t *testing.T, r results.Record)
+	}{
+		{"429 retry-after-ms", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("retry-after-ms", "43.5")
+			w.Header().Set("retry-after", "1")
+			w.Header().Set("x-ratelimit-remaining-requests", "0")
+			w.Header().Set("x-ratelimit-remaining-tokens", "1200")
+			w.Header().Set("azure-openai-deployment-utilization", "104.2%")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.Status != 429 || r.WaitMS != 43.5 || r.WaitSource != results.WaitRetryAfterMS || r.RetryAfter != "1" {
+				t.Fatalf("%+v", r)
+			}
+			if r.RatelimitRemainingRequests != 0 || r.RatelimitRemainingTokens != 1200 || r.UtilizationPct != 104.2 {
+				t.Fatalf("headers: %+v", r)
+			}
+		}},
+		{"429 seconds only", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("retry-after", "17")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 17000 || r.WaitSource != results.WaitRetryAfterSeconds {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 http-date", func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now().UTC()
+			w.Header().Set("Date", now.Format(http.TimeFormat))
+			w.Header().Set("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 9000 || r.WaitSource != results.WaitRetryAfterDate {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 garbage headers", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("retry-after-ms", "soon-ish")
+			w.Header().Set("retry-after", "later")
+			w.Header().Set("x-ratelimit-remaining-requests", "lots")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || r.RetryAfterMS != "soon-ish" || r.RatelimitRemainingRequests != results.None {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 no headers", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) },
+			func(t *testing.T, r results.Record) {
+				if r.WaitSource != results.WaitNone || r.Error != "" {
+					t.Fatalf("%+v", r)
+				}
+			}},
+		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) },
+			func(t *testing.T, r results.Record) {
+				if r.Status != 503 || r.Error != "" || r.LatencyMS < 0 || r.TTFBMS < 0 {
+					t.Fatalf("%+v", r)
+				}
+			}},
+		{"200 with usage and spillover", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("x-ms-spillover-from-deployment", "ptu")
+			io.WriteString(w, `{"id":"x","usage":{"prompt_tokens":1200,"completion_tokens":80,"prompt_tokens_details":{"cached_tokens":1024}}}`)
+		}, func(t *testing.T, r results.Record) {
+			if r.Status != 200 || r.PromptTokens != 1200 || r.CompletionTokens != 80 || r.CachedTokens != 1024 || !r.Spillover || r.MaxTokens != 50 {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"200 stream with usage chunk", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "data: {\"choices\":[]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}}\n\ndata: [DONE]\n\n")
+		}, func(t *testing.T, r results.Record) {
+			if r.PromptTokens != 5 || r.CompletionTokens != 6 {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"200 not json", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>") },
+			func(t *testing.T, r results.Record) {
+				if r.Status != 200 || r.PromptTokens != results.None {
+					t.Fatalf("%+v", r)
+				}
+			}},
+		{"reset", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		}, func(t *testing.T, r results.Record) {
+			if r.Status != 0 || r.Error != results.ErrReset {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"body cut short", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(200)
+			io.WriteString(w, "{")
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, func(t *testing.T, r results.Record) {
+			if r.Status != 200 || (r.Error != results.ErrReset && r.Error != results.ErrBody) {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"timeout", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Second):
+			}
+		}, func(t *testing.T, r results.Record) {
+			if r.Error != results.ErrTimeout {
+				t.Fatalf("%+v", r)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			tg := newAzure(t, srv.URL)
+			if tt.name == "timeout" {
+				tg.client.Timeout = 200 * time.Millisecond
+			}
+			tt.check(t, send(tg))
+		})
+	}
+}
+
+func TestRequestShape(t *testing.T) {
+	t.Parallel()
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		body, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	send(newAzure(t, srv.URL+"/"))
+	if got.Method != "POST" || got.URL.Path != "/openai/deployments/canary-deployment/chat/completions" || got.URL.Query().Get("api-version") != DefaultAPIVersion {
+		t.Fatalf("request %s %s", got.Method, got.URL)
+	}
+	if got.Header.Get("api-key") != "sk-canary" || got.Header.Get("Authorization") != "" {
+		t.Fatal("key not sent as api-key")
+	}
+	var parsed struct {
+		Messages  []struct{ Role, Content string }
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(body, &parsed); err != nil {
+		t.Fatalf("body is not JSON: %v", err)
+	}
+	if parsed.MaxTokens != 50 || len(parsed.Messages) != 1 || parsed.Messages[0].Role != "user" {
+		t.Fatalf("body %+v", parsed)
+	}
+	if n := len(parsed.Messages[0].Content); n < 790 || n > 810 {
+		t.Fatalf("prompt of %d chars, want about 200 tokens × 4", n)
+	}
+}
+
+func TestPromptsUniqueUnlessSharedPrefix(t *testing.T) {
+	t.Parallel()
+	tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", Model: "m", PromptTokens: 2000,
+		SharedPrefixTokens: 1500, MaxTokens: 10, MaxTokensField: "max_completion_tokens"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct{ Role, Content string }
+	var a, b struct {
+		Model    string
+		Messages []msg
+		Max      int `json:"max_completion_tokens"`
+	}
+	json.Unmarshal(tg.Body(1), &a)
+	json.Unmarshal(tg.Body(2), &b)
+	if a.Model != "m" || a.Max != 10 || len(a.Messages) != 2 || a.Messages[0].Role != "system" {
+		t.Fatalf("%+v", a)
+	}
+	if a.Messages[0].Content != b.Messages[0].Content || len(a.Messages[0].Content) != 6000 {
+		t.Fatal("shared prefix differs or has the wrong size")
+	}
+	if a.Messages[1].Content == b.Messages[1].Content {
+		t.Fatal("user messages are not unique")
+	}
+	if total := len(a.Messages[0].Content) + len(a.Messages[1].Content); total < 7900 || total > 8100 {
+		t.Fatalf("prompt of %d chars, want about 8000", total)
+	}
+}
+
+func TestRefusedAndCanceled(t *testing.T) {
+	t.Parallel()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	tg := newAzure(t, "http://"+addr)
+	if r := send(tg); r.Error != results.ErrRefused || r.Status != 0 {
+		t.Fatalf("%+v", r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := results.Blank()
+	tg.Send(ctx, 1, &r)
+	if r.Error != results.ErrCanceled {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestConfigErrorsKeepSecrets(t *testing.T) {
+	t.Parallel()
+	bad := []Config{
+		{API: APIAzure, Endpoint: "ftp://secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
+		{API: APIAzure, Endpoint: "https://user:pw@secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
+		{API: APIAzure, Endpoint: "https://secret-host.example"},
+		{API: APIOpenAI, URL: "secret-host.example/v1", PromptTokens: 1, MaxTokens: 1},
+		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 0, MaxTokens: 1},
+		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 10, SharedPrefixTokens: 10, MaxTokens: 1},
+		{API: APIRaw, URL: "http://secret-host.example", Headers: []Header{{Name: "Bad Name", Value: "x"}}},
+		{API: "grpc"},
+	}
+	for _, c := range bad {
+		_, err := New(c)
+		if err == nil {
+			t.Errorf("New(%+v) accepted", c)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error leaks a secret: %v", err)
+		}
+	}
+}
+
+func TestRawTarget(t *testing.T) {
+	t.Parallel()
+	var method, hdr string
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method, hdr = r.Method, r.Header.Get("X-Test")
+		body, _ = io.ReadAll(r.Body)
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	tg, err := New(Config{API: APIRaw, URL: srv.URL, Method: "PUT", Body: []byte(`{"a":1}`), Headers: []Header{{"X-Test", "yes"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := send(tg)
+	if r.Status != 204 || method != "PUT" || hdr != "yes" || string(body) != `{"a":1}` || r.MaxTokens != results.None {
+		t.Fatalf("%+v %s %s %s", r, method, hdr, body)
+	}
+}
+
+func BenchmarkBody(b *testing.B) {
+	tg, _ := New(Config{API: APIAzure, Endpoint: "http://127.0.0.1:1", Deployment: "d", PromptTokens: 1000, MaxTokens: 100})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = tg.Body(i)
+	}
+}

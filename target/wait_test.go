@@ -1,0 +1,79 @@
+package target
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+func TestParseAdvisedWait(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	date := "Sun, 29 Nov 2026 12:00:00 GMT"
+	tests := []struct {
+		name            string
+		ms, ra, dateHdr string
+		want            float64
+		source          string
+	}{
+		{"ms integer", "43", "", "", 43, results.WaitRetryAfterMS},
+		{"ms decimals", "16921.125", "", "", 16921.125, results.WaitRetryAfterMS},
+		{"ms whitespace", " \t60 ", "", "", 60, results.WaitRetryAfterMS},
+		{"ms zero", "0", "", "", 0, results.WaitRetryAfterMS},
+		{"both: ms wins", "43", "17", "", 43, results.WaitRetryAfterMS},
+		{"seconds", "", "17", "", 17000, results.WaitRetryAfterSeconds},
+		{"seconds decimals", "", "1.5", "", 1500, results.WaitRetryAfterSeconds},
+		{"bad ms falls back to seconds", "soon", "2", "", 2000, results.WaitRetryAfterSeconds},
+		{"negative ms falls back", "-5", "3", "", 3000, results.WaitRetryAfterSeconds},
+		{"date against Date header", "", "Sun, 29 Nov 2026 12:00:30 GMT", "Sun, 29 Nov 2026 12:00:10 GMT", 20000, results.WaitRetryAfterDate},
+		{"date against local clock", "", "Sun, 29 Nov 2026 12:00:05 GMT", "", 5000, results.WaitRetryAfterDate},
+		{"date with garbage Date header", "", "Sun, 29 Nov 2026 12:00:05 GMT", "yesterday", 5000, results.WaitRetryAfterDate},
+		{"date in the past is no wait", "", "Sun, 29 Nov 2026 11:00:00 GMT", date, 0, results.WaitRetryAfterDate},
+		{"rfc850 date", "", "Sunday, 29-Nov-26 12:00:07 GMT", date, 7000, results.WaitRetryAfterDate},
+		{"negative seconds", "", "-1", "", results.None, results.WaitInvalid},
+		{"negative ms only", "-1", "", "", results.None, results.WaitInvalid},
+		{"garbage", "abc", "xyz", "", results.None, results.WaitInvalid},
+		{"exponent is not a number here", "1e3", "", "", results.None, results.WaitInvalid},
+		{"sign", "+5", "", "", results.None, results.WaitInvalid},
+		{"inf", "Inf", "NaN", "", results.None, results.WaitInvalid},
+		{"two dots", "1.2.3", "", "", results.None, results.WaitInvalid},
+		{"huge", "99999999999999999999", "", "", results.None, results.WaitInvalid},
+		{"absent", "", "", "", results.None, results.WaitNone},
+		{"blank", "  ", "\t", "", results.None, results.WaitNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := ParseAdvisedWait(tt.ms, tt.ra, tt.dateHdr, now)
+			if got.MS != tt.want || got.Source != tt.source {
+				t.Fatalf("ParseAdvisedWait(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
+			}
+		})
+	}
+}
+
+func FuzzParseAdvisedWait(f *testing.F) {
+	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, ms, ra, date string) {
+		w := ParseAdvisedWait(ms, ra, date, now)
+		switch w.Source {
+		case results.WaitRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
+			if w.MS < 0 || w.MS != w.MS {
+				t.Fatalf("usable wait %v from %q %q %q", w.MS, ms, ra, date)
+			}
+		case results.WaitNone, results.WaitInvalid:
+			if w.MS != results.None {
+				t.Fatalf("%s with a value %v", w.Source, w.MS)
+			}
+			if w.Source == results.WaitNone && (trimOWS(ms) != "" || trimOWS(ra) != "") {
+				t.Fatalf("none although a header is present: %q %q", ms, ra)
+			}
+		default:
+			t.Fatalf("unknown source %q", w.Source)
+		}
+	})
+}
