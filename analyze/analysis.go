@@ -1,0 +1,263 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// DefaultMinGroup is the smallest number of usable waits for which a
+// group's percentiles are published.
+const DefaultMinGroup = 5
+
+// OverallLabel is the label of the row that combines every group.
+const OverallLabel = "Overall"
+
+// NoWait counts 429s that carried no usable advised wait, by reason.
+type NoWait struct {
+	None    int `json:"none"`    // no retry-after header (or an empty value)
+	Invalid int `json:"invalid"` // a header, or a value, that is not a usable wait
+}
+
+// Group is one published source group (or Overall): its advised waits and
+// the counts around them.
+type Group struct {
+	Label string   // the published label
+	Raw   []string // the raw group names merged under Label, sorted
+	Shape string   // "burst", "scheduled", "" when unknown, "mixed"
+
+	// Waits are the usable advised waits in ms, sorted ascending.
+	Waits []float64
+	// Stats holds every Statistic by Name, only when Count >= the minimum
+	// group size.
+	Stats map[string]float64
+
+	Attempts int // ptuprobe attempts (0 for foreign CSV events)
+	Refused  int // ptuprobe attempts answered 429
+	Events   int // foreign CSV rows, each one a 429 event
+	NoWait   NoWait
+	Late     int // attempts sent more than LateAfterMS after their intended time
+	Errors   int // attempts with an error class or no response (status 0)
+}
+
+// Count is the number of 429s with a usable wait: the n behind the
+// percentiles.
+func (g *Group) Count() int { return len(g.Waits) }
+
+// Total429 is every 429 of the group, with or without a usable wait.
+func (g *Group) Total429() int { return g.Refused + g.Events }
+
+// Share429 is the share of the group's ptuprobe attempts answered 429; ok
+// is false when there were no attempts (foreign CSVs record only 429s).
+func (g *Group) Share429() (share float64, ok bool) {
+	if g.Attempts == 0 {
+		return 0, false
+	}
+	return float64(g.Refused) / float64(g.Attempts), true
+}
+
+// BelowMinGroup reports whether the group's percentiles are withheld.
+func (g *Group) BelowMinGroup() bool { return g.Stats == nil }
+
+func (g *Group) merge(o *groupTally) {
+	g.Raw = append(g.Raw, o.raw)
+	switch {
+	case g.Attempts == 0 && g.Events == 0:
+		g.Shape = o.shape
+	case g.Shape != o.shape:
+		g.Shape = "mixed"
+	}
+	g.Waits = append(g.Waits, o.waits...)
+	g.Attempts += o.attempts
+	g.Refused += o.refused
+	g.Events += o.events
+	g.NoWait.None += o.none
+	g.NoWait.Invalid += o.invalid
+	g.Late += o.late
+	g.Errors += o.errors
+}
+
+// Totals are the counts over every input.
+type Totals struct {
+	Attempts     int            // ptuprobe attempts
+	Total429     int            // 429s, with or without a usable wait
+	Errors       int            // attempts with an error class or status 0
+	Late         int            // late sends
+	ByStatus     map[int]int    // ptuprobe attempts by HTTP status (0 = no response)
+	ByErrorClass map[string]int // ptuprobe attempts by error class
+	NoWait       NoWait
+}
+
+// Analysis is everything a report publishes, and what --fail-if reads.
+type Analysis struct {
+	MinGroup int
+	Overall  Group
+	Groups   []Group // sorted by label
+	Totals   Totals
+
+	// ResultsFiles and ForeignFiles count the inputs of each kind.
+	ResultsFiles int
+	ForeignFiles int
+	// InvalidValues are foreign values that are not a non-negative number.
+	InvalidValues LineRefs
+	// UnreadableRows are rows that could not be parsed (counted, skipped).
+	UnreadableRows LineRefs
+	// TruncatedLines are incomplete last lines (an interrupted run), skipped.
+	TruncatedLines []LineRef
+	// Timeline holds the usable 429s in time, when the Tally kept them.
+	Timeline []TimelinePoint
+
+	Flags    []Flag
+	Warnings []string
+}
+
+// Analysis groups the tally under published labels (merging raw groups
+// that share one), sorts the waits and computes every Statistic for each
+// group with at least minGroup waits. It fails when a label taken from the
+// data cannot be published.
+func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
+	if minGroup < 1 {
+		minGroup = 1
+	}
+	raws := make([]string, 0, len(t.groups))
+	for raw := range t.groups {
+		raws = append(raws, raw)
+	}
+	sort.Strings(raws)
+	byLabel := map[string]*Group{}
+	published := map[string]string{}
+	var order []string
+	for _, raw := range raws {
+		label := labels.Published(raw)
+		if err := ValidateLabel(label); err != nil {
+			return nil, badInput("group %q from the input cannot be published: %v; rename it with --label FROM=TO", clip(raw, MaxLabelLen), err)
+		}
+		if label == OverallLabel {
+			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, MaxLabelLen), OverallLabel)
+		}
+		published[raw] = label
+		g := byLabel[label]
+		if g == nil {
+			g = &Group{Label: label}
+			byLabel[label] = g
+			order = append(order, label)
+		}
+		g.merge(t.groups[raw])
+	}
+	sort.Strings(order)
+
+	a := &Analysis{
+		MinGroup:       minGroup,
+		Overall:        Group{Label: OverallLabel},
+		ResultsFiles:   t.resultsFiles,
+		ForeignFiles:   t.foreignFiles,
+		InvalidValues:  t.invalid,
+		UnreadableRows: t.unreadable,
+		TruncatedLines: t.truncated,
+	}
+	total := 0
+	for _, label := range order {
+		total += len(byLabel[label].Waits)
+	}
+	a.Overall.Waits = make([]float64, 0, total)
+	for _, label := range order {
+		g := byLabel[label]
+		slices.Sort(g.Waits)
+		g.Stats = statsFor(g.Waits, minGroup)
+		a.Groups = append(a.Groups, *g)
+		o := &a.Overall
+		o.Raw = append(o.Raw, g.Raw...)
+		o.Waits = append(o.Waits, g.Waits...)
+		o.Attempts += g.Attempts
+		o.Refused += g.Refused
+		o.Events += g.Events
+		o.NoWait.None += g.NoWait.None
+		o.NoWait.Invalid += g.NoWait.Invalid
+		o.Late += g.Late
+		o.Errors += g.Errors
+	}
+	slices.Sort(a.Overall.Waits)
+	a.Overall.Stats = statsFor(a.Overall.Waits, minGroup)
+	a.Overall.Shape = "mixed"
+
+	a.Totals = Totals{
+		Attempts:     a.Overall.Attempts,
+		Total429:     a.Overall.Total429(),
+		Errors:       a.Overall.Errors,
+		Late:         a.Overall.Late,
+		ByStatus:     t.statuses,
+		ByErrorClass: t.errorClasses,
+		NoWait:       a.Overall.NoWait,
+	}
+	if t.timeline {
+		a.Timeline = make([]TimelinePoint, len(t.points))
+		for i, p := range t.points {
+			p.Group = published[p.Group]
+			a.Timeline[i] = p
+		}
+	}
+	a.Flags = flagsFor(a)
+	a.Warnings = warningsFor(a)
+	return a, nil
+}
+
+func statsFor(sorted []float64, minGroup int) map[string]float64 {
+	if len(sorted) < minGroup || len(sorted) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(Statistics))
+	for _, s := range Statistics {
+		m[s.Name] = s.compute(sorted)
+	}
+	return m
+}
+
+// GroupByLabel returns the group published as label, or nil.
+func (a *Analysis) GroupByLabel(label string) *Group {
+	if label == OverallLabel {
+		return &a.Overall
+	}
+	for i := range a.Groups {
+		if a.Groups[i].Label == label {
+			return &a.Groups[i]
+		}
+	}
+	return nil
+}
+
+func warningsFor(a *Analysis) []string {
+	var w []string
+	if a.Overall.Count() == 0 {
+		w = append(w, "no 429 with a usable advised wait in the input; the report has zero counts")
+	}
+	if n := a.InvalidValues.Count; n > 0 {
+		w = append(w, fmt.Sprintf("%d value(s) are not a non-negative number and were counted as invalid (first at %s)", n, FormatLineRefs(a.InvalidValues.First, a.inputs())))
+	}
+	if n := a.UnreadableRows.Count; n > 0 {
+		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, FormatLineRefs(a.UnreadableRows.First, a.inputs())))
+	}
+	for _, ref := range a.TruncatedLines {
+		w = append(w, fmt.Sprintf("an incomplete last line (an interrupted run) was skipped at %s", FormatLineRefs([]LineRef{ref}, a.inputs())))
+	}
+	return w
+}
+
+func (a *Analysis) inputs() int { return a.ResultsFiles + a.ForeignFiles }
+
+// FormatLineRefs writes line references for a published text: "line 7,
+// line 9" with one input, "input 2 line 7" with several. File names are
+// left out on purpose: a path can name a host or a deployment.
+func FormatLineRefs(refs []LineRef, inputs int) string {
+	s := ""
+	for i, r := range refs {
+		if i > 0 {
+			s += ", "
+		}
+		if inputs > 1 {
+			s += fmt.Sprintf("input %d line %d", r.Input, r.Line)
+		} else {
+			s += fmt.Sprintf("line %d", r.Line)
+		}
+	}
+	return s
+}

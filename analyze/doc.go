@@ -1,0 +1,12 @@
+// Package analyze turns recorded traffic into the numbers an operator
+// publishes: it streams ptuprobe results files and foreign CSVs, keeps only
+// the advised waits of 429s (so memory grows with the number of 429s, not
+// rows), groups them, and computes counts, Hyndman–Fan type 7 percentiles,
+// ECDF steps, flags and --fail-if verdicts.
+//
+// It imports results and github.com/montanaflynn/stats only. It never
+// imports report, target, dispatch, sim or cmd, and it keeps nothing from a
+// row but group labels, numbers and line numbers: raw headers, run ids and
+// file contents other than the value and group columns are dropped as they
+// are read.
+package analyze

@@ -1,0 +1,64 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzReadForeign feeds arbitrary bytes to the foreign-CSV reader: it must
+// return a BadInputError or an analysis, never panic, and never count more
+// events than lines.
+func FuzzReadForeign(f *testing.F) {
+	seeds := []string{
+		"source,benchmark_id,retry_after_ms\ntask013,05-dual-spillover,16648.000\ntask019,x,3\n",
+		"retry_after_ms\n1\n\n2\nabc\n-1\n",
+		"\ufeffsource_group,retry_after_ms\r\n\"a \"\"q\"\"\",5\r\n",
+		"retry_after_ms,g\n\"unterminated,1\n5,\n",
+		"a,b\n1,2\n",
+		"",
+		"retry_after_ms\n1e309\nNaN\n+Inf\n0x10\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s), "g")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, groupColumn string) {
+		for _, cols := range []ForeignColumns{{}, {Group: groupColumn}} {
+			tally := NewTally(false)
+			err := tally.Read(context.Background(), bytes.NewReader(data), Input{Name: "fuzz.csv", Ordinal: 1}, cols)
+			if err != nil {
+				var bad *BadInputError
+				if !errors.As(err, &bad) {
+					t.Fatalf("error is not a BadInputError: %v", err)
+				}
+				continue
+			}
+			a, err := tally.Analysis(nil, 1)
+			if err != nil {
+				var bad *BadInputError
+				if !errors.As(err, &bad) {
+					t.Fatalf("analysis error is not a BadInputError: %v", err)
+				}
+				continue
+			}
+			n := strings.Count(string(data), "\n") + 1
+			events := 0
+			for _, g := range a.Groups {
+				events += g.Events
+				if ValidateLabel(g.Label) != nil {
+					t.Fatalf("unpublishable label %q", g.Label)
+				}
+				for i := 1; i < len(g.Waits); i++ {
+					if g.Waits[i] < g.Waits[i-1] || g.Waits[i] < 0 {
+						t.Fatalf("waits not sorted non-negative: %v", g.Waits)
+					}
+				}
+			}
+			if events > n || a.Overall.Count() > events {
+				t.Fatalf("%d events, %d usable from %d lines", events, a.Overall.Count(), n)
+			}
+		}
+	})
+}

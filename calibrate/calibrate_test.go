@@ -1,0 +1,136 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/sim"
+	"github.com/ptuprobe/ptuprobe/target"
+)
+
+// TestKneeMatchesSimulatorCapacity calibrates against the embedded
+// simulator, whose sustainable rate is known from its parameters: drain
+// rate ÷ mean actual cost per request. The knee must lie within 15%.
+func TestKneeMatchesSimulatorCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real traffic on loopback for several seconds")
+	}
+	const scale = 30
+	cfg := sim.DefaultConfig()
+	cfg.PTU = 50
+	cfg.BurstPct = 0 // no burst allowance: capacity is the drain alone
+	cfg.TimeScale = scale
+	srv, err := sim.Start(context.Background(), cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tg, err := target.New(target.Config{API: target.APIAzure, Endpoint: srv.URL, Deployment: srv.Deployment,
+		KeyHeader: "api-key", Key: "test", PromptTokens: 1000, MaxTokens: 100, Timeout: 10 * time.Second, MaxConns: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+
+	// The prompt's size as the simulator counts it, from one request.
+	one := results.Blank()
+	tg.Send(context.Background(), 0, &one)
+	if one.Status != 200 || one.PromptTokens <= 0 {
+		t.Fatalf("probe request: %+v", one)
+	}
+	// Completion tokens are drawn uniformly between 30% and 100% of the
+	// maximum: a mean of 65%.
+	meanCost := float64(one.PromptTokens) + cfg.OutputWeight*0.65*100
+	want := cfg.DrainTokensPerSecond() / meanCost * scale // wall-clock requests/s
+	time.Sleep(200 * time.Millisecond)                    // let that request's cost drain
+
+	var buf bytes.Buffer
+	w, _ := results.NewWriter(&buf)
+	res, err := Run(context.Background(), Config{
+		MinRate: want / 6.3, MaxRate: want * 4, Factor: 2, ProbeDuration: time.Second, Depth: 4,
+		Cooldown: 300 * time.Millisecond, MaxInFlight: 128, RunID: "cal", Group: "calibrate",
+	}, tg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	res.WriteTable(&table)
+	t.Logf("analytical %.2f/s\n%s", want, table.String())
+	if math.Abs(res.Knee-want)/want > 0.15 {
+		t.Fatalf("knee %.2f/s, want within 15%% of %.2f/s", res.Knee, want)
+	}
+	if res.Ceiling <= res.Knee {
+		t.Fatalf("ceiling %.2f not above knee %.2f", res.Ceiling, res.Knee)
+	}
+	if w.Rows() == 0 || !strings.Contains(buf.String(), "calibrate") {
+		t.Fatal("probe rows were not written")
+	}
+	var csvOut bytes.Buffer
+	if err := res.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil || len(rows) != len(res.Probes)+2 || rows[0][0] != "step" || rows[len(rows)-1][1] != "knee" {
+		t.Fatalf("calibrate.csv: %v %v", rows, err)
+	}
+}
+
+// slowSender answers 200 to only one request in three: never a 429, but
+// not keeping up either.
+type slowSender struct{ n int }
+
+func (s *slowSender) Send(_ context.Context, seq int, r *results.Record) {
+	if seq%3 == 0 {
+		r.Status = 200
+	} else {
+		r.Error = results.ErrTimeout
+	}
+}
+
+func TestSlowTargetIsNotCapacity(t *testing.T) {
+	t.Parallel()
+	res, err := Run(context.Background(), Config{MinRate: 20, MaxRate: 40, Factor: 2, ProbeDuration: 200 * time.Millisecond, Depth: 1,
+		Sleep: func(context.Context, time.Duration) error { return nil }}, &slowSender{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Knee != 0 || res.Probes[0].Verdict != VerdictSlow {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestGridAndValidate(t *testing.T) {
+	t.Parallel()
+	c := Config{MinRate: 0.5, MaxRate: 6, Factor: 2, ProbeDuration: 10 * time.Second, Depth: 2}
+	got := c.Grid()
+	want := []float64{0.5, 1, 2, 4, 6}
+	if len(got) != len(want) {
+		t.Fatalf("grid %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("grid %v, want %v", got, want)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Config{
+		{MinRate: 0, MaxRate: 1, Factor: 2, ProbeDuration: time.Second},
+		{MinRate: 2, MaxRate: 1, Factor: 2, ProbeDuration: time.Second},
+		{MinRate: 1, MaxRate: 2, Factor: 1, ProbeDuration: time.Second},
+		{MinRate: 1, MaxRate: 2, Factor: 2},
+		{MinRate: 1, MaxRate: 2, Factor: 2, ProbeDuration: time.Second, Depth: -1},
+		{MinRate: 1, MaxRate: 1000, Factor: 2, ProbeDuration: time.Minute, Depth: 4, MaxRequests: 10000},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package calibrate
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// EvidenceColumns is the header of calibrate.csv.
+var EvidenceColumns = []string{"step", "phase", "offered_rps", "sent", "admitted_rps", "count_429", "wait_p50_ms", "errors", "verdict"}
+
+func num(v float64) string {
+	if v < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(int64(v*1000+0.5))/1000, 'f', -1, 64)
+}
+
+// WriteCSV writes the evidence table as CSV, then a final row with the knee.
+func (r Result) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(EvidenceColumns)
+	for _, p := range r.Probes {
+		cw.Write([]string{strconv.Itoa(p.Step), p.Phase, num(p.Offered), strconv.Itoa(p.Sent), num(p.Admitted),
+			strconv.Itoa(p.N429), num(p.WaitP50), strconv.Itoa(p.Errors), p.Verdict})
+	}
+	cw.Write([]string{"", "knee", num(r.Knee), "", "", "", "", "", ""})
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTable prints the evidence table and the knee for a terminal.
+func (r Result) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%4s  %-6s  %11s  %6s  %12s  %5s  %12s  %6s  %s\n", "step", "phase", "offered/s", "sent", "admitted/s", "429s", "p50 wait ms", "errors", "verdict")
+	for _, p := range r.Probes {
+		p50 := "-"
+		if p.WaitP50 != results.None {
+			p50 = num(p.WaitP50)
+		}
+		fmt.Fprintf(w, "%4d  %-6s  %11s  %6d  %12s  %5d  %12s  %6d  %s\n", p.Step, p.Phase, num(p.Offered), p.Sent, num(p.Admitted), p.N429, p50, p.Errors, p.Verdict)
+	}
+	switch {
+	case r.Knee == 0:
+		fmt.Fprintf(w, "knee: none found: even %s/s was not admitted; lower --min-rate\n", num(r.Ceiling))
+	case r.Ceiling == 0:
+		fmt.Fprintf(w, "knee: at least %s/s: every rate up to --max-rate was admitted; raise --max-rate\n", num(r.Knee))
+	default:
+		fmt.Fprintf(w, "knee: %s/s admitted without 429s (%s/s was not)\n", num(r.Knee), num(r.Ceiling))
+	}
+}

@@ -1,0 +1,252 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/report"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// analyzeUpstream is the copy of the published events file kept with the
+// analyze package's tests.
+var analyzeUpstream = filepath.Join("..", "analyze", "testdata", "upstream")
+
+// Canary values planted where a run keeps what it received: raw headers,
+// error text, run id. None may reach a published file.
+const (
+	analyzeCanaryKey  = "sk-canary-5e1f0c"
+	analyzeCanaryHost = "canary-host.example.net"
+	analyzeCanaryDepl = "canary-deployment-ptu9"
+)
+
+// writeAnalyzeResults writes a ptuprobe results file with every kind of
+// row: usable waits of both shapes, 429s without a wait, errors, late sends.
+func writeAnalyzeResults(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := results.NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(shape, group string, seq, status int, wait float64, source string) results.Record {
+		r := results.Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "c0ffee01", shape, group, seq, 1
+		r.IntendedMS = float64(seq * 100)
+		r.SentMS = r.IntendedMS + float64(seq%4)*5 // every 4th at +15 ms: late
+		r.LatencyMS, r.Status = 12, status
+		r.WaitMS, r.WaitSource = wait, source
+		return r
+	}
+	var recs []results.Record
+	for i := 0; i < 60; i++ {
+		switch {
+		case i%3 == 0:
+			r := row("burst", "burst-shaped", i, 429, float64(40+i), results.WaitRetryAfterMS)
+			r.RetryAfterMS = results.FormatMS(float64(40 + i))
+			recs = append(recs, r)
+		case i%10 == 1:
+			r := row("burst", "burst-shaped", i, 429, results.None, results.WaitInvalid)
+			r.RetryAfterMS = analyzeCanaryKey // a hostile target echoing a secret
+			r.RetryAfter = analyzeCanaryHost
+			recs = append(recs, r)
+		case i%10 == 2:
+			recs = append(recs, row("burst", "burst-shaped", i, 429, results.None, results.WaitNone))
+		case i%10 == 4:
+			r := row("scheduled", "scheduled-shaped", i, 0, results.None, results.WaitNone)
+			r.Error = "dial " + analyzeCanaryHost + " " + analyzeCanaryDepl // not a class: must be published as other
+			recs = append(recs, r)
+		case i%5 == 0:
+			r := row("scheduled", "scheduled-shaped", i, 429, float64(i*100), results.WaitRetryAfterSeconds)
+			r.RetryAfter = results.FormatMS(float64(i) / 10)
+			recs = append(recs, r)
+		default:
+			recs = append(recs, row("scheduled", "scheduled-shaped", i, 200, results.None, results.WaitNone))
+		}
+	}
+	for i := range recs {
+		recs[i].RunID = analyzeCanaryDepl[:8]
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAnalyzeReproducesPublishedTable(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := runCLI(context.Background(), "analyze",
+		"--group-column", "source",
+		"--label", "task013=Burst-shaped source", "--label", "task019=Scheduled-shaped source",
+		"--out-dir", out, filepath.Join(analyzeUpstream, "retry_after_ms_events.csv"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(out, report.PercentilesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(analyzeUpstream, "expected_percentiles.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("percentiles:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(stdout, "| Overall | 193 | 43 ms | 50.8 ms | 16,921.12 ms | 17,258 ms |") {
+		t.Errorf("stdout lacks the table:\n%s", stdout)
+	}
+	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, report.AnalysisFile, report.ECDFPNGFile, report.ECDFSVGFile, report.HistogramFile} {
+		if !strings.Contains(stdout, filepath.Join(out, name)) {
+			t.Errorf("stdout does not list %s", name)
+		}
+	}
+}
+
+// TestAnalyzePublishesNoSecret plants canaries where a run keeps what it
+// received, then greps every output (and stdout) for them.
+func TestAnalyzePublishesNoSecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// The file name names the host too: a path must not be published.
+	in := filepath.Join(dir, "results-"+analyzeCanaryHost+".csv")
+	writeAnalyzeResults(t, in)
+	out := filepath.Join(dir, "report")
+	code, stdout, stderr := runCLI(context.Background(), "analyze", "--timeline", "--log-x", "--columns", "min,p999,mean", "--out-dir", out, in)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 8 {
+		t.Errorf("%d files in the report, want 8 (with the timeline)", len(entries))
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, canary := range []string{analyzeCanaryKey, analyzeCanaryHost, analyzeCanaryDepl, analyzeCanaryDepl[:8], "canary"} {
+			if bytes.Contains(bytes.ToLower(b), []byte(canary)) {
+				t.Errorf("%s contains %q", e.Name(), canary)
+			}
+		}
+	}
+	summary, _ := os.ReadFile(filepath.Join(out, report.SummaryFile))
+	for _, want := range []string{"not part of the sanitized set", "| other | 4 |", "`sparse`", "late sends"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	if strings.Contains(stdout, analyzeCanaryKey) {
+		t.Errorf("stdout shows the key")
+	}
+	checkAnalyzePNG(t, filepath.Join(out, report.TimelineFile))
+}
+
+func checkAnalyzePNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != report.ChartWidthPx || b.Dy() != report.ChartHeightPx {
+		t.Errorf("%s: %dx%d", filepath.Base(path), b.Dx(), b.Dy())
+	}
+}
+
+func TestAnalyzeExitCodes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	writeAnalyzeResults(t, results)
+	noColumn := filepath.Join(dir, "other.csv")
+	os.WriteFile(noColumn, []byte("source,benchmark_id,wait\nx,y,1\n"), 0o644)
+	no429 := filepath.Join(dir, "no429.csv")
+	os.WriteFile(no429, []byte("retry_after_ms\n\n"), 0o644)
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("retry_after_ms\n5\nfive\n7\n"), 0o644)
+	unreadable := filepath.Join(dir, "unreadable.csv")
+	os.WriteFile(unreadable, []byte("retry_after_ms\n5\n"), 0o000)
+
+	cases := []struct {
+		name       string
+		args       []string
+		code       int
+		stderrHas  string
+		noWork     bool // the out dir must not exist afterwards
+		stdoutHas  string
+		skipAsRoot bool
+	}{
+		{name: "ok", args: []string{results}, code: ExitOK, stdoutHas: "| Overall | 28 | 80.5 ms |"},
+		{name: "no file", args: nil, code: ExitUsage, stderrHas: "no input file", noWork: true},
+		{name: "missing file", args: []string{filepath.Join(dir, "missing.csv")}, code: ExitUsage, stderrHas: "no such file", noWork: true},
+		{name: "unreadable file", args: []string{unreadable}, code: ExitUsage, stderrHas: "permission denied", noWork: true, skipAsRoot: true},
+		{name: "directory", args: []string{dir}, code: ExitUsage, stderrHas: "is a directory", noWork: true},
+		{name: "no value column", args: []string{noColumn}, code: ExitUsage, stderrHas: `its columns: "source", "benchmark_id", "wait"`, noWork: true},
+		{name: "bad label", args: []string{"--label", "burst-shaped=a,b", results}, code: ExitUsage, stderrHas: "contains a comma", noWork: true},
+		{name: "label without =", args: []string{"--label", "burst-shaped", results}, code: ExitUsage, stderrHas: "want FROM=TO", noWork: true},
+		{name: "bad column", args: []string{"--columns", "p42", results}, code: ExitUsage, stderrHas: "unknown column", noWork: true},
+		{name: "bad min-group", args: []string{"--min-group", "0", results}, code: ExitUsage, stderrHas: "--min-group", noWork: true},
+		{name: "malformed threshold", args: []string{"--fail-if", "overall.p99_ms=>5", results}, code: ExitUsage, stderrHas: "--fail-if", noWork: true},
+		{name: "unknown metric", args: []string{"--fail-if", "overall.p98_ms>5", results}, code: ExitUsage, stderrHas: "unknown group metric", noWork: true},
+		{name: "breach", args: []string{"--fail-if", "overall.p99_ms>1000", "--fail-if", "errors>0", results}, code: ExitThreshold, stderrHas: "threshold errors>0 breached: measured 4"},
+		{name: "pass", args: []string{"--fail-if", "burst.count<5", "--fail-if", "scheduled.share_429>=0.5", results}, code: ExitOK, stdoutHas: "threshold scheduled.share_429>=0.5 passed: measured 0.25"},
+		{name: "no usable 429", args: []string{no429}, code: ExitOK, stderrHas: "warning: no 429 with a usable advised wait", stdoutHas: "| Overall | 0 | — |"},
+		{name: "invalid values counted", args: []string{bad}, code: ExitOK, stderrHas: "first at line 3"},
+		{name: "timeline without results", args: []string{"--timeline", bad}, code: ExitOK, stderrHas: "--timeline needs ptuprobe results"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.skipAsRoot && os.Geteuid() == 0 {
+				t.Skip("root reads any file")
+			}
+			out := filepath.Join(t.TempDir(), "report")
+			code, stdout, stderr := runCLI(context.Background(), append([]string{"analyze", "--out-dir", out}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, stderr)
+			}
+			if !strings.Contains(stderr, c.stderrHas) {
+				t.Errorf("stderr %q lacks %q", stderr, c.stderrHas)
+			}
+			if !strings.Contains(stdout, c.stdoutHas) {
+				t.Errorf("stdout lacks %q:\n%s", c.stdoutHas, stdout)
+			}
+			if c.code == ExitUsage {
+				if strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 {
+					t.Errorf("usage error is not one line: %q", stderr)
+				}
+			}
+			if _, err := os.Stat(out); c.noWork && err == nil {
+				t.Errorf("wrote %s before rejecting the input", out)
+			}
+		})
+	}
+}
+
+func TestAnalyzeHelpDocumentsThresholds(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI(context.Background(), "analyze", "--help")
+	for _, want := range []string{"Examples:", "--fail-if", "share_429", "total_429", "p999_ms", "docs/thresholds.md"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("analyze --help: exit %d, lacks %q", code, want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/ptuprobe/ptuprobe/dispatch"
+)
+
+// progress shows a run's advance on stderr: a bar on a terminal, a plain
+// line every interval otherwise, nothing when quiet.
+type progress struct {
+	bar   *progressbar.ProgressBar
+	tally *dispatch.Tally
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	start time.Time
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newProgress(w io.Writer, quiet bool, label string, total int, every time.Duration, tally *dispatch.Tally) *progress {
+	p := &progress{tally: tally, start: time.Now()}
+	if quiet {
+		return p
+	}
+	if isTerminal(w) {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(label),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		return p
+	}
+	p.stop = make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				s := tally.Snapshot()
+				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, s.Done, total, s.N429, time.Since(p.start).Round(time.Second))
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// add records one completed request.
+func (p *progress) add() {
+	if p.bar != nil {
+		n := p.tally.Snapshot().N429
+		p.bar.Describe(fmt.Sprintf("%d 429s", n))
+		_ = p.bar.Add(1)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+	if p.stop != nil {
+		close(p.stop)
+		p.wg.Wait()
+	}
+}

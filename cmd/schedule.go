@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/schedule"
+)
+
+// DefaultScheduleDuration is the plan length with --rate and no --duration.
+const DefaultScheduleDuration = time.Minute
+
+// scheduleFlags are the scheduled plan's flags; characterize shares them.
+type scheduleFlags struct {
+	rate     string
+	duration time.Duration
+	phases   []string
+	arrival  string
+	seed     uint64
+}
+
+func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
+	fs.StringVar(&s.rate, "rate", "", "constant arrival rate: 30, 30/s or 600/m (with --duration)")
+	fs.DurationVar(&s.duration, "duration", duration, "length of a --rate plan")
+	fs.StringArrayVar(&s.phases, "phase", nil, "a phase NAME:DURATION@RATE or NAME:DURATION@FROM-TO (a linear ramp); repeatable, run in order")
+	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced) or poisson")
+	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson arrival process")
+}
+
+func (s *scheduleFlags) plan(group string) (trafficPlan, error) {
+	c := schedule.Config{Arrival: s.arrival, Seed: s.seed}
+	switch {
+	case s.rate != "" && len(s.phases) > 0:
+		return trafficPlan{}, usageError("give either --rate or --phase, not both")
+	case s.rate != "":
+		r, err := schedule.ParseRate(s.rate)
+		if err != nil {
+			return trafficPlan{}, asUsage(err)
+		}
+		if s.duration <= 0 {
+			return trafficPlan{}, usageError("--duration must be positive")
+		}
+		c.Phases = []schedule.Phase{{Name: "constant", Duration: s.duration, From: r, To: r}}
+	default:
+		for _, p := range s.phases {
+			ph, err := schedule.ParsePhase(p)
+			if err != nil {
+				return trafficPlan{}, asUsage(err)
+			}
+			c.Phases = append(c.Phases, ph)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return trafficPlan{}, asUsage(err)
+	}
+	planned := c.Total()
+	return trafficPlan{
+		shape: results.ShapeScheduled, group: group, pacer: schedule.NewPlan(c),
+		planned: planned, span: c.Duration(),
+	}, nil
+}
+
+func init() {
+	register(func() *cobra.Command {
+		var (
+			tf targetFlags
+			rf runFlags
+			sf scheduleFlags
+		)
+		c := &cobra.Command{
+			Use:   "schedule",
+			Short: "Send open-loop arrivals on a planned schedule and record every response",
+			Long: `schedule sends requests at planned times, open loop: a request goes out at
+its time whether or not earlier ones have answered (up to --max-in-flight;
+a send that must wait for a slot is recorded late, never dropped). Times are
+absolute (start + offset), so one late send never delays the rest.
+
+A plan is a constant --rate for --duration, or a sequence of --phase, each
+holding a rate or ramping it linearly. Arrival k of a plan is sent where the
+cumulative planned rate reaches k, so the count is exact.
+
+With no --endpoint or --url, the embedded PTU simulator is the target.`,
+			Example: `  # 2 requests/s for 30s against the embedded simulator
+  ptuprobe schedule --rate 2/s --duration 30s
+
+  # Warm up, ramp, sustain, with Poisson arrivals
+  ptuprobe schedule --phase warmup:2m@0.3/s --phase ramp:10m@0.5/s-2.5/s \
+      --phase sustain:10m@2/s --arrival poisson --seed 42
+
+  # Any endpoint, raw request
+  ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
+      --body @request.json --header 'Authorization: Bearer x' --rate 600/m`,
+			Args: cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				plan, err := sf.plan(results.GroupScheduled)
+				if err != nil {
+					return err
+				}
+				return trafficCommand(c.Context(), plan, &tf, &rf, plan.span, c.OutOrStdout(), c.ErrOrStderr())
+			},
+		}
+		sf.add(c.Flags(), DefaultScheduleDuration)
+		rf.add(c.Flags(), true)
+		tf.add(c.Flags())
+		return c
+	})
+}

@@ -1,0 +1,297 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// runCLI runs the command line in-process and returns exit code and output.
+func runCLI(ctx context.Context, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readResults(t *testing.T, path string) []results.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := results.NewReader(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []results.Record
+	for {
+		var r results.Record
+		if err := rd.Read(&r); errors.Is(err, io.EOF) {
+			return recs
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+}
+
+// scripted answers by the request's order of arrival: a mix of every header
+// form, a 503 and a connection reset.
+func scripted(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch n.Add(1) % 6 {
+		case 0:
+			w.Header().Set("retry-after-ms", "43")
+			w.Header().Set("retry-after", "1")
+			w.WriteHeader(429)
+		case 1:
+			w.Header().Set("retry-after", "2")
+			w.WriteHeader(429)
+		case 2:
+			w.Header().Set("retry-after-ms", "garbage")
+			w.WriteHeader(429)
+		case 3:
+			w.WriteHeader(503)
+		case 4:
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		default:
+			io.WriteString(w, `{"usage":{"prompt_tokens":1000,"completion_tokens":40}}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+const canaryKey = "canary-key-7f3a9b"
+const canaryDeployment = "canary-deployment-x1"
+
+func TestBurstAgainstScriptedTarget(t *testing.T) {
+	t.Setenv("AZURE_OPENAI_API_KEY", canaryKey)
+	srv, _ := scripted(t)
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, stdout, stderr := runCLI(context.Background(), "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
+		"--size", "12", "--waves", "2", "--gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 24 {
+		t.Fatalf("%d rows, want 24", len(recs))
+	}
+	var waits, invalid, none, resets, s503, s200 int
+	seen := map[int]bool{}
+	for _, r := range recs {
+		seen[r.Seq] = true
+		if r.Shape != "burst" || r.Group != "burst-shaped" || r.Wave != r.Seq/12 || r.Attempt != 1 || len(r.RunID) != 8 {
+			t.Fatalf("row %+v", r)
+		}
+		switch {
+		case r.Status == 429 && r.HasWait():
+			waits++
+			if r.WaitMS != 43 && r.WaitMS != 2000 {
+				t.Errorf("wait %v", r.WaitMS)
+			}
+		case r.Status == 429 && r.WaitSource == results.WaitInvalid:
+			invalid++
+		case r.Status == 429:
+			none++
+		case r.Error == results.ErrReset:
+			resets++
+		case r.Status == 503:
+			s503++
+		case r.Status == 200:
+			s200++
+			if r.PromptTokens != 1000 || r.MaxTokens != 100 {
+				t.Errorf("usage %+v", r)
+			}
+		}
+	}
+	if len(seen) != 24 || waits != 8 || invalid != 4 || resets != 4 || s503 != 4 || s200 != 4 {
+		t.Fatalf("seqs %d waits %d invalid %d none %d resets %d 503 %d 200 %d", len(seen), waits, invalid, none, resets, s503, s200)
+	}
+	if !strings.Contains(stdout, "requests: 24") || !strings.Contains(stdout, "429s: 12") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	assertNoSecrets(t, srv.URL, stdout, stderr, out)
+}
+
+func assertNoSecrets(t *testing.T, url, stdout, stderr, file string) {
+	t.Helper()
+	b, _ := os.ReadFile(file)
+	host := strings.TrimPrefix(url, "http://")
+	for _, where := range []struct{ name, text string }{{"stdout", stdout}, {"stderr", stderr}, {"results", string(b)}} {
+		for _, secret := range []string{canaryKey, canaryDeployment, host} {
+			if strings.Contains(where.text, secret) {
+				t.Errorf("%s contains %q", where.name, secret)
+			}
+		}
+	}
+}
+
+func TestScheduleConstantRate(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("retry-after-ms", "7")
+		w.WriteHeader(429)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, stdout, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions",
+		"--rate", "100/s", "--duration", "500ms", "-o", out, "--group", "night-run", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 50 {
+		t.Fatalf("%d rows, want exactly 50", len(recs))
+	}
+	for _, r := range recs {
+		if r.Shape != "scheduled" || r.Group != "night-run" || r.Wave != results.None || r.WaitMS != 7 {
+			t.Fatalf("row %+v", r)
+		}
+		if want := float64(r.Seq) * 10; r.IntendedMS < want-0.001 || r.IntendedMS > want+0.001 {
+			t.Fatalf("seq %d intended %v, want %v", r.Seq, r.IntendedMS, want)
+		}
+		if r.SentMS < r.IntendedMS {
+			t.Fatalf("seq %d sent before its time", r.Seq)
+		}
+	}
+	if !strings.Contains(stdout, "p50 7 ms") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	// A second run appends under the same header.
+	runCLI(context.Background(), "schedule", "--url", srv.URL, "--rate", "20/s", "--duration", "100ms", "-o", out, "--quiet")
+	if n := len(readResults(t, out)); n != 52 {
+		t.Fatalf("after append: %d rows, want 52", n)
+	}
+}
+
+// TestInterruptKeepsCompletedRows cancels a run (as SIGINT does) while some
+// requests are answered and others hang: exit 130, every answered request
+// in the file, the hanging ones recorded as canceled after the grace.
+func TestInterruptKeepsCompletedRows(t *testing.T) {
+	var answered atomic.Int64
+	release := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if answered.Load() >= 8 {
+			// Requests past the eighth hang until the test ends.
+			once.Do(cancel)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		answered.Add(1)
+		w.Header().Set("retry-after-ms", "5")
+		w.WriteHeader(429)
+	}))
+	defer srv.Close()
+	defer close(release)
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, stdout, stderr := runCLI(ctx, "schedule", "--url", srv.URL, "--rate", "100/s", "--duration", "10s",
+		"--max-in-flight", "1", "-o", out, "--quiet")
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want 130: %s", code, stderr)
+	}
+	recs := readResults(t, out)
+	var ok, canceled int
+	for _, r := range recs {
+		switch {
+		case r.Status == 429:
+			ok++
+		case r.Error == results.ErrCanceled:
+			canceled++
+		}
+	}
+	if ok != 8 || canceled != 1 || len(recs) != 9 {
+		t.Fatalf("rows %d: answered %d canceled %d, want 8 and 1", len(recs), ok, canceled)
+	}
+	if !strings.Contains(stderr, "interrupted: 9 completed requests kept") || !strings.Contains(stdout, "requests: 9") {
+		t.Fatalf("stdout %q stderr %q", stdout, stderr)
+	}
+}
+
+func TestBadInputIsOneLineExit2(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.csv")
+	os.WriteFile(foreign, []byte("a,b\n1,2\n"), 0o644)
+	tests := [][]string{
+		{"schedule", "--rate", "0", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--rate", "-5/s", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--rate", "10/s", "--duration", "banana", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--phase", "warmup:2m", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--rate", "10", "--phase", "1s@1", "--url", "http://127.0.0.1:9"},
+		{"schedule", "--rate", "100/s", "--duration", "200s", "--url", "http://127.0.0.1:9"},
+		{"burst", "--size", "0", "--url", "http://127.0.0.1:9"},
+		{"burst", "--size", "5000", "--waves", "3", "--url", "http://127.0.0.1:9"},
+		{"burst", "--url", "ftp://127.0.0.1:9/x"},
+		{"burst", "--endpoint", "http://127.0.0.1:9"},
+		{"burst", "--api", "raw", "--url", "http://127.0.0.1:9", "--body", "@" + filepath.Join(dir, "missing.json")},
+		{"burst", "--url", "http://127.0.0.1:9", "--header", "no-colon"},
+		{"burst", "--url", "http://127.0.0.1:9", "-o", foreign},
+		{"burst", "--url", "http://127.0.0.1:9", "--group", "a,b"},
+		{"burst", "--waves", "2", "--gap", "20m", "--url", "http://127.0.0.1:9"},
+		{"burst", "--api-key-env", "PTUPROBE_SURELY_UNSET", "--url", "http://127.0.0.1:9"},
+		{"burst", "--no-such-flag"},
+		{"schedule", "extra-arg"},
+	}
+	for _, args := range tests {
+		code, stdout, stderr := runCLI(context.Background(), append(args, "--quiet")...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
+			continue
+		}
+		if strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || !strings.HasPrefix(stderr, "ptuprobe: ") {
+			t.Errorf("%v: stderr is not one line: %q", args, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%v: wrote to stdout: %q", args, stdout)
+		}
+	}
+}
+
+func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, _, stderr := runCLI(context.Background(), "burst", "--url", "http://"+addr, "--size", "3", "-o", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range readResults(t, out) {
+		if r.Status != 0 || r.Error != results.ErrRefused {
+			t.Fatalf("row %+v", r)
+		}
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, c := range []string{"burst", "schedule", "version"} {
+		code, stdout, _ := runCLI(context.Background(), c, "--help")
+		if code != 0 || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("%s --help: exit %d, examples missing", c, code)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// ImageFormat is the encoding of a chart.
+type ImageFormat int
+
+// Chart encodings.
+const (
+	PNG ImageFormat = iota
+	SVG
+)
+
+// Chart size: 1200×675 px (16:9) at 96 dpi, readable on a README page.
+const (
+	ChartWidthPx  = 1200
+	ChartHeightPx = 675
+	chartDPI      = 96
+)
+
+// combinedStyle draws the combined curve: black, dashed, thicker, so it
+// reads as "all groups" in colour and in greyscale alike.
+var combinedStyle = draw.LineStyle{
+	Color:  color.Black,
+	Width:  vg.Points(2.5),
+	Dashes: []vg.Length{vg.Points(9), vg.Points(5)},
+}
+
+// groupColors are the Okabe–Ito colours, ordered so that neighbours differ
+// in lightness as well as hue (greyscale print, colour-blind readers).
+var groupColors = []color.Color{
+	color.RGBA{0x00, 0x72, 0xB2, 0xff}, // blue (dark)
+	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange (light)
+	color.RGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green (mid)
+	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple (light)
+	color.RGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion (mid)
+	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue (light)
+}
+
+// groupDashes differ per group, so curves stay apart without colour; the
+// combined curve owns the plain long dash.
+var groupDashes = [][]vg.Length{
+	nil,
+	{vg.Points(2), vg.Points(3)},
+	{vg.Points(12), vg.Points(3), vg.Points(2), vg.Points(3)},
+	{vg.Points(5), vg.Points(2)},
+	{vg.Points(12), vg.Points(3), vg.Points(2), vg.Points(3), vg.Points(2), vg.Points(3)},
+	{vg.Points(1), vg.Points(2)},
+}
+
+type lineStyle = draw.LineStyle
+
+func groupStyleFor(i int) draw.LineStyle {
+	return draw.LineStyle{
+		Color:  groupColors[i%len(groupColors)],
+		Width:  vg.Points(2),
+		Dashes: groupDashes[i%len(groupDashes)],
+	}
+}
+
+// groupGlyphs give each group of the timeline its own marker shape.
+var groupGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{},
+	draw.CrossGlyph{}, draw.RingGlyph{}, draw.PlusGlyph{},
+}
+
+// newChart returns a plot with the house style: title, axis labels, large
+// enough text for 1200×675, a light grid.
+func newChart(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = sans(15)
+	p.Title.Padding = vg.Points(10)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = sans(12)
+		ax.Tick.Label.Font = sans(11)
+		ax.Label.Padding = vg.Points(6)
+	}
+	p.Legend.TextStyle.Font = sans(11.5)
+	p.Legend.ThumbnailWidth = vg.Points(40)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xE0}
+	grid.Horizontal.Color = color.Gray{Y: 0xE0}
+	p.Add(grid)
+	return p
+}
+
+// sans is Liberation Sans (shipped with gonum/plot) at size points: it
+// reads better than the default serif on a screen.
+func sans(size vg.Length) font.Font {
+	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
+}
+
+// save renders p at the chart size.
+func save(w io.Writer, p *plot.Plot, format ImageFormat) error {
+	wPt := vg.Length(ChartWidthPx) * vg.Inch / chartDPI
+	hPt := vg.Length(ChartHeightPx) * vg.Inch / chartDPI
+	switch format {
+	case PNG:
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
+		p.Draw(draw.New(c))
+		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		return err
+	case SVG:
+		c := vgsvg.New(wPt, hPt)
+		p.Draw(draw.New(c))
+		_, err := c.WriteTo(w)
+		return err
+	}
+	return fmt.Errorf("unknown image format %d", format)
+}
+
+// waitAxis sets up the advised-wait axis for waits in [lo, hi], lo being
+// the smallest positive one: linear from 0, or log10 from the decade below
+// lo. A log axis has no zero, so it returns the value at which a 0 ms wait
+// is drawn (the axis minimum); 0 for a linear axis.
+func waitAxis(ax *plot.Axis, lo, hi float64, logScale bool) (floor float64) {
+	if !logScale {
+		linearAxis(ax, 0, hi)
+		return 0
+	}
+	if lo <= 0 {
+		lo = 1
+	}
+	ax.Scale = plot.LogScale{}
+	ax.Min = math.Pow10(int(math.Floor(math.Log10(lo))))
+	// A little room past the largest wait rather than the next decade,
+	// which could leave most of the last decade empty.
+	ax.Max = math.Max(hi*1.25, ax.Min*10)
+	ax.Tick.Marker = logTicks{}
+	return ax.Min
+}
+
+// linearAxis spans [lo, hi] rounded out to a nice step, with labelled
+// ticks at every step and minor ticks between.
+func linearAxis(ax *plot.Axis, lo, hi float64) {
+	if hi <= lo {
+		hi = lo + 1
+	}
+	step := niceStep(hi - lo)
+	ax.Min = math.Floor(lo/step) * step
+	ax.Max = math.Ceil(hi/step) * step
+	ax.Tick.Marker = linearTicks{step: step}
+}
+
+// niceStep returns 1, 2, 2.5 or 5 × 10^k such that span is covered by at
+// most 10 steps: about 6–10 labels across the axis.
+func niceStep(span float64) float64 {
+	raw := span / 10
+	mag := math.Pow10(int(math.Floor(math.Log10(raw))))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// linearTicks label every step, with thousands separators, and put a
+// minor tick halfway.
+type linearTicks struct{ step float64 }
+
+func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if t.step <= 0 {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/t.step) * t.step; v <= hi+t.step*1e-9; v += t.step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: Grouped(v)})
+		if half := v + t.step/2; half < hi {
+			ticks = append(ticks, plot.Tick{Value: half})
+		}
+	}
+	return ticks
+}
+
+// logTicks label each decade (1, 10, 100, 1,000 …) and, when the range is
+// two decades or less, 2× and 5× as well; the other integer multiples get
+// unlabelled minor ticks.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return nil
+	}
+	first := int(math.Floor(math.Log10(lo)))
+	last := int(math.Ceil(math.Log10(hi)))
+	dense := last-first <= 2
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		decade := math.Pow10(e)
+		for m := 1; m < 10; m++ {
+			v := decade * float64(m)
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (dense && (m == 2 || m == 5)) {
+				t.Label = Grouped(v)
+			}
+			ticks = append(ticks, t)
+			if e == last {
+				break
+			}
+		}
+	}
+	return ticks
+}
+
+// shareTicks label the share axis in percent.
+type shareTicks struct{}
+
+func (shareTicks) Ticks(_, _ float64) []plot.Tick {
+	var ticks []plot.Tick
+	for i := 0; i <= 10; i++ {
+		t := plot.Tick{Value: float64(i) / 10}
+		if i%2 == 0 {
+			t.Label = fmt.Sprintf("%d%%", i*10)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// legendName is a legend entry: the label and the n behind the curve.
+func legendName(label string, n int) string {
+	return fmt.Sprintf("%s (n = %s)", label, Grouped(float64(n)))
+}

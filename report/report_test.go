@@ -1,0 +1,175 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// upstreamDir holds copies of the published fixture (shared/fixtures/upstream),
+// so the tests run from a clone without shared/ beside it.
+const upstreamDir = "../analyze/testdata/upstream"
+
+// upstreamAnalysis reads the published events file the way the README's
+// reference command does.
+func upstreamAnalysis(t testing.TB) *analyze.Analysis {
+	t.Helper()
+	f, err := os.Open(filepath.Join(upstreamDir, "retry_after_ms_events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tally := analyze.NewTally(false)
+	if err := tally.Read(context.Background(), f, analyze.Input{Name: "retry_after_ms_events.csv", Ordinal: 1}, analyze.ForeignColumns{Group: "source"}); err != nil {
+		t.Fatal(err)
+	}
+	labels, err := analyze.ParseLabels([]string{"task013=Burst-shaped source", "task019=Scheduled-shaped source"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tally.Analysis(labels, analyze.DefaultMinGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestUpstreamPercentilesExact is the reference case of ARCHITECTURE.md:
+// the published events must give the published table byte for byte.
+func TestUpstreamPercentilesExact(t *testing.T) {
+	t.Parallel()
+	a := upstreamAnalysis(t)
+	var got bytes.Buffer
+	if err := WritePercentiles(&got, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(upstreamDir, "expected_percentiles.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("percentiles differ from the published table\ngot:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./report -update to accept):\n%s", name, firstDiff(string(got), string(want)))
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return "line " + strconv.Itoa(i+1) + ":\n got: " + gl + "\nwant: " + wl
+		}
+	}
+	return "(no line differs)"
+}
+
+func TestUpstreamGolden(t *testing.T) {
+	t.Parallel()
+	a := upstreamAnalysis(t)
+	cols, err := analyze.ParseColumns([]string{"min", "p95", "mean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"upstream_summary.md", func(b *bytes.Buffer) error { return WriteSummary(b, a, Options{}) }},
+		{"upstream_events.csv", func(b *bytes.Buffer) error { return WriteEvents(b, a) }},
+		{"upstream_percentiles_extra.csv", func(b *bytes.Buffer) error { return WritePercentiles(b, a, cols) }},
+		{"upstream_analysis.json", func(b *bytes.Buffer) error { return WriteJSON(b, a, Options{}) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := c.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, b.Bytes())
+		})
+	}
+}
+
+func TestWriteCharts(t *testing.T) {
+	t.Parallel()
+	a := upstreamAnalysis(t)
+	for _, logX := range []bool{false, true} {
+		dir := t.TempDir()
+		// PTUPROBE_CHART_DIR keeps the charts for a look by eye.
+		if keep := os.Getenv("PTUPROBE_CHART_DIR"); keep != "" {
+			dir = filepath.Join(keep, "linear")
+			if logX {
+				dir = filepath.Join(keep, "logx")
+			}
+		}
+		paths, err := Write(dir, a, Options{LogX: logX})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(paths) != 7 {
+			t.Errorf("wrote %d files, want 7: %v", len(paths), paths)
+		}
+		for _, name := range []string{ECDFPNGFile, HistogramFile} {
+			checkPNG(t, filepath.Join(dir, name))
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, ECDFSVGFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(bytes.TrimSpace(svg), []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("%s is not an SVG document", ECDFSVGFile)
+		}
+	}
+}
+
+// checkPNG decodes path and checks the chart size.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() != ChartWidthPx || b.Dy() != ChartHeightPx {
+		t.Errorf("%s is %dx%d, want %dx%d", filepath.Base(path), b.Dx(), b.Dy(), ChartWidthPx, ChartHeightPx)
+	}
+}

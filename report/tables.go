@@ -1,0 +1,112 @@
+package report
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// rows returns Overall first, then the groups in label order.
+func rows(a *analyze.Analysis) []*analyze.Group {
+	out := []*analyze.Group{&a.Overall}
+	for i := range a.Groups {
+		out = append(out, &a.Groups[i])
+	}
+	return out
+}
+
+// WritePercentiles writes retry_after_ms_percentiles.csv:
+// source_group,count,p50_ms,… with Overall first. A group below the
+// minimum size keeps its count and leaves every statistic empty.
+func WritePercentiles(w io.Writer, a *analyze.Analysis, columns []analyze.Statistic) error {
+	columns = orDefault(columns)
+	var b strings.Builder
+	b.WriteString("source_group,count")
+	for _, s := range columns {
+		b.WriteString("," + s.Name)
+	}
+	b.WriteString("\n")
+	for _, g := range rows(a) {
+		b.WriteString(csvField(g.Label))
+		b.WriteString("," + strconv.Itoa(g.Count()))
+		for _, s := range columns {
+			b.WriteString(",")
+			if v, ok := g.Stats[s.Name]; ok {
+				b.WriteString(Number(v))
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteEvents writes retry_after_ms_events.csv: source_group,retry_after_ms,
+// one row per usable 429, sorted by group then wait, so nothing in the file
+// orders the events in time or ties them to a run.
+func WriteEvents(w io.Writer, a *analyze.Analysis) error {
+	buf := make([]byte, 0, 64<<10)
+	buf = append(buf, "source_group,retry_after_ms\n"...)
+	for _, g := range a.Groups {
+		label := csvField(g.Label)
+		for _, v := range g.Waits {
+			buf = append(buf, label...)
+			buf = append(buf, ',')
+			buf = append(buf, results.FormatMS(v)...)
+			buf = append(buf, '\n')
+			if len(buf) > 60<<10 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// csvField quotes a label that holds a quote; labels never hold commas or
+// newlines (analyze.ValidateLabel).
+func csvField(s string) string {
+	if strings.ContainsAny(s, "\",\r\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}
+
+// WriteTable writes the percentile table in Markdown, as in the summary
+// and on the terminal: waits in ms with thousands separators, "—" where a
+// group is below the minimum size.
+func WriteTable(w io.Writer, a *analyze.Analysis, columns []analyze.Statistic) error {
+	columns = orDefault(columns)
+	var b strings.Builder
+	b.WriteString("| source group | 429 count |")
+	sep := "|---|---|"
+	for _, s := range columns {
+		b.WriteString(" " + s.Title + " |")
+		sep += "---|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, g := range rows(a) {
+		b.WriteString("| " + mdCell(g.Label) + " | " + Grouped(float64(g.Count())) + " |")
+		for _, s := range columns {
+			if v, ok := g.Stats[s.Name]; ok {
+				b.WriteString(" " + Millis(v) + " |")
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCell escapes what would break a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\\", `\\`).Replace(s)
+}

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is the simulator's notion of time. Every decision of the model
+// (drain, windows, latency) reads it, so tests inject a ManualClock and
+// script arrivals to the nanosecond instead of sleeping.
+type Clock interface {
+	// Now returns the current model time.
+	Now() time.Time
+	// Sleep waits d of model time, or until ctx is done (then it returns
+	// ctx.Err()).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// scaledClock is the real clock run scale times faster: model time
+// advances scale seconds per wall second, so a test can play a minute of
+// traffic in six seconds with --time-scale 10.
+type scaledClock struct {
+	start time.Time // wall time at creation; monotonic reading included
+	scale float64
+}
+
+func newScaledClock(scale float64) *scaledClock {
+	if scale <= 0 {
+		scale = 1
+	}
+	return &scaledClock{start: time.Now(), scale: scale}
+}
+
+func (c *scaledClock) Now() time.Time {
+	if c.scale == 1 {
+		return time.Now()
+	}
+	elapsed := time.Since(c.start)
+	return c.start.Add(time.Duration(float64(elapsed) * c.scale))
+}
+
+func (c *scaledClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(time.Duration(float64(d) / c.scale))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ManualClock is a Clock that moves only when told to. Sleepers wake when
+// Advance or Set carries the time past their deadline, so a test decides
+// exactly when each simulated response completes.
+type ManualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []manualWaiter
+}
+
+type manualWaiter struct {
+	until time.Time
+	ch    chan struct{}
+}
+
+// NewManualClock returns a ManualClock that reads start until moved.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{now: start}
+}
+
+// Now returns the clock's current time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d (a negative d is ignored) and wakes
+// the sleepers whose deadline has passed.
+func (c *ManualClock) Advance(d time.Duration) {
+	if d < 0 {
+		return
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.wakeLocked()
+	c.mu.Unlock()
+}
+
+// Set moves the clock to t. Moving it backwards is allowed (the model
+// treats it as no time passing) so scripts can be written freely.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.wakeLocked()
+	c.mu.Unlock()
+}
+
+// Sleepers reports how many goroutines are waiting in Sleep; tests use it
+// to know a handler has reached its latency wait before advancing.
+func (c *ManualClock) Sleepers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}
+
+func (c *ManualClock) wakeLocked() {
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.until.After(c.now) {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(c.waiters[len(kept):])
+	c.waiters = kept
+}
+
+// Sleep blocks until the clock has been moved d past the current time or
+// ctx is done.
+func (c *ManualClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	w := manualWaiter{until: c.now.Add(d), ch: make(chan struct{})}
+	c.waiters = append(c.waiters, w)
+	c.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for i, x := range c.waiters {
+			if x.ch == w.ch {
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+}

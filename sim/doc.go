@@ -1,0 +1,122 @@
+// Package sim is the embedded simulator: an HTTP handler, served on
+// loopback by `ptuprobe serve` and started in-process when burst,
+// schedule or characterize are given no target, that answers like an
+// Azure OpenAI provisioned-throughput (PTU) deployment under its
+// documented admission contract, or like a rate-limited API gateway.
+// It is a model of the documented contract, not a claim about the
+// service's exact formula.
+//
+// It may import only the standard library and pflag. It never imports
+// target, dispatch, burst, schedule, analyze or report: it is the far
+// side of the wire.
+//
+// # Profile "ptu"
+//
+// Routes: POST /openai/deployments/{name}/chat/completions?api-version=…
+// (no api-version: 400; unknown name: 404 DeploymentNotFound), and the
+// OpenAI-compatible POST /v1/chat/completions and
+// /openai/v1/chat/completions, where "model" names the deployment.
+//
+// Tokens: a prompt costs ceil(characters / 4) tokens over all message
+// contents. A leading system message of at least 1,024 tokens seen in
+// the last 5 minutes is reported as cached, in 128-token steps
+// (usage.prompt_tokens_details.cached_tokens), and discounted.
+//
+// Utilization is a leaky bucket of weighted tokens:
+//
+//	drain D    = PTU × TokensPerPTU / 60          tokens per second
+//	capacity C = D × BucketDepth                  the level that is 100%
+//	estimate   = prompt − cached + OutputWeight × max_tokens
+//	             (max_completion_tokens, else DefaultMaxTokens)
+//	actual     = prompt − cached + OutputWeight × completion tokens
+//
+// On arrival, at or under 100% the request is admitted and its estimate
+// added, whatever its size. Over 100% it is admitted only if the unspent
+// burst allowance (BurstPct% of C) covers its whole estimate; that
+// allowance is spent by such admissions and earned back linearly over
+// BurstRefill. Otherwise the answer is an immediate 429 with
+// retry-after-ms = ceil((level − C) / D) in ms (converted to wall time
+// under TimeScale), retry-after = the same in whole seconds rounded up,
+// and {"error":{"code":"429","message":"… Please retry after N
+// seconds."}}. When the response completes the estimate is replaced by
+// the actual cost. Completion length is drawn, seeded, uniformly between
+// 30% and 100% of the budget; latency = TTFT + completion × TPOT.
+//
+// Why an allowance that is spent rather than a fixed higher threshold:
+// with a fixed threshold every refusal sees the level within one
+// request's cost of that threshold, so all advised waits lie within one
+// request's drain time of each other and no long tail can appear. An
+// allowance that a rested deployment spends on a burst lifts the level
+// well over 100% once — the first refusals after it wait for all of it to
+// drain — and afterwards refusals wait only for one request's overshoot.
+// That is the short-median, long-tail shape operators see.
+//
+// # Defaults and why
+//
+// The client's default request is ~1,000 prompt tokens with max_tokens
+// 100: estimate 1,300, actual 1,090–1,300 (mean ~1,195). DefaultConfig
+// is 200 PTU × 2,500 tokens/PTU/min: D = 8,333 tokens/s, so one request
+// drains in 156 ms and about 7 requests/s are sustainable
+// (DrainTokensPerSecond() / 1,195). BucketDepth 1 s makes C = 8,333
+// (about 6 requests); BurstPct 175 gives an allowance of 14,583 (11
+// requests), earned back over 5 minutes.
+//
+// The characterize plan (4 waves × 40 requests 2 s apart, then 18 s
+// ramping from 2 to 20 requests/s, i.e. from under to ~3× sustainable):
+//   - wave 1 meets an idle deployment: ~7 requests fill it to 100%, 11
+//     more ride the allowance, the other ~22 are refused with ≈ 1.6–1.9 s
+//     (the allowance plus one overshoot, drained at D): the long tail;
+//   - 1.75 s later the level is back under 100%, so waves 2–4 each admit
+//     what 2 s drained (~13) and refuse ~27 with one overshoot, 0–156 ms;
+//   - the ramp passes 7 requests/s after ~5 s and is refused for the rest
+//     of its course, each refusal waiting for part of the last admitted
+//     request's overshoot: 0–156 ms, mostly tens of ms.
+//
+// Result (TestDefaultsMakeALongTail): ~120 burst and ~90 scheduled 429s,
+// p50 ≈ 50–150 ms, p99 ≈ 1.6–1.9 s (p99/p50 ≥ 10), last response before
+// 26 s. Keeping the long wait (allowance / D = 1.75 s) shorter than the
+// 2 s wave gap matters: a longer one would refuse all of wave 2 with
+// medium waits and move the median.
+//
+// Spillover (--spillover-deployment) adds a standard deployment with
+// StandardTPM estimated tokens (prompt − cached + max_tokens) per minute
+// and StandardRPM requests per minute enforced over 1-second windows
+// (RPM/60 per second). What the PTU deployment would refuse — all of it,
+// or with SpilloverPerRequest only requests carrying
+// x-ms-spillover-deployment — is served there, with
+// x-ms-spillover-from-deployment and x-ms-deployment-name. When it is full
+// too, the 429 carries retry-after-ms (the sooner of the two deployments'
+// waits) and x-ratelimit-remaining-requests/-tokens.
+//
+// # Profile "gateway"
+//
+// Keys and organizations each have two ceilings, requests per second and
+// tokens per minute, on clock-aligned windows. A window counter moves to
+// a new window only when a call arrives in it. A call is checked against
+// its organization first, then its key; only if both have room in both
+// windows is it charged to both (estimate = prompt + max_tokens). On
+// completion the estimate is replaced by prompt + completion tokens on
+// each token counter that is still on the minute it was charged to; a
+// counter that a later call has moved on is left alone, and the two
+// counters move independently, so a correction can land on one and not
+// the other. Image generation (POST /v1/images/generations) reports no
+// usage and keeps its estimate (1,000 tokens per image); token counting
+// (POST /v1/messages/count_tokens) costs nothing. A stream is charged when
+// it starts. Refusals are 429 {"type":"error","error":{"type":
+// "rate_limit_error",…}}, never queued; retry-after (seconds to the end of
+// the refusing window) only with GatewayRetryAfter.
+//
+// Keys come from api-key, x-api-key or Authorization: Bearer; a call
+// without one is the anonymous key. A key's organization is a stable
+// FNV-1a hash of the key modulo GatewayOrgs (default 1: every key shares
+// one organization, the case where a quiet key is refused because of the
+// others). Keys are kept only as hashes; stats name them key-0, key-1…
+// in order of first sight. Nothing is logged.
+//
+// # Faults, stats, determinism
+//
+// FaultRate and Faults inject http-date, missing, garbage, 503, reset or
+// slow answers into a seeded share of requests. GET /sim/stats returns
+// Stats as JSON. With the same Seed and the same arrival order, every
+// answer is the same; Config.Clock injects the clock (see ManualClock).
+package sim

@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// imageEstimateTokens is what the gateway charges per generated image:
+// image generation reports no token usage, so the estimate is final.
+const (
+	imageEstimateTokens = 1000
+	imageLatency        = 500 * time.Millisecond // model time per image
+)
+
+func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, req request, key string) {
+	if rt.op == opCount {
+		// Token counting does not reach the provider and costs nothing
+		// against either ceiling.
+		s.mu.Lock()
+		s.n.requests++
+		s.n.tokenCounts++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(strconv.AppendInt(append(make([]byte, 0, 32), `{"input_tokens":`...), int64(req.PromptTokens), 10))
+		w.Write([]byte("}\n"))
+		return
+	}
+	est := int64(req.PromptTokens + req.MaxTokens)
+	if rt.op == opImage {
+		est = int64(req.Images * imageEstimateTokens)
+	}
+
+	s.mu.Lock()
+	s.n.requests++
+	fault := s.pickFault()
+	if fault != "" {
+		s.n.faults++
+	}
+	s.mu.Unlock()
+	if fault != "" && fault != FaultSlow {
+		s.writeFault(w, fault)
+		return
+	}
+	if fault == FaultSlow {
+		if s.clock.Sleep(r.Context(), s.cfg.SlowDelay) != nil {
+			return
+		}
+	}
+
+	s.mu.Lock()
+	now := s.clock.Now()
+	ks, ok := s.keys.lookup(key, s.cfg.GatewayOrgs, func() *ceiling {
+		return newCeiling(s.cfg.GatewayKeyRPS, s.cfg.GatewayKeyTPM)
+	})
+	if !ok {
+		s.n.untrackedKeys++
+		s.n.rejected++
+		s.mu.Unlock()
+		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
+		return
+	}
+	ticket, refusal, admitted := s.gatewayAdmit(now, ks, est)
+	o := outcome{admitted: admitted}
+	if admitted {
+		s.n.admitted++
+		ks.admitted++
+		if rt.op != opImage {
+			o.completion = s.drawCompletion(req.MaxTokens)
+		}
+		s.seq++
+		o.id, o.created = s.seq, now.Unix()
+	} else {
+		s.n.refused++
+		ks.refused++
+	}
+	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
+	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
+	s.mu.Unlock()
+
+	h := w.Header()
+	setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
+	setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+	if !admitted {
+		if s.cfg.GatewayRetryAfter {
+			secs := (s.wallMS(refusal.wait) + 999) / 1000
+			setInt(h, "Retry-After", max(1, secs))
+		}
+		s.writeGatewayError(w, http.StatusTooManyRequests, "rate_limit_error",
+			"This request would exceed your "+refusal.holder+"'s rate limit of "+refusal.limit+". Please reduce the rate of requests or contact support to raise the limit.")
+		return
+	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	reconcile := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if rt.op == opImage {
+			ticket.reportsNoTokens = true
+		}
+		ticket.reconcile(int64(req.PromptTokens + o.completion))
+		switch {
+		case ticket.reportsNoTokens:
+		case ticket.correctedOrg && ticket.correctedKey:
+			s.n.reconciledOrg++
+			s.n.reconciledKey++
+		default:
+			if ticket.correctedOrg {
+				s.n.reconciledOrg++
+			}
+			if ticket.correctedKey {
+				s.n.reconciledKey++
+			}
+			s.n.reconcileMissed++
+		}
+	}
+	switch rt.op {
+	case opImage:
+		if s.clock.Sleep(r.Context(), s.cfg.TTFT+time.Duration(req.Images)*imageLatency) != nil {
+			reconcile()
+			return
+		}
+		reconcile()
+		s.writeImages(w, req.Images, o.created)
+	case opMessages:
+		s.respondMessage(w, r, &req, &o, reconcile)
+	default:
+		s.respondCompletion(w, r, &req, &o, reconcile)
+	}
+}

@@ -1,0 +1,374 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is the simulator: an http.Handler that answers like the
+// configured profile. All model state sits behind one mutex; the critical
+// sections are a handful of float operations, so it is never the
+// bottleneck (see BenchmarkServe429).
+type Server struct {
+	cfg   Config
+	clock Clock
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	bucket   bucket
+	standard *standard  // nil without spillover
+	orgs     []*ceiling // gateway only
+	cache    promptCache
+	keys     keyTable
+	n        counters
+	seq      uint64
+
+	inFlight atomic.Int64
+}
+
+// counters are the totals /sim/stats reports.
+type counters struct {
+	requests, admitted, refused, spilled, spillRefused uint64
+	faults, rejected, tokenCounts, untrackedKeys       uint64
+	reconciledOrg, reconciledKey, reconcileMissed      uint64
+}
+
+// New builds a simulator from cfg after validating it.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, clock: cfg.Clock}
+	if s.clock == nil {
+		s.clock = newScaledClock(cfg.TimeScale)
+	}
+	// Two words of seed so different seeds give unrelated streams.
+	s.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15))
+	s.bucket = newBucket(cfg)
+	if cfg.SpilloverDeployment != "" {
+		s.standard = newStandard(cfg)
+	}
+	if cfg.Profile == ProfileGateway {
+		s.orgs = make([]*ceiling, cfg.GatewayOrgs)
+		for i := range s.orgs {
+			s.orgs[i] = newCeiling(cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
+		}
+	}
+	s.keys.max = cfg.MaxKeys
+	return s, nil
+}
+
+// Config returns the configuration the server runs with.
+func (s *Server) Config() Config { return s.cfg }
+
+// operation is what a route asks for.
+type operation int
+
+const (
+	opNone     operation = iota
+	opChat               // chat completions (Azure or OpenAI route)
+	opMessages           // gateway: messages
+	opCount              // gateway: token counting, free
+	opImage              // gateway: image generation, reports no tokens
+)
+
+type route struct {
+	op         operation
+	azure      bool   // /openai/deployments/{name}/... route
+	deployment string // from the path (Azure route)
+}
+
+func (s *Server) route(path string) route {
+	if rest, ok := strings.CutPrefix(path, "/openai/deployments/"); ok {
+		name, tail, _ := strings.Cut(rest, "/")
+		if name != "" && tail == "chat/completions" {
+			return route{op: opChat, azure: true, deployment: name}
+		}
+		return route{}
+	}
+	switch path {
+	case "/v1/chat/completions", "/openai/v1/chat/completions":
+		return route{op: opChat}
+	}
+	if s.cfg.Profile != ProfileGateway {
+		return route{}
+	}
+	switch path {
+	case "/v1/messages":
+		return route{op: opMessages}
+	case "/v1/messages/count_tokens":
+		return route{op: opCount}
+	case "/v1/images/generations":
+		return route{op: opImage}
+	}
+	return route{}
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// ServeHTTP answers one request. It survives any body: a bad one is a 400
+// with one line of explanation that never quotes the body.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/sim/stats" {
+		s.serveStats(w, r)
+		return
+	}
+	rt := s.route(r.URL.Path)
+	if rt.op == opNone {
+		s.reject(w, http.StatusNotFound, "404", "Resource not found")
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		s.reject(w, http.StatusMethodNotAllowed, "405", "Method not allowed; use POST")
+		return
+	}
+	if rt.azure && r.URL.Query().Get("api-version") == "" {
+		s.reject(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
+		return
+	}
+	key, hasKey := apiKey(r.Header)
+	if s.cfg.RequireKey && !hasKey {
+		s.reject(w, http.StatusUnauthorized, "401", "Access denied due to missing API key. Make sure to provide a valid key in the api-key header or as a Bearer token.")
+		return
+	}
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 64<<10 { // keep the pool from hoarding huge bodies
+			buf.Reset()
+			bodyPool.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, maxRequestBody+1)); err != nil {
+		s.reject(w, http.StatusBadRequest, "400", "could not read the request body")
+		return
+	}
+	if buf.Len() > maxRequestBody {
+		s.reject(w, http.StatusRequestEntityTooLarge, "413", "request body too large")
+		return
+	}
+	kind := kindChat
+	switch rt.op {
+	case opCount:
+		kind = kindCount
+	case opImage:
+		kind = kindImage
+	}
+	req, err := parseRequest(buf.Bytes(), kind, s.cfg.DefaultMaxTokens)
+	if err != nil {
+		msg := "invalid request"
+		if errors.Is(err, errBadRequest) {
+			msg = err.Error()
+		}
+		s.reject(w, http.StatusBadRequest, "400", msg)
+		return
+	}
+	if s.cfg.Profile == ProfileGateway {
+		s.serveGateway(w, r, rt, req, key)
+		return
+	}
+	s.servePTU(w, r, rt, req, key, hasKey)
+}
+
+// reject answers a request the model never sees (bad route, body, key).
+func (s *Server) reject(w http.ResponseWriter, status int, code, msg string) {
+	s.mu.Lock()
+	s.n.requests++
+	s.n.rejected++
+	s.mu.Unlock()
+	s.writeError(w, status, code, msg)
+}
+
+// target is which deployment serves a PTU-profile request.
+type target int
+
+const (
+	targetPTU target = iota
+	targetStandard
+)
+
+// outcome is the model's decision about one request, taken under s.mu.
+type outcome struct {
+	fault      string
+	admitted   bool
+	spilled    bool
+	standard   bool          // served (or refused) by the standard deployment
+	wait       time.Duration // model time, when refused
+	remReq     int64
+	remTok     int64
+	util       float64
+	cached     int
+	completion int
+	estimate   float64
+	viaBurst   bool
+	id         uint64
+	created    int64
+}
+
+func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool) {
+	name := rt.deployment
+	if !rt.azure {
+		name = req.Model
+		if name == "" {
+			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
+			return
+		}
+	}
+	var tgt target
+	switch {
+	case name == s.cfg.Deployment:
+		tgt = targetPTU
+	case s.standard != nil && name == s.standard.name:
+		tgt = targetStandard
+	default:
+		s.reject(w, http.StatusNotFound, "DeploymentNotFound", "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.")
+		return
+	}
+	spill := s.standard != nil && !s.cfg.SpilloverPerRequest
+	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
+		if s.standard == nil || h != s.standard.name {
+			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
+			return
+		}
+		spill = true
+	}
+
+	s.mu.Lock()
+	o := outcome{fault: s.pickFault()}
+	s.n.requests++
+	if o.fault != "" {
+		s.n.faults++
+	}
+	s.mu.Unlock()
+	if o.fault != "" && o.fault != FaultSlow {
+		s.writeFault(w, o.fault)
+		return
+	}
+	if o.fault == FaultSlow {
+		if s.clock.Sleep(r.Context(), s.cfg.SlowDelay) != nil {
+			return
+		}
+	}
+
+	s.mu.Lock()
+	now := s.clock.Now()
+	s.decidePTU(now, tgt, spill, &req, &o)
+	ks := s.trackKey(key, hasKey)
+	if ks != nil {
+		if o.admitted {
+			ks.admitted++
+		} else {
+			ks.refused++
+		}
+	}
+	s.mu.Unlock()
+
+	if !o.admitted {
+		s.write429PTU(w, &o)
+		return
+	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	if o.standard {
+		h := w.Header()
+		h.Set("X-Ms-Deployment-Name", s.standard.name)
+		if o.spilled {
+			h.Set("X-Ms-Spillover-From-Deployment", s.cfg.Deployment)
+		}
+		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
+		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+	}
+	actual := s.cfg.EstimatedCost(req.PromptTokens, o.cached, o.completion)
+	s.respondCompletion(w, r, &req, &o, func() {
+		if o.standard {
+			return // standard deployments count estimated tokens
+		}
+		s.mu.Lock()
+		s.bucket.correct(s.clock.Now(), actual-o.estimate, o.viaBurst)
+		s.mu.Unlock()
+	})
+}
+
+// decidePTU is the admission model for one arrival at now. Called with
+// s.mu held.
+func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, o *outcome) {
+	o.cached = s.cache.cachedTokens(now, req)
+	o.estimate = s.cfg.EstimatedCost(req.PromptTokens, o.cached, req.MaxTokens)
+	stdEstimate := int64(req.PromptTokens - o.cached + req.MaxTokens)
+	if tgt == targetStandard {
+		sv := s.standard.admit(now, stdEstimate)
+		o.admitted, o.standard, o.wait = sv.admitted, true, sv.wait
+		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
+	} else {
+		o.util = s.bucket.utilization(now) // as the request found it
+		v := s.bucket.admit(now, o.estimate)
+		o.admitted, o.viaBurst, o.wait = v.admitted, v.viaBurst, v.wait
+		if !v.admitted && spill {
+			sv := s.standard.admit(now, stdEstimate)
+			o.standard = true
+			o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
+			if sv.admitted {
+				o.admitted, o.spilled = true, true
+				s.n.spilled++
+			} else {
+				// A retry can succeed as soon as either deployment has room.
+				o.wait = min(o.wait, sv.wait)
+				s.n.spillRefused++
+			}
+		}
+	}
+	if !o.admitted {
+		s.n.refused++
+		return
+	}
+	s.n.admitted++
+	s.cache.remember(now, req)
+	o.completion = s.drawCompletion(req.MaxTokens)
+	s.seq++
+	o.id = s.seq
+	o.created = now.Unix()
+}
+
+// drawCompletion draws a completion length between 30% and 100% of the
+// budget. Called with s.mu held, so the draw order is the arrival order.
+func (s *Server) drawCompletion(maxTokens int) int {
+	lo := max(1, int(math.Ceil(0.3*float64(maxTokens))))
+	if maxTokens <= lo {
+		return maxTokens
+	}
+	return lo + s.rng.IntN(maxTokens-lo+1)
+}
+
+// trackKey returns the per-key counters of the caller, or nil when the
+// table is full. Called with s.mu held.
+func (s *Server) trackKey(key string, hasKey bool) *keyState {
+	if !hasKey {
+		key = ""
+	}
+	ks, ok := s.keys.lookup(key, 1, nil)
+	if !ok {
+		s.n.untrackedKeys++
+	}
+	return ks
+}
+
+// latency is the model time a completion of n tokens takes.
+func (s *Server) latency(n int) time.Duration {
+	return s.cfg.TTFT + time.Duration(n)*s.cfg.TPOT
+}
+
+// wallMS converts a model-time wait to whole wall-clock milliseconds,
+// rounded up, as retry-after-ms carries it.
+func (s *Server) wallMS(d time.Duration) int64 {
+	ms := float64(d) / float64(time.Millisecond) / s.cfg.TimeScale
+	return max(1, int64(math.Ceil(ms-1e-9)))
+}

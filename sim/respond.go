@@ -1,0 +1,349 @@
+package sim
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// modelName is what responses report as the model; deployment names are
+// never echoed.
+const modelName = "gpt-4o-sim"
+
+// filler is the generated text: "sim " is four characters, one token
+// under the simulator's tokenizer, so content length matches usage.
+var filler = strings.Repeat("sim ", MaxOutputTokens)
+
+func fillerText(tokens int) string {
+	if tokens <= 0 {
+		return ""
+	}
+	return filler[:4*min(tokens, MaxOutputTokens)-1]
+}
+
+// streamChunkTokens is how many tokens one server-sent event carries, so
+// a long completion is a bounded number of writes.
+const streamChunkTokens = 16
+
+var jsonContentType = []string{"application/json"}
+
+func setInt(h http.Header, key string, v int64) { h[key] = []string{strconv.FormatInt(v, 10)} }
+
+// writeError answers in the profile's error envelope.
+func (s *Server) writeError(w http.ResponseWriter, status int, code, msg string) {
+	if s.cfg.Profile == ProfileGateway {
+		s.writeGatewayError(w, status, gatewayErrorType(status), msg)
+		return
+	}
+	writeAzureError(w, status, code, msg)
+}
+
+// writeAzureError writes {"error":{"code":…,"message":…}}.
+func writeAzureError(w http.ResponseWriter, status int, code, msg string) {
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": msg}})
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// writeGatewayError writes {"type":"error","error":{"type":…,"message":…}}.
+func (s *Server) writeGatewayError(w http.ResponseWriter, status int, typ, msg string) {
+	body, _ := json.Marshal(struct {
+		Type  string            `json:"type"`
+		Error map[string]string `json:"error"`
+	}{"error", map[string]string{"type": typ, "message": msg}})
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+func gatewayErrorType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusServiceUnavailable:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// write429PTU is the hot path of an overloaded deployment: headers and a
+// small body built by appending, no reflection.
+func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
+	ms := s.wallMS(o.wait)
+	secs := (ms + 999) / 1000
+	h := w.Header()
+	setInt(h, "Retry-After-Ms", ms)
+	setInt(h, "Retry-After", secs)
+	h["Content-Type"] = jsonContentType
+	if o.standard {
+		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
+		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+	}
+	if s.cfg.UtilizationHeader {
+		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
+	}
+	w.WriteHeader(http.StatusTooManyRequests)
+	b := make([]byte, 0, 256)
+	b = append(b, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded `...)
+	if o.standard {
+		b = append(b, `the rate limit of the spillover deployment and the provisioned throughput of this deployment`...)
+	} else {
+		b = append(b, `the provisioned throughput of this deployment`...)
+	}
+	b = append(b, `. Please retry after `...)
+	b = strconv.AppendInt(b, secs, 10)
+	b = append(b, " seconds.\"}}\n"...)
+	w.Write(b)
+}
+
+func formatUtil(pct float64) string {
+	return strconv.FormatFloat(pct, 'f', 1, 64) + "%"
+}
+
+// faultWait is the advised wait the http-date fault carries (model time).
+const faultWait = 2 * time.Second
+
+// writeFault answers with an injected fault instead of the model.
+func (s *Server) writeFault(w http.ResponseWriter, kind string) {
+	h := w.Header()
+	switch kind {
+	case FaultReset:
+		resetConnection(w)
+		return
+	case Fault503:
+		s.writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "The service is temporarily unable to process your request. Please try again later.")
+		return
+	case FaultHTTPDate:
+		now := time.Now().UTC().Truncate(time.Second)
+		wait := time.Duration(float64(faultWait) / s.cfg.TimeScale)
+		at := now.Add(wait).Truncate(time.Second)
+		if !at.After(now) {
+			at = now.Add(time.Second)
+		}
+		h.Set("Date", now.Format(http.TimeFormat))
+		h.Set("Retry-After", at.Format(http.TimeFormat))
+	case FaultGarbage:
+		h.Set("Retry-After-Ms", "soon")
+		h.Set("Retry-After", "whenever, really")
+	case FaultMissing:
+	}
+	s.writeError(w, http.StatusTooManyRequests, "429", "Too many requests. Please try again later.")
+}
+
+// resetConnection closes the client's connection with a TCP RST and no
+// response. Where the connection cannot be taken over, net/http's
+// ErrAbortHandler still drops it without a response.
+func resetConnection(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// respondCompletion serves an admitted chat completion: it waits the
+// model latency, calls done (the estimate correction) when the response
+// completes, and writes JSON or server-sent events.
+func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *request, o *outcome, done func()) {
+	h := w.Header()
+	if s.cfg.UtilizationHeader && s.cfg.Profile == ProfilePTU && !o.standard {
+		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
+	}
+	ctx := r.Context()
+	if !req.Stream {
+		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
+			done()
+			return
+		}
+		done()
+		h["Content-Type"] = jsonContentType
+		b := make([]byte, 0, 512+4*o.completion)
+		b = appendChatHead(b, "chat.completion", o)
+		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
+		b = append(b, fillerText(o.completion)...)
+		b = append(b, `"},"finish_reason":"`...)
+		b = append(b, finishReason(req, o)...)
+		b = append(b, `"}],`...)
+		b = appendUsage(b, req, o)
+		b = append(b, "}\n"...)
+		w.Write(b)
+		return
+	}
+	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
+		done()
+		return
+	}
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	event := func(b []byte) {
+		w.Write([]byte("data: "))
+		w.Write(b)
+		w.Write([]byte("\n\n"))
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	b := appendChatHead(nil, "chat.completion.chunk", o)
+	event(append(b, `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`...))
+	for sent := 0; sent < o.completion; {
+		n := min(streamChunkTokens, o.completion-sent)
+		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
+			done()
+			return
+		}
+		text := fillerText(n)
+		if sent+n < o.completion {
+			text += " "
+		}
+		b = appendChatHead(b[:0], "chat.completion.chunk", o)
+		b = append(b, `"choices":[{"index":0,"delta":{"content":"`...)
+		b = append(b, text...)
+		b = append(b, `"},"finish_reason":null}]}`...)
+		event(b)
+		sent += n
+	}
+	done()
+	b = appendChatHead(b[:0], "chat.completion.chunk", o)
+	b = append(b, `"choices":[{"index":0,"delta":{},"finish_reason":"`...)
+	b = append(b, finishReason(req, o)...)
+	event(append(b, `"}]}`...))
+	if req.IncludeUsage {
+		b = appendChatHead(b[:0], "chat.completion.chunk", o)
+		b = append(b, `"choices":[],`...)
+		b = appendUsage(b, req, o)
+		event(append(b, '}'))
+	}
+	event([]byte("[DONE]"))
+}
+
+func finishReason(req *request, o *outcome) string {
+	if o.completion >= req.MaxTokens {
+		return "length"
+	}
+	return "stop"
+}
+
+func appendChatHead(b []byte, object string, o *outcome) []byte {
+	b = append(b, `{"id":"chatcmpl-sim-`...)
+	b = strconv.AppendUint(b, o.id, 10)
+	b = append(b, `","object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, o.created, 10)
+	b = append(b, `,"model":"`+modelName+`",`...)
+	return b
+}
+
+func appendUsage(b []byte, req *request, o *outcome) []byte {
+	b = append(b, `"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(req.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(o.completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(req.PromptTokens+o.completion), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(o.cached), 10)
+	return append(b, `}}`...)
+}
+
+// respondMessage serves an admitted gateway messages call, in the
+// messages shape (JSON or named server-sent events).
+func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *request, o *outcome, done func()) {
+	ctx := r.Context()
+	stop := "end_turn"
+	if o.completion >= req.MaxTokens {
+		stop = "max_tokens"
+	}
+	id := "msg_sim_" + strconv.FormatUint(o.id, 10)
+	h := w.Header()
+	if !req.Stream {
+		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
+			done()
+			return
+		}
+		done()
+		h["Content-Type"] = jsonContentType
+		b := make([]byte, 0, 256+4*o.completion)
+		b = append(b, `{"id":"`+id+`","type":"message","role":"assistant","model":"`+modelName+`","content":[{"type":"text","text":"`...)
+		b = append(b, fillerText(o.completion)...)
+		b = append(b, `"}],"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(req.PromptTokens), 10)
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(o.completion), 10)
+		w.Write(append(b, "}}\n"...))
+		return
+	}
+	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
+		done()
+		return
+	}
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	event := func(name, data string) {
+		w.Write([]byte("event: " + name + "\ndata: " + data + "\n\n"))
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+modelName+`","content":[],"stop_reason":null,"usage":{"input_tokens":`+strconv.Itoa(req.PromptTokens)+`,"output_tokens":0}}}`)
+	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	for sent := 0; sent < o.completion; {
+		n := min(streamChunkTokens, o.completion-sent)
+		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
+			done()
+			return
+		}
+		text := fillerText(n)
+		if sent+n < o.completion {
+			text += " "
+		}
+		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+text+`"}}`)
+		sent += n
+	}
+	done()
+	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+stop+`","stop_sequence":null},"usage":{"output_tokens":`+strconv.Itoa(o.completion)+`}}`)
+	event("message_stop", `{"type":"message_stop"}`)
+}
+
+// writeImages answers an image generation: no usage, by design of that
+// operation, so the gateway keeps its estimate.
+func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
+	w.Header()["Content-Type"] = jsonContentType
+	b := append(make([]byte, 0, 64+40*n), `{"created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"data":[`...)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"b64_json":"iVBORw0KGgo="}`...)
+	}
+	w.Write(append(b, "]}\n"...))
+}

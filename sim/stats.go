@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// Stats is a snapshot of the simulator, served as JSON at GET /sim/stats.
+// Keys appear only as "key-<n>", numbered from 0 in order of first sight
+// (a caller without a key counts as one key); the key itself is never kept.
+type Stats struct {
+	Profile         string  `json:"profile"`
+	Requests        uint64  `json:"requests"`
+	Admitted        uint64  `json:"admitted"`
+	Refused         uint64  `json:"refused"`
+	Spilled         uint64  `json:"spilled"`
+	SpillRefused    uint64  `json:"spill_refused"`
+	Faults          uint64  `json:"faults"`
+	Rejected        uint64  `json:"rejected"` // answered before the model: bad route, body, key
+	TokenCounts     uint64  `json:"token_counts,omitempty"`
+	InFlight        int64   `json:"in_flight"`
+	UtilizationPct  float64 `json:"utilization_pct"`
+	BurstAllowance  float64 `json:"burst_allowance_left_pct"`
+	ReconciledOrg   uint64  `json:"reconciled_org,omitempty"`
+	ReconciledKey   uint64  `json:"reconciled_key,omitempty"`
+	ReconcileMissed uint64  `json:"reconcile_missed,omitempty"`
+	UntrackedKeys   uint64  `json:"untracked_keys,omitempty"`
+
+	Standard *CeilingStats  `json:"standard,omitempty"`
+	Orgs     []CeilingStats `json:"orgs,omitempty"`
+	Keys     []KeyStats     `json:"keys"`
+}
+
+// CeilingStats is the state of one pair of windows: requests in the
+// current second and tokens in the current minute.
+type CeilingStats struct {
+	Name               string `json:"name"`
+	RequestsThisSecond int64  `json:"requests_this_window"`
+	TokensThisMinute   int64  `json:"tokens_this_minute"`
+}
+
+// KeyStats are one key's counters, identified only by its index.
+type KeyStats struct {
+	Key      string        `json:"key"`
+	Org      int           `json:"org"`
+	Admitted uint64        `json:"admitted"`
+	Refused  uint64        `json:"refused"`
+	Ceiling  *CeilingStats `json:"ceiling,omitempty"`
+}
+
+// Stats returns a snapshot of the counters and the current utilization.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	st := Stats{
+		Profile:  s.cfg.Profile,
+		Requests: s.n.requests, Admitted: s.n.admitted, Refused: s.n.refused,
+		Spilled: s.n.spilled, SpillRefused: s.n.spillRefused, Faults: s.n.faults,
+		Rejected: s.n.rejected, TokenCounts: s.n.tokenCounts,
+		InFlight:        s.inFlight.Load(),
+		ReconciledOrg:   s.n.reconciledOrg,
+		ReconciledKey:   s.n.reconciledKey,
+		ReconcileMissed: s.n.reconcileMissed,
+		UntrackedKeys:   s.n.untrackedKeys,
+		Keys:            make([]KeyStats, 0, len(s.keys.order)),
+	}
+	if s.cfg.Profile == ProfilePTU {
+		st.UtilizationPct = s.bucket.utilization(now)
+		st.BurstAllowance = s.bucket.allowanceLeft(now)
+	}
+	if s.standard != nil {
+		st.Standard = &CeilingStats{Name: "standard", RequestsThisSecond: s.standard.requests.used, TokensThisMinute: s.standard.tokens.used}
+	}
+	for i, o := range s.orgs {
+		st.Orgs = append(st.Orgs, CeilingStats{Name: "org-" + strconv.Itoa(i), RequestsThisSecond: o.requests.used, TokensThisMinute: o.tokens.used})
+	}
+	for _, k := range s.keys.order {
+		ks := KeyStats{Key: "key-" + strconv.Itoa(k.index-1), Org: k.org, Admitted: k.admitted, Refused: k.refused}
+		if k.limits != nil {
+			ks.Ceiling = &CeilingStats{Name: ks.Key, RequestsThisSecond: k.limits.requests.used, TokensThisMinute: k.limits.tokens.used}
+		}
+		st.Keys = append(st.Keys, ks)
+	}
+	return st
+}
+
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		s.writeError(w, http.StatusMethodNotAllowed, "405", "Method not allowed; use GET")
+		return
+	}
+	b, err := json.MarshalIndent(s.Stats(), "", "  ")
+	if err != nil {
+		s.writeError(w, http.StatusInternalServerError, "500", "could not encode stats")
+		return
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	w.Write(append(b, '\n'))
+}
