@@ -54,8 +54,8 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 		for {
 			select {
 			case <-t.C:
-				s := tally.Snapshot()
-				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, s.Done, total, s.N429, time.Since(p.start).Round(time.Second))
+				done, n429 := tally.Counts()
+				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, done, total, n429, time.Since(p.start).Round(time.Second))
 			case <-p.stop:
 				return
 			}
@@ -67,7 +67,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 // add records one completed request.
 func (p *progress) add() {
 	if p.bar != nil {
-		n := p.tally.Snapshot().N429
+		_, n := p.tally.Counts()
 		p.bar.Describe(fmt.Sprintf("%d 429s", n))
 		_ = p.bar.Add(1)
 	}

@@ -64,6 +64,14 @@ func (t *Tally) Observe(r *results.Record) {
 	}
 }
 
+// Counts returns completed attempts and 429s so far, cheaply enough to
+// call once per request (Snapshot sorts the waits).
+func (t *Tally) Counts() (done, n429 int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.done, t.n429
+}
+
 // Snapshot is a consistent view of a Tally.
 type Snapshot struct {
 	Done, N429, Late, NoWait, Spilled int

@@ -27,7 +27,7 @@ func Reading(a *analyze.Analysis) string {
 	case t.Long:
 		s += " That is a short median with a long tail: the median wait was 0 ms."
 	default:
-		s += fmt.Sprintf(" The tail stays close to the median: p99 is %s× p50.", Grouped(t.Ratio))
+		s += fmt.Sprintf(" p99 is %s× p50, under the %d× from which this summary reads a long tail.", Grouped(t.Ratio), analyze.LongTailRatio)
 	}
 	if len(a.Groups) > 1 {
 		s += " By group:"

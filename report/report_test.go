@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,12 +30,16 @@ func upstreamAnalysis(t testing.TB) *analyze.Analysis {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	return readAnalysis(t, f, analyze.ForeignColumns{Group: "source"},
+		analyze.Labels{"task013": "Burst-shaped source", "task019": "Scheduled-shaped source"})
+}
+
+// readAnalysis reads one input into an Analysis with the default
+// --min-group.
+func readAnalysis(t testing.TB, r io.Reader, cols analyze.ForeignColumns, labels analyze.Labels) *analyze.Analysis {
+	t.Helper()
 	tally := analyze.NewTally(false)
-	if err := tally.Read(context.Background(), f, analyze.Input{Name: "retry_after_ms_events.csv", Ordinal: 1}, analyze.ForeignColumns{Group: "source"}); err != nil {
-		t.Fatal(err)
-	}
-	labels, err := analyze.ParseLabels([]string{"task013=Burst-shaped source", "task019=Scheduled-shaped source"})
-	if err != nil {
+	if err := tally.Read(context.Background(), r, analyze.Input{Name: "input.csv", Ordinal: 1}, cols); err != nil {
 		t.Fatal(err)
 	}
 	a, err := tally.Analysis(labels, analyze.DefaultMinGroup)
@@ -98,30 +103,42 @@ func firstDiff(got, want string) string {
 	return "(no line differs)"
 }
 
-func TestUpstreamGolden(t *testing.T) {
+// TestGolden checks every text output for the published fixture and for a
+// ptuprobe results file.
+func TestGolden(t *testing.T) {
 	t.Parallel()
-	a := upstreamAnalysis(t)
-	cols, err := analyze.ParseColumns([]string{"min", "p95", "mean"})
-	if err != nil {
-		t.Fatal(err)
+	columns := func(keys ...string) []analyze.Statistic {
+		cols, err := analyze.ParseColumns(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cols
 	}
-	cases := []struct {
-		name  string
-		write func(*bytes.Buffer) error
+	sets := []struct {
+		prefix string
+		a      *analyze.Analysis
+		opts   Options
 	}{
-		{"upstream_summary.md", func(b *bytes.Buffer) error { return WriteSummary(b, a, Options{}) }},
-		{"upstream_events.csv", func(b *bytes.Buffer) error { return WriteEvents(b, a) }},
-		{"upstream_percentiles_extra.csv", func(b *bytes.Buffer) error { return WritePercentiles(b, a, cols) }},
-		{"upstream_analysis.json", func(b *bytes.Buffer) error { return WriteJSON(b, a, Options{}) }},
+		{"upstream", upstreamAnalysis(t), Options{Columns: columns("min", "p95", "mean")}},
+		{"results", resultsAnalysis(t), Options{Columns: columns("p25", "p75"), Timeline: true}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := c.write(&b); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, c.name, b.Bytes())
-		})
+	for _, set := range sets {
+		outputs := map[string]func(*bytes.Buffer) error{
+			"summary.md":      func(b *bytes.Buffer) error { return WriteSummary(b, set.a, set.opts) },
+			"percentiles.csv": func(b *bytes.Buffer) error { return WritePercentiles(b, set.a, set.opts.Columns) },
+			"events.csv":      func(b *bytes.Buffer) error { return WriteEvents(b, set.a) },
+			"analysis.json":   func(b *bytes.Buffer) error { return WriteJSON(b, set.a, set.opts) },
+		}
+		for name, write := range outputs {
+			name := set.prefix + "_" + name
+			t.Run(name, func(t *testing.T) {
+				var b bytes.Buffer
+				if err := write(&b); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, name, b.Bytes())
+			})
+		}
 	}
 }
 

@@ -89,8 +89,12 @@ func writeGroupCounts(b *strings.Builder, a *analyze.Analysis) {
 
 func writeTotals(b *strings.Builder, a *analyze.Analysis) {
 	t := a.Totals
+	attempts := Grouped(float64(t.Attempts))
+	if a.ResultsFiles == 0 {
+		attempts = "— (a foreign CSV records 429s only)"
+	}
 	fmt.Fprintf(b, "- Attempts: %s\n- 429s: %s (%s with a usable wait; without one: %s `none`, %s `invalid`)\n- Errors (an error class or no response): %s\n- Late sends: %s\n",
-		Grouped(float64(t.Attempts)), Grouped(float64(t.Total429)), Grouped(float64(a.Overall.Count())),
+		attempts, Grouped(float64(t.Total429)), Grouped(float64(a.Overall.Count())),
 		Grouped(float64(t.NoWait.None)), Grouped(float64(t.NoWait.Invalid)),
 		Grouped(float64(t.Errors)), Grouped(float64(t.Late)))
 	if len(t.ByStatus) > 0 {

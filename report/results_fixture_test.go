@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// resultsAnalysis analyzes a small deterministic ptuprobe results file
+// with every kind of row: both shapes, 429s without a usable wait, errors,
+// late sends and a group below --min-group.
+func resultsAnalysis(t *testing.T) *analyze.Analysis {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := results.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(shape, group string, seq, status int, wait float64, source, errClass string) {
+		r := results.Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "abcd0123", shape, group, seq, 1
+		r.IntendedMS, r.SentMS = float64(seq*50), float64(seq*50+seq%3*6)
+		r.LatencyMS, r.Status, r.Error = 10, status, errClass
+		r.WaitMS, r.WaitSource = wait, source
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 40; i++ {
+		switch {
+		case i%4 == 0:
+			add("burst", "burst-shaped", i, 429, float64(30+i), results.WaitRetryAfterMS, "")
+		case i%4 == 1 && i < 20:
+			add("burst", "burst-shaped", i, 429, float64(1000*i), results.WaitRetryAfterSeconds, "")
+		case i == 21:
+			add("burst", "burst-shaped", i, 429, results.None, results.WaitInvalid, "")
+		case i%10 == 3:
+			add("scheduled", "scheduled-shaped", i, 429, float64(i), results.WaitRetryAfterMS, "")
+		case i%10 == 7:
+			add("scheduled", "scheduled-shaped", i, 0, results.None, results.WaitNone, results.ErrTimeout)
+		case i%10 == 9:
+			add("scheduled", "scheduled-shaped", i, 429, results.None, results.WaitNone, "")
+		default:
+			add("scheduled", "nightly", i, 200, results.None, results.WaitNone, "")
+		}
+	}
+	return readAnalysis(t, &buf, analyze.ForeignColumns{}, analyze.Labels{"nightly": "Nightly schedule"})
+}

@@ -1,0 +1,267 @@
+package sim
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func gatewayConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Profile = ProfileGateway
+	cfg.TTFT, cfg.TPOT = 0, 0
+	return cfg
+}
+
+// msgBody is a messages call of 100 prompt tokens and the given budget.
+func msgBody(maxTokens int) string {
+	return `{"model":"m","max_tokens":` + itoa(maxTokens) + `,"messages":[{"role":"user","content":"` + strings.Repeat("g", 400) + `"}]}`
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func keyCeiling(t *testing.T, s *Server, key string) CeilingStats {
+	t.Helper()
+	for _, k := range s.Stats().Keys {
+		if k.Key == key {
+			return *k.Ceiling
+		}
+	}
+	t.Fatalf("no %s in stats", key)
+	return CeilingStats{}
+}
+
+func TestGatewayOrganizationFirstThenKey(t *testing.T) {
+	t.Parallel()
+	cfg := gatewayConfig()
+	cfg.GatewayOrgRPS = 3
+	cfg.GatewayKeyRPS = 2
+	cfg.GatewayRetryAfter = true
+	_, clk, ts := newSim(t, cfg)
+	clk.Advance(250 * time.Millisecond)
+	steps := []struct {
+		key     string
+		status  int
+		message string
+	}{
+		{"key-a", 200, ""},
+		{"key-a", 200, ""},
+		{"key-a", 429, "key's rate limit of requests per second"},
+		{"key-b", 200, ""}, // a quiet key still has room in the organization
+		{"key-c", 429, "organization's rate limit of requests per second"},
+	}
+	for i, st := range steps {
+		resp, body := post(t, ts.URL, "/v1/messages", msgBody(10), "x-api-key", st.key)
+		if resp.StatusCode != st.status {
+			t.Fatalf("step %d: status %d, want %d: %s", i, resp.StatusCode, st.status, body)
+		}
+		if st.status != 429 {
+			continue
+		}
+		var e struct {
+			Type  string
+			Error struct{ Type, Message string }
+		}
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Type != "error" || e.Error.Type != "rate_limit_error" || !strings.Contains(e.Error.Message, st.message) {
+			t.Errorf("step %d: body %s, want rate_limit_error about %q", i, body, st.message)
+		}
+		if strings.Contains(body, st.key) {
+			t.Errorf("step %d: body echoes the key", i)
+		}
+		if got := resp.Header.Get("Retry-After"); got != "1" {
+			t.Errorf("step %d: retry-after %q, want 1 (750 ms to the next second)", i, got)
+		}
+	}
+	clk.Advance(750 * time.Millisecond) // next second: both counters move on arrival
+	if resp, _ := post(t, ts.URL, "/v1/messages", msgBody(10), "x-api-key", "key-c"); resp.StatusCode != 200 {
+		t.Fatalf("next second: status %d", resp.StatusCode)
+	}
+}
+
+func TestGatewayTokensPerMinuteAndNoRetryAfterByDefault(t *testing.T) {
+	t.Parallel()
+	cfg := gatewayConfig()
+	cfg.GatewayKeyTPM = 500 // two calls of 100 + 150 estimated
+	_, clk, ts := newSim(t, cfg)
+	for i, want := range []int{200, 200, 429} {
+		// With no latency the correction lands at once: 100 + completion.
+		resp, body := post(t, ts.URL, "/v1/messages", `{"max_tokens":150,"messages":[{"role":"user","content":"`+strings.Repeat("g", 400)+`"}]}`, "x-api-key", "k")
+		if resp.StatusCode != want {
+			t.Fatalf("call %d: status %d, want %d: %s", i, resp.StatusCode, want, body)
+		}
+		if want == 429 && resp.Header.Get("Retry-After") != "" {
+			t.Errorf("retry-after without --gateway-retry-after")
+		}
+	}
+	clk.Advance(time.Minute)
+	if resp, _ := post(t, ts.URL, "/v1/messages", msgBody(150), "x-api-key", "k"); resp.StatusCode != 200 {
+		t.Fatalf("next minute: status %d", resp.StatusCode)
+	}
+}
+
+// TestGatewayReconcileOnlyOnTheSameMinute scripts the contract's cases:
+// a call is charged its estimate (100 prompt + 100 budget = 200) and,
+// when it completes, corrected to 100 + completion tokens only on the
+// counters still on the minute it was charged to.
+func TestGatewayReconcileOnlyOnTheSameMinute(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// arrive at start+at; complete 15 s later; other is an optional
+		// call by another key (same organization) at start+otherAt.
+		at, otherAt       time.Duration
+		path              string
+		wantKeyActual     bool // key counter holds the actual cost
+		wantOrgActual     bool
+		wantOrgHoldsFirst bool // org counter still holds the first call at all
+	}{
+		{"completes in the same minute", 10 * time.Second, -1, "/v1/messages", true, true, true},
+		{"completes in the next minute, no call since", 50 * time.Second, -1, "/v1/messages", true, true, true},
+		{"another key moved the organization on", 50 * time.Second, 60 * time.Second, "/v1/messages", true, false, false},
+		{"another key in the same minute", 10 * time.Second, 20 * time.Second, "/v1/messages", true, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := gatewayConfig()
+			cfg.TTFT = 15 * time.Second
+			s, clk, ts := newSim(t, cfg)
+			clk.Advance(tc.at)
+			done := make(chan string, 1)
+			go func() {
+				_, body := post(t, ts.URL, tc.path, msgBody(100), "x-api-key", "first")
+				done <- body
+			}()
+			waitSleepers(t, clk, 1)
+			if tc.otherAt >= 0 {
+				clk.Set(t0.Add(tc.otherAt))
+				go post(t, ts.URL, tc.path, msgBody(100), "x-api-key", "other")
+				waitSleepers(t, clk, 2)
+			}
+			clk.Set(t0.Add(tc.at + 15*time.Second))
+			var m struct {
+				Usage struct {
+					OutputTokens int `json:"output_tokens"`
+				}
+			}
+			if err := json.Unmarshal([]byte(<-done), &m); err != nil {
+				t.Fatal(err)
+			}
+			actual := int64(100 + m.Usage.OutputTokens)
+			if got := keyCeiling(t, s, "key-0").TokensThisMinute; (got == actual) != tc.wantKeyActual || (!tc.wantKeyActual && got != 200) {
+				t.Errorf("key counter %d (actual %d, estimate 200), want actual: %v", got, actual, tc.wantKeyActual)
+			}
+			org := s.Stats().Orgs[0].TokensThisMinute
+			other := int64(0)
+			if tc.otherAt >= 0 {
+				other = 200 // still in flight: its estimate
+			}
+			switch {
+			case !tc.wantOrgHoldsFirst:
+				if org != other {
+					t.Errorf("org counter %d, want only the other call's %d (moved on: nothing to correct)", org, other)
+				}
+			case tc.wantOrgActual:
+				if org != actual+other {
+					t.Errorf("org counter %d, want %d", org, actual+other)
+				}
+			}
+		})
+	}
+}
+
+func TestGatewayCorrectionLandsOnOneCounterOnly(t *testing.T) {
+	t.Parallel()
+	// The key's own second call moves the key's counter on but, in another
+	// organization... here the reverse: one organization, the key moved
+	// on by its own later call, the organization by nothing else: both
+	// move together. So use two organizations and a key in each.
+	cfg := gatewayConfig()
+	cfg.TTFT = 15 * time.Second
+	s, clk, ts := newSim(t, cfg)
+	clk.Advance(50 * time.Second)
+	done := make(chan struct{})
+	go func() { post(t, ts.URL, "/v1/messages", msgBody(100), "x-api-key", "k"); close(done) }()
+	waitSleepers(t, clk, 1)
+	// The same key calls again in the next minute: its counter and the
+	// organization's both move on, so the first call's correction lands
+	// nowhere and its 200-token estimate is simply gone with the minute.
+	clk.Set(t0.Add(61 * time.Second))
+	go post(t, ts.URL, "/v1/messages", msgBody(100), "x-api-key", "k")
+	waitSleepers(t, clk, 2)
+	clk.Set(t0.Add(65 * time.Second))
+	<-done
+	st := s.Stats()
+	if st.ReconcileMissed != 1 || st.ReconciledKey != 0 || st.ReconciledOrg != 0 {
+		t.Errorf("reconcile stats %+v: want one missed correction", st)
+	}
+	if got := keyCeiling(t, s, "key-0").TokensThisMinute; got != 200 {
+		t.Errorf("key counter %d, want the second call's estimate 200", got)
+	}
+	clk.Set(t0.Add(80 * time.Second))
+}
+
+func TestGatewayImagesKeepEstimateAndCountingIsFree(t *testing.T) {
+	t.Parallel()
+	cfg := gatewayConfig()
+	cfg.GatewayKeyTPM = 2500
+	cfg.GatewayKeyRPS = 1
+	cfg.TTFT = 0
+	s, clk, ts := newSim(t, cfg)
+	for range 20 {
+		resp, body := post(t, ts.URL, "/v1/messages/count_tokens", `{"messages":[{"role":"user","content":"abcdefgh"}]}`, "x-api-key", "k")
+		if resp.StatusCode != 200 || strings.TrimSpace(body) != `{"input_tokens":2}` {
+			t.Fatalf("count_tokens: %d %s", resp.StatusCode, body)
+		}
+	}
+	go post(t, ts.URL, "/v1/images/generations", `{"prompt":"a cat","n":2}`, "x-api-key", "k")
+	waitSleepers(t, clk, 1)
+	clk.Advance(2 * time.Second)
+	for s.Stats().InFlight != 0 {
+		clk.Advance(time.Millisecond)
+	}
+	if got := keyCeiling(t, s, "key-0").TokensThisMinute; got != 2000 {
+		t.Errorf("key tokens %d after an image call, want its estimate 2000 kept", got)
+	}
+	if st := s.Stats(); st.TokenCounts != 20 || st.Admitted != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestGatewayStreamCountsWhenItStarts(t *testing.T) {
+	t.Parallel()
+	cfg := gatewayConfig()
+	cfg.TTFT = time.Second
+	s, clk, ts := newSim(t, cfg)
+	out := make(chan string, 1)
+	go func() {
+		_, body := post(t, ts.URL, "/v1/messages", `{"max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "x-api-key", "k")
+		out <- body
+	}()
+	waitSleepers(t, clk, 1)
+	if got := keyCeiling(t, s, "key-0"); got.RequestsThisSecond != 1 || got.TokensThisMinute != 51 {
+		t.Fatalf("at stream start: %+v, want 1 request and the 51-token estimate", got)
+	}
+	for range 100 {
+		if s.Stats().InFlight == 0 {
+			break
+		}
+		clk.Advance(time.Second)
+	}
+	body := <-out
+	for _, ev := range []string{"event: message_start", "event: content_block_delta", "event: message_delta", "event: message_stop"} {
+		if !strings.Contains(body, ev) {
+			t.Errorf("stream lacks %q", ev)
+		}
+	}
+}
+
+func TestGatewayKeyOrgMappingIsStable(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"", "a", "sk-123", strings.Repeat("z", 300)} {
+		if orgOf(key, 7) != orgOf(key, 7) || orgOf(key, 7) < 0 || orgOf(key, 7) >= 7 || orgOf(key, 1) != 0 {
+			t.Errorf("orgOf(%q) unstable or out of range", key)
+		}
+	}
+}
