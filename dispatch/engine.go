@@ -113,6 +113,10 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		shift    time.Duration
 		deadline time.Duration = o.MaxDuration
 	)
+	wait := func(ctx context.Context, t time.Time) bool { return sleepUntil(ctx, clk, t) }
+	if _, real := clk.(realClock); real {
+		wait = sleepPrecise
+	}
 	start := clk.Now()
 	for {
 		if out.Sent >= o.MaxRequests {
@@ -140,7 +144,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 			out.CappedBy = "duration"
 			break
 		}
-		if !sleepUntil(ctx, clk, start.Add(intended)) {
+		if !wait(ctx, start.Add(intended)) {
 			out.Interrupted = true
 			break
 		}
