@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -107,6 +108,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		wg       sync.WaitGroup
 		sinkMu   sync.Mutex
 		sinkErr  error
+		sinkBad  atomic.Bool // a failed write stops the sending
 		slots    = make(chan struct{}, o.MaxInFlight)
 		waveWG   sync.WaitGroup
 		curWave  = results.None
@@ -118,7 +120,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		wait = sleepPrecise
 	}
 	start := clk.Now()
-	for {
+	for !sinkBad.Load() {
 		if out.Sent >= o.MaxRequests {
 			if _, _, more := p.Next(); more {
 				out.CappedBy = "max-requests"
@@ -178,6 +180,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 			sinkMu.Lock()
 			if err := sink.Write(&rec); err != nil && sinkErr == nil {
 				sinkErr = err
+				sinkBad.Store(true)
 			} else if err == nil {
 				out.Written++
 			}

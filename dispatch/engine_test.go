@@ -234,9 +234,13 @@ func (failingSink) Write(*results.Record) error { return errors.New("disk full")
 func TestSinkErrorIsReturned(t *testing.T) {
 	t.Parallel()
 	clk := newVirtualClock()
-	_, err := Run(context.Background(), &offsets{at: ms10(0)}, &fakeSender{clk: clk}, failingSink{}, Options{Clock: clk})
+	out, err := Run(context.Background(), &offsets{at: ms10(0, 10, 20, 30)}, &fakeSender{clk: clk}, failingSink{}, Options{Clock: clk, MaxInFlight: 1})
 	if err == nil || err.Error() != "disk full" {
 		t.Fatalf("err = %v", err)
+	}
+	// Sending stops once a row cannot be recorded.
+	if out.Sent > 2 {
+		t.Fatalf("sent %d requests after the sink failed", out.Sent)
 	}
 }
 
