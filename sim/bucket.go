@@ -73,6 +73,10 @@ func (b *bucket) admit(now time.Time, cost float64) verdict {
 		b.spent += cost
 		return verdict{admitted: true, viaBurst: true}
 	}
+	// The burst is over: what is left of the allowance is forfeited, so
+	// it comes back only through the slow refill, not by a crumb that
+	// happens to fit the next request.
+	b.spent = max(b.spent, b.allowance)
 	return verdict{wait: b.waitBelowFull()}
 }
 
@@ -97,12 +101,10 @@ func (b *bucket) waitBelowFull() time.Duration {
 
 // correct replaces an admitted request's estimate by its actual cost when
 // the response completes (delta = actual - estimate, usually negative).
-func (b *bucket) correct(now time.Time, delta float64, viaBurst bool) {
+// The burst allowance is not refunded: it was spent on the estimate.
+func (b *bucket) correct(now time.Time, delta float64) {
 	b.advance(now)
 	b.level = math.Max(0, b.level+delta)
-	if viaBurst {
-		b.spent = math.Max(0, b.spent+delta)
-	}
 }
 
 // utilization is the level as a percentage of capacity at now.

@@ -35,7 +35,7 @@ func TestRetryAfterExactForScriptedArrivals(t *testing.T) {
 				{40 * time.Millisecond, 429, "60", "1", "106.0%"},                     // drained 40
 				{60 * time.Millisecond, 200, "", "", "100.0%"},                        // exactly 100%: admitted
 				{time.Millisecond, 429, "99", "1", "109.9%"},                          // 99 over
-				{500 * time.Microsecond, 429, "99", "1", "109.9%"},                    // 98.5 ms rounds up
+				{500 * time.Microsecond, 429, "99", "1", ""},                          // 98.5 ms rounds up
 				{98*time.Millisecond + 499*time.Microsecond, 429, "1", "1", "100.0%"}, // 0.001 ms over
 			},
 		},

@@ -19,12 +19,12 @@ const (
 // explains the arithmetic behind the PTU ones.
 const (
 	DefaultDeployment    = "sim-ptu"
-	DefaultPTU           = 150
+	DefaultPTU           = 170
 	DefaultTokensPerPTU  = 2500 // published gpt-4o input tokens per PTU per minute
 	DefaultOutputWeight  = 3
-	DefaultBucketDepth   = 2 * time.Second
-	DefaultBurstPct      = 85
-	DefaultBurstRefill   = time.Minute
+	DefaultBucketDepth   = time.Second
+	DefaultBurstPct      = 175
+	DefaultBurstRefill   = 5 * time.Minute
 	DefaultMaxTokens     = 256
 	DefaultTTFT          = 200 * time.Millisecond
 	DefaultTPOT          = 8 * time.Millisecond
@@ -114,7 +114,7 @@ type Config struct {
 	Clock Clock
 }
 
-// DefaultConfig returns the zero-config simulator: a 200-PTU gpt-4o-like
+// DefaultConfig returns the zero-config simulator: a 170-PTU gpt-4o-like
 // deployment whose 429s, under the default burst and schedule plans, have
 // a short median and a long tail (see the package doc).
 func DefaultConfig() Config {

@@ -293,7 +293,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 			return // standard deployments count estimated tokens
 		}
 		s.mu.Lock()
-		s.bucket.correct(s.clock.Now(), actual-o.estimate, o.viaBurst)
+		s.bucket.correct(s.clock.Now(), actual-o.estimate)
 		s.mu.Unlock()
 	})
 }

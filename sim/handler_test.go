@@ -180,13 +180,7 @@ func TestCompletionCorrectsTheEstimate(t *testing.T) {
 	cfg.TTFT = time.Second
 	cfg.TPOT = 10 * time.Millisecond
 	s, clk, ts := newSim(t, cfg)
-	done := make(chan chatResponse, 1)
-	go func() {
-		_, body := post(t, ts.URL, azurePath, chatBody(400, 100)) // 100 prompt + 100 budget
-		var cr chatResponse
-		_ = json.Unmarshal([]byte(body), &cr)
-		done <- cr
-	}()
+	done := goPost(t, ts.URL, azurePath, chatBody(400, 100)) // 100 prompt + 100 budget
 	waitSleepers(t, clk, 1)
 	if got := s.Stats().UtilizationPct; got != 20 {
 		t.Fatalf("utilization in flight %.2f%%, want 20%% (the estimate, 200 tokens)", got)
@@ -195,7 +189,10 @@ func TestCompletionCorrectsTheEstimate(t *testing.T) {
 		t.Fatalf("in flight %d, want 1", s.Stats().InFlight)
 	}
 	clk.Advance(2 * time.Second) // past TTFT + 100 × TPOT
-	cr := <-done
+	var cr chatResponse
+	if err := json.Unmarshal([]byte(<-done), &cr); err != nil {
+		t.Fatal(err)
+	}
 	n := cr.Usage.CompletionTokens
 	if n < 30 || n > 100 {
 		t.Fatalf("completion tokens %d, want 30..100", n)
@@ -217,16 +214,13 @@ func TestCorrectionBeforeDrain(t *testing.T) {
 	cfg.BucketDepth = 1000 * time.Second
 	cfg.TTFT = time.Millisecond
 	s, clk, ts := newSim(t, cfg)
-	done := make(chan chatResponse, 1)
-	go func() {
-		_, body := post(t, ts.URL, azurePath, chatBody(400, 100))
-		var cr chatResponse
-		_ = json.Unmarshal([]byte(body), &cr)
-		done <- cr
-	}()
+	done := goPost(t, ts.URL, azurePath, chatBody(400, 100))
 	waitSleepers(t, clk, 1)
 	clk.Advance(time.Millisecond)
-	cr := <-done
+	var cr chatResponse
+	if err := json.Unmarshal([]byte(<-done), &cr); err != nil {
+		t.Fatal(err)
+	}
 	want := 100 + float64(cr.Usage.CompletionTokens) - 0.001 // actual cost less 1 ms of drain
 	if got := s.Stats().UtilizationPct * 1000 / 100; abs(got-want) > 1e-6 {
 		t.Errorf("level %.4f tokens, want %.4f", got, want)

@@ -37,6 +37,9 @@ func newSim(t *testing.T, cfg Config) (*Server, *ManualClock, *httptest.Server) 
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
+	// Release every handler still parked on the clock, or Close would
+	// wait for them forever. Cleanups run last-in first-out.
+	t.Cleanup(func() { clk.Advance(24 * time.Hour) })
 	return s, clk, ts
 }
 
@@ -53,9 +56,18 @@ const azurePath = "/openai/deployments/" + DefaultDeployment + "/chat/completion
 
 func post(t *testing.T, url, path, body string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+	resp, b, err := do(url, path, body, hdr...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// do posts body and reads the whole answer; safe in any goroutine.
+func do(url, path, body string, hdr ...string) (*http.Response, string, error) {
+	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+	if err != nil {
+		return nil, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -63,14 +75,25 @@ func post(t *testing.T, url, path, body string, hdr ...string) (*http.Response, 
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	return resp, string(b), err
+}
+
+// goPost posts in a goroutine and delivers the body (empty on error,
+// which is reported with t.Error).
+func goPost(t *testing.T, url, path, body string, hdr ...string) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		_, b, err := do(url, path, body, hdr...)
+		if err != nil {
+			t.Error(err)
+		}
+		out <- b
+	}()
+	return out
 }
 
 // waitSleepers waits until n handlers are parked on the manual clock, so

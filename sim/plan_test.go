@@ -10,27 +10,29 @@ import (
 	"time"
 )
 
-// The characterize plan the defaults are tuned for (issue 5): a burst of
-// 4 waves × 40 requests 2 s apart, then a scheduled ramp. Requests are the
+// The characterize plan the defaults are tuned for (issue 5, cmd's
+// DefaultCharacterize*): a burst of 4 waves × 40 requests 2 s apart, then
+// a scheduled plan "warmup:3s@3/s", "ramp:12s@3/s-24/s". Requests are the
 // client's default: ~1,000 prompt tokens, max_tokens 100.
 const (
 	planWaves        = 4
 	planWaveSize     = 40
 	planWaveGap      = 2 * time.Second
 	planWaveSpread   = 30 * time.Millisecond // a wave leaves the client over a few ms
-	planRampFrom     = 2.0                   // requests/s
-	planRampTo       = 20.0
-	planRampDuration = 18 * time.Second
+	planWarmupRate   = 3.0                   // requests/s, under the sustainable ~7/s
+	planWarmup       = 3 * time.Second
+	planRampFrom     = 3.0 // requests/s
+	planRampTo       = 24.0
+	planRampDuration = 12 * time.Second
 	planPromptChars  = 4000
 	planMaxTokens    = 100
 )
 
 type planEvent struct {
-	at       time.Time
-	arrival  bool
-	group    int // 0 burst, 1 scheduled
-	delta    float64
-	viaBurst bool
+	at      time.Time
+	arrival bool
+	group   int // 0 burst, 1 scheduled
+	delta   float64
 }
 
 type eventQueue []planEvent
@@ -88,23 +90,29 @@ func runPlanWith(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, s
 	// The schedule starts when the burst's last wave has been answered;
 	// a generous bound on the latency keeps it independent of the model.
 	schedStart := time.Duration(planWaves-1)*planWaveGap + time.Second
+	n := int(planWarmupRate * planWarmup.Seconds())
+	for k := range n {
+		at := schedStart + time.Duration(float64(k)/planWarmupRate*float64(time.Second))
+		heap.Push(q, planEvent{at: start.Add(at), arrival: true, group: 1})
+	}
 	// Linear ramp: arrival k is at the time the integral of the rate
 	// reaches k (an absolute schedule).
+	rampStart := schedStart + planWarmup
 	a := (rampTo - planRampFrom) / planRampDuration.Seconds()
-	for k := 0; ; k++ {
+	for k := 0; k < 1000; k++ {
 		// solve r0 t + a t²/2 = k
 		x := float64(k)
 		tt := (-planRampFrom + math.Sqrt(planRampFrom*planRampFrom+2*a*x)) / a
 		if tt >= planRampDuration.Seconds() {
 			break
 		}
-		heap.Push(q, planEvent{at: start.Add(schedStart + time.Duration(tt*float64(time.Second))), arrival: true, group: 1})
+		heap.Push(q, planEvent{at: start.Add(rampStart + time.Duration(tt*float64(time.Second))), arrival: true, group: 1})
 	}
 	var res planResult
 	for q.Len() > 0 {
 		e := heap.Pop(q).(planEvent)
 		if !e.arrival {
-			s.bucket.correct(e.at, e.delta, e.viaBurst)
+			s.bucket.correct(e.at, e.delta)
 			res.end = max(res.end, e.at.Sub(start))
 			continue
 		}
@@ -116,7 +124,7 @@ func runPlanWith(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, s
 			continue
 		}
 		actual := cfg.EstimatedCost(r.PromptTokens, o.cached, o.completion)
-		heap.Push(q, planEvent{at: e.at.Add(s.latency(o.completion)), delta: actual - o.estimate, viaBurst: o.viaBurst})
+		heap.Push(q, planEvent{at: e.at.Add(s.latency(o.completion)), delta: actual - o.estimate})
 	}
 	return res
 }

@@ -1,12 +1,9 @@
 package sim
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 )
 
 // charsPerToken is the simulator's tokenizer: a token is about four
@@ -29,32 +26,6 @@ type request struct {
 	Images       int // images requested (image route)
 }
 
-// wireRequest covers the chat-completions body (OpenAI/Azure) and the
-// messages body (gateway profile, Anthropic-style "system" field).
-type wireRequest struct {
-	Model               string          `json:"model"`
-	Messages            []wireMessage   `json:"messages"`
-	System              json.RawMessage `json:"system"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Prompt json.RawMessage `json:"prompt"`
-	N      *int64          `json:"n"`
-}
-
-type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-type wirePart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // errBadRequest marks errors whose message may be shown to the client.
 var errBadRequest = errors.New("bad request")
 
@@ -71,118 +42,191 @@ const (
 	kindImage                 // image generation: prompt, n
 )
 
-// parseRequest decodes a request body. It never panics on any input and
-// its errors are one line a client can read; they never quote the body.
+// parseRequest decodes a request body: the chat-completions body
+// (OpenAI/Azure), the messages body (gateway, with a "system" field) or
+// an image-generation body. It never panics on any input and its errors
+// are one line a client can read; they never quote the body.
 func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
-	var r request
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
+	var (
+		r                        request
+		sc                       = jsonScanner{b: body}
+		msgChars, firstChars     int
+		firstSystem, sawMessages bool
+		firstRaw, sysRaw         []byte
+		sysChars                 int
+		sysSet                   bool
+		budget, completionBudget int64
+		budgetSet, complSet      bool
+		promptChars              int
+		promptSet                bool
+		n                        int64
+		nSet                     bool
+	)
+	if sc.peek() != '{' {
 		return r, badRequest("body must be a JSON object")
 	}
-	var w wireRequest
-	if err := json.Unmarshal(body, &w); err != nil {
-		return r, badRequest("body is not valid JSON for this operation")
+	field := func(name string, err error) error {
+		if err == nil || errors.Is(err, errSyntax) || errors.Is(err, errTooDeep) {
+			return err
+		}
+		return fmt.Errorf("'%s': %w", name, err)
 	}
-	if len(w.Model) > 256 {
-		return r, badRequest("'model' is too long")
+	err := sc.object(func(key []byte) error {
+		switch string(key) {
+		case "model":
+			if sc.null() {
+				return nil
+			}
+			m, err := sc.text()
+			if err == nil && len(m) > 256 {
+				err = errors.New("is too long")
+			}
+			r.Model = m
+			return field("model", err)
+		case "messages":
+			msgChars, firstChars, firstSystem, firstRaw, sawMessages = 0, 0, false, nil, false
+			if sc.null() {
+				return nil
+			}
+			if sc.peek() != '[' {
+				return field("messages", errors.New("must be an array"))
+			}
+			return sc.array(func(i int) error {
+				sawMessages = true
+				if sc.null() {
+					return nil
+				}
+				if sc.peek() != '{' {
+					return field(fmt.Sprintf("messages[%d]", i), errors.New("must be an object"))
+				}
+				return sc.object(func(key []byte) error {
+					switch string(key) {
+					case "role":
+						if sc.null() {
+							return nil
+						}
+						role, err := sc.text()
+						if i == 0 {
+							firstSystem = role == "system" || role == "developer"
+						}
+						return field(fmt.Sprintf("messages[%d].role", i), err)
+					case "content":
+						c, raw, err := sc.content()
+						msgChars += c
+						if i == 0 {
+							firstChars, firstRaw = c, raw
+						}
+						return field(fmt.Sprintf("messages[%d].content", i), err)
+					}
+					return sc.skip()
+				})
+			})
+		case "system":
+			c, raw, err := sc.content()
+			sysChars, sysRaw, sysSet = c, raw, raw != nil
+			return field("system", err)
+		case "max_tokens":
+			v, set, err := sc.optInt()
+			budget, budgetSet = v, set
+			return field("max_tokens", err)
+		case "max_completion_tokens":
+			v, set, err := sc.optInt()
+			completionBudget, complSet = v, set
+			return field("max_completion_tokens", err)
+		case "stream":
+			v, err := sc.optBool()
+			r.Stream = v
+			return field("stream", err)
+		case "stream_options":
+			if sc.null() {
+				r.IncludeUsage = false
+				return nil
+			}
+			if sc.peek() != '{' {
+				return field("stream_options", errors.New("must be an object"))
+			}
+			return sc.object(func(key []byte) error {
+				if string(key) != "include_usage" {
+					return sc.skip()
+				}
+				v, err := sc.optBool()
+				r.IncludeUsage = v
+				return field("stream_options.include_usage", err)
+			})
+		case "prompt":
+			c, raw, err := sc.content()
+			promptChars, promptSet = c, raw != nil
+			return field("prompt", err)
+		case "n":
+			v, set, err := sc.optInt()
+			n, nSet = v, set
+			return field("n", err)
+		}
+		return sc.skip()
+	})
+	if err == nil && sc.peek() != 0 {
+		err = errSyntax
 	}
-	r.Model = w.Model
+	switch {
+	case err == nil:
+	case errors.Is(err, errSyntax):
+		return r, badRequest("body is not valid JSON")
+	case errors.Is(err, errTooDeep):
+		return r, badRequest("body is nested too deeply")
+	default:
+		return r, badRequest("%v", err)
+	}
+
 	if kind == kindImage {
-		text, err := contentText(w.Prompt)
-		if err != nil || text == 0 {
+		if !promptSet || promptChars == 0 {
 			return r, badRequest("'prompt' must be a non-empty string")
 		}
-		r.PromptTokens = ceilDiv(text, charsPerToken)
+		r.PromptTokens = ceilDiv(promptChars, charsPerToken)
 		r.Images = 1
-		if w.N != nil {
-			if *w.N < 1 || *w.N > 10 {
+		if nSet {
+			if n < 1 || n > 10 {
 				return r, badRequest("'n' must be 1..10")
 			}
-			r.Images = int(*w.N)
+			r.Images = int(n)
 		}
 		return r, nil
 	}
-	if len(w.Messages) == 0 {
+	if !sawMessages {
 		return r, badRequest("'messages' must be a non-empty array")
 	}
-	chars := 0
-	if len(w.System) > 0 && !isJSONNull(w.System) {
-		n, err := contentText(w.System)
-		if err != nil {
-			return r, badRequest("'system': %v", err)
-		}
-		chars += n
-		r.SystemTokens = ceilDiv(n, charsPerToken)
+	chars := msgChars
+	switch {
+	case sysSet:
+		chars += sysChars
+		r.SystemTokens = ceilDiv(sysChars, charsPerToken)
 		if r.SystemTokens >= cacheMinTokens {
-			r.SystemDigest = digestContent(w.System)
+			r.SystemDigest = sha256.Sum256(sysRaw)
 		}
-	}
-	for i, m := range w.Messages {
-		n, err := contentText(m.Content)
-		if err != nil {
-			return r, badRequest("'messages[%d].content': %v", i, err)
-		}
-		chars += n
-		if i == 0 && len(w.System) == 0 && (m.Role == "system" || m.Role == "developer") {
-			r.SystemTokens = ceilDiv(n, charsPerToken)
-			if r.SystemTokens >= cacheMinTokens {
-				r.SystemDigest = digestContent(m.Content)
-			}
+	case firstSystem:
+		r.SystemTokens = ceilDiv(firstChars, charsPerToken)
+		if r.SystemTokens >= cacheMinTokens {
+			r.SystemDigest = sha256.Sum256(firstRaw)
 		}
 	}
 	r.PromptTokens = ceilDiv(chars, charsPerToken)
 	if kind == kindCount {
 		return r, nil
 	}
-	budget := w.MaxCompletionTokens
-	if budget == nil {
-		budget = w.MaxTokens
-	}
 	r.MaxTokens = defaultMax
-	if budget != nil {
-		if *budget < 1 || *budget > MaxOutputTokens {
+	if complSet {
+		budget, budgetSet = completionBudget, true
+	}
+	if budgetSet {
+		if budget < 1 || budget > MaxOutputTokens {
 			return r, badRequest("max_tokens must be 1..%d", MaxOutputTokens)
 		}
-		r.MaxTokens = int(*budget)
+		r.MaxTokens = int(budget)
 		r.MaxTokensSet = true
 	}
-	r.Stream = w.Stream
-	r.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
+	if !r.Stream {
+		r.IncludeUsage = false
+	}
 	return r, nil
 }
-
-// contentText counts the characters of a message content: a string, an
-// array of parts (only text parts count) or null.
-func contentText(raw json.RawMessage) (int, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isJSONNull(raw) {
-		return 0, nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, errors.New("not a valid string")
-		}
-		return utf8.RuneCountInString(s), nil
-	case '[':
-		var parts []wirePart
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return 0, errors.New("not a valid array of content parts")
-		}
-		n := 0
-		for _, p := range parts {
-			n += utf8.RuneCountInString(p.Text)
-		}
-		return n, nil
-	}
-	return 0, errors.New("must be a string or an array of parts")
-}
-
-func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// digestContent identifies a system message for the prompt cache without
-// keeping its text.
-func digestContent(raw json.RawMessage) [32]byte { return sha256.Sum256(bytes.TrimSpace(raw)) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

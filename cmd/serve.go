@@ -1,0 +1,89 @@
+package cmd
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// DefaultServeAddr is where `ptuprobe serve` listens: loopback only.
+const DefaultServeAddr = "127.0.0.1:8089"
+
+func init() {
+	register(func() *cobra.Command {
+		cfg := sim.DefaultConfig()
+		addr := DefaultServeAddr
+		c := &cobra.Command{
+			Use:   "serve",
+			Short: "Run the embedded PTU simulator (or the gateway profile) on loopback",
+			Long: `serve runs the simulator that burst, schedule and characterize use when no
+target is given: an Azure OpenAI provisioned deployment under the documented
+admission model (utilization as a leaky bucket; 429 with retry-after-ms when
+over 100%), or with --profile gateway an API gateway with per-key and
+per-organization ceilings. It prints its URL and a command to try; Ctrl-C
+stops it. GET /sim/stats shows what it has admitted and refused.`,
+			Args: cobra.NoArgs,
+			Example: `  ptuprobe serve
+  ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
+  ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000
+  ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset`,
+			RunE: func(c *cobra.Command, _ []string) error {
+				if err := cfg.Validate(); err != nil {
+					return asUsage(err)
+				}
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return usageError("--addr %q: want host:port, e.g. %s", addr, DefaultServeAddr)
+				}
+				run, err := sim.Start(c.Context(), cfg, addr)
+				if err != nil {
+					return &ExitError{Code: ExitFailure, Err: err}
+				}
+				defer run.Close()
+				printServeBanner(c, cfg, run)
+				select {
+				case <-c.Context().Done():
+				case <-run.Done():
+				}
+				if err := run.Close(); err != nil {
+					return &ExitError{Code: ExitFailure, Err: fmt.Errorf("simulator: %w", err)}
+				}
+				fmt.Fprintln(c.ErrOrStderr(), "simulator stopped")
+				return nil
+			},
+		}
+		c.Flags().StringVar(&addr, "addr", addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
+		cfg.AddFlags(c.Flags(), "")
+		return c
+	})
+}
+
+// printServeBanner says where the simulator is and how to aim ptuprobe at
+// it. The first line is the URL alone so scripts can read it.
+func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
+	out := c.OutOrStdout()
+	fmt.Fprintln(out, run.URL)
+	if host, _, err := net.SplitHostPort(run.Addr); err == nil {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			fmt.Fprintf(c.ErrOrStderr(), "warning: listening on %s, not only on loopback\n", run.Addr)
+		}
+	}
+	if cfg.Profile == sim.ProfileGateway {
+		fmt.Fprintf(out, "simulated gateway: per key %d requests/s and %d tokens/min, per organization %d requests/s and %d tokens/min\n",
+			cfg.GatewayKeyRPS, cfg.GatewayKeyTPM, cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
+		fmt.Fprintf(out, "try:   ptuprobe burst --url %s/v1/chat/completions\n", run.URL)
+	} else {
+		drain := cfg.DrainTokensPerSecond()
+		perReq := cfg.EstimatedCost(1000, 0, 65) // a default client request's mean actual cost
+		fmt.Fprintf(out, "simulated PTU deployment %q: %g PTU, drains %.0f tokens/s (about %.1f requests/s of ~1,000 prompt + 100 max tokens)\n",
+			cfg.Deployment, cfg.PTU, drain, drain/perReq)
+		if cfg.SpilloverDeployment != "" {
+			fmt.Fprintf(out, "spillover to standard deployment %q: %d tokens/min, %d requests/min\n", cfg.SpilloverDeployment, cfg.StandardTPM, cfg.StandardRPM)
+		}
+		fmt.Fprintf(out, "try:   ptuprobe burst --endpoint %s --deployment %s\n", run.URL, cfg.Deployment)
+	}
+	fmt.Fprintf(out, "stats: %s/sim/stats\n", run.URL)
+	fmt.Fprintln(out, "Ctrl-C stops it.")
+}

@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRequest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		body    string
+		kind    bodyKind
+		prompt  int
+		system  int
+		max     int
+		stream  bool
+		usage   bool
+		wantErr string
+	}{
+		{"string content", `{"messages":[{"role":"user","content":"abcdefgh"}],"max_tokens":7}`, kindChat, 2, 0, 7, false, false, ""},
+		{"chars rounded up", `{"messages":[{"role":"user","content":"abcde"}]}`, kindChat, 2, 0, 256, false, false, ""},
+		{"runes not bytes", `{"messages":[{"role":"user","content":"ééééé"}]}`, kindChat, 2, 0, 256, false, false, ""},
+		{"parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image_url"},{"type":"text","text":"efgh"}]}]}`, kindChat, 2, 0, 256, false, false, ""},
+		{"system message", `{"messages":[{"role":"system","content":"ssss"},{"role":"user","content":"uuuu"}]}`, kindChat, 2, 1, 256, false, false, ""},
+		{"system field", `{"system":"ssssssss","messages":[{"role":"user","content":"uuuu"}]}`, kindChat, 3, 2, 256, false, false, ""},
+		{"max_completion_tokens wins", `{"messages":[{"role":"user","content":"x"}],"max_tokens":5,"max_completion_tokens":9}`, kindChat, 1, 0, 9, false, false, ""},
+		{"stream with usage", `{"messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true}}`, kindChat, 1, 0, 256, true, true, ""},
+		{"null content", `{"messages":[{"role":"assistant","content":null},{"role":"user","content":"x"}]}`, kindChat, 1, 0, 256, false, false, ""},
+		{"count", `{"messages":[{"role":"user","content":"abcdefgh"}]}`, kindCount, 2, 0, 0, false, false, ""},
+		{"image", `{"prompt":"a cat on a mat","n":3}`, kindImage, 4, 0, 0, false, false, ""},
+		{"not an object", `"hi"`, kindChat, 0, 0, 0, false, false, "JSON object"},
+		{"no messages", `{"messages":[]}`, kindChat, 0, 0, 0, false, false, "'messages'"},
+		{"number content", `{"messages":[{"content":1}]}`, kindChat, 0, 0, 0, false, false, "messages[0].content"},
+		{"zero max_tokens", `{"messages":[{"content":"x"}],"max_tokens":0}`, kindChat, 0, 0, 0, false, false, "max_tokens"},
+		{"fractional max_tokens", `{"messages":[{"content":"x"}],"max_tokens":1.5}`, kindChat, 0, 0, 0, false, false, "must be an integer"},
+		{"escapes count as one character", `{"messages":[{"content":"\u00e9\n\"\\ab"}]}`, kindChat, 2, 0, 256, false, false, ""},
+		{"escaped role", `{"messages":[{"role":"syst\u0065m","content":"abcd"}]}`, kindChat, 1, 1, 256, false, false, ""},
+		{"unknown fields skipped", `{"tools":[{"a":[1,2,{"b":null}]}],"temperature":0.5e-3,"messages":[{"content":"abcd","name":"x"}],"user":true}`, kindChat, 1, 0, 256, false, false, ""},
+		{"nulls", `{"model":null,"max_tokens":null,"stream":null,"stream_options":null,"system":null,"messages":[null,{"role":null,"content":null},{"content":"abcd"}]}`, kindChat, 1, 0, 256, false, false, ""},
+		{"include_usage without stream", `{"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}`, kindChat, 1, 0, 256, false, false, ""},
+		{"trailing garbage", `{"messages":[{"content":"x"}]} x`, kindChat, 0, 0, 0, false, false, "valid JSON"},
+		{"raw control character", "{\"messages\":[{\"content\":\"a\tb\"}]}", kindChat, 0, 0, 0, false, false, "valid JSON"},
+		{"bad escape", `{"messages":[{"content":"\q"}]}`, kindChat, 0, 0, 0, false, false, "valid JSON"},
+		{"too deep", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"messages":[{"content":"x"}]}`, kindChat, 0, 0, 0, false, false, "nested too deeply"},
+		{"string max_tokens", `{"messages":[{"content":"x"}],"max_tokens":"5"}`, kindChat, 0, 0, 0, false, false, "'max_tokens': must be an integer"},
+		{"huge max_tokens", `{"messages":[{"content":"x"}],"max_tokens":123456789012345678901234567890}`, kindChat, 0, 0, 0, false, false, "max_tokens must be"},
+		{"part not an object", `{"messages":[{"content":["x"]}]}`, kindChat, 0, 0, 0, false, false, "array of parts"},
+		{"image without prompt", `{"n":1}`, kindImage, 0, 0, 0, false, false, "'prompt'"},
+		{"image n too big", `{"prompt":"x","n":11}`, kindImage, 0, 0, 0, false, false, "'n'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := parseRequest([]byte(tc.body), tc.kind, 256)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, errBadRequest) {
+					t.Fatalf("error %v, want one about %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.PromptTokens != tc.prompt || r.SystemTokens != tc.system || r.MaxTokens != tc.max || r.Stream != tc.stream || r.IncludeUsage != tc.usage {
+				t.Errorf("got %+v", r)
+			}
+		})
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range []string{
+		chatBody(4000, 100),
+		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]}],"stream":true}`,
+		`{"system":[{"type":"text","text":"s"}],"messages":[{"content":"u"}],"max_tokens":16384}`,
+		`{"prompt":"p","n":2}`, `{`, `[]`, `null`, "", "\x00", `{"messages":[{"content":{"a":1}}]}`,
+	} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, k uint8) {
+		kind := bodyKind(k % 3)
+		r, err := parseRequest(body, kind, DefaultMaxTokens)
+		// The scanner must agree with encoding/json on what is JSON.
+		if err == nil && !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON %q", body)
+		}
+		if err != nil && strings.Contains(err.Error(), "not valid JSON") && json.Valid(body) {
+			t.Fatalf("rejected valid JSON %q as invalid", body)
+		}
+		if err != nil {
+			if !errors.Is(err, errBadRequest) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one bad-request line", err)
+			}
+			return
+		}
+		if r.PromptTokens < 0 || r.SystemTokens > r.PromptTokens || (kind == kindChat && (r.MaxTokens < 1 || r.MaxTokens > MaxOutputTokens)) {
+			t.Fatalf("parsed %+v from %q", r, body)
+		}
+	})
+}
+
+// FuzzServe throws arbitrary bodies at both profiles: the server must
+// answer every one with a well-formed status, never panic.
+func FuzzServe(f *testing.F) {
+	f.Add([]byte(chatBody(100, 10)), "/openai/deployments/sim-ptu/chat/completions?api-version=1", false)
+	f.Add([]byte(`{"model":"sim-ptu","messages":[{"content":"x"}],"stream":true}`), "/v1/chat/completions", false)
+	f.Add([]byte(`{"max_tokens":3,"messages":[{"content":"x"}]}`), "/v1/messages", true)
+	f.Add([]byte(`{"prompt":"x"}`), "/v1/images/generations", true)
+	f.Add([]byte("\xff\xfe"), "/v1/messages/count_tokens", true)
+	servers := map[bool]*Server{}
+	for _, gw := range []bool{false, true} {
+		cfg := testConfig()
+		if gw {
+			cfg.Profile = ProfileGateway
+		}
+		cfg.Clock = instantClock{}
+		s, err := New(cfg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		servers[gw] = s
+	}
+	f.Fuzz(func(t *testing.T, body []byte, path string, gw bool) {
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://sim"+path, strings.NewReader(string(body)))
+		if err != nil {
+			return // not a URL a client could send
+		}
+		rec := httptest.NewRecorder()
+		servers[gw].ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 400, 404, 405, 413, 429:
+		default:
+			t.Fatalf("status %d for %q", rec.Code, body)
+		}
+	})
+}
+
+// instantClock never moves and never makes anyone wait: latency is
+// skipped, so a fuzz run needs no one to drive time.
+type instantClock struct{}
+
+func (instantClock) Now() time.Time                                   { return t0 }
+func (instantClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
