@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -77,6 +78,31 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
+	var cpuProfile string
+	var stopProfile func()
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return asUsage(fmt.Errorf("--cpuprofile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
+	cobra.OnFinalize(func() {
+		if stopProfile != nil {
+			stopProfile()
+			stopProfile = nil
+		}
+	})
 	return root
 }
 

@@ -115,6 +115,36 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		shift    time.Duration
 		deadline time.Duration = o.MaxDuration
 	)
+	do := func(a attempt) {
+		defer wg.Done()
+		if o.WaitWave {
+			defer waveWG.Done()
+		}
+		rec := results.Blank()
+		rec.RunID, rec.Shape, rec.Group = o.RunID, o.Shape, o.Group
+		rec.Seq, rec.Attempt, rec.Wave = a.seq, 1, a.wave
+		rec.IntendedMS = ms(a.intended)
+		rec.SentMS = ms(a.sent)
+		s.Send(reqCtx, a.seq, &rec)
+		<-slots
+		sinkMu.Lock()
+		if err := sink.Write(&rec); err != nil && sinkErr == nil {
+			sinkErr = err
+			sinkBad.Store(true)
+		} else if err == nil {
+			out.Written++
+		}
+		sinkMu.Unlock()
+		if o.Observe != nil {
+			o.Observe(&rec)
+		}
+	}
+	jobs := make(chan attempt)
+	worker := func(a attempt) {
+		for ok := true; ok; a, ok = <-jobs {
+			do(a)
+		}
+	}
 	wait := func(ctx context.Context, t time.Time) bool { return sleepUntil(ctx, clk, t) }
 	if _, real := clk.(realClock); real {
 		wait = sleepPrecise
@@ -158,42 +188,26 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		if out.Interrupted {
 			break
 		}
-		sent := clk.Now().Sub(start)
-		seq := out.Sent
+		a := attempt{seq: out.Sent, wave: wave, intended: intended, sent: clk.Now().Sub(start)}
 		out.Sent++
 		wg.Add(1)
 		if o.WaitWave {
 			waveWG.Add(1)
 		}
-		go func() {
-			defer wg.Done()
-			if o.WaitWave {
-				defer waveWG.Done()
-			}
-			rec := results.Blank()
-			rec.RunID, rec.Shape, rec.Group = o.RunID, o.Shape, o.Group
-			rec.Seq, rec.Attempt, rec.Wave = seq, 1, wave
-			rec.IntendedMS = ms(intended)
-			rec.SentMS = ms(sent)
-			s.Send(reqCtx, seq, &rec)
-			<-slots
-			sinkMu.Lock()
-			if err := sink.Write(&rec); err != nil && sinkErr == nil {
-				sinkErr = err
-				sinkBad.Store(true)
-			} else if err == nil {
-				out.Written++
-			}
-			sinkMu.Unlock()
-			if o.Observe != nil {
-				o.Observe(&rec)
-			}
-		}()
+		// Hand the attempt to an idle worker, or start one: at most
+		// MaxInFlight workers exist, and a worker keeps its grown stack for
+		// the next request instead of growing a fresh goroutine's again.
+		select {
+		case jobs <- a:
+		default:
+			go worker(a)
+		}
 	}
 	if ctx.Err() != nil {
 		out.Interrupted = true
 	}
 	wg.Wait()
+	close(jobs)
 	if sinkErr != nil {
 		return out, sinkErr
 	}
@@ -201,6 +215,12 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		return out, ErrInterrupted
 	}
 	return out, nil
+}
+
+// attempt is one send handed from the pacing loop to a worker.
+type attempt struct {
+	seq, wave      int
+	intended, sent time.Duration
 }
 
 // ErrInterrupted is returned when the context was canceled mid-plan. Every
