@@ -58,6 +58,13 @@ var Version = "dev"
 // NewRootCommand builds the whole command tree. Tests build a fresh tree per
 // run so flag state never leaks between them.
 func NewRootCommand() *cobra.Command {
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot builds the tree and returns a finish func that stops a CPU
+// profile started by the hidden --cpuprofile flag.
+func newRoot() (*cobra.Command, func()) {
 	root := &cobra.Command{
 		Use:   "ptuprobe",
 		Short: "Load generator and retry-after characterizer for rate-limited LLM endpoints",
@@ -97,13 +104,11 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 		return nil
 	}
-	cobra.OnFinalize(func() {
+	return root, func() {
 		if stopProfile != nil {
 			stopProfile()
-			stopProfile = nil
 		}
-	})
-	return root
+	}
 }
 
 // commands holds the constructors of the sub-commands; each command file
@@ -122,7 +127,8 @@ func Execute() int {
 // Run executes the CLI with args, writing to stdout and stderr, and returns
 // the exit code. Tests call it in-process.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := NewRootCommand()
+	root, finish := newRoot()
+	defer finish()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

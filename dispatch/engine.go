@@ -182,6 +182,10 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		}
 		select {
 		case slots <- struct{}{}:
+			if ctx.Err() != nil {
+				<-slots
+				out.Interrupted = true
+			}
 		case <-ctx.Done():
 			out.Interrupted = true
 		}
@@ -238,7 +242,8 @@ func sleepUntil(ctx context.Context, clk Clock, t time.Time) bool {
 	timer := clk.NewTimer(d)
 	select {
 	case <-timer.C():
-		return true
+		// A cancel that raced the timer wins: no send after an interrupt.
+		return ctx.Err() == nil
 	case <-ctx.Done():
 		timer.Stop()
 		return false
