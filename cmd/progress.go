@@ -17,6 +17,7 @@ import (
 // line every interval otherwise, nothing when quiet.
 type progress struct {
 	bar   *progressbar.ProgressBar
+	label string
 	tally *dispatch.Tally
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -29,7 +30,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func newProgress(w io.Writer, quiet bool, label string, total int, every time.Duration, tally *dispatch.Tally) *progress {
-	p := &progress{tally: tally, start: time.Now()}
+	p := &progress{tally: tally, start: time.Now(), label: label}
 	if quiet {
 		return p
 	}
@@ -68,7 +69,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 func (p *progress) add() {
 	if p.bar != nil {
 		_, n := p.tally.Counts()
-		p.bar.Describe(fmt.Sprintf("%d 429s", n))
+		p.bar.Describe(fmt.Sprintf("%s: %d 429s", p.label, n))
 		_ = p.bar.Add(1)
 	}
 }
