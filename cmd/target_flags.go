@@ -23,6 +23,7 @@ type targetFlags struct {
 	promptTokens, sharedPrefixTokens      int
 	maxTokens                             int
 	maxTokensField                        string
+	stream                                bool
 	timeout                               time.Duration
 	sim                                   sim.Config
 }
@@ -42,6 +43,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching)")
 	fs.IntVar(&f.maxTokens, "max-tokens", target.DefaultMaxTokens, "max_tokens requested per call")
 	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap: max_tokens or max_completion_tokens")
+	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk); ttfb_ms is then time to the first event's headers")
 	fs.DurationVar(&f.timeout, "timeout", target.DefaultTimeout, "per-request timeout")
 	f.sim = sim.DefaultConfig()
 	f.sim.AddFlags(fs, "sim-")
@@ -57,7 +59,7 @@ func (f *targetFlags) config(maxConns int) (target.Config, error) {
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
 		URL: f.url, Model: f.model, Method: strings.ToUpper(f.method),
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
-		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField,
+		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
 		Timeout: f.timeout, MaxConns: maxConns,
 	}
 	if f.timeout <= 0 {

@@ -62,7 +62,11 @@ func newPromptBuilder(cfg Config) *promptBuilder {
 	// The unique lead ("Request <nonce>-<seq>. ") takes about 24 chars of
 	// the user message's budget.
 	p.fillChars = max(userTokens*CharsPerToken-24, 1)
-	p.tail = []byte(`. ` + filler(p.fillChars, 3) + `"}],"` + cfg.MaxTokensField + `":` + strconv.Itoa(cfg.MaxTokens) + `}`)
+	stream := ""
+	if cfg.Stream {
+		stream = `,"stream":true,"stream_options":{"include_usage":true}`
+	}
+	p.tail = []byte(`. ` + filler(p.fillChars, 3) + `"}],"` + cfg.MaxTokensField + `":` + strconv.Itoa(cfg.MaxTokens) + stream + `}`)
 	return p
 }
 

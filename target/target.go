@@ -62,6 +62,9 @@ type Config struct {
 	SharedPrefixTokens int
 	MaxTokens          int
 	MaxTokensField     string // max_tokens or max_completion_tokens
+	// Stream asks for server-sent events with a final usage chunk
+	// (stream_options.include_usage); the body is still read to the end.
+	Stream bool
 
 	Timeout  time.Duration
 	MaxConns int // connection pool size; the dispatch concurrency

@@ -289,3 +289,20 @@ func BenchmarkBody(b *testing.B) {
 		_ = tg.Body(i)
 	}
 }
+
+func TestStreamBodyAndUsageFromSimulator(t *testing.T) {
+	t.Parallel()
+	tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", Model: "m", PromptTokens: 50, MaxTokens: 20, Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Stream        bool
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(tg.Body(1), &body); err != nil || !body.Stream || !body.StreamOptions.IncludeUsage {
+		t.Fatalf("stream body %s: %v", tg.Body(1), err)
+	}
+}
