@@ -43,7 +43,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching)")
 	fs.IntVar(&f.maxTokens, "max-tokens", target.DefaultMaxTokens, "max_tokens requested per call")
 	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap: max_tokens or max_completion_tokens")
-	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk); ttfb_ms is then time to the first event's headers")
+	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk)")
 	fs.DurationVar(&f.timeout, "timeout", target.DefaultTimeout, "per-request timeout")
 	f.sim = sim.DefaultConfig()
 	f.sim.AddFlags(fs, "sim-")
