@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -54,7 +55,7 @@ func scripted(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		switch n.Add(1) % 6 {
+		switch n.Add(1) % 7 {
 		case 0:
 			w.Header().Set("retry-after-ms", "43")
 			w.Header().Set("retry-after", "1")
@@ -71,6 +72,11 @@ func scripted(t *testing.T) (*httptest.Server, *atomic.Int64) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.(*net.TCPConn).SetLinger(0)
 			conn.Close()
+		case 5:
+			now := time.Now().UTC()
+			w.Header().Set("Date", now.Format(http.TimeFormat))
+			w.Header().Set("retry-after", now.Add(3*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
 		default:
 			io.WriteString(w, `{"usage":{"prompt_tokens":1000,"completion_tokens":40}}`)
 		}
@@ -87,22 +93,27 @@ func TestBurstAgainstScriptedTarget(t *testing.T) {
 	srv, _ := scripted(t)
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, stdout, stderr := runCLI(context.Background(), "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
-		"--size", "12", "--waves", "2", "--gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
+		"--size", "14", "--waves", "2", "--gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	recs := readResults(t, out)
-	if len(recs) != 24 {
-		t.Fatalf("%d rows, want 24", len(recs))
+	if len(recs) != 28 {
+		t.Fatalf("%d rows, want 28", len(recs))
 	}
-	var waits, invalid, none, resets, s503, s200 int
+	var waits, dates, invalid, none, resets, s503, s200 int
 	seen := map[int]bool{}
 	for _, r := range recs {
 		seen[r.Seq] = true
-		if r.Shape != "burst" || r.Group != "burst-shaped" || r.Wave != r.Seq/12 || r.Attempt != 1 || len(r.RunID) != 8 {
+		if r.Shape != "burst" || r.Group != "burst-shaped" || r.Wave != r.Seq/14 || r.Attempt != 1 || len(r.RunID) != 8 {
 			t.Fatalf("row %+v", r)
 		}
 		switch {
+		case r.Status == 429 && r.WaitSource == results.WaitRetryAfterDate:
+			dates++
+			if r.WaitMS != 3000 || !strings.Contains(r.RetryAfter, "GMT") {
+				t.Errorf("http-date wait %v from %q", r.WaitMS, r.RetryAfter)
+			}
 		case r.Status == 429 && r.HasWait():
 			waits++
 			if r.WaitMS != 43 && r.WaitMS != 2000 {
@@ -123,10 +134,10 @@ func TestBurstAgainstScriptedTarget(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 24 || waits != 8 || invalid != 4 || resets != 4 || s503 != 4 || s200 != 4 {
-		t.Fatalf("seqs %d waits %d invalid %d none %d resets %d 503 %d 200 %d", len(seen), waits, invalid, none, resets, s503, s200)
+	if len(seen) != 28 || waits != 8 || dates != 4 || invalid != 4 || resets != 4 || s503 != 4 || s200 != 4 {
+		t.Fatalf("seqs %d waits %d dates %d invalid %d none %d resets %d 503 %d 200 %d", len(seen), waits, dates, invalid, none, resets, s503, s200)
 	}
-	if !strings.Contains(stdout, "requests: 24") || !strings.Contains(stdout, "429s: 12") {
+	if !strings.Contains(stdout, "requests: 28") || !strings.Contains(stdout, "429s: 16") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	assertNoSecrets(t, srv.URL, stdout, stderr, out)
