@@ -21,6 +21,9 @@ type runFlags struct {
 	maxInFlight int
 	maxRequests int
 	progress    time.Duration
+	maxAttempts int
+	retryJitter float64
+	retryMax    time.Duration
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -32,6 +35,17 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in flight at once; a send that waits for a slot is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request: above 1, a 429 with a usable advised wait is retried after that wait (plus jitter), each retry a row with the next attempt number")
+	fs.Float64Var(&f.retryJitter, "retry-jitter", 0.2, "stretch each retry's wait by a random factor in [1, 1+jitter]")
+	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "do not retry a request whose advised wait is longer than this")
+}
+
+// retryPolicy is the dispatch policy the retry flags describe, or nil.
+func (f *runFlags) retryPolicy() *dispatch.RetryPolicy {
+	if f.maxAttempts <= 1 {
+		return nil
+	}
+	return &dispatch.RetryPolicy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax}
 }
 
 func (f *runFlags) validate(planned int) error {
@@ -51,6 +65,15 @@ func (f *runFlags) validate(planned int) error {
 	}
 	if f.progress <= 0 {
 		return usageError("--progress-every must be positive")
+	}
+	if f.maxAttempts < 1 || f.maxAttempts > 10 {
+		return usageError("--max-attempts must be between 1 and 10")
+	}
+	if !(f.retryJitter >= 0 && f.retryJitter <= 1) {
+		return usageError("--retry-jitter must be between 0 and 1")
+	}
+	if f.retryMax <= 0 {
+		return usageError("--retry-max-wait must be positive")
 	}
 	return nil
 }
@@ -93,10 +116,12 @@ func runPlan(ctx context.Context, plan trafficPlan, sender dispatch.Sender, w *r
 	out, err := dispatch.Run(ctx, plan.pacer, sender, w, dispatch.Options{
 		RunID: runID, Shape: plan.shape, Group: group,
 		MaxInFlight: rf.maxInFlight, MaxRequests: rf.maxRequests, MaxDuration: maxDuration,
-		WaitWave: plan.waitWave, WaveGap: plan.gap,
+		WaitWave: plan.waitWave, WaveGap: plan.gap, Retry: rf.retryPolicy(),
 		Observe: func(r *results.Record) {
 			tally.Observe(r)
-			prog.add()
+			if r.Attempt == 1 {
+				prog.add()
+			}
 		},
 	})
 	return tally, out, err
@@ -123,6 +148,9 @@ func trafficCommand(ctx context.Context, plan trafficPlan, tf *targetFlags, rf *
 	tally, out, runErr := runPlan(ctx, plan, tgt, w, results.NewRunID(), rf, maxDuration, stderr)
 	cerr := w.Close()
 	tally.Snapshot().WriteSummary(stdout)
+	if out.Retries > 0 {
+		fmt.Fprintf(stdout, "retries: %d (attempts after a 429, under --max-attempts %d)\n", out.Retries, rf.maxAttempts)
+	}
 	fmt.Fprintf(stdout, "results: %s (%d rows appended)\n", rf.output, out.Written)
 	return finishRun(out, runErr, cerr, rf.output, stderr)
 }

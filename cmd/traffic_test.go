@@ -306,3 +306,55 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesHonourTheAdvisedWait: with --max-attempts 3 a request refused
+// twice is sent three times, each retry a row with the next attempt number,
+// sent no sooner than the advised wait after the 429.
+func TestRetriesHonourTheAdvisedWait(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[string(b)]++
+		n := seen[string(b)]
+		mu.Unlock()
+		if n <= 2 {
+			w.Header().Set("retry-after-ms", "50")
+			w.WriteHeader(429)
+			return
+		}
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "--size", "4",
+		"--max-attempts", "3", "--retry-jitter", "0", "-o", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) != 12 || !strings.Contains(stdout, "retries: 8") {
+		t.Fatalf("%d rows; stdout %q", len(recs), stdout)
+	}
+	last := map[int]results.Record{}
+	for _, r := range recs {
+		if prev, ok := last[r.Seq]; ok {
+			if r.Attempt != prev.Attempt+1 {
+				t.Fatalf("seq %d: attempt %d after %d", r.Seq, r.Attempt, prev.Attempt)
+			}
+			if r.SentMS < prev.SentMS+prev.LatencyMS+50 {
+				t.Fatalf("seq %d attempt %d sent at %v, before the advised 50 ms after %v", r.Seq, r.Attempt, r.SentMS, prev.SentMS+prev.LatencyMS)
+			}
+		}
+		last[r.Seq] = r
+	}
+	for seq, r := range last {
+		if r.Attempt != 3 || r.Status != 200 {
+			t.Fatalf("seq %d ended with attempt %d status %d", seq, r.Attempt, r.Status)
+		}
+	}
+	if code, _, _ := runCLI(context.Background(), "burst", "--url", srv.URL, "--max-attempts", "0", "-o", out, "--quiet"); code != ExitUsage {
+		t.Fatalf("--max-attempts 0: exit %d", code)
+	}
+}

@@ -57,6 +57,10 @@ type Options struct {
 	Grace time.Duration
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
+	// Retry resends 429s after their advised wait; nil retries nothing.
+	// Retries do not count against MaxRequests (MaxAttempts bounds them)
+	// and do not start after the context is canceled.
+	Retry *RetryPolicy
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
 	Observe func(*results.Record)
@@ -64,7 +68,8 @@ type Options struct {
 
 // Outcome says how a Run ended.
 type Outcome struct {
-	Sent        int
+	Sent        int // first attempts
+	Retries     int // further attempts under the RetryPolicy
 	Written     int
 	Interrupted bool // the context was canceled before the plan finished
 	CappedBy    string
@@ -115,28 +120,53 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		shift    time.Duration
 		deadline time.Duration = o.MaxDuration
 	)
+	var retries atomic.Int64
+	start := clk.Now()
 	do := func(a attempt) {
 		defer wg.Done()
 		if o.WaitWave {
 			defer waveWG.Done()
 		}
-		rec := results.Blank()
-		rec.RunID, rec.Shape, rec.Group = o.RunID, o.Shape, o.Group
-		rec.Seq, rec.Attempt, rec.Wave = a.seq, 1, a.wave
-		rec.IntendedMS = ms(a.intended)
-		rec.SentMS = ms(a.sent)
-		s.Send(reqCtx, a.seq, &rec)
-		<-slots
-		sinkMu.Lock()
-		if err := sink.Write(&rec); err != nil && sinkErr == nil {
-			sinkErr = err
-			sinkBad.Store(true)
-		} else if err == nil {
-			out.Written++
-		}
-		sinkMu.Unlock()
-		if o.Observe != nil {
-			o.Observe(&rec)
+		for n := 1; ; n++ {
+			rec := results.Blank()
+			rec.RunID, rec.Shape, rec.Group = o.RunID, o.Shape, o.Group
+			rec.Seq, rec.Attempt, rec.Wave = a.seq, n, a.wave
+			rec.IntendedMS = ms(a.intended)
+			rec.SentMS = ms(a.sent)
+			s.Send(reqCtx, a.seq, &rec)
+			<-slots
+			sinkMu.Lock()
+			if err := sink.Write(&rec); err != nil && sinkErr == nil {
+				sinkErr = err
+				sinkBad.Store(true)
+			} else if err == nil {
+				out.Written++
+			}
+			sinkMu.Unlock()
+			if o.Observe != nil {
+				o.Observe(&rec)
+			}
+			delay, again := o.Retry.next(&rec, n)
+			if !again || sinkBad.Load() {
+				return
+			}
+			// A retry waits on a runtime timer, not nanosleep: many may
+			// wait at once, and the jitter dwarfs a timer's millisecond.
+			at := clk.Now().Add(delay)
+			if !sleepUntil(ctx, clk, at) {
+				return
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			if ctx.Err() != nil {
+				<-slots
+				return
+			}
+			a.intended, a.sent = at.Sub(start), clk.Now().Sub(start)
+			retries.Add(1)
 		}
 	}
 	jobs := make(chan attempt)
@@ -149,7 +179,6 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 	if _, real := clk.(realClock); real {
 		wait = sleepPrecise
 	}
-	start := clk.Now()
 	for !sinkBad.Load() {
 		if out.Sent >= o.MaxRequests {
 			if _, _, more := p.Next(); more {
@@ -207,11 +236,14 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 			go worker(a)
 		}
 	}
-	if ctx.Err() != nil {
-		out.Interrupted = true
-	}
 	wg.Wait()
 	close(jobs)
+	if ctx.Err() != nil {
+		// Also when the cancel came while the last requests (or their
+		// retries) were still running: what they left undone was cut.
+		out.Interrupted = true
+	}
+	out.Retries = int(retries.Load())
 	if sinkErr != nil {
 		return out, sinkErr
 	}
