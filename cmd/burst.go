@@ -84,6 +84,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
 		bf.add(c, "", burst.DefaultSize, burst.DefaultWaves, burst.DefaultGap)
 		c.Flags().DurationVar(&cap, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
 		rf.add(c.Flags(), true)
+		rf.addRetry(c.Flags())
 		tf.add(c.Flags())
 		return c
 	})

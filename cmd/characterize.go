@@ -121,6 +121,7 @@ OUT-DIR/results.csv is replaced unless --append is given.
 		fs.BoolVar(&appendRows, "append", false, "append to OUT-DIR/results.csv instead of replacing it (the report then covers every run in it)")
 		fs.DurationVar(&maxDuration, "max-duration", DefaultCharacterizeCap, "safety cap on the time spent sending")
 		rf.add(fs, false)
+		rf.addRetry(fs)
 		tf.add(fs)
 		af.add(fs)
 		return c

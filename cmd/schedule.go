@@ -104,6 +104,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
 		}
 		sf.add(c.Flags(), DefaultScheduleDuration)
 		rf.add(c.Flags(), true)
+		rf.addRetry(c.Flags())
 		tf.add(c.Flags())
 		return c
 	})

@@ -35,6 +35,12 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in flight at once; a send that waits for a slot is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
+	f.maxAttempts, f.retryJitter, f.retryMax = 1, 0.2, time.Minute
+}
+
+// addRetry registers the retry flags (traffic commands; not calibrate,
+// whose probes must see every refusal as it is).
+func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request: above 1, a 429 with a usable advised wait is retried after that wait (plus jitter), each retry a row with the next attempt number")
 	fs.Float64Var(&f.retryJitter, "retry-jitter", 0.2, "stretch each retry's wait by a random factor in [1, 1+jitter]")
 	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "do not retry a request whose advised wait is longer than this")
