@@ -42,7 +42,7 @@ merely slow is not taken for capacity (verdict "slow").
 
 It prints the evidence table (offered rate, admitted rate, 429s, p50 advised
 wait, verdict) and the knee, and writes the table to --output.`,
-			Example: `  # On the embedded simulator (sustains about 5 requests/s by default)
+			Example: `  # On the embedded simulator (sustains about 6 requests/s of the default request)
   ptuprobe calibrate --min-rate 1/s --max-rate 16/s --probe-duration 20s
 
   # An Azure deployment, every probe's rows kept for analysis
