@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,12 +16,14 @@ const DefaultBurstCap = 10 * time.Minute
 // burstFlags are the burst plan's flags; characterize registers them too,
 // under a prefix.
 type burstFlags struct {
+	prefix      string // flag-name prefix, for messages
 	size, waves int
 	gap, spread time.Duration
 	waitWave    bool
 }
 
 func (b *burstFlags) add(c *cobra.Command, prefix string, size, waves int, gap time.Duration) {
+	b.prefix = prefix
 	fs := c.Flags()
 	fs.IntVar(&b.size, prefix+"size", size, "requests per wave")
 	fs.IntVar(&b.waves, prefix+"waves", waves, "number of waves")
@@ -32,7 +35,8 @@ func (b *burstFlags) add(c *cobra.Command, prefix string, size, waves int, gap t
 func (b *burstFlags) plan(group string) (trafficPlan, error) {
 	c := burst.Config{Size: b.size, Waves: b.waves, Gap: b.gap, Spread: b.spread}
 	if err := c.Validate(); err != nil {
-		return trafficPlan{}, asUsage(err)
+		// burst names its flags unprefixed; say the ones this command has.
+		return trafficPlan{}, usageError("%s", strings.ReplaceAll(err.Error(), "--", "--"+b.prefix))
 	}
 	return trafficPlan{
 		shape: results.ShapeBurst, group: group, pacer: burst.NewPlan(c),

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -34,8 +35,8 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
 				if err := cfg.Validate(); err != nil {
 					return asUsage(err)
 				}
-				if _, _, err := net.SplitHostPort(addr); err != nil {
-					return usageError("--addr %q: want host:port, e.g. %s", addr, DefaultServeAddr)
+				if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
+					return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", addr, DefaultServeAddr)
 				}
 				run, err := sim.Start(c.Context(), cfg, addr)
 				if err != nil {
@@ -58,6 +59,12 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
 		cfg.AddFlags(c.Flags(), "")
 		return c
 	})
+}
+
+// validPort accepts a decimal port number from 0 (any free port) to 65535.
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 // printServeBanner says where the simulator is and how to aim ptuprobe at

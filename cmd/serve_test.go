@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,6 +92,12 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 
 func TestServeUsageErrors(t *testing.T) {
 	t.Parallel()
+	// An address already in use is a failure to listen, not bad input.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	tests := []struct {
 		args []string
 		code int
@@ -100,7 +107,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--ptu", "0", "--time-scale", "-1"}, ExitUsage, "time-scale"},
 		{[]string{"serve", "--faults", "teapot"}, ExitUsage, `unknown fault "teapot"`},
 		{[]string{"serve", "--addr", "nonsense"}, ExitUsage, "--addr"},
-		{[]string{"serve", "--addr", "127.0.0.1:99999"}, ExitFailure, "listen"},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, ExitUsage, "port from 0 to 65535"},
+		{[]string{"serve", "--addr", busy.Addr().String()}, ExitFailure, "listen"},
 		{[]string{"serve", "extra"}, ExitUsage, "unknown command"},
 	}
 	for _, tc := range tests {

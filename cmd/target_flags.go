@@ -140,7 +140,7 @@ func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr
 		return nil, nil, usageError("--api raw needs --url")
 	}
 	if err := f.sim.Validate(); err != nil {
-		return nil, nil, asUsage(err)
+		return nil, nil, usageError("embedded simulator (--sim-* flags): %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	// The simulator outlives a Ctrl-C until the run has recorded its
 	// in-flight requests; closing the target stops it.
