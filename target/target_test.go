@@ -306,3 +306,13 @@ func TestStreamBodyAndUsageFromSimulator(t *testing.T) {
 		t.Fatalf("stream body %s: %v", tg.Body(1), err)
 	}
 }
+
+func TestUntrustedCertificateIsTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	tg := newAzure(t, srv.URL)
+	if r := send(tg); r.Error != results.ErrTLS || r.Status != 0 {
+		t.Fatalf("%+v", r)
+	}
+}
