@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -191,21 +192,15 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		w.Write(b)
 		return
 	}
-	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
-		done()
+	flush, ok := s.beginStream(ctx, w, done)
+	if !ok {
 		return
 	}
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
 	event := func(b []byte) {
 		w.Write([]byte("data: "))
 		w.Write(b)
 		w.Write([]byte("\n\n"))
-		if flusher != nil {
-			flusher.Flush()
-		}
+		flush()
 	}
 	b := appendChatHead(nil, "chat.completion.chunk", o)
 	event(append(b, `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`...))
@@ -297,19 +292,13 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		w.Write(append(b, "}}\n"...))
 		return
 	}
-	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
-		done()
+	flush, ok := s.beginStream(ctx, w, done)
+	if !ok {
 		return
 	}
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
 	event := func(name, data string) {
 		w.Write([]byte("event: " + name + "\ndata: " + data + "\n\n"))
-		if flusher != nil {
-			flusher.Flush()
-		}
+		flush()
 	}
 	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+modelName+`","content":[],"stop_reason":null,"usage":{"input_tokens":`+strconv.Itoa(req.PromptTokens)+`,"output_tokens":0}}}`)
 	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
@@ -346,4 +335,24 @@ func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
 		b = append(b, `{"b64_json":"iVBORw0KGgo="}`...)
 	}
 	w.Write(append(b, "]}\n"...))
+}
+
+// beginStream waits the time to first token, then sends the headers of a
+// server-sent event stream. It returns a flush for each event, or false
+// (after calling done) when the client went away during the wait.
+func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func()) (func(), bool) {
+	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
+		done()
+		return nil, false
+	}
+	h := w.Header()
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	return func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}, true
 }
