@@ -11,7 +11,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
-	"github.com/ptuprobe/ptuprobe/target"
+	"github.com/ptuprobe/ptuprobe/client"
 )
 
 // TestKneeMatchesSimulatorCapacity calibrates against the embedded
@@ -31,7 +31,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	tg, err := target.New(target.Config{API: target.APIAzure, Endpoint: srv.URL, Deployment: srv.Deployment,
+	tg, err := client.New(client.Config{API: client.APIAzure, Endpoint: srv.URL, Deployment: srv.Deployment,
 		KeyHeader: "api-key", Key: "test", PromptTokens: 1000, MaxTokens: 100, Timeout: 10 * time.Second, MaxConns: 64})
 	if err != nil {
 		t.Fatal(err)

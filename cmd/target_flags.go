@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/sim"
-	"github.com/ptuprobe/ptuprobe/target"
+	"github.com/ptuprobe/ptuprobe/client"
 )
 
 // targetFlags are the flags that say where requests go and what they carry.
@@ -32,19 +32,19 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.api, "api", "", "target API: azure, openai or raw (default: azure with --endpoint, raw with --url and --body/--method/--header, else openai with --url)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "Azure OpenAI endpoint, e.g. https://NAME.openai.azure.com (never written to any output)")
 	fs.StringVar(&f.deployment, "deployment", "", "Azure OpenAI deployment name (never written to any output)")
-	fs.StringVar(&f.apiVersion, "api-version", target.DefaultAPIVersion, "Azure OpenAI api-version query parameter")
+	fs.StringVar(&f.apiVersion, "api-version", client.DefaultAPIVersion, "Azure OpenAI api-version query parameter")
 	fs.StringVar(&f.url, "url", "", "full request URL for --api openai (…/v1/chat/completions) or --api raw")
-	fs.StringVar(&f.model, "model", target.DefaultModel, "model field for --api openai")
+	fs.StringVar(&f.model, "model", client.DefaultModel, "model field for --api openai")
 	fs.StringVar(&f.method, "method", "", "HTTP method for --api raw (default POST with --body, else GET)")
 	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a file")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai)")
-	fs.IntVar(&f.promptTokens, "prompt-tokens", target.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
+	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
 	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching)")
-	fs.IntVar(&f.maxTokens, "max-tokens", target.DefaultMaxTokens, "max_tokens requested per call")
+	fs.IntVar(&f.maxTokens, "max-tokens", client.DefaultMaxTokens, "max_tokens requested per call")
 	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap: max_tokens or max_completion_tokens")
 	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk)")
-	fs.DurationVar(&f.timeout, "timeout", target.DefaultTimeout, "per-request timeout")
+	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
 	f.sim = sim.DefaultConfig()
 	f.sim.AddFlags(fs, "sim-")
 }
@@ -52,10 +52,10 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 // external reports whether the user named a target.
 func (f *targetFlags) external() bool { return f.endpoint != "" || f.url != "" }
 
-// config resolves the flags into a target.Config. Secrets are read from the
+// config resolves the flags into a client.Config. Secrets are read from the
 // environment here and nowhere else.
-func (f *targetFlags) config(maxConns int) (target.Config, error) {
-	c := target.Config{
+func (f *targetFlags) config(maxConns int) (client.Config, error) {
+	c := client.Config{
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
 		URL: f.url, Model: f.model, Method: strings.ToUpper(f.method),
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
@@ -68,15 +68,15 @@ func (f *targetFlags) config(maxConns int) (target.Config, error) {
 	if c.API == "" {
 		switch {
 		case f.endpoint != "":
-			c.API = target.APIAzure
+			c.API = client.APIAzure
 		case f.body != "" || f.method != "" || len(f.headers) > 0:
-			c.API = target.APIRaw
+			c.API = client.APIRaw
 		default:
-			c.API = target.APIOpenAI
+			c.API = client.APIOpenAI
 		}
 	}
 	if f.body != "" {
-		if c.API != target.APIRaw {
+		if c.API != client.APIRaw {
 			return c, fmt.Errorf("--body goes with --api raw")
 		}
 		if name, ok := strings.CutPrefix(f.body, "@"); ok {
@@ -94,11 +94,11 @@ func (f *targetFlags) config(maxConns int) (target.Config, error) {
 		if !ok || strings.TrimSpace(name) == "" {
 			return c, fmt.Errorf("--header must look like 'Name: value'")
 		}
-		c.Headers = append(c.Headers, target.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		c.Headers = append(c.Headers, client.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	env := f.apiKeyEnv
 	switch c.API {
-	case target.APIAzure:
+	case client.APIAzure:
 		c.KeyHeader = "api-key"
 		if env == "" {
 			env = "AZURE_OPENAI_API_KEY"
@@ -106,9 +106,9 @@ func (f *targetFlags) config(maxConns int) (target.Config, error) {
 				env, c.KeyHeader = "AZURE_OPENAI_AD_TOKEN", "Authorization"
 			}
 		}
-	case target.APIOpenAI, target.APIRaw:
+	case client.APIOpenAI, client.APIRaw:
 		c.KeyHeader = "Authorization"
-		if env == "" && c.API == target.APIOpenAI {
+		if env == "" && c.API == client.APIOpenAI {
 			env = "OPENAI_API_KEY"
 		}
 	}
@@ -124,19 +124,19 @@ func (f *targetFlags) config(maxConns int) (target.Config, error) {
 // openTarget builds the target. With no --endpoint or --url it starts the
 // embedded simulator on loopback and points the target at it; the returned
 // close func stops both.
-func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr io.Writer) (*target.Target, func(), error) {
+func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr io.Writer) (*client.Target, func(), error) {
 	if f.external() {
 		cfg, err := f.config(maxConns)
 		if err != nil {
 			return nil, nil, asUsage(err)
 		}
-		t, err := target.New(cfg)
+		t, err := client.New(cfg)
 		if err != nil {
 			return nil, nil, asUsage(err)
 		}
 		return t, t.Close, nil
 	}
-	if f.api == target.APIRaw || f.body != "" || f.method != "" {
+	if f.api == client.APIRaw || f.body != "" || f.method != "" {
 		return nil, nil, usageError("--api raw needs --url")
 	}
 	if err := f.sim.Validate(); err != nil {
@@ -152,14 +152,14 @@ func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr
 		fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", srv.URL)
 	}
 	sf := *f
-	sf.api, sf.endpoint, sf.deployment, sf.apiKeyEnv = target.APIAzure, srv.URL, srv.Deployment, ""
+	sf.api, sf.endpoint, sf.deployment, sf.apiKeyEnv = client.APIAzure, srv.URL, srv.Deployment, ""
 	cfg, err := sf.config(maxConns)
 	if err != nil {
 		srv.Close()
 		return nil, nil, asUsage(err)
 	}
 	cfg.Key = "sim"
-	t, err := target.New(cfg)
+	t, err := client.New(cfg)
 	if err != nil {
 		srv.Close()
 		return nil, nil, asUsage(err)

@@ -1,0 +1,45 @@
+// Package charplan is the one source of the main job's default plans: the
+// burst and the scheduled plan that `ptuprobe characterize` sends when
+// told nothing else, and that the simulator's long-tail test plays. It
+// imports only the shape packages, so the simulator's own tests can use it.
+package charplan
+
+import (
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/schedule"
+)
+
+// On the embedded simulator's defaults these plans give each group well
+// over 50 429s with a usable wait in about 23 s: four waves of 40 overrun
+// the bucket and its burst allowance (the first wave's refusals make the
+// long tail); the schedule warms up under the sustainable rate (about 5.9
+// requests/s of the default request), then ramps to four times it. The
+// simulator's package doc explains the arithmetic.
+const (
+	BurstSize  = 40
+	BurstWaves = 4
+	BurstGap   = 2 * time.Second
+	// Cap is the default bound on the time the main job spends sending.
+	Cap = 10 * time.Minute
+)
+
+// Burst returns the default burst plan.
+func Burst() burst.Config {
+	return burst.Config{Size: BurstSize, Waves: BurstWaves, Gap: BurstGap}
+}
+
+// Phases returns the default scheduled phases: 3 s at 3/s, then a 12 s
+// linear ramp from 3/s to 24/s.
+func Phases() []schedule.Phase {
+	return []schedule.Phase{
+		{Name: "warmup", Duration: 3 * time.Second, From: 3, To: 3},
+		{Name: "ramp", Duration: 12 * time.Second, From: 3, To: 24},
+	}
+}
+
+// PhaseSpecs returns Phases in the form `--phase` takes, for help text.
+func PhaseSpecs() []string {
+	return []string{"warmup:3s@3/s", "ramp:12s@3/s-24/s"}
+}
