@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
-	"github.com/ptuprobe/ptuprobe/client"
 )
 
 // TestKneeMatchesSimulatorCapacity calibrates against the embedded

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ptuprobe/ptuprobe/sim"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // targetFlags are the flags that say where requests go and what they carry.
