@@ -1,9 +1,9 @@
 package burst
 
 import (
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
 // Defaults for a burst plan.
@@ -23,19 +23,20 @@ type Config struct {
 	Spread time.Duration
 }
 
-// Validate reports the first problem with c in one line.
+// Validate reports the first problem with c as a *valid.Error naming the
+// field.
 func (c Config) Validate() error {
 	switch {
 	case c.Size < 1:
-		return errors.New("--size must be at least 1")
+		return valid.Errorf("Size", "must be at least 1")
 	case c.Waves < 1:
-		return errors.New("--waves must be at least 1")
+		return valid.Errorf("Waves", "must be at least 1")
 	case c.Gap < 0:
-		return errors.New("--gap must not be negative")
+		return valid.Errorf("Gap", "must not be negative")
 	case c.Spread < 0:
-		return errors.New("--spread must not be negative")
+		return valid.Errorf("Spread", "must not be negative")
 	case c.Waves > 1 && c.Spread > c.Gap:
-		return fmt.Errorf("--spread (%s) is longer than --gap (%s): waves would overlap", c.Spread, c.Gap)
+		return valid.Errorf("Spread", "(%s) is longer than {Gap} (%s): waves would overlap", c.Spread, c.Gap)
 	}
 	return nil
 }

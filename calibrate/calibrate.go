@@ -2,8 +2,6 @@ package calibrate
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -11,6 +9,8 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
 )
@@ -53,10 +53,9 @@ type Config struct {
 	MaxInFlight int
 	RunID       string
 	Group       string
-	// Sleep waits between probes; nil means a real, cancelable sleep.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Clock is handed to the dispatch engine; nil means the real clock.
-	Clock dispatch.Clock
+	// Wait is how probes wait for each arrival's time (dispatch.Options.Wait);
+	// nil means dispatch.WaitPrecise.
+	Wait dispatch.WaitFunc
 	// OnProbe, when set, sees each probe as it is judged.
 	OnProbe func(Probe)
 }
@@ -86,24 +85,24 @@ type Result struct {
 	Ceiling float64
 }
 
-// Validate reports the first problem in one line.
+// Validate reports the first problem as a *valid.Error naming the field.
 func (c Config) Validate() error {
 	switch {
 	case !(c.MinRate > 0) || math.IsInf(c.MinRate, 0):
-		return errors.New("--min-rate must be greater than zero")
+		return valid.Errorf("MinRate", "must be greater than zero")
 	case !(c.MaxRate > c.MinRate) || math.IsInf(c.MaxRate, 0):
-		return errors.New("--max-rate must be greater than --min-rate")
+		return valid.Errorf("MaxRate", "must be greater than {MinRate}")
 	case !(c.Factor > 1) || c.Factor > 16:
-		return errors.New("--factor must be above 1 and at most 16")
+		return valid.Errorf("Factor", "must be above 1 and at most 16")
 	case c.ProbeDuration <= 0:
-		return errors.New("--probe-duration must be positive")
+		return valid.Errorf("ProbeDuration", "must be positive")
 	case c.Depth < 0 || c.Depth > 20:
-		return errors.New("--depth must be between 0 and 20")
+		return valid.Errorf("Depth", "must be between 0 and 20")
 	case c.Cooldown < 0:
-		return errors.New("--cooldown must not be negative")
+		return valid.Errorf("Cooldown", "must not be negative")
 	}
 	if n := c.PlannedRequests(); c.MaxRequests > 0 && n > c.MaxRequests {
-		return fmt.Errorf("the calibration may send up to %d requests, more than --max-requests %d; raise --max-requests deliberately, or lower --max-rate or --probe-duration", n, c.MaxRequests)
+		return valid.Errorf("MaxRequests", "is %d, but the calibration may send up to %d requests; raise it deliberately, or lower {MaxRate} or {ProbeDuration}", c.MaxRequests, n)
 	}
 	return nil
 }
@@ -137,14 +136,11 @@ func Run(ctx context.Context, c Config, s dispatch.Sender, sink dispatch.Sink) (
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
 	var lastWait float64
 	probe := func(phase string, rate float64) (Probe, error) {
 		if len(res.Probes) > 0 {
 			pause := max(c.Cooldown, time.Duration(lastWait*float64(time.Millisecond)))
-			if err := c.Sleep(ctx, pause); err != nil {
+			if err := sleep.For(ctx, pause); err != nil {
 				return Probe{}, dispatch.ErrInterrupted
 			}
 		}
@@ -189,30 +185,15 @@ func Run(ctx context.Context, c Config, s dispatch.Sender, sink dispatch.Sink) (
 	return res, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // judge accumulates one probe's records.
 type judge struct {
-	mu         sync.Mutex
-	lastFrom   float64 // ms: records sent at or after this are in the last part
-	admitted   int
-	n429       int
-	errors     int
-	waits      []float64
-	sink       dispatch.Sink
-	sinkErrors error
+	mu       sync.Mutex
+	lastFrom float64 // ms: records sent at or after this are in the last part
+	admitted int
+	n429     int
+	errors   int
+	waits    []float64
+	sink     dispatch.Sink
 }
 
 func (j *judge) Write(r *results.Record) error {
@@ -239,13 +220,13 @@ func runProbe(ctx context.Context, c Config, s dispatch.Sender, sink dispatch.Si
 	p := Probe{Offered: rate, WaitP50: results.None, WaitMax: results.None}
 	plan := schedule.Config{Phases: []schedule.Phase{{Name: "probe", Duration: c.ProbeDuration, From: rate, To: rate}}}
 	if plan.Total() < 1 {
-		return p, fmt.Errorf("a probe at %.3g/s for %s sends nothing; lengthen --probe-duration", rate, c.ProbeDuration)
+		return p, valid.Errorf("ProbeDuration", "is %s: a probe at %.3g/s sends nothing in it; lengthen it", c.ProbeDuration, rate)
 	}
 	lastPart := c.ProbeDuration.Seconds() * LastPart
 	j := &judge{lastFrom: (c.ProbeDuration.Seconds() - lastPart) * 1000, sink: sink}
 	out, err := dispatch.Run(ctx, schedule.NewPlan(plan), s, j, dispatch.Options{
 		RunID: c.RunID, Shape: results.ShapeScheduled, Group: c.Group,
-		MaxInFlight: c.MaxInFlight, MaxRequests: plan.Total() + 1, Clock: c.Clock,
+		MaxInFlight: c.MaxInFlight, MaxRequests: plan.Total() + 1, Wait: c.Wait,
 	})
 	p.Sent = out.Sent
 	p.N429, p.Errors = j.n429, j.errors

@@ -7,7 +7,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -83,7 +86,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 
 // slowSender answers 200 to only one request in three: never a 429, but
 // not keeping up either.
-type slowSender struct{ n int }
+type slowSender struct{}
 
 func (s *slowSender) Send(_ context.Context, seq int, r *results.Record) {
 	if seq%3 == 0 {
@@ -95,14 +98,16 @@ func (s *slowSender) Send(_ context.Context, seq int, r *results.Record) {
 
 func TestSlowTargetIsNotCapacity(t *testing.T) {
 	t.Parallel()
-	res, err := Run(context.Background(), Config{MinRate: 20, MaxRate: 40, Factor: 2, ProbeDuration: 200 * time.Millisecond, Depth: 1,
-		Sleep: func(context.Context, time.Duration) error { return nil }}, &slowSender{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Knee != 0 || res.Probes[0].Verdict != VerdictSlow {
-		t.Fatalf("%+v", res)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		res, err := Run(t.Context(), Config{MinRate: 20, MaxRate: 40, Factor: 2, ProbeDuration: 10 * time.Second, Depth: 1,
+			Cooldown: time.Second, Wait: sleep.Until}, &slowSender{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Knee != 0 || res.Probes[0].Verdict != VerdictSlow || res.Probes[0].Sent != 200 {
+			t.Fatalf("%+v", res)
+		}
+	})
 }
 
 func TestGridAndValidate(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -50,4 +51,10 @@ func (r Result) WriteTable(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "knee: %s/s admitted without 429s (%s/s was not)\n", num(r.Knee), num(r.Ceiling))
 	}
+}
+
+// WriteFile writes the evidence table to path; a failed write never
+// leaves half a table under the name.
+func (r Result) WriteFile(path string) error {
+	return atomicfile.Write(path, r.WriteCSV)
 }

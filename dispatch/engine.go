@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -19,7 +19,7 @@ type Pacer interface {
 }
 
 // Sender performs one attempt and fills the response fields of rec.
-// target.Target satisfies it.
+// client.Target satisfies it.
 type Sender interface {
 	Send(ctx context.Context, seq int, rec *results.Record)
 }
@@ -28,6 +28,9 @@ type Sender interface {
 type Sink interface {
 	Write(rec *results.Record) error
 }
+
+// WaitFunc waits until t; it returns false if ctx ended first.
+type WaitFunc func(ctx context.Context, t time.Time) bool
 
 // Defaults.
 const (
@@ -41,12 +44,15 @@ type Options struct {
 	RunID string
 	Shape string
 	Group string
-	// MaxInFlight bounds concurrent requests. An arrival that finds no free
-	// slot waits for one and is recorded late; it is never dropped.
+	// MaxInFlight bounds the requests in progress: from a request's first
+	// send to its last answer, retry waits included. An arrival that finds
+	// no free slot waits for one and is recorded late; it is never dropped.
+	// It is also the most goroutines a Run sends from.
 	MaxInFlight int
-	// MaxRequests stops the run after this many sends (a safety cap).
+	// MaxRequests stops the run after this many first attempts.
 	MaxRequests int
-	// MaxDuration stops sending after this long (a safety cap); 0 = none.
+	// MaxDuration stops sending arrivals planned this long after the start
+	// or later; 0 means no bound.
 	MaxDuration time.Duration
 	// WaitWave makes wave w start WaveGap after wave w-1 has completed,
 	// instead of at its planned offset.
@@ -55,8 +61,9 @@ type Options struct {
 	// Grace is how long in-flight requests may finish after the context
 	// is canceled; what is still running then is recorded as canceled.
 	Grace time.Duration
-	// Clock is the time source; nil means the real clock.
-	Clock Clock
+	// Wait is how the pacing loop waits for an arrival's time; nil means
+	// WaitPrecise. Tests under testing/synctest pass a runtime-timer wait.
+	Wait WaitFunc
 	// Retry resends 429s after their advised wait; nil retries nothing.
 	// Retries do not count against MaxRequests (MaxAttempts bounds them)
 	// and do not start after the context is canceled.
@@ -66,20 +73,98 @@ type Options struct {
 	Observe func(*results.Record)
 }
 
+// Cap names the safety cap that ended a Run early.
+type Cap int
+
+// Caps.
+const (
+	NoCap          Cap = iota
+	CapMaxRequests     // Options.MaxRequests
+	CapMaxDuration     // Options.MaxDuration
+)
+
 // Outcome says how a Run ended.
 type Outcome struct {
 	Sent        int // first attempts
 	Retries     int // further attempts under the RetryPolicy
-	Written     int
-	Interrupted bool // the context was canceled before the plan finished
-	CappedBy    string
+	Written     int // rows the Sink accepted
+	Interrupted bool
+	// CappedBy is the cap that stopped the plan before its end, if any.
+	CappedBy Cap
 }
+
+// ErrInterrupted is returned when the context was canceled mid-plan. Every
+// request that was sent has still been recorded.
+var ErrInterrupted = errors.New("interrupted")
 
 // Run sends every arrival of p through s at its intended time on an
 // absolute schedule (start + offset, so one late send never shifts the
 // ones after it) and writes one Record per attempt to sink. It returns
 // when every sent request has been recorded.
 func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome, error) {
+	e := newEngine(s, sink, o)
+	// Requests run on their own context: canceling the run stops sending
+	// at once, but gives what is in flight Grace to complete.
+	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReqs()
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(e.o.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-reqCtx.Done():
+		}
+		cancelReqs()
+	})
+	defer stopGrace()
+	e.ctx, e.reqCtx = ctx, reqCtx
+
+	// A row that cannot be recorded stops the pacing at once.
+	paceCtx, stopPacing := context.WithCancel(ctx)
+	defer stopPacing()
+	e.rec.onFail = stopPacing
+	out := e.pace(paceCtx, p)
+	e.inFlight.Wait()
+	close(e.idle)
+	if ctx.Err() != nil {
+		// Also when the cancel came while the last requests (or their
+		// retries) were running: what they left undone was cut.
+		out.Interrupted = true
+	}
+	out.Retries, out.Written = e.rec.counts()
+	if err := e.rec.failure(); err != nil {
+		return out, err
+	}
+	if out.Interrupted {
+		return out, ErrInterrupted
+	}
+	return out, nil
+}
+
+// engine is one Run: a pacing loop (pace) hands arrivals to workers, each
+// of which runs one request's attempts (request); a wave barrier holds a
+// wave back until the last one completed when WaitWave asks for it.
+type engine struct {
+	o      Options
+	sender Sender
+	start  time.Time
+	ctx    context.Context // the run's: its cancel stops sending
+	reqCtx context.Context // the requests': outlives a cancel by Grace
+
+	workers  chan struct{} // one token per worker goroutine
+	idle     chan arrival  // arrivals for idle workers
+	inFlight sync.WaitGroup
+	waves    waveBarrier
+	rec      recorder
+}
+
+// arrival is one request handed from the pacing loop to a worker.
+type arrival struct {
+	seq, wave int
+	intended  time.Duration
+}
+
+func newEngine(s Sender, sink Sink, o Options) *engine {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
@@ -89,207 +174,117 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	clk := o.Clock
-	if clk == nil {
-		clk = realClock{}
+	if o.Wait == nil {
+		o.Wait = WaitPrecise
 	}
-	// Requests run on their own context: canceling the run stops sending at
-	// once, but gives what is in flight Grace to complete.
-	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelReqs()
-	stopGrace := context.AfterFunc(ctx, func() {
-		t := clk.NewTimer(o.Grace)
-		select {
-		case <-t.C():
-		case <-reqCtx.Done():
-			t.Stop()
-		}
-		cancelReqs()
-	})
-	defer stopGrace()
+	return &engine{
+		o: o, sender: s,
+		workers: make(chan struct{}, o.MaxInFlight),
+		idle:    make(chan arrival),
+		waves:   waveBarrier{enabled: o.WaitWave, gap: o.WaveGap, current: results.None},
+		rec:     recorder{sink: sink, observe: o.Observe},
+	}
+}
 
-	var (
-		out      Outcome
-		wg       sync.WaitGroup
-		sinkMu   sync.Mutex
-		sinkErr  error
-		sinkBad  atomic.Bool // a failed write stops the sending
-		slots    = make(chan struct{}, o.MaxInFlight)
-		waveWG   sync.WaitGroup
-		curWave  = results.None
-		shift    time.Duration
-		deadline time.Duration = o.MaxDuration
-	)
-	var retries atomic.Int64
-	start := clk.Now()
-	do := func(a attempt) {
-		defer wg.Done()
-		if o.WaitWave {
-			defer waveWG.Done()
-		}
-		for n := 1; ; n++ {
-			rec := results.Blank()
-			rec.RunID, rec.Shape, rec.Group = o.RunID, o.Shape, o.Group
-			rec.Seq, rec.Attempt, rec.Wave = a.seq, n, a.wave
-			rec.IntendedMS = ms(a.intended)
-			rec.SentMS = ms(a.sent)
-			s.Send(reqCtx, a.seq, &rec)
-			<-slots
-			sinkMu.Lock()
-			if err := sink.Write(&rec); err != nil && sinkErr == nil {
-				sinkErr = err
-				sinkBad.Store(true)
-			} else if err == nil {
-				out.Written++
-			}
-			sinkMu.Unlock()
-			if o.Observe != nil {
-				o.Observe(&rec)
-			}
-			delay, again := o.Retry.next(&rec, n)
-			if !again || sinkBad.Load() {
-				return
-			}
-			// A retry waits on a runtime timer, not nanosleep: many may
-			// wait at once, and the jitter dwarfs a timer's millisecond.
-			at := clk.Now().Add(delay)
-			if !sleepUntil(ctx, clk, at) {
-				return
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			if ctx.Err() != nil {
-				<-slots
-				return
-			}
-			a.intended, a.sent = at.Sub(start), clk.Now().Sub(start)
-			retries.Add(1)
-		}
-	}
-	jobs := make(chan attempt)
-	worker := func(a attempt) {
-		for ok := true; ok; a, ok = <-jobs {
-			do(a)
-		}
-	}
-	wait := func(ctx context.Context, t time.Time) bool { return sleepUntil(ctx, clk, t) }
-	if _, real := clk.(realClock); real {
-		wait = sleepPrecise
-	}
-	for !sinkBad.Load() {
-		if out.Sent >= o.MaxRequests {
-			if _, _, more := p.Next(); more {
-				out.CappedBy = "max-requests"
-			}
-			break
-		}
+// pace is the pacing loop: for each arrival, in order, it checks the caps,
+// lets the wave barrier shift the plan, waits for the intended time and
+// hands the arrival to a worker. ctx ends on a cancel or a failed write.
+func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
+	var out Outcome
+	e.start = time.Now()
+	for !e.rec.failed() {
 		offset, wave, ok := p.Next()
 		if !ok {
-			break
+			return out
 		}
-		if o.WaitWave && wave != curWave {
-			if curWave != results.None {
-				if !waitGroup(ctx, &waveWG) {
-					out.Interrupted = true
-					break
-				}
-				shift = clk.Now().Sub(start) + o.WaveGap - offset
-			}
-			curWave = wave
+		if out.Sent >= e.o.MaxRequests {
+			out.CappedBy = CapMaxRequests
+			return out
+		}
+		shift, ok := e.waves.enter(ctx, wave, offset, e.elapsed)
+		if !ok {
+			out.Interrupted = !e.rec.failed()
+			return out
 		}
 		intended := offset + shift
-		if deadline > 0 && intended >= deadline {
-			out.CappedBy = "duration"
-			break
+		if e.o.MaxDuration > 0 && intended >= e.o.MaxDuration {
+			out.CappedBy = CapMaxDuration
+			return out
 		}
-		if !wait(ctx, start.Add(intended)) {
-			out.Interrupted = true
-			break
+		if !e.o.Wait(ctx, e.start.Add(intended)) || !e.handOff(ctx, arrival{seq: out.Sent, wave: wave, intended: intended}) {
+			out.Interrupted = !e.rec.failed()
+			return out
 		}
-		select {
-		case slots <- struct{}{}:
-			if ctx.Err() != nil {
-				<-slots
-				out.Interrupted = true
-			}
-		case <-ctx.Done():
-			out.Interrupted = true
-		}
-		if out.Interrupted {
-			break
-		}
-		a := attempt{seq: out.Sent, wave: wave, intended: intended, sent: clk.Now().Sub(start)}
 		out.Sent++
-		wg.Add(1)
-		if o.WaitWave {
-			waveWG.Add(1)
-		}
-		// Hand the attempt to an idle worker, or start one: at most
-		// MaxInFlight workers exist, and a worker keeps its grown stack for
-		// the next request instead of growing a fresh goroutine's again.
-		select {
-		case jobs <- a:
-		default:
-			go worker(a)
-		}
 	}
-	wg.Wait()
-	close(jobs)
+	return out
+}
+
+// handOff gives a to an idle worker, or starts a worker when fewer than
+// MaxInFlight exist, waiting for either; false if ctx ended first. A
+// worker holds one request at a time and keeps its grown stack for the
+// next, so at most MaxInFlight requests are in progress and at most
+// MaxInFlight goroutines send. A cancel seen before the hand-off wins:
+// nothing is sent after it.
+func (e *engine) handOff(ctx context.Context, a arrival) bool {
 	if ctx.Err() != nil {
-		// Also when the cancel came while the last requests (or their
-		// retries) were still running: what they left undone was cut.
-		out.Interrupted = true
-	}
-	out.Retries = int(retries.Load())
-	if sinkErr != nil {
-		return out, sinkErr
-	}
-	if out.Interrupted {
-		return out, ErrInterrupted
-	}
-	return out, nil
-}
-
-// attempt is one send handed from the pacing loop to a worker.
-type attempt struct {
-	seq, wave      int
-	intended, sent time.Duration
-}
-
-// ErrInterrupted is returned when the context was canceled mid-plan. Every
-// request that was sent has still been recorded.
-var ErrInterrupted = errors.New("interrupted")
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// sleepUntil waits for the clock to reach t; false if ctx ended first.
-func sleepUntil(ctx context.Context, clk Clock, t time.Time) bool {
-	d := t.Sub(clk.Now())
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := clk.NewTimer(d)
-	select {
-	case <-timer.C():
-		// A cancel that raced the timer wins: no send after an interrupt.
-		return ctx.Err() == nil
-	case <-ctx.Done():
-		timer.Stop()
 		return false
 	}
-}
-
-// waitGroup waits for wg; false if ctx ended first.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	e.inFlight.Add(1)
+	e.waves.add()
 	select {
-	case <-done:
+	case e.idle <- a:
+		return true
+	case e.workers <- struct{}{}:
+		go e.worker(a)
 		return true
 	case <-ctx.Done():
+		e.waves.done()
+		e.inFlight.Done()
 		return false
 	}
 }
+
+func (e *engine) worker(a arrival) {
+	defer func() { <-e.workers }()
+	for ok := true; ok; a, ok = <-e.idle {
+		e.request(a)
+		e.waves.done()
+		e.inFlight.Done()
+	}
+}
+
+// request is the attempt loop of one request: send, record, and while the
+// retry policy says so, wait the advised time and send again. Its worker
+// is held throughout. sent_ms is stamped as the attempt leaves, so a send
+// that waited for a worker is recorded late.
+func (e *engine) request(a arrival) {
+	intended := a.intended
+	for n := 1; ; n++ {
+		rec := results.Blank()
+		rec.RunID, rec.Shape, rec.Group = e.o.RunID, e.o.Shape, e.o.Group
+		rec.Seq, rec.Attempt, rec.Wave = a.seq, n, a.wave
+		rec.IntendedMS, rec.SentMS = ms(intended), ms(e.elapsed())
+		e.sender.Send(e.reqCtx, a.seq, &rec)
+		if !e.rec.write(&rec) {
+			return
+		}
+		delay, again := e.o.Retry.next(&rec, n)
+		if !again {
+			return
+		}
+		// A retry waits on a runtime timer, not nanosleep: many may wait
+		// at once, and the jitter dwarfs a timer's millisecond. It never
+		// starts after a cancel (the run's context, not the requests').
+		at := time.Now().Add(delay)
+		if !sleep.Until(e.ctx, at) {
+			return
+		}
+		intended = at.Sub(e.start)
+		e.rec.retried()
+	}
+}
+
+func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -4,53 +4,20 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// virtualClock jumps to a timer's deadline as soon as the timer is made, so
-// the engine never really sleeps; senders move it forward to model latency.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newVirtualClock() *virtualClock { return &virtualClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// AdvanceTo moves the clock to t unless it is already past it.
-func (c *virtualClock) AdvanceTo(t time.Time) {
-	c.mu.Lock()
-	if t.After(c.now) {
-		c.now = t
-	}
-	c.mu.Unlock()
-}
-
-func (c *virtualClock) NewTimer(d time.Duration) Timer {
-	c.Advance(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.Now()
-	return firedTimer(ch)
-}
-
-type firedTimer chan time.Time
-
-func (t firedTimer) C() <-chan time.Time { return t }
-func (t firedTimer) Stop() bool          { return false }
+// Tests run the engine inside a testing/synctest bubble: time is the
+// bubble's fake clock, which moves only when every goroutine waits, so
+// nothing really sleeps and every timing is exact. The pacing loop waits on
+// a runtime timer there (sleep.Until); WaitPrecise is tested on the real
+// clock on its own.
 
 // offsets is a Pacer over fixed offsets and waves.
 type offsets struct {
@@ -72,22 +39,34 @@ func (o *offsets) Next() (time.Duration, int, bool) {
 	return o.at[i], w, true
 }
 
-// fakeSender answers 429 with a wait equal to seq and completes latency
-// after its send time (virtual time from the run start, base).
+func msList(n ...int) []time.Duration {
+	out := make([]time.Duration, len(n))
+	for i, v := range n {
+		out[i] = time.Duration(v) * time.Millisecond
+	}
+	return out
+}
+
+// fakeSender answers 429 advising a wait of seq ms after latency, and
+// tracks how many of its calls run at once.
 type fakeSender struct {
-	clk     *virtualClock
-	base    time.Time
 	latency time.Duration
 	block   bool // wait for the context instead
+	now     atomic.Int64
+	peak    atomic.Int64
 }
 
 func (s *fakeSender) Send(ctx context.Context, seq int, r *results.Record) {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
 	if s.block {
 		<-ctx.Done()
 		r.Error = results.ErrCanceled
 		return
 	}
-	s.clk.AdvanceTo(s.base.Add(time.Duration(r.SentMS*float64(time.Millisecond)) + s.latency))
+	time.Sleep(s.latency)
 	r.Status, r.WaitMS, r.WaitSource = 429, float64(seq), results.WaitRetryAfterMS
 }
 
@@ -104,6 +83,8 @@ func (m *memSink) Write(r *results.Record) error {
 }
 
 func (m *memSink) bySeq() map[int]results.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	out := map[int]results.Record{}
 	for _, r := range m.recs {
 		out[r.Seq] = r
@@ -111,21 +92,22 @@ func (m *memSink) bySeq() map[int]results.Record {
 	return out
 }
 
-func ms10(n ...int) []time.Duration {
-	out := make([]time.Duration, len(n))
-	for i, v := range n {
-		out[i] = time.Duration(v) * time.Millisecond
-	}
-	return out
+// run runs the engine in a synctest bubble with the runtime-timer wait.
+func run(t *testing.T, p Pacer, s Sender, sink Sink, o Options) (out Outcome, err error) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		o.Wait = sleep.Until
+		out, err = Run(t.Context(), p, s, sink, o)
+	})
+	return out, err
 }
 
 func TestAbsoluteSchedule(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
 	sink := &memSink{}
-	p := &offsets{at: ms10(0, 0, 0, 1000, 1000, 1000), wave: []int{0, 0, 0, 1, 1, 1}}
-	out, err := Run(context.Background(), p, &fakeSender{clk: clk}, sink, Options{RunID: "r", Shape: "burst", Group: "g", Clock: clk})
-	if err != nil || out.Sent != 6 || out.Written != 6 {
+	p := &offsets{at: msList(0, 0, 0, 1000, 1000, 1000), wave: []int{0, 0, 0, 1, 1, 1}}
+	out, err := run(t, p, &fakeSender{latency: 300 * time.Millisecond}, sink, Options{RunID: "r", Shape: "burst", Group: "g"})
+	if err != nil || out.Sent != 6 || out.Written != 6 || out.CappedBy != NoCap {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
 	for seq, r := range sink.bySeq() {
@@ -140,80 +122,81 @@ func TestAbsoluteSchedule(t *testing.T) {
 
 func TestLateSendIsRecordedNotDropped(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
 	sink := &memSink{}
-	p := &offsets{at: ms10(0, 10, 20, 500)}
-	_, err := Run(context.Background(), p, &fakeSender{clk: clk, base: clk.Now(), latency: 100 * time.Millisecond}, sink, Options{MaxInFlight: 1, Clock: clk})
-	if err != nil {
+	p := &offsets{at: msList(0, 10, 20, 500)}
+	if _, err := run(t, p, &fakeSender{latency: 100 * time.Millisecond}, sink, Options{MaxInFlight: 1}); err != nil {
 		t.Fatal(err)
 	}
 	got := sink.bySeq()
+	// One request at a time, 100 ms each: seq 1 and 2 wait for the one
+	// before; seq 3 leaves on time, the late ones did not shift it.
 	want := map[int][2]float64{0: {0, 0}, 1: {10, 100}, 2: {20, 200}, 3: {500, 500}}
 	for seq, w := range want {
 		if r := got[seq]; r.IntendedMS != w[0] || r.SentMS != w[1] {
 			t.Errorf("seq %d: intended %v sent %v, want %v", seq, r.IntendedMS, r.SentMS, w)
 		}
 	}
-	// The late sends did not shift the schedule: seq 3 left on time.
+}
+
+// TestPeakInFlightIsTheBound sends ten arrivals at once through three
+// slots: exactly three requests run at once, never more, and the others
+// leave as slots free, each one request's latency later.
+func TestPeakInFlightIsTheBound(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []int{2, 3, 7} {
+		sink := &memSink{}
+		s := &fakeSender{latency: 100 * time.Millisecond}
+		_, err := run(t, &offsets{at: make([]time.Duration, 10)}, s, sink, Options{MaxInFlight: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.peak.Load(); got != int64(limit) {
+			t.Errorf("max in flight %d: peak %d requests at once", limit, got)
+		}
+		for seq, r := range sink.bySeq() {
+			if want := float64(seq/limit) * 100; r.SentMS != want {
+				t.Errorf("max in flight %d: seq %d sent at %v, want %v", limit, seq, r.SentMS, want)
+			}
+		}
+	}
 }
 
 func TestCaps(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
 	sink := &memSink{}
-	out, err := Run(context.Background(), &offsets{at: ms10(0, 1, 2, 3, 4)}, &fakeSender{clk: clk}, sink, Options{MaxRequests: 3, Clock: clk})
-	if err != nil || out.Sent != 3 || out.CappedBy != "max-requests" || len(sink.recs) != 3 {
-		t.Fatalf("max-requests: %+v %v", out, err)
+	out, err := run(t, &offsets{at: msList(0, 1, 2, 3, 4)}, &fakeSender{}, sink, Options{MaxRequests: 3})
+	if err != nil || out.Sent != 3 || out.CappedBy != CapMaxRequests || len(sink.recs) != 3 {
+		t.Fatalf("max requests: %+v %v", out, err)
 	}
-	sink = &memSink{}
-	out, err = Run(context.Background(), &offsets{at: ms10(0, 100, 200, 300)}, &fakeSender{clk: clk}, sink, Options{MaxDuration: 250 * time.Millisecond, Clock: clk})
-	if err != nil || out.Sent != 3 || out.CappedBy != "duration" {
+	out, err = run(t, &offsets{at: msList(0, 100, 200, 300)}, &fakeSender{}, &memSink{}, Options{MaxDuration: 250 * time.Millisecond})
+	if err != nil || out.Sent != 3 || out.CappedBy != CapMaxDuration {
 		t.Fatalf("duration: %+v %v", out, err)
 	}
-	out, _ = Run(context.Background(), &offsets{at: ms10(0, 1, 2)}, &fakeSender{clk: clk}, &memSink{}, Options{MaxRequests: 3, Clock: clk})
-	if out.CappedBy != "" {
+	out, _ = run(t, &offsets{at: msList(0, 1, 2)}, &fakeSender{}, &memSink{}, Options{MaxRequests: 3})
+	if out.CappedBy != NoCap {
 		t.Fatalf("an exact fit was reported capped: %+v", out)
 	}
 }
 
 func TestWaitWaveStartsAfterCompletionPlusGap(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
 	sink := &memSink{}
-	p := &offsets{at: ms10(0, 0, 1000, 1000), wave: []int{0, 0, 1, 1}}
+	p := &offsets{at: msList(0, 0, 1000, 1000), wave: []int{0, 0, 1, 1}}
 	// Each request takes 300 ms, sent one at a time: wave 0 ends at 600 ms,
 	// so wave 1 starts at 600 + gap 1000 = 1600 ms, not its planned 1000.
-	_, err := Run(context.Background(), p, &fakeSender{clk: clk, base: clk.Now(), latency: 300 * time.Millisecond}, sink,
-		Options{MaxInFlight: 1, WaitWave: true, WaveGap: time.Second, Clock: clk})
+	_, err := run(t, p, &fakeSender{latency: 300 * time.Millisecond}, sink, Options{MaxInFlight: 1, WaitWave: true, WaveGap: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := sink.bySeq()[2]; r.IntendedMS != 1600 || r.SentMS != 1600 {
 		t.Fatalf("wave 1 intended %v sent %v, want 1600", r.IntendedMS, r.SentMS)
 	}
-}
-
-func TestInterruptKeepsEverySentRequest(t *testing.T) {
-	t.Parallel()
-	clk := newVirtualClock()
-	sink := &memSink{}
-	ctx, cancel := context.WithCancel(context.Background())
-	// A pacer that cancels the run after handing out three arrivals.
-	p := &cancelAfter{n: 3, cancel: cancel}
-	out, err := Run(ctx, p, &fakeSender{clk: clk, block: true}, sink, Options{Clock: clk, Grace: time.Second})
-	if !errors.Is(err, ErrInterrupted) || !out.Interrupted {
-		t.Fatalf("err = %v, out = %+v", err, out)
-	}
-	if out.Sent != 3 || len(sink.recs) != 3 {
-		t.Fatalf("sent %d, recorded %d", out.Sent, len(sink.recs))
-	}
-	for _, r := range sink.recs {
-		if r.Error != results.ErrCanceled {
-			t.Fatalf("in-flight request recorded as %+v", r)
-		}
+	if r := sink.bySeq()[3]; r.IntendedMS != 1600 || r.SentMS != 1900 {
+		t.Fatalf("wave 1's second request intended %v sent %v, want 1600 and 1900", r.IntendedMS, r.SentMS)
 	}
 }
 
+// cancelAfter is a Pacer that cancels the run when asked for arrival n.
 type cancelAfter struct {
 	n, i   int
 	cancel context.CancelFunc
@@ -227,43 +210,80 @@ func (c *cancelAfter) Next() (time.Duration, int, bool) {
 	return time.Duration(c.i) * time.Millisecond, results.None, true
 }
 
+// TestInterruptKeepsEverySentRequest cancels after three sends to a
+// target that never answers: the three are recorded as canceled once the
+// grace has passed, not before, and nothing else is sent.
+func TestInterruptKeepsEverySentRequest(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sink := &memSink{}
+		ctx, cancel := context.WithCancel(t.Context())
+		start := time.Now()
+		out, err := Run(ctx, &cancelAfter{n: 3, cancel: cancel}, &fakeSender{block: true}, sink,
+			Options{Grace: 1500 * time.Millisecond, Wait: sleep.Until})
+		if !errors.Is(err, ErrInterrupted) || !out.Interrupted {
+			t.Fatalf("err = %v, out = %+v", err, out)
+		}
+		if out.Sent != 3 || len(sink.recs) != 3 {
+			t.Fatalf("sent %d, recorded %d", out.Sent, len(sink.recs))
+		}
+		for _, r := range sink.recs {
+			if r.Error != results.ErrCanceled {
+				t.Fatalf("in-flight request recorded as %+v", r)
+			}
+		}
+		// Sends at 1, 2, 3 ms; the cancel at 3 ms; the grace ends 1.5 s later.
+		if got := time.Since(start); got != 3*time.Millisecond+1500*time.Millisecond {
+			t.Fatalf("Run returned after %v, want the grace of 1.5 s after the cancel", got)
+		}
+	})
+}
+
 type failingSink struct{}
 
 func (failingSink) Write(*results.Record) error { return errors.New("disk full") }
 
 func TestSinkErrorIsReturned(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
-	out, err := Run(context.Background(), &offsets{at: ms10(0, 10, 20, 30)}, &fakeSender{clk: clk}, failingSink{}, Options{Clock: clk, MaxInFlight: 1})
+	out, err := run(t, &offsets{at: msList(0, 10, 20, 30)}, &fakeSender{latency: 5 * time.Millisecond}, failingSink{}, Options{MaxInFlight: 1})
 	if err == nil || err.Error() != "disk full" {
 		t.Fatalf("err = %v", err)
 	}
-	// Sending stops once a row cannot be recorded.
-	if out.Sent > 2 {
-		t.Fatalf("sent %d requests after the sink failed", out.Sent)
+	// Sending stops once a row cannot be recorded: the first fails at 5 ms,
+	// before the second is due.
+	if out.Sent != 1 || out.Written != 0 {
+		t.Fatalf("sent %d, written %d after the sink failed", out.Sent, out.Written)
 	}
 }
 
-func TestTally(t *testing.T) {
+// TestWaitPreciseOnTheRealClock checks the production wait on the real
+// clock: it never returns before its time, and a canceled context ends it.
+func TestWaitPreciseOnTheRealClock(t *testing.T) {
 	t.Parallel()
-	tl := NewTally()
-	for i := 1; i <= 100; i++ {
-		r := results.Blank()
-		r.Status, r.WaitMS, r.IntendedMS, r.SentMS = 429, float64(i), 0, 0
-		if i == 100 {
-			r.SentMS = 25
+	for _, d := range []time.Duration{0, 300 * time.Microsecond, 2 * time.Millisecond} {
+		at := time.Now().Add(d)
+		if !WaitPrecise(context.Background(), at) {
+			t.Fatalf("wait %v returned false", d)
 		}
-		tl.Observe(&r)
+		if now := time.Now(); now.Before(at) {
+			t.Fatalf("wait %v returned %v early", d, at.Sub(now))
+		}
 	}
-	r := results.Blank()
-	r.Error = results.ErrReset
-	tl.Observe(&r)
-	s := tl.Snapshot()
-	if s.Done != 101 || s.N429 != 100 || s.Late != 1 || s.Errors[results.ErrReset] != 1 || s.Status[0] != 1 {
-		t.Fatalf("%+v", s)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Millisecond, cancel)
+	if WaitPrecise(ctx, time.Now().Add(time.Hour)) {
+		t.Fatal("a canceled wait reported it reached its time")
 	}
-	if s.WaitP50 != 50.5 || s.WaitP99 != 99.01 {
-		t.Fatalf("p50 %v p99 %v, want type-7 50.5 and 99.01", s.WaitP50, s.WaitP99)
+	// The engine on the real clock: no send leaves before its intended time.
+	sink := &memSink{}
+	out, err := Run(context.Background(), &offsets{at: msList(0, 1, 2, 3, 4)}, nopSender{}, sink, Options{})
+	if err != nil || out.Written != 5 {
+		t.Fatalf("out %+v err %v", out, err)
+	}
+	for _, r := range sink.recs {
+		if r.SentMS < r.IntendedMS {
+			t.Errorf("seq %d sent at %v ms, before its intended %v ms", r.Seq, r.SentMS, r.IntendedMS)
+		}
 	}
 }
 
@@ -276,7 +296,7 @@ type discardSink struct{}
 func (discardSink) Write(*results.Record) error { return nil }
 
 // BenchmarkDispatch measures the engine's own cost per request (pacing,
-// slots, goroutine, record, sink) with a sender that does nothing.
+// hand-off, record, sink) with a sender that does nothing.
 func BenchmarkDispatch(b *testing.B) {
 	b.ReportAllocs()
 	at := make([]time.Duration, b.N)

@@ -4,23 +4,23 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// scriptSender answers each (seq, attempt) from a script of waits: a wait
-// ≥ 0 is a 429 advising it, None a 429 with no header, and past the
-// script a 200. It takes latency of virtual time.
+// scriptSender answers each attempt from a script of waits: a wait ≥ 0 is
+// a 429 advising it, None a 429 with no header, and past the script a 200.
+// Each answer takes latency.
 type scriptSender struct {
-	clk     *virtualClock
-	base    time.Time
 	latency time.Duration
 	waits   []float64
 }
 
-func (s *scriptSender) Send(_ context.Context, seq int, r *results.Record) {
-	s.clk.AdvanceTo(s.base.Add(time.Duration(r.SentMS*float64(time.Millisecond)) + s.latency))
+func (s *scriptSender) Send(_ context.Context, _ int, r *results.Record) {
+	time.Sleep(s.latency)
 	if i := r.Attempt - 1; i < len(s.waits) {
 		r.Status = 429
 		r.WaitMS = s.waits[i]
@@ -31,11 +31,10 @@ func (s *scriptSender) Send(_ context.Context, seq int, r *results.Record) {
 
 func TestRetryHonoursAdvisedWait(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
 	sink := &memSink{}
-	s := &scriptSender{clk: clk, base: clk.Now(), latency: 10 * time.Millisecond, waits: []float64{100, 250}}
-	out, err := Run(context.Background(), &offsets{at: ms10(0)}, s, sink, Options{
-		Clock: clk, Retry: &RetryPolicy{MaxAttempts: 5, Jitter: 0.5, Rand: func() float64 { return 0.5 }},
+	s := &scriptSender{latency: 10 * time.Millisecond, waits: []float64{100, 250}}
+	out, err := run(t, &offsets{at: msList(0)}, s, sink, Options{
+		Retry: &RetryPolicy{MaxAttempts: 5, Jitter: 0.5, Rand: func() float64 { return 0.5 }},
 	})
 	if err != nil || out.Sent != 1 || out.Retries != 2 || out.Written != 3 {
 		t.Fatalf("out %+v err %v", out, err)
@@ -71,10 +70,8 @@ func TestRetryStopsAtLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clk := newVirtualClock()
 			sink := &memSink{}
-			s := &scriptSender{clk: clk, base: clk.Now(), waits: tt.waits}
-			if _, err := Run(context.Background(), &offsets{at: ms10(0)}, s, sink, Options{Clock: clk, Retry: tt.policy}); err != nil {
+			if _, err := run(t, &offsets{at: msList(0)}, &scriptSender{waits: tt.waits}, sink, Options{Retry: tt.policy}); err != nil {
 				t.Fatal(err)
 			}
 			if len(sink.recs) != tt.rows {
@@ -98,12 +95,13 @@ func (c *cancelingSink) Write(r *results.Record) error {
 
 func TestNoRetryAfterInterrupt(t *testing.T) {
 	t.Parallel()
-	clk := newVirtualClock()
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := &cancelingSink{cancel: cancel}
-	s := &scriptSender{clk: clk, base: clk.Now(), waits: []float64{5, 5}}
-	out, err := Run(ctx, &offsets{at: ms10(0)}, s, sink, Options{Clock: clk, Retry: &RetryPolicy{MaxAttempts: 3}})
-	if !errors.Is(err, ErrInterrupted) || len(sink.recs) != 1 || out.Retries != 0 {
-		t.Fatalf("err %v rows %d out %+v", err, len(sink.recs), out)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		sink := &cancelingSink{cancel: cancel}
+		s := &scriptSender{waits: []float64{5, 5}}
+		out, err := Run(ctx, &offsets{at: msList(0)}, s, sink, Options{Retry: &RetryPolicy{MaxAttempts: 3}, Wait: sleep.Until})
+		if !errors.Is(err, ErrInterrupted) || len(sink.recs) != 1 || out.Retries != 0 {
+			t.Fatalf("err %v rows %d out %+v", err, len(sink.recs), out)
+		}
+	})
 }

@@ -5,10 +5,12 @@ package dispatch
 import (
 	"context"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 )
 
-// sleepPrecise waits until t with a runtime timer where nanosleep(2) is not
+// WaitPrecise waits until t with a runtime timer where nanosleep(2) is not
 // available through package syscall.
-func sleepPrecise(ctx context.Context, t time.Time) bool {
-	return sleepUntil(ctx, realClock{}, t)
+func WaitPrecise(ctx context.Context, t time.Time) bool {
+	return sleep.Until(ctx, t)
 }

@@ -1,11 +1,12 @@
 package schedule
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
 // Arrival processes.
@@ -21,29 +22,36 @@ type Config struct {
 	Seed    uint64
 }
 
-// Validate reports the first problem in one line.
+// Validate reports the first problem as a *valid.Error naming the field.
+// A plan that adds up to less than one request also wraps ErrEmptyPlan.
 func (c Config) Validate() error {
 	if len(c.Phases) == 0 {
-		return errors.New("give --rate with --duration, or at least one --phase")
+		return valid.Errorf("Phases", "are empty: give a constant rate with a duration, or at least one phase")
 	}
 	for _, p := range c.Phases {
 		if p.Duration <= 0 {
-			return fmt.Errorf("phase %s: duration must be positive", p.Name)
+			return valid.Errorf("Phases", "%s: duration must be positive", p.Name)
 		}
 		if p.From < 0 || p.To < 0 || (p.From == 0 && p.To == 0) {
-			return fmt.Errorf("phase %s: rate must be greater than zero", p.Name)
+			return valid.Errorf("Phases", "%s: rate must be greater than zero", p.Name)
 		}
 	}
 	switch c.Arrival {
 	case "", ArrivalConstant, ArrivalPoisson:
 	default:
-		return fmt.Errorf("--arrival must be constant or poisson, not %q", c.Arrival)
+		return valid.Errorf("Arrival", "must be %s or %s, not %q", ArrivalConstant, ArrivalPoisson, c.Arrival)
 	}
 	if c.Expected() < 1 {
-		return fmt.Errorf("%w: the phases add up to %.2f requests", ErrEmptyPlan, c.Expected())
+		return &emptyPlanError{&valid.Error{Name: "Phases", Reason: fmt.Sprintf("add up to %.2f requests: the schedule plans none", c.Expected())}}
 	}
 	return nil
 }
+
+// emptyPlanError is a *valid.Error that is also ErrEmptyPlan.
+type emptyPlanError struct{ setting *valid.Error }
+
+func (e *emptyPlanError) Error() string   { return e.setting.Error() }
+func (e *emptyPlanError) Unwrap() []error { return []error{e.setting, ErrEmptyPlan} }
 
 // Expected is ∫ r over the whole plan: the exact count of a constant plan
 // (up to the ceiling) and the mean count of a Poisson one.

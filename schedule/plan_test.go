@@ -221,3 +221,21 @@ func FuzzParseRate(f *testing.F) {
 		}
 	})
 }
+
+// TestInverseInvertsTheCumulativeRate checks Λ(Λ⁻¹(s)) = s over rising,
+// falling and constant phases: the count of a plan rests on it.
+func TestInverseInvertsTheCumulativeRate(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Phase{
+		{Duration: 10 * time.Second, From: 3, To: 24},
+		{Duration: 10 * time.Second, From: 24, To: 3},
+		{Duration: 10 * time.Second, From: 5, To: 5},
+		{Duration: time.Minute, From: 0, To: 2},
+	} {
+		for s := 0.0; s < p.Expected(); s += p.Expected() / 37 {
+			if got := p.cumulative(p.inverse(s)); math.Abs(got-s) > 1e-9*max(1, s) {
+				t.Errorf("%+v: Λ(Λ⁻¹(%v)) = %v", p, s, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Options configure Run.
+type Options struct {
+	RunID string
+	// Group overrides every plan's default group label when set.
+	Group       string
+	MaxInFlight int
+	MaxRequests int // per plan, a safety cap of the engine
+	// Budget bounds the time spent sending over all plans; 0 means each
+	// plan runs to its end.
+	Budget time.Duration
+	Retry  *dispatch.RetryPolicy
+	// Wait is the engine's pacing wait (nil: dispatch.WaitPrecise).
+	Wait dispatch.WaitFunc
+	// Watch, when set, is told as each plan starts; it returns what sees
+	// the plan's Records (safe for concurrent use) and what is told when
+	// the plan ends. Either may be nil.
+	Watch func(Plan) (observe func(*results.Record), done func(dispatch.Outcome))
+}
+
+// Outcome is what Run sent and recorded over every plan.
+type Outcome struct {
+	Sent, Retries, Written int
+	Interrupted            bool
+	CappedBy               dispatch.Cap
+	Plans                  []dispatch.Outcome // one per plan that started
+}
+
+// Run sends the plans in order, one after another, through s into sink,
+// under one run id and one time budget. It stops at the first plan that is
+// interrupted or cannot be recorded, and returns dispatch.ErrInterrupted
+// (or the sink's error) after every sent request has been recorded.
+func Run(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatch.Sink, o Options) (Outcome, error) {
+	var total Outcome
+	started := time.Now()
+	for _, p := range plans {
+		var budget time.Duration
+		if o.Budget > 0 {
+			if budget = o.Budget - time.Since(started); budget <= 0 {
+				total.CappedBy = dispatch.CapMaxDuration
+				break
+			}
+		}
+		group := o.Group
+		if group == "" {
+			group = p.Group
+		}
+		var observe func(*results.Record)
+		var done func(dispatch.Outcome)
+		if o.Watch != nil {
+			observe, done = o.Watch(p)
+		}
+		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
+			RunID: o.RunID, Shape: p.Shape, Group: group,
+			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Retry: o.Retry, Wait: o.Wait, Observe: observe,
+		})
+		if done != nil {
+			done(out)
+		}
+		total.Plans = append(total.Plans, out)
+		total.Sent += out.Sent
+		total.Retries += out.Retries
+		total.Written += out.Written
+		total.Interrupted = total.Interrupted || out.Interrupted
+		if out.CappedBy != dispatch.NoCap {
+			total.CappedBy = out.CappedBy
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	if total.Interrupted {
+		return total, dispatch.ErrInterrupted
+	}
+	return total, nil
+}
+
+// Interrupted reports whether err says the run was cut by a cancel.
+func Interrupted(err error) bool { return errors.Is(err, dispatch.ErrInterrupted) }
