@@ -159,7 +159,7 @@ func characterize(ctx context.Context, plans []trafficPlan, tf *targetFlags, rf 
 		total.Sent += out.Sent
 		total.Written += out.Written
 		total.Interrupted = total.Interrupted || out.Interrupted
-		if out.CappedBy != "" {
+		if out.CappedBy != dispatch.NoCap {
 			total.CappedBy = out.CappedBy
 		}
 		if !rf.quiet {

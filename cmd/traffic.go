@@ -163,8 +163,8 @@ func trafficCommand(ctx context.Context, plan trafficPlan, tf *targetFlags, rf *
 
 // finishRun turns the engine's outcome into the command's error and exit code.
 func finishRun(out dispatch.Outcome, runErr, closeErr error, output string, stderr io.Writer) error {
-	if out.CappedBy != "" {
-		fmt.Fprintf(stderr, "note: stopped by the --%s cap after %d requests\n", out.CappedBy, out.Sent)
+	if out.CappedBy != dispatch.NoCap {
+		fmt.Fprintf(stderr, "note: stopped by the %s cap after %d requests\n", capFlag(out.CappedBy), out.Sent)
 	}
 	switch {
 	case errors.Is(runErr, dispatch.ErrInterrupted):
@@ -175,4 +175,12 @@ func finishRun(out dispatch.Outcome, runErr, closeErr error, output string, stde
 		return closeErr
 	}
 	return nil
+}
+
+// capFlag names the flag behind a cap.
+func capFlag(c dispatch.Cap) string {
+	if c == dispatch.CapMaxRequests {
+		return "--max-requests"
+	}
+	return "--duration"
 }
