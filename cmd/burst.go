@@ -70,7 +70,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
 
   # OpenAI-compatible endpoint (key from OPENAI_API_KEY)
   ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --size 10`,
-			Args: cobra.NoArgs,
+			Args: noArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				plan, err := bf.plan(results.GroupBurst)
 				if err != nil {

@@ -48,7 +48,7 @@ wait, verdict) and the knee, and writes the table to --output.`,
   # An Azure deployment, every probe's rows kept for analysis
   ptuprobe calibrate --endpoint https://NAME.openai.azure.com --deployment DEPLOYMENT \
       --min-rate 0.2/s --max-rate 8/s --probe-duration 60s --results calibrate-results.csv`,
-			Args: cobra.NoArgs,
+			Args: noArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				lo, err := schedule.ParseRate(minRate)
 				if err != nil {

@@ -69,7 +69,7 @@ OUT-DIR/results.csv is replaced unless --append is given.
   AZURE_OPENAI_API_KEY=... ptuprobe characterize --endpoint https://NAME.openai.azure.com \
       --deployment DEPLOYMENT --burst-size 10 --burst-waves 2 --rate 1/s --duration 60s \
       --out-dir report --fail-if 'overall.p99_ms>30000' --fail-if 'errors>0'`,
-			Args: cobra.NoArgs,
+			Args: noArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				if skipBurst && skipSchedule {
 					return usageError("--skip-burst and --skip-schedule leave nothing to run")

@@ -78,6 +78,20 @@ With no target given, burst, schedule and characterize run against an embedded
 PTU simulator on loopback, so the tool works with no credentials.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// The root runs only when no sub-command matched: a word it does not
+		// know is a usage error, typed here rather than recognised later by
+		// the text of cobra's message.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			hint := ""
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+			}
+			return usageError("unknown command %q%s (see 'ptuprobe --help')", clipArg(args[0]), hint)
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return asUsage(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
@@ -140,23 +154,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		code = ee.Code
-	} else if isCobraUsage(err) {
-		code = ExitUsage
 	}
 	fmt.Fprintf(stderr, "ptuprobe: %s\n", oneLine(err.Error()))
 	return code
 }
 
-// isCobraUsage recognizes cobra's own argument errors (unknown command,
-// wrong number of args), which it does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
+// noArgs refuses positional arguments with a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError("%s takes no arguments, got %q (see '%s --help')", c.CommandPath(), clipArg(args[0]), c.CommandPath())
 	}
-	return false
+	return nil
+}
+
+// clipArg bounds an argument echoed in a message.
+func clipArg(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return s
 }
 
 func oneLine(s string) string {

@@ -93,7 +93,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
   # Any endpoint, raw request
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
       --body @request.json --header 'Authorization: Bearer x' --rate 600/m`,
-			Args: cobra.NoArgs,
+			Args: noArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				plan, err := sf.plan(results.GroupScheduled)
 				if err != nil {

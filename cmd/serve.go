@@ -26,7 +26,7 @@ admission model (utilization as a leaky bucket; 429 with retry-after-ms when
 over 100%), or with --profile gateway an API gateway with per-key and
 per-organization ceilings. It prints its URL and a command to try; Ctrl-C
 stops it. GET /sim/stats shows what it has admitted and refused.`,
-			Args: cobra.NoArgs,
+			Args: noArgs,
 			Example: `  ptuprobe serve
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
   ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000

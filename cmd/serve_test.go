@@ -109,7 +109,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--addr", "nonsense"}, ExitUsage, "--addr"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, ExitUsage, "port from 0 to 65535"},
 		{[]string{"serve", "--addr", busy.Addr().String()}, ExitFailure, "listen"},
-		{[]string{"serve", "extra"}, ExitUsage, "unknown command"},
+		{[]string{"serve", "extra"}, ExitUsage, "takes no arguments"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(context.Background(), tc.args...)

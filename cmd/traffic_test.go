@@ -266,6 +266,8 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"burst", "--api-key-env", "PTUPROBE_SURELY_UNSET", "--url", "http://127.0.0.1:9"},
 		{"burst", "--no-such-flag"},
 		{"schedule", "extra-arg"},
+		{"brust", "--size", "3"},
+		{"nosuch"},
 	}
 	for _, args := range tests {
 		code, stdout, stderr := runCLI(context.Background(), append(args, "--quiet")...)

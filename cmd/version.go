@@ -12,7 +12,7 @@ func init() {
 		return &cobra.Command{
 			Use:     "version",
 			Short:   "Print the ptuprobe version",
-			Args:    cobra.NoArgs,
+			Args:    noArgs,
 			Example: "  ptuprobe version",
 			RunE: func(c *cobra.Command, _ []string) error {
 				fmt.Fprintf(c.OutOrStdout(), "ptuprobe %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -1,0 +1,63 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+)
+
+// flagNames maps the Go field names that domain packages put in their
+// *valid.Error to this command's flag names.
+type flagNames map[string]string
+
+// name returns the flag for field, or the field itself for one the map
+// does not know (then the message still reads, and a test catches it).
+func (m flagNames) name(field string) string {
+	if f, ok := m[field]; ok {
+		return f
+	}
+	return field
+}
+
+// settingError turns a domain package's refusal into the usage error the
+// user sees: every *valid.Error in err (errors.Join may hold several) is
+// rendered with flag names, problems separated by "; ". An err holding no
+// *valid.Error is returned as a usage error as it is; nil stays nil.
+func settingError(err error, names flagNames) error {
+	if err == nil {
+		return nil
+	}
+	var parts []string
+	collectSettings(err, names, &parts)
+	if len(parts) == 0 {
+		return asUsage(err)
+	}
+	return usageError("%s", strings.Join(parts, "; "))
+}
+
+func collectSettings(err error, names flagNames, parts *[]string) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, isSetting := err.(*valid.Error); !isSetting {
+			for _, e := range joined.Unwrap() {
+				collectSettings(e, names, parts)
+			}
+			return
+		}
+	}
+	var v *valid.Error
+	if errors.As(err, &v) {
+		*parts = append(*parts, v.Render(names.name))
+	}
+}
+
+// merge returns the union of maps (later ones win).
+func merge(maps ...flagNames) flagNames {
+	out := flagNames{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

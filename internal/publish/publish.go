@@ -1,0 +1,153 @@
+// Package publish is the analyze pipeline behind `ptuprobe analyze` and the
+// last step of `ptuprobe characterize`: open every input before reading
+// any, stream them into one analyze.Tally, turn it into an Analysis, write
+// the published set with report, and evaluate the thresholds. It holds the
+// order of those steps; the work is in analyze and report.
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+// Job is one analysis: inputs, what to publish and where, and thresholds.
+type Job struct {
+	Paths    []string
+	OutDir   string
+	Labels   analyze.Labels
+	Columns  []analyze.Statistic
+	MinGroup int
+	LogX     bool
+	Timeline bool
+	Foreign  analyze.ForeignColumns
+	// Thresholds are evaluated over the Analysis once it is written.
+	Thresholds []analyze.Threshold
+	// Progress, when set, is given the total input size before reading and
+	// returns a writer that sees every byte read (a progress bar) and a
+	// func called when reading ends; nil means no progress.
+	Progress func(total int64) (io.Writer, func())
+}
+
+// Result is what a Job produced.
+type Result struct {
+	Analysis *analyze.Analysis
+	Written  []string // paths, in a stable order
+	Verdicts []analyze.Verdict
+}
+
+// Breached counts the thresholds that hold (the run fails).
+func (r Result) Breached() int {
+	n := 0
+	for _, v := range r.Verdicts {
+		if v.Breached {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrInterrupted is returned when ctx ended before the report was written;
+// nothing is then written under a published name.
+var ErrInterrupted = errors.New("interrupted before the report was written")
+
+// Validate checks the job before any work: a usage problem is a
+// *valid.Error naming the Job field.
+func (j Job) Validate() error {
+	switch {
+	case len(j.Paths) == 0:
+		return valid.Errorf("Paths", "are empty: give one or more results files or CSVs")
+	case j.OutDir == "":
+		return valid.Errorf("OutDir", "is empty")
+	case j.MinGroup < 1:
+		return valid.Errorf("MinGroup", "is %d: want at least 1", j.MinGroup)
+	}
+	return nil
+}
+
+// Run reads every input, writes the report into OutDir and evaluates the
+// thresholds. A bad input (a missing file, a directory, a CSV without the
+// value column) is an *analyze.BadInputError; a cancel is ErrInterrupted.
+func Run(ctx context.Context, j Job) (Result, error) {
+	var res Result
+	if err := j.Validate(); err != nil {
+		return res, err
+	}
+	files, total, err := openAll(j.Paths)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	if err != nil {
+		return res, err
+	}
+	tally := analyze.NewTally(j.Timeline)
+	var seen io.Writer
+	if j.Progress != nil {
+		var finish func()
+		seen, finish = j.Progress(total)
+		defer finish()
+	}
+	for i, f := range files {
+		var r io.Reader = f
+		if seen != nil {
+			r = io.TeeReader(f, seen)
+		}
+		if err := tally.Read(ctx, r, analyze.Input{Name: j.Paths[i], Ordinal: i + 1}, j.Foreign); err != nil {
+			return res, interrupted(ctx, err)
+		}
+	}
+	a, err := tally.Analysis(j.Labels, j.MinGroup)
+	if err != nil {
+		return res, err
+	}
+	res.Analysis = a
+	if err := ctx.Err(); err != nil {
+		return res, ErrInterrupted
+	}
+	res.Written, err = report.Write(j.OutDir, a, report.Options{Columns: j.Columns, LogX: j.LogX, Timeline: j.Timeline})
+	if err != nil {
+		return res, err
+	}
+	for _, t := range j.Thresholds {
+		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
+	}
+	return res, nil
+}
+
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return ErrInterrupted
+	}
+	return err
+}
+
+// openAll opens every path before any is read, so a missing or unreadable
+// file is reported before any work.
+func openAll(paths []string) ([]*os.File, int64, error) {
+	var files []*os.File
+	var total int64
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return files, 0, &analyze.BadInputError{Err: fmt.Errorf("cannot read input: %w", err)}
+		}
+		files = append(files, f)
+		st, err := f.Stat()
+		if err != nil {
+			return files, 0, &analyze.BadInputError{Err: fmt.Errorf("cannot read input %s: %w", p, err)}
+		}
+		if st.IsDir() {
+			return files, 0, &analyze.BadInputError{Err: fmt.Errorf("cannot read input %s: it is a directory", p)}
+		}
+		total += st.Size()
+	}
+	return files, total, nil
+}
