@@ -93,6 +93,7 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 			return usageError("unknown command %q%s (see 'ptuprobe --help')", clipArg(args[0]), hint)
 		},
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return asUsage(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
 	})
