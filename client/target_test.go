@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -238,27 +237,58 @@ func TestRefusedAndCanceled(t *testing.T) {
 	}
 }
 
-func TestConfigErrorsKeepSecrets(t *testing.T) {
+func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 	t.Parallel()
-	bad := []Config{
-		{API: APIAzure, Endpoint: "ftp://secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
-		{API: APIAzure, Endpoint: "https://user:pw@secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
-		{API: APIAzure, Endpoint: "https://secret-host.example"},
-		{API: APIOpenAI, URL: "secret-host.example/v1", PromptTokens: 1, MaxTokens: 1},
-		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 0, MaxTokens: 1},
-		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 10, SharedPrefixTokens: 10, MaxTokens: 1},
-		{API: APIRaw, URL: "http://secret-host.example", Headers: []Header{{Name: "Bad Name", Value: "x"}}},
-		{API: "grpc"},
+	host := "https://" + canaryHost
+	az := func(f func(*Config)) Config {
+		c := Config{API: APIAzure, Endpoint: host, Deployment: canaryDepl, Key: canaryKey,
+			Headers: []Header{{"X-Secret", canaryHeader}}, PromptTokens: 10, MaxTokens: 1}
+		f(&c)
+		return c
 	}
-	for _, c := range bad {
-		_, err := New(c)
-		if err == nil {
-			t.Errorf("New(%+v) accepted", c)
-			continue
-		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("error leaks a secret: %v", err)
-		}
+	raw := func(f func(*Config)) Config {
+		c := Config{API: APIRaw, URL: host + "/x", Key: canaryKey, Body: []byte(canaryBody),
+			Headers: []Header{{"X-Secret", canaryHeader}}}
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name  string
+		cfg   Config
+		field string
+	}{
+		{"no endpoint", az(func(c *Config) { c.Endpoint = "" }), "Endpoint"},
+		{"no deployment", az(func(c *Config) { c.Deployment = "" }), "Deployment"},
+		{"endpoint not http", az(func(c *Config) { c.Endpoint = "ftp://" + canaryHost }), "Endpoint"},
+		{"endpoint without scheme", az(func(c *Config) { c.Endpoint = canaryHost }), "Endpoint"},
+		{"endpoint unparsable", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + "/%zz" }), "Endpoint"},
+		{"endpoint with credentials", az(func(c *Config) { c.Endpoint = "https://" + canaryKey + ":pw@" + canaryHost }), "Endpoint"},
+		{"no url", raw(func(c *Config) { c.URL = "" }), "URL"},
+		{"url without scheme", raw(func(c *Config) { c.URL = canaryHost + "/v1" }), "URL"},
+		{"url with credentials", raw(func(c *Config) { c.URL = "http://u:" + canaryKey + "@" + canaryHost }), "URL"},
+		{"unknown api", az(func(c *Config) { c.API = "grpc" }), "API"},
+		{"no api", az(func(c *Config) { c.API = "" }), "API"},
+		{"prompt tokens 0", az(func(c *Config) { c.PromptTokens = 0 }), "PromptTokens"},
+		{"shared prefix = prompt", az(func(c *Config) { c.SharedPrefixTokens = 10 }), "SharedPrefixTokens"},
+		{"shared prefix negative", az(func(c *Config) { c.SharedPrefixTokens = -1 }), "SharedPrefixTokens"},
+		{"max tokens 0", az(func(c *Config) { c.MaxTokens = 0 }), "MaxTokens"},
+		{"max tokens field", az(func(c *Config) { c.MaxTokensField = "max_output_tokens" }), "MaxTokensField"},
+		{"header name with a space", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"Bad Name", canaryHeader}) }), "Headers"},
+		{"header name empty", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"", canaryHeader}) }), "Headers"},
+		{"header value with a line break", raw(func(c *Config) {
+			c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\r\nX-Evil: 1"})
+		}), "Headers"},
+		{"method not a token", raw(func(c *Config) { c.Method = "GET " + canaryHost }), "Method"},
+		{"key with a line break", raw(func(c *Config) { c.Key = canaryKey + "\n" }), "Key"},
+		{"key with NUL", az(func(c *Config) { c.Key = canaryKey + "\x00" }), "Key"},
+		{"key header not a name", az(func(c *Config) { c.KeyHeader = "api key" }), "KeyHeader"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(tt.cfg)
+			checkSettingError(t, err, tt.field)
+		})
 	}
 }
 
