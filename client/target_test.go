@@ -1,13 +1,17 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -134,27 +138,57 @@ func TestSendScriptedResponses(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"timeout", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Second):
-			}
-		}, func(t *testing.T, r results.Record) {
-			if r.Error != results.ErrTimeout {
-				t.Fatalf("%+v", r)
-			}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			tg := newAzure(t, srv.URL)
-			if tt.name == "timeout" {
-				tg.client.Timeout = 200 * time.Millisecond
-			}
-			tt.check(t, send(tg))
+			tt.check(t, send(newAzure(t, srv.URL)))
+		})
+	}
+}
+
+// TestTimeout runs in a synctest bubble over an in-memory connection, so
+// the client's real timeout passes on the bubble's clock, at once and
+// exactly.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		answer string // what the server writes before it stalls
+		status int
+	}{
+		{"no headers", "", 0},
+		{"headers, then the body stalls", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srvConn, cliConn := net.Pipe()
+				go func() {
+					defer srvConn.Close()
+					br := bufio.NewReader(srvConn)
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(srvConn, tt.answer)
+					io.Copy(io.Discard, br) // until the client hangs up
+				}()
+				tg, err := New(Config{API: APIAzure, Endpoint: "http://pipe", Deployment: "d", PromptTokens: 10, MaxTokens: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tg.client.Transport = &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return cliConn, nil }}
+				defer tg.Close()
+				r := send(tg)
+				if r.Error != results.ErrTimeout || r.Status != tt.status || r.LatencyMS != float64(DefaultTimeout/time.Millisecond) {
+					t.Fatalf("%+v, want error timeout, status %d, latency %v", r, tt.status, DefaultTimeout)
+				}
+			})
 		})
 	}
 }
@@ -288,6 +322,36 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 			t.Parallel()
 			_, err := New(tt.cfg)
 			checkSettingError(t, err, tt.field)
+		})
+	}
+}
+
+// TestRedirectNotFollowed: a redirect is recorded as the response it is.
+// Following it would carry the key (and the prompt) to another host.
+func TestRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			t.Parallel()
+			var elsewhere atomic.Int32
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				elsewhere.Add(1)
+			}))
+			defer other.Close()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("retry-after", "3")
+				http.Redirect(w, r, other.URL+r.URL.RequestURI(), code)
+			}))
+			defer srv.Close()
+			r := send(newAzure(t, srv.URL))
+			if r.Status != code || r.Error != "" || r.WaitMS != 3000 {
+				t.Fatalf("row %+v, want status %d recorded with its headers", r, code)
+			}
+			// The redirect was answered in full before Send returned, so
+			// a follow-up request would have reached other by now.
+			if n := elsewhere.Load(); n != 0 {
+				t.Fatalf("the redirect target was hit %d times", n)
+			}
 		})
 	}
 }
