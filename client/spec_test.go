@@ -3,7 +3,6 @@ package client
 import (
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -259,11 +258,7 @@ func TestKeyOnTheWire(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := make(chan http.Header, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				got <- r.Header.Clone()
-			}))
-			defer srv.Close()
+			srv, seen := recordingServer(t, http.StatusOK)
 			s := spec(tt.api, srv.URL)
 			s.APIKeyEnv = tt.keyEnv
 			cfg, err := Resolve(s, env(tt.env))
@@ -278,7 +273,7 @@ func TestKeyOnTheWire(t *testing.T) {
 			if r := send(tg); r.Status != http.StatusOK {
 				t.Fatalf("status %d, error %q", r.Status, r.Error)
 			}
-			h := <-got
+			h := (<-seen).header
 			if h.Get("Api-Key") != tt.apiKey || h.Get("Authorization") != tt.authorize {
 				t.Fatalf("api-key %q, Authorization %q; want %q, %q", h.Get("Api-Key"), h.Get("Authorization"), tt.apiKey, tt.authorize)
 			}

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -193,27 +196,48 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// received is what a test server saw of one request.
+type received struct {
+	method string
+	url    *url.URL
+	header http.Header
+	body   []byte
+}
+
+// recordingServer answers every request with status and hands what it saw
+// to the test through the channel, so the test reads it after Send with
+// no data race.
+func recordingServer(t *testing.T, status int) (*httptest.Server, <-chan received) {
+	t.Helper()
+	seen := make(chan received, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		seen <- received{r.Method, r.URL, r.Header.Clone(), body}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, seen
+}
+
 func TestRequestShape(t *testing.T) {
 	t.Parallel()
-	var got *http.Request
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r
-		body, _ = io.ReadAll(r.Body)
-	}))
-	defer srv.Close()
+	srv, seen := recordingServer(t, http.StatusOK)
 	send(newAzure(t, srv.URL+"/"))
-	if got.Method != "POST" || got.URL.Path != "/openai/deployments/canary-deployment/chat/completions" || got.URL.Query().Get("api-version") != DefaultAPIVersion {
-		t.Fatalf("request %s %s", got.Method, got.URL)
+	got := <-seen
+	if got.method != "POST" || got.url.Path != "/openai/deployments/canary-deployment/chat/completions" || got.url.Query().Get("api-version") != DefaultAPIVersion {
+		t.Fatalf("request %s %s", got.method, got.url)
 	}
-	if got.Header.Get("api-key") != "sk-canary" || got.Header.Get("Authorization") != "" {
+	if got.header.Get("api-key") != "sk-canary" || got.header.Get("Authorization") != "" {
 		t.Fatal("key not sent as api-key")
+	}
+	if ct, ua := got.header.Get("Content-Type"), got.header.Get("User-Agent"); ct != "application/json" || ua != "ptuprobe" {
+		t.Fatalf("Content-Type %q, User-Agent %q", ct, ua)
 	}
 	var parsed struct {
 		Messages  []struct{ Role, Content string }
 		MaxTokens int `json:"max_tokens"`
 	}
-	if err := json.Unmarshal(body, &parsed); err != nil {
+	if err := json.Unmarshal(got.body, &parsed); err != nil {
 		t.Fatalf("body is not JSON: %v", err)
 	}
 	if parsed.MaxTokens != 50 || len(parsed.Messages) != 1 || parsed.Messages[0].Role != "user" {
@@ -237,8 +261,9 @@ func TestPromptsUniqueUnlessSharedPrefix(t *testing.T) {
 		Messages []msg
 		Max      int `json:"max_completion_tokens"`
 	}
-	json.Unmarshal(tg.Body(1), &a)
-	json.Unmarshal(tg.Body(2), &b)
+	if err := errors.Join(json.Unmarshal(tg.Body(1), &a), json.Unmarshal(tg.Body(2), &b)); err != nil {
+		t.Fatalf("bodies are not JSON: %v", err)
+	}
 	if a.Model != "m" || a.Max != 10 || len(a.Messages) != 2 || a.Messages[0].Role != "system" {
 		t.Fatalf("%+v", a)
 	}
@@ -358,21 +383,19 @@ func TestRedirectNotFollowed(t *testing.T) {
 
 func TestRawTarget(t *testing.T) {
 	t.Parallel()
-	var method, hdr string
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method, hdr = r.Method, r.Header.Get("X-Test")
-		body, _ = io.ReadAll(r.Body)
-		w.WriteHeader(204)
-	}))
-	defer srv.Close()
-	tg, err := New(Config{API: APIRaw, URL: srv.URL, Method: "PUT", Body: []byte(`{"a":1}`), Headers: []Header{{"X-Test", "yes"}}})
+	srv, seen := recordingServer(t, http.StatusNoContent)
+	tg, err := New(Config{API: APIRaw, URL: srv.URL, Method: "PUT", Body: []byte(`{"a":1}`), Headers: []Header{{"X-Test", "yes"}, {"X-Test", "again"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tg.Close()
 	r := send(tg)
-	if r.Status != 204 || method != "PUT" || hdr != "yes" || string(body) != `{"a":1}` || r.MaxTokens != results.None {
-		t.Fatalf("%+v %s %s %s", r, method, hdr, body)
+	got := <-seen
+	if r.Status != 204 || r.MaxTokens != results.None {
+		t.Fatalf("row %+v", r)
+	}
+	if got.method != "PUT" || strings.Join(got.header.Values("X-Test"), ",") != "yes,again" || string(got.body) != `{"a":1}` {
+		t.Fatalf("request %s %v %s", got.method, got.header, got.body)
 	}
 }
 

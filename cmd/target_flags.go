@@ -37,7 +37,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "full request URL for --api openai (…/v1/chat/completions) or --api raw")
 	fs.StringVar(&f.model, "model", client.DefaultModel, "model field for --api openai")
 	fs.StringVar(&f.method, "method", "", "HTTP method for --api raw (default POST with --body, else GET)")
-	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a file")
+	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a regular file (at most 16 MiB)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai)")
 	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
