@@ -2,8 +2,23 @@
 // the fields of a results.Record: status, timings, the advised wait parsed
 // from retry-after-ms / retry-after, rate-limit headers and token usage.
 //
+// It is a library that other packages use, not a command: cmd turns flags
+// into a Spec, Resolve turns the Spec into a Config (the API chosen, the key
+// read from the environment through an injectable getenv, an "@path" body
+// loaded from a regular file of at most MaxBodyFileBytes, headers split),
+// and New turns the Config into a Target. dispatch reaches a Target only
+// through its Sender interface, which *Target satisfies without either
+// package importing the other.
+//
+// A setting it refuses is a *valid.Error naming the Go field of Spec or
+// Config (Endpoint, URL, PromptTokens, Headers, APIKeyEnv, …), in words that
+// know nothing of flags; cmd renders field names as flag names.
+//
 // It decides nothing about when requests are sent (that is the shape and
-// dispatch packages) and imports only results. It never writes a key, an
-// auth header, the endpoint host, a deployment name, a request id or prompt
-// text anywhere: not into a Record, not into an error.
+// dispatch packages) and imports only results and internal/valid. It never
+// writes a secret anywhere: a key, an auth header, the endpoint host, a
+// deployment name, the value of a header it was given, a request id or
+// prompt text go neither into a Record nor into an error, and it writes no
+// logs. Redirects are recorded, never followed, so the key never travels to
+// another host.
 package client

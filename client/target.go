@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -41,7 +41,9 @@ const (
 // Header is one extra request header for the raw API.
 type Header struct{ Name, Value string }
 
-// Config describes the target and the requests to send to it.
+// Config describes the target and the requests to send to it, resolved:
+// the key read, the body loaded, the headers split. Resolve makes one from
+// a Spec; a Go caller may also fill it directly.
 type Config struct {
 	API        string // azure, openai or raw
 	Endpoint   string // azure: https://NAME.openai.azure.com
@@ -53,8 +55,11 @@ type Config struct {
 	Body       []byte // raw
 	Headers    []Header
 
-	// Key is the secret itself (already read from the environment);
-	// KeyHeader is "api-key" or "Authorization" (sent as Bearer).
+	// Key is the secret itself (Resolve reads it from the environment).
+	// KeyHeader carries it: "Authorization" sends it as a Bearer token,
+	// any other name (azure's "api-key") as it is; empty means the API's
+	// default, api-key for azure and Authorization otherwise. An empty
+	// Key sends no auth header.
 	Key       string
 	KeyHeader string
 
@@ -83,7 +88,8 @@ type Target struct {
 }
 
 // New validates cfg and builds a Target with a keep-alive client sized to
-// cfg.MaxConns. Errors never echo the endpoint, key or deployment.
+// cfg.MaxConns. A refused setting is a *valid.Error naming the Config
+// field; no error echoes the endpoint, URL, deployment, key or a header.
 func New(cfg Config) (*Target, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -97,10 +103,13 @@ func New(cfg Config) (*Target, error) {
 	t := &Target{cfg: cfg, now: cfg.Now}
 	switch cfg.API {
 	case APIAzure:
-		if cfg.Endpoint == "" || cfg.Deployment == "" {
-			return nil, errors.New("--api azure needs --endpoint and --deployment")
+		if cfg.Endpoint == "" {
+			return nil, valid.Errorf("Endpoint", "is required for {API} azure")
 		}
-		base, err := checkURL("--endpoint", cfg.Endpoint)
+		if cfg.Deployment == "" {
+			return nil, valid.Errorf("Deployment", "is required for {API} azure")
+		}
+		base, err := checkURL("Endpoint", cfg.Endpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -112,9 +121,9 @@ func New(cfg Config) (*Target, error) {
 		t.url = base.String()
 	case APIOpenAI, APIRaw:
 		if cfg.URL == "" {
-			return nil, fmt.Errorf("--api %s needs --url", cfg.API)
+			return nil, valid.Errorf("URL", "is required for {API} %s", cfg.API)
 		}
-		u, err := checkURL("--url", cfg.URL)
+		u, err := checkURL("URL", cfg.URL)
 		if err != nil {
 			return nil, err
 		}
@@ -128,32 +137,44 @@ func New(cfg Config) (*Target, error) {
 				cfg.Method = http.MethodGet
 			}
 		}
+		if cfg.API == APIRaw && !isToken(cfg.Method) {
+			return nil, valid.Errorf("Method", "must be an HTTP method such as GET or POST")
+		}
 	default:
-		return nil, fmt.Errorf("unknown --api %q (want azure, openai or raw)", cfg.API)
+		return nil, valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
 	}
 	if cfg.API != APIRaw {
 		if cfg.PromptTokens < 1 {
-			return nil, errors.New("--prompt-tokens must be at least 1")
+			return nil, valid.Errorf("PromptTokens", "must be at least 1")
 		}
 		if cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens {
-			return nil, errors.New("--shared-prefix-tokens must be at least 0 and less than --prompt-tokens")
+			return nil, valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
 		}
 		if cfg.MaxTokens < 1 {
-			return nil, errors.New("--max-tokens must be at least 1")
+			return nil, valid.Errorf("MaxTokens", "must be at least 1")
 		}
 		switch cfg.MaxTokensField {
 		case "":
 			cfg.MaxTokensField = "max_tokens"
 		case "max_tokens", "max_completion_tokens":
 		default:
-			return nil, errors.New("--max-tokens-field must be max_tokens or max_completion_tokens")
+			return nil, valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
 		}
 		t.prompt = newPromptBuilder(cfg)
 	}
-	for _, h := range cfg.Headers {
-		if h.Name == "" || strings.ContainsAny(h.Name, " :\r\n") || strings.ContainsAny(h.Value, "\r\n") {
-			return nil, errors.New("a --header must look like 'Name: value'")
+	for i, h := range cfg.Headers {
+		if !isToken(h.Name) || !isHeaderValue(h.Value) {
+			return nil, valid.Errorf("Headers", "must have a name without spaces or separators and a value without control characters (number %d does not)", i+1)
 		}
+	}
+	if !isHeaderValue(cfg.Key) {
+		return nil, valid.Errorf("Key", "must not hold control characters such as a line break")
+	}
+	if cfg.KeyHeader == "" {
+		cfg.KeyHeader = defaultKeyHeader(cfg.API)
+	}
+	if !isToken(cfg.KeyHeader) {
+		return nil, valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")
 	}
 	t.cfg = cfg
 	t.client = &http.Client{
@@ -174,17 +195,47 @@ func New(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// checkURL accepts only absolute http and https URLs. The message names the
-// flag, never the value, which may hold a host the user keeps private.
-func checkURL(flag, raw string) (*url.URL, error) {
+// checkURL accepts only absolute http and https URLs. The error names the
+// field, never the value, which may hold a host the user keeps private.
+func checkURL(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s must be an absolute http:// or https:// URL", flag)
+		return nil, valid.Errorf(field, "must be an absolute http:// or https:// URL")
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("%s must not carry credentials; pass the key through the environment", flag)
+		return nil, valid.Errorf(field, "must not carry credentials; the key comes from the environment")
 	}
 	return u, nil
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110 §5.6.2), the form
+// of a header name and of a method.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isHeaderValue reports whether s can be sent as a header value: no control
+// characters but tab. net/http would refuse it on every request instead,
+// and each would be recorded as error "other".
+func isHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Close releases idle connections.

@@ -1,14 +1,20 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -135,52 +141,103 @@ func TestSendScriptedResponses(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"timeout", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Second):
-			}
-		}, func(t *testing.T, r results.Record) {
-			if r.Error != results.ErrTimeout {
-				t.Fatalf("%+v", r)
-			}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			tg := newAzure(t, srv.URL)
-			if tt.name == "timeout" {
-				tg.client.Timeout = 200 * time.Millisecond
-			}
-			tt.check(t, send(tg))
+			tt.check(t, send(newAzure(t, srv.URL)))
 		})
 	}
 }
 
+// TestTimeout runs in a synctest bubble over an in-memory connection, so
+// the client's real timeout passes on the bubble's clock, at once and
+// exactly.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		answer string // what the server writes before it stalls
+		status int
+	}{
+		{"no headers", "", 0},
+		{"headers, then the body stalls", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srvConn, cliConn := net.Pipe()
+				go func() {
+					defer srvConn.Close()
+					br := bufio.NewReader(srvConn)
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(srvConn, tt.answer)
+					io.Copy(io.Discard, br) // until the client hangs up
+				}()
+				tg, err := New(Config{API: APIAzure, Endpoint: "http://pipe", Deployment: "d", PromptTokens: 10, MaxTokens: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tg.client.Transport = &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return cliConn, nil }}
+				defer tg.Close()
+				r := send(tg)
+				if r.Error != results.ErrTimeout || r.Status != tt.status || r.LatencyMS != float64(DefaultTimeout/time.Millisecond) {
+					t.Fatalf("%+v, want error timeout, status %d, latency %v", r, tt.status, DefaultTimeout)
+				}
+			})
+		})
+	}
+}
+
+// received is what a test server saw of one request.
+type received struct {
+	method string
+	url    *url.URL
+	header http.Header
+	body   []byte
+}
+
+// recordingServer answers every request with status and hands what it saw
+// to the test through the channel, so the test reads it after Send with
+// no data race.
+func recordingServer(t *testing.T, status int) (*httptest.Server, <-chan received) {
+	t.Helper()
+	seen := make(chan received, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		seen <- received{r.Method, r.URL, r.Header.Clone(), body}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, seen
+}
+
 func TestRequestShape(t *testing.T) {
 	t.Parallel()
-	var got *http.Request
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r
-		body, _ = io.ReadAll(r.Body)
-	}))
-	defer srv.Close()
+	srv, seen := recordingServer(t, http.StatusOK)
 	send(newAzure(t, srv.URL+"/"))
-	if got.Method != "POST" || got.URL.Path != "/openai/deployments/canary-deployment/chat/completions" || got.URL.Query().Get("api-version") != DefaultAPIVersion {
-		t.Fatalf("request %s %s", got.Method, got.URL)
+	got := <-seen
+	if got.method != "POST" || got.url.Path != "/openai/deployments/canary-deployment/chat/completions" || got.url.Query().Get("api-version") != DefaultAPIVersion {
+		t.Fatalf("request %s %s", got.method, got.url)
 	}
-	if got.Header.Get("api-key") != "sk-canary" || got.Header.Get("Authorization") != "" {
+	if got.header.Get("api-key") != "sk-canary" || got.header.Get("Authorization") != "" {
 		t.Fatal("key not sent as api-key")
+	}
+	if ct, ua := got.header.Get("Content-Type"), got.header.Get("User-Agent"); ct != "application/json" || ua != "ptuprobe" {
+		t.Fatalf("Content-Type %q, User-Agent %q", ct, ua)
 	}
 	var parsed struct {
 		Messages  []struct{ Role, Content string }
 		MaxTokens int `json:"max_tokens"`
 	}
-	if err := json.Unmarshal(body, &parsed); err != nil {
+	if err := json.Unmarshal(got.body, &parsed); err != nil {
 		t.Fatalf("body is not JSON: %v", err)
 	}
 	if parsed.MaxTokens != 50 || len(parsed.Messages) != 1 || parsed.Messages[0].Role != "user" {
@@ -204,8 +261,9 @@ func TestPromptsUniqueUnlessSharedPrefix(t *testing.T) {
 		Messages []msg
 		Max      int `json:"max_completion_tokens"`
 	}
-	json.Unmarshal(tg.Body(1), &a)
-	json.Unmarshal(tg.Body(2), &b)
+	if err := errors.Join(json.Unmarshal(tg.Body(1), &a), json.Unmarshal(tg.Body(2), &b)); err != nil {
+		t.Fatalf("bodies are not JSON: %v", err)
+	}
 	if a.Model != "m" || a.Max != 10 || len(a.Messages) != 2 || a.Messages[0].Role != "system" {
 		t.Fatalf("%+v", a)
 	}
@@ -238,47 +296,106 @@ func TestRefusedAndCanceled(t *testing.T) {
 	}
 }
 
-func TestConfigErrorsKeepSecrets(t *testing.T) {
+func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 	t.Parallel()
-	bad := []Config{
-		{API: APIAzure, Endpoint: "ftp://secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
-		{API: APIAzure, Endpoint: "https://user:pw@secret-host.example", Deployment: "secret-dep", PromptTokens: 1, MaxTokens: 1},
-		{API: APIAzure, Endpoint: "https://secret-host.example"},
-		{API: APIOpenAI, URL: "secret-host.example/v1", PromptTokens: 1, MaxTokens: 1},
-		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 0, MaxTokens: 1},
-		{API: APIOpenAI, URL: "http://secret-host.example", PromptTokens: 10, SharedPrefixTokens: 10, MaxTokens: 1},
-		{API: APIRaw, URL: "http://secret-host.example", Headers: []Header{{Name: "Bad Name", Value: "x"}}},
-		{API: "grpc"},
+	host := "https://" + canaryHost
+	az := func(f func(*Config)) Config {
+		c := Config{API: APIAzure, Endpoint: host, Deployment: canaryDepl, Key: canaryKey,
+			Headers: []Header{{"X-Secret", canaryHeader}}, PromptTokens: 10, MaxTokens: 1}
+		f(&c)
+		return c
 	}
-	for _, c := range bad {
-		_, err := New(c)
-		if err == nil {
-			t.Errorf("New(%+v) accepted", c)
-			continue
-		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("error leaks a secret: %v", err)
-		}
+	raw := func(f func(*Config)) Config {
+		c := Config{API: APIRaw, URL: host + "/x", Key: canaryKey, Body: []byte(canaryBody),
+			Headers: []Header{{"X-Secret", canaryHeader}}}
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name  string
+		cfg   Config
+		field string
+	}{
+		{"no endpoint", az(func(c *Config) { c.Endpoint = "" }), "Endpoint"},
+		{"no deployment", az(func(c *Config) { c.Deployment = "" }), "Deployment"},
+		{"endpoint not http", az(func(c *Config) { c.Endpoint = "ftp://" + canaryHost }), "Endpoint"},
+		{"endpoint without scheme", az(func(c *Config) { c.Endpoint = canaryHost }), "Endpoint"},
+		{"endpoint unparsable", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + "/%zz" }), "Endpoint"},
+		{"endpoint with credentials", az(func(c *Config) { c.Endpoint = "https://" + canaryKey + ":pw@" + canaryHost }), "Endpoint"},
+		{"no url", raw(func(c *Config) { c.URL = "" }), "URL"},
+		{"url without scheme", raw(func(c *Config) { c.URL = canaryHost + "/v1" }), "URL"},
+		{"url with credentials", raw(func(c *Config) { c.URL = "http://u:" + canaryKey + "@" + canaryHost }), "URL"},
+		{"unknown api", az(func(c *Config) { c.API = "grpc" }), "API"},
+		{"no api", az(func(c *Config) { c.API = "" }), "API"},
+		{"prompt tokens 0", az(func(c *Config) { c.PromptTokens = 0 }), "PromptTokens"},
+		{"shared prefix = prompt", az(func(c *Config) { c.SharedPrefixTokens = 10 }), "SharedPrefixTokens"},
+		{"shared prefix negative", az(func(c *Config) { c.SharedPrefixTokens = -1 }), "SharedPrefixTokens"},
+		{"max tokens 0", az(func(c *Config) { c.MaxTokens = 0 }), "MaxTokens"},
+		{"max tokens field", az(func(c *Config) { c.MaxTokensField = "max_output_tokens" }), "MaxTokensField"},
+		{"header name with a space", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"Bad Name", canaryHeader}) }), "Headers"},
+		{"header name empty", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"", canaryHeader}) }), "Headers"},
+		{"header value with a line break", raw(func(c *Config) {
+			c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\r\nX-Evil: 1"})
+		}), "Headers"},
+		{"method not a token", raw(func(c *Config) { c.Method = "GET " + canaryHost }), "Method"},
+		{"key with a line break", raw(func(c *Config) { c.Key = canaryKey + "\n" }), "Key"},
+		{"key with NUL", az(func(c *Config) { c.Key = canaryKey + "\x00" }), "Key"},
+		{"key header not a name", az(func(c *Config) { c.KeyHeader = "api key" }), "KeyHeader"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(tt.cfg)
+			checkSettingError(t, err, tt.field)
+		})
+	}
+}
+
+// TestRedirectNotFollowed: a redirect is recorded as the response it is.
+// Following it would carry the key (and the prompt) to another host.
+func TestRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			t.Parallel()
+			var elsewhere atomic.Int32
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				elsewhere.Add(1)
+			}))
+			defer other.Close()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("retry-after", "3")
+				http.Redirect(w, r, other.URL+r.URL.RequestURI(), code)
+			}))
+			defer srv.Close()
+			r := send(newAzure(t, srv.URL))
+			if r.Status != code || r.Error != "" || r.WaitMS != 3000 {
+				t.Fatalf("row %+v, want status %d recorded with its headers", r, code)
+			}
+			// The redirect was answered in full before Send returned, so
+			// a follow-up request would have reached other by now.
+			if n := elsewhere.Load(); n != 0 {
+				t.Fatalf("the redirect target was hit %d times", n)
+			}
+		})
 	}
 }
 
 func TestRawTarget(t *testing.T) {
 	t.Parallel()
-	var method, hdr string
-	var body []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method, hdr = r.Method, r.Header.Get("X-Test")
-		body, _ = io.ReadAll(r.Body)
-		w.WriteHeader(204)
-	}))
-	defer srv.Close()
-	tg, err := New(Config{API: APIRaw, URL: srv.URL, Method: "PUT", Body: []byte(`{"a":1}`), Headers: []Header{{"X-Test", "yes"}}})
+	srv, seen := recordingServer(t, http.StatusNoContent)
+	tg, err := New(Config{API: APIRaw, URL: srv.URL, Method: "PUT", Body: []byte(`{"a":1}`), Headers: []Header{{"X-Test", "yes"}, {"X-Test", "again"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tg.Close()
 	r := send(tg)
-	if r.Status != 204 || method != "PUT" || hdr != "yes" || string(body) != `{"a":1}` || r.MaxTokens != results.None {
-		t.Fatalf("%+v %s %s %s", r, method, hdr, body)
+	got := <-seen
+	if r.Status != 204 || r.MaxTokens != results.None {
+		t.Fatalf("row %+v", r)
+	}
+	if got.method != "PUT" || strings.Join(got.header.Values("X-Test"), ",") != "yes,again" || string(got.body) != `{"a":1}` {
+		t.Fatalf("request %s %v %s", got.method, got.header, got.body)
 	}
 }
 

@@ -21,14 +21,17 @@ type AdvisedWait struct {
 // header that is present but fits none of these gives Source "invalid";
 // no header at all gives "none".
 //
+// Whatever the unit, a wait over maxWaitMS is no wait a server means: the
+// header that gave it counts as unusable, as if it were not a number.
+//
 // An HTTP-date in the past advises no wait at all, so it yields 0 ms
 // rather than a negative value.
 func ParseAdvisedWait(retryAfterMS, retryAfter, date string, now time.Time) AdvisedWait {
 	ms, ra := trimOWS(retryAfterMS), trimOWS(retryAfter)
-	if v, ok := parseNonNegative(ms); ok {
+	if v, ok := parseNonNegative(ms); ok && v <= maxWaitMS {
 		return AdvisedWait{MS: v, Source: results.WaitRetryAfterMS}
 	}
-	if v, ok := parseNonNegative(ra); ok {
+	if v, ok := parseNonNegative(ra); ok && v*1000 <= maxWaitMS {
 		return AdvisedWait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
 	}
 	if ra != "" {
@@ -37,11 +40,11 @@ func ParseAdvisedWait(retryAfterMS, retryAfter, date string, now time.Time) Advi
 			if d, err := http.ParseTime(trimOWS(date)); err == nil {
 				ref = d
 			}
-			wait := float64(t.Sub(ref)) / float64(time.Millisecond)
-			if wait < 0 {
-				wait = 0
+			// Sub saturates at about 292 years, well past the cap.
+			wait := max(float64(t.Sub(ref))/float64(time.Millisecond), 0)
+			if wait <= maxWaitMS {
+				return AdvisedWait{MS: wait, Source: results.WaitRetryAfterDate}
 			}
-			return AdvisedWait{MS: wait, Source: results.WaitRetryAfterDate}
 		}
 	}
 	if ms == "" && ra == "" {
@@ -50,13 +53,15 @@ func ParseAdvisedWait(retryAfterMS, retryAfter, date string, now time.Time) Advi
 	return AdvisedWait{MS: results.None, Source: results.WaitInvalid}
 }
 
-// maxWaitMS bounds a believable advised wait (about 31 years); beyond that
-// the value is treated as garbage rather than a wait.
+// maxWaitMS bounds a believable advised wait in milliseconds (about 31.7
+// years), applied to the result of every source; beyond it the value is
+// treated as garbage rather than a wait.
 const maxWaitMS = 1e12
 
 // parseNonNegative accepts only plain decimal numbers: digits with at most
 // one '.', no sign, no exponent, no "inf"/"nan". strconv.ParseFloat alone
 // would take "1e3", "+5", "0x10" and "Inf", none of which a server means.
+// It knows no unit: the caller bounds the value.
 func parseNonNegative(s string) (float64, bool) {
 	if s == "" || len(s) > 32 {
 		return 0, false
@@ -76,7 +81,7 @@ func parseNonNegative(s string) (float64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v > maxWaitMS {
+	if err != nil {
 		return 0, false
 	}
 	return v, true

@@ -39,6 +39,17 @@ func TestParseAdvisedWait(t *testing.T) {
 		{"inf", "Inf", "NaN", "", results.None, results.WaitInvalid},
 		{"two dots", "1.2.3", "", "", results.None, results.WaitInvalid},
 		{"huge", "99999999999999999999", "", "", results.None, results.WaitInvalid},
+		// The cap is on the wait in ms, whatever unit the header uses.
+		{"ms at the cap", "1000000000000", "", "", maxWaitMS, results.WaitRetryAfterMS},
+		{"ms over the cap", "1000000000000.5", "", "", results.None, results.WaitInvalid},
+		{"ms over the cap falls back to seconds", "1000000000001", "2", "", 2000, results.WaitRetryAfterSeconds},
+		{"seconds at the cap", "", "1000000000", "", maxWaitMS, results.WaitRetryAfterSeconds},
+		{"seconds over the cap", "", "999999999999", "", results.None, results.WaitInvalid},
+		{"seconds just over the cap", "", "1000000000.001", "", results.None, results.WaitInvalid},
+		{"date 30 years ahead", "", "Mon, 29 Nov 2056 12:00:00 GMT", date, 946_771_200_000, results.WaitRetryAfterDate},
+		{"date 40 years ahead", "", "Wed, 29 Nov 2066 12:00:00 GMT", date, results.None, results.WaitInvalid},
+		{"date at the end of time", "", "Fri, 31 Dec 9999 23:59:59 GMT", date, results.None, results.WaitInvalid},
+		{"Date header far in the past", "", "Sun, 29 Nov 2026 12:00:05 GMT", "Mon, 01 Jan 1900 00:00:00 GMT", results.None, results.WaitInvalid},
 		{"absent", "", "", "", results.None, results.WaitNone},
 		{"blank", "  ", "\t", "", results.None, results.WaitNone},
 	}
@@ -54,7 +65,7 @@ func TestParseAdvisedWait(t *testing.T) {
 }
 
 func FuzzParseAdvisedWait(f *testing.F) {
-	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}} {
+	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}, {"", "999999999999", ""}, {"", "Fri, 31 Dec 9999 23:59:59 GMT", ""}} {
 		f.Add(s[0], s[1], s[2])
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -62,7 +73,7 @@ func FuzzParseAdvisedWait(f *testing.F) {
 		w := ParseAdvisedWait(ms, ra, date, now)
 		switch w.Source {
 		case results.WaitRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
-			if w.MS < 0 || w.MS != w.MS {
+			if w.MS < 0 || w.MS != w.MS || w.MS > maxWaitMS {
 				t.Fatalf("usable wait %v from %q %q %q", w.MS, ms, ra, date)
 			}
 		case results.WaitNone, results.WaitInvalid:

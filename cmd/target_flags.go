@@ -2,15 +2,16 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -36,7 +37,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "full request URL for --api openai (…/v1/chat/completions) or --api raw")
 	fs.StringVar(&f.model, "model", client.DefaultModel, "model field for --api openai")
 	fs.StringVar(&f.method, "method", "", "HTTP method for --api raw (default POST with --body, else GET)")
-	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a file")
+	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a regular file (at most 16 MiB)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai)")
 	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
@@ -52,74 +53,53 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 // external reports whether the user named a target.
 func (f *targetFlags) external() bool { return f.endpoint != "" || f.url != "" }
 
-// config resolves the flags into a client.Config. Secrets are read from the
-// environment here and nowhere else.
+// config resolves the flags into a client.Config; the client reads the key
+// from the environment.
 func (f *targetFlags) config(maxConns int) (client.Config, error) {
-	c := client.Config{
+	return client.Resolve(client.Spec{
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
-		URL: f.url, Model: f.model, Method: strings.ToUpper(f.method),
+		URL: f.url, Model: f.model, Method: f.method, Body: f.body, Headers: f.headers,
+		APIKeyEnv:    f.apiKeyEnv,
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
 		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
 		Timeout: f.timeout, MaxConns: maxConns,
-	}
-	if f.timeout <= 0 {
-		return c, fmt.Errorf("--timeout must be positive")
-	}
-	if c.API == "" {
-		switch {
-		case f.endpoint != "":
-			c.API = client.APIAzure
-		case f.body != "" || f.method != "" || len(f.headers) > 0:
-			c.API = client.APIRaw
-		default:
-			c.API = client.APIOpenAI
-		}
-	}
-	if f.body != "" {
-		if c.API != client.APIRaw {
-			return c, fmt.Errorf("--body goes with --api raw")
-		}
-		if name, ok := strings.CutPrefix(f.body, "@"); ok {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return c, fmt.Errorf("read --body file: %w", err)
-			}
-			c.Body = b
-		} else {
-			c.Body = []byte(f.body)
-		}
-	}
-	for _, h := range f.headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return c, fmt.Errorf("--header must look like 'Name: value'")
-		}
-		c.Headers = append(c.Headers, client.Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
-	}
-	env := f.apiKeyEnv
-	switch c.API {
-	case client.APIAzure:
-		c.KeyHeader = "api-key"
-		if env == "" {
-			env = "AZURE_OPENAI_API_KEY"
-			if os.Getenv(env) == "" && os.Getenv("AZURE_OPENAI_AD_TOKEN") != "" {
-				env, c.KeyHeader = "AZURE_OPENAI_AD_TOKEN", "Authorization"
-			}
-		}
-	case client.APIOpenAI, client.APIRaw:
-		c.KeyHeader = "Authorization"
-		if env == "" && c.API == client.APIOpenAI {
-			env = "OPENAI_API_KEY"
-		}
-	}
-	if env != "" {
-		c.Key = os.Getenv(env)
-		if c.Key == "" && f.apiKeyEnv != "" {
-			return c, fmt.Errorf("--api-key-env names %s, which is empty or unset", env)
-		}
-	}
-	return c, nil
+	}, nil)
 }
+
+// targetFlagNames names, for the user, the client.Spec and client.Config
+// fields that client errors refer to.
+var targetFlagNames = map[string]string{
+	"API": "--api", "Endpoint": "--endpoint", "Deployment": "--deployment", "APIVersion": "--api-version",
+	"URL": "--url", "Model": "--model", "Method": "--method", "Body": "--body", "Headers": "--header",
+	"APIKeyEnv": "--api-key-env", "Key": "the key in the environment", "KeyHeader": "the key's header",
+	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
+	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
+	"Timeout": "--timeout", "MaxConns": "--max-in-flight",
+}
+
+// targetError renders a client setting error with flag names, as a usage
+// error.
+func targetError(err error) error {
+	var ve *valid.Error
+	if errors.As(err, &ve) {
+		err = flagError{ve}
+	}
+	return asUsage(err)
+}
+
+// flagError is a *valid.Error rendered with targetFlagNames.
+type flagError struct{ v *valid.Error }
+
+func (e flagError) Error() string {
+	return e.v.Render(func(field string) string {
+		if n, ok := targetFlagNames[field]; ok {
+			return n
+		}
+		return field
+	})
+}
+
+func (e flagError) Unwrap() error { return e.v }
 
 // openTarget builds the target. With no --endpoint or --url it starts the
 // embedded simulator on loopback and points the target at it; the returned
@@ -128,11 +108,11 @@ func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr
 	if f.external() {
 		cfg, err := f.config(maxConns)
 		if err != nil {
-			return nil, nil, asUsage(err)
+			return nil, nil, targetError(err)
 		}
 		t, err := client.New(cfg)
 		if err != nil {
-			return nil, nil, asUsage(err)
+			return nil, nil, targetError(err)
 		}
 		return t, t.Close, nil
 	}
@@ -156,13 +136,13 @@ func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr
 	cfg, err := sf.config(maxConns)
 	if err != nil {
 		srv.Close()
-		return nil, nil, asUsage(err)
+		return nil, nil, targetError(err)
 	}
-	cfg.Key = "sim"
+	cfg.Key, cfg.KeyHeader = "sim", "api-key"
 	t, err := client.New(cfg)
 	if err != nil {
 		srv.Close()
-		return nil, nil, asUsage(err)
+		return nil, nil, targetError(err)
 	}
 	return t, func() { t.Close(); srv.Close() }, nil
 }

@@ -1,0 +1,235 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+)
+
+// MaxBodyFileBytes bounds a request body read from a file ("@path"): 16 MiB,
+// far above any chat request, far below what would strain the machine
+// sending thousands of copies of it.
+const MaxBodyFileBytes = 16 << 20
+
+// The environment variables a key is read from when Spec.APIKeyEnv is empty.
+const (
+	envAzureKey     = "AZURE_OPENAI_API_KEY"
+	envAzureADToken = "AZURE_OPENAI_AD_TOKEN" // a Microsoft Entra token, sent as Bearer
+	envOpenAIKey    = "OPENAI_API_KEY"
+)
+
+// Spec is a target as a user asks for it: plain strings and numbers, before
+// defaults, files and the environment are applied. It holds no secret: the
+// key is named by the environment variable that holds it.
+type Spec struct {
+	// API is azure, openai or raw. Empty picks one: azure when Endpoint is
+	// set, raw when Body, Method or Headers are, else openai.
+	API        string
+	Endpoint   string // azure: https://NAME.openai.azure.com
+	Deployment string // azure
+	APIVersion string // azure; empty means DefaultAPIVersion
+	URL        string // openai and raw: the full request URL
+	Model      string // openai; empty means DefaultModel
+	Method     string // raw, any case; empty means POST with a body, else GET
+	// Body is the raw API's request body: literal text, or "@path" to read
+	// it from a regular file of at most MaxBodyFileBytes.
+	Body    string
+	Headers []string // extra request headers, each "Name: value"
+	// APIKeyEnv names the environment variable holding the key. Empty means
+	// the API's default: AZURE_OPENAI_API_KEY for azure (sent as api-key),
+	// or AZURE_OPENAI_AD_TOKEN as a Bearer token when that one is empty;
+	// OPENAI_API_KEY for openai (Bearer); none for raw. A named variable
+	// that is empty or unset is an error; a default one just sends no key.
+	// A named key goes in api-key for azure and as Bearer otherwise.
+	APIKeyEnv string
+
+	PromptTokens       int
+	SharedPrefixTokens int
+	MaxTokens          int
+	MaxTokensField     string // max_tokens or max_completion_tokens; empty means max_tokens
+	Stream             bool
+	Timeout            time.Duration // per request; must be positive
+	MaxConns           int           // connection pool size; 0 means 100
+}
+
+// Resolve turns s into a Config: it picks the API, reads the key through
+// getenv (nil means os.Getenv), loads an "@path" body, splits headers and
+// upper-cases the method. It refuses what it can judge alone with a
+// *valid.Error naming the Spec field; New checks the rest. No error holds
+// a key, a header value, the body or the target's address.
+func Resolve(s Spec, getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c, err := resolve(s, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// resolve is Resolve with getenv set; its Config is dropped on error.
+func resolve(s Spec, getenv func(string) string) (Config, error) {
+	c := Config{
+		API: s.API, Endpoint: s.Endpoint, Deployment: s.Deployment, APIVersion: s.APIVersion,
+		URL: s.URL, Model: s.Model, Method: strings.ToUpper(s.Method),
+		PromptTokens: s.PromptTokens, SharedPrefixTokens: s.SharedPrefixTokens,
+		MaxTokens: s.MaxTokens, MaxTokensField: s.MaxTokensField, Stream: s.Stream,
+		Timeout: s.Timeout, MaxConns: s.MaxConns,
+	}
+	if s.Timeout <= 0 {
+		return c, valid.Errorf("Timeout", "must be positive")
+	}
+	switch c.API {
+	case APIAzure, APIOpenAI, APIRaw:
+	case "":
+		switch {
+		case s.Endpoint != "":
+			c.API = APIAzure
+		case s.Body != "" || s.Method != "" || len(s.Headers) > 0:
+			c.API = APIRaw
+		default:
+			c.API = APIOpenAI
+		}
+	default:
+		return c, valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
+	}
+	if s.Body != "" {
+		if c.API != APIRaw {
+			return c, valid.Errorf("Body", "goes only with {API} %s", APIRaw)
+		}
+		if name, ok := strings.CutPrefix(s.Body, "@"); ok {
+			b, err := readBodyFile(name)
+			if err != nil {
+				return c, err
+			}
+			c.Body = b
+		} else {
+			c.Body = []byte(s.Body)
+		}
+	}
+	for i, h := range s.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return c, valid.Errorf("Headers", "must look like 'Name: value' (number %d does not)", i+1)
+		}
+		c.Headers = append(c.Headers, Header{Name: name, Value: strings.TrimSpace(value)})
+	}
+	var err error
+	c.Key, c.KeyHeader, err = resolveKey(c.API, s.APIKeyEnv, getenv)
+	return c, err
+}
+
+// defaultKeyHeader is the header an API's key goes in.
+func defaultKeyHeader(api string) string {
+	if api == APIAzure {
+		return "api-key"
+	}
+	return "Authorization"
+}
+
+// resolveKey reads the key for api from the variable named, or from the
+// API's default variables when named is empty, and says which header
+// carries it.
+func resolveKey(api, named string, getenv func(string) string) (key, header string, err error) {
+	header = defaultKeyHeader(api)
+	if named != "" {
+		if key = getenv(named); key == "" {
+			// The name is not repeated: a key pasted by mistake where its
+			// variable's name belongs must not be printed back.
+			return "", header, valid.Errorf("APIKeyEnv", "names an environment variable that is empty or unset")
+		}
+		return key, header, nil
+	}
+	switch api {
+	case APIAzure:
+		if key = getenv(envAzureKey); key == "" {
+			if key = getenv(envAzureADToken); key != "" {
+				header = "Authorization"
+			}
+		}
+	case APIOpenAI:
+		key = getenv(envOpenAIKey)
+	}
+	return key, header, nil
+}
+
+// readBodyFile reads a request body from a regular file of at most
+// MaxBodyFileBytes. Anything else is refused before it is opened: opening
+// a FIFO blocks until a writer comes, and a device such as /dev/zero never
+// ends. The read is bounded too, in case the file grew or was swapped
+// after the check.
+func readBodyFile(name string) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, bodyFileError(err)
+	}
+	if kind := fileKind(fi.Mode()); kind != "" {
+		return nil, valid.Errorf("Body", "must name a regular file after @, not %s", kind)
+	}
+	if fi.Size() > MaxBodyFileBytes {
+		return nil, bodyTooLarge()
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, bodyFileError(err)
+	}
+	defer f.Close()
+	// One allocation of the size Stat gave; the limit reader still
+	// bounds a file that grew since.
+	var b bytes.Buffer
+	b.Grow(int(fi.Size()) + 1)
+	if _, err := b.ReadFrom(io.LimitReader(f, MaxBodyFileBytes+1)); err != nil {
+		return nil, bodyFileError(err)
+	}
+	if b.Len() > MaxBodyFileBytes {
+		return nil, bodyTooLarge()
+	}
+	return b.Bytes(), nil
+}
+
+func bodyTooLarge() error {
+	return valid.Errorf("Body", "names a file (after @) larger than %d MiB, the limit for a request body", MaxBodyFileBytes>>20)
+}
+
+// bodyFileError says why a body file cannot be read. The path stays out of
+// the reason (braces in it would read as field names when rendered); the
+// user typed it and knows it.
+func bodyFileError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return valid.Errorf("Body", "names a file (after @) that does not exist")
+	case errors.Is(err, fs.ErrPermission):
+		return valid.Errorf("Body", "names a file (after @) that cannot be read: permission denied")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return valid.Errorf("Body", "names a file (after @) that cannot be read: %s", strings.NewReplacer("{", "(", "}", ")").Replace(err.Error()))
+}
+
+// fileKind names what a non-regular file is, or returns "" for a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "a special file"
+	}
+}

@@ -1,0 +1,293 @@
+package client
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+)
+
+// env is a getenv over a map, so no test touches the process environment.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// spec is a valid Spec for api against url with the other fields filled.
+func spec(api, url string) Spec {
+	s := Spec{API: api, PromptTokens: 100, MaxTokens: 10, Timeout: time.Second}
+	if api == APIAzure {
+		s.Endpoint, s.Deployment = url, "canary-deployment"
+	} else {
+		s.URL = url
+	}
+	return s
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bodyFile := filepath.Join(dir, "body.json")
+	if err := os.WriteFile(bodyFile, []byte(`{"from":"file"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := Spec{PromptTokens: 100, MaxTokens: 10, Timeout: time.Second, MaxConns: 7}
+	with := func(f func(*Spec)) Spec { s := base; f(&s); return s }
+	tests := []struct {
+		name string
+		spec Spec
+		want Config // compared with the fields Resolve copies unchanged filled from the spec
+	}{
+		{"endpoint means azure",
+			with(func(s *Spec) { s.Endpoint, s.Deployment = "https://h", "d" }),
+			Config{API: APIAzure, Endpoint: "https://h", Deployment: "d", KeyHeader: "api-key"}},
+		{"url alone means openai",
+			with(func(s *Spec) { s.URL = "https://h/v1/chat/completions" }),
+			Config{API: APIOpenAI, URL: "https://h/v1/chat/completions", KeyHeader: "Authorization"}},
+		{"a body means raw",
+			with(func(s *Spec) { s.URL, s.Body = "https://h", `{"a":1}` }),
+			Config{API: APIRaw, URL: "https://h", Body: []byte(`{"a":1}`), KeyHeader: "Authorization"}},
+		{"a method means raw, upper-cased",
+			with(func(s *Spec) { s.URL, s.Method = "https://h", "delete" }),
+			Config{API: APIRaw, URL: "https://h", Method: "DELETE", KeyHeader: "Authorization"}},
+		{"a header means raw, split and trimmed",
+			with(func(s *Spec) { s.URL, s.Headers = "https://h", []string{" X-A :  1 ", "X-B:", "X-C: a:b"} }),
+			Config{API: APIRaw, URL: "https://h", Headers: []Header{{"X-A", "1"}, {"X-B", ""}, {"X-C", "a:b"}}, KeyHeader: "Authorization"}},
+		{"explicit api wins over the guess",
+			with(func(s *Spec) { s.API, s.URL, s.Headers = APIOpenAI, "https://h", []string{"X-A: 1"} }),
+			Config{API: APIOpenAI, URL: "https://h", Headers: []Header{{"X-A", "1"}}, KeyHeader: "Authorization"}},
+		{"body from a file",
+			with(func(s *Spec) { s.URL, s.Body = "https://h", "@"+bodyFile }),
+			Config{API: APIRaw, URL: "https://h", Body: []byte(`{"from":"file"}`), KeyHeader: "Authorization"}},
+		{"numbers and switches carried over",
+			with(func(s *Spec) {
+				s.URL, s.Model, s.SharedPrefixTokens, s.MaxTokensField, s.Stream = "https://h", "m", 5, "max_completion_tokens", true
+			}),
+			Config{API: APIOpenAI, URL: "https://h", Model: "m", SharedPrefixTokens: 5, MaxTokensField: "max_completion_tokens", Stream: true, KeyHeader: "Authorization"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Resolve(tt.spec, env(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			want.PromptTokens, want.MaxTokens, want.Timeout, want.MaxConns = base.PromptTokens, base.MaxTokens, base.Timeout, base.MaxConns
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("Resolve =\n%+v\nwant\n%+v", got, want)
+			}
+			if _, err := New(got); err != nil {
+				t.Fatalf("New refuses what Resolve made: %v", err)
+			}
+		})
+	}
+}
+
+// Canaries: every input that may hold a secret or a private name carries
+// one, and no error may repeat any of them.
+const (
+	canaryHost   = "canary-host.example"
+	canaryDepl   = "canary-deployment"
+	canaryKey    = "canary-key-value"
+	canaryHeader = "canary-header-value"
+	canaryBody   = "canary-body-text"
+)
+
+var canaries = []string{canaryHost, canaryDepl, canaryKey, canaryHeader, canaryBody, "canary"}
+
+// canaryEnv sets every key variable, plus one with a broken key.
+var canaryEnv = env(map[string]string{
+	envAzureKey: canaryKey, envAzureADToken: canaryKey, envOpenAIKey: canaryKey,
+	"CANARY_KEY": canaryKey, "CANARY_KEY_BROKEN": canaryKey + "\r\nX-Evil: " + canaryKey,
+})
+
+func TestResolveErrorsAreTypedAndKeepSecrets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, canaryBody+"-big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: one byte over the limit costs no disk.
+	if err := f.Truncate(MaxBodyFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	braces := filepath.Join(dir, "{Endpoint}")
+	if err := os.Mkdir(braces, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	az := func(f func(*Spec)) Spec {
+		s := spec(APIAzure, "https://"+canaryHost)
+		s.Headers = []string{"X-Secret: " + canaryHeader}
+		f(&s)
+		return s
+	}
+	raw := func(f func(*Spec)) Spec {
+		s := spec(APIRaw, "https://"+canaryHost+"/x")
+		s.Body = canaryBody
+		s.Headers = []string{"X-Secret: " + canaryHeader}
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		name  string
+		spec  Spec
+		field string
+	}{
+		{"timeout zero", az(func(s *Spec) { s.Timeout = 0 }), "Timeout"},
+		{"timeout negative", az(func(s *Spec) { s.Timeout = -time.Second }), "Timeout"},
+		{"unknown api", az(func(s *Spec) { s.API = "grpc-" + canaryKey }), "API"},
+		{"body with azure", az(func(s *Spec) { s.Body = canaryBody }), "Body"},
+		{"body with openai", raw(func(s *Spec) { s.API = APIOpenAI }), "Body"},
+		{"body file missing", raw(func(s *Spec) { s.Body = "@" + filepath.Join(dir, canaryBody) }), "Body"},
+		{"body file a directory", raw(func(s *Spec) { s.Body = "@" + dir }), "Body"},
+		{"body file with braces in its path", raw(func(s *Spec) { s.Body = "@" + braces }), "Body"},
+		{"body file too large", raw(func(s *Spec) { s.Body = "@" + big }), "Body"},
+		{"header without a colon", raw(func(s *Spec) { s.Headers = append(s.Headers, canaryHeader) }), "Headers"},
+		{"header without a name", raw(func(s *Spec) { s.Headers = append(s.Headers, ": "+canaryHeader) }), "Headers"},
+		{"named key variable unset", az(func(s *Spec) { s.APIKeyEnv = "CANARY_UNSET" }), "APIKeyEnv"},
+		{"key pasted where its name belongs", raw(func(s *Spec) { s.APIKeyEnv = canaryKey }), "APIKeyEnv"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Resolve(tt.spec, canaryEnv)
+			checkSettingError(t, err, tt.field)
+		})
+	}
+}
+
+// checkSettingError asserts err is a *valid.Error for field, in words
+// without flags and without any canary, however it is rendered.
+func checkSettingError(t *testing.T, err error, field string) {
+	t.Helper()
+	var ve *valid.Error
+	if !errors.As(err, &ve) {
+		t.Fatalf("error %v (%T) is not a *valid.Error", err, err)
+	}
+	if ve.Field() != field {
+		t.Errorf("error names field %s, want %s (%v)", ve.Field(), field, err)
+	}
+	flagged := ve.Render(func(f string) string { return "--" + strings.ToLower(f) })
+	for _, text := range []string{err.Error(), flagged} {
+		for _, c := range canaries {
+			if strings.Contains(strings.ToLower(text), c) {
+				t.Errorf("error %q leaks %q", text, c)
+			}
+		}
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("error %q speaks of flags", err)
+	}
+	if strings.Count(flagged, "--") != 1+strings.Count(ve.Reason, "{") {
+		t.Errorf("rendered %q: a brace in the reason did not come from a field", flagged)
+	}
+}
+
+func TestBodyFileLimit(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		size int64
+		ok   bool
+	}{{0, true}, {1, true}, {MaxBodyFileBytes, true}, {MaxBodyFileBytes + 1, false}} {
+		t.Run(strconv.FormatInt(tt.size, 10), func(t *testing.T) {
+			t.Parallel()
+			// Sparse files: the sizes cost no disk.
+			name := filepath.Join(t.TempDir(), "body")
+			f, err := os.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(tt.size); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			b, err := readBodyFile(name)
+			if !tt.ok {
+				checkSettingError(t, err, "Body")
+				return
+			}
+			if err != nil || int64(len(b)) != tt.size {
+				t.Fatalf("got %d bytes, %v", len(b), err)
+			}
+		})
+	}
+}
+
+// TestKeyOnTheWire resolves a key from a fake environment and checks the
+// header a real server receives.
+func TestKeyOnTheWire(t *testing.T) {
+	t.Parallel()
+	all := map[string]string{envAzureKey: "az-key", envAzureADToken: "ad-token", envOpenAIKey: "oa-key", "MY_KEY": "my-key"}
+	only := func(names ...string) map[string]string {
+		m := map[string]string{}
+		for _, n := range names {
+			m[n] = all[n]
+		}
+		return m
+	}
+	tests := []struct {
+		name      string
+		api       string
+		keyEnv    string
+		env       map[string]string
+		apiKey    string // want api-key
+		authorize string // want Authorization
+	}{
+		{"azure api key", APIAzure, "", only(envAzureKey), "az-key", ""},
+		{"azure AD token as Bearer", APIAzure, "", only(envAzureADToken), "", "Bearer ad-token"},
+		{"azure api key wins over AD token", APIAzure, "", only(envAzureKey, envAzureADToken), "az-key", ""},
+		{"azure named variable as api-key", APIAzure, "MY_KEY", all, "my-key", ""},
+		{"azure named variable beside an AD token", APIAzure, "MY_KEY", only("MY_KEY", envAzureADToken), "my-key", ""},
+		{"azure without a key", APIAzure, "", only(envOpenAIKey), "", ""},
+		{"openai Bearer", APIOpenAI, "", only(envOpenAIKey, envAzureKey), "", "Bearer oa-key"},
+		{"openai named variable", APIOpenAI, "MY_KEY", all, "", "Bearer my-key"},
+		{"openai without a key", APIOpenAI, "", only(envAzureKey, envAzureADToken), "", ""},
+		{"raw named variable", APIRaw, "MY_KEY", all, "", "Bearer my-key"},
+		{"raw sends no key by default", APIRaw, "", all, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, seen := recordingServer(t, http.StatusOK)
+			s := spec(tt.api, srv.URL)
+			s.APIKeyEnv = tt.keyEnv
+			cfg, err := Resolve(s, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			if r := send(tg); r.Status != http.StatusOK {
+				t.Fatalf("status %d, error %q", r.Status, r.Error)
+			}
+			h := (<-seen).header
+			if h.Get("Api-Key") != tt.apiKey || h.Get("Authorization") != tt.authorize {
+				t.Fatalf("api-key %q, Authorization %q; want %q, %q", h.Get("Api-Key"), h.Get("Authorization"), tt.apiKey, tt.authorize)
+			}
+		})
+	}
+}
+
+func TestResolveDefaultsToProcessEnvironment(t *testing.T) {
+	// Not parallel: it sets a process environment variable.
+	t.Setenv("PTUPROBE_TEST_KEY", "from-os")
+	s := spec(APIOpenAI, "https://h")
+	s.APIKeyEnv = "PTUPROBE_TEST_KEY"
+	cfg, err := Resolve(s, nil)
+	if err != nil || cfg.Key != "from-os" {
+		t.Fatalf("Resolve with nil getenv: key %q, %v", cfg.Key, err)
+	}
+}
