@@ -76,6 +76,9 @@ type Config struct {
 
 	// Now is the clock used for HTTP-date waits without a Date header.
 	Now func() time.Time
+	// DialContext opens connections; nil means a TCP dialer with a 10 s
+	// timeout. Tests pass an in-memory network (internal/memnet).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Target sends requests built from a Config. It is safe for concurrent use.
@@ -177,11 +180,15 @@ func New(cfg Config) (*Target, error) {
 		return nil, valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")
 	}
 	t.cfg = cfg
+	dial := cfg.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	t.client = &http.Client{
 		Timeout: cfg.Timeout,
 		Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:         dial,
 			MaxIdleConns:        cfg.MaxConns,
 			MaxIdleConnsPerHost: cfg.MaxConns,
 			IdleConnTimeout:     90 * time.Second,
