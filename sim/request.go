@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+
+	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
 
 // charsPerToken is the simulator's tokenizer: a token is about four
@@ -49,7 +51,7 @@ const (
 func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 	var (
 		r                        request
-		sc                       = jsonScanner{b: body}
+		sc                       = jsonscan.New(body)
 		msgChars, firstChars     int
 		firstSystem, sawMessages bool
 		firstRaw, sysRaw         []byte
@@ -62,22 +64,22 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 		n                        int64
 		nSet                     bool
 	)
-	if sc.peek() != '{' {
+	if sc.Peek() != '{' {
 		return r, badRequest("body must be a JSON object")
 	}
 	field := func(name string, err error) error {
-		if err == nil || errors.Is(err, errSyntax) || errors.Is(err, errTooDeep) {
+		if err == nil || errors.Is(err, jsonscan.ErrSyntax) || errors.Is(err, jsonscan.ErrTooDeep) {
 			return err
 		}
 		return fmt.Errorf("'%s': %w", name, err)
 	}
-	err := sc.object(func(key []byte) error {
+	err := sc.Object(func(key []byte) error {
 		switch string(key) {
 		case "model":
-			if sc.null() {
+			if sc.Null() {
 				return nil
 			}
-			m, err := sc.text()
+			m, err := sc.Text()
 			if err == nil && len(m) > 256 {
 				err = errors.New("is too long")
 			}
@@ -85,93 +87,93 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 			return field("model", err)
 		case "messages":
 			msgChars, firstChars, firstSystem, firstRaw, sawMessages = 0, 0, false, nil, false
-			if sc.null() {
+			if sc.Null() {
 				return nil
 			}
-			if sc.peek() != '[' {
+			if sc.Peek() != '[' {
 				return field("messages", errors.New("must be an array"))
 			}
-			return sc.array(func(i int) error {
+			return sc.Array(func(i int) error {
 				sawMessages = true
-				if sc.null() {
+				if sc.Null() {
 					return nil
 				}
-				if sc.peek() != '{' {
+				if sc.Peek() != '{' {
 					return field(fmt.Sprintf("messages[%d]", i), errors.New("must be an object"))
 				}
-				return sc.object(func(key []byte) error {
+				return sc.Object(func(key []byte) error {
 					switch string(key) {
 					case "role":
-						if sc.null() {
+						if sc.Null() {
 							return nil
 						}
-						role, err := sc.text()
+						role, err := sc.Text()
 						if i == 0 {
 							firstSystem = role == "system" || role == "developer"
 						}
 						return field(fmt.Sprintf("messages[%d].role", i), err)
 					case "content":
-						c, raw, err := sc.content()
+						c, raw, err := content(&sc)
 						msgChars += c
 						if i == 0 {
 							firstChars, firstRaw = c, raw
 						}
 						return field(fmt.Sprintf("messages[%d].content", i), err)
 					}
-					return sc.skip()
+					return sc.Skip()
 				})
 			})
 		case "system":
-			c, raw, err := sc.content()
+			c, raw, err := content(&sc)
 			sysChars, sysRaw, sysSet = c, raw, raw != nil
 			return field("system", err)
 		case "max_tokens":
-			v, set, err := sc.optInt()
+			v, set, err := sc.OptInt()
 			budget, budgetSet = v, set
 			return field("max_tokens", err)
 		case "max_completion_tokens":
-			v, set, err := sc.optInt()
+			v, set, err := sc.OptInt()
 			completionBudget, complSet = v, set
 			return field("max_completion_tokens", err)
 		case "stream":
-			v, err := sc.optBool()
+			v, err := sc.OptBool()
 			r.Stream = v
 			return field("stream", err)
 		case "stream_options":
-			if sc.null() {
+			if sc.Null() {
 				r.IncludeUsage = false
 				return nil
 			}
-			if sc.peek() != '{' {
+			if sc.Peek() != '{' {
 				return field("stream_options", errors.New("must be an object"))
 			}
-			return sc.object(func(key []byte) error {
+			return sc.Object(func(key []byte) error {
 				if string(key) != "include_usage" {
-					return sc.skip()
+					return sc.Skip()
 				}
-				v, err := sc.optBool()
+				v, err := sc.OptBool()
 				r.IncludeUsage = v
 				return field("stream_options.include_usage", err)
 			})
 		case "prompt":
-			c, raw, err := sc.content()
+			c, raw, err := content(&sc)
 			promptChars, promptSet = c, raw != nil
 			return field("prompt", err)
 		case "n":
-			v, set, err := sc.optInt()
+			v, set, err := sc.OptInt()
 			n, nSet = v, set
 			return field("n", err)
 		}
-		return sc.skip()
+		return sc.Skip()
 	})
-	if err == nil && sc.peek() != 0 {
-		err = errSyntax
+	if err == nil && sc.Peek() != 0 {
+		err = jsonscan.ErrSyntax
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, errSyntax):
+	case errors.Is(err, jsonscan.ErrSyntax):
 		return r, badRequest("body is not valid JSON")
-	case errors.Is(err, errTooDeep):
+	case errors.Is(err, jsonscan.ErrTooDeep):
 		return r, badRequest("body is nested too deeply")
 	default:
 		return r, badRequest("%v", err)
@@ -227,6 +229,64 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 		r.IncludeUsage = false
 	}
 	return r, nil
+}
+
+// errNotParts refuses a message content that is neither a string, an
+// array of parts nor null.
+var errNotParts = errors.New("must be a string or an array of parts")
+
+// content counts the characters of a message content — a string, an
+// array of parts whose "text" fields count, or null — and returns the
+// value's raw bytes for the prompt cache's digest (nil for null).
+func content(sc *jsonscan.Scanner) (chars int, raw []byte, err error) {
+	switch sc.Peek() {
+	case 'n':
+		if sc.Null() {
+			return 0, nil, nil
+		}
+	case '"':
+		raw, err = sc.Capture(func() (err error) { chars, err = sc.Chars(); return err })
+		return chars, raw, err
+	case '[':
+		raw, err = sc.Capture(func() error {
+			return sc.Array(func(int) error {
+				n, err := textPart(sc)
+				chars += n
+				return err
+			})
+		})
+		return chars, raw, err
+	}
+	if err := sc.Skip(); err != nil {
+		return 0, nil, err
+	}
+	return 0, nil, errNotParts
+}
+
+// textPart counts the "text" of one part of a content array; a part that
+// is not an object (or null) is refused.
+func textPart(sc *jsonscan.Scanner) (chars int, err error) {
+	if sc.Null() {
+		return 0, nil
+	}
+	if sc.Peek() != '{' {
+		if err := sc.Skip(); err != nil {
+			return 0, err
+		}
+		return 0, errNotParts
+	}
+	err = sc.Object(func(key []byte) error {
+		if string(key) != "text" {
+			return sc.Skip()
+		}
+		if sc.Null() {
+			return nil
+		}
+		n, err := sc.Chars()
+		chars += n
+		return err
+	})
+	return chars, err
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
