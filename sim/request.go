@@ -166,7 +166,7 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 		}
 		return sc.Skip()
 	})
-	if err == nil && sc.Peek() != 0 {
+	if err == nil && !sc.End() {
 		err = jsonscan.ErrSyntax
 	}
 	switch {

@@ -46,6 +46,7 @@ func TestParseRequest(t *testing.T) {
 		{"nulls", `{"model":null,"max_tokens":null,"stream":null,"stream_options":null,"system":null,"messages":[null,{"role":null,"content":null},{"content":"abcd"}]}`, kindChat, 1, 0, 256, false, false, ""},
 		{"include_usage without stream", `{"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}`, kindChat, 1, 0, 256, false, false, ""},
 		{"trailing garbage", `{"messages":[{"content":"x"}]} x`, kindChat, 0, 0, 0, false, false, "valid JSON"},
+		{"trailing NUL byte", "{\"messages\":[{\"content\":\"x\"}]}\x00", kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"raw control character", "{\"messages\":[{\"content\":\"a\tb\"}]}", kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"bad escape", `{"messages":[{"content":"\q"}]}`, kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"too deep", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"messages":[{"content":"x"}]}`, kindChat, 0, 0, 0, false, false, "nested too deeply"},

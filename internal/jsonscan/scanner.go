@@ -43,14 +43,21 @@ func (s *Scanner) ws() {
 }
 
 // Peek returns the next non-space byte, or 0 at the end of the text. A
-// caller checks Peek() == 0 after the top-level value to refuse trailing
-// bytes.
+// NUL byte in the text peeks as 0 too (no value starts with one): End,
+// not Peek, says whether the text is over.
 func (s *Scanner) Peek() byte {
 	s.ws()
 	if s.i >= len(s.b) {
 		return 0
 	}
 	return s.b[s.i]
+}
+
+// End reports whether only white space is left. A caller checks it after
+// the top-level value to refuse trailing bytes.
+func (s *Scanner) End() bool {
+	s.ws()
+	return s.i >= len(s.b)
 }
 
 // literal consumes word (true, false, null) if it is next.

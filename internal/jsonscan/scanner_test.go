@@ -86,7 +86,7 @@ func TestObjectArrayAndCapture(t *testing.T) {
 		}
 		return s.Skip()
 	})
-	if err != nil || s.Peek() != 0 {
+	if err != nil || !s.End() {
 		t.Fatalf("err %v, next %q", err, s.Peek())
 	}
 	if want := []string{"a", `sys\u0074em`, "c"}; !reflect.DeepEqual(keys, want) {
@@ -137,7 +137,7 @@ func FuzzScanner(f *testing.F) {
 		`{"system":[{"type":"text","text":"s"}],"messages":[{"content":"u"}],"max_tokens":16384}`,
 		`{"prompt":"p","n":2}`, `{`, `[]`, `null`, "", "\x00", `{"messages":[{"content":{"a":1}}]}`,
 		`"\u00e9\ud83d\ude00\n"`, `"é\xff\x80"`, `[1,-0,2.5e-3,1E+2,9223372036854775807,-9223372036854775808,1e400]`,
-		`[true,false,null,"a",[[]],{}]`, ` 12 `, `-`, `01`, `[1,]`, `{"a":1}x`, `"\u12"`,
+		`[true,false,null,"a",[[]],{}]`, ` 12 `, `-`, `01`, `[1,]`, `{"a":1}x`, `"\u12"`, "0\x00", "{}\x00 ",
 	} {
 		f.Add([]byte(s))
 	}
@@ -147,7 +147,7 @@ func FuzzScanner(f *testing.F) {
 		if errors.Is(err, ErrTooDeep) {
 			return // refused before the rest was read
 		}
-		accepted := err == nil && s.Peek() == 0
+		accepted := err == nil && s.End()
 		if accepted != json.Valid(data) {
 			t.Fatalf("scanner accepts %q: %v (%v); encoding/json: %v", data, accepted, err, json.Valid(data))
 		}
