@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 )
 
 // Clock is the simulator's notion of time. Every decision of the model
@@ -17,9 +19,10 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// scaledClock is the real clock run scale times faster: model time
-// advances scale seconds per wall second, so a test can play a minute of
-// traffic in six seconds with --time-scale 10.
+// scaledClock is the runtime clock run scale times faster: model time
+// advances scale seconds per wall second, so a run can play a minute of
+// traffic in six seconds at TimeScale 10. It waits through sleep.For, so
+// under testing/synctest it runs on the bubble's fake clock.
 type scaledClock struct {
 	start time.Time // wall time at creation; monotonic reading included
 	scale float64
@@ -40,18 +43,9 @@ func (c *scaledClock) Now() time.Time {
 	return c.start.Add(time.Duration(float64(elapsed) * c.scale))
 }
 
+// Sleep waits d of model time, d/scale on the runtime clock.
 func (c *scaledClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(time.Duration(float64(d) / c.scale))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep.For(ctx, time.Duration(float64(d)/c.scale))
 }
 
 // ManualClock is a Clock that moves only when told to. Sleepers wake when
