@@ -6,9 +6,11 @@
 // It is a model of the documented contract, not a claim about the
 // service's exact formula.
 //
-// It may import only the standard library and pflag. It never imports
-// target, dispatch, burst, schedule, analyze or report: it is the far
-// side of the wire.
+// It may import only the standard library and ptuprobe's internal
+// packages (jsonscan, sleep, valid). It never imports client, dispatch,
+// burst, schedule, analyze or report, nor anything of the command line:
+// it is the far side of the wire. Config.Validate names refused settings
+// by their Go field names; cmd names the flags.
 //
 // # Profile "ptu"
 //
@@ -83,7 +85,7 @@
 // a plan with much fewer requests over the sustainable rate gives fewer
 // than 50 scheduled 429s; scale it by DrainTokensPerSecond.
 //
-// Spillover (--spillover-deployment) adds a standard deployment with
+// Spillover (SpilloverDeployment) adds a standard deployment with
 // StandardTPM estimated tokens (prompt − cached + max_tokens) per minute
 // and StandardRPM requests per minute enforced over 1-second windows
 // (RPM/60 per second). What the PTU deployment would refuse — all of it,

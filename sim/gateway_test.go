@@ -91,7 +91,7 @@ func TestGatewayTokensPerMinuteAndNoRetryAfterByDefault(t *testing.T) {
 			t.Fatalf("call %d: status %d, want %d: %s", i, resp.StatusCode, want, body)
 		}
 		if want == 429 && resp.Header.Get("Retry-After") != "" {
-			t.Errorf("retry-after without --gateway-retry-after")
+			t.Errorf("retry-after without GatewayRetryAfter")
 		}
 	}
 	clk.Advance(time.Minute)
