@@ -55,6 +55,7 @@ type ManualClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	waiters []manualWaiter
+	parked  chan struct{} // closed when a sleeper parks; nil until awaited
 }
 
 type manualWaiter struct {
@@ -95,12 +96,35 @@ func (c *ManualClock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// Sleepers reports how many goroutines are waiting in Sleep; tests use it
-// to know a handler has reached its latency wait before advancing.
+// Sleepers reports how many goroutines are waiting in Sleep.
 func (c *ManualClock) Sleepers() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.waiters)
+}
+
+// AwaitSleepers blocks until at least n goroutines are waiting in Sleep,
+// or ctx is done (then it returns ctx.Err()). Tests use it to know every
+// handler has reached its latency wait before they move the clock: it
+// wakes on each new sleeper, so it neither polls nor reads the wall clock.
+func (c *ManualClock) AwaitSleepers(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		if len(c.waiters) >= n {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.parked == nil {
+			c.parked = make(chan struct{})
+		}
+		parked := c.parked
+		c.mu.Unlock()
+		select {
+		case <-parked:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (c *ManualClock) wakeLocked() {
@@ -125,6 +149,10 @@ func (c *ManualClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	w := manualWaiter{until: c.now.Add(d), ch: make(chan struct{})}
 	c.waiters = append(c.waiters, w)
+	if c.parked != nil {
+		close(c.parked)
+		c.parked = nil
+	}
 	c.mu.Unlock()
 	select {
 	case <-w.ch:

@@ -60,3 +60,53 @@ func TestScaledClockCanceledContextWinsOverNoWait(t *testing.T) {
 		t.Fatalf("Sleep(canceled, 0) = %v; want context.Canceled", err)
 	}
 }
+
+func TestManualClock(t *testing.T) {
+	t.Parallel()
+	clk := NewManualClock(t0)
+	woke := make(chan error, 3)
+	sleep := func(ctx context.Context, d time.Duration) { go func() { woke <- clk.Sleep(ctx, d) }() }
+	ctx, cancel := context.WithCancel(context.Background())
+	sleep(context.Background(), time.Second)
+	sleep(context.Background(), 3*time.Second)
+	sleep(ctx, time.Hour)
+	if err := clk.AwaitSleepers(t.Context(), 3); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		move      func()
+		wantAwake int
+		wantErr   error
+		sleepers  int
+	}{
+		{func() { clk.Advance(999 * time.Millisecond) }, 0, nil, 3},
+		{func() { clk.Advance(time.Millisecond) }, 1, nil, 2}, // exactly at the deadline
+		{func() { clk.Set(t0) }, 0, nil, 2},                   // backwards wakes no one
+		{func() { clk.Set(t0.Add(3 * time.Second)) }, 1, nil, 1},
+		{cancel, 1, context.Canceled, 0},
+	}
+	for i, st := range steps {
+		st.move()
+		for range st.wantAwake {
+			if err := <-woke; !errors.Is(err, st.wantErr) {
+				t.Fatalf("step %d: Sleep returned %v, want %v", i, err, st.wantErr)
+			}
+		}
+		if clk.Sleepers() != st.sleepers {
+			t.Fatalf("step %d: %d sleepers, want %d", i, clk.Sleepers(), st.sleepers)
+		}
+		select {
+		case err := <-woke:
+			t.Fatalf("step %d: an extra sleeper woke (%v)", i, err)
+		default:
+		}
+	}
+	if got := clk.Now(); !got.Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("Now = %v", got)
+	}
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if err := clk.AwaitSleepers(done, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("AwaitSleepers with no sleeper and a done context = %v", err)
+	}
+}
