@@ -33,7 +33,7 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
   ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset`,
 			RunE: func(c *cobra.Command, _ []string) error {
 				if err := cfg.Validate(); err != nil {
-					return asUsage(err)
+					return usageError("%s", simProblems(err, ""))
 				}
 				if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
 					return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", addr, DefaultServeAddr)
@@ -56,7 +56,7 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
 			},
 		}
 		c.Flags().StringVar(&addr, "addr", addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
-		cfg.AddFlags(c.Flags(), "")
+		addSimFlags(c.Flags(), &cfg, "")
 		return c
 	})
 }

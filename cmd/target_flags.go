@@ -47,7 +47,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk)")
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
 	f.sim = sim.DefaultConfig()
-	f.sim.AddFlags(fs, "sim-")
+	addSimFlags(fs, &f.sim, "sim-")
 }
 
 // external reports whether the user named a target.
@@ -120,7 +120,7 @@ func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr
 		return nil, nil, usageError("--api raw needs --url")
 	}
 	if err := f.sim.Validate(); err != nil {
-		return nil, nil, usageError("embedded simulator (--sim-* flags): %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return nil, nil, usageError("embedded simulator: %s", simProblems(err, "sim-"))
 	}
 	// The simulator outlives a Ctrl-C until the run has recorded its
 	// in-flight requests; closing the target stops it.

@@ -80,15 +80,6 @@ func (b *bucket) admit(now time.Time, cost float64) verdict {
 	return verdict{wait: b.waitBelowFull()}
 }
 
-// peek reports what admit would answer, without charging.
-func (b *bucket) peek(now time.Time, cost float64) verdict {
-	b.advance(now)
-	if b.level <= b.capacity || b.spent+cost <= b.allowance {
-		return verdict{admitted: true, viaBurst: b.level > b.capacity}
-	}
-	return verdict{wait: b.waitBelowFull()}
-}
-
 // waitBelowFull is the model time until the level drains to 100%,
 // rounded up to the nanosecond so it is never zero while over.
 func (b *bucket) waitBelowFull() time.Duration {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 )
 
 // Clock is the simulator's notion of time. Every decision of the model
@@ -17,9 +19,10 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// scaledClock is the real clock run scale times faster: model time
-// advances scale seconds per wall second, so a test can play a minute of
-// traffic in six seconds with --time-scale 10.
+// scaledClock is the runtime clock run scale times faster: model time
+// advances scale seconds per wall second, so a run can play a minute of
+// traffic in six seconds at TimeScale 10. It waits through sleep.For, so
+// under testing/synctest it runs on the bubble's fake clock.
 type scaledClock struct {
 	start time.Time // wall time at creation; monotonic reading included
 	scale float64
@@ -40,18 +43,9 @@ func (c *scaledClock) Now() time.Time {
 	return c.start.Add(time.Duration(float64(elapsed) * c.scale))
 }
 
+// Sleep waits d of model time, d/scale on the runtime clock.
 func (c *scaledClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(time.Duration(float64(d) / c.scale))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep.For(ctx, time.Duration(float64(d)/c.scale))
 }
 
 // ManualClock is a Clock that moves only when told to. Sleepers wake when
@@ -61,6 +55,7 @@ type ManualClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	waiters []manualWaiter
+	parked  chan struct{} // closed when a sleeper parks; nil until awaited
 }
 
 type manualWaiter struct {
@@ -101,12 +96,35 @@ func (c *ManualClock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// Sleepers reports how many goroutines are waiting in Sleep; tests use it
-// to know a handler has reached its latency wait before advancing.
+// Sleepers reports how many goroutines are waiting in Sleep.
 func (c *ManualClock) Sleepers() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.waiters)
+}
+
+// AwaitSleepers blocks until at least n goroutines are waiting in Sleep,
+// or ctx is done (then it returns ctx.Err()). Tests use it to know every
+// handler has reached its latency wait before they move the clock: it
+// wakes on each new sleeper, so it neither polls nor reads the wall clock.
+func (c *ManualClock) AwaitSleepers(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		if len(c.waiters) >= n {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.parked == nil {
+			c.parked = make(chan struct{})
+		}
+		parked := c.parked
+		c.mu.Unlock()
+		select {
+		case <-parked:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (c *ManualClock) wakeLocked() {
@@ -131,6 +149,10 @@ func (c *ManualClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	w := manualWaiter{until: c.now.Add(d), ch: make(chan struct{})}
 	c.waiters = append(c.waiters, w)
+	if c.parked != nil {
+		close(c.parked)
+		c.parked = nil
+	}
 	c.mu.Unlock()
 	select {
 	case <-w.ch:

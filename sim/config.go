@@ -2,11 +2,10 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
 // Profiles.
@@ -163,71 +162,84 @@ func (c Config) EstimatedCost(promptTokens, cachedTokens, maxTokens int) float64
 	return float64(promptTokens-cachedTokens) + c.OutputWeight*float64(maxTokens)
 }
 
-// Validate reports every problem of c, one line each.
+// Validate reports every problem of c, each a *valid.Error naming the
+// field (its Go name: "PTU", "TimeScale"), joined with errors.Join. The
+// reasons name no flags: the command line names its own.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	bad := func(field, format string, a ...any) { errs = append(errs, valid.Errorf(field, format, a...)) }
 	switch c.Profile {
 	case ProfilePTU, ProfileGateway:
 	default:
-		bad("profile %q: want %s or %s", c.Profile, ProfilePTU, ProfileGateway)
+		bad("Profile", "%q: want %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway)
 	}
 	if err := checkDeploymentName(c.Deployment); err != nil {
-		bad("deployment: %v", err)
+		bad("Deployment", "%q: %v", truncateForError(c.Deployment), err)
 	}
 	if !(c.PTU > 0) || c.PTU > 1e6 {
-		bad("ptu %v: want a number > 0 and <= 1e6", c.PTU)
+		bad("PTU", "%v: want a number > 0 and <= 1e6", c.PTU)
 	}
 	if !(c.TokensPerPTU > 0) || c.TokensPerPTU > 1e9 {
-		bad("tokens-per-ptu %v: want a number > 0 and <= 1e9", c.TokensPerPTU)
+		bad("TokensPerPTU", "%v: want a number > 0 and <= 1e9", c.TokensPerPTU)
 	}
 	if !(c.OutputWeight >= 0) || c.OutputWeight > 1000 {
-		bad("output-weight %v: want 0..1000", c.OutputWeight)
+		bad("OutputWeight", "%v: want 0..1000", c.OutputWeight)
 	}
 	if c.BucketDepth <= 0 {
-		bad("bucket-depth %v: want > 0", c.BucketDepth)
+		bad("BucketDepth", "%v: want > 0", c.BucketDepth)
 	}
 	if !(c.BurstPct >= 0) || c.BurstPct > 10000 {
-		bad("burst-pct %v: want 0..10000", c.BurstPct)
+		bad("BurstPct", "%v: want 0..10000", c.BurstPct)
 	}
 	if c.BurstRefill <= 0 {
-		bad("burst-refill %v: want > 0", c.BurstRefill)
+		bad("BurstRefill", "%v: want > 0", c.BurstRefill)
 	}
 	if c.DefaultMaxTokens < 1 || c.DefaultMaxTokens > MaxOutputTokens {
-		bad("default-max-tokens %d: want 1..%d", c.DefaultMaxTokens, MaxOutputTokens)
+		bad("DefaultMaxTokens", "%d: want 1..%d", c.DefaultMaxTokens, MaxOutputTokens)
 	}
-	if c.TTFT < 0 || c.TPOT < 0 || c.SlowDelay < 0 {
-		bad("ttft, tpot and fault-slow must not be negative")
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"TTFT", c.TTFT}, {"TPOT", c.TPOT}, {"SlowDelay", c.SlowDelay}} {
+		if d.v < 0 {
+			bad(d.field, "%v: must not be negative", d.v)
+		}
 	}
 	if !(c.TimeScale > 0) || c.TimeScale > 1e6 {
-		bad("time-scale %v: want a number > 0 and <= 1e6", c.TimeScale)
+		bad("TimeScale", "%v: want a number > 0 and <= 1e6", c.TimeScale)
 	}
 	if !(c.FaultRate >= 0 && c.FaultRate <= 1) {
-		bad("fault-rate %v: want 0..1", c.FaultRate)
+		bad("FaultRate", "%v: want 0..1", c.FaultRate)
 	}
 	for _, f := range c.Faults {
 		if !knownFault(f) {
-			bad("faults: unknown fault %q (known: %s)", f, strings.Join(AllFaults(), ","))
+			bad("Faults", "has unknown fault %q (known: %s)", truncateForError(f), strings.Join(AllFaults(), ","))
 		}
 	}
 	if c.SpilloverDeployment != "" {
 		if err := checkDeploymentName(c.SpilloverDeployment); err != nil {
-			bad("spillover-deployment: %v", err)
+			bad("SpilloverDeployment", "%q: %v", truncateForError(c.SpilloverDeployment), err)
 		} else if c.SpilloverDeployment == c.Deployment {
-			bad("spillover-deployment must differ from the PTU deployment")
+			bad("SpilloverDeployment", "%q: must differ from {Deployment}", c.SpilloverDeployment)
 		}
 	}
-	if c.StandardTPM < 1 || c.StandardRPM < 1 {
-		bad("standard-tpm and standard-rpm must be >= 1")
-	}
-	if c.GatewayKeyRPS < 1 || c.GatewayKeyTPM < 1 || c.GatewayOrgRPS < 1 || c.GatewayOrgTPM < 1 {
-		bad("gateway ceilings must be >= 1")
+	for _, n := range []struct {
+		field string
+		v     int
+	}{
+		{"StandardTPM", c.StandardTPM}, {"StandardRPM", c.StandardRPM},
+		{"GatewayKeyRPS", c.GatewayKeyRPS}, {"GatewayKeyTPM", c.GatewayKeyTPM},
+		{"GatewayOrgRPS", c.GatewayOrgRPS}, {"GatewayOrgTPM", c.GatewayOrgTPM},
+	} {
+		if n.v < 1 {
+			bad(n.field, "%d: want >= 1", n.v)
+		}
 	}
 	if c.GatewayOrgs < 1 || c.GatewayOrgs > 1000 {
-		bad("gateway-orgs %d: want 1..1000", c.GatewayOrgs)
+		bad("GatewayOrgs", "%d: want 1..1000", c.GatewayOrgs)
 	}
 	if c.MaxKeys < 1 || c.MaxKeys > 1_000_000 {
-		bad("max-keys %d: want 1..1000000", c.MaxKeys)
+		bad("MaxKeys", "%d: want 1..1000000", c.MaxKeys)
 	}
 	return errors.Join(errs...)
 }
@@ -246,61 +258,3 @@ func checkDeploymentName(s string) error {
 	}
 	return nil
 }
-
-// AddFlags registers the model's flags on fs, bound to c, each name
-// prefixed by prefix: `serve` uses "", commands that also have client
-// flags of the same name (--seed, --time-scale) use "sim-".
-func (c *Config) AddFlags(fs *pflag.FlagSet, prefix string) {
-	n := func(name string) string { return prefix + name }
-	fs.StringVar(&c.Profile, n("profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment) or gateway (per-key/per-org ceilings)")
-	fs.StringVar(&c.Deployment, n("deployment"), c.Deployment, "name of the simulated PTU deployment")
-	fs.Float64Var(&c.PTU, n("ptu"), c.PTU, "provisioned throughput units deployed")
-	fs.Float64Var(&c.TokensPerPTU, n("tokens-per-ptu"), c.TokensPerPTU, "input tokens per PTU per minute")
-	fs.Float64Var(&c.OutputWeight, n("output-weight"), c.OutputWeight, "input tokens one output token weighs")
-	fs.DurationVar(&c.BucketDepth, n("bucket-depth"), c.BucketDepth, "work that makes 100% utilization, in time of drain")
-	fs.Float64Var(&c.BurstPct, n("burst-pct"), c.BurstPct, "burst allowance over 100% utilization, percent of capacity (spent, then earned back)")
-	fs.DurationVar(&c.BurstRefill, n("burst-refill"), c.BurstRefill, "time for a fully spent burst allowance to come back")
-	fs.IntVar(&c.DefaultMaxTokens, n("default-max-tokens"), c.DefaultMaxTokens, "output budget assumed when a request sets no max_tokens")
-	fs.DurationVar(&c.TTFT, n("ttft"), c.TTFT, "time to first token")
-	fs.DurationVar(&c.TPOT, n("tpot"), c.TPOT, "time per output token")
-	fs.Float64Var(&c.TimeScale, n("time-scale"), c.TimeScale, "run the model clock this many times faster than the wall clock")
-	fs.Int64Var(&c.Seed, n("seed"), c.Seed, "seed for completion lengths and faults")
-	fs.Float64Var(&c.FaultRate, n("fault-rate"), c.FaultRate, "share of requests (0..1) answered with an injected fault")
-	fs.Var(&faultsValue{c: c}, n("faults"), "faults to inject, comma-separated: "+strings.Join(AllFaults(), ",")+" (default all)")
-	fs.DurationVar(&c.SlowDelay, n("fault-slow"), c.SlowDelay, "extra delay of the slow fault")
-	fs.StringVar(&c.SpilloverDeployment, n("spillover-deployment"), c.SpilloverDeployment, "add a standard deployment that serves what the PTU deployment would refuse")
-	fs.BoolVar(&c.SpilloverPerRequest, n("spillover-per-request"), c.SpilloverPerRequest, "spill only requests that carry x-ms-spillover-deployment")
-	fs.IntVar(&c.StandardTPM, n("standard-tpm"), c.StandardTPM, "standard deployment: estimated tokens per minute")
-	fs.IntVar(&c.StandardRPM, n("standard-rpm"), c.StandardRPM, "standard deployment: requests per minute, enforced per second (RPM/60)")
-	fs.BoolVar(&c.UtilizationHeader, n("utilization-header"), c.UtilizationHeader, "add azure-openai-deployment-utilization to responses")
-	fs.BoolVar(&c.RequireKey, n("require-key"), c.RequireKey, "answer 401 to requests without an API key")
-	fs.IntVar(&c.GatewayKeyRPS, n("gateway-key-rps"), c.GatewayKeyRPS, "gateway: requests per second per key")
-	fs.IntVar(&c.GatewayKeyTPM, n("gateway-key-tpm"), c.GatewayKeyTPM, "gateway: tokens per minute per key")
-	fs.IntVar(&c.GatewayOrgRPS, n("gateway-org-rps"), c.GatewayOrgRPS, "gateway: requests per second per organization")
-	fs.IntVar(&c.GatewayOrgTPM, n("gateway-org-tpm"), c.GatewayOrgTPM, "gateway: tokens per minute per organization")
-	fs.IntVar(&c.GatewayOrgs, n("gateway-orgs"), c.GatewayOrgs, "gateway: organizations keys are spread over (by a hash of the key)")
-	fs.BoolVar(&c.GatewayRetryAfter, n("gateway-retry-after"), c.GatewayRetryAfter, "gateway: add retry-after to refusals")
-	fs.IntVar(&c.MaxKeys, n("max-keys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
-}
-
-// faultsValue is the pflag.Value of --faults; it parses as it is set so a
-// typo is a usage error naming the flag.
-type faultsValue struct{ c *Config }
-
-func (v *faultsValue) String() string {
-	if v == nil || v.c == nil {
-		return ""
-	}
-	return strings.Join(v.c.Faults, ",")
-}
-
-func (v *faultsValue) Set(s string) error {
-	f, err := ParseFaults(s)
-	if err != nil {
-		return err
-	}
-	v.c.Faults = f
-	return nil
-}
-
-func (v *faultsValue) Type() string { return "list" }

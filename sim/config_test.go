@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
 func TestValidate(t *testing.T) {
@@ -14,56 +16,52 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("default config: %v", err)
 	}
 	tests := []struct {
-		name string
-		mut  func(*Config)
-		want []string
+		name   string
+		mut    func(*Config)
+		fields []string // every problem, in order, by Go field name
+		say    []string // what the reasons say, in the same order
 	}{
-		{"profile", func(c *Config) { c.Profile = "azure" }, []string{`profile "azure"`}},
-		{"ptu", func(c *Config) { c.PTU = 0 }, []string{"ptu 0"}},
-		{"several at once", func(c *Config) { c.TimeScale = -1; c.FaultRate = 2; c.Faults = []string{"boom"} }, []string{"time-scale", "fault-rate", `unknown fault "boom"`}},
-		{"spillover same name", func(c *Config) { c.SpilloverDeployment = c.Deployment }, []string{"must differ"}},
-		{"deployment with slash", func(c *Config) { c.Deployment = "a/b" }, []string{"deployment:"}},
-		{"negative latency", func(c *Config) { c.TPOT = -time.Second }, []string{"must not be negative"}},
+		{"profile", func(c *Config) { c.Profile = "azure" }, []string{"Profile"}, []string{`"azure": want ptu or gateway`}},
+		{"ptu", func(c *Config) { c.PTU = 0 }, []string{"PTU"}, []string{"0: want a number > 0"}},
+		{"several at once", func(c *Config) { c.TimeScale = -1; c.FaultRate = 2; c.Faults = []string{"boom"} },
+			[]string{"TimeScale", "FaultRate", "Faults"}, []string{"-1: want", "2: want 0..1", `unknown fault "boom"`}},
+		{"spillover same name", func(c *Config) { c.SpilloverDeployment = c.Deployment },
+			[]string{"SpilloverDeployment"}, []string{"must differ from {Deployment}"}},
+		{"deployment with slash", func(c *Config) { c.Deployment = "a/b" }, []string{"Deployment"}, []string{`"a/b": name may hold only`}},
+		{"negative latencies", func(c *Config) { c.TPOT = -time.Second; c.SlowDelay = -1 },
+			[]string{"TPOT", "SlowDelay"}, []string{"-1s: must not be negative", "-1ns: must not be negative"}},
+		{"gateway ceilings", func(c *Config) { c.GatewayKeyRPS = 0; c.GatewayOrgs = 1001; c.MaxKeys = 0 },
+			[]string{"GatewayKeyRPS", "GatewayOrgs", "MaxKeys"}, []string{"0: want >= 1", "1001: want 1..1000", "0: want 1..1000000"}},
 	}
 	for _, tc := range tests {
-		cfg := DefaultConfig()
-		tc.mut(&cfg)
-		err := cfg.Validate()
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		lines := strings.Split(err.Error(), "\n")
-		if len(lines) != len(tc.want) {
-			t.Errorf("%s: %d lines %q, want %d", tc.name, len(lines), lines, len(tc.want))
-		}
-		for i, w := range tc.want {
-			if i < len(lines) && !strings.Contains(lines[i], w) {
-				t.Errorf("%s: line %q, want it to mention %q", tc.name, lines[i], w)
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			tc.mut(&cfg)
+			err := cfg.Validate()
+			if err == nil {
+				t.Fatal("no error")
 			}
-		}
-		if _, err := New(cfg); err == nil {
-			t.Errorf("%s: New accepted an invalid config", tc.name)
-		}
-	}
-}
-
-func TestAddFlags(t *testing.T) {
-	t.Parallel()
-	for _, prefix := range []string{"", "sim-"} {
-		cfg := DefaultConfig()
-		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		cfg.AddFlags(fs, prefix)
-		args := []string{"--" + prefix + "ptu=50", "--" + prefix + "faults=503,reset", "--" + prefix + "time-scale=10", "--" + prefix + "spillover-deployment=std", "--" + prefix + "profile=gateway"}
-		if err := fs.Parse(args); err != nil {
-			t.Fatalf("prefix %q: %v", prefix, err)
-		}
-		if cfg.PTU != 50 || strings.Join(cfg.Faults, ",") != "503,reset" || cfg.TimeScale != 10 || cfg.SpilloverDeployment != "std" || cfg.Profile != ProfileGateway {
-			t.Errorf("prefix %q: %+v", prefix, cfg)
-		}
-		if err := fs.Parse([]string{"--" + prefix + "faults=nope"}); err == nil || !strings.Contains(err.Error(), "unknown fault") {
-			t.Errorf("prefix %q: bad --faults accepted: %v", prefix, err)
-		}
+			var fields, reasons []string
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				var ve *valid.Error
+				if !errors.As(e, &ve) {
+					t.Fatalf("%v is not a *valid.Error", e)
+				}
+				fields, reasons = append(fields, ve.Field()), append(reasons, ve.Reason)
+			}
+			if !slices.Equal(fields, tc.fields) {
+				t.Errorf("fields %q, want %q", fields, tc.fields)
+			}
+			for i, w := range tc.say {
+				if i < len(reasons) && !strings.Contains(reasons[i], w) {
+					t.Errorf("reason %q, want it to say %q", reasons[i], w)
+				}
+			}
+			if _, err := New(cfg); err == nil {
+				t.Error("New accepted an invalid config")
+			}
+		})
 	}
 }
 

@@ -1,14 +1,18 @@
 // Package sim is the embedded simulator: an HTTP handler, served on
 // loopback by `ptuprobe serve` and started in-process when burst,
-// schedule or characterize are given no target, that answers like an
-// Azure OpenAI provisioned-throughput (PTU) deployment under its
-// documented admission contract, or like a rate-limited API gateway.
-// It is a model of the documented contract, not a claim about the
-// service's exact formula.
+// schedule, characterize or calibrate are given no target, that answers
+// like an Azure OpenAI provisioned-throughput (PTU) deployment under its
+// documented admission contract, or like a rate-limited API gateway. It
+// is a model of the documented contract, not a claim about the service's
+// exact formula.
 //
-// It may import only the standard library and pflag. It never imports
-// target, dispatch, burst, schedule, analyze or report: it is the far
-// side of the wire.
+// It may import only the standard library and ptuprobe's internal
+// packages (jsonscan, sleep, valid). It never imports client, dispatch,
+// burst, schedule, analyze or report, nor anything of the command line:
+// it is the far side of the wire, and writes its headers itself.
+// Config.Validate names refused settings by their Go field names; cmd
+// names the flags. (Its tests alone play characterize's plans, through
+// internal/charplan.)
 //
 // # Profile "ptu"
 //
@@ -63,8 +67,9 @@
 // allowance is charged estimates and not refunded; once a request does
 // not fit, the remainder is forfeited until it refills.
 //
-// The characterize plan (4 waves × 40 requests 2 s apart, then 3 s at
-// 3/s and a 12 s ramp from 3 to 24 requests/s):
+// The characterize plan (internal/charplan, its one source: 4 waves × 40
+// requests 2 s apart, then 3 s at 3/s and a 12 s ramp from 3 to 24
+// requests/s):
 //   - wave 1 meets an idle deployment: ~6 requests fill it to 100%, 9
 //     more ride the allowance, the other ~25 are refused with ≈ 1.6–1.9 s
 //     (the allowance plus one overshoot, drained at D): the long tail;
@@ -75,15 +80,15 @@
 //     last admitted request's overshoot: 0–184 ms, mostly tens of ms.
 //
 // Result (TestDefaultsMakeALongTail, 24 runs varying seed, prompt size
-// and wave spread): ~125 burst and ~60 scheduled 429s, p50 ≈ 50–150 ms,
+// and wave spread): ~130 burst and 84–90 scheduled 429s, p50 ≈ 40–140 ms,
 // p99 ≈ 1.6–1.9 s (p99/p50 ≥ 10; the worst of 300 such runs was 13),
-// last response at ~23 s. Keeping the long wait (allowance / D = 1.75 s)
+// last response at ~22.5 s. Keeping the long wait (allowance / D = 1.75 s)
 // shorter than the 2 s wave gap matters: a longer one would refuse all of
 // wave 2 with medium waits and move the median. The margins are modest:
 // a plan with much fewer requests over the sustainable rate gives fewer
 // than 50 scheduled 429s; scale it by DrainTokensPerSecond.
 //
-// Spillover (--spillover-deployment) adds a standard deployment with
+// Spillover (SpilloverDeployment) adds a standard deployment with
 // StandardTPM estimated tokens (prompt − cached + max_tokens) per minute
 // and StandardRPM requests per minute enforced over 1-second windows
 // (RPM/60 per second). What the PTU deployment would refuse — all of it,
@@ -121,7 +126,14 @@
 // # Faults, stats, determinism
 //
 // FaultRate and Faults inject http-date, missing, garbage, 503, reset or
-// slow answers into a seeded share of requests. GET /sim/stats returns
-// Stats as JSON. With the same Seed and the same arrival order, every
-// answer is the same; Config.Clock injects the clock (see ManualClock).
+// slow answers into a seeded share of requests, on either profile: every
+// request the model sees is first counted and draws its fault
+// (Server.arrive). GET /sim/stats returns Stats as JSON. With the same
+// Seed and the same arrival order, every answer is the same.
+//
+// Config.Clock injects the clock. Tests use a ManualClock, which moves
+// only when told to (AwaitSleepers says when handlers are parked on it).
+// The default is the runtime clock run TimeScale times faster; it waits
+// through internal/sleep, so under testing/synctest it runs on the
+// bubble's fake clock.
 package sim

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Fault kinds that --faults accepts. Each tests one way a client's
+// Fault kinds (Config.Faults, ParseFaults). Each tests one way a client's
 // advised-wait parsing or error handling can go wrong.
 const (
 	FaultHTTPDate = "http-date" // 429 whose retry-after is an HTTP-date, no retry-after-ms
@@ -30,7 +30,7 @@ func knownFault(s string) bool {
 	return false
 }
 
-// maxFaultList bounds the --faults value so a pathological argument
+// maxFaultList bounds a fault list so a pathological argument
 // cannot make the parser loop for long.
 const maxFaultList = 256
 

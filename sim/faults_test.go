@@ -85,24 +85,29 @@ func TestFaults(t *testing.T) {
 		}},
 		{Fault503, 503, nil},
 	}
+	// Both profiles begin a request the same way (Server.arrive).
+	profiles := []struct{ name, path string }{{ProfilePTU, azurePath}, {ProfileGateway, "/v1/messages"}}
 	for _, tc := range tests {
-		t.Run(tc.fault, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.FaultRate = 1
-			cfg.Faults = []string{tc.fault}
-			s, _, ts := newSim(t, cfg)
-			resp, _ := post(t, ts.URL, azurePath, chatBody(40, 10))
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
-			}
-			if tc.check != nil {
-				tc.check(t, resp.Header)
-			}
-			if st := s.Stats(); st.Faults != 1 || st.Admitted != 0 {
-				t.Errorf("stats %+v", st)
-			}
-		})
+		for _, p := range profiles {
+			t.Run(tc.fault+"/"+p.name, func(t *testing.T) {
+				t.Parallel()
+				cfg := testConfig()
+				cfg.Profile = p.name
+				cfg.FaultRate = 1
+				cfg.Faults = []string{tc.fault}
+				s, _, ts := newSim(t, cfg)
+				resp, _ := post(t, ts.URL, p.path, chatBody(40, 10))
+				if resp.StatusCode != tc.status {
+					t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+				}
+				if tc.check != nil {
+					tc.check(t, resp.Header)
+				}
+				if st := s.Stats(); st.Faults != 1 || st.Requests != 1 || st.Admitted != 0 {
+					t.Errorf("stats %+v", st)
+				}
+			})
+		}
 	}
 	t.Run("reset", func(t *testing.T) {
 		t.Parallel()

@@ -31,21 +31,8 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 		est = int64(req.Images * imageEstimateTokens)
 	}
 
-	s.mu.Lock()
-	s.n.requests++
-	fault := s.pickFault()
-	if fault != "" {
-		s.n.faults++
-	}
-	s.mu.Unlock()
-	if fault != "" && fault != FaultSlow {
-		s.writeFault(w, fault)
+	if !s.arrive(w, r) {
 		return
-	}
-	if fault == FaultSlow {
-		if s.clock.Sleep(r.Context(), s.cfg.SlowDelay) != nil {
-			return
-		}
 	}
 
 	s.mu.Lock()

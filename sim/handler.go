@@ -196,9 +196,30 @@ const (
 	targetStandard
 )
 
+// arrive is how every request the model sees begins, on either profile:
+// it is counted and draws its injected fault. It reports whether the
+// request goes on to the model: a fault is answered here instead, and a
+// slow one first waits SlowDelay (false if the client left meanwhile).
+func (s *Server) arrive(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	s.n.requests++
+	fault := s.pickFault()
+	if fault != "" {
+		s.n.faults++
+	}
+	s.mu.Unlock()
+	switch fault {
+	case "":
+		return true
+	case FaultSlow:
+		return s.clock.Sleep(r.Context(), s.cfg.SlowDelay) == nil
+	}
+	s.writeFault(w, fault)
+	return false
+}
+
 // outcome is the model's decision about one request, taken under s.mu.
 type outcome struct {
-	fault      string
 	admitted   bool
 	spilled    bool
 	standard   bool          // served (or refused) by the standard deployment
@@ -242,23 +263,11 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 		spill = true
 	}
 
-	s.mu.Lock()
-	o := outcome{fault: s.pickFault()}
-	s.n.requests++
-	if o.fault != "" {
-		s.n.faults++
-	}
-	s.mu.Unlock()
-	if o.fault != "" && o.fault != FaultSlow {
-		s.writeFault(w, o.fault)
+	if !s.arrive(w, r) {
 		return
 	}
-	if o.fault == FaultSlow {
-		if s.clock.Sleep(r.Context(), s.cfg.SlowDelay) != nil {
-			return
-		}
-	}
 
+	var o outcome
 	s.mu.Lock()
 	now := s.clock.Now()
 	s.decidePTU(now, tgt, spill, &req, &o)

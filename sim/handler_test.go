@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,6 +59,7 @@ func TestRoutesAndErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(tc.body))
 			for i := 0; i+1 < len(tc.hdr); i += 2 {
 				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
@@ -230,52 +232,55 @@ func TestCorrectionBeforeDrain(t *testing.T) {
 func TestStreaming(t *testing.T) {
 	t.Parallel()
 	for _, includeUsage := range []bool{false, true} {
-		cfg := testConfig()
-		_, _, ts := newSim(t, cfg)
-		body := `{"messages":[{"role":"user","content":"hello there"}],"max_tokens":40,"stream":true`
-		if includeUsage {
-			body += `,"stream_options":{"include_usage":true}`
-		}
-		resp, out := post(t, ts.URL, azurePath, body+"}")
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-			t.Fatalf("status %d, content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-		}
-		var events []string
-		sc := bufio.NewScanner(strings.NewReader(out))
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events = append(events, d)
+		t.Run(fmt.Sprint("include_usage ", includeUsage), func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			_, _, ts := newSim(t, cfg)
+			body := `{"messages":[{"role":"user","content":"hello there"}],"max_tokens":40,"stream":true`
+			if includeUsage {
+				body += `,"stream_options":{"include_usage":true}`
 			}
-		}
-		if len(events) < 3 || events[len(events)-1] != "[DONE]" {
-			t.Fatalf("events %v: want chunks ending in [DONE]", events)
-		}
-		var text strings.Builder
-		usage := 0
-		for _, e := range events[:len(events)-1] {
-			var c struct {
-				Object  string
-				Choices []struct{ Delta struct{ Content string } }
-				Usage   *struct {
-					CompletionTokens int `json:"completion_tokens"`
+			resp, out := post(t, ts.URL, azurePath, body+"}")
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("status %d, content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			var events []string
+			sc := bufio.NewScanner(strings.NewReader(out))
+			for sc.Scan() {
+				if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					events = append(events, d)
 				}
 			}
-			if err := json.Unmarshal([]byte(e), &c); err != nil || c.Object != "chat.completion.chunk" {
-				t.Fatalf("event %q: %v", e, err)
+			if len(events) < 3 || events[len(events)-1] != "[DONE]" {
+				t.Fatalf("events %v: want chunks ending in [DONE]", events)
 			}
-			for _, ch := range c.Choices {
-				text.WriteString(ch.Delta.Content)
+			var text strings.Builder
+			usage := 0
+			for _, e := range events[:len(events)-1] {
+				var c struct {
+					Object  string
+					Choices []struct{ Delta struct{ Content string } }
+					Usage   *struct {
+						CompletionTokens int `json:"completion_tokens"`
+					}
+				}
+				if err := json.Unmarshal([]byte(e), &c); err != nil || c.Object != "chat.completion.chunk" {
+					t.Fatalf("event %q: %v", e, err)
+				}
+				for _, ch := range c.Choices {
+					text.WriteString(ch.Delta.Content)
+				}
+				if c.Usage != nil {
+					usage = c.Usage.CompletionTokens
+				}
 			}
-			if c.Usage != nil {
-				usage = c.Usage.CompletionTokens
+			if includeUsage != (usage > 0) {
+				t.Fatalf("include_usage %v, usage chunk reports %d", includeUsage, usage)
 			}
-		}
-		if includeUsage != (usage > 0) {
-			t.Fatalf("include_usage %v, usage chunk reports %d", includeUsage, usage)
-		}
-		if usage > 0 && len(text.String()) != 4*usage-1 {
-			t.Errorf("streamed %d characters for %d tokens", len(text.String()), usage)
-		}
+			if usage > 0 && len(text.String()) != 4*usage-1 {
+				t.Errorf("streamed %d characters for %d tokens", len(text.String()), usage)
+			}
+		})
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,11 +99,7 @@ func goPost(t *testing.T, url, path, body string, hdr ...string) <-chan string {
 // the test can move time knowing where every request stands.
 func waitSleepers(t *testing.T, clk *ManualClock, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for clk.Sleepers() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sleepers, want %d", clk.Sleepers(), n)
-		}
-		runtime.Gosched()
+	if err := clk.AwaitSleepers(t.Context(), n); err != nil {
+		t.Fatalf("%d sleepers, want %d: %v", clk.Sleepers(), n, err)
 	}
 }

@@ -5,28 +5,19 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
-// The characterize plan the defaults are tuned for (issue 5, cmd's
-// DefaultCharacterize*): a burst of 4 waves × 40 requests 2 s apart, then
-// a scheduled plan "warmup:3s@3/s", "ramp:12s@3/s-24/s". Requests are the
-// client's default: ~1,000 prompt tokens, max_tokens 100.
-const (
-	planWaves        = 4
-	planWaveSize     = 40
-	planWaveGap      = 2 * time.Second
-	planWaveSpread   = 30 * time.Millisecond // a wave leaves the client over a few ms
-	planWarmupRate   = 3.0                   // requests/s, under the sustainable ~7/s
-	planWarmup       = 3 * time.Second
-	planRampFrom     = 3.0 // requests/s
-	planRampTo       = 24.0
-	planRampDuration = 12 * time.Second
-	planPromptChars  = 4000
-	planMaxTokens    = 100
-)
+// The defaults are tuned for characterize's own plans, taken from their
+// one source (internal/charplan): a burst, then a scheduled plan. Each
+// request is the client's default: ~1,000 prompt tokens (varied below)
+// and max_tokens 100.
+const planMaxTokens = 100
 
 type planEvent struct {
 	at      time.Time
@@ -60,13 +51,30 @@ type planResult struct {
 	end   time.Duration
 }
 
-// runPlan plays the characterize plan against the model with a virtual
-// clock: arrivals and completions are events, nothing sleeps.
-func runPlan(t testing.TB, cfg Config, jitterSeed uint64) planResult {
-	return runPlanWith(t, cfg, jitterSeed, planPromptChars, planWaveSpread, planRampTo)
+// planArrivals are the arrivals of characterize's plans, as events. A
+// wave leaves the client over a few ms, not at one instant: each burst
+// arrival is late by U[0, spread). The scheduled plan starts when the
+// burst's last wave has been answered; a generous bound on the latency
+// (one second after the last wave) keeps it independent of the model.
+func planArrivals(start time.Time, jit *rand.Rand, spread time.Duration) []planEvent {
+	var events []planEvent
+	bc := charplan.Burst()
+	bp := burst.NewPlan(bc)
+	for off, _, ok := bp.Next(); ok; off, _, ok = bp.Next() {
+		late := time.Duration(jit.Float64() * float64(spread))
+		events = append(events, planEvent{at: start.Add(off + late), arrival: true, group: 0})
+	}
+	schedStart := start.Add(bc.Span() + time.Second)
+	sp := schedule.NewPlan(schedule.Config{Phases: charplan.Phases()})
+	for off, _, ok := sp.Next(); ok; off, _, ok = sp.Next() {
+		events = append(events, planEvent{at: schedStart.Add(off), arrival: true, group: 1})
+	}
+	return events
 }
 
-func runPlanWith(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, spread time.Duration, rampTo float64) planResult {
+// runPlan plays characterize's plans against the model with a virtual
+// clock: arrivals and completions are events, nothing sleeps.
+func runPlan(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, spread time.Duration) planResult {
 	t.Helper()
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	cfg.Clock = NewManualClock(start)
@@ -74,39 +82,13 @@ func runPlanWith(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", promptChars) + `"}],"max_tokens":100}`
-	req, err := parseRequest([]byte(body), kindChat, cfg.DefaultMaxTokens)
+	req, err := parseRequest([]byte(chatBody(promptChars, planMaxTokens)), kindChat, cfg.DefaultMaxTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jit := rand.New(rand.NewPCG(jitterSeed, 7))
 	q := &eventQueue{}
-	for w := range planWaves {
-		for range planWaveSize {
-			off := time.Duration(jit.Float64() * float64(spread))
-			heap.Push(q, planEvent{at: start.Add(time.Duration(w)*planWaveGap + off), arrival: true, group: 0})
-		}
-	}
-	// The schedule starts when the burst's last wave has been answered;
-	// a generous bound on the latency keeps it independent of the model.
-	schedStart := time.Duration(planWaves-1)*planWaveGap + time.Second
-	n := int(planWarmupRate * planWarmup.Seconds())
-	for k := range n {
-		at := schedStart + time.Duration(float64(k)/planWarmupRate*float64(time.Second))
-		heap.Push(q, planEvent{at: start.Add(at), arrival: true, group: 1})
-	}
-	// Linear ramp: arrival k is at the time the integral of the rate
-	// reaches k (an absolute schedule).
-	rampStart := schedStart + planWarmup
-	a := (rampTo - planRampFrom) / planRampDuration.Seconds()
-	for k := 0; k < 1000; k++ {
-		// solve r0 t + a t²/2 = k
-		x := float64(k)
-		tt := (-planRampFrom + math.Sqrt(planRampFrom*planRampFrom+2*a*x)) / a
-		if tt >= planRampDuration.Seconds() {
-			break
-		}
-		heap.Push(q, planEvent{at: start.Add(rampStart + time.Duration(tt*float64(time.Second))), arrival: true, group: 1})
+	for _, e := range planArrivals(start, rand.New(rand.NewPCG(jitterSeed, 7)), spread) {
+		heap.Push(q, e)
 	}
 	var res planResult
 	for q.Len() > 0 {
@@ -153,7 +135,7 @@ func TestDefaultsMakeALongTail(t *testing.T) {
 		cfg.Seed = seed
 		chars := 3800 + int(seed*37%400)
 		spread := time.Duration(seed%5*15+1) * time.Millisecond
-		res := runPlanWith(t, cfg, uint64(seed), chars, spread, planRampTo)
+		res := runPlan(t, cfg, uint64(seed), chars, spread)
 		all := slices.Concat(res.waits[0], res.waits[1])
 		slices.Sort(all)
 		nb, ns := len(res.waits[0]), len(res.waits[1])

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+
+	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
 
 // charsPerToken is the simulator's tokenizer: a token is about four
@@ -20,7 +22,6 @@ type request struct {
 	SystemTokens int      // tokens of the leading system message / system field
 	SystemDigest [32]byte // set only when SystemTokens >= cacheMinTokens
 	MaxTokens    int      // resolved output budget
-	MaxTokensSet bool
 	Stream       bool
 	IncludeUsage bool
 	Images       int // images requested (image route)
@@ -43,190 +44,342 @@ const (
 )
 
 // parseRequest decodes a request body: the chat-completions body
-// (OpenAI/Azure), the messages body (gateway, with a "system" field) or
-// an image-generation body. It never panics on any input and its errors
-// are one line a client can read; they never quote the body.
+// (OpenAI/Azure), the messages body (gateway, with a "system" field), a
+// token-counting body or an image-generation body. Every kind scans every
+// field it knows, so a malformed field is refused on any route; the kind
+// then decides which fields make the request. It never panics on any
+// input and its errors are one line a client can read; they never quote
+// the body.
 func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
-	var (
-		r                        request
-		sc                       = jsonScanner{b: body}
-		msgChars, firstChars     int
-		firstSystem, sawMessages bool
-		firstRaw, sysRaw         []byte
-		sysChars                 int
-		sysSet                   bool
-		budget, completionBudget int64
-		budgetSet, complSet      bool
-		promptChars              int
-		promptSet                bool
-		n                        int64
-		nSet                     bool
-	)
-	if sc.peek() != '{' {
-		return r, badRequest("body must be a JSON object")
+	f, err := scanBody(body)
+	if err != nil {
+		return request{}, err
 	}
-	field := func(name string, err error) error {
-		if err == nil || errors.Is(err, errSyntax) || errors.Is(err, errTooDeep) {
-			return err
-		}
-		return fmt.Errorf("'%s': %w", name, err)
+	switch kind {
+	case kindImage:
+		return f.imageRequest()
+	case kindCount:
+		return f.countRequest()
 	}
-	err := sc.object(func(key []byte) error {
-		switch string(key) {
-		case "model":
-			if sc.null() {
-				return nil
-			}
-			m, err := sc.text()
-			if err == nil && len(m) > 256 {
-				err = errors.New("is too long")
-			}
-			r.Model = m
-			return field("model", err)
-		case "messages":
-			msgChars, firstChars, firstSystem, firstRaw, sawMessages = 0, 0, false, nil, false
-			if sc.null() {
-				return nil
-			}
-			if sc.peek() != '[' {
-				return field("messages", errors.New("must be an array"))
-			}
-			return sc.array(func(i int) error {
-				sawMessages = true
-				if sc.null() {
-					return nil
-				}
-				if sc.peek() != '{' {
-					return field(fmt.Sprintf("messages[%d]", i), errors.New("must be an object"))
-				}
-				return sc.object(func(key []byte) error {
-					switch string(key) {
-					case "role":
-						if sc.null() {
-							return nil
-						}
-						role, err := sc.text()
-						if i == 0 {
-							firstSystem = role == "system" || role == "developer"
-						}
-						return field(fmt.Sprintf("messages[%d].role", i), err)
-					case "content":
-						c, raw, err := sc.content()
-						msgChars += c
-						if i == 0 {
-							firstChars, firstRaw = c, raw
-						}
-						return field(fmt.Sprintf("messages[%d].content", i), err)
-					}
-					return sc.skip()
-				})
-			})
-		case "system":
-			c, raw, err := sc.content()
-			sysChars, sysRaw, sysSet = c, raw, raw != nil
-			return field("system", err)
-		case "max_tokens":
-			v, set, err := sc.optInt()
-			budget, budgetSet = v, set
-			return field("max_tokens", err)
-		case "max_completion_tokens":
-			v, set, err := sc.optInt()
-			completionBudget, complSet = v, set
-			return field("max_completion_tokens", err)
-		case "stream":
-			v, err := sc.optBool()
-			r.Stream = v
-			return field("stream", err)
-		case "stream_options":
-			if sc.null() {
-				r.IncludeUsage = false
-				return nil
-			}
-			if sc.peek() != '{' {
-				return field("stream_options", errors.New("must be an object"))
-			}
-			return sc.object(func(key []byte) error {
-				if string(key) != "include_usage" {
-					return sc.skip()
-				}
-				v, err := sc.optBool()
-				r.IncludeUsage = v
-				return field("stream_options.include_usage", err)
-			})
-		case "prompt":
-			c, raw, err := sc.content()
-			promptChars, promptSet = c, raw != nil
-			return field("prompt", err)
-		case "n":
-			v, set, err := sc.optInt()
-			n, nSet = v, set
-			return field("n", err)
+	return f.chatRequest(defaultMax)
+}
+
+// chatRequest is a chat-completions or messages body: the prompt as for
+// token counting, an output budget (max_completion_tokens wins over
+// max_tokens; neither means defaultMax) and whether to stream.
+func (f *fields) chatRequest(defaultMax int) (request, error) {
+	r, err := f.countRequest()
+	if err != nil {
+		return r, err
+	}
+	budget := f.maxTokens
+	if f.maxCompletionTokens.set {
+		budget = f.maxCompletionTokens
+	}
+	r.MaxTokens = defaultMax
+	if budget.set {
+		if budget.v < 1 || budget.v > MaxOutputTokens {
+			return r, badRequest("max_tokens must be 1..%d", MaxOutputTokens)
 		}
-		return sc.skip()
-	})
-	if err == nil && sc.peek() != 0 {
-		err = errSyntax
+		r.MaxTokens = int(budget.v)
+	}
+	r.Stream = f.stream
+	r.IncludeUsage = f.stream && f.includeUsage
+	return r, nil
+}
+
+// countRequest is a token-counting body: messages are required, and the
+// prompt is every message's content plus the system field. The leading
+// system text — the system field, else a first message whose role is
+// system or developer — is what the prompt cache may hold.
+func (f *fields) countRequest() (request, error) {
+	r := request{Model: f.model}
+	if !f.messages.seen {
+		return r, badRequest("'messages' must be a non-empty array")
+	}
+	chars := f.messages.chars
+	system, hasSystem := f.messages.first, f.messages.firstSystem
+	if f.system.set() {
+		chars += f.system.chars
+		system, hasSystem = f.system, true
+	}
+	r.PromptTokens = ceilDiv(chars, charsPerToken)
+	if hasSystem {
+		r.SystemTokens = ceilDiv(system.chars, charsPerToken)
+		if r.SystemTokens >= cacheMinTokens {
+			r.SystemDigest = sha256.Sum256(system.raw)
+		}
+	}
+	return r, nil
+}
+
+// imageRequest is an image-generation body: a non-empty prompt and n
+// images, 1..10 (default 1).
+func (f *fields) imageRequest() (request, error) {
+	r := request{Model: f.model, Images: 1}
+	if !f.prompt.set() || f.prompt.chars == 0 {
+		return r, badRequest("'prompt' must be a non-empty string")
+	}
+	r.PromptTokens = ceilDiv(f.prompt.chars, charsPerToken)
+	if f.n.set {
+		if f.n.v < 1 || f.n.v > 10 {
+			return r, badRequest("'n' must be 1..10")
+		}
+		r.Images = int(f.n.v)
+	}
+	return r, nil
+}
+
+// fields is what a body says, field by field, before its kind decides
+// which fields matter. A field given twice takes its last value.
+type fields struct {
+	model                          string
+	messages                       messages
+	system, prompt                 content
+	maxTokens, maxCompletionTokens optInt
+	stream, includeUsage           bool
+	n                              optInt
+}
+
+// messages is what the messages array holds for the model.
+type messages struct {
+	seen        bool    // at least one element
+	chars       int     // characters of every content
+	first       content // the first message's content
+	firstSystem bool    // the first message's role is system or developer
+}
+
+// content is a scanned message content, system field or prompt: its
+// characters, and its raw bytes for the prompt cache's digest.
+type content struct {
+	chars int
+	raw   []byte // nil when absent or null
+}
+
+func (c content) set() bool { return c.raw != nil }
+
+// optInt is an integer field; set is false when absent or null.
+type optInt struct {
+	v   int64
+	set bool
+}
+
+// scanBody reads every field the simulator knows from a JSON object and
+// skips the rest, with the hand-written scanner: a refusal needs only
+// character counts, and encoding/json would cost most of its budget.
+func scanBody(body []byte) (fields, error) {
+	var f fields
+	sc := jsonscan.New(body)
+	if sc.Peek() != '{' {
+		return f, badRequest("body must be a JSON object")
+	}
+	err := sc.Object(func(key []byte) error { return f.scanField(&sc, key) })
+	if err == nil && !sc.End() {
+		err = jsonscan.ErrSyntax
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, errSyntax):
-		return r, badRequest("body is not valid JSON")
-	case errors.Is(err, errTooDeep):
-		return r, badRequest("body is nested too deeply")
-	default:
-		return r, badRequest("%v", err)
+		return f, nil
+	case errors.Is(err, jsonscan.ErrSyntax):
+		return f, badRequest("body is not valid JSON")
+	case errors.Is(err, jsonscan.ErrTooDeep):
+		return f, badRequest("body is nested too deeply")
 	}
+	return f, badRequest("%v", err)
+}
 
-	if kind == kindImage {
-		if !promptSet || promptChars == 0 {
-			return r, badRequest("'prompt' must be a non-empty string")
+// scanField reads the value of one top-level key into f.
+func (f *fields) scanField(sc *jsonscan.Scanner, key []byte) error {
+	var err error
+	switch string(key) {
+	case "model":
+		err = f.scanModel(sc)
+	case "messages":
+		f.messages, err = scanMessages(sc)
+		return err // names the element at fault itself
+	case "system":
+		f.system, err = scanContent(sc)
+	case "prompt":
+		f.prompt, err = scanContent(sc)
+	case "max_tokens":
+		f.maxTokens, err = scanOptInt(sc)
+	case "max_completion_tokens":
+		f.maxCompletionTokens, err = scanOptInt(sc)
+	case "n":
+		f.n, err = scanOptInt(sc)
+	case "stream":
+		f.stream, err = sc.OptBool()
+	case "stream_options":
+		return f.scanStreamOptions(sc)
+	default:
+		return sc.Skip()
+	}
+	if err != nil { // only then: naming the field costs an allocation
+		return named(err, "%s", key)
+	}
+	return nil
+}
+
+// scanModel reads "model", at most 256 bytes; null leaves it as it was.
+func (f *fields) scanModel(sc *jsonscan.Scanner) error {
+	if sc.Null() {
+		return nil
+	}
+	m, err := sc.Text()
+	if err == nil && len(m) > 256 {
+		err = errors.New("is too long")
+	}
+	f.model = m
+	return err
+}
+
+// scanStreamOptions reads "stream_options": null clears include_usage,
+// an object sets it when it names it.
+func (f *fields) scanStreamOptions(sc *jsonscan.Scanner) error {
+	if sc.Null() {
+		f.includeUsage = false
+		return nil
+	}
+	if sc.Peek() != '{' {
+		return named(errNotObject, "stream_options")
+	}
+	return sc.Object(func(key []byte) error {
+		if string(key) != "include_usage" {
+			return sc.Skip()
 		}
-		r.PromptTokens = ceilDiv(promptChars, charsPerToken)
-		r.Images = 1
-		if nSet {
-			if n < 1 || n > 10 {
-				return r, badRequest("'n' must be 1..10")
+		var err error
+		f.includeUsage, err = sc.OptBool()
+		return named(err, "stream_options.include_usage")
+	})
+}
+
+// scanMessages reads the messages array; an element may be null.
+func scanMessages(sc *jsonscan.Scanner) (messages, error) {
+	var m messages
+	if sc.Null() {
+		return m, nil
+	}
+	if sc.Peek() != '[' {
+		return m, named(errors.New("must be an array"), "messages")
+	}
+	err := sc.Array(func(i int) error {
+		m.seen = true
+		return m.scanMessage(sc, i)
+	})
+	return m, err
+}
+
+// scanMessage reads message i: its content's characters count, and the
+// first message's role and content are kept for the prompt cache.
+func (m *messages) scanMessage(sc *jsonscan.Scanner, i int) error {
+	if sc.Null() {
+		return nil
+	}
+	if sc.Peek() != '{' {
+		return named(errNotObject, "messages[%d]", i)
+	}
+	return sc.Object(func(key []byte) error {
+		switch string(key) {
+		case "role":
+			if sc.Null() {
+				return nil
 			}
-			r.Images = int(n)
+			role, err := sc.Text()
+			if err != nil {
+				return named(err, "messages[%d].role", i)
+			}
+			if i == 0 {
+				m.firstSystem = role == "system" || role == "developer"
+			}
+			return nil
+		case "content":
+			c, err := scanContent(sc)
+			if err != nil {
+				return named(err, "messages[%d].content", i)
+			}
+			m.chars += c.chars
+			if i == 0 {
+				m.first = c
+			}
+			return nil
 		}
-		return r, nil
-	}
-	if !sawMessages {
-		return r, badRequest("'messages' must be a non-empty array")
-	}
-	chars := msgChars
-	switch {
-	case sysSet:
-		chars += sysChars
-		r.SystemTokens = ceilDiv(sysChars, charsPerToken)
-		if r.SystemTokens >= cacheMinTokens {
-			r.SystemDigest = sha256.Sum256(sysRaw)
+		return sc.Skip()
+	})
+}
+
+var (
+	errNotObject = errors.New("must be an object")
+	// errNotParts refuses a content that is neither a string, an array
+	// of parts nor null.
+	errNotParts = errors.New("must be a string or an array of parts")
+)
+
+// scanContent reads a content — a string, an array of parts whose "text"
+// fields count, or null — as its characters and raw bytes.
+func scanContent(sc *jsonscan.Scanner) (c content, err error) {
+	switch sc.Peek() {
+	case 'n':
+		if sc.Null() {
+			return content{}, nil
 		}
-	case firstSystem:
-		r.SystemTokens = ceilDiv(firstChars, charsPerToken)
-		if r.SystemTokens >= cacheMinTokens {
-			r.SystemDigest = sha256.Sum256(firstRaw)
+	case '"':
+		c.raw, err = sc.Capture(func() (err error) { c.chars, err = sc.Chars(); return err })
+		return c, err
+	case '[':
+		c.raw, err = sc.Capture(func() error {
+			return sc.Array(func(int) error {
+				n, err := scanTextPart(sc)
+				c.chars += n
+				return err
+			})
+		})
+		return c, err
+	}
+	if err := sc.Skip(); err != nil {
+		return content{}, err
+	}
+	return content{}, errNotParts
+}
+
+// scanTextPart counts the "text" of one part of a content array; a part
+// that is not an object (or null) is refused.
+func scanTextPart(sc *jsonscan.Scanner) (chars int, err error) {
+	if sc.Null() {
+		return 0, nil
+	}
+	if sc.Peek() != '{' {
+		if err := sc.Skip(); err != nil {
+			return 0, err
 		}
+		return 0, errNotParts
 	}
-	r.PromptTokens = ceilDiv(chars, charsPerToken)
-	if kind == kindCount {
-		return r, nil
-	}
-	r.MaxTokens = defaultMax
-	if complSet {
-		budget, budgetSet = completionBudget, true
-	}
-	if budgetSet {
-		if budget < 1 || budget > MaxOutputTokens {
-			return r, badRequest("max_tokens must be 1..%d", MaxOutputTokens)
+	err = sc.Object(func(key []byte) error {
+		if string(key) != "text" {
+			return sc.Skip()
 		}
-		r.MaxTokens = int(budget)
-		r.MaxTokensSet = true
+		if sc.Null() {
+			return nil
+		}
+		n, err := sc.Chars()
+		chars += n
+		return err
+	})
+	return chars, err
+}
+
+func scanOptInt(sc *jsonscan.Scanner) (optInt, error) {
+	v, set, err := sc.OptInt()
+	return optInt{v, set}, err
+}
+
+// named puts the field at fault in front of a value's error, as
+// "'messages[0].content': must be …". A text that is not JSON, or is
+// nested too deeply, is the body's fault and is left for scanBody to say.
+func named(err error, format string, a ...any) error {
+	if err == nil || errors.Is(err, jsonscan.ErrSyntax) || errors.Is(err, jsonscan.ErrTooDeep) {
+		return err
 	}
-	if !r.Stream {
-		r.IncludeUsage = false
-	}
-	return r, nil
+	return fmt.Errorf("'%s': %w", fmt.Sprintf(format, a...), err)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -34,6 +34,11 @@ func TestParseRequest(t *testing.T) {
 		{"stream with usage", `{"messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":true}}`, kindChat, 1, 0, 256, true, true, ""},
 		{"null content", `{"messages":[{"role":"assistant","content":null},{"role":"user","content":"x"}]}`, kindChat, 1, 0, 256, false, false, ""},
 		{"count", `{"messages":[{"role":"user","content":"abcdefgh"}]}`, kindCount, 2, 0, 0, false, false, ""},
+		{"count ignores the budget", `{"messages":[{"content":"abcd"}],"max_tokens":5}`, kindCount, 1, 0, 0, false, false, ""},
+		{"null text part", `{"messages":[{"content":[{"text":null},{"type":"text","text":"abcd"}]}]}`, kindChat, 1, 0, 256, false, false, ""},
+		{"developer message is the system text", `{"messages":[{"role":"developer","content":"dddd"},{"content":"uuuu"}]}`, kindChat, 2, 1, 256, false, false, ""},
+		{"last of a repeated field wins", `{"messages":[{"content":"abcdefgh"}],"messages":[{"content":"x"}],"max_tokens":3,"max_tokens":null}`, kindChat, 1, 0, 256, false, false, ""},
+		{"null system field is no system field", `{"system":null,"messages":[{"role":"system","content":"ssss"}]}`, kindChat, 1, 1, 256, false, false, ""},
 		{"image", `{"prompt":"a cat on a mat","n":3}`, kindImage, 4, 0, 0, false, false, ""},
 		{"not an object", `"hi"`, kindChat, 0, 0, 0, false, false, "JSON object"},
 		{"no messages", `{"messages":[]}`, kindChat, 0, 0, 0, false, false, "'messages'"},
@@ -46,6 +51,7 @@ func TestParseRequest(t *testing.T) {
 		{"nulls", `{"model":null,"max_tokens":null,"stream":null,"stream_options":null,"system":null,"messages":[null,{"role":null,"content":null},{"content":"abcd"}]}`, kindChat, 1, 0, 256, false, false, ""},
 		{"include_usage without stream", `{"messages":[{"content":"x"}],"stream_options":{"include_usage":true}}`, kindChat, 1, 0, 256, false, false, ""},
 		{"trailing garbage", `{"messages":[{"content":"x"}]} x`, kindChat, 0, 0, 0, false, false, "valid JSON"},
+		{"trailing NUL byte", "{\"messages\":[{\"content\":\"x\"}]}\x00", kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"raw control character", "{\"messages\":[{\"content\":\"a\tb\"}]}", kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"bad escape", `{"messages":[{"content":"\q"}]}`, kindChat, 0, 0, 0, false, false, "valid JSON"},
 		{"too deep", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"messages":[{"content":"x"}]}`, kindChat, 0, 0, 0, false, false, "nested too deeply"},
@@ -54,6 +60,11 @@ func TestParseRequest(t *testing.T) {
 		{"part not an object", `{"messages":[{"content":["x"]}]}`, kindChat, 0, 0, 0, false, false, "array of parts"},
 		{"image without prompt", `{"n":1}`, kindImage, 0, 0, 0, false, false, "'prompt'"},
 		{"image n too big", `{"prompt":"x","n":11}`, kindImage, 0, 0, 0, false, false, "'n'"},
+		{"image body with a bad messages field", `{"prompt":"x","messages":5}`, kindImage, 0, 0, 0, false, false, "'messages': must be an array"},
+		{"chat body with a bad n", `{"messages":[{"content":"x"}],"n":"2"}`, kindChat, 0, 0, 0, false, false, "'n': must be an integer"},
+		{"second message not an object", `{"messages":[{"content":"x"},7]}`, kindChat, 0, 0, 0, false, false, "'messages[1]': must be an object"},
+		{"model too long", `{"model":"` + strings.Repeat("m", 257) + `","messages":[{"content":"x"}]}`, kindChat, 0, 0, 0, false, false, "'model': is too long"},
+		{"stream_options not an object", `{"messages":[{"content":"x"}],"stream_options":true}`, kindChat, 0, 0, 0, false, false, "'stream_options': must be an object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +98,8 @@ func FuzzParseRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, k uint8) {
 		kind := bodyKind(k % 3)
 		r, err := parseRequest(body, kind, DefaultMaxTokens)
-		// The scanner must agree with encoding/json on what is JSON.
+		// parseRequest accepts only JSON, and calls "not valid JSON" only what
+		// is not (the scanner itself is fuzzed in internal/jsonscan).
 		if err == nil && !json.Valid(body) {
 			t.Fatalf("accepted invalid JSON %q", body)
 		}

@@ -1,0 +1,134 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// simFlags names the flag of each sim.Config field, by the field's Go
+// name: addSimFlags registers these names and simFlagName renders a
+// Validate error with them.
+var simFlags = map[string]string{
+	"Profile":             "profile",
+	"Deployment":          "deployment",
+	"PTU":                 "ptu",
+	"TokensPerPTU":        "tokens-per-ptu",
+	"OutputWeight":        "output-weight",
+	"BucketDepth":         "bucket-depth",
+	"BurstPct":            "burst-pct",
+	"BurstRefill":         "burst-refill",
+	"DefaultMaxTokens":    "default-max-tokens",
+	"TTFT":                "ttft",
+	"TPOT":                "tpot",
+	"TimeScale":           "time-scale",
+	"Seed":                "seed",
+	"FaultRate":           "fault-rate",
+	"Faults":              "faults",
+	"SlowDelay":           "fault-slow",
+	"SpilloverDeployment": "spillover-deployment",
+	"SpilloverPerRequest": "spillover-per-request",
+	"StandardTPM":         "standard-tpm",
+	"StandardRPM":         "standard-rpm",
+	"UtilizationHeader":   "utilization-header",
+	"RequireKey":          "require-key",
+	"GatewayKeyRPS":       "gateway-key-rps",
+	"GatewayKeyTPM":       "gateway-key-tpm",
+	"GatewayOrgRPS":       "gateway-org-rps",
+	"GatewayOrgTPM":       "gateway-org-tpm",
+	"GatewayOrgs":         "gateway-orgs",
+	"GatewayRetryAfter":   "gateway-retry-after",
+	"MaxKeys":             "max-keys",
+}
+
+// simFlagName is the flag that sets the sim.Config field named field:
+// "PTU" is --sim-ptu under prefix "sim-" and --ptu under "". A field with
+// no flag keeps its Go name.
+func simFlagName(prefix, field string) string {
+	if name, ok := simFlags[field]; ok {
+		return "--" + prefix + name
+	}
+	return field
+}
+
+// simProblems renders the problems sim.Config.Validate found as one line,
+// separated by "; ", each naming its flags under prefix.
+func simProblems(err error, prefix string) string {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	flag := func(field string) string { return simFlagName(prefix, field) }
+	lines := make([]string, 0, len(errs))
+	for _, e := range errs {
+		var ve *valid.Error
+		if errors.As(e, &ve) {
+			lines = append(lines, ve.Render(flag))
+		} else {
+			lines = append(lines, oneLine(e.Error()))
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+// addSimFlags registers the simulator's flags on fs, bound to c, each
+// name prefixed by prefix: `serve` uses "", commands that also have client
+// flags of the same name (--seed, --time-scale) use "sim-".
+func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
+	n := func(field string) string { return prefix + simFlags[field] }
+	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment) or gateway (per-key/per-org ceilings)")
+	fs.StringVar(&c.Deployment, n("Deployment"), c.Deployment, "name of the simulated PTU deployment")
+	fs.Float64Var(&c.PTU, n("PTU"), c.PTU, "provisioned throughput units deployed")
+	fs.Float64Var(&c.TokensPerPTU, n("TokensPerPTU"), c.TokensPerPTU, "input tokens per PTU per minute")
+	fs.Float64Var(&c.OutputWeight, n("OutputWeight"), c.OutputWeight, "input tokens one output token weighs")
+	fs.DurationVar(&c.BucketDepth, n("BucketDepth"), c.BucketDepth, "work that makes 100% utilization, in time of drain")
+	fs.Float64Var(&c.BurstPct, n("BurstPct"), c.BurstPct, "burst allowance over 100% utilization, percent of capacity (spent, then earned back)")
+	fs.DurationVar(&c.BurstRefill, n("BurstRefill"), c.BurstRefill, "time for a fully spent burst allowance to come back")
+	fs.IntVar(&c.DefaultMaxTokens, n("DefaultMaxTokens"), c.DefaultMaxTokens, "output budget assumed when a request sets no max_tokens")
+	fs.DurationVar(&c.TTFT, n("TTFT"), c.TTFT, "time to first token")
+	fs.DurationVar(&c.TPOT, n("TPOT"), c.TPOT, "time per output token")
+	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock")
+	fs.Int64Var(&c.Seed, n("Seed"), c.Seed, "seed for completion lengths and faults")
+	fs.Float64Var(&c.FaultRate, n("FaultRate"), c.FaultRate, "share of requests (0..1) answered with an injected fault")
+	fs.Var(&faultsValue{c: c}, n("Faults"), "faults to inject, comma-separated: "+strings.Join(sim.AllFaults(), ",")+" (default all)")
+	fs.DurationVar(&c.SlowDelay, n("SlowDelay"), c.SlowDelay, "extra delay of the slow fault")
+	fs.StringVar(&c.SpilloverDeployment, n("SpilloverDeployment"), c.SpilloverDeployment, "add a standard deployment that serves what the PTU deployment would refuse")
+	fs.BoolVar(&c.SpilloverPerRequest, n("SpilloverPerRequest"), c.SpilloverPerRequest, "spill only requests that carry x-ms-spillover-deployment")
+	fs.IntVar(&c.StandardTPM, n("StandardTPM"), c.StandardTPM, "standard deployment: estimated tokens per minute")
+	fs.IntVar(&c.StandardRPM, n("StandardRPM"), c.StandardRPM, "standard deployment: requests per minute, enforced per second (RPM/60)")
+	fs.BoolVar(&c.UtilizationHeader, n("UtilizationHeader"), c.UtilizationHeader, "add azure-openai-deployment-utilization to responses")
+	fs.BoolVar(&c.RequireKey, n("RequireKey"), c.RequireKey, "answer 401 to requests without an API key")
+	fs.IntVar(&c.GatewayKeyRPS, n("GatewayKeyRPS"), c.GatewayKeyRPS, "gateway: requests per second per key")
+	fs.IntVar(&c.GatewayKeyTPM, n("GatewayKeyTPM"), c.GatewayKeyTPM, "gateway: tokens per minute per key")
+	fs.IntVar(&c.GatewayOrgRPS, n("GatewayOrgRPS"), c.GatewayOrgRPS, "gateway: requests per second per organization")
+	fs.IntVar(&c.GatewayOrgTPM, n("GatewayOrgTPM"), c.GatewayOrgTPM, "gateway: tokens per minute per organization")
+	fs.IntVar(&c.GatewayOrgs, n("GatewayOrgs"), c.GatewayOrgs, "gateway: organizations keys are spread over (by a hash of the key)")
+	fs.BoolVar(&c.GatewayRetryAfter, n("GatewayRetryAfter"), c.GatewayRetryAfter, "gateway: add retry-after to refusals")
+	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
+}
+
+// faultsValue is the pflag.Value of --faults; it parses as it is set so a
+// typo is a usage error naming the flag.
+type faultsValue struct{ c *sim.Config }
+
+func (v *faultsValue) String() string {
+	if v == nil || v.c == nil {
+		return ""
+	}
+	return strings.Join(v.c.Faults, ",")
+}
+
+func (v *faultsValue) Set(s string) error {
+	f, err := sim.ParseFaults(s)
+	if err != nil {
+		return err
+	}
+	v.c.Faults = f
+	return nil
+}
+
+func (v *faultsValue) Type() string { return "list" }
