@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/publish"
 	"github.com/ptuprobe/ptuprobe/report"
 )
 
@@ -25,7 +24,7 @@ const DefaultOutDir = "ptuprobe-report"
 const progressFromBytes = 16 << 20
 
 // analyzeFlags holds every flag of analyze; characterize registers the
-// same set with add and runs the same analysis with runAnalyze.
+// same set and runs the same analysis.
 type analyzeFlags struct {
 	outDir      string
 	labels      []string
@@ -51,167 +50,100 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
 }
 
-// analyzePlan is the validated form of analyzeFlags.
-type analyzePlan struct {
-	labels     analyze.Labels
-	columns    []analyze.Statistic
-	thresholds []analyze.Threshold
-}
+var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group"}
 
-// validate checks every flag, so a bad --label or --fail-if is a usage
-// error before any work (characterize calls it before its run).
-func (f *analyzeFlags) validate() (analyzePlan, error) {
-	var p analyzePlan
+// job parses and checks every flag into a publish job for paths, so a bad
+// --label or --fail-if is a usage error before any work (characterize
+// calls it before sending anything).
+func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error) {
+	j := publish.Job{
+		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline,
+		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
+	}
 	var err error
-	if strings.TrimSpace(f.outDir) == "" {
-		return p, usageError("--out-dir is empty")
+	if j.Labels, err = analyze.ParseLabels(f.labels); err != nil {
+		return j, usageError("--label: %v", err)
 	}
-	if f.minGroup < 1 {
-		return p, usageError("--min-group %d: want at least 1", f.minGroup)
-	}
-	if p.labels, err = analyze.ParseLabels(f.labels); err != nil {
-		return p, asUsage(err)
-	}
-	if p.columns, err = analyze.ParseColumns(f.columns); err != nil {
-		return p, asUsage(err)
+	if j.Columns, err = analyze.ParseColumns(f.columns); err != nil {
+		return j, usageError("--columns: %v", err)
 	}
 	for _, e := range f.failIf {
 		t, err := analyze.ParseThreshold(e)
 		if err != nil {
-			return p, asUsage(err)
+			return j, usageError("--fail-if: %v", err)
 		}
-		p.thresholds = append(p.thresholds, t)
+		j.Thresholds = append(j.Thresholds, t)
 	}
-	return p, nil
+	if isTerminal(stderr) {
+		j.Progress = func(total int64) (io.Writer, func()) { return readingBar(stderr, total) }
+	}
+	return j, settingError(j.Validate(), analyzeFlagNames)
 }
 
-// runAnalyze reads paths (ptuprobe results and foreign CSVs, merged),
-// writes the report into f.outDir, prints the table and the written paths
-// to stdout, and evaluates --fail-if: a breach returns an *ExitError with
-// ExitThreshold.
-func runAnalyze(ctx context.Context, f *analyzeFlags, paths []string, stdout, stderr io.Writer) error {
-	plan, err := f.validate()
-	if err != nil {
-		return err
+// readingBar is a byte progress bar on stderr for large inputs.
+func readingBar(stderr io.Writer, total int64) (io.Writer, func()) {
+	if total < progressFromBytes {
+		return io.Discard, func() {}
 	}
-	if len(paths) == 0 {
-		return usageError("no input file; give one or more results files or CSVs")
-	}
-	inputs, total, err := openInputs(paths)
-	defer func() {
-		for _, in := range inputs {
-			in.Close()
-		}
-	}()
-	if err != nil {
-		return err
-	}
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("reading"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	return bar, func() { _ = bar.Finish() }
+}
 
-	var bar *progressbar.ProgressBar
-	if total >= progressFromBytes && isTerminal(stderr) {
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription("reading"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
+// runAnalyze runs j, prints the table and the written paths to stdout, and
+// reports --fail-if: a breach returns an *ExitError with ExitThreshold.
+func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) error {
+	res, err := publish.Run(ctx, j)
+	var bad *analyze.BadInputError
+	switch {
+	case errors.As(err, &bad):
+		return asUsage(err)
+	case errors.Is(err, publish.ErrInterrupted):
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted before the report was written; no report written")}
+	case err != nil:
+		return settingError(err, analyzeFlagNames)
 	}
-	tally := analyze.NewTally(f.timeline)
-	cols := analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn}
-	for i, in := range inputs {
-		var r io.Reader = in
-		if bar != nil {
-			r = io.TeeReader(in, bar)
-		}
-		if err := tally.Read(ctx, r, analyze.Input{Name: paths[i], Ordinal: i + 1}, cols); err != nil {
-			return analyzeError(ctx, err)
-		}
-	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	a, err := tally.Analysis(plan.labels, f.minGroup)
-	if err != nil {
-		return analyzeError(ctx, err)
-	}
-	written, err := report.Write(f.outDir, a, report.Options{Columns: plan.columns, LogX: f.logX, Timeline: f.timeline})
-	if err != nil {
-		return err
-	}
-
-	if err := report.WriteTable(stdout, a, plan.columns); err != nil {
+	a := res.Analysis
+	if err := report.WriteTable(stdout, a, j.Columns); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout)
-	for _, p := range written {
+	for _, p := range res.Written {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
 	for _, w := range a.Warnings {
 		fmt.Fprintf(stderr, "ptuprobe: warning: %s\n", w)
 	}
-	if f.timeline && a.ResultsFiles == 0 {
+	if j.Timeline && a.ResultsFiles == 0 {
 		fmt.Fprintf(stderr, "ptuprobe: warning: --timeline needs ptuprobe results (foreign CSVs carry no send times); no timeline written\n")
 	}
-	return checkThresholds(a, plan.thresholds, stdout, stderr)
+	return reportVerdicts(res, stdout, stderr)
 }
 
-// openInputs opens every path before any is read, so a missing or
-// unreadable file is a usage error before any work.
-func openInputs(paths []string) ([]*os.File, int64, error) {
-	var files []*os.File
-	var total int64
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return files, 0, usageError("cannot read input: %v", err)
-		}
-		files = append(files, f)
-		st, err := f.Stat()
-		if err != nil {
-			return files, 0, usageError("cannot read input: %v", err)
-		}
-		if st.IsDir() {
-			return files, 0, usageError("cannot read input %s: it is a directory", p)
-		}
-		total += st.Size()
-	}
-	return files, total, nil
-}
-
-func analyzeError(ctx context.Context, err error) error {
-	var bad *analyze.BadInputError
-	switch {
-	case errors.As(err, &bad):
-		return asUsage(err)
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while reading the input; no report written")}
-	}
-	return err
-}
-
-// checkThresholds evaluates --fail-if: passes go to stdout, breaches and
+// reportVerdicts prints --fail-if: passes to stdout, breaches and
 // thresholds that could not be measured to stderr.
-func checkThresholds(a *analyze.Analysis, thresholds []analyze.Threshold, stdout, stderr io.Writer) error {
-	breached := 0
-	for _, t := range thresholds {
-		v := t.Evaluate(a)
+func reportVerdicts(res publish.Result, stdout, stderr io.Writer) error {
+	for _, v := range res.Verdicts {
 		note := ""
 		if v.Note != "" {
 			note = " (" + v.Note + ")"
 		}
 		switch {
 		case !v.Measurable:
-			fmt.Fprintf(stderr, "ptuprobe: warning: threshold %s not measured%s\n", t.Expr, note)
+			fmt.Fprintf(stderr, "ptuprobe: warning: threshold %s not measured%s\n", v.Expr, note)
 		case v.Breached:
-			breached++
-			fmt.Fprintf(stderr, "ptuprobe: threshold %s breached: measured %s%s\n", t.Expr, report.Number(v.Measured), note)
+			fmt.Fprintf(stderr, "ptuprobe: threshold %s breached: measured %s%s\n", v.Expr, report.Number(v.Measured), note)
 		default:
-			fmt.Fprintf(stdout, "threshold %s passed: measured %s%s\n", t.Expr, report.Number(v.Measured), note)
+			fmt.Fprintf(stdout, "threshold %s passed: measured %s%s\n", v.Expr, report.Number(v.Measured), note)
 		}
 	}
-	if breached > 0 {
-		return &ExitError{Code: ExitThreshold, Err: fmt.Errorf("%d of %d --fail-if thresholds breached", breached, len(thresholds))}
+	if n := res.Breached(); n > 0 {
+		return &ExitError{Code: ExitThreshold, Err: fmt.Errorf("%d of %d --fail-if thresholds breached", n, len(res.Verdicts))}
 	}
 	return nil
 }
@@ -244,9 +176,19 @@ docs/thresholds.md.
 
 Exit codes: 0 ok, 1 I/O failure, 2 bad flags or input, 3 threshold breached.`
 
+type analyzeCmd struct{ af analyzeFlags }
+
+func (a *analyzeCmd) run(c *cobra.Command, args []string) error {
+	j, err := a.af.job(args, c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	return runAnalyze(c.Context(), j, c.OutOrStdout(), c.ErrOrStderr())
+}
+
 func init() {
 	register(func() *cobra.Command {
-		f := &analyzeFlags{}
+		a := &analyzeCmd{}
 		c := &cobra.Command{
 			Use:   "analyze FILE...",
 			Short: "Turn results files (or foreign CSVs) into percentile tables, ECDF charts and a summary",
@@ -256,11 +198,9 @@ func init() {
   ptuprobe analyze --group-column source --label task013="Burst-shaped source" events.csv
   ptuprobe analyze --fail-if 'overall.p99_ms>20000' --fail-if 'errors>0' results.csv`,
 			Args: cobra.ArbitraryArgs,
-			RunE: func(c *cobra.Command, args []string) error {
-				return runAnalyze(c.Context(), f, args, c.OutOrStdout(), c.ErrOrStderr())
-			},
+			RunE: a.run,
 		}
-		f.add(c.Flags())
+		a.af.add(c.Flags())
 		return c
 	})
 }

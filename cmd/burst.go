@@ -1,13 +1,12 @@
 package cmd
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ptuprobe/ptuprobe/burst"
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 )
 
 // DefaultBurstCap is the default --duration safety cap of a burst run.
@@ -16,42 +15,59 @@ const DefaultBurstCap = 10 * time.Minute
 // burstFlags are the burst plan's flags; characterize registers them too,
 // under a prefix.
 type burstFlags struct {
-	prefix      string // flag-name prefix, for messages
+	prefix      string // flag-name prefix
 	size, waves int
 	gap, spread time.Duration
 	waitWave    bool
 }
 
-func (b *burstFlags) add(c *cobra.Command, prefix string, size, waves int, gap time.Duration) {
+func (b *burstFlags) add(c *cobra.Command, prefix string, def burst.Config) {
 	b.prefix = prefix
 	fs := c.Flags()
-	fs.IntVar(&b.size, prefix+"size", size, "requests per wave")
-	fs.IntVar(&b.waves, prefix+"waves", waves, "number of waves")
-	fs.DurationVar(&b.gap, prefix+"gap", gap, "time between wave starts")
+	fs.IntVar(&b.size, prefix+"size", def.Size, "requests per wave")
+	fs.IntVar(&b.waves, prefix+"waves", def.Waves, "number of waves")
+	fs.DurationVar(&b.gap, prefix+"gap", def.Gap, "time between wave starts")
 	fs.DurationVar(&b.spread, prefix+"spread", 0, "fire each wave evenly over this window instead of at one instant")
 	fs.BoolVar(&b.waitWave, prefix+"wait-wave", false, "wait for a wave to finish before its gap starts")
 }
 
-func (b *burstFlags) plan(group string) (trafficPlan, error) {
-	c := burst.Config{Size: b.size, Waves: b.waves, Gap: b.gap, Spread: b.spread}
-	if err := c.Validate(); err != nil {
-		// burst names its flags unprefixed; say the ones this command has.
-		return trafficPlan{}, usageError("%s", strings.ReplaceAll(err.Error(), "--", "--"+b.prefix))
+// names maps burst.Config fields to this command's flags.
+func (b *burstFlags) names() flagNames {
+	return flagNames{"Size": "--" + b.prefix + "size", "Waves": "--" + b.prefix + "waves", "Gap": "--" + b.prefix + "gap", "Spread": "--" + b.prefix + "spread"}
+}
+
+func (b *burstFlags) plan() (campaign.Plan, error) {
+	p, err := campaign.BurstPlan(burst.Config{Size: b.size, Waves: b.waves, Gap: b.gap, Spread: b.spread}, b.waitWave)
+	return p, settingError(err, b.names())
+}
+
+type burstCmd struct {
+	tf       targetFlags
+	rf       runFlags
+	bf       burstFlags
+	duration time.Duration
+}
+
+func (b *burstCmd) run(c *cobra.Command, _ []string) error {
+	plan, err := b.bf.plan()
+	if err != nil {
+		return err
 	}
-	return trafficPlan{
-		shape: results.ShapeBurst, group: group, pacer: burst.NewPlan(c),
-		planned: c.Total(), span: c.Span(), waitWave: b.waitWave, gap: b.gap,
-	}, nil
+	r, err := newTrafficRun([]campaign.Plan{plan}, &b.tf, &b.rf, b.duration, b.rf.output,
+		flagNames{"Budget": "--duration"}, c.OutOrStdout(), c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	out, total, err := r.run(c.Context())
+	if out.Sent > 0 || err == nil {
+		r.printSummary(out, total)
+	}
+	return err
 }
 
 func init() {
 	register(func() *cobra.Command {
-		var (
-			tf  targetFlags
-			rf  runFlags
-			bf  burstFlags
-			cap time.Duration
-		)
+		b := &burstCmd{}
 		c := &cobra.Command{
 			Use:   "burst",
 			Short: "Fire waves of requests at once and record every response",
@@ -71,25 +87,13 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
   # OpenAI-compatible endpoint (key from OPENAI_API_KEY)
   ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --size 10`,
 			Args: noArgs,
-			RunE: func(c *cobra.Command, _ []string) error {
-				plan, err := bf.plan(results.GroupBurst)
-				if err != nil {
-					return err
-				}
-				if cap <= 0 {
-					return usageError("--duration must be positive")
-				}
-				if plan.span >= cap && !bf.waitWave {
-					return usageError("the burst plan spans %s, longer than the --duration cap %s; raise --duration deliberately if you mean it", plan.span, cap)
-				}
-				return trafficCommand(c.Context(), plan, &tf, &rf, cap, c.OutOrStdout(), c.ErrOrStderr())
-			},
+			RunE: b.run,
 		}
-		bf.add(c, "", burst.DefaultSize, burst.DefaultWaves, burst.DefaultGap)
-		c.Flags().DurationVar(&cap, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
-		rf.add(c.Flags(), true)
-		rf.addRetry(c.Flags())
-		tf.add(c.Flags())
+		b.bf.add(c, "", burst.Config{Size: burst.DefaultSize, Waves: burst.DefaultWaves, Gap: burst.DefaultGap})
+		c.Flags().DurationVar(&b.duration, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
+		b.rf.add(c.Flags(), true)
+		b.rf.addRetry(c.Flags())
+		b.tf.add(c.Flags())
 		return c
 	})
 }

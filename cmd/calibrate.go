@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -11,21 +10,88 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
+var calibrateFlagNames = flagNames{
+	"MinRate": "--min-rate", "MaxRate": "--max-rate", "Factor": "--factor", "ProbeDuration": "--probe-duration",
+	"Depth": "--depth", "Cooldown": "--cooldown", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
+	"Evidence": "--output", "Results": "--results",
+}
+
+type calibrateCmd struct {
+	tf                       targetFlags
+	rf                       runFlags
+	minRate, maxRate, resOut string
+	evidence                 string
+	factor                   float64
+	probe, cooldown          time.Duration
+	depth                    int
+}
+
+func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	lo, err := schedule.ParseRate(k.minRate)
+	if err != nil {
+		return usageError("--min-rate: %v", err)
+	}
+	hi, err := schedule.ParseRate(k.maxRate)
+	if err != nil {
+		return usageError("--max-rate: %v", err)
+	}
+	if _, err := k.rf.options(0); err != nil {
+		return err
+	}
+	group := k.rf.group
+	if group == "" {
+		group = "calibrate"
+	}
+	job := campaign.Calibration{
+		Config: calibrate.Config{
+			MinRate: lo, MaxRate: hi, Factor: k.factor, ProbeDuration: k.probe, Depth: k.depth,
+			Cooldown: k.cooldown, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
+			RunID: results.NewRunID(), Group: group,
+		},
+		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
+		Evidence: k.evidence,
+		Results:  k.resOut,
+	}
+	names := merge(calibrateFlagNames, targetFlagNames, simFlagNames("sim-"))
+	if err := job.Validate(); err != nil {
+		return settingError(err, names)
+	}
+	if !k.rf.quiet {
+		job.Config.OnProbe = func(p calibrate.Probe) {
+			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
+		}
+		job.Target.OnSimulator = func(url string) {
+			fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", url)
+		}
+	}
+	res, err := campaign.Calibrate(c.Context(), job)
+	var v *valid.Error
+	switch {
+	case errors.As(err, &v):
+		return settingError(err, names)
+	case errors.Is(err, results.ErrHeaderMismatch):
+		return asUsage(err)
+	}
+	res.WriteTable(stdout)
+	if errors.Is(err, dispatch.ErrInterrupted) {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the evidence so far is in " + k.evidence)}
+	}
+	if err == nil {
+		fmt.Fprintf(stdout, "wrote %s\n", k.evidence)
+	}
+	return err
+}
+
 func init() {
 	register(func() *cobra.Command {
-		var (
-			tf                       targetFlags
-			rf                       runFlags
-			minRate, maxRate, resOut string
-			evidence                 string
-			factor                   float64
-			probe, cooldown          time.Duration
-			depth                    int
-		)
+		k := &calibrateCmd{}
 		c := &cobra.Command{
 			Use:   "calibrate",
 			Short: "Find the highest constant rate the target admits without 429s",
@@ -49,83 +115,19 @@ wait, verdict) and the knee, and writes the table to --output.`,
   ptuprobe calibrate --endpoint https://NAME.openai.azure.com --deployment DEPLOYMENT \
       --min-rate 0.2/s --max-rate 8/s --probe-duration 60s --results calibrate-results.csv`,
 			Args: noArgs,
-			RunE: func(c *cobra.Command, _ []string) error {
-				lo, err := schedule.ParseRate(minRate)
-				if err != nil {
-					return usageError("--min-rate: %v", err)
-				}
-				hi, err := schedule.ParseRate(maxRate)
-				if err != nil {
-					return usageError("--max-rate: %v", err)
-				}
-				cfg := calibrate.Config{
-					MinRate: lo, MaxRate: hi, Factor: factor, ProbeDuration: probe, Depth: depth,
-					Cooldown: cooldown, MaxRequests: rf.maxRequests, MaxInFlight: rf.maxInFlight,
-					RunID: results.NewRunID(), Group: rf.group,
-				}
-				if cfg.Group == "" {
-					cfg.Group = "calibrate"
-				}
-				if err := cfg.Validate(); err != nil {
-					return asUsage(err)
-				}
-				if err := rf.validate(0); err != nil {
-					return err
-				}
-				if evidence == "" {
-					return usageError("--output must name a file")
-				}
-				stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-				tgt, closeTarget, err := tf.open(c.Context(), rf.maxInFlight, rf.quiet, stderr)
-				if err != nil {
-					return err
-				}
-				defer closeTarget()
-				var sink dispatch.Sink
-				var w *results.Writer
-				if resOut != "" {
-					if w, err = results.Create(resOut); err != nil {
-						return asUsage(err)
-					}
-					defer w.Close()
-					sink = w
-				}
-				if !rf.quiet {
-					cfg.OnProbe = func(p calibrate.Probe) {
-						fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
-					}
-				}
-				res, runErr := calibrate.Run(c.Context(), cfg, tgt, sink)
-				res.WriteTable(stdout)
-				f, err := os.Create(evidence)
-				if err != nil {
-					return fmt.Errorf("write --output: %w", err)
-				}
-				if err := res.WriteCSV(f); err != nil {
-					f.Close()
-					return fmt.Errorf("write %s: %w", evidence, err)
-				}
-				if err := f.Close(); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "wrote %s\n", evidence)
-				if errors.Is(runErr, dispatch.ErrInterrupted) {
-					return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the evidence so far is in " + evidence)}
-				}
-				return runErr
-			},
+			RunE: k.run,
 		}
 		fs := c.Flags()
-		fs.StringVar(&minRate, "min-rate", "0.5/s", "lowest rate of the grid")
-		fs.StringVar(&maxRate, "max-rate", strconv.Itoa(calibrate.DefaultMaxRate)+"/s", "highest rate of the grid")
-		fs.Float64Var(&factor, "factor", calibrate.DefaultFactor, "each grid rate is this many times the last")
-		fs.DurationVar(&probe, "probe-duration", calibrate.DefaultProbeDuration, "length of each constant-rate probe")
-		fs.IntVar(&depth, "depth", calibrate.DefaultDepth, "bisection steps once the grid brackets the knee")
-		fs.DurationVar(&cooldown, "cooldown", calibrate.DefaultCooldown, "least pause between probes")
-		fs.StringVarP(&evidence, "output", "o", "calibrate.csv", "evidence table (CSV)")
-		fs.StringVar(&resOut, "results", "", "also append every probe's attempts to this results file")
-		rf.add(fs, false)
-		tf.add(fs)
+		fs.StringVar(&k.minRate, "min-rate", "0.5/s", "lowest rate of the grid")
+		fs.StringVar(&k.maxRate, "max-rate", strconv.Itoa(calibrate.DefaultMaxRate)+"/s", "highest rate of the grid")
+		fs.Float64Var(&k.factor, "factor", calibrate.DefaultFactor, "each grid rate is this many times the last")
+		fs.DurationVar(&k.probe, "probe-duration", calibrate.DefaultProbeDuration, "length of each constant-rate probe")
+		fs.IntVar(&k.depth, "depth", calibrate.DefaultDepth, "bisection steps once the grid brackets the knee")
+		fs.DurationVar(&k.cooldown, "cooldown", calibrate.DefaultCooldown, "least pause between probes")
+		fs.StringVarP(&k.evidence, "output", "o", "calibrate.csv", "evidence table (CSV)")
+		fs.StringVar(&k.resOut, "results", "", "also append every probe's attempts to this results file")
+		k.rf.add(fs, false)
+		k.tf.add(fs)
 		return c
 	})
 }

@@ -11,14 +11,26 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/results"
 )
+
+// runTally counts a run's records for progress lines and its summary.
+type runTally struct{ t *dispatch.Tally }
+
+func newRunTally() *runTally { return &runTally{t: dispatch.NewTally()} }
+
+func (r *runTally) observe(rec *results.Record) { r.t.Observe(rec) }
+
+func (r *runTally) counts() (done, n429 int) { return r.t.Counts() }
+
+func (r *runTally) writeSummary(w io.Writer) { r.t.Snapshot().WriteSummary(w) }
 
 // progress shows a run's advance on stderr: a bar on a terminal, a plain
 // line every interval otherwise, nothing when quiet.
 type progress struct {
 	bar   *progressbar.ProgressBar
 	label string
-	tally *dispatch.Tally
+	tally *runTally
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	start time.Time
@@ -29,7 +41,7 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func newProgress(w io.Writer, quiet bool, label string, total int, every time.Duration, tally *dispatch.Tally) *progress {
+func newProgress(w io.Writer, quiet bool, label string, total int, every time.Duration, tally *runTally) *progress {
 	p := &progress{tally: tally, start: time.Now(), label: label}
 	if quiet {
 		return p
@@ -55,7 +67,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 		for {
 			select {
 			case <-t.C:
-				done, n429 := tally.Counts()
+				done, n429 := tally.counts()
 				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, done, total, n429, time.Since(p.start).Round(time.Second))
 			case <-p.stop:
 				return
@@ -68,7 +80,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 // add records one completed request.
 func (p *progress) add() {
 	if p.bar != nil {
-		_, n := p.tally.Counts()
+		_, n := p.tally.counts()
 		p.bar.Describe(fmt.Sprintf("%s: %d 429s", p.label, n))
 		_ = p.bar.Add(1)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
@@ -30,46 +30,67 @@ func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson arrival process")
 }
 
-func (s *scheduleFlags) plan(group string) (trafficPlan, error) {
+var scheduleFlagNames = flagNames{"Phases": "--phase", "Arrival": "--arrival"}
+
+// plan parses the flags into a scheduled plan; defaults are the phases
+// used when neither --rate nor --phase is given (nil: one is required).
+func (s *scheduleFlags) plan(defaults []schedule.Phase) (campaign.Plan, error) {
 	c := schedule.Config{Arrival: s.arrival, Seed: s.seed}
 	switch {
 	case s.rate != "" && len(s.phases) > 0:
-		return trafficPlan{}, usageError("give either --rate or --phase, not both")
+		return campaign.Plan{}, usageError("give either --rate or --phase, not both")
 	case s.rate != "":
 		r, err := schedule.ParseRate(s.rate)
 		if err != nil {
-			return trafficPlan{}, asUsage(err)
+			return campaign.Plan{}, usageError("--rate: %v", err)
 		}
 		if s.duration <= 0 {
-			return trafficPlan{}, usageError("--duration must be positive")
+			return campaign.Plan{}, usageError("--duration must be positive")
 		}
 		c.Phases = []schedule.Phase{{Name: "constant", Duration: s.duration, From: r, To: r}}
-	default:
-		for _, p := range s.phases {
-			ph, err := schedule.ParsePhase(p)
+	case len(s.phases) > 0:
+		for _, spec := range s.phases {
+			ph, err := schedule.ParsePhase(spec)
 			if err != nil {
-				return trafficPlan{}, asUsage(err)
+				return campaign.Plan{}, usageError("--phase: %v", err)
 			}
 			c.Phases = append(c.Phases, ph)
 		}
+	case defaults != nil:
+		c.Phases = defaults
+	default:
+		return campaign.Plan{}, usageError("give --rate with --duration, or at least one --phase")
 	}
-	if err := c.Validate(); err != nil {
-		return trafficPlan{}, asUsage(err)
+	p, err := campaign.SchedulePlan(c)
+	return p, settingError(err, scheduleFlagNames)
+}
+
+type scheduleCmd struct {
+	tf targetFlags
+	rf runFlags
+	sf scheduleFlags
+}
+
+func (s *scheduleCmd) run(c *cobra.Command, _ []string) error {
+	plan, err := s.sf.plan(nil)
+	if err != nil {
+		return err
 	}
-	planned := c.Total()
-	return trafficPlan{
-		shape: results.ShapeScheduled, group: group, pacer: schedule.NewPlan(c),
-		planned: planned, span: c.Duration(),
-	}, nil
+	// The plan's own length bounds it; no separate time cap.
+	r, err := newTrafficRun([]campaign.Plan{plan}, &s.tf, &s.rf, 0, s.rf.output, nil, c.OutOrStdout(), c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	out, total, err := r.run(c.Context())
+	if out.Sent > 0 || err == nil {
+		r.printSummary(out, total)
+	}
+	return err
 }
 
 func init() {
 	register(func() *cobra.Command {
-		var (
-			tf targetFlags
-			rf runFlags
-			sf scheduleFlags
-		)
+		s := &scheduleCmd{}
 		c := &cobra.Command{
 			Use:   "schedule",
 			Short: "Send open-loop arrivals on a planned schedule and record every response",
@@ -94,18 +115,12 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
       --body @request.json --header 'Authorization: Bearer x' --rate 600/m`,
 			Args: noArgs,
-			RunE: func(c *cobra.Command, _ []string) error {
-				plan, err := sf.plan(results.GroupScheduled)
-				if err != nil {
-					return err
-				}
-				return trafficCommand(c.Context(), plan, &tf, &rf, plan.span, c.OutOrStdout(), c.ErrOrStderr())
-			},
+			RunE: s.run,
 		}
-		sf.add(c.Flags(), DefaultScheduleDuration)
-		rf.add(c.Flags(), true)
-		rf.addRetry(c.Flags())
-		tf.add(c.Flags())
+		s.sf.add(c.Flags(), DefaultScheduleDuration)
+		s.rf.add(c.Flags(), true)
+		s.rf.addRetry(c.Flags())
+		s.tf.add(c.Flags())
 		return c
 	})
 }

@@ -33,7 +33,7 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
   ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset`,
 			RunE: func(c *cobra.Command, _ []string) error {
 				if err := cfg.Validate(); err != nil {
-					return usageError("%s", simProblems(err, ""))
+					return settingError(err, simFlagNames(""))
 				}
 				if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
 					return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", addr, DefaultServeAddr)

@@ -1,12 +1,10 @@
 package cmd
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -55,24 +53,14 @@ func simFlagName(prefix, field string) string {
 	return field
 }
 
-// simProblems renders the problems sim.Config.Validate found as one line,
-// separated by "; ", each naming its flags under prefix.
-func simProblems(err error, prefix string) string {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
+// simFlagNames names every sim.Config field by its flag under prefix, for
+// settingError.
+func simFlagNames(prefix string) flagNames {
+	m := make(flagNames, len(simFlags))
+	for field := range simFlags {
+		m[field] = simFlagName(prefix, field)
 	}
-	flag := func(field string) string { return simFlagName(prefix, field) }
-	lines := make([]string, 0, len(errs))
-	for _, e := range errs {
-		var ve *valid.Error
-		if errors.As(e, &ve) {
-			lines = append(lines, ve.Render(flag))
-		} else {
-			lines = append(lines, oneLine(e.Error()))
-		}
-	}
-	return strings.Join(lines, "; ")
+	return m
 }
 
 // addSimFlags registers the simulator's flags on fs, bound to c, each

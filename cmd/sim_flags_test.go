@@ -134,7 +134,7 @@ func TestSimProblemsOnOneLine(t *testing.T) {
 		{[]string{"serve", "--ptu", "0", "--spillover-deployment", "sim-ptu", "--tpot", "-1s"},
 			`ptuprobe: --ptu 0: want a number > 0 and <= 1e6; --tpot -1s: must not be negative; --spillover-deployment "sim-ptu": must differ from --deployment` + "\n"},
 		{[]string{"burst", "-o", out, "--sim-time-scale", "0", "--sim-gateway-orgs", "0"},
-			"ptuprobe: embedded simulator: --sim-time-scale 0: want a number > 0 and <= 1e6; --sim-gateway-orgs 0: want 1..1000\n"},
+			"ptuprobe: --sim-time-scale 0: want a number > 0 and <= 1e6; --sim-gateway-orgs 0: want 1..1000\n"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(context.Background(), tc.args...)

@@ -1,17 +1,11 @@
 package cmd
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/client"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -50,99 +44,26 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	addSimFlags(fs, &f.sim, "sim-")
 }
 
-// external reports whether the user named a target.
-func (f *targetFlags) external() bool { return f.endpoint != "" || f.url != "" }
-
-// config resolves the flags into a client.Config; the client reads the key
-// from the environment.
-func (f *targetFlags) config(maxConns int) (client.Config, error) {
-	return client.Resolve(client.Spec{
+// spec is the target the flags name, for the client (or, naming none, the
+// embedded simulator) to resolve.
+func (f *targetFlags) spec() client.Spec {
+	return client.Spec{
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
 		URL: f.url, Model: f.model, Method: f.method, Body: f.body, Headers: f.headers,
 		APIKeyEnv:    f.apiKeyEnv,
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
 		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
-		Timeout: f.timeout, MaxConns: maxConns,
-	}, nil)
+		Timeout: f.timeout,
+	}
 }
 
 // targetFlagNames names, for the user, the client.Spec and client.Config
 // fields that client errors refer to.
-var targetFlagNames = map[string]string{
+var targetFlagNames = flagNames{
 	"API": "--api", "Endpoint": "--endpoint", "Deployment": "--deployment", "APIVersion": "--api-version",
 	"URL": "--url", "Model": "--model", "Method": "--method", "Body": "--body", "Headers": "--header",
 	"APIKeyEnv": "--api-key-env", "Key": "the key in the environment", "KeyHeader": "the key's header",
 	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
 	"Timeout": "--timeout", "MaxConns": "--max-in-flight",
-}
-
-// targetError renders a client setting error with flag names, as a usage
-// error.
-func targetError(err error) error {
-	var ve *valid.Error
-	if errors.As(err, &ve) {
-		err = flagError{ve}
-	}
-	return asUsage(err)
-}
-
-// flagError is a *valid.Error rendered with targetFlagNames.
-type flagError struct{ v *valid.Error }
-
-func (e flagError) Error() string {
-	return e.v.Render(func(field string) string {
-		if n, ok := targetFlagNames[field]; ok {
-			return n
-		}
-		return field
-	})
-}
-
-func (e flagError) Unwrap() error { return e.v }
-
-// openTarget builds the target. With no --endpoint or --url it starts the
-// embedded simulator on loopback and points the target at it; the returned
-// close func stops both.
-func (f *targetFlags) open(ctx context.Context, maxConns int, quiet bool, stderr io.Writer) (*client.Target, func(), error) {
-	if f.external() {
-		cfg, err := f.config(maxConns)
-		if err != nil {
-			return nil, nil, targetError(err)
-		}
-		t, err := client.New(cfg)
-		if err != nil {
-			return nil, nil, targetError(err)
-		}
-		return t, t.Close, nil
-	}
-	if f.api == client.APIRaw || f.body != "" || f.method != "" {
-		return nil, nil, usageError("--api raw needs --url")
-	}
-	if err := f.sim.Validate(); err != nil {
-		return nil, nil, usageError("embedded simulator: %s", simProblems(err, "sim-"))
-	}
-	// The simulator outlives a Ctrl-C until the run has recorded its
-	// in-flight requests; closing the target stops it.
-	srv, err := sim.Start(context.WithoutCancel(ctx), f.sim, "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, fmt.Errorf("start the embedded simulator: %w", err)
-	}
-	if !quiet {
-		fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", srv.URL)
-	}
-	sf := *f
-	sf.api, sf.endpoint, sf.deployment, sf.apiKeyEnv = client.APIAzure, srv.URL, srv.Deployment, ""
-	cfg, err := sf.config(maxConns)
-	if err != nil {
-		srv.Close()
-		return nil, nil, targetError(err)
-	}
-	cfg.Key, cfg.KeyHeader = "sim", "api-key"
-	t, err := client.New(cfg)
-	if err != nil {
-		srv.Close()
-		return nil, nil, targetError(err)
-	}
-	return t, func() { t.Close(); srv.Close() }, nil
 }

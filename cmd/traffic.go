@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -32,7 +34,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	}
 	fs.BoolVar(&f.quiet, "quiet", false, "print no progress")
 	fs.StringVar(&f.group, "group", "", "group label written on every row (default burst-shaped / scheduled-shaped)")
-	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in flight at once; a send that waits for a slot is recorded late")
+	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in progress at once (a retry's wait included); a send that waits for one to end is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
 	f.maxAttempts, f.retryJitter, f.retryMax = 1, 0.2, time.Minute
@@ -46,141 +48,117 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "do not retry a request whose advised wait is longer than this")
 }
 
-// retryPolicy is the dispatch policy the retry flags describe, or nil.
-func (f *runFlags) retryPolicy() *dispatch.RetryPolicy {
-	if f.maxAttempts <= 1 {
-		return nil
-	}
-	return &dispatch.RetryPolicy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax}
+// runFlagNames names the campaign, dispatch and job fields for the user.
+var runFlagNames = flagNames{
+	"MaxInFlight": "--max-in-flight", "MaxRequests": "--max-requests", "Group": "--group",
+	"Output": "--output", "MaxAttempts": "--max-attempts", "Jitter": "--retry-jitter",
+	"MaxWait": "--retry-max-wait", "Plans": "the plan",
 }
 
-func (f *runFlags) validate(planned int) error {
-	if f.maxInFlight < 1 {
-		return usageError("--max-in-flight must be at least 1")
-	}
-	if f.maxRequests < 1 {
-		return usageError("--max-requests must be at least 1")
-	}
-	if planned > f.maxRequests {
-		return usageError("the plan has %d requests, more than --max-requests %d; raise --max-requests deliberately if you mean it", planned, f.maxRequests)
-	}
-	if f.group != "" {
-		if err := validGroup(f.group); err != nil {
-			return usageError("--group: %v", err)
-		}
-	}
+// options turns the flags into campaign options; the retry policy is
+// checked even when --max-attempts 1 leaves it unused.
+func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.progress <= 0 {
-		return usageError("--progress-every must be positive")
+		return campaign.Options{}, usageError("--progress-every must be positive")
 	}
-	if f.maxAttempts < 1 || f.maxAttempts > 10 {
-		return usageError("--max-attempts must be between 1 and 10")
+	retry := &dispatch.RetryPolicy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax}
+	if err := retry.Validate(); err != nil {
+		return campaign.Options{}, settingError(err, runFlagNames)
 	}
-	if !(f.retryJitter >= 0 && f.retryJitter <= 1) {
-		return usageError("--retry-jitter must be between 0 and 1")
+	if f.maxAttempts == 1 {
+		retry = nil
 	}
-	if f.retryMax <= 0 {
-		return usageError("--retry-max-wait must be positive")
-	}
-	return nil
+	return campaign.Options{
+		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
+		Budget: budget, Retry: retry,
+	}, nil
 }
 
-// validGroup enforces what the published outputs allow in a label.
-func validGroup(g string) error {
-	if len(g) > 64 {
-		return errors.New("at most 64 characters")
+// trafficRun is one traffic command's job with what it prints.
+type trafficRun struct {
+	job    campaign.Job
+	names  flagNames // every field the job's errors can name
+	rf     *runFlags
+	stdout io.Writer
+	stderr io.Writer
+	// perPlan prints each plan's summary to stderr as it ends (characterize).
+	perPlan bool
+}
+
+// newTrafficRun assembles the job shared by burst, schedule and
+// characterize from their flags.
+func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget time.Duration, output string, names flagNames, stdout, stderr io.Writer) (*trafficRun, error) {
+	opts, err := rf.options(budget)
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range g {
-		if r < 0x20 || r == 0x7f || r == ',' || r == '"' {
-			return errors.New("printable characters only, no commas or quotes")
+	r := &trafficRun{
+		job:   campaign.Job{Plans: plans, Target: campaign.Target{Spec: tf.spec(), Sim: tf.sim}, Output: output, Options: opts},
+		names: merge(runFlagNames, targetFlagNames, simFlagNames("sim-"), names),
+		rf:    rf, stdout: stdout, stderr: stderr,
+	}
+	if err := r.job.Validate(); err != nil {
+		return nil, settingError(err, r.names)
+	}
+	return r, nil
+}
+
+// run sends the job with progress on stderr and prints the summary. An
+// interrupted run exits 130 after every completed row was written.
+func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, error) {
+	total := newRunTally()
+	if !r.rf.quiet {
+		r.job.Target.OnSimulator = func(url string) {
+			fmt.Fprintf(r.stderr, "no target given: using the embedded PTU simulator at %s\n", url)
 		}
 	}
-	return nil
-}
-
-// trafficPlan is one shape's plan, ready for the dispatch engine.
-type trafficPlan struct {
-	shape    string
-	group    string
-	pacer    dispatch.Pacer
-	planned  int
-	span     time.Duration // planned length, for the time cap
-	waitWave bool
-	gap      time.Duration
-}
-
-// runPlan sends plan through the target into w, with progress on stderr.
-// It returns the tally; an interrupted run returns dispatch.ErrInterrupted
-// after every sent request has been recorded.
-func runPlan(ctx context.Context, plan trafficPlan, sender dispatch.Sender, w *results.Writer, runID string, rf *runFlags, maxDuration time.Duration, stderr io.Writer) (*dispatch.Tally, dispatch.Outcome, error) {
-	tally := dispatch.NewTally()
-	prog := newProgress(stderr, rf.quiet, plan.shape, plan.planned, rf.progress, tally)
-	defer prog.finish()
-	group := rf.group
-	if group == "" {
-		group = plan.group
-	}
-	out, err := dispatch.Run(ctx, plan.pacer, sender, w, dispatch.Options{
-		RunID: runID, Shape: plan.shape, Group: group,
-		MaxInFlight: rf.maxInFlight, MaxRequests: rf.maxRequests, MaxDuration: maxDuration,
-		WaitWave: plan.waitWave, WaveGap: plan.gap, Retry: rf.retryPolicy(),
-		Observe: func(r *results.Record) {
-			tally.Observe(r)
-			if r.Attempt == 1 {
-				prog.add()
+	r.job.Options.Watch = func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
+		plan := newRunTally()
+		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, p.Planned, r.rf.progress, plan)
+		return func(rec *results.Record) {
+				plan.observe(rec)
+				total.observe(rec)
+				if rec.Attempt == 1 {
+					prog.add()
+				}
+			}, func(dispatch.Outcome) {
+				prog.finish()
+				if r.perPlan && !r.rf.quiet {
+					fmt.Fprintf(r.stderr, "%s plan: ", p.Shape)
+					plan.writeSummary(r.stderr)
+				}
 			}
-		},
-	})
-	return tally, out, err
-}
-
-// trafficCommand runs one plan end to end: target, results file, engine,
-// summary, exit code.
-func trafficCommand(ctx context.Context, plan trafficPlan, tf *targetFlags, rf *runFlags, maxDuration time.Duration, stdout, stderr io.Writer) error {
-	if err := rf.validate(plan.planned); err != nil {
-		return err
 	}
-	if rf.output == "" {
-		return usageError("--output must name a file")
-	}
-	tgt, closeTarget, err := tf.open(ctx, rf.maxInFlight, rf.quiet, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeTarget()
-	w, err := results.Create(rf.output)
-	if err != nil {
-		return asUsage(err)
-	}
-	tally, out, runErr := runPlan(ctx, plan, tgt, w, results.NewRunID(), rf, maxDuration, stderr)
-	cerr := w.Close()
-	tally.Snapshot().WriteSummary(stdout)
-	if out.Retries > 0 {
-		fmt.Fprintf(stdout, "retries: %d (attempts after a 429, under --max-attempts %d)\n", out.Retries, rf.maxAttempts)
-	}
-	fmt.Fprintf(stdout, "results: %s (%d rows appended)\n", rf.output, out.Written)
-	return finishRun(out, runErr, cerr, rf.output, stderr)
-}
-
-// finishRun turns the engine's outcome into the command's error and exit code.
-func finishRun(out dispatch.Outcome, runErr, closeErr error, output string, stderr io.Writer) error {
-	if out.CappedBy != dispatch.NoCap {
-		fmt.Fprintf(stderr, "note: stopped by the %s cap after %d requests\n", capFlag(out.CappedBy), out.Sent)
-	}
+	out, err := campaign.Run(ctx, r.job)
+	var v *valid.Error
 	switch {
-	case errors.Is(runErr, dispatch.ErrInterrupted):
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %d completed requests kept in %s", out.Written, output)}
-	case runErr != nil:
-		return runErr
-	case closeErr != nil:
-		return closeErr
+	case errors.As(err, &v):
+		return out, total, settingError(err, r.names)
+	case errors.Is(err, results.ErrHeaderMismatch):
+		return out, total, asUsage(err)
 	}
-	return nil
+	if out.CappedBy != dispatch.NoCap {
+		fmt.Fprintf(r.stderr, "note: stopped by the %s cap after %d requests\n", r.capFlag(out.CappedBy), out.Sent)
+	}
+	if campaign.Interrupted(err) {
+		return out, total, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %d completed requests kept in %s", out.Written, r.job.Output)}
+	}
+	return out, total, err
 }
 
 // capFlag names the flag behind a cap.
-func capFlag(c dispatch.Cap) string {
+func (r *trafficRun) capFlag(c dispatch.Cap) string {
 	if c == dispatch.CapMaxRequests {
 		return "--max-requests"
 	}
-	return "--duration"
+	return r.names.name("Budget")
+}
+
+// printSummary prints what a burst or schedule run sent and where it went.
+func (r *trafficRun) printSummary(out campaign.Outcome, total *runTally) {
+	total.writeSummary(r.stdout)
+	if out.Retries > 0 {
+		fmt.Fprintf(r.stdout, "retries: %d (attempts after a 429, under --max-attempts %d)\n", out.Retries, r.rf.maxAttempts)
+	}
+	fmt.Fprintf(r.stdout, "results: %s (%d rows appended)\n", r.job.Output, out.Written)
 }

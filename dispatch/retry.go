@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -45,4 +46,24 @@ func (p *RetryPolicy) next(r *results.Record, attempt int) (time.Duration, bool)
 		wait = time.Duration(float64(wait) * (1 + p.Jitter*u()))
 	}
 	return wait, true
+}
+
+// MaxAttemptsLimit bounds RetryPolicy.MaxAttempts: retries do not count
+// against a run's request cap, so this keeps the total bounded.
+const MaxAttemptsLimit = 10
+
+// Validate reports a setting out of range as a *valid.Error naming the
+// field; nil is a valid policy (no retries).
+func (p *RetryPolicy) Validate() error {
+	switch {
+	case p == nil:
+		return nil
+	case p.MaxAttempts < 1 || p.MaxAttempts > MaxAttemptsLimit:
+		return valid.Errorf("MaxAttempts", "must be between 1 and %d", MaxAttemptsLimit)
+	case !(p.Jitter >= 0 && p.Jitter <= 1):
+		return valid.Errorf("Jitter", "must be between 0 and 1")
+	case p.MaxWait <= 0:
+		return valid.Errorf("MaxWait", "must be positive")
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ func Create(path string) (*Writer, error) {
 		got := strings.TrimRight(line, "\r\n")
 		if got != header {
 			f.Close()
-			return nil, fmt.Errorf("%s is not a ptuprobe results file with the current columns (its header is %q); choose another --output", path, truncate(got, 80))
+			return nil, fmt.Errorf("%w: %s (its header is %q); choose another file", ErrHeaderMismatch, path, truncate(got, 80))
 		}
 		// A crash can leave a partial last line; start ours on a fresh one.
 		last := make([]byte, 1)

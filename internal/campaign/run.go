@@ -36,11 +36,11 @@ type Outcome struct {
 	Plans                  []dispatch.Outcome // one per plan that started
 }
 
-// Run sends the plans in order, one after another, through s into sink,
+// RunPlans sends the plans in order, one after another, through s into sink,
 // under one run id and one time budget. It stops at the first plan that is
 // interrupted or cannot be recorded, and returns dispatch.ErrInterrupted
 // (or the sink's error) after every sent request has been recorded.
-func Run(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatch.Sink, o Options) (Outcome, error) {
+func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatch.Sink, o Options) (Outcome, error) {
 	var total Outcome
 	started := time.Now()
 	for _, p := range plans {

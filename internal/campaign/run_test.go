@@ -56,7 +56,7 @@ func TestPlansRunInOrderUnderOneRunID(t *testing.T) {
 		var watched []string
 		var ended []int
 		start := time.Now()
-		out, err := Run(t.Context(), plans(t), okSender{latency: 250 * time.Millisecond}, sink, Options{
+		out, err := RunPlans(t.Context(), plans(t), okSender{latency: 250 * time.Millisecond}, sink, Options{
 			RunID: "run1", Wait: sleep.Until,
 			Watch: func(p Plan) (func(*results.Record), func(dispatch.Outcome)) {
 				watched = append(watched, p.Shape)
@@ -92,7 +92,7 @@ func TestPlansRunInOrderUnderOneRunID(t *testing.T) {
 func TestOneBudgetForAllPlans(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		out, err := Run(t.Context(), plans(t), okSender{latency: 250 * time.Millisecond}, &memSink{},
+		out, err := RunPlans(t.Context(), plans(t), okSender{latency: 250 * time.Millisecond}, &memSink{},
 			Options{Budget: 1500 * time.Millisecond, Group: "mine", Wait: sleep.Until})
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func TestOneBudgetForAllPlans(t *testing.T) {
 			t.Fatalf("out %+v", out)
 		}
 		// A budget spent before a plan starts caps without sending it.
-		out, err = Run(t.Context(), plans(t), okSender{latency: 2 * time.Second}, &memSink{},
+		out, err = RunPlans(t.Context(), plans(t), okSender{latency: 2 * time.Second}, &memSink{},
 			Options{Budget: 1500 * time.Millisecond, Wait: sleep.Until})
 		if err != nil || len(out.Plans) != 1 || out.CappedBy != dispatch.CapMaxDuration {
 			t.Fatalf("spent budget: out %+v err %v", out, err)
@@ -115,7 +115,7 @@ func TestInterruptStopsThePlans(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(500*time.Millisecond, cancel)
-		out, err := Run(ctx, plans(t), okSender{latency: 100 * time.Millisecond}, &memSink{}, Options{Wait: sleep.Until})
+		out, err := RunPlans(ctx, plans(t), okSender{latency: 100 * time.Millisecond}, &memSink{}, Options{Wait: sleep.Until})
 		if !Interrupted(err) || len(out.Plans) != 1 || out.Sent != 3 || out.Written != 3 {
 			t.Fatalf("out %+v err %v", out, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
@@ -62,8 +63,8 @@ var ErrInterrupted = errors.New("interrupted before the report was written")
 func (j Job) Validate() error {
 	switch {
 	case len(j.Paths) == 0:
-		return valid.Errorf("Paths", "are empty: give one or more results files or CSVs")
-	case j.OutDir == "":
+		return valid.Errorf("Paths", "name no input file: give one or more results files or CSVs")
+	case strings.TrimSpace(j.OutDir) == "":
 		return valid.Errorf("OutDir", "is empty")
 	case j.MinGroup < 1:
 		return valid.Errorf("MinGroup", "is %d: want at least 1", j.MinGroup)
