@@ -126,4 +126,3 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	}
 	return out, err
 }
-
