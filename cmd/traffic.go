@@ -26,6 +26,7 @@ type runFlags struct {
 	maxAttempts int
 	retryJitter float64
 	retryMax    time.Duration
+	grace       time.Duration
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -37,6 +38,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in progress at once (a retry's wait included); a send that waits for one to end is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
+	fs.DurationVar(&f.grace, "grace", dispatch.DefaultGrace, "after Ctrl-C, how long requests in flight may still complete before they are recorded as canceled")
 	f.maxAttempts, f.retryJitter, f.retryMax = 1, 0.2, time.Minute
 }
 
@@ -61,6 +63,9 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.progress <= 0 {
 		return campaign.Options{}, usageError("--progress-every must be positive")
 	}
+	if f.grace <= 0 || f.grace > time.Minute {
+		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
+	}
 	retry := &dispatch.RetryPolicy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax}
 	if err := retry.Validate(); err != nil {
 		return campaign.Options{}, settingError(err, runFlagNames)
@@ -70,7 +75,7 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	}
 	return campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
-		Budget: budget, Retry: retry,
+		Budget: budget, Retry: retry, Grace: f.grace,
 	}, nil
 }
 

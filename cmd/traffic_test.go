@@ -157,6 +157,7 @@ func assertNoSecrets(t *testing.T, url, stdout, stderr, file string) {
 }
 
 func TestScheduleConstantRate(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("retry-after-ms", "7")
 		w.WriteHeader(429)
@@ -197,6 +198,7 @@ func TestScheduleConstantRate(t *testing.T) {
 // requests are answered and others hang: exit 130, every answered request
 // in the file, the hanging ones recorded as canceled after the grace.
 func TestInterruptKeepsCompletedRows(t *testing.T) {
+	t.Parallel()
 	var answered atomic.Int64
 	release := make(chan struct{})
 	var once sync.Once
@@ -220,7 +222,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 	defer close(release)
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, stdout, stderr := runCLI(ctx, "schedule", "--url", srv.URL, "--rate", "100/s", "--duration", "10s",
-		"--max-in-flight", "1", "-o", out, "--quiet")
+		"--max-in-flight", "1", "-o", out, "--quiet", "--grace", "50ms")
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130: %s", code, stderr)
 	}
@@ -243,6 +245,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 }
 
 func TestBadInputIsOneLineExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "foreign.csv")
 	os.WriteFile(foreign, []byte("a,b\n1,2\n"), 0o644)
@@ -285,6 +288,7 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 }
 
 func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
+	t.Parallel()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
@@ -301,6 +305,7 @@ func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"burst", "schedule", "version"} {
 		code, stdout, _ := runCLI(context.Background(), c, "--help")
 		if code != 0 || !strings.Contains(stdout, "Examples:") {
@@ -313,6 +318,7 @@ func TestHelpHasExamples(t *testing.T) {
 // twice is sent three times, each retry a row with the next attempt number,
 // sent no sooner than the advised wait after the 429.
 func TestRetriesHonourTheAdvisedWait(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

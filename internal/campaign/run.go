@@ -20,6 +20,9 @@ type Options struct {
 	// plan runs to its end.
 	Budget time.Duration
 	Retry  *dispatch.RetryPolicy
+	// Grace is how long in-flight requests may finish after a cancel
+	// (dispatch.Options.Grace; 0 means dispatch.DefaultGrace).
+	Grace time.Duration
 	// Wait is the engine's pacing wait (nil: dispatch.WaitPrecise).
 	Wait dispatch.WaitFunc
 	// Watch, when set, is told as each plan starts; it returns what sees
@@ -63,7 +66,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
-			WaitWave: p.WaitWave, WaveGap: p.Gap, Retry: o.Retry, Wait: o.Wait, Observe: observe,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Retry: o.Retry, Grace: o.Grace, Wait: o.Wait, Observe: observe,
 		})
 		if done != nil {
 			done(out)
