@@ -98,15 +98,27 @@ func readAll(t *testing.T, path string) []Record {
 
 func TestCreateRejectsForeignHeader(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "other.csv")
-	os.WriteFile(path, []byte("a,b,c\n1,2,3\n"), 0o644)
-	_, err := Create(path)
-	if err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("err = %v, want one naming %s", err, path)
+	cases := []struct{ name, content string }{
+		{"another CSV", "a,b,c\n1,2,3\n"},
+		{"an older header", strings.Join(Columns[:requiredColumns], ",") + "\n"},
+		// Create reads no more of the first line than a header can take.
+		{"a header run on for megabytes", header + strings.Repeat("x", 3*MaxLine)},
 	}
-	b, _ := os.ReadFile(path)
-	if string(b) != "a,b,c\n1,2,3\n" {
-		t.Fatal("foreign file was modified")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "other.csv")
+			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Create(path)
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a ptuprobe results file") {
+				t.Fatalf("err = %v, want one naming %s", err, path)
+			}
+			if b, _ := os.ReadFile(path); string(b) != c.content {
+				t.Fatal("the file was modified")
+			}
+		})
 	}
 }
 
