@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // DefaultMinGroup is the smallest number of usable waits for which a
@@ -114,7 +116,7 @@ type Analysis struct {
 // Analysis groups the tally under published labels (merging raw groups
 // that share one), sorts the waits and computes every Statistic for each
 // group with at least minGroup waits. It fails when a label taken from the
-// data cannot be published.
+// data cannot be published (results.ValidateGroup).
 func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	if minGroup < 1 {
 		minGroup = 1
@@ -129,11 +131,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	var order []string
 	for _, raw := range raws {
 		label := labels.Published(raw)
-		if err := ValidateLabel(label); err != nil {
-			return nil, badInput("group %q from the input cannot be published: %v; rename it with --label FROM=TO", clip(raw, MaxLabelLen), err)
+		if err := results.ValidateGroup(label); err != nil {
+			return nil, badInput("group %q from the input cannot be published: %s; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), labelError(err))
 		}
 		if label == OverallLabel {
-			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, MaxLabelLen), OverallLabel)
+			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), OverallLabel)
 		}
 		published[raw] = label
 		g := byLabel[label]

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // FuzzReadForeign feeds arbitrary bytes to the foreign-CSV reader: it must
@@ -47,7 +49,7 @@ func FuzzReadForeign(f *testing.F) {
 			events := 0
 			for _, g := range a.Groups {
 				events += g.Events
-				if ValidateLabel(g.Label) != nil {
+				if results.ValidateGroup(g.Label) != nil {
 					t.Fatalf("unpublishable label %q", g.Label)
 				}
 				for i := 1; i < len(g.Waits); i++ {
