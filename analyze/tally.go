@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"strings"
+
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -95,8 +97,9 @@ func NewTally(timeline bool) *Tally {
 func (t *Tally) group(raw string) *groupTally {
 	g := t.groups[raw]
 	if g == nil {
-		g = &groupTally{raw: raw}
-		t.groups[raw] = g
+		// A clone: raw may be a slice of a whole row.
+		g = &groupTally{raw: strings.Clone(raw)}
+		t.groups[g.raw] = g
 	}
 	return g
 }
