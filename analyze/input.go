@@ -80,7 +80,10 @@ func (e *ioErrReader) Read(p []byte) (int, error) {
 // Read streams one file into the tally: a ptuprobe results file when its
 // header is a results header (every row is an attempt; the 429s are the
 // events), else a foreign CSV read with cols (every row is one 429 event).
+// It holds the tally for the whole file.
 func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignColumns) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	src := &ioErrReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, err := br.ReadSlice('\n')
