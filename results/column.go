@@ -190,7 +190,7 @@ func appendDecimal(dst []byte, v float64) []byte {
 // appendText quotes a field the RFC 4180 way when it needs it (an
 // HTTP-date in retry-after carries a comma).
 func appendText(dst []byte, s string) []byte {
-	if !strings.ContainsAny(s, ",\"\r\n") {
+	if !needsQuotes(s) {
 		return append(dst, s...)
 	}
 	dst = append(dst, '"')
@@ -201,6 +201,18 @@ func appendText(dst []byte, s string) []byte {
 		dst = append(dst, s[i])
 	}
 	return append(dst, '"')
+}
+
+// needsQuotes is strings.ContainsAny(s, ",\"\r\n") without building a
+// set on every call: the writer asks it for every text cell.
+func needsQuotes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ',', '"', '\r', '\n':
+			return true
+		}
+	}
+	return false
 }
 
 // AppendCSV appends r as one CSV line (with its newline) to dst.

@@ -165,13 +165,14 @@ func (rd *Reader) decode(r *Record) error {
 		return fmt.Errorf("%d fields, want at least %d", len(rd.fields), requiredColumns)
 	}
 	var first error
-	for i := range table {
+	fields, cols := rd.fields, table[:len(rd.index)]
+	for i, j := range rd.index {
 		cell := ""
-		if j := rd.index[i]; j >= 0 && j < len(rd.fields) {
-			cell = rd.fields[j]
+		if uint(j) < uint(len(fields)) { // j is -1 for a column the file lacks
+			cell = fields[j]
 		}
-		if err := table[i].decode(r, cell); err != nil && first == nil {
-			first = fmt.Errorf("column %s: %w", table[i].name, err)
+		if err := cols[i].decode(r, cell); err != nil && first == nil {
+			first = fmt.Errorf("column %s: %w", cols[i].name, err)
 		}
 	}
 	return first
