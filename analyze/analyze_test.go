@@ -232,7 +232,7 @@ func equalInts(a, b []int) bool {
 func TestUnpublishableGroup(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ raw, content, reason string }{
-		{"a,b", lines("source,retry_after_ms", `"a,b",5`), "label must not contain a comma"},
+		{"a,b", lines("source,retry_after_ms", `"a,b",5`), "label must fit one CSV cell: it contains a comma at character 2"},
 		{"night\u00a0run", lines("source,retry_after_ms", "night\u00a0run,5"), "label must be printable: character 6 is U+00A0"},
 	}
 	for _, c := range cases {

@@ -17,7 +17,7 @@ var DefaultLabels = map[string]string{
 }
 
 // labelError words a results.ValidateGroup error about a label being
-// published: "label must not contain a comma".
+// published: "label must be printable: character 6 is U+00A0".
 func labelError(err error) string {
 	var v *valid.Error
 	if errors.As(err, &v) {

@@ -27,7 +27,7 @@ func TestParseLabels(t *testing.T) {
 		{"noequals", "want FROM=TO"},
 		{"=x", "want FROM=TO"},
 		{"x=", "label must not be blank"},
-		{"x=a,b", "label must not contain a comma"},
+		{"x=a,b", "label must fit one CSV cell: it contains a comma at character 2"},
 		{"x=night\u00a0run", "label must be printable: character 6 is U+00A0"},
 		{"x=" + strings.Repeat("y", 65), "label must be at most 64 characters"},
 	}

@@ -208,7 +208,7 @@ func TestValidateGroup(t *testing.T) {
 		{strings.Repeat("é", MaxGroupLen), ""},
 		{"night\u00a0run", "Group must be printable: character 6 is U+00A0"},
 		{strings.Repeat("x", MaxGroupLen+1), "Group must be at most 64 characters"},
-		{"a,b", "Group must not contain a comma"},
+		{"a,b", "Group must fit one CSV cell: it contains a comma at character 2"},
 		{"a\nb", "Group must be printable: character 2 is U+000A"},
 		{"a\tb", "Group must be printable: character 2 is U+0009"},
 		{"bell\a", "Group must be printable: character 5 is U+0007"},

@@ -29,13 +29,14 @@ func ValidateGroup(label string) error {
 		return valid.Errorf(field, "must be valid UTF-8")
 	case utf8.RuneCountInString(label) > MaxGroupLen:
 		return valid.Errorf(field, "must be at most %d characters", MaxGroupLen)
-	case strings.ContainsRune(label, ','):
-		return valid.Errorf(field, "must not contain a comma")
 	}
 	i := 0
 	for _, r := range label {
 		i++
-		if !unicode.IsPrint(r) {
+		switch {
+		case r == ',':
+			return valid.Errorf(field, "must fit one CSV cell: it contains a comma at character %d", i)
+		case !unicode.IsPrint(r):
 			return valid.Errorf(field, "must be printable: character %d is %U", i, r)
 		}
 	}
