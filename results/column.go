@@ -38,7 +38,7 @@ var table = []column{
 	text("retry_after", func(r *Record) *string { return &r.RetryAfter }),
 	decimal("wait_ms", func(r *Record) *float64 { return &r.WaitMS }),
 	text("wait_source", func(r *Record) *string { return &r.WaitSource }),
-	flag("spillover", func(r *Record) *bool { return &r.Spillover }),
+	oneOrZero("spillover", func(r *Record) *bool { return &r.Spillover }),
 	optionalCount("ratelimit_remaining_requests", func(r *Record) *int { return &r.RatelimitRemainingRequests }),
 	optionalCount("ratelimit_remaining_tokens", func(r *Record) *int { return &r.RatelimitRemainingTokens }),
 	decimal("utilization_pct", func(r *Record) *float64 { return &r.UtilizationPct }),
@@ -145,8 +145,8 @@ func decimal(name string, field func(*Record) *float64) column {
 	}
 }
 
-// flag is a column of 1 or 0; any other cell reads as false.
-func flag(name string, field func(*Record) *bool) column {
+// oneOrZero is a column of a flag, 1 or 0; any other cell reads as false.
+func oneOrZero(name string, field func(*Record) *bool) column {
 	return column{
 		name: name,
 		append: func(dst []byte, r *Record) []byte {
