@@ -2,8 +2,11 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // DefaultMinGroup is the smallest number of usable waits for which a
@@ -83,6 +86,8 @@ type Totals struct {
 	Total429     int            // 429s, with or without a usable wait
 	Errors       int            // attempts with an error class or status 0
 	Late         int            // late sends
+	MaxLateMS    float64        // the latest send, sent_ms − intended_ms; 0 when none was late at all
+	Spillover    int            // ptuprobe attempts served by a spillover deployment
 	ByStatus     map[int]int    // ptuprobe attempts by HTTP status (0 = no response)
 	ByErrorClass map[string]int // ptuprobe attempts by error class
 	NoWait       NoWait
@@ -114,8 +119,11 @@ type Analysis struct {
 // Analysis groups the tally under published labels (merging raw groups
 // that share one), sorts the waits and computes every Statistic for each
 // group with at least minGroup waits. It fails when a label taken from the
-// data cannot be published.
+// data cannot be published (results.ValidateGroup). The Analysis is a
+// copy: the Tally may go on counting.
 func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if minGroup < 1 {
 		minGroup = 1
 	}
@@ -129,11 +137,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	var order []string
 	for _, raw := range raws {
 		label := labels.Published(raw)
-		if err := ValidateLabel(label); err != nil {
-			return nil, badInput("group %q from the input cannot be published: %v; rename it with --label FROM=TO", clip(raw, MaxLabelLen), err)
+		if err := results.ValidateGroup(label); err != nil {
+			return nil, badInput("group %q from the input cannot be published: %s; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), labelError(err))
 		}
 		if label == OverallLabel {
-			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, MaxLabelLen), OverallLabel)
+			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), OverallLabel)
 		}
 		published[raw] = label
 		g := byLabel[label]
@@ -151,9 +159,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		Overall:        Group{Label: OverallLabel},
 		ResultsFiles:   t.resultsFiles,
 		ForeignFiles:   t.foreignFiles,
-		InvalidValues:  t.invalid,
-		UnreadableRows: t.unreadable,
-		TruncatedLines: t.truncated,
+		InvalidValues:  t.invalid.clone(),
+		UnreadableRows: t.unreadable.clone(),
+		TruncatedLines: slices.Clone(t.truncated),
 	}
 	total := 0
 	for _, label := range order {
@@ -185,8 +193,10 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		Total429:     a.Overall.Total429(),
 		Errors:       a.Overall.Errors,
 		Late:         a.Overall.Late,
-		ByStatus:     t.statuses,
-		ByErrorClass: t.errorClasses,
+		MaxLateMS:    t.maxLateMS,
+		Spillover:    t.spillover,
+		ByStatus:     maps.Clone(t.statuses),
+		ByErrorClass: maps.Clone(t.errorClasses),
 		NoWait:       a.Overall.NoWait,
 	}
 	if t.timeline {

@@ -227,17 +227,27 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
+// TestUnpublishableGroup: a group label from the data goes through
+// results.ValidateGroup, the rule --group is held to before any traffic.
 func TestUnpublishableGroup(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := writeFile(t, dir, "e.csv", lines("source,retry_after_ms", `"a,b",5`))
-	_, err := analyzeFiles(t, ForeignColumns{Group: "source"}, nil, 1, path)
-	var bad *BadInputError
-	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "--label") {
-		t.Fatalf("err = %v, want a BadInputError pointing at --label", err)
+	cases := []struct{ raw, content, reason string }{
+		{"a,b", lines("source,retry_after_ms", `"a,b",5`), "label must fit one CSV cell: it contains a comma at character 2"},
+		{"night\u00a0run", lines("source,retry_after_ms", "night\u00a0run,5"), "label must be printable: character 6 is U+00A0"},
 	}
-	if _, err := analyzeFiles(t, ForeignColumns{Group: "source"}, Labels{"a,b": "ab"}, 1, path); err != nil {
-		t.Errorf("renamed: %v", err)
+	for _, c := range cases {
+		t.Run(c.raw, func(t *testing.T) {
+			t.Parallel()
+			path := writeFile(t, t.TempDir(), "e.csv", c.content)
+			_, err := analyzeFiles(t, ForeignColumns{Group: "source"}, nil, 1, path)
+			var bad *BadInputError
+			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), "--label") {
+				t.Fatalf("err = %v, want a BadInputError saying %q and pointing at --label", err, c.reason)
+			}
+			if _, err := analyzeFiles(t, ForeignColumns{Group: "source"}, Labels{c.raw: "renamed"}, 1, path); err != nil {
+				t.Errorf("renamed: %v", err)
+			}
+		})
 	}
 }
 

@@ -77,10 +77,7 @@ func statisticKeys() []string {
 	return keys
 }
 
-// compute evaluates s over sorted, non-empty waits. Percentiles go through
-// stats.Percentile (Hyndman–Fan type 7, numpy's default), which the
-// published reference table was computed with; it re-sorts its copy, which
-// costs one linear pass on input that is already sorted.
+// compute evaluates s over sorted, non-empty waits.
 func (s Statistic) compute(sorted []float64) float64 {
 	switch s.Key {
 	case "min":
@@ -91,9 +88,18 @@ func (s Statistic) compute(sorted []float64) float64 {
 		m, _ := stats.Mean(sorted)
 		return m
 	}
-	v, err := stats.Percentile(sorted, s.Percent)
+	return Percentile(sorted, s.Percent)
+}
+
+// Percentile returns the percent-th percentile of sorted waits by linear
+// interpolation between closest ranks at (percent/100)(n−1): Hyndman–Fan
+// type 7, numpy's default, as stats.Percentile computes it and as the
+// published reference table was computed. It is NaN for no waits or a
+// percent outside (0, 100]. stats.Percentile sorts a copy, which costs one
+// linear pass on input that is already sorted.
+func Percentile(sorted []float64, percent float64) float64 {
+	v, err := stats.Percentile(sorted, percent)
 	if err != nil {
-		// Unreachable: sorted is non-empty and Percent is in (0, 100].
 		return math.NaN()
 	}
 	return v

@@ -1,6 +1,10 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
+)
 
 // Thresholds of the published flags.
 const (
@@ -42,7 +46,7 @@ func flagsFor(a *Analysis) []Flag {
 			if share >= ImbalancedShare {
 				flags = append(flags, Flag{
 					Name: FlagImbalanced, Group: g.Label,
-					Detail: fmt.Sprintf("%.1f%% of all usable waits ≥ %.0f%%", 100*share, 100*ImbalancedShare),
+					Detail: fmt.Sprintf("%s%% of all usable waits ≥ %s%%", num.Decimal(100*share, 1), num.Decimal(100*ImbalancedShare, 1)),
 				})
 			}
 		}

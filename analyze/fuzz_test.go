@@ -6,11 +6,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // FuzzReadForeign feeds arbitrary bytes to the foreign-CSV reader: it must
-// return a BadInputError or an analysis, never panic, and never count more
-// events than lines.
+// return a BadInputError or an analysis, never panic, never count more
+// events than lines, and point only at lines of the file.
 func FuzzReadForeign(f *testing.F) {
 	seeds := []string{
 		"source,benchmark_id,retry_after_ms\ntask013,05-dual-spillover,16648.000\ntask019,x,3\n",
@@ -20,6 +22,9 @@ func FuzzReadForeign(f *testing.F) {
 		"a,b\n1,2\n",
 		"",
 		"retry_after_ms\n1e309\nNaN\n+Inf\n0x10\n",
+		"source,note,retry_after_ms\n\"night\nrun\",\"a\r\nb\",5\nday,,6\n",
+		"g,retry_after_ms\na,1\n\"open,2\n3,4\n",
+		"retry_after_ms\n   \n\"\"\n\"5\"\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), "g")
@@ -44,10 +49,18 @@ func FuzzReadForeign(f *testing.F) {
 				continue
 			}
 			n := strings.Count(string(data), "\n") + 1
+			// Line references point into the file, past the header.
+			for _, refs := range [][]LineRef{a.InvalidValues.First, a.UnreadableRows.First} {
+				for _, r := range refs {
+					if r.Line < 2 || r.Line > n || r.Input != 1 {
+						t.Fatalf("line reference %+v outside a file of %d lines", r, n)
+					}
+				}
+			}
 			events := 0
 			for _, g := range a.Groups {
 				events += g.Events
-				if ValidateLabel(g.Label) != nil {
+				if results.ValidateGroup(g.Label) != nil {
 					t.Fatalf("unpublishable label %q", g.Label)
 				}
 				for i := 1; i < len(g.Waits); i++ {

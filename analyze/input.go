@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,12 @@ const DefaultValueColumn = "retry_after_ms"
 // published events file reads back into the same table.
 const autoGroupColumn = "source_group"
 
-// maxForeignLine bounds one line of a foreign CSV.
-const maxForeignLine = 1 << 20
+// maxForeignRecord bounds one record of a foreign CSV (a line, or lines
+// joined by quoted line breaks): the cap of a results line.
+const maxForeignRecord = results.MaxLine
+
+// csvReadBuffer is the read buffer under the foreign CSV parser.
+const csvReadBuffer = 64 << 10
 
 // checkEvery is how many rows are read between looks at the context.
 const checkEvery = 1 << 13
@@ -75,7 +80,10 @@ func (e *ioErrReader) Read(p []byte) (int, error) {
 // Read streams one file into the tally: a ptuprobe results file when its
 // header is a results header (every row is an attempt; the 429s are the
 // events), else a foreign CSV read with cols (every row is one 429 event).
+// It holds the tally for the whole file.
 func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignColumns) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	src := &ioErrReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, err := br.ReadSlice('\n')
@@ -94,13 +102,14 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	if err != nil {
 		return badInput("%s line 1: %v", in.Name, err)
 	}
-	rest := io.MultiReader(bytes.NewReader(head), br)
 	if results.IsResultsHeader(header) {
 		t.resultsFiles++
-		return t.readResults(ctx, rest, src, in)
+		return t.readResults(ctx, io.MultiReader(bytes.NewReader(head), br), src, in)
 	}
 	t.foreignFiles++
-	return t.readForeign(ctx, rest, src, in, header, cols)
+	// The CSV parser reads the header again, without the byte order mark.
+	head = bytes.TrimPrefix(head, []byte("\ufeff"))
+	return t.readForeign(ctx, io.MultiReader(bytes.NewReader(head), br), src, in, header, cols)
 }
 
 func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) error {
@@ -122,6 +131,9 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		if err != nil {
 			if src.err != nil {
 				return fmt.Errorf("read %s: %w", in.Name, src.err)
+			}
+			if errors.Is(err, results.ErrLineTooLong) {
+				return &BadInputError{Err: err}
 			}
 			t.unreadable.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
 			continue
@@ -161,26 +173,49 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 	}
 	fileGroup := fileGroupName(in.Name)
 
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxForeignLine)
-	var fields []string
-	for line := 0; sc.Scan(); {
-		line++
-		if line == 1 {
-			continue // the header, already parsed
-		}
-		if line%checkEvery == 0 {
+	// encoding/csv, because a quoted field may hold a line break (RFC
+	// 4180). It buffers a whole record, and an unclosed quote makes the
+	// rest of the file one record: bounded stops it after about
+	// maxForeignRecord bytes of one record.
+	bounded := &boundedReader{r: r, limit: maxForeignRecord + csvReadBuffer}
+	cr := csv.NewReader(bufio.NewReaderSize(bounded, csvReadBuffer))
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	if _, err := cr.Read(); err != nil && !errors.Is(err, io.EOF) {
+		return foreignError(err, src, in, 1)
+	}
+	// endLine is the last line of the last record read, so that a record
+	// too long to be read whole is reported from the line after it.
+	endLine := 1
+	for n := 0; ; n++ {
+		if n%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		text := sc.Bytes()
-		if len(bytes.TrimSpace(text)) == 0 {
-			continue
+		bounded.mark = cr.InputOffset()
+		fields, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		var err error
-		fields, err = results.SplitCSVLine(fields[:0], bytes.TrimRight(text, "\r"))
-		if err != nil || value >= len(fields) || (group >= 0 && group >= len(fields)) {
+		if err != nil {
+			var perr *csv.ParseError
+			if src.err == nil && errors.As(err, &perr) && !errors.Is(err, errRecordTooLong) {
+				// A malformed record is counted and skipped; the parser goes
+				// on after it.
+				t.unreadable.add(LineRef{Input: in.Ordinal, Line: perr.StartLine})
+				endLine = perr.Line
+				continue
+			}
+			return foreignError(err, src, in, endLine+1)
+		}
+		line, _ := cr.FieldPos(0)
+		last, _ := cr.FieldPos(len(fields) - 1)
+		endLine = last + strings.Count(fields[len(fields)-1], "\n")
+		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+			continue // a line of white space
+		}
+		if value >= len(fields) || group >= len(fields) {
 			t.unreadable.add(LineRef{Input: in.Ordinal, Line: line})
 			continue
 		}
@@ -195,13 +230,45 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return badInput("%s: a line is longer than %d bytes; not a CSV of events", in.Name, maxForeignLine)
-		}
-		return fmt.Errorf("read %s: %w", in.Name, err)
-	}
 	return nil
+}
+
+// foreignError is the error that ends reading a foreign CSV at line.
+func foreignError(err error, src *ioErrReader, in Input, line int) error {
+	switch {
+	case src.err != nil:
+		return fmt.Errorf("read %s: %w", in.Name, src.err)
+	case errors.Is(err, errRecordTooLong):
+		return badInput("%s line %d: a line, or a quoted field, runs on for more than %d bytes (an unclosed quote?); not a CSV of events", in.Name, line, maxForeignRecord)
+	}
+	return fmt.Errorf("read %s line %d: %w", in.Name, line, err)
+}
+
+// errRecordTooLong ends a foreign CSV record that runs past the cap.
+var errRecordTooLong = errors.New("record longer than the cap")
+
+// boundedReader hands out at most limit bytes past mark, the offset at
+// which the record being parsed starts: encoding/csv keeps a whole record
+// in memory, so this bounds what one record, or one unclosed quote, can
+// make it buffer.
+type boundedReader struct {
+	r     io.Reader
+	n     int64 // bytes handed out
+	mark  int64
+	limit int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	room := b.mark + b.limit - b.n
+	if room <= 0 {
+		return 0, errRecordTooLong
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
 }
 
 // addForeign counts one foreign event: an empty value is a 429 without an

@@ -1,14 +1,14 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
-)
 
-// MaxLabelLen bounds a published group label, in characters.
-const MaxLabelLen = 64
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/results"
+)
 
 // DefaultLabels maps the default group of each shape to its published label.
 var DefaultLabels = map[string]string{
@@ -16,40 +16,29 @@ var DefaultLabels = map[string]string{
 	"scheduled-shaped": "Scheduled-shaped source",
 }
 
-// ValidateLabel reports why label cannot be published, or nil. A published
-// label is a cell of a CSV and of a Markdown table: printable, no comma, no
-// newline, at most MaxLabelLen characters.
-func ValidateLabel(label string) error {
-	switch {
-	case strings.TrimSpace(label) == "":
-		return fmt.Errorf("label is empty")
-	case !utf8.ValidString(label):
-		return fmt.Errorf("label %q is not valid UTF-8", label)
-	case utf8.RuneCountInString(label) > MaxLabelLen:
-		return fmt.Errorf("label %q is longer than %d characters", clip(label, MaxLabelLen), MaxLabelLen)
-	case strings.ContainsRune(label, ','):
-		return fmt.Errorf("label %q contains a comma", label)
+// labelError words a results.ValidateGroup error about a label being
+// published: "label must be printable: character 6 is U+00A0".
+func labelError(err error) string {
+	var v *valid.Error
+	if errors.As(err, &v) {
+		return v.Render(func(string) string { return "label" })
 	}
-	for _, r := range label {
-		if !unicode.IsPrint(r) {
-			return fmt.Errorf("label %q contains a non-printable character", label)
-		}
-	}
-	return nil
+	return err.Error()
 }
 
 // Labels renames raw group names to published labels. A raw name with no
 // entry keeps its DefaultLabels label, or else itself.
 type Labels map[string]string
 
-// ParseLabel parses one --label FROM=TO and validates TO.
+// ParseLabel parses one --label FROM=TO and validates TO with
+// results.ValidateGroup, the one rule for a label.
 func ParseLabel(spec string) (from, to string, err error) {
 	from, to, ok := strings.Cut(spec, "=")
 	if !ok || from == "" {
-		return "", "", fmt.Errorf("--label %q: want FROM=TO", clip(spec, MaxLabelLen))
+		return "", "", fmt.Errorf("--label %q: want FROM=TO", clip(spec, results.MaxGroupLen))
 	}
-	if err := ValidateLabel(to); err != nil {
-		return "", "", fmt.Errorf("--label %q: %w", clip(spec, MaxLabelLen), err)
+	if err := results.ValidateGroup(to); err != nil {
+		return "", "", fmt.Errorf("--label %q: %s", clip(spec, results.MaxGroupLen), labelError(err))
 	}
 	return from, to, nil
 }

@@ -5,31 +5,6 @@ import (
 	"testing"
 )
 
-func TestValidateLabel(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		label string
-		ok    bool
-	}{
-		{"Burst-shaped source", true},
-		{"Région é — 東京", true},
-		{strings.Repeat("x", MaxLabelLen), true},
-		{strings.Repeat("x", MaxLabelLen+1), false},
-		{"a,b", false},
-		{"a\nb", false},
-		{"a\tb", false},
-		{"", false},
-		{"   ", false},
-		{"bad\xffutf8", false},
-		{"bell\a", false},
-	}
-	for _, c := range cases {
-		if err := ValidateLabel(c.label); (err == nil) != c.ok {
-			t.Errorf("ValidateLabel(%q) = %v, want ok=%v", c.label, err, c.ok)
-		}
-	}
-}
-
 func TestParseLabels(t *testing.T) {
 	t.Parallel()
 	l, err := ParseLabels([]string{"task013=Burst-shaped source", "a=b=c"})
@@ -48,9 +23,17 @@ func TestParseLabels(t *testing.T) {
 			t.Errorf("Published(%q) = %q, want %q", raw, got, want)
 		}
 	}
-	for _, bad := range []string{"noequals", "=x", "x=", "x=a,b", "x=" + strings.Repeat("y", 65)} {
-		if _, err := ParseLabels([]string{bad}); err == nil {
-			t.Errorf("ParseLabels(%q) accepted", bad)
+	refused := []struct{ spec, err string }{
+		{"noequals", "want FROM=TO"},
+		{"=x", "want FROM=TO"},
+		{"x=", "label must not be blank"},
+		{"x=a,b", "label must fit one CSV cell: it contains a comma at character 2"},
+		{"x=night\u00a0run", "label must be printable: character 6 is U+00A0"},
+		{"x=" + strings.Repeat("y", 65), "label must be at most 64 characters"},
+	}
+	for _, c := range refused {
+		if _, err := ParseLabels([]string{c.spec}); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("ParseLabels(%q) err = %v, want %q", c.spec, err, c.err)
 		}
 	}
 }

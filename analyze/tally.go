@@ -1,6 +1,10 @@
 package analyze
 
 import (
+	"slices"
+	"strings"
+	"sync"
+
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -24,6 +28,10 @@ type LineRef struct {
 type LineRefs struct {
 	Count int       `json:"count"`
 	First []LineRef `json:"first_lines"`
+}
+
+func (l LineRefs) clone() LineRefs {
+	return LineRefs{Count: l.Count, First: slices.Clone(l.First)}
 }
 
 func (l *LineRefs) add(ref LineRef) {
@@ -65,11 +73,18 @@ func (g *groupTally) noteShape(shape string) {
 	}
 }
 
-// Tally accumulates advised waits and counts over any number of inputs.
-// The zero value is not ready; use NewTally.
+// Tally accumulates advised waits and counts over any number of inputs:
+// files (Read) and live records (Observe), for `analyze` and for a
+// traffic command's progress lines and end-of-run summary alike. It is
+// safe for concurrent use. The zero value is not ready; use NewTally.
 type Tally struct {
 	timeline bool
 
+	mu           sync.Mutex
+	attempts     int // ptuprobe attempts, over every group
+	refused      int // of them answered 429
+	spillover    int // of them served by a spillover deployment
+	maxLateMS    float64
 	groups       map[string]*groupTally
 	statuses     map[int]int
 	errorClasses map[string]int
@@ -95,8 +110,9 @@ func NewTally(timeline bool) *Tally {
 func (t *Tally) group(raw string) *groupTally {
 	g := t.groups[raw]
 	if g == nil {
-		g = &groupTally{raw: raw}
-		t.groups[raw] = g
+		// A clone: raw may be a slice of a whole row.
+		g = &groupTally{raw: strings.Clone(raw)}
+		t.groups[g.raw] = g
 	}
 	return g
 }
@@ -110,7 +126,25 @@ var knownErrorClasses = map[string]bool{
 	results.ErrOther: true,
 }
 
-// addRecord counts one ptuprobe attempt.
+// Observe counts one ptuprobe attempt as it completes, for a live run: it
+// is cheap (no sorting; a wait is appended) and safe to call from many
+// goroutines, so it fits dispatch.Options.Observe.
+func (t *Tally) Observe(rec *results.Record) {
+	t.mu.Lock()
+	t.addRecord(rec)
+	t.mu.Unlock()
+}
+
+// Counts returns the ptuprobe attempts counted so far and how many of them
+// were answered 429, cheaply enough for a progress line after every
+// request. Foreign CSV events are not attempts and are not counted here.
+func (t *Tally) Counts() (done, n429 int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.attempts, t.refused
+}
+
+// addRecord counts one ptuprobe attempt; t.mu is held.
 func (t *Tally) addRecord(rec *results.Record) {
 	raw := rec.Group
 	if raw == "" {
@@ -130,7 +164,11 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	g.noteShape(shape)
 	g.attempts++
+	t.attempts++
 	t.statuses[rec.Status]++
+	if rec.Spillover {
+		t.spillover++
+	}
 	if rec.Error != "" {
 		class := rec.Error
 		if !knownErrorClasses[class] {
@@ -141,13 +179,18 @@ func (t *Tally) addRecord(rec *results.Record) {
 	if rec.Error != "" || rec.Status == 0 {
 		g.errors++
 	}
-	if rec.IntendedMS >= 0 && rec.SentMS >= 0 && rec.SentMS-rec.IntendedMS > LateAfterMS {
-		g.late++
+	if rec.IntendedMS >= 0 && rec.SentMS >= 0 {
+		late := rec.SentMS - rec.IntendedMS
+		if late > LateAfterMS {
+			g.late++
+		}
+		t.maxLateMS = max(t.maxLateMS, late)
 	}
 	if !rec.Is429() {
 		return
 	}
 	g.refused++
+	t.refused++
 	switch {
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)

@@ -231,7 +231,7 @@ func (a *Analysis) selectGroup(sel string) (*Group, string) {
 	if g := a.GroupByLabel(sel); g != nil {
 		return g, ""
 	}
-	return nil, fmt.Sprintf("no group %q in the input", clip(sel, MaxLabelLen))
+	return nil, fmt.Sprintf("no group %q in the input", clip(sel, results.MaxGroupLen))
 }
 
 func (a *Analysis) groupByRaw(raw string) *Group {

@@ -10,20 +10,31 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/report"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// runTally counts a run's records for progress lines and its summary.
-type runTally struct{ t *dispatch.Tally }
+// runTally counts a run's records, as they complete, for progress lines
+// and the end-of-run summary: the analysis's own tally, read live.
+type runTally struct{ t *analyze.Tally }
 
-func newRunTally() *runTally { return &runTally{t: dispatch.NewTally()} }
+func newRunTally() *runTally { return &runTally{t: analyze.NewTally(false)} }
 
 func (r *runTally) observe(rec *results.Record) { r.t.Observe(rec) }
 
 func (r *runTally) counts() (done, n429 int) { return r.t.Counts() }
 
-func (r *runTally) writeSummary(w io.Writer) { r.t.Snapshot().WriteSummary(w) }
+// writeSummary prints the run summary; a run's group labels were checked
+// before it started, so the analysis cannot fail on them.
+func (r *runTally) writeSummary(w io.Writer) {
+	a, err := r.t.Analysis(nil, 1)
+	if err != nil {
+		fmt.Fprintf(w, "summary unavailable: %v\n", err)
+		return
+	}
+	_ = report.WriteRunSummary(w, a)
+}
 
 // progress shows a run's advance on stderr: a bar on a terminal, a plain
 // line every interval otherwise, nothing when quiet.

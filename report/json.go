@@ -3,10 +3,10 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"math"
 	"strconv"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/num"
 )
 
 // jsonGroup is one group in analysis.json. Raw group names are left out:
@@ -118,7 +118,7 @@ func groupJSON(g *analyze.Group, cols []analyze.Statistic) jsonGroup {
 		}
 	}
 	if s, ok := g.Share429(); ok {
-		n := json.Number(strconv.FormatFloat(math.Round(s*1e4)/1e4, 'f', -1, 64))
+		n := json.Number(num.Decimal(s, 4))
 		j.Share429 = &n
 	}
 	return j

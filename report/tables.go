@@ -70,7 +70,7 @@ func WriteEvents(w io.Writer, a *analyze.Analysis) error {
 }
 
 // csvField quotes a label that holds a quote; labels never hold commas or
-// newlines (analyze.ValidateLabel).
+// newlines (results.ValidateGroup).
 func csvField(s string) string {
 	if strings.ContainsAny(s, "\",\r\n") {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`

@@ -6,9 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
+
+// MaxLine bounds one line of a results file, its line end included. A
+// row is a few hundred bytes; a longer line is not a results row, and
+// reading it whole could take all the memory there is.
+const MaxLine = 1 << 20
+
+// ErrLineTooLong is returned (wrapped with the file and line) for a line
+// longer than MaxLine. It is final: the Reader returns it from then on.
+var ErrLineTooLong = fmt.Errorf("line longer than %d bytes (1 MiB)", MaxLine)
 
 // Reader streams Records from a results file. Columns are matched by
 // header name, so a file written before new columns were added still
@@ -18,10 +26,11 @@ type Reader struct {
 	br        *bufio.Reader
 	name      string
 	line      int
-	index     []int // index[i] = position of Columns[i] in the file, or -1
+	index     []int // index[i] = position of table[i] in the file, or -1
 	fields    []string
 	truncated int
 	pending   []byte
+	err       error // a read error, returned from then on
 }
 
 // ErrNotResults is returned by NewReader when the header is not a ptuprobe
@@ -31,14 +40,13 @@ var ErrNotResults = errors.New("not a ptuprobe results file")
 // NewReader reads the header from r. name is used in error messages.
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	rd := &Reader{br: bufio.NewReaderSize(r, 256<<10), name: name}
-	line, complete, err := rd.readLine()
+	line, _, err := rd.readLine()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty file: %w", name, ErrNotResults)
 		}
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s line 1: %w", name, err)
 	}
-	_ = complete
 	header, err := SplitCSVLine(nil, line)
 	if err != nil {
 		return nil, fmt.Errorf("%s line 1: %w", name, err)
@@ -46,11 +54,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if !IsResultsHeader(header) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotResults)
 	}
-	rd.index = make([]int, len(Columns))
-	for i, c := range Columns {
+	rd.index = make([]int, len(table))
+	for i, c := range table {
 		rd.index[i] = -1
 		for j, h := range header {
-			if h == c {
+			if h == c.name {
 				rd.index[i] = j
 				break
 			}
@@ -63,12 +71,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // header: it starts with the leading columns of Columns that every version
 // of the file has had.
 func IsResultsHeader(header []string) bool {
-	const required = 17 // run_id … spillover
-	if len(header) < required {
+	if len(header) < requiredColumns {
 		return false
 	}
-	for i := 0; i < required; i++ {
-		if header[i] != Columns[i] {
+	for i := range requiredColumns {
+		if header[i] != table[i].name {
 			return false
 		}
 	}
@@ -81,12 +88,15 @@ func (rd *Reader) Line() int { return rd.line }
 // Truncated returns the line number of a skipped truncated last line, or 0.
 func (rd *Reader) Truncated() int { return rd.truncated }
 
-// readLine returns the next line without its newline and whether it ended
-// with one.
+// readLine returns the next line without its line end and whether it
+// ended with a newline. A line longer than MaxLine is ErrLineTooLong.
 func (rd *Reader) readLine() ([]byte, bool, error) {
 	rd.pending = rd.pending[:0]
 	for {
 		chunk, err := rd.br.ReadSlice('\n')
+		if len(rd.pending)+len(chunk) > MaxLine {
+			return nil, false, ErrLineTooLong
+		}
 		if err == nil {
 			rd.line++
 			if len(rd.pending) > 0 {
@@ -112,15 +122,22 @@ func (rd *Reader) readLine() ([]byte, bool, error) {
 }
 
 // Read fills rec with the next row. It returns io.EOF at the end. Blank
-// lines are skipped. Errors carry the file name and line number.
+// lines are skipped. Errors carry the file name and line number; a row
+// that does not parse is an error for that row only (the next Read goes
+// on with the next line), a line longer than MaxLine or a failed read is
+// final. After an error rec may be partly filled.
 func (rd *Reader) Read(rec *Record) error {
+	if rd.err != nil {
+		return rd.err
+	}
 	for {
 		line, complete, err := rd.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return io.EOF
 			}
-			return fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, err)
+			rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, err)
+			return rd.err
 		}
 		if !complete {
 			rd.truncated = rd.line
@@ -140,70 +157,25 @@ func (rd *Reader) Read(rec *Record) error {
 	}
 }
 
-func (rd *Reader) field(col int) string {
-	j := rd.index[col]
-	if j < 0 || j >= len(rd.fields) {
-		return ""
-	}
-	return rd.fields[j]
-}
-
+// decode fills r from rd.fields through the column table; a column the
+// file lacks decodes from an empty cell. It goes through every column and
+// returns the first error.
 func (rd *Reader) decode(r *Record) error {
-	if len(rd.fields) < 17 {
-		return fmt.Errorf("%d fields, want at least 17", len(rd.fields))
+	if len(rd.fields) < requiredColumns {
+		return fmt.Errorf("%d fields, want at least %d", len(rd.fields), requiredColumns)
 	}
-	var p parser
-	r.RunID = rd.field(0)
-	r.Shape = rd.field(1)
-	r.Group = rd.field(2)
-	r.Seq = p.int("seq", rd.field(3), false)
-	r.Attempt = p.int("attempt", rd.field(4), false)
-	r.Wave = p.int("wave", rd.field(5), true)
-	r.IntendedMS = p.float("intended_ms", rd.field(6), true)
-	r.SentMS = p.float("sent_ms", rd.field(7), true)
-	r.TTFBMS = p.float("ttfb_ms", rd.field(8), true)
-	r.LatencyMS = p.float("latency_ms", rd.field(9), true)
-	r.Status = p.int("status", rd.field(10), false)
-	r.Error = rd.field(11)
-	r.RetryAfterMS = rd.field(12)
-	r.RetryAfter = rd.field(13)
-	r.WaitMS = p.float("wait_ms", rd.field(14), true)
-	r.WaitSource = rd.field(15)
-	r.Spillover = rd.field(16) == "1"
-	r.RatelimitRemainingRequests = p.int("ratelimit_remaining_requests", rd.field(17), true)
-	r.RatelimitRemainingTokens = p.int("ratelimit_remaining_tokens", rd.field(18), true)
-	r.UtilizationPct = p.float("utilization_pct", rd.field(19), true)
-	r.PromptTokens = p.int("prompt_tokens", rd.field(20), true)
-	r.CachedTokens = p.int("cached_tokens", rd.field(21), true)
-	r.CompletionTokens = p.int("completion_tokens", rd.field(22), true)
-	r.MaxTokens = p.int("max_tokens", rd.field(23), true)
-	return p.err
-}
-
-type parser struct{ err error }
-
-func (p *parser) int(col, s string, optional bool) int {
-	if s == "" && optional {
-		return None
+	var first error
+	fields, cols := rd.fields, table[:len(rd.index)]
+	for i, j := range rd.index {
+		cell := ""
+		if uint(j) < uint(len(fields)) { // j is -1 for a column the file lacks
+			cell = fields[j]
+		}
+		if err := cols[i].decode(r, cell); err != nil && first == nil {
+			first = fmt.Errorf("column %s: %w", cols[i].name, err)
+		}
 	}
-	v, err := strconv.Atoi(s)
-	if (err != nil || v < 0) && p.err == nil {
-		p.err = fmt.Errorf("column %s: %q is not a non-negative integer", col, truncate(s, 32))
-		return None
-	}
-	return v
-}
-
-func (p *parser) float(col, s string, optional bool) float64 {
-	if s == "" && optional {
-		return None
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if (err != nil || v < 0 || v != v || v > 1e15) && p.err == nil {
-		p.err = fmt.Errorf("column %s: %q is not a non-negative number", col, truncate(s, 32))
-		return None
-	}
-	return v
+	return first
 }
 
 // SplitCSVLine splits one RFC 4180 line (no embedded newlines) into

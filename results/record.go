@@ -3,7 +3,6 @@ package results
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"strconv"
 )
 
 // None marks an absent numeric value (an empty CSV cell). Every numeric
@@ -44,17 +43,6 @@ const (
 
 // MaxHeaderLen bounds the raw header values kept in a Record.
 const MaxHeaderLen = 64
-
-// Columns is the fixed column order of a results file. New columns go at
-// the end; a reader accepts files that lack trailing columns it knows.
-var Columns = []string{
-	"run_id", "shape", "group", "seq", "attempt", "wave",
-	"intended_ms", "sent_ms", "ttfb_ms", "latency_ms",
-	"status", "error", "retry_after_ms", "retry_after", "wait_ms", "wait_source",
-	"spillover", "ratelimit_remaining_requests", "ratelimit_remaining_tokens",
-	"utilization_pct", "prompt_tokens", "cached_tokens", "completion_tokens",
-	"max_tokens",
-}
 
 // Record is one attempt: one row of a results file, in column order.
 // Numeric fields that can be absent hold None.
@@ -136,24 +124,4 @@ func trimSpace(s string) string {
 		j--
 	}
 	return s[i:j]
-}
-
-// FormatMS formats a millisecond value with at most 3 decimals and no
-// trailing zeros; None becomes the empty string.
-func FormatMS(v float64) string {
-	if v < 0 {
-		return ""
-	}
-	return strconv.FormatFloat(roundTo(v, 1000), 'f', -1, 64)
-}
-
-func roundTo(v, scale float64) float64 {
-	return float64(int64(v*scale+0.5)) / scale
-}
-
-func formatInt(v int) string {
-	if v < 0 {
-		return ""
-	}
-	return strconv.Itoa(v)
 }

@@ -98,15 +98,27 @@ func readAll(t *testing.T, path string) []Record {
 
 func TestCreateRejectsForeignHeader(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "other.csv")
-	os.WriteFile(path, []byte("a,b,c\n1,2,3\n"), 0o644)
-	_, err := Create(path)
-	if err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("err = %v, want one naming %s", err, path)
+	cases := []struct{ name, content string }{
+		{"another CSV", "a,b,c\n1,2,3\n"},
+		{"an older header", strings.Join(Columns[:requiredColumns], ",") + "\n"},
+		// Create reads no more of the first line than a header can take.
+		{"a header run on for megabytes", header + strings.Repeat("x", 3*MaxLine)},
 	}
-	b, _ := os.ReadFile(path)
-	if string(b) != "a,b,c\n1,2,3\n" {
-		t.Fatal("foreign file was modified")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "other.csv")
+			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Create(path)
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a ptuprobe results file") {
+				t.Fatalf("err = %v, want one naming %s", err, path)
+			}
+			if b, _ := os.ReadFile(path); string(b) != c.content {
+				t.Fatal("the file was modified")
+			}
+		})
 	}
 }
 
@@ -178,19 +190,37 @@ func TestReaderErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
-func TestReaderAcceptsOlderFilesWithFewerColumns(t *testing.T) {
+// TestReaderMatchesColumnsByName: older files lack trailing columns, newer
+// ones may carry columns this reader does not know, anywhere after the
+// required prefix.
+func TestReaderMatchesColumnsByName(t *testing.T) {
 	t.Parallel()
-	in := strings.Join(Columns[:17], ",") + "\n" + "x,scheduled,g,0,1,,5,6,7,8,429,,12,,12,retry-after-ms,1\n"
-	rd, err := NewReader(strings.NewReader(in), "old.csv")
-	if err != nil {
-		t.Fatal(err)
+	required := strings.Join(Columns[:requiredColumns], ",")
+	row := "x,scheduled,g,0,1,,5,6,7,8,429,,12,,12,retry-after-ms,1"
+	cases := []struct {
+		name, header, row    string
+		maxTokens, remaining int
+	}{
+		{"older file, required columns only", required, row, None, None},
+		{"unknown column after the required ones", required + ",worker,max_tokens", row + ",w-3,100", 100, None},
+		{"known columns in another order", required + ",max_tokens,ratelimit_remaining_requests", row + ",100,7", 100, 7},
+		{"unknown trailing column", strings.Join(Columns, ",") + ",policy", row + ",7,,,,,,100,always", 100, 7},
 	}
-	var r Record
-	if err := rd.Read(&r); err != nil {
-		t.Fatal(err)
-	}
-	if r.WaitMS != 12 || !r.Spillover || r.MaxTokens != None || r.Wave != None {
-		t.Fatalf("got %+v", r)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rd, err := NewReader(strings.NewReader(c.header+"\n"+c.row+"\n"), "f.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Record
+			if err := rd.Read(&r); err != nil {
+				t.Fatal(err)
+			}
+			if r.WaitMS != 12 || !r.Spillover || r.Wave != None || r.MaxTokens != c.maxTokens || r.RatelimitRemainingRequests != c.remaining {
+				t.Fatalf("got %+v", r)
+			}
+		})
 	}
 }
 

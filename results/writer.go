@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -36,9 +35,11 @@ func Create(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("open results file %s: %w", path, err)
 	}
-	header := strings.Join(Columns, ",")
 	if st.Size() > 0 {
-		line, err := bufio.NewReader(io.NewSectionReader(f, 0, st.Size())).ReadString('\n')
+		// Only as much as a matching header line can take: the first line
+		// of a foreign file may be gigabytes long.
+		n := min(st.Size(), int64(len(header)+len("\r\n")))
+		line, err := bufio.NewReader(io.NewSectionReader(f, 0, n)).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			f.Close()
 			return nil, fmt.Errorf("read results file %s: %w", path, err)
@@ -65,17 +66,10 @@ func Create(path string) (*Writer, error) {
 
 // NewWriter writes rows (and a header) to w, for tests and pipes.
 func NewWriter(w io.Writer) (*Writer, error) {
-	if _, err := io.WriteString(w, strings.Join(Columns, ",")+"\n"); err != nil {
+	if _, err := io.WriteString(w, header+"\n"); err != nil {
 		return nil, err
 	}
 	return &Writer{w: w, buf: make([]byte, 0, 512)}, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // Write appends one row and flushes it to the file.
@@ -111,90 +105,4 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("sync %s: %w", w.name, serr)
 	}
 	return cerr
-}
-
-// AppendCSV appends r as one CSV line (with its newline) to dst.
-func AppendCSV(dst []byte, r *Record) []byte {
-	dst = appendField(dst, r.RunID)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.Shape)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.Group)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, int64(r.Seq), 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, int64(r.Attempt), 10)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.Wave)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.IntendedMS)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.SentMS)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.TTFBMS)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.LatencyMS)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, int64(r.Status), 10)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.Error)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.RetryAfterMS)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.RetryAfter)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.WaitMS)
-	dst = append(dst, ',')
-	dst = appendField(dst, r.WaitSource)
-	dst = append(dst, ',')
-	if r.Spillover {
-		dst = append(dst, '1')
-	} else {
-		dst = append(dst, '0')
-	}
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.RatelimitRemainingRequests)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.RatelimitRemainingTokens)
-	dst = append(dst, ',')
-	dst = appendMS(dst, r.UtilizationPct)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.PromptTokens)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.CachedTokens)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.CompletionTokens)
-	dst = append(dst, ',')
-	dst = appendInt(dst, r.MaxTokens)
-	return append(dst, '\n')
-}
-
-func appendInt(dst []byte, v int) []byte {
-	if v < 0 {
-		return dst
-	}
-	return strconv.AppendInt(dst, int64(v), 10)
-}
-
-func appendMS(dst []byte, v float64) []byte {
-	if v < 0 {
-		return dst
-	}
-	return strconv.AppendFloat(dst, roundTo(v, 1000), 'f', -1, 64)
-}
-
-// appendField quotes a field the RFC 4180 way when it needs it (an
-// HTTP-date in retry-after carries a comma).
-func appendField(dst []byte, s string) []byte {
-	if !strings.ContainsAny(s, ",\"\r\n") {
-		return append(dst, s...)
-	}
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			dst = append(dst, '"')
-		}
-		dst = append(dst, s[i])
-	}
-	return append(dst, '"')
 }

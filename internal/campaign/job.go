@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -68,8 +67,8 @@ func (j *Job) Validate() error {
 		return valid.Errorf("Output", "must name a file")
 	}
 	if o.Group != "" {
-		if err := analyze.ValidateLabel(o.Group); err != nil {
-			return &valid.Error{Name: "Group", Reason: err.Error()}
+		if err := results.ValidateGroup(o.Group); err != nil {
+			return err
 		}
 	}
 	if err := o.Retry.Validate(); err != nil {

@@ -1,0 +1,149 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// TestForeignQuotedLineBreaks reads RFC 4180 fields that hold a line
+// break, in the group column and in a column that is not read; line
+// references after them still name the physical line.
+func TestForeignQuotedLineBreaks(t *testing.T) {
+	t.Parallel()
+	content := "source,note,retry_after_ms\r\n" + // line 1
+		"\"night\nrun\",plain,5\n" + // lines 2–3
+		"day,\"two\r\nlines, one \"\"quote\"\"\",7\n" + // lines 4–5
+		"day,x,abc\n" + // line 6: invalid value
+		"\n" + // line 7: blank
+		"\"night\nrun\",,9\n" + // lines 8–9
+		"day,\"a\nb\nc\",oops\n" // lines 10–12: invalid value
+	path := writeFile(t, t.TempDir(), "events.csv", content)
+	a, err := analyzeFiles(t, ForeignColumns{Group: "source"}, Labels{"night\nrun": "Night run"}, 1, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	night, day := a.GroupByLabel("Night run"), a.GroupByLabel("day")
+	if night == nil || day == nil {
+		t.Fatalf("groups %+v", a.Groups)
+	}
+	if night.Count() != 2 || night.Waits[0] != 5 || night.Waits[1] != 9 {
+		t.Errorf("night run waits %v, want [5 9]", night.Waits)
+	}
+	if day.Count() != 1 || day.Events != 3 || day.NoWait.Invalid != 2 {
+		t.Errorf("day: n=%d events=%d invalid=%d, want 1 3 2", day.Count(), day.Events, day.NoWait.Invalid)
+	}
+	if got := FormatLineRefs(a.InvalidValues.First, 1); got != "line 6, line 10" {
+		t.Errorf("invalid values at %q, want line 6, line 10", got)
+	}
+	if a.UnreadableRows.Count != 0 {
+		t.Errorf("unreadable rows %+v", a.UnreadableRows)
+	}
+
+	// Without a rename the label cannot be published: the one rule says why.
+	_, err = analyzeFiles(t, ForeignColumns{Group: "source"}, nil, 1, path)
+	var bad *BadInputError
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "label must be printable: character 6 is U+000A") {
+		t.Errorf("err = %v, want the label refused", err)
+	}
+}
+
+// TestForeignMalformedRecords counts malformed records by the line they
+// start on and reads on after them.
+func TestForeignMalformedRecords(t *testing.T) {
+	t.Parallel()
+	content := lines(
+		"g,retry_after_ms",
+		`a,1`,               // line 2
+		`a"b,2`,             // line 3: bare quote
+		`"a"x,3`,            // line 4: text after a closing quote
+		`a`,                 // line 5: no value column
+		"   ",               // line 6: white space only, skipped
+		`"a","4"`,           // line 7
+		`"a,b"",5`+"\n"+`c`, // lines 8–9: a quote that closes only at the end of the file
+	)
+	path := writeFile(t, t.TempDir(), "events.csv", content)
+	a, err := analyzeFiles(t, ForeignColumns{Group: "g"}, nil, 1, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := a.GroupByLabel("a"); g == nil || g.Count() != 2 {
+		t.Fatalf("group a: %+v", g)
+	}
+	if got := FormatLineRefs(a.UnreadableRows.First, 1); got != "line 3, line 4, line 5, line 8" {
+		t.Errorf("unreadable rows at %q", got)
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestForeignRecordCap: an unclosed quote makes the rest of a file one
+// record, and a line can run on without end; neither is read much past
+// the cap.
+func TestForeignRecordCap(t *testing.T) {
+	t.Parallel()
+	rest := strings.Repeat("7,c\n", 3*maxForeignRecord/4) // 3 MiB of good rows
+	cases := []struct {
+		name    string
+		content string
+		wantErr string // "" when the file reads
+	}{
+		{"unclosed quote", "retry_after_ms,g\n5,a\n\"6,b\n" + rest, "events.csv line 3: a line, or a quoted field, runs on"},
+		{"unclosed quote after a multi-line record", "retry_after_ms,g\n5,\"a\nb\"\n6,\"b\n" + rest, "events.csv line 4: a line, or a quoted field, runs on"},
+		{"one long line", "retry_after_ms,g\n5,a\n" + strings.Repeat("8", 3*maxForeignRecord) + ",a\n" + rest, "events.csv line 3: a line, or a quoted field, runs on"},
+		{"a quoted field under the cap", "retry_after_ms,g\n5,\"" + strings.Repeat("x\n", maxForeignRecord/2-8) + "\"\n" + rest, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := &countingReader{r: strings.NewReader(c.content)}
+			tally := NewTally(false)
+			err := tally.Read(context.Background(), src, Input{Name: "events.csv", Ordinal: 1}, ForeignColumns{})
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var bad *BadInputError
+			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err = %v, want a BadInputError with %q", err, c.wantErr)
+			}
+			// The cap, the CSV parser's buffer and Read's own buffer.
+			if limit := maxForeignRecord + 3*csvReadBuffer; src.n > limit {
+				t.Errorf("read %d bytes before failing, more than %d", src.n, limit)
+			}
+		})
+	}
+}
+
+// TestResultsLineCap: a results header followed by megabytes without a
+// newline is refused, naming the line, without reading it all.
+func TestResultsLineCap(t *testing.T) {
+	t.Parallel()
+	r := attempt("burst-shaped", "burst", 429, 5, results.WaitRetryAfterMS)
+	content := strings.Join(results.Columns, ",") + "\n" + string(results.AppendCSV(nil, &r)) + strings.Repeat("x", 4*results.MaxLine)
+	src := &countingReader{r: strings.NewReader(content)}
+	err := NewTally(false).Read(context.Background(), src, Input{Name: "r.csv", Ordinal: 1}, ForeignColumns{})
+	var bad *BadInputError
+	if !errors.As(err, &bad) || !errors.Is(err, results.ErrLineTooLong) || !strings.Contains(err.Error(), "r.csv line 3") {
+		t.Fatalf("err = %v, want a BadInputError naming r.csv line 3", err)
+	}
+	if limit := 2 * results.MaxLine; src.n > limit {
+		t.Errorf("read %d bytes before failing, more than %d", src.n, limit)
+	}
+}

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+)
+
+// WriteRunSummary writes the end-of-run summary of a traffic command from
+// the Analysis of its live analyze.Tally: attempts by HTTP status, error
+// classes, 429s with the p50 and p99 of their advised waits (type 7, from
+// the first wait on, whatever the Analysis's minimum group size), 429s
+// without a usable wait, spillover and late sends. For example:
+//
+//	requests: 28 (no response ×1, 200 ×9, 429 ×16, 503 ×2)
+//	errors: reset ×1
+//	429s: 16, advised wait p50 43 ms, p99 1990.5 ms, 3 without a usable wait
+//	served by spillover: 2
+//	sends late by more than 10 ms: 0 (max 1.25 ms)
+func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
+	t := &a.Totals
+	var b strings.Builder
+	fmt.Fprintf(&b, "requests: %d", t.Attempts)
+	if len(t.ByStatus) > 0 {
+		codes := slices.Sorted(maps.Keys(t.ByStatus))
+		parts := make([]string, len(codes))
+		for i, c := range codes {
+			label := strconv.Itoa(c)
+			if c == 0 {
+				label = "no response"
+			}
+			parts[i] = fmt.Sprintf("%s ×%d", label, t.ByStatus[c])
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	b.WriteByte('\n')
+	if len(t.ByErrorClass) > 0 {
+		classes := sortedKeys(t.ByErrorClass)
+		parts := make([]string, len(classes))
+		for i, c := range classes {
+			parts[i] = fmt.Sprintf("%s ×%d", c, t.ByErrorClass[c])
+		}
+		fmt.Fprintf(&b, "errors: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, "429s: %d", t.Total429)
+	if waits := a.Overall.Waits; len(waits) > 0 {
+		fmt.Fprintf(&b, ", advised wait p50 %s ms, p99 %s ms", Number(analyze.Percentile(waits, 50)), Number(analyze.Percentile(waits, 99)))
+	}
+	if n := t.NoWait.None + t.NoWait.Invalid; n > 0 {
+		fmt.Fprintf(&b, ", %d without a usable wait", n)
+	}
+	b.WriteByte('\n')
+	if t.Spillover > 0 {
+		fmt.Fprintf(&b, "served by spillover: %d\n", t.Spillover)
+	}
+	fmt.Fprintf(&b, "sends late by more than %d ms: %d (max %s ms)\n", analyze.LateAfterMS, t.Late, Number(t.MaxLateMS))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
