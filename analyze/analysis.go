@@ -138,10 +138,10 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	for _, raw := range raws {
 		label := labels.Published(raw)
 		if err := results.ValidateGroup(label); err != nil {
-			return nil, badInput("group %q from the input cannot be published: %s; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), labelError(err))
+			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q from the input cannot be published: %s", clip(raw, results.MaxGroupLen), labelError(err))}
 		}
 		if label == OverallLabel {
-			return nil, badInput("group %q would be published as %q, which is the combined row; rename it with --label FROM=TO", clip(raw, results.MaxGroupLen), OverallLabel)
+			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
 		}
 		published[raw] = label
 		g := byLabel[label]

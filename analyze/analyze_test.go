@@ -241,8 +241,8 @@ func TestUnpublishableGroup(t *testing.T) {
 			path := writeFile(t, t.TempDir(), "e.csv", c.content)
 			_, err := analyzeFiles(t, ForeignColumns{Group: "source"}, nil, 1, path)
 			var bad *BadInputError
-			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), "--label") {
-				t.Fatalf("err = %v, want a BadInputError saying %q and pointing at --label", err, c.reason)
+			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.reason) || bad.Setting != "Labels" {
+				t.Fatalf("err = %v, want a BadInputError saying %q and pointing at the Labels setting", err, c.reason)
 			}
 			if _, err := analyzeFiles(t, ForeignColumns{Group: "source"}, Labels{c.raw: "renamed"}, 1, path); err != nil {
 				t.Errorf("renamed: %v", err)

@@ -47,7 +47,7 @@ func ParseColumns(keys []string) ([]Statistic, error) {
 			continue
 		}
 		if _, ok := statisticByKey(k); !ok {
-			return nil, fmt.Errorf("--columns: unknown column %q (choose from %s)", clip(k, 16), strings.Join(statisticKeys(), ", "))
+			return nil, fmt.Errorf("unknown column %q (choose from %s)", clip(k, 16), strings.Join(statisticKeys(), ", "))
 		}
 		want[k] = true
 	}

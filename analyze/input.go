@@ -51,8 +51,13 @@ type ForeignColumns struct {
 }
 
 // BadInputError is an input the user must fix (a missing column, a bad
-// header), as opposed to an I/O failure.
-type BadInputError struct{ Err error }
+// header), as opposed to an I/O failure. Setting, when not empty, names the
+// analysis setting that can fix it: "Labels" (rename a group), "Value" or
+// "Group" (the ForeignColumns).
+type BadInputError struct {
+	Err     error
+	Setting string
+}
 
 func (e *BadInputError) Error() string { return e.Err.Error() }
 func (e *BadInputError) Unwrap() error { return e.Err }
@@ -156,17 +161,13 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 	}
 	value := columnIndex(header, valueName)
 	if value < 0 {
-		hint := "name it with --value-column"
-		if cols.Value != "" {
-			hint = "check --value-column"
-		}
-		return badInput("%s has no column %q (its columns: %s); %s", in.Name, valueName, describeColumns(header), hint)
+		return &BadInputError{Setting: "Value", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, valueName, describeColumns(header))}
 	}
 	group := -1
 	switch {
 	case cols.Group != "":
 		if group = columnIndex(header, cols.Group); group < 0 {
-			return badInput("%s has no column %q (its columns: %s); check --group-column", in.Name, cols.Group, describeColumns(header))
+			return &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
 		}
 	default:
 		group = columnIndex(header, autoGroupColumn)

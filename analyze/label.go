@@ -35,10 +35,10 @@ type Labels map[string]string
 func ParseLabel(spec string) (from, to string, err error) {
 	from, to, ok := strings.Cut(spec, "=")
 	if !ok || from == "" {
-		return "", "", fmt.Errorf("--label %q: want FROM=TO", clip(spec, results.MaxGroupLen))
+		return "", "", fmt.Errorf("%q: want FROM=TO", clip(spec, results.MaxGroupLen))
 	}
 	if err := results.ValidateGroup(to); err != nil {
-		return "", "", fmt.Errorf("--label %q: %s", clip(spec, results.MaxGroupLen), labelError(err))
+		return "", "", fmt.Errorf("%q: %s", clip(spec, results.MaxGroupLen), labelError(err))
 	}
 	return from, to, nil
 }

@@ -55,7 +55,7 @@ const maxExprLen = 200
 func ParseThreshold(expr string) (Threshold, error) {
 	e := strings.TrimSpace(expr)
 	fail := func(format string, a ...any) (Threshold, error) {
-		return Threshold{}, fmt.Errorf("--fail-if %q: %s", clip(e, 64), fmt.Sprintf(format, a...))
+		return Threshold{}, fmt.Errorf("%q: %s", clip(e, 64), fmt.Sprintf(format, a...))
 	}
 	if e == "" {
 		return fail("empty expression; want [group.]metric OP number, e.g. overall.p99_ms>20000")
@@ -174,7 +174,7 @@ func (t Threshold) Evaluate(a *Analysis) Verdict {
 	default:
 		v.Measured, v.Measurable = g.Stats[t.Metric]
 		if !v.Measurable {
-			v.Note = joinNote(v.Note, fmt.Sprintf("%d usable waits, below --min-group %d", g.Count(), a.MinGroup))
+			v.Note = joinNote(v.Note, fmt.Sprintf("%d usable waits, below the minimum group size %d", g.Count(), a.MinGroup))
 		}
 	}
 	if v.Measurable {

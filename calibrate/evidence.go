@@ -45,9 +45,9 @@ func (r Result) WriteTable(w io.Writer) {
 	}
 	switch {
 	case r.Knee == 0:
-		fmt.Fprintf(w, "knee: none found: even %s/s was not admitted; lower --min-rate\n", num(r.Ceiling))
+		fmt.Fprintf(w, "knee: none found: even the lowest rate, %s/s, was not admitted\n", num(r.Ceiling))
 	case r.Ceiling == 0:
-		fmt.Fprintf(w, "knee: at least %s/s: every rate up to --max-rate was admitted; raise --max-rate\n", num(r.Knee))
+		fmt.Fprintf(w, "knee: at least %s/s: every rate up to the highest was admitted\n", num(r.Knee))
 	default:
 		fmt.Fprintf(w, "knee: %s/s admitted without 429s (%s/s was not)\n", num(r.Knee), num(r.Ceiling))
 	}

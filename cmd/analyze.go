@@ -50,6 +50,13 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
 }
 
+// badInputHints say which flag fixes an input analyze refused.
+var badInputHints = map[string]string{
+	"Labels": "rename it with --label FROM=TO",
+	"Value":  "name the column with --value-column",
+	"Group":  "check --group-column",
+}
+
 var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group"}
 
 // job parses and checks every flag into a publish job for paths, so a bad
@@ -102,6 +109,9 @@ func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) er
 	var bad *analyze.BadInputError
 	switch {
 	case errors.As(err, &bad):
+		if hint, ok := badInputHints[bad.Setting]; ok {
+			return usageError("%v; %s", err, hint)
+		}
 		return asUsage(err)
 	case errors.Is(err, publish.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted before the report was written; no report written")}

@@ -13,10 +13,39 @@ import (
 // DefaultServeAddr is where `ptuprobe serve` listens: loopback only.
 const DefaultServeAddr = "127.0.0.1:8089"
 
+type serveCmd struct {
+	cfg  sim.Config
+	addr string
+}
+
+// run serves the simulator until Ctrl-C.
+func (s *serveCmd) run(c *cobra.Command, _ []string) error {
+	if err := s.cfg.Validate(); err != nil {
+		return settingError(err, simFlagNames(""))
+	}
+	if _, port, err := net.SplitHostPort(s.addr); err != nil || !validPort(port) {
+		return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", s.addr, DefaultServeAddr)
+	}
+	run, err := sim.Start(c.Context(), s.cfg, s.addr)
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	defer run.Close()
+	printServeBanner(c, s.cfg, run)
+	select {
+	case <-c.Context().Done():
+	case <-run.Done():
+	}
+	if err := run.Close(); err != nil {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("simulator: %w", err)}
+	}
+	fmt.Fprintln(c.ErrOrStderr(), "simulator stopped")
+	return nil
+}
+
 func init() {
 	register(func() *cobra.Command {
-		cfg := sim.DefaultConfig()
-		addr := DefaultServeAddr
+		sc := &serveCmd{cfg: sim.DefaultConfig(), addr: DefaultServeAddr}
 		c := &cobra.Command{
 			Use:   "serve",
 			Short: "Run the embedded PTU simulator (or the gateway profile) on loopback",
@@ -31,32 +60,10 @@ stops it. GET /sim/stats shows what it has admitted and refused.`,
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
   ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000
   ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset`,
-			RunE: func(c *cobra.Command, _ []string) error {
-				if err := cfg.Validate(); err != nil {
-					return settingError(err, simFlagNames(""))
-				}
-				if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
-					return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", addr, DefaultServeAddr)
-				}
-				run, err := sim.Start(c.Context(), cfg, addr)
-				if err != nil {
-					return &ExitError{Code: ExitFailure, Err: err}
-				}
-				defer run.Close()
-				printServeBanner(c, cfg, run)
-				select {
-				case <-c.Context().Done():
-				case <-run.Done():
-				}
-				if err := run.Close(); err != nil {
-					return &ExitError{Code: ExitFailure, Err: fmt.Errorf("simulator: %w", err)}
-				}
-				fmt.Fprintln(c.ErrOrStderr(), "simulator stopped")
-				return nil
-			},
+			RunE: sc.run,
 		}
-		c.Flags().StringVar(&addr, "addr", addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
-		addSimFlags(c.Flags(), &cfg, "")
+		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
+		addSimFlags(c.Flags(), &sc.cfg, "")
 		return c
 	})
 }

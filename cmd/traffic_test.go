@@ -304,12 +304,68 @@ func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
 	}
 }
 
+// TestHelpHasExamples: every command the root registers, whatever it is,
+// prints its help with examples and exits 0.
 func TestHelpHasExamples(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{"burst", "schedule", "version"} {
-		code, stdout, _ := runCLI(context.Background(), c, "--help")
-		if code != 0 || !strings.Contains(stdout, "Examples:") {
-			t.Errorf("%s --help: exit %d, examples missing", c, code)
+	root := NewRootCommand()
+	seen := 0
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		seen++
+		code, stdout, _ := runCLI(context.Background(), c.Name(), "--help")
+		if code != 0 || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "Usage:") {
+			t.Errorf("%s --help: exit %d, usage or examples missing:\n%s", c.Name(), code, stdout)
+		}
+	}
+	if seen < 7 {
+		t.Fatalf("only %d commands registered", seen)
+	}
+}
+
+// TestBadInputNamesTheFlag: a refused setting is reported by the flag the
+// user typed, with the prefix of the command that has it, never by the Go
+// field a package named it by.
+func TestBadInputNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "events.csv")
+	os.WriteFile(foreign, []byte("a,b\n1,2\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"burst", "--size", "0"}, "--size must be at least 1"},
+		{[]string{"characterize", "--burst-waves", "0", "--out-dir", dir}, "--burst-waves must be at least 1"},
+		{[]string{"burst", "--spread", "2s", "--gap", "1s", "--waves", "2"}, "--spread (2s) is longer than --gap (1s)"},
+		{[]string{"schedule", "--rate", "1/s", "--arrival", "bursty"}, "--arrival must be constant or poisson"},
+		{[]string{"burst", "--max-in-flight", "0"}, "--max-in-flight must be at least 1"},
+		{[]string{"burst", "--max-attempts", "11"}, "--max-attempts must be between 1 and 10"},
+		{[]string{"burst", "--group", "night\u00a0run"}, "--group must be printable"},
+		{[]string{"burst", "--sim-ptu", "0"}, "--sim-ptu 0"},
+		{[]string{"serve", "--ptu", "0"}, "--ptu 0"},
+		{[]string{"burst", "--url", "http://127.0.0.1:9", "--prompt-tokens", "0"}, "--prompt-tokens"},
+		{[]string{"calibrate", "--factor", "1"}, "--factor must be above 1"},
+		{[]string{"calibrate", "--max-rate", "1/s", "--min-rate", "2/s"}, "--max-rate must be greater than --min-rate"},
+		{[]string{"analyze", foreign}, "name the column with --value-column"},
+		{[]string{"analyze", "--columns", "p42", foreign}, "--columns: unknown column"},
+		{[]string{"analyze", "--label", "x", foreign}, "--label: \"x\": want FROM=TO"},
+		{[]string{"analyze", "--fail-if", "p99>", foreign}, "--fail-if: "},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCLI(context.Background(), append(tt.args, "--quiet")...)
+		if tt.args[0] == "analyze" || tt.args[0] == "serve" {
+			code, _, stderr = runCLI(context.Background(), tt.args...)
+		}
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", tt.args, code, stderr, tt.want)
+		}
+		for _, field := range []string{"MaxInFlight", "Size ", "Waves", "PromptTokens", "ValueColumn", "Spread"} {
+			if strings.Contains(stderr, field) {
+				t.Errorf("%v: stderr names the Go field %q: %q", tt.args, field, stderr)
+			}
 		}
 	}
 }

@@ -14,10 +14,12 @@ func init() {
 			Short:   "Print the ptuprobe version",
 			Args:    noArgs,
 			Example: "  ptuprobe version",
-			RunE: func(c *cobra.Command, _ []string) error {
-				fmt.Fprintf(c.OutOrStdout(), "ptuprobe %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-				return nil
-			},
+			RunE:    printVersion,
 		}
 	})
+}
+
+func printVersion(c *cobra.Command, _ []string) error {
+	fmt.Fprintf(c.OutOrStdout(), "ptuprobe %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
 }

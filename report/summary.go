@@ -22,7 +22,7 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		return err
 	}
 	if withheld := belowMinGroup(a); len(withheld) > 0 {
-		fmt.Fprintf(&b, "\nPercentiles withheld (fewer than %d usable waits, `--min-group`): %s.\n", a.MinGroup, strings.Join(withheld, ", "))
+		fmt.Fprintf(&b, "\nPercentiles withheld (fewer than %d usable waits, the minimum group size): %s.\n", a.MinGroup, strings.Join(withheld, ", "))
 	}
 
 	b.WriteString("\n## Reading\n\n")
