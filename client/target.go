@@ -103,34 +103,54 @@ func New(cfg Config) (*Target, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	t := &Target{cfg: cfg, now: cfg.Now}
+	u, err := cfg.requestURL()
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{url: u, now: cfg.Now}
+	if cfg.API != APIRaw {
+		if err := cfg.checkChat(); err != nil {
+			return nil, err
+		}
+		t.prompt = newPromptBuilder(cfg)
+	}
+	if err := cfg.checkHeaders(); err != nil {
+		return nil, err
+	}
+	t.cfg = cfg
+	t.client = newHTTPClient(cfg)
+	return t, nil
+}
+
+// requestURL checks the API's target settings, fills their defaults and
+// returns the URL every request goes to.
+func (cfg *Config) requestURL() (string, error) {
 	switch cfg.API {
 	case APIAzure:
 		if cfg.Endpoint == "" {
-			return nil, valid.Errorf("Endpoint", "is required for {API} azure")
+			return "", valid.Errorf("Endpoint", "is required for {API} azure")
 		}
 		if cfg.Deployment == "" {
-			return nil, valid.Errorf("Deployment", "is required for {API} azure")
+			return "", valid.Errorf("Deployment", "is required for {API} azure")
 		}
 		base, err := checkURL("Endpoint", cfg.Endpoint)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if cfg.APIVersion == "" {
 			cfg.APIVersion = DefaultAPIVersion
 		}
 		base.Path = strings.TrimRight(base.Path, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) + "/chat/completions"
 		base.RawQuery = "api-version=" + url.QueryEscape(cfg.APIVersion)
-		t.url = base.String()
+		return base.String(), nil
 	case APIOpenAI, APIRaw:
 		if cfg.URL == "" {
-			return nil, valid.Errorf("URL", "is required for {API} %s", cfg.API)
+			return "", valid.Errorf("URL", "is required for {API} %s", cfg.API)
 		}
 		u, err := checkURL("URL", cfg.URL)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		t.url = u.String()
 		if cfg.API == APIOpenAI && cfg.Model == "" {
 			cfg.Model = DefaultModel
 		}
@@ -141,50 +161,61 @@ func New(cfg Config) (*Target, error) {
 			}
 		}
 		if cfg.API == APIRaw && !isToken(cfg.Method) {
-			return nil, valid.Errorf("Method", "must be an HTTP method such as GET or POST")
+			return "", valid.Errorf("Method", "must be an HTTP method such as GET or POST")
 		}
+		return u.String(), nil
+	}
+	return "", valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
+}
+
+// checkChat checks the synthetic chat request's settings.
+func (cfg *Config) checkChat() error {
+	switch {
+	case cfg.PromptTokens < 1:
+		return valid.Errorf("PromptTokens", "must be at least 1")
+	case cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens:
+		return valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
+	case cfg.MaxTokens < 1:
+		return valid.Errorf("MaxTokens", "must be at least 1")
+	}
+	switch cfg.MaxTokensField {
+	case "":
+		cfg.MaxTokensField = "max_tokens"
+	case "max_tokens", "max_completion_tokens":
 	default:
-		return nil, valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
+		return valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
 	}
-	if cfg.API != APIRaw {
-		if cfg.PromptTokens < 1 {
-			return nil, valid.Errorf("PromptTokens", "must be at least 1")
-		}
-		if cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens {
-			return nil, valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
-		}
-		if cfg.MaxTokens < 1 {
-			return nil, valid.Errorf("MaxTokens", "must be at least 1")
-		}
-		switch cfg.MaxTokensField {
-		case "":
-			cfg.MaxTokensField = "max_tokens"
-		case "max_tokens", "max_completion_tokens":
-		default:
-			return nil, valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
-		}
-		t.prompt = newPromptBuilder(cfg)
-	}
+	return nil
+}
+
+// checkHeaders refuses what net/http would refuse on every request, so a
+// bad header is one usage error rather than a run of failed rows.
+func (cfg *Config) checkHeaders() error {
 	for i, h := range cfg.Headers {
 		if !isToken(h.Name) || !isHeaderValue(h.Value) {
-			return nil, valid.Errorf("Headers", "must have a name without spaces or separators and a value without control characters (number %d does not)", i+1)
+			return valid.Errorf("Headers", "must have a name without spaces or separators and a value without control characters (number %d does not)", i+1)
 		}
 	}
 	if !isHeaderValue(cfg.Key) {
-		return nil, valid.Errorf("Key", "must not hold control characters such as a line break")
+		return valid.Errorf("Key", "must not hold control characters such as a line break")
 	}
 	if cfg.KeyHeader == "" {
 		cfg.KeyHeader = defaultKeyHeader(cfg.API)
 	}
 	if !isToken(cfg.KeyHeader) {
-		return nil, valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")
+		return valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")
 	}
-	t.cfg = cfg
+	return nil
+}
+
+// newHTTPClient is a keep-alive client sized to cfg.MaxConns that never
+// follows a redirect.
+func newHTTPClient(cfg Config) *http.Client {
 	dial := cfg.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	t.client = &http.Client{
+	return &http.Client{
 		Timeout: cfg.Timeout,
 		Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
@@ -199,7 +230,6 @@ func New(cfg Config) (*Target, error) {
 		// carry the key to another host.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return t, nil
 }
 
 // checkURL accepts only absolute http and https URLs. The error names the

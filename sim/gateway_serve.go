@@ -15,60 +15,25 @@ const (
 
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, req request, key string) {
 	if rt.op == opCount {
-		// Token counting does not reach the provider and costs nothing
-		// against either ceiling.
-		s.mu.Lock()
-		s.n.requests++
-		s.n.tokenCounts++
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(strconv.AppendInt(append(make([]byte, 0, 32), `{"input_tokens":`...), int64(req.PromptTokens), 10))
-		w.Write([]byte("}\n"))
+		s.serveTokenCount(w, req)
 		return
 	}
 	est := int64(req.PromptTokens + req.MaxTokens)
 	if rt.op == opImage {
 		est = int64(req.Images * imageEstimateTokens)
 	}
-
 	if !s.arrive(w, r) {
 		return
 	}
-
-	s.mu.Lock()
-	now := s.clock.Now()
-	ks, ok := s.keys.lookup(key, s.cfg.GatewayOrgs, func() *ceiling {
-		return newCeiling(s.cfg.GatewayKeyRPS, s.cfg.GatewayKeyTPM)
-	})
-	if !ok {
-		s.n.untrackedKeys++
-		s.n.rejected++
-		s.mu.Unlock()
+	o, ticket, refusal, tracked := s.gatewayDecide(key, est, rt.op != opImage, req.MaxTokens)
+	if !tracked {
 		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
 		return
 	}
-	ticket, refusal, admitted := s.gatewayAdmit(now, ks, est)
-	o := outcome{admitted: admitted}
-	if admitted {
-		s.n.admitted++
-		ks.admitted++
-		if rt.op != opImage {
-			o.completion = s.drawCompletion(req.MaxTokens)
-		}
-		s.seq++
-		o.id, o.created = s.seq, now.Unix()
-	} else {
-		s.n.refused++
-		ks.refused++
-	}
-	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
-	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
-	s.mu.Unlock()
-
 	h := w.Header()
 	setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
 	setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
-	if !admitted {
+	if !o.admitted {
 		if s.cfg.GatewayRetryAfter {
 			secs := (s.wallMS(refusal.wait) + 999) / 1000
 			setInt(h, "Retry-After", max(1, secs))
@@ -79,28 +44,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	reconcile := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if rt.op == opImage {
-			ticket.reportsNoTokens = true
-		}
-		ticket.reconcile(int64(req.PromptTokens + o.completion))
-		switch {
-		case ticket.reportsNoTokens:
-		case ticket.correctedOrg && ticket.correctedKey:
-			s.n.reconciledOrg++
-			s.n.reconciledKey++
-		default:
-			if ticket.correctedOrg {
-				s.n.reconciledOrg++
-			}
-			if ticket.correctedKey {
-				s.n.reconciledKey++
-			}
-			s.n.reconcileMissed++
-		}
-	}
+	reconcile := func() { s.reconcileGateway(ticket, rt.op == opImage, int64(req.PromptTokens+o.completion)) }
 	switch rt.op {
 	case opImage:
 		if s.clock.Sleep(r.Context(), s.cfg.TTFT+time.Duration(req.Images)*imageLatency) != nil {
@@ -113,5 +57,78 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 		s.respondMessage(w, r, &req, &o, reconcile)
 	default:
 		s.respondCompletion(w, r, &req, &o, reconcile)
+	}
+}
+
+// serveTokenCount answers a token-counting call: it does not reach the
+// provider and costs nothing against either ceiling.
+func (s *Server) serveTokenCount(w http.ResponseWriter, req request) {
+	s.mu.Lock()
+	s.n.requests++
+	s.n.tokenCounts++
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(strconv.AppendInt(append(make([]byte, 0, 32), `{"input_tokens":`...), int64(req.PromptTokens), 10))
+	w.Write([]byte("}\n"))
+}
+
+// gatewayDecide checks a call of estimated cost est against its key and
+// organization under the lock, charges it when admitted, and counts it.
+// tracked is false when the key table is full (the call is rejected).
+func (s *Server) gatewayDecide(key string, est int64, completes bool, maxTokens int) (o outcome, ticket *gatewayTicket, refusal gatewayRefusal, tracked bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	ks, ok := s.keys.lookup(key, s.cfg.GatewayOrgs, func() *ceiling {
+		return newCeiling(s.cfg.GatewayKeyRPS, s.cfg.GatewayKeyTPM)
+	})
+	if !ok {
+		s.n.untrackedKeys++
+		s.n.rejected++
+		return o, nil, refusal, false
+	}
+	var t gatewayTicket
+	t, refusal, o.admitted = s.gatewayAdmit(now, ks, est)
+	ticket = &t
+	if o.admitted {
+		s.n.admitted++
+		ks.admitted++
+		if completes {
+			o.completion = s.drawCompletion(maxTokens)
+		}
+		s.seq++
+		o.id, o.created = s.seq, now.Unix()
+	} else {
+		s.n.refused++
+		ks.refused++
+	}
+	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
+	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
+	return o, ticket, refusal, true
+}
+
+// reconcileGateway replaces a call's estimate with its actual tokens where
+// the counters are still on the minute it was charged to, and counts what
+// could and could not be corrected.
+func (s *Server) reconcileGateway(ticket *gatewayTicket, image bool, actual int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if image {
+		ticket.reportsNoTokens = true
+	}
+	ticket.reconcile(actual)
+	switch {
+	case ticket.reportsNoTokens:
+	case ticket.correctedOrg && ticket.correctedKey:
+		s.n.reconciledOrg++
+		s.n.reconciledKey++
+	default:
+		if ticket.correctedOrg {
+			s.n.reconciledOrg++
+		}
+		if ticket.correctedKey {
+			s.n.reconciledKey++
+		}
+		s.n.reconcileMissed++
 	}
 }
