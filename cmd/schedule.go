@@ -81,11 +81,7 @@ func (s *scheduleCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	out, total, err := r.run(c.Context())
-	if out.Sent > 0 || err == nil {
-		r.printSummary(out, total)
-	}
-	return err
+	return r.runAndSummarize(c.Context())
 }
 
 func init() {

@@ -159,6 +159,16 @@ func (r *trafficRun) capFlag(c dispatch.Cap) string {
 	return r.names.name("Budget")
 }
 
+// runAndSummarize runs a burst or schedule job and prints its summary once
+// anything was sent.
+func (r *trafficRun) runAndSummarize(ctx context.Context) error {
+	out, total, err := r.run(ctx)
+	if out.Sent > 0 || err == nil {
+		r.printSummary(out, total)
+	}
+	return err
+}
+
 // printSummary prints what a burst or schedule run sent and where it went.
 func (r *trafficRun) printSummary(out campaign.Outcome, total *runTally) {
 	total.writeSummary(r.stdout)

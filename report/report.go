@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
 )
 
 // File names of the published set, inside the output directory.
@@ -73,36 +74,10 @@ func Write(dir string, a *analyze.Analysis, opts Options) ([]string, error) {
 	var written []string
 	for _, s := range steps {
 		path := filepath.Join(dir, s.name)
-		if err := writeFile(path, s.write); err != nil {
+		if err := atomicfile.Write(path, s.write); err != nil {
 			return written, err
 		}
 		written = append(written, path)
 	}
 	return written, nil
-}
-
-func writeFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
