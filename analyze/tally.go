@@ -123,7 +123,7 @@ func (t *Tally) group(raw string) *groupTally {
 var knownErrorClasses = map[string]bool{
 	results.ErrTimeout: true, results.ErrRefused: true, results.ErrReset: true,
 	results.ErrCanceled: true, results.ErrTLS: true, results.ErrBody: true,
-	results.ErrOther: true,
+	results.ErrHeaders: true, results.ErrLocal: true, results.ErrOther: true,
 }
 
 // Observe counts one ptuprobe attempt as it completes, for a live run: it

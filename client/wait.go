@@ -53,10 +53,10 @@ func ParseAdvisedWait(retryAfterMS, retryAfter, date string, now time.Time) Advi
 	return AdvisedWait{MS: results.None, Source: results.WaitInvalid}
 }
 
-// maxWaitMS bounds a believable advised wait in milliseconds (about 31.7
+// maxWaitMS is results.MaxWaitMS: a believable advised wait in ms (about 31.7
 // years), applied to the result of every source; beyond it the value is
 // treated as garbage rather than a wait.
-const maxWaitMS = 1e12
+const maxWaitMS = results.MaxWaitMS
 
 // parseNonNegative accepts only plain decimal numbers: digits with at most
 // one '.', no sign, no exponent, no "inf"/"nan". strconv.ParseFloat alone

@@ -29,7 +29,13 @@ const (
 	ErrCanceled = "canceled"
 	ErrTLS      = "tls"
 	ErrBody     = "body"
-	ErrOther    = "other"
+	// ErrHeaders: the response headers were larger than the client accepts
+	// (a hostile or broken target); they were not read.
+	ErrHeaders = "headers"
+	// ErrLocal: the attempt failed on this machine before reaching the
+	// target (out of file descriptors or local ports), not at the target.
+	ErrLocal = "local"
+	ErrOther = "other"
 )
 
 // Sources of the advised wait.
@@ -40,6 +46,11 @@ const (
 	WaitNone              = "none"
 	WaitInvalid           = "invalid"
 )
+
+// MaxWaitMS bounds a believable advised wait, in milliseconds (about 31.7
+// years): a larger value, whatever its unit or source, is not a wait a
+// server means and is treated as invalid wherever a wait is read.
+const MaxWaitMS = 1e12
 
 // MaxHeaderLen bounds the raw header values kept in a Record.
 const MaxHeaderLen = 64
