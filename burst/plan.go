@@ -13,6 +13,15 @@ const (
 	DefaultGap   = 10 * time.Second
 )
 
+// Bounds of a burst plan: what no run can mean, refused before any
+// product of them can overflow.
+const (
+	// MaxRequests bounds Size × Waves (a run's own cap is usually far lower).
+	MaxRequests = 1 << 30
+	// MaxSpan bounds the planned time from the first send to the last.
+	MaxSpan = 7 * 24 * time.Hour
+)
+
 // Config is a burst plan: Waves waves of Size requests, wave w starting at
 // w × Gap; within a wave, request j goes out at j × Spread / Size (all at
 // once when Spread is 0).
@@ -37,6 +46,10 @@ func (c Config) Validate() error {
 		return valid.Errorf("Spread", "must not be negative")
 	case c.Waves > 1 && c.Spread > c.Gap:
 		return valid.Errorf("Spread", "(%s) is longer than {Gap} (%s): waves would overlap", c.Spread, c.Gap)
+	case c.Size > MaxRequests/c.Waves:
+		return valid.Errorf("Size", "times {Waves} is more than %d requests", MaxRequests)
+	case c.Spread > MaxSpan || (c.Waves > 1 && c.Gap > MaxSpan/time.Duration(c.Waves-1)):
+		return valid.Errorf("Gap", "times {Waves} spans more than %s", MaxSpan)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -23,6 +24,10 @@ const (
 	DefaultProbeDuration = 30 * time.Second
 	DefaultDepth         = 4
 	DefaultCooldown      = 10 * time.Second
+	// DefaultMaxPause bounds the pause between probes however long a wait
+	// the last probe was advised: a target advising hours must not stall a
+	// calibration for hours.
+	DefaultMaxPause = 2 * time.Minute
 	// AdmitShare is the share of the offered rate that must be admitted
 	// over the probe's last part for a 429-free probe to count as capacity.
 	AdmitShare = 0.7
@@ -36,6 +41,9 @@ const (
 	VerdictAdmitted = "admitted" // no 429s, and the target kept up
 	VerdictRefused  = "429"      // the target answered 429 at least once
 	VerdictSlow     = "slow"     // no 429s, but under AdmitShare was admitted
+	// VerdictInterrupted: the probe was cut short by a cancel; it judges
+	// nothing.
+	VerdictInterrupted = "interrupted"
 )
 
 // Config describes a calibration.
@@ -48,6 +56,8 @@ type Config struct {
 	// the pause is at least the longest advised wait seen, so the next
 	// probe starts from a target that has recovered.
 	Cooldown time.Duration
+	// MaxPause bounds the pause between probes; 0 means DefaultMaxPause.
+	MaxPause time.Duration
 	// MaxRequests caps the requests of the whole calibration.
 	MaxRequests int
 	MaxInFlight int
@@ -83,6 +93,16 @@ type Result struct {
 	// Ceiling is the lowest offered rate that drew 429s (or was slow), or
 	// 0 when every rate up to MaxRate was admitted.
 	Ceiling float64
+	// Interrupted: the calibration was canceled; Knee and Ceiling are
+	// what was measured until then.
+	Interrupted bool
+}
+
+func (c Config) maxPause() time.Duration {
+	if c.MaxPause <= 0 {
+		return DefaultMaxPause
+	}
+	return c.MaxPause
 }
 
 // Validate reports the first problem as a *valid.Error naming the field.
@@ -90,16 +110,20 @@ func (c Config) Validate() error {
 	switch {
 	case !(c.MinRate > 0) || math.IsInf(c.MinRate, 0):
 		return valid.Errorf("MinRate", "must be greater than zero")
-	case !(c.MaxRate > c.MinRate) || math.IsInf(c.MaxRate, 0):
-		return valid.Errorf("MaxRate", "must be greater than {MinRate}")
+	case !(c.MaxRate > c.MinRate) || c.MaxRate > schedule.MaxRate:
+		return valid.Errorf("MaxRate", "must be greater than {MinRate} and at most %g/s", float64(schedule.MaxRate))
 	case !(c.Factor > 1) || c.Factor > 16:
 		return valid.Errorf("Factor", "must be above 1 and at most 16")
-	case c.ProbeDuration <= 0:
-		return valid.Errorf("ProbeDuration", "must be positive")
+	case c.ProbeDuration <= 0 || c.ProbeDuration > time.Hour:
+		return valid.Errorf("ProbeDuration", "must be positive and at most 1h")
 	case c.Depth < 0 || c.Depth > 20:
 		return valid.Errorf("Depth", "must be between 0 and 20")
 	case c.Cooldown < 0:
 		return valid.Errorf("Cooldown", "must not be negative")
+	case c.MaxPause < 0 || c.MaxPause > time.Hour:
+		return valid.Errorf("MaxPause", "must be between 0 and 1h")
+	case c.Cooldown > c.maxPause():
+		return valid.Errorf("Cooldown", "is longer than {MaxPause} (%s)", c.maxPause())
 	}
 	if n := c.PlannedRequests(); c.MaxRequests > 0 && n > c.MaxRequests {
 		return valid.Errorf("MaxRequests", "is %d, but the calibration may send up to %d requests; raise it deliberately, or lower {MaxRate} or {ProbeDuration}", c.MaxRequests, n)
@@ -130,59 +154,83 @@ func (c Config) PlannedRequests() int {
 
 // Run calibrates: grid probes upward until the first that is not admitted,
 // then geometric-midpoint bisection between the last admitted rate and
-// that one. Every attempt goes to sink.
+// that one. Every attempt goes to sink. When ctx is canceled it returns
+// dispatch.ErrInterrupted with what was measured so far: the probes done,
+// the highest rate admitted and the lowest refused up to then, and
+// Interrupted set; a probe cut short is kept with the verdict
+// "interrupted" and judges nothing.
 func Run(ctx context.Context, c Config, s dispatch.Sender, sink dispatch.Sink) (Result, error) {
-	var res Result
 	if err := c.Validate(); err != nil {
-		return res, err
+		return Result{}, err
 	}
-	var lastWait float64
-	probe := func(phase string, rate float64) (Probe, error) {
-		if len(res.Probes) > 0 {
-			pause := max(c.Cooldown, time.Duration(lastWait*float64(time.Millisecond)))
-			if err := sleep.For(ctx, pause); err != nil {
-				return Probe{}, dispatch.ErrInterrupted
-			}
-		}
-		p, err := runProbe(ctx, c, s, sink, rate)
-		p.Step, p.Phase = len(res.Probes)+1, phase
-		res.Probes = append(res.Probes, p)
-		lastWait = max(p.WaitMax, 0)
-		if c.OnProbe != nil && err == nil {
-			c.OnProbe(p)
-		}
-		return p, err
-	}
-	lo, hi := 0.0, 0.0
-	for _, r := range c.Grid() {
-		p, err := probe("grid", r)
+	k := &knee{c: c, s: s, sink: sink}
+	err := k.search(ctx)
+	k.res.Knee, k.res.Ceiling = k.lo, k.hi
+	k.res.Interrupted = errors.Is(err, dispatch.ErrInterrupted)
+	return k.res, err
+}
+
+// knee is one calibration in progress: lo is the highest rate admitted so
+// far, hi the lowest that was not (0 while none).
+type knee struct {
+	c        Config
+	s        dispatch.Sender
+	sink     dispatch.Sink
+	res      Result
+	lo, hi   float64
+	lastWait time.Duration
+}
+
+func (k *knee) search(ctx context.Context) error {
+	for _, r := range k.c.Grid() {
+		p, err := k.probe(ctx, "grid", r)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if p.Verdict != VerdictAdmitted {
-			hi = r
+			k.hi = r
 			break
 		}
-		lo = r
+		k.lo = r
 	}
-	if hi == 0 || lo == 0 {
-		res.Knee, res.Ceiling = lo, hi
-		return res, nil
+	if k.hi == 0 || k.lo == 0 {
+		return nil
 	}
-	for i := 0; i < c.Depth; i++ {
-		mid := math.Sqrt(lo * hi)
-		p, err := probe("bisect", mid)
+	for i := 0; i < k.c.Depth; i++ {
+		mid := math.Sqrt(k.lo * k.hi)
+		p, err := k.probe(ctx, "bisect", mid)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if p.Verdict == VerdictAdmitted {
-			lo = mid
+			k.lo = mid
 		} else {
-			hi = mid
+			k.hi = mid
 		}
 	}
-	res.Knee, res.Ceiling = lo, hi
-	return res, nil
+	return nil
+}
+
+// probe pauses after the last probe — Cooldown, or the longest wait it
+// was advised if longer, but never more than MaxPause — then runs one.
+func (k *knee) probe(ctx context.Context, phase string, rate float64) (Probe, error) {
+	if len(k.res.Probes) > 0 {
+		pause := min(max(k.c.Cooldown, k.lastWait), k.c.maxPause())
+		if err := sleep.For(ctx, pause); err != nil {
+			return Probe{}, dispatch.ErrInterrupted
+		}
+	}
+	p, err := runProbe(ctx, k.c, k.s, k.sink, rate)
+	p.Step, p.Phase = len(k.res.Probes)+1, phase
+	if err != nil {
+		p.Verdict = VerdictInterrupted
+	}
+	k.res.Probes = append(k.res.Probes, p)
+	k.lastWait = time.Duration(max(p.WaitMax, 0) * float64(time.Millisecond))
+	if k.c.OnProbe != nil && err == nil {
+		k.c.OnProbe(p)
+	}
+	return p, err
 }
 
 // judge accumulates one probe's records.

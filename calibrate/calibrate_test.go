@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/memnet"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -145,4 +148,61 @@ func TestGridAndValidate(t *testing.T) {
 			t.Errorf("accepted %+v", bad)
 		}
 	}
+}
+
+// phasedSender admits the first n requests, then refuses every one with
+// a 429 advising wait ms.
+type phasedSender struct {
+	mu   sync.Mutex
+	n    int
+	wait float64
+}
+
+func (s *phasedSender) Send(_ context.Context, _ int, r *results.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n > 0 {
+		s.n--
+		r.Status = 200
+		return
+	}
+	r.Status, r.WaitMS, r.WaitSource = 429, s.wait, results.WaitRetryAfterMS
+}
+
+// TestPauseIsCappedAndAnInterruptKeepsWhatWasMeasured: a target that
+// advises a wait of 10¹² ms (decades) after the second probe does not
+// stall the calibration past MaxPause; an interrupt during that pause
+// reports the rate admitted so far, not "even 0/s was not admitted".
+func TestPauseIsCappedAndAnInterruptKeepsWhatWasMeasured(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{MinRate: 1, MaxRate: 8, Factor: 2, ProbeDuration: 10 * time.Second, Depth: 2,
+			Cooldown: time.Second, MaxPause: 30 * time.Second, Wait: sleep.Until}
+		// Probe 1 (1/s × 10 s) is admitted; probe 2 (2/s) is refused.
+		start := time.Now()
+		res, err := Run(t.Context(), cfg, &phasedSender{n: 10, wait: results.MaxWaitMS}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Probes: 1/s, 2/s, then bisection at √2 and one more: at most
+		// 4 × 10 s of probing, and pauses of 1 s, then 30 s (capped) twice.
+		if got, limit := time.Since(start), 40*time.Second+time.Second+2*30*time.Second; got > limit || len(res.Probes) != 4 {
+			t.Fatalf("calibration took %v with %d probes, want at most %v (pauses capped at MaxPause)", got, len(res.Probes), limit)
+		}
+		if res.Knee != 1 || res.Interrupted {
+			t.Fatalf("%+v", res)
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(25*time.Second, cancel) // during the pause after probe 2
+		res, err = Run(ctx, cfg, &phasedSender{n: 10, wait: results.MaxWaitMS}, nil)
+		if !errors.Is(err, dispatch.ErrInterrupted) || !res.Interrupted || res.Knee != 1 || len(res.Probes) != 2 {
+			t.Fatalf("interrupted: err %v res %+v", err, res)
+		}
+		var table bytes.Buffer
+		res.WriteTable(&table)
+		if !strings.Contains(table.String(), "interrupted after 2 probes: 1/s was admitted") {
+			t.Fatalf("table:\n%s", table.String())
+		}
+	})
 }

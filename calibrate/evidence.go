@@ -28,7 +28,11 @@ func (r Result) WriteCSV(w io.Writer) error {
 		cw.Write([]string{strconv.Itoa(p.Step), p.Phase, num(p.Offered), strconv.Itoa(p.Sent), num(p.Admitted),
 			strconv.Itoa(p.N429), num(p.WaitP50), strconv.Itoa(p.Errors), p.Verdict})
 	}
-	cw.Write([]string{"", "knee", num(r.Knee), "", "", "", "", "", ""})
+	verdict := ""
+	if r.Interrupted {
+		verdict = VerdictInterrupted
+	}
+	cw.Write([]string{"", "knee", num(r.Knee), "", "", "", "", "", verdict})
 	cw.Flush()
 	return cw.Error()
 }
@@ -44,6 +48,10 @@ func (r Result) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "%4d  %-6s  %11s  %6d  %12s  %5d  %12s  %6d  %s\n", p.Step, p.Phase, num(p.Offered), p.Sent, num(p.Admitted), p.N429, p50, p.Errors, p.Verdict)
 	}
 	switch {
+	case r.Interrupted && r.Knee == 0:
+		fmt.Fprintf(w, "knee: not found: interrupted after %d probes, before any rate was admitted\n", len(r.Probes))
+	case r.Interrupted:
+		fmt.Fprintf(w, "knee: interrupted after %d probes: %s/s was admitted without 429s so far\n", len(r.Probes), num(r.Knee))
 	case r.Knee == 0:
 		fmt.Fprintf(w, "knee: none found: even the lowest rate, %s/s, was not admitted\n", num(r.Ceiling))
 	case r.Ceiling == 0:

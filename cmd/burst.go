@@ -53,6 +53,9 @@ func (b *burstCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if b.duration <= 0 {
+		return usageError("--duration must be positive")
+	}
 	r, err := newTrafficRun([]campaign.Plan{plan}, &b.tf, &b.rf, b.duration, b.rf.output,
 		flagNames{"Budget": "--duration"}, c.OutOrStdout(), c.ErrOrStderr())
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 var calibrateFlagNames = flagNames{
 	"MinRate": "--min-rate", "MaxRate": "--max-rate", "Factor": "--factor", "ProbeDuration": "--probe-duration",
-	"Depth": "--depth", "Cooldown": "--cooldown", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
+	"Depth": "--depth", "Cooldown": "--cooldown", "MaxPause": "--max-pause", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
 	"Evidence": "--output", "Results": "--results",
 }
 
@@ -29,6 +29,7 @@ type calibrateCmd struct {
 	evidence                 string
 	factor                   float64
 	probe, cooldown          time.Duration
+	maxPause                 time.Duration
 	depth                    int
 }
 
@@ -52,7 +53,7 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	job := campaign.Calibration{
 		Config: calibrate.Config{
 			MinRate: lo, MaxRate: hi, Factor: k.factor, ProbeDuration: k.probe, Depth: k.depth,
-			Cooldown: k.cooldown, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
+			Cooldown: k.cooldown, MaxPause: k.maxPause, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
 			RunID: results.NewRunID(), Group: group,
 		},
 		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
@@ -63,6 +64,7 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	if err := job.Validate(); err != nil {
 		return settingError(err, names)
 	}
+	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
 	if !k.rf.quiet {
 		job.Config.OnProbe = func(p calibrate.Probe) {
 			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
@@ -100,14 +102,16 @@ func init() {
 --probe-duration, stopping at the first rate that draws a 429; then it
 bisects between the last admitted rate and that one at geometric midpoints,
 --depth times. Between probes it pauses --cooldown, or the longest advised
-wait of the last probe if that is longer.
+wait of the last probe if that is longer, but never more than --max-pause.
 
 A probe counts as admitted only when it drew no 429 and, over its last half,
 the target answered 2xx at 70% of the offered rate or more: a target that is
 merely slow is not taken for capacity (verdict "slow").
 
 It prints the evidence table (offered rate, admitted rate, 429s, p50 advised
-wait, verdict) and the knee, and writes the table to --output.`,
+wait, verdict) and the knee, and writes the table to --output (only over an
+earlier evidence table: any other file is left alone). Interrupted, it
+reports and writes what was measured so far.`,
 			Example: `  # On the embedded simulator (sustains about 6 requests/s of the default request)
   ptuprobe calibrate --min-rate 1/s --max-rate 16/s --probe-duration 20s
 
@@ -124,6 +128,7 @@ wait, verdict) and the knee, and writes the table to --output.`,
 		fs.DurationVar(&k.probe, "probe-duration", calibrate.DefaultProbeDuration, "length of each constant-rate probe")
 		fs.IntVar(&k.depth, "depth", calibrate.DefaultDepth, "bisection steps once the grid brackets the knee")
 		fs.DurationVar(&k.cooldown, "cooldown", calibrate.DefaultCooldown, "least pause between probes")
+		fs.DurationVar(&k.maxPause, "max-pause", calibrate.DefaultMaxPause, "longest pause between probes, however long a wait the target advised")
 		fs.StringVarP(&k.evidence, "output", "o", "calibrate.csv", "evidence table (CSV)")
 		fs.StringVar(&k.resOut, "results", "", "also append every probe's attempts to this results file")
 		k.rf.add(fs, false)

@@ -32,6 +32,9 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if ch.skipBurst && ch.skipSchedule {
 		return usageError("--skip-burst and --skip-schedule leave nothing to run")
 	}
+	if ch.maxDuration <= 0 {
+		return usageError("--max-duration must be positive")
+	}
 	var plans []campaign.Plan
 	if !ch.skipBurst {
 		p, err := ch.bf.plan()

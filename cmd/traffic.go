@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -63,6 +64,9 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.progress <= 0 {
 		return campaign.Options{}, usageError("--progress-every must be positive")
 	}
+	if f.progress > time.Hour {
+		return campaign.Options{}, usageError("--progress-every must be at most 1h")
+	}
 	if f.grace <= 0 || f.grace > time.Minute {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
 	}
@@ -105,7 +109,21 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err := r.job.Validate(); err != nil {
 		return nil, settingError(err, r.names)
 	}
+	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
 	return r, nil
+}
+
+// warnFileLimit raises the open-file limit to what --max-in-flight may need
+// (twice as much with the embedded simulator, which holds the other end of
+// every connection) and warns when the system does not allow it.
+func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
+	need := uint64(maxInFlight) + 64
+	if embedded {
+		need += uint64(maxInFlight)
+	}
+	if limit, ok := fdlimit.Raise(need); ok && limit < need {
+		fmt.Fprintf(stderr, "ptuprobe: warning: --max-in-flight %d may need %d open files, the limit is %d (ulimit -n): requests past it fail here and are recorded as error class local\n", maxInFlight, need, limit)
+	}
 }
 
 // run sends the job with progress on stderr and prints the summary. An

@@ -62,8 +62,8 @@ func (p *RetryPolicy) Validate() error {
 		return valid.Errorf("MaxAttempts", "must be between 1 and %d", MaxAttemptsLimit)
 	case !(p.Jitter >= 0 && p.Jitter <= 1):
 		return valid.Errorf("Jitter", "must be between 0 and 1")
-	case p.MaxWait <= 0:
-		return valid.Errorf("MaxWait", "must be positive")
+	case p.MaxWait <= 0 || p.MaxWait > 24*time.Hour:
+		return valid.Errorf("MaxWait", "must be positive and at most 24h")
 	}
 	return nil
 }

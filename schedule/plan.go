@@ -15,6 +15,10 @@ const (
 	ArrivalPoisson  = "poisson"
 )
 
+// MaxSpan bounds the length of a plan: no run means a week of arrivals,
+// and durations beyond it could overflow the arithmetic of offsets.
+const MaxSpan = 7 * 24 * time.Hour
+
 // Config is a scheduled plan: phases run back to back.
 type Config struct {
 	Phases  []Phase
@@ -28,12 +32,20 @@ func (c Config) Validate() error {
 	if len(c.Phases) == 0 {
 		return valid.Errorf("Phases", "are empty: give a constant rate with a duration, or at least one phase")
 	}
+	var span time.Duration
 	for _, p := range c.Phases {
 		if p.Duration <= 0 {
 			return valid.Errorf("Phases", "%s: duration must be positive", p.Name)
 		}
+		if p.Duration > MaxSpan-span {
+			return valid.Errorf("Phases", "last longer than %s in all", MaxSpan)
+		}
+		span += p.Duration
 		if p.From < 0 || p.To < 0 || (p.From == 0 && p.To == 0) {
 			return valid.Errorf("Phases", "%s: rate must be greater than zero", p.Name)
+		}
+		if p.From > MaxRate || p.To > MaxRate {
+			return valid.Errorf("Phases", "%s: rate must be at most %g/s", p.Name, float64(MaxRate))
 		}
 	}
 	switch c.Arrival {

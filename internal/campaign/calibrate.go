@@ -26,6 +26,17 @@ func (c *Calibration) Validate() error {
 	if c.Evidence == "" {
 		return valid.Errorf("Evidence", "must name a file")
 	}
+	if samePath(c.Evidence, c.Results) {
+		return valid.Errorf("Evidence", "and {Results} name the same file: the evidence table would replace every probe's rows")
+	}
+	if err := checkEvidenceFile("Evidence", c.Evidence); err != nil {
+		return err
+	}
+	if c.Results != "" {
+		if err := checkResultsFile("Results", c.Results); err != nil {
+			return err
+		}
+	}
 	return c.Target.Validate()
 }
 

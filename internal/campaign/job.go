@@ -12,6 +12,16 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
+// Bounds of a job.
+const (
+	// MaxInFlight bounds Options.MaxInFlight: each request in flight holds
+	// a socket, a goroutine and its buffers.
+	MaxInFlight = 100_000
+	// MaxBudget bounds Options.Budget, as burst.MaxSpan and
+	// schedule.MaxSpan bound a plan.
+	MaxBudget = 7 * 24 * time.Hour
+)
+
 // Job is a whole traffic run: the plans, where their requests go and where
 // their rows go. Its fields are what a user sets; Validate checks them all
 // before Run touches anything.
@@ -53,14 +63,14 @@ func (j *Job) Validate() error {
 	switch {
 	case len(j.Plans) == 0:
 		return valid.Errorf("Plans", "are empty: nothing to send")
-	case o.MaxInFlight < 1:
-		return valid.Errorf("MaxInFlight", "must be at least 1")
+	case o.MaxInFlight < 1 || o.MaxInFlight > MaxInFlight:
+		return valid.Errorf("MaxInFlight", "must be between 1 and %d", MaxInFlight)
 	case o.MaxRequests < 1:
 		return valid.Errorf("MaxRequests", "must be at least 1")
 	case j.Planned() > o.MaxRequests:
 		return valid.Errorf("MaxRequests", "is %d, but the plan has %d requests; raise it deliberately if you mean it", o.MaxRequests, j.Planned())
-	case o.Budget < 0:
-		return valid.Errorf("Budget", "must not be negative")
+	case o.Budget < 0 || o.Budget > MaxBudget:
+		return valid.Errorf("Budget", "must be between 0 and %s", MaxBudget)
 	case o.Budget > 0 && j.Span() >= o.Budget && !j.waitsForWaves():
 		return valid.Errorf("Budget", "is %s, but the plan spans %s; raise it deliberately if you mean it", o.Budget, j.Span())
 	case j.Output == "":
@@ -72,6 +82,9 @@ func (j *Job) Validate() error {
 		}
 	}
 	if err := o.Retry.Validate(); err != nil {
+		return err
+	}
+	if err := checkResultsFile("Output", j.Output); err != nil {
 		return err
 	}
 	return j.Target.Validate()
