@@ -35,7 +35,7 @@ type WaitFunc func(ctx context.Context, t time.Time) bool
 // Defaults.
 const (
 	DefaultMaxInFlight = 256
-	DefaultGrace       = 2 * time.Second
+	DefaultGrace       = time.Second
 	DefaultMaxRequests = 10000
 )
 
