@@ -309,3 +309,69 @@ func TestECDF(t *testing.T) {
 		t.Error("ECDF of nothing")
 	}
 }
+
+// TestWaitCap: an advised wait beyond results.MaxWaitMS, in a foreign CSV
+// or in a results file's wait_ms, is counted as invalid with its line and
+// never published; no statistic is NaN or infinite.
+func TestWaitCap(t *testing.T) {
+	t.Parallel()
+	over := attempt("g", "burst", 429, 1e13, results.WaitRetryAfterMS)
+	cases := []struct {
+		name     string
+		content  string
+		count    int
+		maxMS    float64
+		invLines []int
+	}{
+		{name: "foreign values at and over the cap",
+			content: lines("g,retry_after_ms", "g,5", "g,1e12", "g,1000000000000.5", "g,1e16", "g,1e308", "g,7"),
+			count:   3, maxMS: 1e12, invLines: []int{4, 5, 6}},
+		{name: "results wait_ms over the cap",
+			content: resultsContent(t, attempt("g", "burst", 429, 5, results.WaitRetryAfterMS), over, attempt("g", "burst", 429, 7, results.WaitRetryAfterMS)),
+			count:   2, maxMS: 7, invLines: []int{3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeFile(t, t.TempDir(), "in.csv", c.content)
+			a, err := analyzeFiles(t, ForeignColumns{Group: "g"}, nil, 1, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := a.GroupByLabel("g")
+			if g == nil || g.Count() != c.count || g.NoWait.Invalid != len(c.invLines) || g.Stats["max_ms"] != c.maxMS {
+				t.Fatalf("group g = %+v; want %d waits, max %v, %d invalid", g, c.count, c.maxMS, len(c.invLines))
+			}
+			var got []int
+			for _, r := range a.InvalidValues.First {
+				got = append(got, r.Line)
+			}
+			if !equalInts(got, c.invLines) || a.InvalidValues.Count != len(c.invLines) {
+				t.Errorf("invalid lines %v (count %d), want %v", got, a.InvalidValues.Count, c.invLines)
+			}
+			for _, grp := range append([]Group{a.Overall}, a.Groups...) {
+				for name, v := range grp.Stats {
+					if math.IsNaN(v) || math.IsInf(v, 0) || v > results.MaxWaitMS {
+						t.Errorf("%s %s = %v", grp.Label, name, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// resultsContent is recs as the text of a results file.
+func resultsContent(t testing.TB, recs ...results.Record) string {
+	t.Helper()
+	var b strings.Builder
+	w, err := results.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}

@@ -88,7 +88,7 @@ type Tally struct {
 	groups       map[string]*groupTally
 	statuses     map[int]int
 	errorClasses map[string]int
-	invalid      LineRefs // foreign values that are not a non-negative number
+	invalid      LineRefs // advised waits that are not usable: foreign values, results wait_ms over the cap
 	unreadable   LineRefs // rows that could not be parsed at all
 	truncated    []LineRef
 	resultsFiles int
@@ -192,6 +192,9 @@ func (t *Tally) addRecord(rec *results.Record) {
 	g.refused++
 	t.refused++
 	switch {
+	case rec.HasWait() && !usableWait(rec.WaitMS):
+		// A wait_ms beyond the cap (a hand-edited file): never published.
+		g.invalid++
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {
