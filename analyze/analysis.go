@@ -129,6 +129,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	if minGroup < 1 {
 		minGroup = 1
 	}
+	if t.overflow != nil {
+		return nil, &BadInputError{Err: errTooManyGroups}
+	}
 	raws := make([]string, 0, len(t.groups))
 	for raw := range t.groups {
 		raws = append(raws, raw)
@@ -153,6 +156,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 			order = append(order, label)
 		}
 		g.merge(t.groups[raw])
+	}
+	if len(order) > MaxPublishedGroups {
+		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(order), MaxPublishedGroups)}
 	}
 	sort.Strings(order)
 

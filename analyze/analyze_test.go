@@ -1,11 +1,14 @@
 package analyze
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -374,4 +377,105 @@ func resultsContent(t testing.TB, recs ...results.Record) string {
 		}
 	}
 	return b.String()
+}
+
+// TestTooManyGroups: reading stops at the first group past MaxRawGroups,
+// having read little more than the lines before it, with an error naming
+// the line and the setting that fixes it.
+func TestTooManyGroups(t *testing.T) {
+	t.Parallel()
+	const groups = 40_000
+	var foreign, res strings.Builder
+	foreign.WriteString("source,retry_after_ms\n")
+	w, err := results.NewWriter(&res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range groups {
+		fmt.Fprintf(&foreign, "g%d,%d\n", i, i%2000)
+		r := attempt(fmt.Sprintf("g%d", i), "burst", 429, float64(i%2000), results.WaitRetryAfterMS)
+		w.Write(&r)
+	}
+	cases := []struct {
+		name, content string
+		cols          ForeignColumns
+		setting       string
+	}{
+		{"foreign group column", foreign.String(), ForeignColumns{Group: "source"}, "Group"},
+		{"results file", res.String(), ForeignColumns{}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := &countingReader{r: strings.NewReader(c.content)}
+			start := time.Now()
+			err := NewTally(false).Read(context.Background(), src, Input{Name: "in.csv", Ordinal: 1}, c.cols)
+			t.Logf("%d groups refused after %v, %d of %d bytes read", groups, time.Since(start), src.n, len(c.content))
+			var bad *BadInputError
+			want := fmt.Sprintf("in.csv line %d", MaxRawGroups+2) // the header is line 1
+			if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than 10000 distinct groups") {
+				t.Fatalf("err = %v (setting %q), want a BadInputError with setting %q naming %s", err, settingOf(bad), c.setting, want)
+			}
+			// Bounded work: the lines up to the refused one, and the buffers.
+			perLine := len(c.content) / groups
+			if limit := (MaxRawGroups+2)*perLine + 2*csvReadBuffer + 256<<10; src.n > limit {
+				t.Errorf("read %d bytes before failing, more than %d", src.n, limit)
+			}
+		})
+	}
+}
+
+func settingOf(e *BadInputError) string {
+	if e == nil {
+		return "(none)"
+	}
+	return e.Setting
+}
+
+// TestPublishedGroupLimit: MaxPublishedGroups groups publish, one more is
+// refused with the Labels setting, and labels that merge groups bring the
+// count back under the limit. A live Tally past MaxRawGroups cannot be
+// analyzed either.
+func TestPublishedGroupLimit(t *testing.T) {
+	t.Parallel()
+	tallyOf := func(n int) *Tally {
+		tally := NewTally(false)
+		for i := range n {
+			r := attempt(fmt.Sprintf("g%03d", i), "burst", 429, float64(i), results.WaitRetryAfterMS)
+			tally.Observe(&r)
+		}
+		return tally
+	}
+	merge := Labels{"g000": "merged", "g001": "merged"}
+	cases := []struct {
+		name    string
+		tally   *Tally
+		labels  Labels
+		groups  int    // published groups when it succeeds
+		setting string // of the BadInputError otherwise
+	}{
+		{"at the limit", tallyOf(MaxPublishedGroups), nil, MaxPublishedGroups, ""},
+		{"one over", tallyOf(MaxPublishedGroups + 1), nil, 0, "Labels"},
+		{"one over, two merged by a label", tallyOf(MaxPublishedGroups + 1), merge, MaxPublishedGroups, ""},
+		{"past the raw limit", tallyOf(MaxRawGroups + 1), nil, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a, err := c.tally.Analysis(c.labels, 1)
+			if c.groups == 0 {
+				var bad *BadInputError
+				if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), "groups") {
+					t.Fatalf("err = %v, want a BadInputError with setting %q", err, c.setting)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Groups) != c.groups {
+				t.Errorf("%d groups published, want %d", len(a.Groups), c.groups)
+			}
+		})
+	}
 }

@@ -146,6 +146,9 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			t.invalid.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
 		}
 		t.addRecord(&rec)
+		if t.overflow != nil {
+			return &BadInputError{Err: fmt.Errorf("%s line %d: %w", in.Name, rd.Line(), errTooManyGroups)}
+		}
 	}
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
@@ -229,12 +232,24 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 			}
 		}
 		t.addForeign(raw, strings.TrimSpace(fields[value]), LineRef{Input: in.Ordinal, Line: line})
+		if t.overflow != nil {
+			err := fmt.Errorf("%s line %d: %w", in.Name, line, errTooManyGroups)
+			if group >= 0 {
+				err = fmt.Errorf("%s line %d: column %q: %w", in.Name, line, clip(header[group], 32), errTooManyGroups)
+				return &BadInputError{Setting: "Group", Err: err}
+			}
+			return &BadInputError{Err: err}
+		}
 	}
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
 	return nil
 }
+
+// errTooManyGroups ends reading at the row of the first group past
+// MaxRawGroups.
+var errTooManyGroups = fmt.Errorf("more than %d distinct groups, more than analyze can group (a report publishes at most %d)", MaxRawGroups, MaxPublishedGroups)
 
 // foreignError is the error that ends reading a foreign CSV at line.
 func foreignError(err error, src *ioErrReader, in Input, line int) error {
