@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +70,7 @@ func TestWriteMaxPublishedGroups(t *testing.T) {
 	a := manyGroups(t, analyze.MaxPublishedGroups)
 	dir := t.TempDir()
 	start := time.Now()
-	paths, err := Write(dir, a, Options{LogX: true})
+	paths, err := Write(context.Background(), dir, a, Options{LogX: true})
 	if err != nil {
 		t.Fatal(err)
 	}

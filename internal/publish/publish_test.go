@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -16,10 +17,185 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/report"
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // upstreamEvents is the published fixture kept with analyze's tests.
 var upstreamEvents = filepath.Join("..", "..", "analyze", "testdata", "upstream", "retry_after_ms_events.csv")
+
+// cancelAfter is a context whose Err turns to context.Canceled from its
+// n-th call on (0-based): run with n = 0, 1, 2 … it cancels at each place
+// Run looks at its context, in turn.
+type cancelAfter struct {
+	context.Context
+	n, calls int
+}
+
+func (c *cancelAfter) Err() error {
+	c.calls++
+	if c.calls > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// snapshot reads every file under dir, hidden ones included; nil when dir
+// does not exist.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(b)
+	}
+	return files
+}
+
+// resultsInput writes a small results file with send times (for the
+// timeline) under dir.
+func resultsInput(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "results.csv")
+	w, err := results.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		r := results.Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "0123abcd", results.ShapeBurst, results.GroupBurst, i, 1
+		r.IntendedMS, r.SentMS, r.LatencyMS, r.Status = float64(i*10), float64(i*10+1), 5, 429
+		r.WaitMS, r.WaitSource = float64(10+i*i), results.WaitRetryAfterMS
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunCancelAtEveryStage cancels Run at each place it looks at its
+// context before the report (before and while reading each input, around
+// the analysis), as the report starts, and at the last look before the
+// renames, when every file is written. Each cancel returns ErrInterrupted
+// and leaves the output directory as it was — an earlier report whole, or
+// no directory — with no temporary file. (report's own tests cancel at
+// every look inside a report.)
+func TestRunCancelAtEveryStage(t *testing.T) {
+	t.Parallel()
+	in := t.TempDir()
+	paths := []string{resultsInput(t, in), upstreamEvents}
+	job := func(out string) Job {
+		return Job{Paths: paths, OutDir: out, MinGroup: 1, Timeline: true, Foreign: analyze.ForeignColumns{Group: "source"}}
+	}
+
+	// How many looks come before the report: Run with an output directory
+	// that cannot be created fails right after report.Write's first look.
+	blocker := filepath.Join(in, "a-file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := &cancelAfter{Context: context.Background(), n: 1 << 30}
+	if _, err := Run(count, job(filepath.Join(blocker, "report"))); err == nil || errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want the directory refused", err)
+	}
+	beforeReport := count.calls - 1
+
+	// An earlier report, with other inputs, so every file differs.
+	out := filepath.Join(t.TempDir(), "report")
+	earlier := job(out)
+	earlier.Paths, earlier.Timeline = paths[:1], false
+	if _, err := Run(context.Background(), earlier); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, out)
+
+	// Every look in a complete run.
+	count = &cancelAfter{Context: context.Background(), n: 1 << 30}
+	other := filepath.Join(t.TempDir(), "complete")
+	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 8 {
+		t.Fatalf("Run: %v, wrote %d files, want 8", err, len(res.Written))
+	}
+	looks := count.calls
+	t.Logf("Run looks at its context %d times, %d of them before the report", looks, beforeReport)
+	// Before and inside each input, before the analysis, and in the report
+	// before each of 8 files and the renames.
+	if beforeReport < 2*2+1 || looks < beforeReport+8+1 {
+		t.Errorf("Run looks at its context %d times (%d before the report), fewer than its stages", looks, beforeReport)
+	}
+
+	type cancel struct {
+		n   int
+		out string
+	}
+	var cancels []cancel
+	for n := range beforeReport + 2 { // up to the report's look before its first file
+		cancels = append(cancels, cancel{n, out})
+	}
+	cancels = append(cancels,
+		cancel{looks - 1, out}, // every file written, not yet renamed
+		cancel{beforeReport + 1, filepath.Join(t.TempDir(), "new", "report")}, // a directory just created
+	)
+	for _, c := range cancels {
+		want := snapshot(t, c.out)
+		_, err := Run(&cancelAfter{Context: context.Background(), n: c.n}, job(c.out))
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("cancel at look %d: err = %v, want ErrInterrupted", c.n, err)
+		}
+		if got := snapshot(t, c.out); !mapsEqual(got, want) {
+			t.Fatalf("cancel at look %d changed %s: %v", c.n, c.out, keys(got))
+		}
+		if c.out != out {
+			if _, err := os.Stat(filepath.Dir(c.out)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("cancel at look %d left the directory it created", c.n)
+			}
+		}
+	}
+	if after := snapshot(t, out); !mapsEqual(after, before) {
+		t.Fatalf("the earlier report changed")
+	}
+	// A real cancel, as a signal gives it.
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := Run(ctx, job(out)); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("canceled context: err = %v, want ErrInterrupted", err)
+	}
+	if after := snapshot(t, out); !mapsEqual(after, before) {
+		t.Fatalf("the earlier report changed")
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func keys(m map[string]string) []string {
+	var k []string
+	for name := range m {
+		k = append(k, name)
+	}
+	slices.Sort(k)
+	return k
+}
 
 // hostileLabels are group names that a spreadsheet would run as a
 // formula, or that would break or inject into Markdown and HTML.
