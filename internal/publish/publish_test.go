@@ -342,3 +342,46 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs from %s (go test ./internal/publish -update to accept):\n%s", name, path, got)
 	}
 }
+
+// TestRunBadInputs: an input analyze refuses is one line, a
+// BadInputError with the setting that fixes it when there is one, and no
+// report directory is created.
+func TestRunBadInputs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	groups := func(n int) string {
+		var b strings.Builder
+		b.WriteString("source,retry_after_ms\n")
+		for i := range n {
+			b.WriteString("g" + strconv.Itoa(i) + ",5\n")
+		}
+		return b.String()
+	}
+	cases := []struct {
+		name, content string
+		setting       string
+		want          string
+	}{
+		{"a results line without end", strings.Join(results.Columns, ",") + "\n" + strings.Repeat("x", 3*results.MaxLine), "", "big.csv line 2: line longer than"},
+		{"40,000 groups", groups(40_000), "Group", "more than 10000 distinct groups"},
+		{"one group too many", groups(analyze.MaxPublishedGroups + 1), "Labels", "the inputs hold 101 groups"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			in := filepath.Join(t.TempDir(), "big.csv")
+			if err := os.WriteFile(in, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			_, err := Run(context.Background(), Job{Paths: []string{in}, OutDir: out, MinGroup: 1, Foreign: analyze.ForeignColumns{Group: "source"}})
+			var bad *analyze.BadInputError
+			if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line with %q, setting %q", err, c.want, c.setting)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was created for a refused input", out)
+			}
+		})
+	}
+}
