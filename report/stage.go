@@ -74,7 +74,9 @@ func (s *stage) add(ctx context.Context, name string, write func(io.Writer) erro
 }
 
 // commit renames every temporary file to its published name and returns
-// the published paths.
+// the published paths. Renames within one directory do not fail short of
+// the directory itself failing; if one does, the files renamed before it
+// stay (a set of renames cannot be undone) and the rest are removed.
 func (s *stage) commit() ([]string, error) {
 	for i, tmp := range s.tmps {
 		if err := os.Rename(tmp, s.names[i]); err != nil {

@@ -117,6 +117,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Analysis = a
 	if ctx.Err() != nil {
 		return res, ErrInterrupted
 	}
@@ -124,7 +125,6 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, interrupted(ctx, err)
 	}
-	res.Analysis = a
 	for _, t := range j.Thresholds {
 		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
 	}
