@@ -103,7 +103,9 @@ type Analysis struct {
 	// ResultsFiles and ForeignFiles count the inputs of each kind.
 	ResultsFiles int
 	ForeignFiles int
-	// InvalidValues are foreign values that are not a non-negative number.
+	// InvalidValues are advised waits that cannot be used: foreign values
+	// that are not a number from 0 to results.MaxWaitMS, and wait_ms cells
+	// of results files beyond that cap.
 	InvalidValues LineRefs
 	// UnreadableRows are rows that could not be parsed (counted, skipped).
 	UnreadableRows LineRefs
@@ -126,6 +128,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	defer t.mu.Unlock()
 	if minGroup < 1 {
 		minGroup = 1
+	}
+	if t.overflow != nil {
+		return nil, &BadInputError{Err: errTooManyGroups}
 	}
 	raws := make([]string, 0, len(t.groups))
 	for raw := range t.groups {
@@ -151,6 +156,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 			order = append(order, label)
 		}
 		g.merge(t.groups[raw])
+	}
+	if len(order) > MaxPublishedGroups {
+		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(order), MaxPublishedGroups)}
 	}
 	sort.Strings(order)
 
@@ -241,7 +249,7 @@ func warningsFor(a *Analysis) []string {
 		w = append(w, "no 429 with a usable advised wait in the input; the report has zero counts")
 	}
 	if n := a.InvalidValues.Count; n > 0 {
-		w = append(w, fmt.Sprintf("%d value(s) are not a non-negative number and were counted as invalid (first at %s)", n, FormatLineRefs(a.InvalidValues.First, a.inputs())))
+		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, FormatLineRefs(a.InvalidValues.First, a.inputs())))
 	}
 	if n := a.UnreadableRows.Count; n > 0 {
 		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, FormatLineRefs(a.UnreadableRows.First, a.inputs())))

@@ -1,11 +1,14 @@
 package analyze
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -307,5 +310,172 @@ func TestECDF(t *testing.T) {
 	}
 	if ECDF(nil, 10) != nil {
 		t.Error("ECDF of nothing")
+	}
+}
+
+// TestWaitCap: an advised wait beyond results.MaxWaitMS, in a foreign CSV
+// or in a results file's wait_ms, is counted as invalid with its line and
+// never published; no statistic is NaN or infinite.
+func TestWaitCap(t *testing.T) {
+	t.Parallel()
+	over := attempt("g", "burst", 429, 1e13, results.WaitRetryAfterMS)
+	cases := []struct {
+		name     string
+		content  string
+		count    int
+		maxMS    float64
+		invLines []int
+	}{
+		{name: "foreign values at and over the cap",
+			content: lines("g,retry_after_ms", "g,5", "g,1e12", "g,1000000000000.5", "g,1e16", "g,1e308", "g,7"),
+			count:   3, maxMS: 1e12, invLines: []int{4, 5, 6}},
+		{name: "results wait_ms over the cap",
+			content: resultsContent(t, attempt("g", "burst", 429, 5, results.WaitRetryAfterMS), over, attempt("g", "burst", 429, 7, results.WaitRetryAfterMS)),
+			count:   2, maxMS: 7, invLines: []int{3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeFile(t, t.TempDir(), "in.csv", c.content)
+			a, err := analyzeFiles(t, ForeignColumns{Group: "g"}, nil, 1, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := a.GroupByLabel("g")
+			if g == nil || g.Count() != c.count || g.NoWait.Invalid != len(c.invLines) || g.Stats["max_ms"] != c.maxMS {
+				t.Fatalf("group g = %+v; want %d waits, max %v, %d invalid", g, c.count, c.maxMS, len(c.invLines))
+			}
+			var got []int
+			for _, r := range a.InvalidValues.First {
+				got = append(got, r.Line)
+			}
+			if !equalInts(got, c.invLines) || a.InvalidValues.Count != len(c.invLines) {
+				t.Errorf("invalid lines %v (count %d), want %v", got, a.InvalidValues.Count, c.invLines)
+			}
+			for _, grp := range append([]Group{a.Overall}, a.Groups...) {
+				for name, v := range grp.Stats {
+					if math.IsNaN(v) || math.IsInf(v, 0) || v > results.MaxWaitMS {
+						t.Errorf("%s %s = %v", grp.Label, name, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// resultsContent is recs as the text of a results file.
+func resultsContent(t testing.TB, recs ...results.Record) string {
+	t.Helper()
+	var b strings.Builder
+	w, err := results.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// TestTooManyGroups: reading stops at the first group past MaxRawGroups,
+// having read little more than the lines before it, with an error naming
+// the line and the setting that fixes it.
+func TestTooManyGroups(t *testing.T) {
+	t.Parallel()
+	const groups = 40_000
+	var foreign, res strings.Builder
+	foreign.WriteString("source,retry_after_ms\n")
+	w, err := results.NewWriter(&res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range groups {
+		fmt.Fprintf(&foreign, "g%d,%d\n", i, i%2000)
+		r := attempt(fmt.Sprintf("g%d", i), "burst", 429, float64(i%2000), results.WaitRetryAfterMS)
+		w.Write(&r)
+	}
+	cases := []struct {
+		name, content string
+		cols          ForeignColumns
+		setting       string
+	}{
+		{"foreign group column", foreign.String(), ForeignColumns{Group: "source"}, "Group"},
+		{"results file", res.String(), ForeignColumns{}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := &countingReader{r: strings.NewReader(c.content)}
+			start := time.Now()
+			err := NewTally(false).Read(context.Background(), src, Input{Name: "in.csv", Ordinal: 1}, c.cols)
+			t.Logf("%d groups refused after %v, %d of %d bytes read", groups, time.Since(start), src.n, len(c.content))
+			var bad *BadInputError
+			want := fmt.Sprintf("in.csv line %d", MaxRawGroups+2) // the header is line 1
+			if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than 10000 distinct groups") {
+				t.Fatalf("err = %v (setting %q), want a BadInputError with setting %q naming %s", err, settingOf(bad), c.setting, want)
+			}
+			// Bounded work: the lines up to the refused one, and the buffers.
+			perLine := len(c.content) / groups
+			if limit := (MaxRawGroups+2)*perLine + 2*csvReadBuffer + 256<<10; src.n > limit {
+				t.Errorf("read %d bytes before failing, more than %d", src.n, limit)
+			}
+		})
+	}
+}
+
+func settingOf(e *BadInputError) string {
+	if e == nil {
+		return "(none)"
+	}
+	return e.Setting
+}
+
+// TestPublishedGroupLimit: MaxPublishedGroups groups publish, one more is
+// refused with the Labels setting, and labels that merge groups bring the
+// count back under the limit. A live Tally past MaxRawGroups cannot be
+// analyzed either.
+func TestPublishedGroupLimit(t *testing.T) {
+	t.Parallel()
+	tallyOf := func(n int) *Tally {
+		tally := NewTally(false)
+		for i := range n {
+			r := attempt(fmt.Sprintf("g%03d", i), "burst", 429, float64(i), results.WaitRetryAfterMS)
+			tally.Observe(&r)
+		}
+		return tally
+	}
+	merge := Labels{"g000": "merged", "g001": "merged"}
+	cases := []struct {
+		name    string
+		tally   *Tally
+		labels  Labels
+		groups  int    // published groups when it succeeds
+		setting string // of the BadInputError otherwise
+	}{
+		{"at the limit", tallyOf(MaxPublishedGroups), nil, MaxPublishedGroups, ""},
+		{"one over", tallyOf(MaxPublishedGroups + 1), nil, 0, "Labels"},
+		{"one over, two merged by a label", tallyOf(MaxPublishedGroups + 1), merge, MaxPublishedGroups, ""},
+		{"past the raw limit", tallyOf(MaxRawGroups + 1), nil, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a, err := c.tally.Analysis(c.labels, 1)
+			if c.groups == 0 {
+				var bad *BadInputError
+				if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), "groups") {
+					t.Fatalf("err = %v, want a BadInputError with setting %q", err, c.setting)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Groups) != c.groups {
+				t.Errorf("%d groups published, want %d", len(a.Groups), c.groups)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -145,5 +146,56 @@ func TestResultsLineCap(t *testing.T) {
 	}
 	if limit := 2 * results.MaxLine; src.n > limit {
 		t.Errorf("read %d bytes before failing, more than %d", src.n, limit)
+	}
+}
+
+// endless is a results header followed by size bytes of 'x' and no
+// newline, made as it is read: a damaged file of any size without the
+// memory to hold it.
+type endless struct {
+	head []byte
+	size int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if len(e.head) > 0 {
+		n := copy(p, e.head)
+		e.head = e.head[n:]
+		return n, nil
+	}
+	if e.size <= 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), e.size))
+	for i := range n {
+		p[i] = 'x'
+	}
+	e.size -= int64(n)
+	return n, nil
+}
+
+// TestResultsLineCapBounded: a results header followed by 64 MiB without a
+// newline (as it would be followed by gigabytes) fails at the line cap
+// with one line, having read and allocated a few MiB, not the input. Not
+// parallel: it measures the heap.
+func TestResultsLineCapBounded(t *testing.T) {
+	const size = 64 << 20
+	src := &countingReader{r: &endless{head: []byte(strings.Join(results.Columns, ",") + "\n"), size: size}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := NewTally(false).Read(context.Background(), src, Input{Name: "big.csv", Ordinal: 1}, ForeignColumns{})
+	runtime.ReadMemStats(&after)
+	var bad *BadInputError
+	if !errors.As(err, &bad) || !errors.Is(err, results.ErrLineTooLong) || !strings.Contains(err.Error(), "big.csv line 2") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v, want one line: a BadInputError naming big.csv line 2", err)
+	}
+	if limit := 2 * results.MaxLine; src.n > limit {
+		t.Errorf("read %d of %d bytes before failing, more than %d", src.n, size, limit)
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("read %d bytes, allocated %d bytes", src.n, allocated)
+	if limit := uint64(8 * results.MaxLine); allocated > limit {
+		t.Errorf("allocated %d bytes reading a line over the cap, more than %d", allocated, limit)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -143,7 +142,13 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			t.unreadable.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
 			continue
 		}
+		if rec.Is429() && rec.HasWait() && !usableWait(rec.WaitMS) {
+			t.invalid.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
+		}
 		t.addRecord(&rec)
+		if t.overflow != nil {
+			return &BadInputError{Err: fmt.Errorf("%s line %d: %w", in.Name, rd.Line(), errTooManyGroups)}
+		}
 	}
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
@@ -227,12 +232,24 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 			}
 		}
 		t.addForeign(raw, strings.TrimSpace(fields[value]), LineRef{Input: in.Ordinal, Line: line})
+		if t.overflow != nil {
+			err := fmt.Errorf("%s line %d: %w", in.Name, line, errTooManyGroups)
+			if group >= 0 {
+				err = fmt.Errorf("%s line %d: column %q: %w", in.Name, line, clip(header[group], 32), errTooManyGroups)
+				return &BadInputError{Setting: "Group", Err: err}
+			}
+			return &BadInputError{Err: err}
+		}
 	}
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
 	return nil
 }
+
+// errTooManyGroups ends reading at the row of the first group past
+// MaxRawGroups.
+var errTooManyGroups = fmt.Errorf("more than %d distinct groups, more than analyze can group (a report publishes at most %d)", MaxRawGroups, MaxPublishedGroups)
 
 // foreignError is the error that ends reading a foreign CSV at line.
 func foreignError(err error, src *ioErrReader, in Input, line int) error {
@@ -273,7 +290,7 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 }
 
 // addForeign counts one foreign event: an empty value is a 429 without an
-// advised wait; a value that is not a finite non-negative number is invalid
+// advised wait; a value that is not a usable wait (usableWait) is invalid
 // and its line is remembered (not its text, which could be anything).
 func (t *Tally) addForeign(raw, value string, ref LineRef) {
 	g := t.group(raw)
@@ -284,13 +301,18 @@ func (t *Tally) addForeign(raw, value string, ref LineRef) {
 		return
 	}
 	v, err := strconv.ParseFloat(value, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+	if err != nil || !usableWait(v) {
 		g.invalid++
 		t.invalid.add(ref)
 		return
 	}
 	g.waits = append(g.waits, v)
 }
+
+// usableWait reports whether v can be published as an advised wait: a
+// number from 0 to results.MaxWaitMS, the cap every reader of a wait
+// applies. NaN and the infinities are not.
+func usableWait(v float64) bool { return v >= 0 && v <= results.MaxWaitMS }
 
 func columnIndex(header []string, name string) int {
 	for i, h := range header {

@@ -16,6 +16,24 @@ const LateAfterMS = 10
 // rest are only counted.
 const MaxLineRefs = 5
 
+// Limits on groups. A group is a row of every published table and a curve
+// or a legend entry of the charts: past a few dozen the report is no longer
+// readable, and tens of thousands (a group column that holds request ids)
+// took minutes and wrote a chart of megabytes. Both limits are refused
+// with a BadInputError that names the setting that fixes it.
+const (
+	// MaxRawGroups bounds the distinct group names read from the inputs,
+	// before Labels merge them. Reading stops at the line that brings the
+	// first group past it, so memory and time stay bounded whatever the
+	// input holds. The error's Setting is "Group" for a foreign CSV's group
+	// column.
+	MaxRawGroups = 10_000
+	// MaxPublishedGroups bounds the groups of one report, after Labels have
+	// renamed (and so possibly merged) the raw groups. The error's Setting
+	// is "Labels".
+	MaxPublishedGroups = 100
+)
+
 // LineRef points at one line of one input: Input is the 1-based position of
 // the file on the command line, so a published summary can point at a line
 // without naming the file.
@@ -88,12 +106,15 @@ type Tally struct {
 	groups       map[string]*groupTally
 	statuses     map[int]int
 	errorClasses map[string]int
-	invalid      LineRefs // foreign values that are not a non-negative number
+	invalid      LineRefs // advised waits that are not usable: foreign values, results wait_ms over the cap
 	unreadable   LineRefs // rows that could not be parsed at all
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
 	points       []TimelinePoint // raw group names until Analysis relabels them
+	// overflow holds the rows of groups past MaxRawGroups, which are not
+	// kept by name; once it is set the Tally can no longer be analyzed.
+	overflow *groupTally
 }
 
 // NewTally returns an empty Tally. With timeline, it also keeps the send
@@ -107,9 +128,17 @@ func NewTally(timeline bool) *Tally {
 	}
 }
 
+// group returns the tally of the raw group. Past MaxRawGroups a new group
+// is not kept: its rows go to t.overflow, which Read and Analysis report.
 func (t *Tally) group(raw string) *groupTally {
 	g := t.groups[raw]
 	if g == nil {
+		if len(t.groups) >= MaxRawGroups {
+			if t.overflow == nil {
+				t.overflow = &groupTally{}
+			}
+			return t.overflow
+		}
 		// A clone: raw may be a slice of a whole row.
 		g = &groupTally{raw: strings.Clone(raw)}
 		t.groups[g.raw] = g
@@ -192,6 +221,9 @@ func (t *Tally) addRecord(rec *results.Record) {
 	g.refused++
 	t.refused++
 	switch {
+	case rec.HasWait() && !usableWait(rec.WaitMS):
+		// A wait_ms beyond the cap (a hand-edited file): never published.
+		g.invalid++
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {

@@ -89,7 +89,7 @@ func BenchmarkAnalyze1M(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				a := benchAnalysis(b, path)
 				if withReport {
-					if _, err := Write(b.TempDir(), a, Options{LogX: true}); err != nil {
+					if _, err := Write(context.Background(), b.TempDir(), a, Options{LogX: true}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -13,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
 )
 
 // ImageFormat is the encoding of a chart.
@@ -240,4 +244,35 @@ func (shareTicks) Ticks(_, _ float64) []plot.Tick {
 // legendName is a legend entry: the label and the n behind the curve.
 func legendName(label string, n int) string {
 	return fmt.Sprintf("%s (n = %s)", label, Grouped(float64(n)))
+}
+
+// MaxChartGroups bounds the groups a chart draws, one curve (or marker
+// set) each: one per colour and dash of the palette, so that no two drawn
+// groups look alike. With more groups, the ones with the most usable waits
+// are drawn, and a legend entry says how many were left out; every group
+// is in the tables.
+const MaxChartGroups = 6
+
+// chartGroups returns the indexes into a.Groups, ascending, of the groups
+// a chart draws, and how many groups it leaves out.
+func chartGroups(a *analyze.Analysis) (drawn []int, left int) {
+	drawn = make([]int, len(a.Groups))
+	for i := range drawn {
+		drawn[i] = i
+	}
+	if len(drawn) <= MaxChartGroups {
+		return drawn, 0
+	}
+	// The largest first; a.Groups is in label order, which breaks ties.
+	slices.SortStableFunc(drawn, func(i, j int) int { return cmp.Compare(a.Groups[j].Count(), a.Groups[i].Count()) })
+	drawn = drawn[:MaxChartGroups]
+	slices.Sort(drawn)
+	return drawn, len(a.Groups) - MaxChartGroups
+}
+
+// noteLeftOut adds a legend entry, text only, for the groups not drawn.
+func noteLeftOut(p *plot.Plot, left int) {
+	if left > 0 {
+		p.Legend.Add(fmt.Sprintf("%s more groups not drawn (see the tables)", Grouped(float64(left))))
+	}
 }

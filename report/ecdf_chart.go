@@ -19,8 +19,8 @@ const maxECDFSteps = 4000
 // these runs.
 const ECDFTitle = "Advised wait after 429 in these runs (empirical CDF; descriptive, not a guarantee)"
 
-// WriteECDF draws the ECDF chart: a step curve per group and the combined
-// curve (dashed), n in the legend.
+// WriteECDF draws the ECDF chart: a step curve per group (at most
+// MaxChartGroups of them) and the combined curve (dashed), n in the legend.
 func WriteECDF(w io.Writer, a *analyze.Analysis, opts Options, format ImageFormat) error {
 	xLabel := "advised wait (ms)"
 	if opts.LogX {
@@ -44,15 +44,16 @@ func WriteECDF(w io.Writer, a *analyze.Analysis, opts Options, format ImageForma
 
 	// With a single group the combined curve would hide it; draw it alone.
 	if len(a.Groups) != 1 {
-		for i := range a.Groups {
-			g := &a.Groups[i]
-			if err := addECDF(p, g, groupStyleFor(i), floor); err != nil {
+		drawn, left := chartGroups(a)
+		for k, i := range drawn {
+			if err := addECDF(p, &a.Groups[i], groupStyleFor(k), floor); err != nil {
 				return err
 			}
 		}
 		if err := addECDF(p, &a.Overall, combinedStyle, floor); err != nil {
 			return err
 		}
+		noteLeftOut(p, left)
 	} else if err := addECDF(p, &a.Groups[0], groupStyleFor(0), floor); err != nil {
 		return err
 	}

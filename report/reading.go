@@ -8,8 +8,11 @@ import (
 
 // Reading is the one-paragraph reading of the Overall distribution,
 // worded as a description of these runs, never as a promise about a
-// deployment.
-func Reading(a *analyze.Analysis) string {
+// deployment. It is plain text; summary.md escapes its labels.
+func Reading(a *analyze.Analysis) string { return reading(a, func(s string) string { return s }) }
+
+// reading is Reading with each group label passed through label.
+func reading(a *analyze.Analysis, label func(string) string) string {
 	const caveat = " This describes the recorded runs only; it is not a guarantee of what a deployment will advise for other traffic or at another time."
 	n := a.Overall.Count()
 	if n == 0 {
@@ -34,9 +37,9 @@ func Reading(a *analyze.Analysis) string {
 		for i := range a.Groups {
 			g := &a.Groups[i]
 			if gt, ok := analyze.TailOf(g); ok {
-				s += fmt.Sprintf(" %s — median %s, p99 %s (n = %d);", g.Label, Millis(gt.P50), Millis(gt.P99), g.Count())
+				s += fmt.Sprintf(" %s — median %s, p99 %s (n = %d);", label(g.Label), Millis(gt.P50), Millis(gt.P99), g.Count())
 			} else {
-				s += fmt.Sprintf(" %s — n = %d, too few for percentiles;", g.Label, g.Count())
+				s += fmt.Sprintf(" %s — n = %d, too few for percentiles;", label(g.Label), g.Count())
 			}
 		}
 		s = s[:len(s)-1] + "."

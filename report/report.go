@@ -1,13 +1,11 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
-	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
 )
 
 // File names of the published set, inside the output directory.
@@ -44,19 +42,16 @@ func orDefault(cols []analyze.Statistic) []analyze.Statistic {
 }
 
 // Write writes the report into dir (created if needed) and returns the
-// paths written, in a stable order. Each file is written to a temporary
-// name and renamed, so a failed run never leaves half a file under a
-// published name.
-func Write(dir string, a *analyze.Analysis, opts Options) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create output directory: %w", err)
-	}
+// paths written, in a stable order. It is all or nothing: every file is
+// first written under a temporary name in dir, and only once all are
+// written are they renamed to their names. When ctx is done before that
+// (it is looked at between files and within long writes), or a file
+// fails, the temporaries and any directory Write created are removed, and
+// dir keeps what it held — an earlier report stays whole; on a cancel the
+// error wraps ctx.Err().
+func Write(ctx context.Context, dir string, a *analyze.Analysis, opts Options) ([]string, error) {
 	cols := opts.columns()
-	timeline := opts.Timeline && a.ResultsFiles > 0
-	steps := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	outputs := []output{
 		{PercentilesFile, func(w io.Writer) error { return WritePercentiles(w, a, cols) }},
 		{EventsFile, func(w io.Writer) error { return WriteEvents(w, a) }},
 		{SummaryFile, func(w io.Writer) error { return WriteSummary(w, a, opts) }},
@@ -65,19 +60,43 @@ func Write(dir string, a *analyze.Analysis, opts Options) ([]string, error) {
 		{ECDFSVGFile, func(w io.Writer) error { return WriteECDF(w, a, opts, SVG) }},
 		{HistogramFile, func(w io.Writer) error { return WriteHistogram(w, a, opts) }},
 	}
-	if timeline {
-		steps = append(steps, struct {
-			name  string
-			write func(io.Writer) error
-		}{TimelineFile, func(w io.Writer) error { return WriteTimeline(w, a, opts) }})
+	if opts.Timeline && a.ResultsFiles > 0 {
+		outputs = append(outputs, output{TimelineFile, func(w io.Writer) error { return WriteTimeline(w, a, opts) }})
 	}
-	var written []string
-	for _, s := range steps {
-		path := filepath.Join(dir, s.name)
-		if err := atomicfile.Write(path, s.write); err != nil {
-			return written, err
+	return writeAll(ctx, dir, outputs)
+}
+
+// output is one file of a report: its name in the directory and what
+// writes it.
+type output struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeAll writes outputs into dir, all or nothing (see Write).
+func writeAll(ctx context.Context, dir string, outputs []output) (written []string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("report not written: %w", err)
+	}
+	st, err := newStage(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			st.abort()
 		}
-		written = append(written, path)
+	}()
+	for _, o := range outputs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("report not written: %w", err)
+		}
+		if err := st.add(ctx, o.name, o.write); err != nil {
+			return nil, err
+		}
 	}
-	return written, nil
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("report not written: %w", err)
+	}
+	return st.commit()
 }

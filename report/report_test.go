@@ -154,7 +154,7 @@ func TestWriteCharts(t *testing.T) {
 				dir = filepath.Join(keep, "logx")
 			}
 		}
-		paths, err := Write(dir, a, Options{LogX: logX})
+		paths, err := Write(context.Background(), dir, a, Options{LogX: logX})
 		if err != nil {
 			t.Fatal(err)
 		}

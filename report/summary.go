@@ -26,7 +26,7 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 	}
 
 	b.WriteString("\n## Reading\n\n")
-	b.WriteString(Reading(a) + "\n")
+	b.WriteString(reading(a, mdText) + "\n")
 
 	b.WriteString("\n## Flags\n\n")
 	fmt.Fprintf(&b, "`%s`: a group with fewer than %d usable waits. `%s`: one group holds at least %s of all usable waits, so Overall mostly describes it.\n\n",
@@ -35,7 +35,7 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		b.WriteString("None.\n")
 	}
 	for _, f := range a.Flags {
-		fmt.Fprintf(&b, "- `%s` — %s: %s\n", f.Name, mdCell(f.Group), f.Detail)
+		fmt.Fprintf(&b, "- `%s` — %s: %s\n", f.Name, mdText(f.Group), f.Detail)
 	}
 
 	b.WriteString("\n## 429s per group\n\n")
@@ -62,7 +62,7 @@ func belowMinGroup(a *analyze.Analysis) []string {
 	var out []string
 	for _, g := range rows(a) {
 		if g.BelowMinGroup() {
-			out = append(out, fmt.Sprintf("%s (n = %d)", mdCell(g.Label), g.Count()))
+			out = append(out, fmt.Sprintf("%s (n = %d)", mdText(g.Label), g.Count()))
 		}
 	}
 	return out
@@ -80,7 +80,7 @@ func writeGroupCounts(b *strings.Builder, a *analyze.Analysis) {
 		if g.Attempts > 0 {
 			late = Grouped(float64(g.Late))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(g.Label), attempts,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(g.Label), attempts,
 			Grouped(float64(g.Total429())), share, Grouped(float64(g.Count())),
 			Grouped(float64(g.NoWait.None)), Grouped(float64(g.NoWait.Invalid)), late)
 	}

@@ -69,9 +69,15 @@ func WriteEvents(w io.Writer, a *analyze.Analysis) error {
 	return err
 }
 
-// csvField quotes a label that holds a quote; labels never hold commas or
-// newlines (results.ValidateGroup).
+// csvField writes a label as a CSV cell. A label that a spreadsheet would
+// read as a formula — starting with =, +, -, @, a tab or a carriage return
+// — gets a leading ' (the OWASP rule against CSV injection), so opening a
+// published CSV never runs a label. A cell with a quote is quoted; labels
+// never hold commas or newlines (results.ValidateGroup).
 func csvField(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		s = "'" + s
+	}
 	if strings.ContainsAny(s, "\",\r\n") {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
@@ -92,7 +98,7 @@ func WriteTable(w io.Writer, a *analyze.Analysis, columns []analyze.Statistic) e
 	}
 	b.WriteString("\n" + sep + "\n")
 	for _, g := range rows(a) {
-		b.WriteString("| " + mdCell(g.Label) + " | " + Grouped(float64(g.Count())) + " |")
+		b.WriteString("| " + mdText(g.Label) + " | " + Grouped(float64(g.Count())) + " |")
 		for _, s := range columns {
 			if v, ok := g.Stats[s.Name]; ok {
 				b.WriteString(" " + Millis(v) + " |")
@@ -106,7 +112,14 @@ func WriteTable(w io.Writer, a *analyze.Analysis, columns []analyze.Statistic) e
 	return err
 }
 
-// mdCell escapes what would break a Markdown table cell.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\\", `\\`).Replace(s)
-}
+// mdEscaper escapes a label for Markdown: HTML's <, > and & as entities,
+// so no tag or entity reaches a renderer, and with a backslash what could
+// break a table cell (| or \) or start a link, code or emphasis.
+var mdEscaper = strings.NewReplacer(
+	"&", "&amp;", "<", "&lt;", ">", "&gt;",
+	"|", `\|`, "\\", `\\`, "`", "\\`", "*", `\*`, "_", `\_`,
+	"[", `\[`, "]", `\]`, "~", `\~`,
+)
+
+// mdText escapes a label for Markdown text and table cells (mdEscaper).
+func mdText(s string) string { return mdEscaper.Replace(s) }

@@ -19,7 +19,8 @@ const maxTimelinePoints = 20000
 const TimelineTitle = "Advised wait against send time in these runs (shows timing: not part of the sanitized set)"
 
 // WriteTimeline draws each usable 429's advised wait against its send time
-// (seconds since its run started), one colour and marker per group.
+// (seconds since its run started), one colour and marker per group, for
+// at most MaxChartGroups groups.
 func WriteTimeline(w io.Writer, a *analyze.Analysis, opts Options) error {
 	yLabel := "advised wait (ms)"
 	if opts.LogX {
@@ -47,7 +48,8 @@ func WriteTimeline(w io.Writer, a *analyze.Analysis, opts Options) error {
 		lastSent = math.Max(lastSent, pt.SentMS/1000)
 		byGroup[pt.Group] = append(byGroup[pt.Group], plotter.XY{X: pt.SentMS / 1000, Y: math.Max(pt.WaitMS, floor)})
 	}
-	for i := range a.Groups {
+	drawn, left := chartGroups(a)
+	for k, i := range drawn {
 		g := &a.Groups[i]
 		xy := byGroup[g.Label]
 		if len(xy) == 0 {
@@ -57,12 +59,13 @@ func WriteTimeline(w io.Writer, a *analyze.Analysis, opts Options) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color = groupColors[i%len(groupColors)]
-		sc.GlyphStyle.Shape = groupGlyphs[i%len(groupGlyphs)]
+		sc.GlyphStyle.Color = groupColors[k%len(groupColors)]
+		sc.GlyphStyle.Shape = groupGlyphs[k%len(groupGlyphs)]
 		sc.GlyphStyle.Radius = vg.Points(2.5)
 		p.Add(sc)
 		p.Legend.Add(legendName(g.Label, g.Count()), sc)
 	}
+	noteLeftOut(p, left)
 	linearAxis(&p.X, 0, lastSent)
 	return save(w, p, PNG)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -122,18 +123,18 @@ func TestCreateRejectsForeignHeader(t *testing.T) {
 	}
 }
 
+// TestTruncatedLastLine: the reader skips and reports a last line without
+// a newline.
 func TestTruncatedLastLine(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "results.csv")
-	w, _ := Create(path)
-	r := sample(0)
-	w.Write(&r)
-	w.Close()
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("a1b2c3d4,burst,burst-shaped,1,1,0,10")
-	f.Close()
+	writeRows(t, path, sample(0))
+	appendRaw(t, path, "a1b2c3d4,burst,burst-shaped,1,1,0,10")
 
-	fh, _ := os.Open(path)
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer fh.Close()
 	rd, err := NewReader(fh, path)
 	if err != nil {
@@ -149,32 +150,229 @@ func TestTruncatedLastLine(t *testing.T) {
 	if rd.Truncated() != 3 {
 		t.Fatalf("Truncated() = %d, want 3", rd.Truncated())
 	}
-	// A writer appending after a crash starts on a fresh line.
-	w, err = Create(path)
+}
+
+// TestCreateDropsTornLine: a writer appending after a crash removes the
+// partial last line — even one with every field, which a newline would
+// turn into a row that reads — and reports how many bytes it dropped.
+func TestCreateDropsTornLine(t *testing.T) {
+	t.Parallel()
+	full := string(AppendCSV(nil, ptr(sample(7))))
+	full = full[:len(full)-1] // every field, no newline
+	cases := []struct {
+		name, torn string
+	}{
+		{"every field, no newline", full},
+		{"a few fields", "a1b2c3d4,burst,burst-shaped,1,1,0,10"},
+		{"a carriage return without its newline", full + "\r"},
+		{"one byte", "a"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "results.csv")
+			writeRows(t, path, sample(0), sample(1))
+			appendRaw(t, path, c.torn)
+
+			w, err := Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Repaired(); got != int64(len(c.torn)) {
+				t.Errorf("Repaired() = %d, want %d", got, len(c.torn))
+			}
+			r := sample(5)
+			if err := w.Write(&r); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, path) // fails on any unreadable row
+			want := []Record{sample(0), sample(1), sample(5)}
+			if len(got) != len(want) {
+				t.Fatalf("read %d rows, want %d: %+v", len(got), len(want), got)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestCreateEndsOfFile: a file that is the header alone without its
+// newline gets the newline; a last line longer than MaxLine is not a row
+// cut short, and the file is refused and left as it was.
+func TestCreateEndsOfFile(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, content string
+		wantErr       string // "" when Create succeeds
+		rows          int    // rows read back after one Write
+	}{
+		{"the header without its newline", header, "", 1},
+		{"a header and a row", header + "\n" + string(AppendCSV(nil, ptr(sample(0)))), "", 2},
+		{"a last line over the cap", header + "\n" + strings.Repeat("x", MaxLine+1), "more than 1048576 bytes without a newline", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "results.csv")
+			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := Create(path)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Count(err.Error(), path) != 1 {
+					t.Fatalf("err = %v, want one naming %s once with %q", err, path, c.wantErr)
+				}
+				if b, _ := os.ReadFile(path); string(b) != c.content {
+					t.Fatal("the file was modified")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Repaired() != 0 {
+				t.Errorf("Repaired() = %d, want 0", w.Repaired())
+			}
+			r := sample(3)
+			w.Write(&r)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, path); len(got) != c.rows {
+				t.Fatalf("read %d rows, want %d", len(got), c.rows)
+			}
+		})
+	}
+}
+
+// TestCreateNonRegular: a pipe, a FIFO or a device cannot be read back or
+// synced; Create writes the header, and every row reaches the reader with
+// no error at Close.
+func TestCreateNonRegular(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "rows.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	cases := []struct {
+		name, path string
+		read       bool // a reader at the other end checks what arrived
+	}{
+		{"FIFO", fifo, true},
+		{"/dev/null", os.DevNull, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan []byte, 1)
+			if c.read {
+				go func() {
+					// Opening the read end lets the writer's open return.
+					f, err := os.Open(c.path)
+					if err != nil {
+						got <- []byte(err.Error())
+						return
+					}
+					defer f.Close()
+					b, _ := io.ReadAll(f)
+					got <- b
+				}()
+			}
+			w, err := Create(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			ww, _ := NewWriter(&want)
+			for i := range 3 {
+				r := sample(i)
+				if err := w.Write(&r); err != nil {
+					t.Fatal(err)
+				}
+				ww.Write(&r)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if c.read {
+				if b := <-got; !bytes.Equal(b, want.Bytes()) {
+					t.Errorf("the reader got %q, want %q", b, want.Bytes())
+				}
+			}
+		})
+	}
+}
+
+// TestCreateErrorsNamePathOnce: every failure of the results file names
+// the file once.
+func TestCreateErrorsNamePathOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.csv")
+	if err := os.WriteFile(foreign, []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, path, want string }{
+		{"a missing directory", filepath.Join(dir, "missing", "results.csv"), "no such file"},
+		{"a directory", dir, "is a directory"},
+		{"a foreign header", foreign, "not a ptuprobe results file"},
+		{"a full device", "/dev/full", "no space left"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := os.Stat(filepath.Dir(c.path)); err != nil && c.path == "/dev/full" {
+				t.Skip("no /dev/full")
+			}
+			w, err := Create(c.path)
+			if err == nil {
+				w.Close()
+				t.Fatal("Create succeeded")
+			}
+			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Count(msg, c.path) != 1 || strings.Contains(msg, "\n") {
+				t.Errorf("err = %q: want one line naming %s once, with %q", msg, c.path, c.want)
+			}
+		})
+	}
+}
+
+// writeRows writes recs to a new results file at path.
+func writeRows(t *testing.T, path string, recs ...Record) {
+	t.Helper()
+	w, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2 := sample(5)
-	w.Write(&r2)
-	w.Close()
-	fh2, _ := os.Open(path)
-	defer fh2.Close()
-	rd, _ = NewReader(fh2, path)
-	var errs int
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			errs++
-			continue
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if errs != 1 {
-		t.Fatalf("got %d bad lines, want exactly the truncated one", errs)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
+
+// appendRaw appends s to path as it is: what a killed run leaves.
+func appendRaw(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestReaderErrorsNameFileAndLine(t *testing.T) {
 	t.Parallel()

@@ -54,8 +54,9 @@ func (r Result) Breached() int {
 	return n
 }
 
-// ErrInterrupted is returned when ctx ended before the report was written;
-// nothing is then written under a published name.
+// ErrInterrupted is returned when ctx ended before the report was written
+// whole; nothing is then written under a published name, and no temporary
+// file is left.
 var ErrInterrupted = errors.New("interrupted before the report was written")
 
 // Validate checks the job before any work: a usage problem is a
@@ -74,7 +75,11 @@ func (j Job) Validate() error {
 
 // Run reads every input, writes the report into OutDir and evaluates the
 // thresholds. A bad input (a missing file, a directory, a CSV without the
-// value column) is an *analyze.BadInputError; a cancel is ErrInterrupted.
+// value column) is an *analyze.BadInputError. ctx is honoured at every
+// stage — while reading, before and after the analysis, between the files
+// of the report and within long ones — and the report is all or nothing
+// (report.Write): a cancel before it is complete returns ErrInterrupted
+// and leaves OutDir as it was.
 func Run(ctx context.Context, j Job) (Result, error) {
 	var res Result
 	if err := j.Validate(); err != nil {
@@ -97,6 +102,9 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		defer finish()
 	}
 	for i, f := range files {
+		if ctx.Err() != nil {
+			return res, ErrInterrupted
+		}
 		var r io.Reader = f
 		if seen != nil {
 			r = io.TeeReader(f, seen)
@@ -105,22 +113,46 @@ func Run(ctx context.Context, j Job) (Result, error) {
 			return res, interrupted(ctx, err)
 		}
 	}
-	a, err := tally.Analysis(j.Labels, j.MinGroup)
+	a, err := analysis(ctx, tally, j.Labels, j.MinGroup)
 	if err != nil {
 		return res, err
 	}
 	res.Analysis = a
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		return res, ErrInterrupted
 	}
-	res.Written, err = report.Write(j.OutDir, a, report.Options{Columns: j.Columns, LogX: j.LogX, Timeline: j.Timeline})
+	res.Written, err = report.Write(ctx, j.OutDir, a, report.Options{Columns: j.Columns, LogX: j.LogX, Timeline: j.Timeline})
 	if err != nil {
-		return res, err
+		return res, interrupted(ctx, err)
 	}
 	for _, t := range j.Thresholds {
 		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
 	}
 	return res, nil
+}
+
+// analysis is tally.Analysis, which does not look at ctx: sorting millions
+// of waits takes a second or more. A cancel returns ErrInterrupted at once
+// and leaves the analysis to finish in the background, its result unused.
+func analysis(ctx context.Context, tally *analyze.Tally, labels analyze.Labels, minGroup int) (*analyze.Analysis, error) {
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	type result struct {
+		a   *analyze.Analysis
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := tally.Analysis(labels, minGroup)
+		done <- result{a, err}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case <-ctx.Done():
+		return nil, ErrInterrupted
+	}
 }
 
 func interrupted(ctx context.Context, err error) error {
