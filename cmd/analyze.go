@@ -52,7 +52,7 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 
 // badInputHints say which flag fixes an input analyze refused.
 var badInputHints = map[string]string{
-	"Labels": "rename it with --label FROM=TO",
+	"Labels": "--label FROM=TO renames a group, or merges several under one label",
 	"Value":  "name the column with --value-column",
 	"Group":  "check --group-column",
 }

@@ -160,6 +160,9 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	case errors.Is(err, results.ErrHeaderMismatch):
 		return out, total, asUsage(err)
 	}
+	if out.Repaired > 0 {
+		fmt.Fprintf(r.stderr, "note: %s ended in a line cut short by an earlier run; its %d bytes were dropped before appending\n", r.job.Output, out.Repaired)
+	}
 	if out.CappedBy != dispatch.NoCap {
 		fmt.Fprintf(r.stderr, "note: stopped by the %s cap after %d requests\n", r.capFlag(out.CappedBy), out.Sent)
 	}

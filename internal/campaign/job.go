@@ -133,6 +133,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		o.RunID = results.NewRunID()
 	}
 	out, err = RunPlans(ctx, j.Plans, tgt, w, o)
+	out.Repaired = w.Repaired()
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}

@@ -37,6 +37,9 @@ type Outcome struct {
 	Interrupted            bool
 	CappedBy               dispatch.Cap
 	Plans                  []dispatch.Outcome // one per plan that started
+	// Repaired is how many bytes of a torn last line (a run killed
+	// mid-write) were dropped from the results file before appending.
+	Repaired int64
 }
 
 // RunPlans sends the plans in order, one after another, through s into sink,
