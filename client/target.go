@@ -36,6 +36,15 @@ const (
 	DefaultModel        = "gpt-4o"
 	// MaxBodyBytes bounds how much of a response body is read.
 	MaxBodyBytes = 1 << 20
+	// MaxHeaderBytes bounds the response headers read, status line and 1xx
+	// answers included: 64 KiB. An LLM API's 429 or 200 carries well under
+	// 4 KiB of headers (a dozen rate-limit, request-id and retry headers);
+	// proxies and CDNs refuse far less than 64 KiB from a server (nginx
+	// buffers 4–8 KiB by default). Go's default, 10 MB, lets a hostile
+	// target hold 10 MB and the parser's copies of it in every connection:
+	// 256 requests answered with 9.5 MB headers took 5.6 GB. Beyond the
+	// limit the attempt is recorded as error "headers".
+	MaxHeaderBytes = 64 << 10
 )
 
 // Header is one extra request header for the raw API.
@@ -218,13 +227,14 @@ func newHTTPClient(cfg Config) *http.Client {
 	return &http.Client{
 		Timeout: cfg.Timeout,
 		Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         dial,
-			MaxIdleConns:        cfg.MaxConns,
-			MaxIdleConnsPerHost: cfg.MaxConns,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second,
-			ForceAttemptHTTP2:   true,
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            dial,
+			MaxResponseHeaderBytes: MaxHeaderBytes,
+			MaxIdleConns:           cfg.MaxConns,
+			MaxIdleConnsPerHost:    cfg.MaxConns,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ForceAttemptHTTP2:      true,
 		},
 		// A redirect is recorded as the response it is; following it could
 		// carry the key to another host.
@@ -476,6 +486,9 @@ func Classify(ctx context.Context, err error) string {
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return results.ErrReset
 	}
+	if isHeadersTooLarge(err) {
+		return results.ErrHeaders
+	}
 	var rhe tls.RecordHeaderError
 	var ae tls.AlertError
 	var cve *tls.CertificateVerificationError
@@ -486,4 +499,15 @@ func Classify(ctx context.Context, err error) string {
 		return results.ErrReset
 	}
 	return results.ErrOther
+}
+
+// isHeadersTooLarge reports whether err is net/http's refusal of response
+// headers over MaxHeaderBytes. Neither HTTP/1 nor HTTP/2 exports a value
+// for it, so the messages are matched; TestHostileTargets pins the HTTP/1
+// one.
+func isHeadersTooLarge(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "server response headers exceeded") || // HTTP/1
+		strings.Contains(msg, "response header list larger than advertised limit") || // HTTP/2
+		strings.Contains(msg, "header list too large") // HTTP/2, 1xx answers
 }

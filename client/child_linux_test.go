@@ -1,0 +1,121 @@
+//go:build linux
+
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/hostile"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Some checks cannot share the test process: a peak RSS is the whole
+// process's, and a lowered RLIMIT_NOFILE would fail the tests running in
+// parallel. Such a test re-runs the test binary for itself alone with
+// childEnv set to its name; the child does the work and prints "key=value"
+// lines, which the parent reads and judges.
+const childEnv = "PTUPROBE_CLIENT_TEST_CHILD"
+
+// isChild reports whether this process is the child of test t.
+func isChild(t *testing.T) bool { return os.Getenv(childEnv) == t.Name() }
+
+// runChild runs test t in a child process with the extra environment env
+// and returns what it printed as key=value pairs.
+func runChild(t *testing.T, env ...string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+t.Name()), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child: %v\n%s%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	kv := map[string]string{}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok && !strings.ContainsAny(k, " \t") {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
+// peakRSS is the process's peak resident set size in bytes (VmHWM).
+func peakRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
+
+// TestHugeHeadersKeepMemoryBounded: 64 concurrent requests answered with a
+// 9.5 MB header each (Go's own limit is 10 MB) cost the client a few
+// megabytes, not 64 × 9.5 MB and the copies the parser makes of them,
+// and every one is recorded as error "headers".
+func TestHugeHeadersKeepMemoryBounded(t *testing.T) {
+	const requests = 64
+	if isChild(t) {
+		tg, err := New(Config{API: APIOpenAI, URL: os.Getenv("HOSTILE_URL"), PromptTokens: 10, MaxTokens: 1,
+			Timeout: 30 * time.Second, MaxConns: requests})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]results.Record, requests)
+		var wg sync.WaitGroup
+		for i := range rows {
+			wg.Go(func() {
+				rows[i] = results.Blank()
+				tg.Send(t.Context(), i, &rows[i])
+			})
+		}
+		wg.Wait()
+		for i := range rows {
+			fmt.Printf("row%d=%d %s\n", i, rows[i].Status, rows[i].Error)
+		}
+		peak, err := peakRSS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("peak=%d\n", peak)
+		return
+	}
+	t.Parallel()
+	srv, err := hostile.Start(hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 9_500_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	got := runChild(t, "HOSTILE_URL="+srv.URL())
+	for i := range requests {
+		if row := got["row"+strconv.Itoa(i)]; row != "0 "+results.ErrHeaders {
+			t.Errorf("row %d: status and error %q, want 0 %s", i, row, results.ErrHeaders)
+		}
+	}
+	peak, err := strconv.ParseInt(got["peak"], 10, 64)
+	if err != nil {
+		t.Fatalf("no peak RSS from the child: %v", err)
+	}
+	t.Logf("peak RSS of %d requests against 9.5 MB headers: %.1f MB", requests, float64(peak)/1e6)
+	if peak > 100e6 {
+		t.Errorf("peak RSS %.1f MB, want under 100 MB", float64(peak)/1e6)
+	}
+}
