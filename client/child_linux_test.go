@@ -6,12 +6,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,5 +121,57 @@ func TestHugeHeadersKeepMemoryBounded(t *testing.T) {
 	t.Logf("peak RSS of %d requests against 9.5 MB headers: %.1f MB", requests, float64(peak)/1e6)
 	if peak > 100e6 {
 		t.Errorf("peak RSS %.1f MB, want under 100 MB", float64(peak)/1e6)
+	}
+}
+
+// TestRealEMFILEIsLocal runs out of file descriptors for real, in a child
+// whose RLIMIT_NOFILE is lowered and whose descriptors are used up, and
+// sends to a server of the parent: the row's class is "local".
+func TestRealEMFILEIsLocal(t *testing.T) {
+	if isChild(t) {
+		tg, err := New(Config{API: APIOpenAI, URL: os.Getenv("TARGET_URL"), PromptTokens: 10, MaxTokens: 1, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One request first, so that the runtime's poller and every lazy
+		// descriptor exist; then drop its connection.
+		warm := results.Blank()
+		tg.Send(t.Context(), 0, &warm)
+		tg.Close()
+		fmt.Printf("warm=%d %s\n", warm.Status, warm.Error)
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		lim.Cur = 64
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		var held []*os.File
+		for {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				fmt.Printf("exhausted=%v\n", errors.Is(err, syscall.EMFILE))
+				break
+			}
+			held = append(held, f)
+		}
+		r := results.Blank()
+		tg.Send(t.Context(), 1, &r)
+		fmt.Printf("row=%d %s\n", r.Status, r.Error)
+		for _, f := range held {
+			f.Close()
+		}
+		return
+	}
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }))
+	defer srv.Close()
+	got := runChild(t, "TARGET_URL="+srv.URL)
+	if got["warm"] != "429 " || got["exhausted"] != "true" {
+		t.Fatalf("the child did not reach the target first, or did not run out of descriptors: %v", got)
+	}
+	if got["row"] != "0 "+results.ErrLocal {
+		t.Fatalf("row %q, want 0 %s", got["row"], results.ErrLocal)
 	}
 }

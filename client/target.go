@@ -466,6 +466,16 @@ func lastUsageEvent(b []byte) []byte {
 }
 
 // Classify maps a transport error to one of the results.Err* classes.
+//
+// A failure on this machine is "local", not a fault of the target: out of
+// file descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL), of
+// socket buffers or memory (ENOBUFS, ENOMEM). A run with more requests in
+// flight than the descriptor limit allows meets them by the thousand.
+//
+// Classes found by message (net/http exports no value for them) are
+// matched on the innermost error, never on text a target sent: a
+// malformed status line, which net/http quotes, is "other" whatever it
+// says.
 func Classify(ctx context.Context, err error) string {
 	switch {
 	case err == nil:
@@ -480,13 +490,19 @@ func Classify(ctx context.Context, err error) string {
 		return results.ErrTimeout
 	}
 	switch {
+	case isLocal(err):
+		return results.ErrLocal
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return results.ErrRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return results.ErrReset
 	}
-	if isHeadersTooLarge(err) {
+	msg := innermost(err).Error()
+	switch {
+	case strings.HasPrefix(msg, "malformed HTTP"):
+		return results.ErrOther
+	case isHeadersTooLarge(msg):
 		return results.ErrHeaders
 	}
 	var rhe tls.RecordHeaderError
@@ -501,13 +517,47 @@ func Classify(ctx context.Context, err error) string {
 	return results.ErrOther
 }
 
-// isHeadersTooLarge reports whether err is net/http's refusal of response
-// headers over MaxHeaderBytes. Neither HTTP/1 nor HTTP/2 exports a value
-// for it, so the messages are matched; TestHostileTargets pins the HTTP/1
-// one.
-func isHeadersTooLarge(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "server response headers exceeded") || // HTTP/1
-		strings.Contains(msg, "response header list larger than advertised limit") || // HTTP/2
-		strings.Contains(msg, "header list too large") // HTTP/2, 1xx answers
+// localErrnos are the failures of a system call that say this machine ran
+// out of something, whatever the target does.
+var localErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL, syscall.ENOBUFS, syscall.ENOMEM}
+
+// isLocal reports whether err is one of localErrnos. The resolver reports
+// its own failures as text (a *net.DNSError wraps no errno), so its
+// message is compared with each errno's.
+func isLocal(err error) bool {
+	for _, e := range localErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		for _, e := range localErrnos {
+			if strings.HasSuffix(dns.Err, e.Error()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// innermost is the last error of err's Unwrap chain.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// isHeadersTooLarge reports whether msg, an innermost error's message, is
+// net/http's refusal of response headers over MaxHeaderBytes. Neither
+// HTTP/1 nor HTTP/2 exports a value for it; TestHostileTargets pins the
+// HTTP/1 message.
+func isHeadersTooLarge(msg string) bool {
+	return strings.HasPrefix(msg, "net/http: server response headers exceeded ") || // HTTP/1
+		strings.HasSuffix(msg, "http2: response header list larger than advertised limit") || // HTTP/2
+		msg == "header list too large" // HTTP/2, 1xx answers
 }
