@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/hostile"
@@ -28,6 +31,8 @@ func TestHostileTargets(t *testing.T) {
 		{"9.5 MB header", hostile.Config{Mode: hostile.HugeHeader}, row{0, results.ErrHeaders, results.WaitNone, "", ""}},
 		{"header at the limit", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: MaxHeaderBytes}, row{0, results.ErrHeaders, results.WaitNone, "", ""}},
 		{"32 KiB header is read", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 32 << 10}, row{429, "", results.WaitRetryAfterMS, "10", ""}},
+		{"invalid UTF-8", hostile.Config{Mode: hostile.NonUTF8},
+			row{429, "", results.WaitInvalid, "25\ufffd\ufffd", "\ufffd\ufffd7" + strings.Repeat("é", 28)}},
 		{"garbage", hostile.Config{Mode: hostile.Garbage}, row{0, results.ErrOther, results.WaitNone, "", ""}},
 		{"reset mid-headers", hostile.Config{Mode: hostile.Reset}, row{0, results.ErrReset, results.WaitNone, "", ""}},
 	}
@@ -46,6 +51,17 @@ func TestHostileTargets(t *testing.T) {
 			}
 			defer tg.Close()
 			r := send(tg)
+			var file bytes.Buffer
+			w, err := results.NewWriter(&file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(&r); err != nil {
+				t.Fatal(err)
+			}
+			if !utf8.Valid(file.Bytes()) || bytes.Count(file.Bytes(), []byte("\n")) != 2 {
+				t.Fatalf("the row is not one line of valid UTF-8: %q", file.Bytes())
+			}
 			got := row{r.Status, r.Error, r.WaitSource, r.RetryAfterMS, r.RetryAfter}
 			if got != tt.want {
 				t.Fatalf("row %+v, want %+v", got, tt.want)
