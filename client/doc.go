@@ -14,6 +14,22 @@
 // Config (Endpoint, URL, PromptTokens, Headers, APIKeyEnv, …), in words that
 // know nothing of flags; cmd renders field names as flag names.
 //
+// # What a target says
+//
+// Nothing a target sends may take unbounded memory or time, or stop a run:
+// response headers are read up to MaxHeaderBytes (beyond it the attempt is
+// error "headers"), a body up to MaxBodyBytes (beyond it, error "body"),
+// and Config.Timeout bounds the whole attempt, body included. A failure on
+// this machine (out of descriptors or ports) is error "local" (Classify).
+//
+// The advised wait follows ParseAdvisedWait's precedence. A retry header
+// that the response repeats with different values is ambiguous: it is
+// recorded as the list (joined by ", ", as HTTP combines a repeated
+// field) and counts as unusable, as a value that is not a number would,
+// so retry-after is read when retry-after-ms is ambiguous, and the source
+// is "invalid" when no usable header is left. Identical repeats are one
+// value.
+//
 // It decides nothing about when requests are sent (that is the shape and
 // dispatch packages) and imports only results and internal/valid. It never
 // writes a secret anywhere: a key, an auth header, the endpoint host, a

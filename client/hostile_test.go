@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ptuprobe/ptuprobe/internal/hostile"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -33,6 +33,8 @@ func TestHostileTargets(t *testing.T) {
 		{"32 KiB header is read", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 32 << 10}, row{429, "", results.WaitRetryAfterMS, "10", ""}},
 		{"invalid UTF-8", hostile.Config{Mode: hostile.NonUTF8},
 			row{429, "", results.WaitInvalid, "25\ufffd\ufffd", "\ufffd\ufffd7" + strings.Repeat("é", 28)}},
+		{"repeated retry headers that differ", hostile.Config{Mode: hostile.DupRetryAfter},
+			row{429, "", results.WaitInvalid, "10, 20000", "1, 30"}},
 		{"garbage", hostile.Config{Mode: hostile.Garbage}, row{0, results.ErrOther, results.WaitNone, "", ""}},
 		{"reset mid-headers", hostile.Config{Mode: hostile.Reset}, row{0, results.ErrReset, results.WaitNone, "", ""}},
 	}

@@ -376,8 +376,8 @@ func sinceMS(t time.Time) float64 {
 }
 
 func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
-	rec.RetryAfterMS = results.CleanHeader(h.Get("Retry-After-Ms"))
-	rec.RetryAfter = results.CleanHeader(h.Get("Retry-After"))
+	rec.RetryAfterMS = results.CleanHeader(fieldValue(h, "Retry-After-Ms"))
+	rec.RetryAfter = results.CleanHeader(fieldValue(h, "Retry-After"))
 	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
 		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, h.Get("Date"), t.now())
 		rec.WaitMS, rec.WaitSource = w.MS, w.Source
@@ -393,6 +393,30 @@ func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
 	rec.RatelimitRemainingRequests = headerInt(h, "X-Ratelimit-Remaining-Requests", "Anthropic-Ratelimit-Requests-Remaining")
 	rec.RatelimitRemainingTokens = headerInt(h, "X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Tokens-Remaining")
 	rec.UtilizationPct = ParseUtilization(h.Get("Azure-Openai-Deployment-Utilization"))
+}
+
+// fieldValue is the value of header name (canonical form), repeats
+// included. Repeats that agree, once trimmed, are one value. Repeats that
+// differ are joined with ", ", as RFC 9110 §5.3 combines a repeated
+// field: the row shows the contradiction, and a list is no number nor
+// date, so the wait parser finds that header unusable rather than
+// silently keeping the first value.
+func fieldValue(h http.Header, name string) string {
+	vs := h[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	first := trimOWS(vs[0])
+	for _, v := range vs[1:] {
+		if trimOWS(v) != first {
+			trimmed := make([]string, len(vs))
+			for i, v := range vs {
+				trimmed[i] = trimOWS(v)
+			}
+			return strings.Join(trimmed, ", ")
+		}
+	}
+	return first
 }
 
 // headerInt returns the first of names that holds a non-negative integer.

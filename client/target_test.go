@@ -87,6 +87,57 @@ func TestSendScriptedResponses(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 		}},
+		// A header repeated with different values is unusable, like one
+		// that is not a number; identical repeats are one value.
+		{"429 repeated retry-after-ms that differ", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "10")
+			w.Header().Add("retry-after-ms", "20000")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || r.RetryAfterMS != "10, 20000" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after-ms that differ, retry-after usable", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "10")
+			w.Header().Add("retry-after-ms", "20000")
+			w.Header().Set("retry-after", "2")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 2000 || r.WaitSource != results.WaitRetryAfterSeconds || r.RetryAfterMS != "10, 20000" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after-ms that agree", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "43")
+			w.Header().Add("retry-after-ms", " 43 ")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 43 || r.WaitSource != results.WaitRetryAfterMS || r.RetryAfterMS != "43" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after dates that differ", func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now().UTC()
+			w.Header().Add("retry-after", now.Add(3*time.Second).Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || strings.Count(r.RetryAfter, "GMT") != 2 {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after dates that agree", func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now().UTC()
+			w.Header().Set("Date", now.Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 9000 || r.WaitSource != results.WaitRetryAfterDate {
+				t.Fatalf("%+v", r)
+			}
+		}},
 		{"429 no headers", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) },
 			func(t *testing.T, r results.Record) {
 				if r.WaitSource != results.WaitNone || r.Error != "" {
