@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ptuprobe/ptuprobe/internal/hostile"
+	"github.com/ptuprobe/ptuprobe/internal/memnet"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -35,6 +37,8 @@ func TestHostileTargets(t *testing.T) {
 			row{429, "", results.WaitInvalid, "25\ufffd\ufffd", "\ufffd\ufffd7" + strings.Repeat("é", 28)}},
 		{"repeated retry headers that differ", hostile.Config{Mode: hostile.DupRetryAfter},
 			row{429, "", results.WaitInvalid, "10, 20000", "1, 30"}},
+		{"endless body", hostile.Config{Mode: hostile.EndlessBody}, row{429, results.ErrBody, results.WaitNone, "", ""}},
+		{"endless body, status 200", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, row{200, results.ErrBody, results.WaitNone, "", ""}},
 		{"garbage", hostile.Config{Mode: hostile.Garbage}, row{0, results.ErrOther, results.WaitNone, "", ""}},
 		{"reset mid-headers", hostile.Config{Mode: hostile.Reset}, row{0, results.ErrReset, results.WaitNone, "", ""}},
 	}
@@ -68,6 +72,51 @@ func TestHostileTargets(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("row %+v, want %+v", got, tt.want)
 			}
+		})
+	}
+}
+
+// TestSlowBodyTimesOut: a body that trickles ends at the request's
+// Timeout, recorded as error "timeout" with the status and the time to the
+// headers it had. Served over memnet in a synctest bubble, the timeout
+// passes on the fake clock, exactly.
+func TestSlowBodyTimesOut(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     hostile.Config
+		timeout time.Duration
+		status  int
+		err     string
+	}{
+		{"a byte every 100 ms", hostile.Config{Mode: hostile.SlowBody, Trickle: 100 * time.Millisecond}, 2 * time.Second, 429, results.ErrTimeout},
+		{"a byte every 10 s", hostile.Config{Mode: hostile.SlowBody, Trickle: 10 * time.Second, Status: 200}, 3 * time.Second, 200, results.ErrTimeout},
+		{"done within the timeout", hostile.Config{Mode: hostile.SlowBody, Trickle: 10 * time.Millisecond, BodyBytes: 50}, time.Second, 429, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				ln := memnet.Listen()
+				srv, err := hostile.Serve(ln, tt.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				tg, err := New(Config{API: APIOpenAI, URL: "http://hostile.invalid/v1/chat/completions", PromptTokens: 10, MaxTokens: 1,
+					Timeout: tt.timeout, DialContext: ln.DialContext})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tg.Close()
+				r := send(tg)
+				if r.Status != tt.status || r.Error != tt.err || r.TTFBMS != 0 {
+					t.Fatalf("row %+v, want status %d, error %q", r, tt.status, tt.err)
+				}
+				if tt.err == results.ErrTimeout && r.LatencyMS != float64(tt.timeout/time.Millisecond) {
+					t.Fatalf("latency %v ms, want the timeout, %v", r.LatencyMS, tt.timeout)
+				}
+			})
 		})
 	}
 }

@@ -34,7 +34,9 @@ const (
 	DefaultMaxTokens    = 100
 	DefaultTimeout      = 60 * time.Second
 	DefaultModel        = "gpt-4o"
-	// MaxBodyBytes bounds how much of a response body is read.
+	// MaxBodyBytes bounds how much of a response body is read: 1 MiB. A
+	// longer body is not read to its end and the attempt is recorded as
+	// error "body"; a chat completion with its usage is a few kilobytes.
 	MaxBodyBytes = 1 << 20
 	// MaxHeaderBytes bounds the response headers read, status line and 1xx
 	// answers included: 64 KiB. An LLM API's 429 or 200 carries well under
@@ -355,18 +357,23 @@ func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
 		return
 	}
 	rec.TTFBMS = sinceMS(start)
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	rec.Status = resp.StatusCode
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		rec.Error = Classify(ctx, rerr)
 		if rec.Error == results.ErrOther {
 			rec.Error = results.ErrBody
 		}
+	case len(body) > MaxBodyBytes:
+		// Not read to its end: a body that never ends must not hold the
+		// request until the timeout, nor usage be parsed from a part.
+		rec.Error = results.ErrBody
 	}
 	t.captureHeaders(resp.Header, rec)
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rerr == nil {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
 		parseUsage(body, rec)
 	}
 }
