@@ -37,4 +37,13 @@
 // prompt text go neither into a Record nor into an error, and it writes no
 // logs. Redirects are recorded, never followed, so the key never travels to
 // another host.
+//
+// A target may echo a secret back. Every response header value the client
+// reads is first checked, whole and before it is cut to
+// results.MaxHeaderLen, against the key, the values of Config.Headers and
+// the query values of the URL: a value holding one, whole, or any 12
+// bytes of a secret of 12 bytes or more (a partial echo), is recorded as
+// Redacted, "[redacted]", and so advises no wait. Values shorter than 8
+// bytes are not taken for secrets: no key is that short, and "1" would
+// match ordinary waits.
 package client

@@ -99,6 +99,8 @@ type Target struct {
 	client *http.Client
 	prompt *promptBuilder
 	now    func() time.Time
+	// secrets are never recorded: a header value holding one is Redacted.
+	secrets *secrets
 }
 
 // New validates cfg and builds a Target with a keep-alive client sized to
@@ -129,6 +131,7 @@ func New(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	t.cfg = cfg
+	t.secrets = newSecrets(&cfg)
 	t.client = newHTTPClient(cfg)
 	return t, nil
 }
@@ -382,11 +385,15 @@ func sinceMS(t time.Time) float64 {
 	return float64(time.Since(t)) / float64(time.Millisecond)
 }
 
+// captureHeaders fills rec from the response headers. Every value read
+// passes the secret check first, whole: a retry header holding a secret is
+// recorded as Redacted (and so gives no wait), a numeric one is left
+// absent.
 func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
-	rec.RetryAfterMS = results.CleanHeader(fieldValue(h, "Retry-After-Ms"))
-	rec.RetryAfter = results.CleanHeader(fieldValue(h, "Retry-After"))
+	rec.RetryAfterMS = t.recordHeader(fieldValue(h, "Retry-After-Ms"))
+	rec.RetryAfter = t.recordHeader(fieldValue(h, "Retry-After"))
 	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
-		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, h.Get("Date"), t.now())
+		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, t.header(h, "Date"), t.now())
 		rec.WaitMS, rec.WaitSource = w.MS, w.Source
 	} else {
 		rec.WaitMS, rec.WaitSource = results.None, results.WaitNone
@@ -397,9 +404,29 @@ func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
 			break
 		}
 	}
-	rec.RatelimitRemainingRequests = headerInt(h, "X-Ratelimit-Remaining-Requests", "Anthropic-Ratelimit-Requests-Remaining")
-	rec.RatelimitRemainingTokens = headerInt(h, "X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Tokens-Remaining")
-	rec.UtilizationPct = ParseUtilization(h.Get("Azure-Openai-Deployment-Utilization"))
+	rec.RatelimitRemainingRequests = headerInt(t.header(h, "X-Ratelimit-Remaining-Requests"), t.header(h, "Anthropic-Ratelimit-Requests-Remaining"))
+	rec.RatelimitRemainingTokens = headerInt(t.header(h, "X-Ratelimit-Remaining-Tokens"), t.header(h, "Anthropic-Ratelimit-Tokens-Remaining"))
+	rec.UtilizationPct = ParseUtilization(t.header(h, "Azure-Openai-Deployment-Utilization"))
+}
+
+// recordHeader is v as a row holds it: Redacted when it carries a secret
+// (checked before the cut, which could leave a prefix of the key), else
+// cleaned by results.CleanHeader.
+func (t *Target) recordHeader(v string) string {
+	if t.secrets.leaks(v) {
+		return Redacted
+	}
+	return results.CleanHeader(v)
+}
+
+// header is the first value of header name, or "" when it carries a
+// secret.
+func (t *Target) header(h http.Header, name string) string {
+	v := h.Get(name)
+	if t.secrets.leaks(v) {
+		return ""
+	}
+	return v
 }
 
 // fieldValue is the value of header name (canonical form), repeats
@@ -426,10 +453,10 @@ func fieldValue(h http.Header, name string) string {
 	return first
 }
 
-// headerInt returns the first of names that holds a non-negative integer.
-func headerInt(h http.Header, names ...string) int {
-	for _, n := range names {
-		v := trimOWS(h.Get(n))
+// headerInt returns the first of values that is a non-negative integer.
+func headerInt(values ...string) int {
+	for _, v := range values {
+		v = trimOWS(v)
 		if v == "" {
 			continue
 		}
