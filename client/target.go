@@ -247,8 +247,10 @@ func newHTTPClient(cfg Config) *http.Client {
 	}
 }
 
-// checkURL accepts only absolute http and https URLs. The error names the
-// field, never the value, which may hold a host the user keeps private.
+// checkURL accepts only absolute http and https URLs with a host name and,
+// if any, a port from 1 to 65535: a port no socket can have would fail
+// every request alike. The error names the field, never the value, which
+// may hold a host the user keeps private.
 func checkURL(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -256,6 +258,14 @@ func checkURL(field, raw string) (*url.URL, error) {
 	}
 	if u.User != nil {
 		return nil, valid.Errorf(field, "must not carry credentials; the key comes from the environment")
+	}
+	if u.Hostname() == "" {
+		return nil, valid.Errorf(field, "must name a host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, valid.Errorf(field, "must have a port from 1 to 65535")
+		}
 	}
 	return u, nil
 }

@@ -373,7 +373,15 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		{"endpoint without scheme", az(func(c *Config) { c.Endpoint = canaryHost }), "Endpoint"},
 		{"endpoint unparsable", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + "/%zz" }), "Endpoint"},
 		{"endpoint with credentials", az(func(c *Config) { c.Endpoint = "https://" + canaryKey + ":pw@" + canaryHost }), "Endpoint"},
+		{"endpoint port too large", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":99999" }), "Endpoint"},
+		{"endpoint port 0", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":0" }), "Endpoint"},
+		{"endpoint port not a number", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":https" }), "Endpoint"},
+		{"endpoint without a host name", az(func(c *Config) { c.Endpoint = "http://:8080" }), "Endpoint"},
 		{"no url", raw(func(c *Config) { c.URL = "" }), "URL"},
+		{"url port too large", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":99999/v1" }), "URL"},
+		{"url port past int", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":99999999999999999999999/v1" }), "URL"},
+		{"url port 0", raw(func(c *Config) { c.URL = "http://[::1]:0/v1" }), "URL"},
+		{"url port negative", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":-1/v1" }), "URL"},
 		{"url without scheme", raw(func(c *Config) { c.URL = canaryHost + "/v1" }), "URL"},
 		{"url with credentials", raw(func(c *Config) { c.URL = "http://u:" + canaryKey + "@" + canaryHost }), "URL"},
 		{"unknown api", az(func(c *Config) { c.API = "grpc" }), "API"},
@@ -389,6 +397,10 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 			c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\r\nX-Evil: 1"})
 		}), "Headers"},
 		{"method not a token", raw(func(c *Config) { c.Method = "GET " + canaryHost }), "Method"},
+		{"method with a space", raw(func(c *Config) { c.Method = "GE T" }), "Method"},
+		{"method with a line break", raw(func(c *Config) { c.Method = "GET\r\n" }), "Method"},
+		{"header value with a control character", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\x01"}) }), "Headers"},
+		{"header value with DEL", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"X-A", "\x7f" + canaryHeader}) }), "Headers"},
 		{"key with a line break", raw(func(c *Config) { c.Key = canaryKey + "\n" }), "Key"},
 		{"key with NUL", az(func(c *Config) { c.Key = canaryKey + "\x00" }), "Key"},
 		{"key header not a name", az(func(c *Config) { c.KeyHeader = "api key" }), "KeyHeader"},
@@ -398,6 +410,20 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 			t.Parallel()
 			_, err := New(tt.cfg)
 			checkSettingError(t, err, tt.field)
+		})
+	}
+}
+
+// TestURLPortsAccepted: the ports a socket can have, and none (the
+// scheme's default), pass checkURL.
+func TestURLPortsAccepted(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://h", "https://h/", "http://h:1/v1", "http://h:65535/v1", "http://h:080/v1", "http://[::1]:8080/v1", "http://h:/v1"} {
+		t.Run(u, func(t *testing.T) {
+			t.Parallel()
+			if _, err := checkURL("URL", u); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
