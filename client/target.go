@@ -49,6 +49,19 @@ const (
 	MaxHeaderBytes = 64 << 10
 )
 
+// Bounds of the synthetic chat request, so that a typo cannot ask for a
+// body the machine cannot build: 1099511627776 prompt tokens ended in a
+// runtime fatal error.
+const (
+	// MaxPromptTokens bounds Config.PromptTokens: a million tokens, the
+	// largest context window offered today (larger prompts no deployment
+	// accepts), a body of about 4 MB at CharsPerToken.
+	MaxPromptTokens = 1_000_000
+	// MaxCompletionTokens bounds Config.MaxTokens: a million tokens, far
+	// above what any model generates in one answer (tens of thousands).
+	MaxCompletionTokens = 1_000_000
+)
+
 // Header is one extra request header for the raw API.
 type Header struct{ Name, Value string }
 
@@ -185,12 +198,12 @@ func (cfg *Config) requestURL() (string, error) {
 // checkChat checks the synthetic chat request's settings.
 func (cfg *Config) checkChat() error {
 	switch {
-	case cfg.PromptTokens < 1:
-		return valid.Errorf("PromptTokens", "must be at least 1")
+	case cfg.PromptTokens < 1 || cfg.PromptTokens > MaxPromptTokens:
+		return valid.Errorf("PromptTokens", "must be from 1 to %d", MaxPromptTokens)
 	case cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens:
 		return valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
-	case cfg.MaxTokens < 1:
-		return valid.Errorf("MaxTokens", "must be at least 1")
+	case cfg.MaxTokens < 1 || cfg.MaxTokens > MaxCompletionTokens:
+		return valid.Errorf("MaxTokens", "must be from 1 to %d", MaxCompletionTokens)
 	}
 	switch cfg.MaxTokensField {
 	case "":

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -299,6 +300,31 @@ func TestRequestShape(t *testing.T) {
 	}
 }
 
+// TestPromptAtTheBounds: the largest prompt and completion allowed build
+// a request of about MaxPromptTokens × CharsPerToken bytes.
+func TestPromptAtTheBounds(t *testing.T) {
+	t.Parallel()
+	tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", PromptTokens: MaxPromptTokens,
+		SharedPrefixTokens: MaxPromptTokens - 1, MaxTokens: MaxCompletionTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages  []struct{ Content string }
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(tg.Body(1), &body); err != nil {
+		t.Fatal(err)
+	}
+	chars := 0
+	for _, m := range body.Messages {
+		chars += len(m.Content)
+	}
+	if want := MaxPromptTokens * CharsPerToken; chars < want-100 || chars > want+100 || body.MaxTokens != MaxCompletionTokens {
+		t.Fatalf("a prompt of %d characters and max_tokens %d, want about %d and %d", chars, body.MaxTokens, want, MaxCompletionTokens)
+	}
+}
+
 func TestPromptsUniqueUnlessSharedPrefix(t *testing.T) {
 	t.Parallel()
 	tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", Model: "m", PromptTokens: 2000,
@@ -389,7 +415,13 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		{"prompt tokens 0", az(func(c *Config) { c.PromptTokens = 0 }), "PromptTokens"},
 		{"shared prefix = prompt", az(func(c *Config) { c.SharedPrefixTokens = 10 }), "SharedPrefixTokens"},
 		{"shared prefix negative", az(func(c *Config) { c.SharedPrefixTokens = -1 }), "SharedPrefixTokens"},
+		{"prompt tokens negative", az(func(c *Config) { c.PromptTokens = -1 }), "PromptTokens"},
+		{"prompt tokens over the bound", az(func(c *Config) { c.PromptTokens = MaxPromptTokens + 1 }), "PromptTokens"},
+		{"prompt tokens of a terabyte", az(func(c *Config) { c.PromptTokens = 1099511627776 }), "PromptTokens"},
+		{"prompt tokens at the largest int", az(func(c *Config) { c.PromptTokens, c.SharedPrefixTokens = math.MaxInt, math.MaxInt-1 }), "PromptTokens"},
 		{"max tokens 0", az(func(c *Config) { c.MaxTokens = 0 }), "MaxTokens"},
+		{"max tokens over the bound", az(func(c *Config) { c.MaxTokens = MaxCompletionTokens + 1 }), "MaxTokens"},
+		{"max tokens at the largest int", az(func(c *Config) { c.MaxTokens = math.MaxInt }), "MaxTokens"},
 		{"max tokens field", az(func(c *Config) { c.MaxTokensField = "max_output_tokens" }), "MaxTokensField"},
 		{"header name with a space", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"Bad Name", canaryHeader}) }), "Headers"},
 		{"header name empty", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"", canaryHeader}) }), "Headers"},
