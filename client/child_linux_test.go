@@ -175,3 +175,42 @@ func TestRealEMFILEIsLocal(t *testing.T) {
 		t.Fatalf("row %q, want 0 %s", got["row"], results.ErrLocal)
 	}
 }
+
+// TestLargestPromptsInFlightShareTheirBody: 200 requests built with the
+// largest prompt (MaxPromptTokens, a 4 MB body) and held, as requests in
+// flight are, cost a few megabytes: the body's bulk is shared, not copied
+// into each request (it was 800 MB).
+func TestLargestPromptsInFlightShareTheirBody(t *testing.T) {
+	const inFlight = 200
+	if isChild(t) {
+		tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:9/v1/chat/completions", PromptTokens: MaxPromptTokens, MaxTokens: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := make([]*http.Request, inFlight)
+		for i := range reqs {
+			if reqs[i], err = tg.newRequest(t.Context(), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		peak, err := peakRSS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("length=%d\npeak=%d\n", reqs[inFlight-1].ContentLength, peak)
+		return
+	}
+	t.Parallel()
+	got := runChild(t)
+	if n, _ := strconv.Atoi(got["length"]); n < MaxPromptTokens*CharsPerToken-100 {
+		t.Fatalf("a request of %d bytes, want about %d", n, MaxPromptTokens*CharsPerToken)
+	}
+	peak, err := strconv.ParseInt(got["peak"], 10, 64)
+	if err != nil {
+		t.Fatalf("no peak RSS from the child: %v", err)
+	}
+	t.Logf("peak RSS of %d requests holding a %d-token prompt: %.1f MB", inFlight, MaxPromptTokens, float64(peak)/1e6)
+	if peak > 100e6 {
+		t.Errorf("peak RSS %.1f MB, want under 100 MB", float64(peak)/1e6)
+	}
+}

@@ -339,15 +339,18 @@ func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error)
 		method = t.cfg.Method
 	}
 	var body io.Reader
-	b := t.Body(seq)
-	if b != nil {
-		body = bytes.NewReader(b)
+	if t.prompt == nil && t.cfg.Body != nil {
+		body = bytes.NewReader(t.cfg.Body) // shared, not copied
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.url, body)
 	if err != nil {
 		return nil, errors.New("build request: invalid method or URL")
 	}
-	if b != nil {
+	if t.prompt != nil {
+		req.GetBody, req.ContentLength = t.prompt.reader(seq)
+		req.Body, _ = req.GetBody()
+	}
+	if t.prompt != nil || t.cfg.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("User-Agent", "ptuprobe")

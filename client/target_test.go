@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -274,8 +275,12 @@ func recordingServer(t *testing.T, status int) (*httptest.Server, <-chan receive
 func TestRequestShape(t *testing.T) {
 	t.Parallel()
 	srv, seen := recordingServer(t, http.StatusOK)
-	send(newAzure(t, srv.URL+"/"))
+	tg := newAzure(t, srv.URL+"/")
+	send(tg)
 	got := <-seen
+	if !bytes.Equal(got.body, tg.Body(7)) {
+		t.Fatalf("sent body %q, want Body(7) %q", got.body, tg.Body(7))
+	}
 	if got.method != "POST" || got.url.Path != "/openai/deployments/canary-deployment/chat/completions" || got.url.Query().Get("api-version") != DefaultAPIVersion {
 		t.Fatalf("request %s %s", got.method, got.url)
 	}
