@@ -18,8 +18,9 @@
 //
 // Nothing a target sends may take unbounded memory or time, or stop a run:
 // response headers are read up to MaxHeaderBytes (beyond it the attempt is
-// error "headers"), a body up to MaxBodyBytes (beyond it, error "body"),
-// and Config.Timeout bounds the whole attempt, body included. A failure on
+// error "headers"), a body up to MaxBodyBytes (beyond it, error "body") of
+// which only the last 64 KiB are kept, for the usage block, and
+// Config.Timeout bounds the whole attempt, body included. A failure on
 // this machine (out of descriptors or ports) is error "local" (Classify).
 //
 // The advised wait follows ParseAdvisedWait's precedence. A retry header

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -386,7 +385,8 @@ func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
 		return
 	}
 	rec.TTFBMS = sinceMS(start)
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	var body bodyTail
+	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	rec.Status = resp.StatusCode
@@ -396,14 +396,14 @@ func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
 		if rec.Error == results.ErrOther {
 			rec.Error = results.ErrBody
 		}
-	case len(body) > MaxBodyBytes:
+	case body.n > MaxBodyBytes:
 		// Not read to its end: a body that never ends must not hold the
 		// request until the timeout, nor usage be parsed from a part.
 		rec.Error = results.ErrBody
 	}
 	t.captureHeaders(resp.Header, rec)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
-		parseUsage(body, rec)
+		parseUsage(body.buf, body.n <= keptBodyBytes, rec)
 	}
 }
 
@@ -502,51 +502,6 @@ func ParseUtilization(v string) float64 {
 		return results.None
 	}
 	return f
-}
-
-type usageBody struct {
-	Usage *struct {
-		PromptTokens        *int `json:"prompt_tokens"`
-		CompletionTokens    *int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
-// parseUsage reads the OpenAI usage block; a body that is not JSON (or a
-// server-sent event stream whose last data line carries usage) is handled
-// without error: absent fields stay None.
-func parseUsage(body []byte, rec *results.Record) {
-	var u usageBody
-	b := bytes.TrimSpace(body)
-	if bytes.HasPrefix(b, []byte("data:")) {
-		b = lastUsageEvent(b)
-	}
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &u) != nil || u.Usage == nil {
-		return
-	}
-	if p := u.Usage.PromptTokens; p != nil && *p >= 0 {
-		rec.PromptTokens = *p
-	}
-	if c := u.Usage.CompletionTokens; c != nil && *c >= 0 {
-		rec.CompletionTokens = *c
-	}
-	if d := u.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 {
-		rec.CachedTokens = *d.CachedTokens
-	}
-}
-
-// lastUsageEvent finds the last SSE data line that mentions usage.
-func lastUsageEvent(b []byte) []byte {
-	lines := bytes.Split(b, []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := bytes.TrimSpace(lines[i])
-		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(d, []byte(`"usage"`)) {
-			return bytes.TrimSpace(d)
-		}
-	}
-	return nil
 }
 
 // Classify maps a transport error to one of the results.Err* classes.
