@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -73,8 +75,26 @@ func newPromptBuilder(cfg Config) *promptBuilder {
 func (p *promptBuilder) body(seq int) []byte {
 	b := make([]byte, 0, len(p.head)+len(p.tail)+24)
 	b = append(b, p.head...)
+	b = append(b, p.lead(seq)...)
+	return append(b, p.tail...)
+}
+
+// lead is the unique part of body seq, between the shared head and tail.
+func (p *promptBuilder) lead(seq int) []byte {
+	b := make([]byte, 0, len(p.nonce)+24)
 	b = append(b, p.nonce...)
 	b = append(b, '-')
-	b = strconv.AppendInt(b, int64(seq), 10)
-	return append(b, p.tail...)
+	return strconv.AppendInt(b, int64(seq), 10)
+}
+
+// reader returns body seq as a reader over the shared head and tail and
+// its own lead, and its length. A request in flight thus holds a few
+// bytes of its own rather than a copy of the prompt: with the largest
+// prompt (4 MB), 200 requests in flight held 800 MB.
+func (p *promptBuilder) reader(seq int) (func() (io.ReadCloser, error), int64) {
+	lead := p.lead(seq)
+	open := func() (io.ReadCloser, error) {
+		return io.NopCloser(io.MultiReader(bytes.NewReader(p.head), bytes.NewReader(lead), bytes.NewReader(p.tail))), nil
+	}
+	return open, int64(len(p.head) + len(lead) + len(p.tail))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -34,8 +33,33 @@ const (
 	DefaultMaxTokens    = 100
 	DefaultTimeout      = 60 * time.Second
 	DefaultModel        = "gpt-4o"
-	// MaxBodyBytes bounds how much of a response body is read.
+	// MaxBodyBytes bounds how much of a response body is read: 1 MiB. A
+	// longer body is not read to its end and the attempt is recorded as
+	// error "body"; a chat completion with its usage is a few kilobytes.
 	MaxBodyBytes = 1 << 20
+	// MaxHeaderBytes bounds the response headers read, status line and 1xx
+	// answers included: 64 KiB. An LLM API's 429 or 200 carries well under
+	// 4 KiB of headers (a dozen rate-limit, request-id and retry headers);
+	// proxies and CDNs refuse far less than 64 KiB from a server (nginx
+	// buffers 4–8 KiB by default). Go's default, 10 MB, lets a hostile
+	// target hold 10 MB and the parser's copies of it in every connection:
+	// 256 requests answered with 9.5 MB headers peaked at 2.9 GB RSS here
+	// (5.6 GB in the break test that found it), 37 MB with this limit.
+	// Beyond it the attempt is recorded as error "headers".
+	MaxHeaderBytes = 64 << 10
+)
+
+// Bounds of the synthetic chat request, so that a typo cannot ask for a
+// body the machine cannot build: 1099511627776 prompt tokens ended in a
+// runtime fatal error.
+const (
+	// MaxPromptTokens bounds Config.PromptTokens: a million tokens, the
+	// largest context window offered today (larger prompts no deployment
+	// accepts), a body of about 4 MB at CharsPerToken.
+	MaxPromptTokens = 1_000_000
+	// MaxCompletionTokens bounds Config.MaxTokens: a million tokens, far
+	// above what any model generates in one answer (tens of thousands).
+	MaxCompletionTokens = 1_000_000
 )
 
 // Header is one extra request header for the raw API.
@@ -88,6 +112,8 @@ type Target struct {
 	client *http.Client
 	prompt *promptBuilder
 	now    func() time.Time
+	// secrets are never recorded: a header value holding one is Redacted.
+	secrets *secrets
 }
 
 // New validates cfg and builds a Target with a keep-alive client sized to
@@ -118,6 +144,7 @@ func New(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	t.cfg = cfg
+	t.secrets = newSecrets(&cfg)
 	t.client = newHTTPClient(cfg)
 	return t, nil
 }
@@ -171,12 +198,12 @@ func (cfg *Config) requestURL() (string, error) {
 // checkChat checks the synthetic chat request's settings.
 func (cfg *Config) checkChat() error {
 	switch {
-	case cfg.PromptTokens < 1:
-		return valid.Errorf("PromptTokens", "must be at least 1")
+	case cfg.PromptTokens < 1 || cfg.PromptTokens > MaxPromptTokens:
+		return valid.Errorf("PromptTokens", "must be from 1 to %d", MaxPromptTokens)
 	case cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens:
 		return valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
-	case cfg.MaxTokens < 1:
-		return valid.Errorf("MaxTokens", "must be at least 1")
+	case cfg.MaxTokens < 1 || cfg.MaxTokens > MaxCompletionTokens:
+		return valid.Errorf("MaxTokens", "must be from 1 to %d", MaxCompletionTokens)
 	}
 	switch cfg.MaxTokensField {
 	case "":
@@ -218,13 +245,14 @@ func newHTTPClient(cfg Config) *http.Client {
 	return &http.Client{
 		Timeout: cfg.Timeout,
 		Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         dial,
-			MaxIdleConns:        cfg.MaxConns,
-			MaxIdleConnsPerHost: cfg.MaxConns,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second,
-			ForceAttemptHTTP2:   true,
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            dial,
+			MaxResponseHeaderBytes: MaxHeaderBytes,
+			MaxIdleConns:           cfg.MaxConns,
+			MaxIdleConnsPerHost:    cfg.MaxConns,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ForceAttemptHTTP2:      true,
 		},
 		// A redirect is recorded as the response it is; following it could
 		// carry the key to another host.
@@ -232,8 +260,10 @@ func newHTTPClient(cfg Config) *http.Client {
 	}
 }
 
-// checkURL accepts only absolute http and https URLs. The error names the
-// field, never the value, which may hold a host the user keeps private.
+// checkURL accepts only absolute http and https URLs with a host name and,
+// if any, a port from 1 to 65535: a port no socket can have would fail
+// every request alike. The error names the field, never the value, which
+// may hold a host the user keeps private.
 func checkURL(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -241,6 +271,14 @@ func checkURL(field, raw string) (*url.URL, error) {
 	}
 	if u.User != nil {
 		return nil, valid.Errorf(field, "must not carry credentials; the key comes from the environment")
+	}
+	if u.Hostname() == "" {
+		return nil, valid.Errorf(field, "must name a host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, valid.Errorf(field, "must have a port from 1 to 65535")
+		}
 	}
 	return u, nil
 }
@@ -301,15 +339,18 @@ func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error)
 		method = t.cfg.Method
 	}
 	var body io.Reader
-	b := t.Body(seq)
-	if b != nil {
-		body = bytes.NewReader(b)
+	if t.prompt == nil && t.cfg.Body != nil {
+		body = bytes.NewReader(t.cfg.Body) // shared, not copied
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.url, body)
 	if err != nil {
 		return nil, errors.New("build request: invalid method or URL")
 	}
-	if b != nil {
+	if t.prompt != nil {
+		req.GetBody, req.ContentLength = t.prompt.reader(seq)
+		req.Body, _ = req.GetBody()
+	}
+	if t.prompt != nil || t.cfg.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("User-Agent", "ptuprobe")
@@ -345,19 +386,25 @@ func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
 		return
 	}
 	rec.TTFBMS = sinceMS(start)
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
+	var body bodyTail
+	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	rec.Status = resp.StatusCode
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		rec.Error = Classify(ctx, rerr)
 		if rec.Error == results.ErrOther {
 			rec.Error = results.ErrBody
 		}
+	case body.n > MaxBodyBytes:
+		// Not read to its end: a body that never ends must not hold the
+		// request until the timeout, nor usage be parsed from a part.
+		rec.Error = results.ErrBody
 	}
 	t.captureHeaders(resp.Header, rec)
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rerr == nil {
-		parseUsage(body, rec)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
+		parseUsage(body.buf, body.n <= keptBodyBytes, rec)
 	}
 }
 
@@ -365,11 +412,15 @@ func sinceMS(t time.Time) float64 {
 	return float64(time.Since(t)) / float64(time.Millisecond)
 }
 
+// captureHeaders fills rec from the response headers. Every value read
+// passes the secret check first, whole: a retry header holding a secret is
+// recorded as Redacted (and so gives no wait), a numeric one is left
+// absent.
 func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
-	rec.RetryAfterMS = results.CleanHeader(h.Get("Retry-After-Ms"))
-	rec.RetryAfter = results.CleanHeader(h.Get("Retry-After"))
+	rec.RetryAfterMS = t.recordHeader(fieldValue(h, "Retry-After-Ms"))
+	rec.RetryAfter = t.recordHeader(fieldValue(h, "Retry-After"))
 	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
-		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, h.Get("Date"), t.now())
+		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, t.header(h, "Date"), t.now())
 		rec.WaitMS, rec.WaitSource = w.MS, w.Source
 	} else {
 		rec.WaitMS, rec.WaitSource = results.None, results.WaitNone
@@ -380,15 +431,59 @@ func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
 			break
 		}
 	}
-	rec.RatelimitRemainingRequests = headerInt(h, "X-Ratelimit-Remaining-Requests", "Anthropic-Ratelimit-Requests-Remaining")
-	rec.RatelimitRemainingTokens = headerInt(h, "X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Tokens-Remaining")
-	rec.UtilizationPct = ParseUtilization(h.Get("Azure-Openai-Deployment-Utilization"))
+	rec.RatelimitRemainingRequests = headerInt(t.header(h, "X-Ratelimit-Remaining-Requests"), t.header(h, "Anthropic-Ratelimit-Requests-Remaining"))
+	rec.RatelimitRemainingTokens = headerInt(t.header(h, "X-Ratelimit-Remaining-Tokens"), t.header(h, "Anthropic-Ratelimit-Tokens-Remaining"))
+	rec.UtilizationPct = ParseUtilization(t.header(h, "Azure-Openai-Deployment-Utilization"))
 }
 
-// headerInt returns the first of names that holds a non-negative integer.
-func headerInt(h http.Header, names ...string) int {
-	for _, n := range names {
-		v := trimOWS(h.Get(n))
+// recordHeader is v as a row holds it: Redacted when it carries a secret
+// (checked before the cut, which could leave a prefix of the key), else
+// cleaned by results.CleanHeader.
+func (t *Target) recordHeader(v string) string {
+	if t.secrets.leaks(v) {
+		return Redacted
+	}
+	return results.CleanHeader(v)
+}
+
+// header is the first value of header name, or "" when it carries a
+// secret.
+func (t *Target) header(h http.Header, name string) string {
+	v := h.Get(name)
+	if t.secrets.leaks(v) {
+		return ""
+	}
+	return v
+}
+
+// fieldValue is the value of header name (canonical form), repeats
+// included. Repeats that agree, once trimmed, are one value. Repeats that
+// differ are joined with ", ", as RFC 9110 §5.3 combines a repeated
+// field: the row shows the contradiction, and a list is no number nor
+// date, so the wait parser finds that header unusable rather than
+// silently keeping the first value.
+func fieldValue(h http.Header, name string) string {
+	vs := h[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	first := trimOWS(vs[0])
+	for _, v := range vs[1:] {
+		if trimOWS(v) != first {
+			trimmed := make([]string, len(vs))
+			for i, v := range vs {
+				trimmed[i] = trimOWS(v)
+			}
+			return strings.Join(trimmed, ", ")
+		}
+	}
+	return first
+}
+
+// headerInt returns the first of values that is a non-negative integer.
+func headerInt(values ...string) int {
+	for _, v := range values {
+		v = trimOWS(v)
 		if v == "" {
 			continue
 		}
@@ -410,52 +505,17 @@ func ParseUtilization(v string) float64 {
 	return f
 }
 
-type usageBody struct {
-	Usage *struct {
-		PromptTokens        *int `json:"prompt_tokens"`
-		CompletionTokens    *int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
-// parseUsage reads the OpenAI usage block; a body that is not JSON (or a
-// server-sent event stream whose last data line carries usage) is handled
-// without error: absent fields stay None.
-func parseUsage(body []byte, rec *results.Record) {
-	var u usageBody
-	b := bytes.TrimSpace(body)
-	if bytes.HasPrefix(b, []byte("data:")) {
-		b = lastUsageEvent(b)
-	}
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &u) != nil || u.Usage == nil {
-		return
-	}
-	if p := u.Usage.PromptTokens; p != nil && *p >= 0 {
-		rec.PromptTokens = *p
-	}
-	if c := u.Usage.CompletionTokens; c != nil && *c >= 0 {
-		rec.CompletionTokens = *c
-	}
-	if d := u.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 {
-		rec.CachedTokens = *d.CachedTokens
-	}
-}
-
-// lastUsageEvent finds the last SSE data line that mentions usage.
-func lastUsageEvent(b []byte) []byte {
-	lines := bytes.Split(b, []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := bytes.TrimSpace(lines[i])
-		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok && bytes.Contains(d, []byte(`"usage"`)) {
-			return bytes.TrimSpace(d)
-		}
-	}
-	return nil
-}
-
 // Classify maps a transport error to one of the results.Err* classes.
+//
+// A failure on this machine is "local", not a fault of the target: out of
+// file descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL), of
+// socket buffers or memory (ENOBUFS, ENOMEM). A run with more requests in
+// flight than the descriptor limit allows meets them by the thousand.
+//
+// Classes found by message (net/http exports no value for them) are
+// matched on the innermost error, never on text a target sent: a
+// malformed status line, which net/http quotes, is "other" whatever it
+// says.
 func Classify(ctx context.Context, err error) string {
 	switch {
 	case err == nil:
@@ -470,11 +530,20 @@ func Classify(ctx context.Context, err error) string {
 		return results.ErrTimeout
 	}
 	switch {
+	case isLocal(err):
+		return results.ErrLocal
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return results.ErrRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return results.ErrReset
+	}
+	msg := innermost(err).Error()
+	switch {
+	case strings.HasPrefix(msg, "malformed HTTP"):
+		return results.ErrOther
+	case isHeadersTooLarge(msg):
+		return results.ErrHeaders
 	}
 	var rhe tls.RecordHeaderError
 	var ae tls.AlertError
@@ -486,4 +555,49 @@ func Classify(ctx context.Context, err error) string {
 		return results.ErrReset
 	}
 	return results.ErrOther
+}
+
+// localErrnos are the failures of a system call that say this machine ran
+// out of something, whatever the target does.
+var localErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL, syscall.ENOBUFS, syscall.ENOMEM}
+
+// isLocal reports whether err is one of localErrnos. The resolver reports
+// its own failures as text (a *net.DNSError wraps no errno), so its
+// message is compared with each errno's.
+func isLocal(err error) bool {
+	for _, e := range localErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		for _, e := range localErrnos {
+			if strings.HasSuffix(dns.Err, e.Error()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// innermost is the last error of err's Unwrap chain.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// isHeadersTooLarge reports whether msg, an innermost error's message, is
+// net/http's refusal of response headers over MaxHeaderBytes. Neither
+// HTTP/1 nor HTTP/2 exports a value for it; TestHostileTargets pins the
+// HTTP/1 message.
+func isHeadersTooLarge(msg string) bool {
+	return strings.HasPrefix(msg, "net/http: server response headers exceeded ") || // HTTP/1
+		strings.HasSuffix(msg, "http2: response header list larger than advertised limit") || // HTTP/2
+		msg == "header list too large" // HTTP/2, 1xx answers
 }

@@ -2,10 +2,12 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -84,6 +86,57 @@ func TestSendScriptedResponses(t *testing.T) {
 			w.WriteHeader(429)
 		}, func(t *testing.T, r results.Record) {
 			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || r.RetryAfterMS != "soon-ish" || r.RatelimitRemainingRequests != results.None {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		// A header repeated with different values is unusable, like one
+		// that is not a number; identical repeats are one value.
+		{"429 repeated retry-after-ms that differ", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "10")
+			w.Header().Add("retry-after-ms", "20000")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || r.RetryAfterMS != "10, 20000" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after-ms that differ, retry-after usable", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "10")
+			w.Header().Add("retry-after-ms", "20000")
+			w.Header().Set("retry-after", "2")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 2000 || r.WaitSource != results.WaitRetryAfterSeconds || r.RetryAfterMS != "10, 20000" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after-ms that agree", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("retry-after-ms", "43")
+			w.Header().Add("retry-after-ms", " 43 ")
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 43 || r.WaitSource != results.WaitRetryAfterMS || r.RetryAfterMS != "43" {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after dates that differ", func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now().UTC()
+			w.Header().Add("retry-after", now.Add(3*time.Second).Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != results.None || r.WaitSource != results.WaitInvalid || strings.Count(r.RetryAfter, "GMT") != 2 {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"429 repeated retry-after dates that agree", func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now().UTC()
+			w.Header().Set("Date", now.Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.Header().Add("retry-after", now.Add(9*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(429)
+		}, func(t *testing.T, r results.Record) {
+			if r.WaitMS != 9000 || r.WaitSource != results.WaitRetryAfterDate {
 				t.Fatalf("%+v", r)
 			}
 		}},
@@ -222,8 +275,12 @@ func recordingServer(t *testing.T, status int) (*httptest.Server, <-chan receive
 func TestRequestShape(t *testing.T) {
 	t.Parallel()
 	srv, seen := recordingServer(t, http.StatusOK)
-	send(newAzure(t, srv.URL+"/"))
+	tg := newAzure(t, srv.URL+"/")
+	send(tg)
 	got := <-seen
+	if !bytes.Equal(got.body, tg.Body(7)) {
+		t.Fatalf("sent body %q, want Body(7) %q", got.body, tg.Body(7))
+	}
 	if got.method != "POST" || got.url.Path != "/openai/deployments/canary-deployment/chat/completions" || got.url.Query().Get("api-version") != DefaultAPIVersion {
 		t.Fatalf("request %s %s", got.method, got.url)
 	}
@@ -245,6 +302,31 @@ func TestRequestShape(t *testing.T) {
 	}
 	if n := len(parsed.Messages[0].Content); n < 790 || n > 810 {
 		t.Fatalf("prompt of %d chars, want about 200 tokens × 4", n)
+	}
+}
+
+// TestPromptAtTheBounds: the largest prompt and completion allowed build
+// a request of about MaxPromptTokens × CharsPerToken bytes.
+func TestPromptAtTheBounds(t *testing.T) {
+	t.Parallel()
+	tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", PromptTokens: MaxPromptTokens,
+		SharedPrefixTokens: MaxPromptTokens - 1, MaxTokens: MaxCompletionTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages  []struct{ Content string }
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(tg.Body(1), &body); err != nil {
+		t.Fatal(err)
+	}
+	chars := 0
+	for _, m := range body.Messages {
+		chars += len(m.Content)
+	}
+	if want := MaxPromptTokens * CharsPerToken; chars < want-100 || chars > want+100 || body.MaxTokens != MaxCompletionTokens {
+		t.Fatalf("a prompt of %d characters and max_tokens %d, want about %d and %d", chars, body.MaxTokens, want, MaxCompletionTokens)
 	}
 }
 
@@ -322,7 +404,15 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		{"endpoint without scheme", az(func(c *Config) { c.Endpoint = canaryHost }), "Endpoint"},
 		{"endpoint unparsable", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + "/%zz" }), "Endpoint"},
 		{"endpoint with credentials", az(func(c *Config) { c.Endpoint = "https://" + canaryKey + ":pw@" + canaryHost }), "Endpoint"},
+		{"endpoint port too large", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":99999" }), "Endpoint"},
+		{"endpoint port 0", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":0" }), "Endpoint"},
+		{"endpoint port not a number", az(func(c *Config) { c.Endpoint = "http://" + canaryHost + ":https" }), "Endpoint"},
+		{"endpoint without a host name", az(func(c *Config) { c.Endpoint = "http://:8080" }), "Endpoint"},
 		{"no url", raw(func(c *Config) { c.URL = "" }), "URL"},
+		{"url port too large", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":99999/v1" }), "URL"},
+		{"url port past int", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":99999999999999999999999/v1" }), "URL"},
+		{"url port 0", raw(func(c *Config) { c.URL = "http://[::1]:0/v1" }), "URL"},
+		{"url port negative", raw(func(c *Config) { c.URL = "http://" + canaryHost + ":-1/v1" }), "URL"},
 		{"url without scheme", raw(func(c *Config) { c.URL = canaryHost + "/v1" }), "URL"},
 		{"url with credentials", raw(func(c *Config) { c.URL = "http://u:" + canaryKey + "@" + canaryHost }), "URL"},
 		{"unknown api", az(func(c *Config) { c.API = "grpc" }), "API"},
@@ -330,7 +420,13 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		{"prompt tokens 0", az(func(c *Config) { c.PromptTokens = 0 }), "PromptTokens"},
 		{"shared prefix = prompt", az(func(c *Config) { c.SharedPrefixTokens = 10 }), "SharedPrefixTokens"},
 		{"shared prefix negative", az(func(c *Config) { c.SharedPrefixTokens = -1 }), "SharedPrefixTokens"},
+		{"prompt tokens negative", az(func(c *Config) { c.PromptTokens = -1 }), "PromptTokens"},
+		{"prompt tokens over the bound", az(func(c *Config) { c.PromptTokens = MaxPromptTokens + 1 }), "PromptTokens"},
+		{"prompt tokens of a terabyte", az(func(c *Config) { c.PromptTokens = 1099511627776 }), "PromptTokens"},
+		{"prompt tokens at the largest int", az(func(c *Config) { c.PromptTokens, c.SharedPrefixTokens = math.MaxInt, math.MaxInt-1 }), "PromptTokens"},
 		{"max tokens 0", az(func(c *Config) { c.MaxTokens = 0 }), "MaxTokens"},
+		{"max tokens over the bound", az(func(c *Config) { c.MaxTokens = MaxCompletionTokens + 1 }), "MaxTokens"},
+		{"max tokens at the largest int", az(func(c *Config) { c.MaxTokens = math.MaxInt }), "MaxTokens"},
 		{"max tokens field", az(func(c *Config) { c.MaxTokensField = "max_output_tokens" }), "MaxTokensField"},
 		{"header name with a space", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"Bad Name", canaryHeader}) }), "Headers"},
 		{"header name empty", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"", canaryHeader}) }), "Headers"},
@@ -338,6 +434,10 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 			c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\r\nX-Evil: 1"})
 		}), "Headers"},
 		{"method not a token", raw(func(c *Config) { c.Method = "GET " + canaryHost }), "Method"},
+		{"method with a space", raw(func(c *Config) { c.Method = "GE T" }), "Method"},
+		{"method with a line break", raw(func(c *Config) { c.Method = "GET\r\n" }), "Method"},
+		{"header value with a control character", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"X-A", canaryHeader + "\x01"}) }), "Headers"},
+		{"header value with DEL", raw(func(c *Config) { c.Headers = append(c.Headers, Header{"X-A", "\x7f" + canaryHeader}) }), "Headers"},
 		{"key with a line break", raw(func(c *Config) { c.Key = canaryKey + "\n" }), "Key"},
 		{"key with NUL", az(func(c *Config) { c.Key = canaryKey + "\x00" }), "Key"},
 		{"key header not a name", az(func(c *Config) { c.KeyHeader = "api key" }), "KeyHeader"},
@@ -347,6 +447,20 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 			t.Parallel()
 			_, err := New(tt.cfg)
 			checkSettingError(t, err, tt.field)
+		})
+	}
+}
+
+// TestURLPortsAccepted: the ports a socket can have, and none (the
+// scheme's default), pass checkURL.
+func TestURLPortsAccepted(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://h", "https://h/", "http://h:1/v1", "http://h:65535/v1", "http://h:080/v1", "http://[::1]:8080/v1", "http://h:/v1"} {
+		t.Run(u, func(t *testing.T) {
+			t.Parallel()
+			if _, err := checkURL("URL", u); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

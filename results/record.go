@@ -3,6 +3,8 @@ package results
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"unicode"
+	"unicode/utf8"
 )
 
 // None marks an absent numeric value (an empty CSV cell). Every numeric
@@ -112,16 +114,23 @@ func NewRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// CleanHeader trims a header value, drops control characters and bounds
-// its length, so a hostile target cannot inject rows or bloat the file.
+// CleanHeader makes a received header value fit to record, so a hostile
+// target can neither inject rows, bloat the file, nor make it unreadable
+// to a UTF-8 reader: control characters (C0, DEL and C1) are dropped,
+// invalid UTF-8 becomes U+FFFD, spaces are trimmed, and the value is cut
+// to at most MaxHeaderLen bytes at a rune boundary.
 func CleanHeader(v string) string {
 	out := make([]byte, 0, min(len(v), MaxHeaderLen))
-	for i := 0; i < len(v) && len(out) < MaxHeaderLen; i++ {
-		c := v[i]
-		if c < 0x20 || c == 0x7f {
+	for i := 0; i < len(v); {
+		r, size := utf8.DecodeRuneInString(v[i:]) // RuneError, 1 for an invalid byte
+		i += size
+		if unicode.IsControl(r) || (r == ' ' && len(out) == 0) {
 			continue
 		}
-		out = append(out, c)
+		if len(out)+utf8.RuneLen(r) > MaxHeaderLen {
+			break
+		}
+		out = utf8.AppendRune(out, r)
 	}
 	return trimSpace(string(out))
 }

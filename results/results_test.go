@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func sample(seq int) Record {
@@ -455,12 +457,53 @@ func TestConcurrentWrites(t *testing.T) {
 func TestCleanHeader(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("9", 100)
-	cases := map[string]string{"  43 ": "43", "4\r\n3": "43", long: long[:MaxHeaderLen], "": ""}
-	for in, want := range cases {
-		if got := CleanHeader(in); got != want {
-			t.Errorf("CleanHeader(%q) = %q, want %q", in, got, want)
-		}
+	tests := []struct{ name, in, want string }{
+		{"empty", "", ""},
+		{"trimmed", "  43 ", "43"},
+		{"line break dropped", "4\r\n3", "43"},
+		{"tab, NUL and DEL dropped", "\t4\x003\x7f", "43"},
+		{"C1 control dropped", "4\u00853", "43"},
+		{"cut at MaxHeaderLen", long, long[:MaxHeaderLen]},
+		{"leading spaces do not count", "   " + long, long[:MaxHeaderLen]},
+		{"valid UTF-8 kept", "7 é €", "7 é €"},
+		{"invalid bytes replaced", "\xff\xfe7", "\ufffd\ufffd7"},
+		{"truncated rune replaced", "25\xe2\x82", "25\ufffd\ufffd"},
+		{"overlong encoding replaced", "\xc0\xaf", "\ufffd\ufffd"},
+		{"surrogate replaced", "\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
+		{"cut at a rune boundary", "7" + strings.Repeat("é", 40), "7" + strings.Repeat("é", 31)},
+		{"cut after replacement", "\xff\xfe7" + strings.Repeat("é", 40), "\ufffd\ufffd7" + strings.Repeat("é", 28)},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := CleanHeader(tt.in); got != tt.want {
+				t.Errorf("CleanHeader(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzCleanHeader: whatever a target sends, the value recorded is valid
+// UTF-8 without control characters, at most MaxHeaderLen bytes, trimmed,
+// and cleaning it again changes nothing.
+func FuzzCleanHeader(f *testing.F) {
+	for _, s := range []string{"43", " 4\r\n3 ", "\xff\xfe7ééé", "25\xe2\x82", strings.Repeat("€", 30)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := CleanHeader(in)
+		if !utf8.ValidString(out) || len(out) > MaxHeaderLen || strings.Trim(out, " ") != out {
+			t.Fatalf("CleanHeader(%q) = %q", in, out)
+		}
+		for _, r := range out {
+			if unicode.IsControl(r) {
+				t.Fatalf("CleanHeader(%q) = %q holds control %U", in, out, r)
+			}
+		}
+		if again := CleanHeader(out); again != out {
+			t.Fatalf("not idempotent: %q, then %q", out, again)
+		}
+	})
 }
 
 func FuzzReader(f *testing.F) {
