@@ -17,6 +17,10 @@ import (
 // sending thousands of copies of it.
 const MaxBodyFileBytes = 16 << 20
 
+// MaxTimeout bounds a request's timeout: an hour is far beyond any LLM
+// answer, and keeps every request, and so every run, bounded in time.
+const MaxTimeout = time.Hour
+
 // The environment variables a key is read from when Spec.APIKeyEnv is empty.
 const (
 	envAzureKey     = "AZURE_OPENAI_API_KEY"
@@ -83,8 +87,8 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		MaxTokens: s.MaxTokens, MaxTokensField: s.MaxTokensField, Stream: s.Stream,
 		Timeout: s.Timeout, MaxConns: s.MaxConns,
 	}
-	if s.Timeout <= 0 {
-		return c, valid.Errorf("Timeout", "must be positive")
+	if s.Timeout <= 0 || s.Timeout > MaxTimeout {
+		return c, valid.Errorf("Timeout", "must be positive and at most %s", MaxTimeout)
 	}
 	switch c.API {
 	case APIAzure, APIOpenAI, APIRaw:

@@ -284,6 +284,7 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"burst", "--retry-max-wait", "100h", "--url", "http://127.0.0.1:9"},
 		{"characterize", "--max-duration", "0"},
 		{"calibrate", "--probe-duration", "2h"},
+		{"burst", "--timeout", "2h", "--url", "http://127.0.0.1:9"},
 		{"calibrate", "--max-pause", "2h"},
 		{"calibrate", "--cooldown", "3m"},
 		{"nosuch"},

@@ -1,0 +1,191 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/hostile"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// maxRSS is the peak resident set every hardening case must stay under.
+const maxRSS = 200 << 20
+
+// mainRun is one run of the real ptuprobe (this test binary re-executed,
+// see TestMain): its exit code, output, peak RSS, and how long it took to
+// exit after the signal, if one was sent.
+type mainRun struct {
+	code           int
+	stdout, stderr string
+	rss            int64 // bytes
+	afterSignal    time.Duration
+}
+
+// runMain runs ptuprobe with args. With sig != 0 it sends sig once ready()
+// reports true (polled every 10 ms, at most 20 s), then measures the exit.
+func runMain(t *testing.T, args []string, sig syscall.Signal, ready func() bool) mainRun {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var signaled time.Time
+	if sig != 0 {
+		deadline := time.Now().Add(20 * time.Second)
+		for !ready() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		signaled = time.Now()
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := cmd.Wait()
+	r := mainRun{stdout: stdout.String(), stderr: stderr.String()}
+	if !signaled.IsZero() {
+		r.afterSignal = time.Since(signaled)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatal(err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return r
+}
+
+// silentTarget accepts connections and never answers.
+func silentTarget(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestHardeningLimits runs the cases of the hardening issue as a user
+// would meet them, each in a real process: one line and exit 2 for what is
+// refused, exit 130 within 2 s of the first signal, and never more than
+// 200 MB resident.
+func TestHardeningLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A results header followed by 64 MB with no newline.
+	longLine := filepath.Join(dir, "long-line.csv")
+	writeResultsFile(t, longLine, 0)
+	f, _ := os.OpenFile(longLine, os.O_APPEND|os.O_WRONLY, 0)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range 64 {
+		f.Write(chunk)
+	}
+	f.Close()
+	silent := silentTarget(t)
+	// Four million events: seconds of analysis, to be interrupted.
+	events := filepath.Join(dir, "events.csv")
+	ev, _ := os.Create(events)
+	buf := []byte("source_group,retry_after_ms\n")
+	for i := range 4_000_000 {
+		buf = append(buf, "g,"...)
+		buf = strconv.AppendInt(buf, int64(i%20000), 10)
+		buf = append(buf, '\n')
+		if len(buf) > 1<<20 {
+			ev.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	ev.Write(buf)
+	ev.Close()
+	reportDir := filepath.Join(dir, "interrupted-report")
+	huge, err := hostile.Start(hostile.Config{Mode: hostile.HugeHeader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { huge.Close() })
+	hugeOut := filepath.Join(dir, "huge.csv")
+
+	tests := []struct {
+		name  string
+		args  []string
+		sig   syscall.Signal
+		code  int
+		want  string // in stderr
+		ready func(out string) bool
+	}{
+		{name: "body from /dev/zero", args: []string{"burst", "--api", "raw", "--url", silent, "--body", "@/dev/zero", "--quiet", "-o", filepath.Join(dir, "a.csv")},
+			code: ExitUsage, want: "--body"},
+		{name: "prompt of 2^40 tokens", args: []string{"burst", "--url", silent, "--prompt-tokens", "1099511627776", "--quiet", "-o", filepath.Join(dir, "b.csv")},
+			code: ExitUsage, want: "--prompt-tokens"},
+		{name: "results line without end", args: []string{"analyze", longLine, "--out-dir", filepath.Join(dir, "r1")},
+			code: ExitUsage, want: "longer than"},
+		{name: "256 answers with a 9.5 MB header", args: []string{"burst", "--url", huge.URL(), "--size", "256", "--quiet", "-o", hugeOut},
+			code: 0},
+		{name: "SIGINT during analyze", args: []string{"analyze", events, "--out-dir", reportDir},
+			sig: syscall.SIGINT, code: ExitInterrupted, want: "interrupted"},
+		{name: "SIGTERM with requests that never answer", args: []string{"schedule", "--url", silent, "--rate", "50/s", "--duration", "30s", "--quiet", "-o", filepath.Join(dir, "c.csv")},
+			sig: syscall.SIGTERM, code: ExitInterrupted, want: "interrupted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			started := time.Now()
+			r := runMain(t, tt.args, tt.sig, func() bool { return time.Since(started) > 300*time.Millisecond })
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d naming %q", r.code, clipArg(r.stderr), tt.code, tt.want)
+			}
+			if tt.code == ExitUsage && strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", clipArg(r.stderr))
+			}
+			if tt.sig != 0 && r.afterSignal > 2*time.Second {
+				t.Errorf("exited %v after the signal, want within 2 s", r.afterSignal)
+			}
+			if r.rss > maxRSS {
+				t.Errorf("peak RSS %d MB, want under %d MB", r.rss>>20, maxRSS>>20)
+			}
+			t.Logf("exit %d, peak RSS %d MB, %v after the signal", r.code, r.rss>>20, r.afterSignal)
+			if tt.args[len(tt.args)-1] == hugeOut {
+				recs := readResults(t, hugeOut)
+				for _, rec := range recs {
+					if rec.Error != results.ErrHeaders {
+						t.Fatalf("a row with error %q, status %d; want every row %q", rec.Error, rec.Status, results.ErrHeaders)
+					}
+				}
+				if len(recs) != 256 {
+					t.Fatalf("%d rows for 256 requests", len(recs))
+				}
+			}
+			if tt.args[0] == "analyze" && tt.code == ExitInterrupted {
+				if entries, _ := os.ReadDir(reportDir); len(entries) != 0 {
+					t.Errorf("an interrupted analyze left %d files in its report directory", len(entries))
+				}
+			}
+		})
+	}
+}
