@@ -23,7 +23,7 @@
 // Config.Timeout bounds the whole attempt, body included. A failure on
 // this machine (out of descriptors or ports) is error "local" (Classify).
 //
-// The advised wait follows ParseAdvisedWait's precedence. A retry header
+// The advised wait is read by package retryafter, with its precedence. A retry header
 // that the response repeats with different values is ambiguous: it is
 // recorded as the list (joined by ", ", as HTTP combines a repeated
 // field) and counts as unusable, as a value that is not a number would,

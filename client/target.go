@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/retryafter"
 )
 
 // APIs a Target can speak.
@@ -417,10 +418,10 @@ func sinceMS(t time.Time) float64 {
 // recorded as Redacted (and so gives no wait), a numeric one is left
 // absent.
 func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
-	rec.RetryAfterMS = t.recordHeader(fieldValue(h, "Retry-After-Ms"))
-	rec.RetryAfter = t.recordHeader(fieldValue(h, "Retry-After"))
+	rec.RetryAfterMS = t.recordHeader(retryafter.Field(h, "Retry-After-Ms"))
+	rec.RetryAfter = t.recordHeader(retryafter.Field(h, "Retry-After"))
 	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
-		w := ParseAdvisedWait(rec.RetryAfterMS, rec.RetryAfter, t.header(h, "Date"), t.now())
+		w := retryafter.Parse(rec.RetryAfterMS, rec.RetryAfter, t.header(h, "Date"), t.now())
 		rec.WaitMS, rec.WaitSource = w.MS, w.Source
 	} else {
 		rec.WaitMS, rec.WaitSource = results.None, results.WaitNone
@@ -456,34 +457,10 @@ func (t *Target) header(h http.Header, name string) string {
 	return v
 }
 
-// fieldValue is the value of header name (canonical form), repeats
-// included. Repeats that agree, once trimmed, are one value. Repeats that
-// differ are joined with ", ", as RFC 9110 §5.3 combines a repeated
-// field: the row shows the contradiction, and a list is no number nor
-// date, so the wait parser finds that header unusable rather than
-// silently keeping the first value.
-func fieldValue(h http.Header, name string) string {
-	vs := h[name]
-	if len(vs) == 0 {
-		return ""
-	}
-	first := trimOWS(vs[0])
-	for _, v := range vs[1:] {
-		if trimOWS(v) != first {
-			trimmed := make([]string, len(vs))
-			for i, v := range vs {
-				trimmed[i] = trimOWS(v)
-			}
-			return strings.Join(trimmed, ", ")
-		}
-	}
-	return first
-}
-
 // headerInt returns the first of values that is a non-negative integer.
 func headerInt(values ...string) int {
 	for _, v := range values {
-		v = trimOWS(v)
+		v = retryafter.TrimOWS(v)
 		if v == "" {
 			continue
 		}
@@ -497,8 +474,8 @@ func headerInt(values ...string) int {
 // ParseUtilization reads "NN.N%" (the % optional) into a percentage, or
 // results.None.
 func ParseUtilization(v string) float64 {
-	v = strings.TrimSuffix(trimOWS(v), "%")
-	f, ok := parseNonNegative(trimOWS(v))
+	v = strings.TrimSuffix(retryafter.TrimOWS(v), "%")
+	f, ok := retryafter.Number(retryafter.TrimOWS(v))
 	if !ok || f > 1e6 {
 		return results.None
 	}

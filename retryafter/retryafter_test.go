@@ -1,4 +1,4 @@
-package client
+package retryafter
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-func TestParseAdvisedWait(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	date := "Sun, 29 Nov 2026 12:00:00 GMT"
@@ -56,21 +56,21 @@ func TestParseAdvisedWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := ParseAdvisedWait(tt.ms, tt.ra, tt.dateHdr, now)
+			got := Parse(tt.ms, tt.ra, tt.dateHdr, now)
 			if got.MS != tt.want || got.Source != tt.source {
-				t.Fatalf("ParseAdvisedWait(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
+				t.Fatalf("Parse(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
 			}
 		})
 	}
 }
 
-func FuzzParseAdvisedWait(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}, {"", "999999999999", ""}, {"", "Fri, 31 Dec 9999 23:59:59 GMT", ""}} {
 		f.Add(s[0], s[1], s[2])
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, ms, ra, date string) {
-		w := ParseAdvisedWait(ms, ra, date, now)
+		w := Parse(ms, ra, date, now)
 		switch w.Source {
 		case results.WaitRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
 			if w.MS < 0 || w.MS != w.MS || w.MS > maxWaitMS {
@@ -80,7 +80,7 @@ func FuzzParseAdvisedWait(f *testing.F) {
 			if w.MS != results.None {
 				t.Fatalf("%s with a value %v", w.Source, w.MS)
 			}
-			if w.Source == results.WaitNone && (trimOWS(ms) != "" || trimOWS(ra) != "") {
+			if w.Source == results.WaitNone && (TrimOWS(ms) != "" || TrimOWS(ra) != "") {
 				t.Fatalf("none although a header is present: %q %q", ms, ra)
 			}
 		default:

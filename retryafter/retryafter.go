@@ -1,0 +1,143 @@
+package retryafter
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Wait is the wait a response advises before retrying.
+type Wait struct {
+	MS     float64 // results.None unless Source names a usable header
+	Source string  // one of the results.Wait* constants
+}
+
+// Usable reports whether the response advised a wait that can be acted on.
+func (w Wait) Usable() bool { return w.MS >= 0 }
+
+// Duration is the advised wait as a time.Duration; ok is false when the
+// wait is not usable.
+func (w Wait) Duration() (d time.Duration, ok bool) {
+	if !w.Usable() {
+		return 0, false
+	}
+	return time.Duration(w.MS * float64(time.Millisecond)), true
+}
+
+// FromHeader reads the advised wait of a response's header h (Retry-After-Ms,
+// Retry-After, Date), repeats of a field handled as Field does; now is the
+// clock for an HTTP-date when the response has no usable Date.
+func FromHeader(h http.Header, now time.Time) Wait {
+	return Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), h.Get("Date"), now)
+}
+
+// Field is the value of header name (canonical form), repeats included.
+// Repeats that agree, once trimmed, are one value. Repeats that differ are
+// joined with ", ", as RFC 9110 §5.3 combines a repeated field: a list is no
+// number nor date, so Parse finds that header unusable rather than silently
+// keeping the first value.
+func Field(h http.Header, name string) string {
+	vs := h[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	first := TrimOWS(vs[0])
+	for _, v := range vs[1:] {
+		if TrimOWS(v) != first {
+			trimmed := make([]string, len(vs))
+			for i, v := range vs {
+				trimmed[i] = TrimOWS(v)
+			}
+			return strings.Join(trimmed, ", ")
+		}
+	}
+	return first
+}
+
+// Parse applies the documented precedence: retry-after-ms when
+// it is a non-negative number (decimals allowed); otherwise retry-after as
+// delay-seconds × 1000; otherwise retry-after as an HTTP-date, measured
+// against the response Date header when it parses, else against now. A
+// header that is present but fits none of these gives Source "invalid";
+// no header at all gives "none".
+//
+// Whatever the unit, a wait over maxWaitMS is no wait a server means: the
+// header that gave it counts as unusable, as if it were not a number.
+//
+// An HTTP-date in the past advises no wait at all, so it yields 0 ms
+// rather than a negative value.
+func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
+	ms, ra := TrimOWS(retryAfterMS), TrimOWS(retryAfter)
+	if v, ok := Number(ms); ok && v <= maxWaitMS {
+		return Wait{MS: v, Source: results.WaitRetryAfterMS}
+	}
+	if v, ok := Number(ra); ok && v*1000 <= maxWaitMS {
+		return Wait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
+	}
+	if ra != "" {
+		if t, err := http.ParseTime(ra); err == nil {
+			ref := now
+			if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+				ref = d
+			}
+			// Sub saturates at about 292 years, well past the cap.
+			wait := max(float64(t.Sub(ref))/float64(time.Millisecond), 0)
+			if wait <= maxWaitMS {
+				return Wait{MS: wait, Source: results.WaitRetryAfterDate}
+			}
+		}
+	}
+	if ms == "" && ra == "" {
+		return Wait{MS: results.None, Source: results.WaitNone}
+	}
+	return Wait{MS: results.None, Source: results.WaitInvalid}
+}
+
+// maxWaitMS is results.MaxWaitMS: a believable advised wait in ms (about 31.7
+// years), applied to the result of every source; beyond it the value is
+// treated as garbage rather than a wait.
+const maxWaitMS = results.MaxWaitMS
+
+// Number accepts only plain decimal numbers: digits with at most
+// one '.', no sign, no exponent, no "inf"/"nan". strconv.ParseFloat alone
+// would take "1e3", "+5", "0x10" and "Inf", none of which a server means.
+// It knows no unit: the caller bounds the value.
+func Number(s string) (float64, bool) {
+	if s == "" || len(s) > 32 {
+		return 0, false
+	}
+	digits, dots := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || dots > 1 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// TrimOWS removes HTTP optional white space (spaces and tabs).
+func TrimOWS(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}
