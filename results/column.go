@@ -46,6 +46,9 @@ var table = []column{
 	optionalCount("cached_tokens", func(r *Record) *int { return &r.CachedTokens }),
 	optionalCount("completion_tokens", func(r *Record) *int { return &r.CompletionTokens }),
 	optionalCount("max_tokens", func(r *Record) *int { return &r.MaxTokens }),
+	text("policy", func(r *Record) *string { return &r.Policy }),
+	text("decision", func(r *Record) *string { return &r.Decision }),
+	oneOrZero("fallback", func(r *Record) *bool { return &r.Fallback }),
 }
 
 // requiredColumns is how many leading columns every version of the file

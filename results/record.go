@@ -87,7 +87,25 @@ type Record struct {
 	CachedTokens               int
 	CompletionTokens           int
 	MaxTokens                  int
+
+	// Policy names the client policy (the retry owner's settings) that
+	// sent the attempt; empty when nothing retried.
+	Policy string
+	// Decision is what the retry owner decided after this attempt: one of
+	// the Decision* constants; empty when nothing retried.
+	Decision string
+	// Fallback is true when the attempt went to the fallback target (a
+	// redirect: a spillover or standard deployment).
+	Fallback bool
 }
+
+// Decisions of a retry owner after an attempt (admission.Action).
+const (
+	DecisionDone     = "done"
+	DecisionSleep    = "sleep"
+	DecisionRedirect = "redirect"
+	DecisionGiveUp   = "give-up"
+)
 
 // Blank returns a Record with every optional numeric field absent.
 func Blank() Record {
