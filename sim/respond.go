@@ -85,7 +85,7 @@ func gatewayErrorType(status int) string {
 // write429PTU is the hot path of an overloaded deployment: headers and a
 // small body built by appending, no reflection.
 func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
-	ms := s.wallMS(o.wait)
+	ms := o.advisedMS
 	secs := (ms + 999) / 1000
 	h := w.Header()
 	setInt(h, "Retry-After-Ms", ms)
