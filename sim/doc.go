@@ -98,6 +98,14 @@
 // too, the 429 carries retry-after-ms (the sooner of the two deployments'
 // waits) and x-ratelimit-remaining-requests/-tokens.
 //
+// The standard deployment also answers by name, on either route: a client
+// that redirects a refused request to it (a fallback) is served under its
+// limits alone, whatever the PTU deployment's utilization, and its own
+// 429 advises the wait to the end of its binding window, with
+// x-ratelimit-remaining-* and without the PTU's utilization header. With
+// SpilloverPerRequest nothing spills unasked, so the PTU deployment's
+// refusals stay 429s for the client to redirect.
+//
 // # Profile "gateway"
 //
 // Keys and organizations each have two ceilings, requests per second and

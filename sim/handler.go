@@ -233,6 +233,7 @@ type outcome struct {
 	admitted   bool
 	spilled    bool
 	standard   bool          // served (or refused) by the standard deployment
+	direct     bool          // sent to the standard deployment by name, not spilled
 	wait       time.Duration // model time, when refused
 	advisedMS  int64         // the advised wait a refusal's header carries, wall ms; 0: none
 	remReq     int64
@@ -332,7 +333,7 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 	stdEstimate := int64(req.PromptTokens - o.cached + req.MaxTokens)
 	if tgt == targetStandard {
 		sv := s.standard.admit(now, stdEstimate)
-		o.admitted, o.standard, o.wait = sv.admitted, true, sv.wait
+		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 	} else {
 		o.util = s.bucket.utilization(now) // as the request found it
