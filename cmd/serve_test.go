@@ -34,33 +34,10 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			pr, pw := io.Pipe()
-			var stderr strings.Builder
-			done := make(chan int, 1)
-			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--ttft", "0", "--tpot", "0"}, tc.args...)
-			go func() {
-				code := Run(ctx, args, pw, &stderr)
-				pw.Close()
-				done <- code
-			}()
-			sc := bufio.NewScanner(pr)
-			if !sc.Scan() {
-				t.Fatalf("no URL printed; stderr %q", stderr.String())
-			}
-			url := strings.TrimSpace(sc.Text())
-			if !strings.HasPrefix(url, "http://127.0.0.1:") {
-				t.Fatalf("first line %q, want the loopback URL", url)
-			}
-			var banner []string
-			for sc.Scan() {
-				banner = append(banner, sc.Text())
-				if strings.Contains(sc.Text(), "Ctrl-C") {
-					break
-				}
-			}
-			go io.Copy(io.Discard, pr)
-			if !strings.Contains(strings.Join(banner, "\n"), "try:   ptuprobe burst --") {
-				t.Errorf("banner %q lacks a command to paste", banner)
+			sv := startServe(ctx, t, append([]string{"--ttft", "0", "--tpot", "0"}, tc.args...)...)
+			url := sv.url
+			if !strings.Contains(strings.Join(sv.banner, "\n"), "try:   ptuprobe burst --") {
+				t.Errorf("banner %q lacks a command to paste", sv.banner)
 			}
 			resp, err := http.Post(url+tc.path, "application/json", strings.NewReader(tc.body))
 			if err != nil {
@@ -84,14 +61,51 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 				t.Errorf("stats %+v, %v", st, err)
 			}
 			cancel() // what Ctrl-C does to the command's context
-			if code := <-done; code != ExitOK {
-				t.Errorf("exit %d, want 0; stderr %q", code, stderr.String())
+			if code := <-sv.done; code != ExitOK {
+				t.Errorf("exit %d, want 0; stderr %q", code, sv.stderr.String())
 			}
 			if _, err := http.Get(url + "/sim/stats"); err == nil {
 				t.Errorf("still answering after cancel")
 			}
 		})
 	}
+}
+
+// serving is `ptuprobe serve` running in-process.
+type serving struct {
+	url    string
+	banner []string         // the lines after the URL, up to "Ctrl-C stops it."
+	stderr *strings.Builder // read it once done has delivered
+	done   chan int         // the exit code, once it has stopped
+}
+
+// startServe runs `ptuprobe serve --addr 127.0.0.1:0 args…` until ctx is
+// canceled, and reads the URL and the banner it prints.
+func startServe(ctx context.Context, t *testing.T, args ...string) *serving {
+	t.Helper()
+	sv := &serving{stderr: new(strings.Builder), done: make(chan int, 1)}
+	pr, pw := io.Pipe()
+	go func() {
+		code := Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), pw, sv.stderr)
+		pw.Close()
+		sv.done <- code
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() { // the pipe closes only once Run has returned
+		t.Fatalf("no URL printed; stderr %q", sv.stderr.String())
+	}
+	sv.url = strings.TrimSpace(sc.Text())
+	if !strings.HasPrefix(sv.url, "http://127.0.0.1:") {
+		t.Fatalf("first line %q, want the loopback URL", sv.url)
+	}
+	for sc.Scan() {
+		sv.banner = append(sv.banner, sc.Text())
+		if strings.Contains(sc.Text(), "Ctrl-C") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	return sv
 }
 
 func TestServeUsageErrors(t *testing.T) {
@@ -131,22 +145,8 @@ func TestServePrintsTheWitnessOnStop(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		code := Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--ttft", "0", "--tpot", "0", "--ptu", "1", "--burst-pct", "0"}, pw, &stderr)
-		pw.Close()
-		done <- code
-	}()
-	sc := bufio.NewScanner(pr)
-	if !sc.Scan() {
-		cancel()
-		<-done
-		t.Fatalf("no URL printed; stderr %q", stderr.String())
-	}
-	url := strings.TrimSpace(sc.Text()) + "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21"
-	go io.Copy(io.Discard, pr)
+	sv := startServe(ctx, t, "--ttft", "0", "--tpot", "0", "--ptu", "1", "--burst-pct", "0")
+	url := sv.url + "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21"
 
 	const key, other = "sekrit-key-4711", "other-sekrit"
 	send := func(content string, hdr ...string) int {
@@ -175,19 +175,20 @@ func TestServePrintsTheWitnessOnStop(t *testing.T) {
 		t.Fatalf("statuses %v, want %v", codes, want)
 	}
 	cancel() // what Ctrl-C does to the command's context
-	if code := <-done; code != ExitOK {
-		t.Fatalf("exit %d, want 0; stderr %q", code, stderr.String())
+	if code := <-sv.done; code != ExitOK {
+		t.Fatalf("exit %d, want 0; stderr %q", code, sv.stderr.String())
 	}
 	want := `simulator stopped
 key-0: 4 requests, 3 refused, 1 came back before its advised wait, 0 on time, 1 declared SDK retry
 key-1: 1 request, 1 refused, 0 came back before their advised wait, 0 on time, 0 declared SDK retries
 all keys: 5 requests, 4 refused, 1 came back before its advised wait, 0 on time, 1 declared SDK retry
 `
-	if got := stderr.String(); got != want {
+	got := sv.stderr.String()
+	if got != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)
 	}
-	if strings.Contains(stderr.String(), "sekrit") {
-		t.Errorf("the summary names a key: %q", stderr.String())
+	if strings.Contains(got, "sekrit") {
+		t.Errorf("the summary names a key: %q", got)
 	}
 }
 
