@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -40,6 +42,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("simulator: %w", err)}
 	}
 	fmt.Fprintln(c.ErrOrStderr(), "simulator stopped")
+	printWitness(c.ErrOrStderr(), run.Server.Stats())
 	return nil
 }
 
@@ -54,7 +57,13 @@ target is given: an Azure OpenAI provisioned deployment under the documented
 admission model (utilization as a leaky bucket; 429 with retry-after-ms when
 over 100%), or with --profile gateway an API gateway with per-key and
 per-organization ceilings. It prints its URL and a command to try; Ctrl-C
-stops it. GET /sim/stats shows what it has admitted and refused.`,
+stops it. GET /sim/stats shows what it has admitted and refused.
+
+It is also a witness of the client: per key it counts retries that came back
+before the wait their 429 advised (early_returns), at or after it
+(retries_on_time), and requests declaring themselves SDK retries
+(X-Stainless-Retry-Count > 0). A retry is the same key, deployment and body.
+On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).`,
 			Args: noArgs,
 			Example: `  ptuprobe serve
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
@@ -100,4 +109,53 @@ func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
 	}
 	fmt.Fprintf(out, "stats: %s/sim/stats\n", run.URL)
 	fmt.Fprintln(out, "Ctrl-C stops it.")
+}
+
+// summaryKeys is how many keys the stop summary names, a line each;
+// /sim/stats lists them all while the simulator runs.
+const summaryKeys = 20
+
+// printWitness is the stop summary: per key, what the simulator saw the
+// client do with the waits it advised. Keys appear only as key-<n>.
+func printWitness(w io.Writer, st sim.Stats) {
+	if len(st.Keys) == 0 {
+		fmt.Fprintln(w, "no request reached the model")
+		return
+	}
+	for i, k := range st.Keys {
+		if i == summaryKeys {
+			fmt.Fprintf(w, "… and %s\n", plural(uint64(len(st.Keys)-i), "more key", "more keys"))
+			break
+		}
+		fmt.Fprintf(w, "%s: %s\n", k.Key, witnessLine(k.Admitted+k.Refused, k.Refused, k.EarlyReturns, k.RetriesOnTime, k.SDKRetries))
+	}
+	if len(st.Keys) > 1 || st.UntrackedKeys > 0 {
+		fmt.Fprintf(w, "all keys: %s\n", witnessLine(st.Admitted+st.Refused, st.Refused, st.EarlyReturns, st.RetriesOnTime, st.SDKRetries))
+	}
+	if st.UntrackedKeys > 0 {
+		fmt.Fprintf(w, "%s came from keys past --max-keys, which have no line of their own\n", plural(st.UntrackedKeys, "request", "requests"))
+	}
+	if st.AdvisedWaitsEvicted > 0 {
+		fmt.Fprintf(w, "%s forgotten before their retry came back (the simulator remembers the last %s), so the counts above are a floor\n",
+			plural(st.AdvisedWaitsEvicted, "refusal was", "refusals were"), num.Grouped(sim.MaxAdvisedWaits, 0))
+	}
+}
+
+// witnessLine is one line of the stop summary, after the key's name.
+func witnessLine(requests, refused, early, onTime, sdk uint64) string {
+	their := "their"
+	if early == 1 {
+		their = "its"
+	}
+	return fmt.Sprintf("%s, %d refused, %d came back before %s advised wait, %d on time, %s",
+		plural(requests, "request", "requests"), refused, early, their, onTime,
+		plural(sdk, "declared SDK retry", "declared SDK retries"))
+}
+
+// plural is n and the words that fit it.
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatUint(n, 10) + " " + many
 }

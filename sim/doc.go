@@ -98,6 +98,14 @@
 // too, the 429 carries retry-after-ms (the sooner of the two deployments'
 // waits) and x-ratelimit-remaining-requests/-tokens.
 //
+// The standard deployment also answers by name, on either route: a client
+// that redirects a refused request to it (a fallback) is served under its
+// limits alone, whatever the PTU deployment's utilization, and its own
+// 429 advises the wait to the end of its binding window, with
+// x-ratelimit-remaining-* and without the PTU's utilization header. With
+// SpilloverPerRequest nothing spills unasked, so the PTU deployment's
+// refusals stay 429s for the client to redirect.
+//
 // # Profile "gateway"
 //
 // Keys and organizations each have two ceilings, requests per second and
@@ -122,6 +130,53 @@
 // one organization, the case where a quiet key is refused because of the
 // others). Keys are kept only as hashes; stats name them key-0, key-1…
 // in order of first sight. Nothing is logged.
+//
+// # The simulator as a witness
+//
+// The simulator is also a test double that tells whether a client honours
+// the waits it advises. Per key and in total (Stats, GET /sim/stats, and
+// the summary `ptuprobe serve` prints when it stops) it counts:
+//   - early_returns: retries that arrived before the wait their refusal
+//     advised had passed;
+//   - retries_on_time: retries that arrived at or after it;
+//   - sdk_retries: requests that declare themselves an SDK's own retry,
+//     X-Stainless-Retry-Count a decimal integer > 0 (the OpenAI and
+//     Anthropic SDKs set it on their retries; 0, a sign or garbage is not
+//     counted).
+//
+// A retry is the same request coming back: the same key, the same body
+// and the same deployment. Clients and SDKs resend the body they were
+// refused, and ptuprobe's prompts are unique per request, so a 64-bit
+// hash of the body identifies it. The deployment is part of it because
+// an advised wait is about the deployment that gave it: the same body
+// redirected at once to the standard deployment is a new request there,
+// not an early return.
+//
+// Every refusal that advises a wait remembers (key, deployment, body) →
+// the model time until which the client was told to wait: PTU 429s and
+// full-spillover 429s (retry-after-ms), 429s of the standard deployment
+// called by name, and gateway 429s with GatewayRetryAfter (retry-after,
+// whole seconds). The deadline is the refusal's model time plus the
+// header's own value converted back to model time (ms × TimeScale), so
+// rounding the header up only ever makes an honouring client later: a
+// client that waits exactly what the header says is on time, at any
+// TimeScale. A microsecond of model time (witnessSlack) absorbs the
+// scaled clock's floating point, which after days at a high TimeScale
+// can put such a client tens of nanoseconds short. A retry is judged by
+// when it arrived, before a slow fault's delay; judging forgets the
+// refusal (one refusal, one comeback), and a retry refused again with a
+// wait is remembered afresh. Gateway 429s without retry-after and
+// injected faults advise nothing the model stands behind and are not
+// remembered.
+//
+// The witness sees the requests the model decides on, the ones counted
+// per key as admitted or refused; a request answered by an injected fault
+// is not judged and leaves its refusal remembered. It never changes an
+// answer. Its memory is bounded: the last MaxAdvisedWaits (65,536)
+// refusals, in a ring; remembering one more forgets the oldest, and if
+// that one was still unanswered it is counted in advised_waits_evicted
+// (its retry will be judged neither early nor on time). Full, it holds
+// about 6 MB. Keys and bodies are kept only as hashes.
 //
 // # Faults, stats, determinism
 //

@@ -13,7 +13,7 @@ const (
 	imageLatency        = 500 * time.Millisecond // model time per image
 )
 
-func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, req request, key string) {
+func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, req request, key string, v visit) {
 	if rt.op == opCount {
 		s.serveTokenCount(w, req)
 		return
@@ -22,10 +22,11 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	if rt.op == opImage {
 		est = int64(req.Images * imageEstimateTokens)
 	}
-	if !s.arrive(w, r) {
+	var ok bool
+	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
-	o, ticket, refusal, tracked := s.gatewayDecide(key, est, rt.op != opImage, req.MaxTokens)
+	o, ticket, refusal, tracked := s.gatewayDecide(key, v, est, rt.op != opImage, req.MaxTokens)
 	if !tracked {
 		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
 		return
@@ -34,9 +35,8 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
 	setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	if !o.admitted {
-		if s.cfg.GatewayRetryAfter {
-			secs := (s.wallMS(refusal.wait) + 999) / 1000
-			setInt(h, "Retry-After", max(1, secs))
+		if o.advisedMS > 0 {
+			setInt(h, "Retry-After", o.advisedMS/1000)
 		}
 		s.writeGatewayError(w, http.StatusTooManyRequests, "rate_limit_error",
 			"This request would exceed your "+refusal.holder+"'s rate limit of "+refusal.limit+". Please reduce the rate of requests or contact support to raise the limit.")
@@ -75,7 +75,9 @@ func (s *Server) serveTokenCount(w http.ResponseWriter, req request) {
 // gatewayDecide checks a call of estimated cost est against its key and
 // organization under the lock, charges it when admitted, and counts it.
 // tracked is false when the key table is full (the call is rejected).
-func (s *Server) gatewayDecide(key string, est int64, completes bool, maxTokens int) (o outcome, ticket *gatewayTicket, refusal gatewayRefusal, tracked bool) {
+// With GatewayRetryAfter a refusal advises the wait to the end of the
+// refusing window in whole seconds, rounded up (o.advisedMS).
+func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, maxTokens int) (o outcome, ticket *gatewayTicket, refusal gatewayRefusal, tracked bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -101,7 +103,11 @@ func (s *Server) gatewayDecide(key string, est int64, completes bool, maxTokens 
 	} else {
 		s.n.refused++
 		ks.refused++
+		if s.cfg.GatewayRetryAfter {
+			o.advisedMS = 1000 * max(1, (s.wallMS(refusal.wait)+999)/1000)
+		}
 	}
+	s.witness(ks, v, now, o.advisedMS)
 	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
 	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
 	return o, ticket, refusal, true

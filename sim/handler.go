@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"errors"
+	"hash/maphash"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -28,6 +29,8 @@ type Server struct {
 	orgs     []*ceiling // gateway only
 	cache    promptCache
 	keys     keyTable
+	advised  advisedWaits // the witness's memory of refusals
+	bodySeed maphash.Seed
 	n        counters
 	seq      uint64
 
@@ -39,6 +42,7 @@ type counters struct {
 	requests, admitted, refused, spilled, spillRefused uint64
 	faults, rejected, tokenCounts, untrackedKeys       uint64
 	reconciledOrg, reconciledKey, reconcileMissed      uint64
+	earlyReturns, retriesOnTime, sdkRetries            uint64
 }
 
 // New builds a simulator from cfg after validating it.
@@ -63,6 +67,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.keys.max = cfg.MaxKeys
+	s.advised.max = MaxAdvisedWaits
+	s.bodySeed = maphash.MakeSeed()
 	return s, nil
 }
 
@@ -172,11 +178,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusBadRequest, "400", msg)
 		return
 	}
+	v := s.newVisit(key, buf.Bytes(), r.Header)
 	if s.cfg.Profile == ProfileGateway {
-		s.serveGateway(w, r, rt, req, key)
+		s.serveGateway(w, r, rt, req, key, v)
 		return
 	}
-	s.servePTU(w, r, rt, req, key, hasKey)
+	s.servePTU(w, r, rt, req, key, hasKey, v)
 }
 
 // reject answers a request the model never sees (bad route, body, key).
@@ -197,11 +204,14 @@ const (
 )
 
 // arrive is how every request the model sees begins, on either profile:
-// it is counted and draws its injected fault. It reports whether the
-// request goes on to the model: a fault is answered here instead, and a
-// slow one first waits SlowDelay (false if the client left meanwhile).
-func (s *Server) arrive(w http.ResponseWriter, r *http.Request) bool {
+// it is counted and draws its injected fault. It returns the model time
+// of arrival and whether the request goes on to the model: a fault is
+// answered here instead, and a slow one first waits SlowDelay (false if
+// the client left meanwhile). The witness judges a retry by when it
+// arrived, not by when a slow fault let the model see it.
+func (s *Server) arrive(w http.ResponseWriter, r *http.Request) (time.Time, bool) {
 	s.mu.Lock()
+	at := s.clock.Now()
 	s.n.requests++
 	fault := s.pickFault()
 	if fault != "" {
@@ -210,12 +220,12 @@ func (s *Server) arrive(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Unlock()
 	switch fault {
 	case "":
-		return true
+		return at, true
 	case FaultSlow:
-		return s.clock.Sleep(r.Context(), s.cfg.SlowDelay) == nil
+		return at, s.clock.Sleep(r.Context(), s.cfg.SlowDelay) == nil
 	}
 	s.writeFault(w, fault)
-	return false
+	return at, false
 }
 
 // outcome is the model's decision about one request, taken under s.mu.
@@ -223,7 +233,9 @@ type outcome struct {
 	admitted   bool
 	spilled    bool
 	standard   bool          // served (or refused) by the standard deployment
+	direct     bool          // sent to the standard deployment by name, not spilled
 	wait       time.Duration // model time, when refused
+	advisedMS  int64         // the advised wait a refusal's header carries, wall ms; 0: none
 	remReq     int64
 	remTok     int64
 	util       float64
@@ -235,7 +247,7 @@ type outcome struct {
 	created    int64
 }
 
-func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool) {
+func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
 	name := rt.deployment
 	if !rt.azure {
 		name = req.Model
@@ -263,7 +275,9 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 		spill = true
 	}
 
-	if !s.arrive(w, r) {
+	v.id = v.id.to(tgt)
+	var ok bool
+	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
 
@@ -271,6 +285,9 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	s.mu.Lock()
 	now := s.clock.Now()
 	s.decidePTU(now, tgt, spill, &req, &o)
+	if !o.admitted {
+		o.advisedMS = s.wallMS(o.wait)
+	}
 	ks := s.trackKey(key, hasKey)
 	if ks != nil {
 		if o.admitted {
@@ -279,6 +296,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 			ks.refused++
 		}
 	}
+	s.witness(ks, v, now, o.advisedMS)
 	s.mu.Unlock()
 
 	if !o.admitted {
@@ -315,7 +333,7 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 	stdEstimate := int64(req.PromptTokens - o.cached + req.MaxTokens)
 	if tgt == targetStandard {
 		sv := s.standard.admit(now, stdEstimate)
-		o.admitted, o.standard, o.wait = sv.admitted, true, sv.wait
+		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 	} else {
 		o.util = s.bucket.utilization(now) // as the request found it

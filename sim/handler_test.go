@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -333,6 +334,70 @@ func TestSpilloverRouting(t *testing.T) {
 			t.Errorf("stats %+v", st)
 		}
 	})
+}
+
+// TestStandardDeploymentAsFallback is the policy lab's redirect target:
+// with per-request spillover, what the PTU deployment refuses stays a 429
+// (nothing spills unasked), and the standard deployment, called by name,
+// serves under its own limits and advises its own waits.
+func TestStandardDeploymentAsFallback(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		rpm, tpm int
+		wantWait string // the standard deployment's retry-after-ms once full
+	}{
+		{"requests per minute, over 1-second windows", 120, 1_000_000, "1000"},
+		{"tokens per minute", 6000, 250, "60000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.PTU = 0.6 // D = 10 tokens/s, C = 10: one request fills it
+			cfg.SpilloverDeployment = "sim-standard"
+			cfg.SpilloverPerRequest = true
+			cfg.StandardRPM, cfg.StandardTPM = tc.rpm, tc.tpm
+			cfg.UtilizationHeader = true
+			s, clk, ts := newSim(t, cfg)
+			body := chatBody(req100, 1) // 100 tokens to either deployment
+
+			if resp, _ := post(t, ts.URL, azurePath, body); resp.StatusCode != 200 || resp.Header.Get("X-Ms-Deployment-Name") != "" {
+				t.Fatalf("PTU: status %d, deployment %q", resp.StatusCode, resp.Header.Get("X-Ms-Deployment-Name"))
+			}
+			resp, msg := post(t, ts.URL, azurePath, body)
+			if resp.StatusCode != 429 || resp.Header.Get("Retry-After-Ms") != "9000" || resp.Header.Get("X-Ms-Spillover-From-Deployment") != "" ||
+				resp.Header.Get("X-Ratelimit-Remaining-Requests") != "" || !strings.Contains(msg, "provisioned throughput") {
+				t.Fatalf("PTU refusal: status %d headers %v body %s; want a 429 of its own, no spillover", resp.StatusCode, resp.Header, msg)
+			}
+			util := s.Stats().UtilizationPct
+
+			for i, remaining := range []string{"1", "0"} {
+				resp, _ := post(t, ts.URL, standardPath, body)
+				if resp.StatusCode != 200 || resp.Header.Get("X-Ms-Deployment-Name") != "sim-standard" ||
+					resp.Header.Get("X-Ms-Spillover-From-Deployment") != "" || resp.Header.Get("Azure-Openai-Deployment-Utilization") != "" {
+					t.Fatalf("standard %d: status %d headers %v", i, resp.StatusCode, resp.Header)
+				}
+				if got := resp.Header.Get("X-Ratelimit-Remaining-Requests"); tc.rpm == 120 && got != remaining {
+					t.Errorf("standard %d: remaining requests %q, want %s", i, got, remaining)
+				}
+			}
+			resp, msg = post(t, ts.URL, standardPath, body)
+			if resp.StatusCode != 429 || resp.Header.Get("Retry-After-Ms") != tc.wantWait || resp.Header.Get("X-Ratelimit-Remaining-Tokens") == "" ||
+				resp.Header.Get("Azure-Openai-Deployment-Utilization") != "" || !strings.Contains(msg, "rate limit of this standard deployment") {
+				t.Fatalf("standard full: status %d headers %v body %s; want its own 429, retry-after-ms %s", resp.StatusCode, resp.Header, msg, tc.wantWait)
+			}
+			st := s.Stats()
+			if st.UtilizationPct != util || st.Spilled != 0 || st.Standard == nil || st.Standard.RequestsThisSecond != 2 || st.Refused != 2 || st.Admitted != 3 {
+				t.Errorf("stats %+v (standard %+v): the standard's traffic must not touch the PTU", st, st.Standard)
+			}
+			ms, _ := strconv.Atoi(tc.wantWait)
+			clk.Advance(time.Duration(ms) * time.Millisecond)
+			if resp, _ := post(t, ts.URL, standardPath, body); resp.StatusCode != 200 {
+				t.Fatalf("standard after its advised wait: status %d", resp.StatusCode)
+			}
+		})
+	}
 }
 
 func TestDeterministicUnderSeed(t *testing.T) {

@@ -52,6 +52,8 @@ type keyState struct {
 	admitted uint64
 	refused  uint64
 	limits   *ceiling // gateway only
+
+	earlyReturns, retriesOnTime, sdkRetries uint64 // the witness's counts
 }
 
 // keyTable maps key hashes to state, bounded by max entries.

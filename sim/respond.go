@@ -85,7 +85,7 @@ func gatewayErrorType(status int) string {
 // write429PTU is the hot path of an overloaded deployment: headers and a
 // small body built by appending, no reflection.
 func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
-	ms := s.wallMS(o.wait)
+	ms := o.advisedMS
 	secs := (ms + 999) / 1000
 	h := w.Header()
 	setInt(h, "Retry-After-Ms", ms)
@@ -95,15 +95,18 @@ func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
 		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
 		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
-	if s.cfg.UtilizationHeader {
+	if s.cfg.UtilizationHeader && !o.direct {
 		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
 	}
 	w.WriteHeader(http.StatusTooManyRequests)
 	b := make([]byte, 0, 256)
 	b = append(b, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded `...)
-	if o.standard {
+	switch {
+	case o.direct:
+		b = append(b, `the rate limit of this standard deployment`...)
+	case o.standard:
 		b = append(b, `the rate limit of the spillover deployment and the provisioned throughput of this deployment`...)
-	} else {
+	default:
 		b = append(b, `the provisioned throughput of this deployment`...)
 	}
 	b = append(b, `. Please retry after `...)

@@ -9,6 +9,8 @@ import (
 // Stats is a snapshot of the simulator, served as JSON at GET /sim/stats.
 // Keys appear only as "key-<n>", numbered from 0 in order of first sight
 // (a caller without a key counts as one key); the key itself is never kept.
+// EarlyReturns, RetriesOnTime and SDKRetries are the witness's counts (see
+// the package doc), in total and per key.
 type Stats struct {
 	Profile         string  `json:"profile"`
 	Requests        uint64  `json:"requests"`
@@ -27,6 +29,18 @@ type Stats struct {
 	ReconcileMissed uint64  `json:"reconcile_missed,omitempty"`
 	UntrackedKeys   uint64  `json:"untracked_keys,omitempty"`
 
+	// EarlyReturns counts retries that arrived before the wait their
+	// refusal advised had passed.
+	EarlyReturns uint64 `json:"early_returns"`
+	// RetriesOnTime counts retries that arrived at or after it.
+	RetriesOnTime uint64 `json:"retries_on_time"`
+	// SDKRetries counts requests that declare themselves an SDK's retry
+	// (X-Stainless-Retry-Count > 0).
+	SDKRetries uint64 `json:"sdk_retries"`
+	// AdvisedWaitsEvicted counts refusals forgotten before their retry
+	// came back, to keep the witness's memory within MaxAdvisedWaits.
+	AdvisedWaitsEvicted uint64 `json:"advised_waits_evicted,omitempty"`
+
 	Standard *CeilingStats  `json:"standard,omitempty"`
 	Orgs     []CeilingStats `json:"orgs,omitempty"`
 	Keys     []KeyStats     `json:"keys"`
@@ -42,11 +56,14 @@ type CeilingStats struct {
 
 // KeyStats are one key's counters, identified only by its index.
 type KeyStats struct {
-	Key      string        `json:"key"`
-	Org      int           `json:"org"`
-	Admitted uint64        `json:"admitted"`
-	Refused  uint64        `json:"refused"`
-	Ceiling  *CeilingStats `json:"ceiling,omitempty"`
+	Key           string        `json:"key"`
+	Org           int           `json:"org"`
+	Admitted      uint64        `json:"admitted"`
+	Refused       uint64        `json:"refused"`
+	Ceiling       *CeilingStats `json:"ceiling,omitempty"`
+	EarlyReturns  uint64        `json:"early_returns"`
+	RetriesOnTime uint64        `json:"retries_on_time"`
+	SDKRetries    uint64        `json:"sdk_retries"`
 }
 
 // Stats returns a snapshot of the counters and the current utilization.
@@ -59,12 +76,16 @@ func (s *Server) Stats() Stats {
 		Requests: s.n.requests, Admitted: s.n.admitted, Refused: s.n.refused,
 		Spilled: s.n.spilled, SpillRefused: s.n.spillRefused, Faults: s.n.faults,
 		Rejected: s.n.rejected, TokenCounts: s.n.tokenCounts,
-		InFlight:        s.inFlight.Load(),
-		ReconciledOrg:   s.n.reconciledOrg,
-		ReconciledKey:   s.n.reconciledKey,
-		ReconcileMissed: s.n.reconcileMissed,
-		UntrackedKeys:   s.n.untrackedKeys,
-		Keys:            make([]KeyStats, 0, len(s.keys.order)),
+		InFlight:            s.inFlight.Load(),
+		ReconciledOrg:       s.n.reconciledOrg,
+		ReconciledKey:       s.n.reconciledKey,
+		ReconcileMissed:     s.n.reconcileMissed,
+		UntrackedKeys:       s.n.untrackedKeys,
+		EarlyReturns:        s.n.earlyReturns,
+		RetriesOnTime:       s.n.retriesOnTime,
+		SDKRetries:          s.n.sdkRetries,
+		AdvisedWaitsEvicted: s.advised.evicted,
+		Keys:                make([]KeyStats, 0, len(s.keys.order)),
 	}
 	if s.cfg.Profile == ProfilePTU {
 		st.UtilizationPct = s.bucket.utilization(now)
@@ -77,7 +98,10 @@ func (s *Server) Stats() Stats {
 		st.Orgs = append(st.Orgs, CeilingStats{Name: "org-" + strconv.Itoa(i), RequestsThisSecond: o.requests.used, TokensThisMinute: o.tokens.used})
 	}
 	for _, k := range s.keys.order {
-		ks := KeyStats{Key: "key-" + strconv.Itoa(k.index-1), Org: k.org, Admitted: k.admitted, Refused: k.refused}
+		ks := KeyStats{
+			Key: "key-" + strconv.Itoa(k.index-1), Org: k.org, Admitted: k.admitted, Refused: k.refused,
+			EarlyReturns: k.earlyReturns, RetriesOnTime: k.retriesOnTime, SDKRetries: k.sdkRetries,
+		}
 		if k.limits != nil {
 			ks.Ceiling = &CeilingStats{Name: ks.Key, RequestsThisSecond: k.limits.requests.used, TokensThisMinute: k.limits.tokens.used}
 		}
