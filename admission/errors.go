@@ -23,7 +23,11 @@ type GiveUpError struct {
 }
 
 func (e *GiveUpError) Error() string {
-	return fmt.Sprintf("admission: gave up after %d attempts (last status %d): %s", e.Attempts, e.LastStatus, e.Reason)
+	attempts := "attempts"
+	if e.Attempts == 1 {
+		attempts = "attempt"
+	}
+	return fmt.Sprintf("admission: gave up after %d %s (last status %d): %s", e.Attempts, attempts, e.LastStatus, e.Reason)
 }
 
 // DoubleOwnerError refuses, before sending, a request that an SDK marked as

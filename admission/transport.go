@@ -289,8 +289,10 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 		a.Action, a.Reason = ActionGiveUp, fmt.Sprintf("%s held attempt %d of %d (MaxAttempts); give up", why, a.Attempt, r.t.p.MaxAttempts)
 	case overMax:
 		a.Action, a.Slept, a.Reason = r.elsewhere(why+" is over MaxWait "+show(r.t.p.MaxWait), budget, bounded)
-	default:
+	case h != left:
 		a.Action, a.Slept, a.Reason = r.elsewhere(why+", jittered to "+show(h)+", does not fit"+r.leftPhrase(budget), budget, bounded)
+	default:
+		a.Action, a.Slept, a.Reason = r.elsewhere(why+", does not fit"+r.leftPhrase(budget), budget, bounded)
 	}
 	if a.Action == ActionRedirect {
 		r.redirected = true
@@ -454,10 +456,14 @@ func errClass(err error) string {
 	return ErrTransport
 }
 
-// show formats a duration for a Reason, to the millisecond above one.
+// show formats a duration for a Reason: to the millisecond from a second
+// up, to the microsecond from a millisecond up.
 func show(d time.Duration) string {
-	if d >= time.Millisecond || d <= -time.Millisecond {
+	switch {
+	case d >= time.Second:
 		d = d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(time.Microsecond)
 	}
 	return d.String()
 }
