@@ -89,7 +89,8 @@ type Policy struct {
 	// collecting more refusals. A hold that does not fit the request's
 	// budget (or is over MaxWait) refuses the attempt locally: it is
 	// redirected or given up by the usual rule. It acts on advice, so it
-	// cannot be used with IgnoreAdvice.
+	// cannot be used with IgnoreAdvice. The cooldown belongs to the
+	// Transport, not to a host: use one Transport per target deployment.
 	SharedCooldown bool
 	// AllowSDKRetries lets through a request already marked as an SDK
 	// retry (SDKRetryHeader above 0) and counts it (Transport.SDKRetries);
@@ -97,7 +98,9 @@ type Policy struct {
 	// sending.
 	AllowSDKRetries bool
 	// ReturnLastResponse returns the last refusal's response on give-up
-	// (as the SDKs do), its body unread, instead of a *GiveUpError.
+	// (as the SDKs do), its body unread, instead of a *GiveUpError. A
+	// give-up on an attempt the shared cooldown refused locally has no
+	// response to return: it is a *GiveUpError still.
 	ReturnLastResponse bool
 	// MaxReplayBody is the most of a request body without GetBody that is
 	// buffered to replay it; a larger body is refused with a *ReplayError
