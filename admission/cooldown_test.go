@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -172,4 +173,27 @@ func TestSharedCooldownRefusesLocally(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCancelWhileHeld: a cancel while the shared cooldown holds a request
+// returns at once; the attempt is observed as not sent, with the time held.
+func TestCancelWhileHeld(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newLab(t, Policy{SharedCooldown: true, MaxAttempts: 1, ReturnLastResponse: true}, map[string][]reply{"/": {refuse(429, "Retry-After", "10")}})
+		l.do(t.Context(), "GET", "/", "") // sets the cooldown to 10 s
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(3*time.Second, cancel)
+		start := time.Now()
+		_, _, err := l.do(ctx, "GET", "/", "")
+		ds := l.recorded()
+		last := ds[len(ds)-1]
+		if !errors.Is(err, context.Canceled) || time.Since(start) != 3*time.Second || len(ds) != 2 ||
+			last.Err != ErrCanceled || last.Held != 3*time.Second || last.Status != 0 || last.Action != ActionDone {
+			t.Fatalf("error %v after %v, decisions %+v", err, time.Since(start), ds)
+		}
+		if n := len(l.srv.seen("/")); n != 1 {
+			t.Fatalf("the server saw %d requests", n)
+		}
+	})
 }

@@ -126,12 +126,13 @@ func TestRefusalBodyIsDrainedForReuse(t *testing.T) {
 
 // TestConcurrentRequests: one Transport, many goroutines, refusals mixed
 // in; under -race this is the data race check, and every request the
-// server saw is one Decision.
+// server saw is one Decision. Only first attempts are refused (a retry
+// says it is one in SDKRetryHeader), so no request runs out of attempts.
 func TestConcurrentRequests(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1)%3 == 0 {
+		if n.Add(1)%3 == 0 && r.Header.Get(SDKRetryHeader) == "0" {
 			w.Header().Set("Retry-After-Ms", "2")
 			w.WriteHeader(429)
 			return
@@ -140,14 +141,16 @@ func TestConcurrentRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	var decisions atomic.Int64
-	tr, _ := New(srv.Client().Transport, Policy{SharedCooldown: true, MaxAttempts: 10, Observe: func(Decision) { decisions.Add(1) }})
+	tr, _ := New(srv.Client().Transport, Policy{SharedCooldown: true, MaxAttempts: 2, Observe: func(Decision) { decisions.Add(1) }})
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for range 10 {
-				resp, err := client.Get(srv.URL)
+				req, _ := http.NewRequest("GET", srv.URL, nil)
+				req.Header.Set(SDKRetryHeader, "0")
+				resp, err := client.Do(req)
 				if err != nil || resp.StatusCode != 200 {
 					t.Errorf("%v %v", resp, err)
 					return

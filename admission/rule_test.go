@@ -104,6 +104,15 @@ func TestDecisionRule(t *testing.T) {
 			wantStatus:  200,
 		},
 		{
+			name:        "budget spent by the attempt: give up rather than redirect",
+			policy:      Policy{Budget: 12 * s, Fallback: toPath("/fallback"), Jitter: -1},
+			primary:     []reply{{status: 429, header: map[string]string{"Retry-After-Ms": "1000"}, delay: 13 * s}},
+			fallback:    []reply{ok200},
+			wantPrimary: []time.Duration{0},
+			wantActions: []Action{ActionGiveUp},
+			wantGiveUp:  &GiveUpError{LastWait: s, LastStatus: 429, Attempts: 1, Reason: "advised 1s, does not fit the 0s left of the budget; the budget is spent; give up"},
+		},
+		{
 			name:        "attempts exhausted",
 			policy:      Policy{MaxAttempts: 2, Rand: fixed(0.5)},
 			primary:     []reply{ms("1000")},

@@ -66,7 +66,13 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := rs[i]
 	if rep.delay > 0 {
-		time.Sleep(rep.delay)
+		// A client that goes away ends the delay, so that no handler
+		// outlives a synctest bubble.
+		select {
+		case <-time.After(rep.delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	for k, v := range rep.header {
 		w.Header().Set(k, v)

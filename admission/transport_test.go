@@ -423,3 +423,32 @@ func TestFallbackError(t *testing.T) {
 		}
 	})
 }
+
+// TestFallbackOwnRequest: a Fallback may build a request of its own (another
+// body: OpenAI names the model in it), with its own context; it is sent
+// with the original request's context, so a cancel still reaches it.
+func TestFallbackOwnRequest(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fallback := func(r *http.Request) (*http.Request, error) {
+			return http.NewRequestWithContext(context.Background(), "POST", "http://standard.invalid/fallback", strings.NewReader(`{"model":"standard"}`))
+		}
+		l := newLab(t, Policy{RedirectFirst: true, Fallback: fallback}, map[string][]reply{
+			"/":         {refuse(429, "Retry-After", "1")},
+			"/fallback": {{status: 200, delay: 10 * time.Second}},
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(time.Second, cancel)
+		start := time.Now()
+		_, _, err := l.do(ctx, "POST", "/", `{"model":"ptu"}`)
+		if !errors.Is(err, context.Canceled) || time.Since(start) != time.Second {
+			t.Fatalf("error %v after %v, want canceled after 1s", err, time.Since(start))
+		}
+		if hits := l.srv.seen("/fallback"); len(hits) != 1 || hits[0].body != `{"model":"standard"}` {
+			t.Fatalf("fallback saw %+v", hits)
+		}
+		if ds := l.recorded(); len(ds) != 2 || ds[1].Err != ErrCanceled || !ds[1].Fallback {
+			t.Fatalf("decisions %+v", ds)
+		}
+	})
+}
