@@ -50,11 +50,15 @@
 // 503-with-advice, no fallback, no shared cooldown, SDK retries refused, a
 // body without GetBody buffered up to 1 MiB for replay.
 //
-// The Policy can also emulate other clients, for comparison: the OpenAI
-// SDKs (MaxAttempts 3, MaxWait 60s with BackoffOverMaxWait, Budget −1),
-// fixed waits or polling (IgnoreAdvice with Constant), plain backoff
-// (IgnoreAdvice with Exponential), "redirect" (RedirectFirst), "none"
-// (MaxAttempts 1 with ReturnLastResponse: the refusal is returned as it is).
+// The Policy can also emulate other clients' handling of refusals, for
+// comparison: the OpenAI and Anthropic Python and Node SDKs (MaxAttempts 3,
+// MaxWait 60s with BackoffOverMaxWait, Jitter −1, Budget −1; they also
+// retry 408, 409, other 5xx and connection errors, which this package
+// does not), the current openai-go (the same without MaxWait: it honours
+// any advised wait), fixed waits or polling (IgnoreAdvice with Constant),
+// plain backoff (IgnoreAdvice with Exponential), "redirect"
+// (RedirectFirst), "none" (MaxAttempts 1 with ReturnLastResponse: the
+// refusal is returned as it is).
 //
 // # Turning SDK retries off
 //

@@ -143,8 +143,8 @@ const (
 	// GiveUpOverMaxWait does not sleep it: redirect to the fallback if
 	// there is one, else give up.
 	GiveUpOverMaxWait OverMaxWait = iota
-	// BackoffOverMaxWait waits Backoff instead, as the OpenAI SDKs do
-	// above 60 s.
+	// BackoffOverMaxWait waits Backoff instead, as the OpenAI and
+	// Anthropic Python and Node SDKs do above 60 s.
 	BackoffOverMaxWait
 )
 

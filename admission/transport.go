@@ -223,8 +223,8 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 	if err != nil {
 		return nil, ErrTransport, fmt.Errorf("admission: replay the request body: %w", err)
 	}
-	if body == nil {
-		body = r.orig.Body // nil or http.NoBody
+	if body == nil && r.orig.Body == http.NoBody {
+		body = http.NoBody
 	}
 	req = r.orig
 	if n > 1 || toFallback || body != r.orig.Body {
