@@ -1,0 +1,71 @@
+package admission
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// replay hands out a request's body once per attempt: the original body to
+// the first, then fresh copies from GetBody or from a bounded buffer, as
+// http.Client does for a redirect.
+type replay struct {
+	first io.ReadCloser // the original body while no attempt has taken it
+	get   func() (io.ReadCloser, error)
+}
+
+// newReplay prepares req's body for attempts. Without retries (once)
+// nothing is buffered. A body without GetBody is read, up to limit bytes,
+// and closed; a larger one is a *ReplayError. On error req.Body is closed.
+func newReplay(req *http.Request, once bool, limit int64) (*replay, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return &replay{}, nil
+	}
+	if once || req.GetBody != nil {
+		return &replay{first: req.Body, get: req.GetBody}, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("admission: read the request body to replay it: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, &ReplayError{Limit: limit}
+	}
+	return &replay{get: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}, nil
+}
+
+// next returns the body for the next attempt, nil for a request without one.
+func (b *replay) next() (io.ReadCloser, error) {
+	if b.first != nil {
+		r := b.first
+		b.first = nil
+		return r, nil
+	}
+	if b.get == nil {
+		return nil, nil
+	}
+	return b.get()
+}
+
+// close closes the original body if no attempt took it: a RoundTripper
+// closes its request's body whatever happens.
+func (b *replay) close() {
+	if b.first != nil {
+		b.first.Close()
+		b.first = nil
+	}
+}
+
+// drainLimit bounds how much of a refusal's body is read before it is
+// closed: enough for any error document, so the connection is reused,
+// not so much that a hostile body is read without end.
+const drainLimit = 64 << 10
+
+func drain(body io.ReadCloser) {
+	io.CopyN(io.Discard, body, drainLimit)
+	body.Close()
+}

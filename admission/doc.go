@@ -1,0 +1,107 @@
+// Package admission is a retry owner for rate-limited LLM endpoints (Azure
+// OpenAI PTU deployments, OpenAI, gateways): an http.RoundTripper that reads
+// a refusal (429, or a 503 that advises a wait) as an admission signal and
+// decides, within a latency budget, whether to wait, go elsewhere or stop.
+// Every decision is observable, one Decision per attempt.
+//
+// # The rule
+//
+// A rate-limited server says how long to wait (retry-after-ms, retry-after;
+// read by package retryafter, the one reader of that advice). The rule this
+// package keeps:
+//
+//   - Exactly one retry owner. Retries stacked in two layers multiply: an
+//     SDK that tries 3 times over a transport that tries 3 times sends 9
+//     requests into a server that asked for fewer. Turn the SDK's retries
+//     off (below); a request an SDK marks as its own retry is refused with
+//     a *DoubleOwnerError unless Policy.AllowSDKRetries.
+//   - Honour the advised wait, with jitter (below).
+//   - Hold a latency budget (Policy.Budget, shortened by a context
+//     deadline): sleep when the wait ends before the budget does; when it
+//     does not (or it is over Policy.MaxWait), redirect to the fallback (a
+//     spillover or standard deployment, Policy.Fallback) at once, once per
+//     request; otherwise give up with a *GiveUpError, whose LastWait lets
+//     a service shed load upstream with a retry-after of its own. After a
+//     redirect, the fallback's refusals sleep or give up by the same rule;
+//     there is never a second redirect.
+//
+// Only admission refusals are retried: a transport error (no response) is
+// returned at once, and a 503 without a usable advised wait is an outage,
+// returned as it is. Network failures belong to a layer that knows whether
+// the request may be sent twice.
+//
+// # Jitter
+//
+// An advised wait W is slept as W × U[1, 1+Jitter] (Jitter 0.2 by default).
+// Never less than W: a retry sent before the advised time is refused again
+// and spends quota (a rate limiter counts refused requests too). Up to 20%
+// more: clients told the same wait, as a burst refused together is, return
+// spread over a fifth of it instead of at one instant, where they would be
+// refused together again. A Backoff (no usable advice, or IgnoreAdvice) is
+// not stretched: it draws its own randomness; Exponential is full jitter,
+// U[0, min(cap, base·2^(retry−1))), after AWS's "Exponential Backoff and
+// Jitter".
+//
+// # Defaults
+//
+// The zero Policy: at most 3 attempts (DefaultMaxAttempts), a 30 s budget
+// (DefaultBudget), jitter 0.2 (DefaultJitter), no MaxWait beyond the budget,
+// Exponential(500ms, 8s) when there is no usable advice, refusals 429 and
+// 503-with-advice, no fallback, no shared cooldown, SDK retries refused, a
+// body without GetBody buffered up to 1 MiB for replay.
+//
+// The Policy can also emulate other clients' handling of refusals, for
+// comparison: the OpenAI and Anthropic Python and Node SDKs (MaxAttempts 3,
+// MaxWait 60s with BackoffOverMaxWait, Jitter −1, Budget −1; they also
+// retry 408, 409, other 5xx and connection errors, which this package
+// does not), the current openai-go (the same without MaxWait: it honours
+// any advised wait), fixed waits or polling (IgnoreAdvice with Constant),
+// plain backoff (IgnoreAdvice with Exponential), "redirect"
+// (RedirectFirst), "none" (MaxAttempts 1 with ReturnLastResponse: the
+// refusal is returned as it is).
+//
+// # Turning SDK retries off
+//
+// With this Transport under an SDK's HTTP client, set the SDK's own retries
+// to zero, so that this Transport is the only owner:
+//
+//   - openai-go: option.WithMaxRetries(0) ("When given 0, the client only
+//     makes one request"; github.com/openai/openai-go, option/requestoption.go),
+//     with option.WithHTTPClient(&http.Client{Transport: t}).
+//   - OpenAI and Anthropic Python and Node SDKs: max_retries=0 /
+//     maxRetries: 0 on the client or per request.
+//   - Azure SDK for Go (azcore): policy.RetryOptions{MaxRetries: -1} ("A
+//     value less than zero means one try and no retries"; 0 means the
+//     default, 3); Azure SDK for Python (azure-core): retry_total=0.
+//
+// The OpenAI and Anthropic SDKs set X-Stainless-Retry-Count (SDKRetryHeader)
+// on every attempt: 0 on the first, n on their n-th retry. A request that
+// reaches this Transport with a value above 0 proves a second owner. When a
+// request carries the header, this Transport's own retries carry their
+// retry number in it too.
+//
+// # Observing
+//
+// Policy.Observe gets one Decision per attempt, safe to log as it is (no
+// URL, host, header value, key or body; Reason is numbers and fixed words).
+// A caller that records each attempt itself (ptuprobe writes one row per
+// attempt) uses WithAttemptObserver, whose Attempt adds the response's
+// header and the attempt's times; that is not safe to log as it is. An
+// attempt the shared cooldown refused locally, or that the context ended
+// before it was sent, is observed too, with Status 0 and an Err class.
+//
+// # Time
+//
+// Every wait is on the runtime clock and ends when the request's context
+// does, so tests run this package inside testing/synctest bubbles, over
+// internal/memnet, with exact timings.
+//
+// # Imports
+//
+// It imports the standard library, retryafter (the advised wait), results
+// (the Decision constants, the wait sources, error classes) and internal
+// helpers (sleep, valid); never client, dispatch, sim or cmd: it is a
+// library those may use, not a part of them. A refused Policy setting is a
+// validation error naming the Policy field; from outside this module read
+// it with errors.As against interface{ Field() string }.
+package admission

@@ -1,0 +1,469 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/retryafter"
+)
+
+// Transport is an http.RoundTripper that owns the retries of the requests
+// it carries, by its Policy. It is safe for concurrent use; its only shared
+// state is the shared cooldown and the SDKRetries count.
+type Transport struct {
+	next       http.RoundTripper
+	p          Policy // validated, defaults applied
+	cool       cooldown
+	sdkRetries atomic.Int64
+}
+
+// New returns a Transport that sends through next (http.DefaultTransport
+// when nil) by policy p. A setting out of range is an error that names the
+// Policy field: errors.As it against interface{ Field() string }.
+func New(next http.RoundTripper, p Policy) (*Transport, error) {
+	p, err := p.validate()
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &Transport{next: next, p: p}, nil
+}
+
+// SDKRetries is the number of requests let through although an SDK marked
+// them as its own retries (Policy.AllowSDKRetries): each is a sign of a
+// second retry owner above this one.
+func (t *Transport) SDKRetries() int64 { return t.sdkRetries.Load() }
+
+// CloseIdleConnections closes the idle connections of the next
+// RoundTripper if it has such a method, so http.Client.CloseIdleConnections
+// reaches through this Transport.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// RoundTrip sends req, and again after each refusal while the Policy
+// allows, and returns the outcome: the first response that is no refusal,
+// a transport error (not retried: this owner retries admission refusals,
+// not network failures), a *GiveUpError (or the last refusal, with
+// ReturnLastResponse), or the context's error when it ends during a wait.
+// A *DoubleOwnerError or *ReplayError is returned before anything is sent.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	marked, sdkRetry := sdkRetryCount(req.Header)
+	if sdkRetry > 0 {
+		if !t.p.AllowSDKRetries {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, &DoubleOwnerError{RetryCount: sdkRetry}
+		}
+		t.sdkRetries.Add(1)
+	}
+	body, err := newReplay(req, t.p.MaxAttempts == 1, t.p.MaxReplayBody)
+	if err != nil {
+		return nil, err
+	}
+	defer body.close()
+	ctx := req.Context()
+	r := &request{t: t, orig: req, ctx: ctx, body: body, watch: attemptObserver(ctx),
+		marked: marked, sdkRetry: sdkRetry, lastWait: -1}
+	if t.p.Budget > 0 {
+		r.deadline = start.Add(t.p.Budget)
+	}
+	if d, ok := ctx.Deadline(); ok && (r.deadline.IsZero() || d.Before(r.deadline)) {
+		r.deadline, r.byContext = d, true
+	}
+	return r.run(start)
+}
+
+// sdkRetryCount reads SDKRetryHeader: whether it is present, and the retry
+// number it gives (0 when it is no plain non-negative number).
+func sdkRetryCount(h http.Header) (marked bool, n int) {
+	vs := h.Values(SDKRetryHeader)
+	if len(vs) == 0 {
+		return false, 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(vs[0]))
+	if err != nil || n < 0 {
+		return true, 0
+	}
+	return true, n
+}
+
+// request is one RoundTrip: its attempts, budget and observers.
+type request struct {
+	t         *Transport
+	orig      *http.Request
+	ctx       context.Context
+	body      *replay
+	watch     func(Attempt)
+	deadline  time.Time // the budget's end; zero when there is none
+	byContext bool      // the deadline is the context's
+
+	marked   bool // the request carries SDKRetryHeader
+	sdkRetry int  // its value
+
+	redirected bool
+	lastStatus int           // the last refusal's status
+	lastWait   time.Duration // the last refusal's advised wait, -1 if none
+}
+
+func (r *request) run(start time.Time) (*http.Response, error) {
+	planned, toFallback := start, false
+	for n := 1; ; n++ {
+		a := &Attempt{Planned: planned}
+		a.Attempt, a.Fallback, a.Wait, a.WaitSource = n, toFallback, -1, results.WaitNone
+
+		// The cooldown is the primary target's: the fallback is not held.
+		if !toFallback && r.t.p.SharedCooldown {
+			refused, err := r.hold(a)
+			switch {
+			case err != nil:
+				return nil, err
+			case refused && a.Action == ActionGiveUp:
+				return nil, r.gaveUp(a)
+			case refused:
+				planned, toFallback = a.Done, true
+				continue
+			}
+		}
+
+		resp, err := r.send(a)
+		if err != nil || a.Action == ActionDone {
+			return resp, err
+		}
+		switch a.Action {
+		case ActionGiveUp:
+			if r.t.p.ReturnLastResponse {
+				return resp, nil
+			}
+			return nil, r.gaveUp(a)
+		case ActionRedirect:
+			planned, toFallback = a.Done, true
+		case ActionSleep:
+			planned = a.Done.Add(a.Slept)
+			if !sleep.Until(r.ctx, planned) {
+				next := &Attempt{Planned: planned}
+				next.Attempt, next.Fallback, next.Wait, next.WaitSource = n+1, toFallback, -1, results.WaitNone
+				return nil, r.canceled(next, "the context ended during the wait before this attempt; not sent")
+			}
+		}
+	}
+}
+
+// send sends attempt a and decides what follows. For a refusal it returns
+// the response, its body drained and closed unless it is to be returned
+// (give-up with ReturnLastResponse); a.Action says what follows.
+func (r *request) send(a *Attempt) (*http.Response, error) {
+	req, class, err := r.build(a.Attempt, a.Fallback)
+	if err != nil {
+		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, time.Now()
+		a.Reason = "the request for this attempt could not be built; not sent"
+		r.emit(a)
+		return nil, err
+	}
+	a.Sent = time.Now()
+	resp, err := r.t.next.RoundTrip(req)
+	now := time.Now()
+	if err != nil {
+		a.Decision.Err, a.Err, a.Action, a.Done = errClass(err), err, ActionDone, now
+		a.Reason = "no response; this owner retries admission refusals, not network failures; done"
+		r.emit(a)
+		return nil, err
+	}
+	a.Status, a.Header, a.Headers = resp.StatusCode, resp.Header, now
+	advice := retryafter.FromHeader(resp.Header, now)
+	advised, usable := advice.Duration()
+	a.WaitSource = advice.Source
+	if usable {
+		a.Wait = advised
+	}
+	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
+		a.Action, a.Reason = ActionDone, why
+		r.emit(a)
+		return resp, nil
+	}
+	if usable && !a.Fallback && r.t.p.SharedCooldown {
+		r.t.cool.extend(now.Add(advised), advice.Source)
+	}
+	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
+	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
+	if a.Action == ActionRedirect {
+		r.redirected = true
+	}
+	if a.Action != ActionGiveUp || !r.t.p.ReturnLastResponse {
+		drain(resp.Body)
+		a.Done = time.Now()
+	}
+	r.emit(a)
+	return resp, nil
+}
+
+// build makes the request for attempt n: the original for a first attempt
+// whose body is the original's, else a copy with a fresh body; through
+// Policy.Fallback for the fallback. On error, class is the Decision's Err.
+func (r *request) build(n int, toFallback bool) (req *http.Request, class string, err error) {
+	body, err := r.body.next()
+	if err != nil {
+		return nil, ErrTransport, fmt.Errorf("admission: replay the request body: %w", err)
+	}
+	if body == nil && r.orig.Body == http.NoBody {
+		body = http.NoBody
+	}
+	req = r.orig
+	if n > 1 || toFallback || body != r.orig.Body {
+		req = r.orig.Clone(r.ctx)
+		req.Body = body
+		if r.body.get != nil {
+			req.GetBody = r.body.get
+		}
+		// A retry says which retry it is, as the SDKs' own do, so that an
+		// owner below this one (or the server) sees it.
+		if r.marked && n > 1 {
+			req.Header.Set(SDKRetryHeader, strconv.Itoa(r.sdkRetry+n-1))
+		}
+	}
+	if !toFallback {
+		return req, "", nil
+	}
+	fb, err := r.t.p.Fallback(req)
+	if err == nil && fb == nil {
+		err = errors.New("it returned no request")
+	}
+	if err != nil || fb.Body != body {
+		if body != nil {
+			body.Close()
+		}
+	}
+	if err != nil {
+		return nil, ErrFallback, fmt.Errorf("admission: Fallback: %w", err)
+	}
+	if fb.Context() != r.ctx {
+		fb = fb.WithContext(r.ctx)
+	}
+	return fb, "", nil
+}
+
+// hold waits out the shared cooldown before an attempt to the primary
+// target. When the cooldown does not fit the budget (or MaxWait), the
+// attempt is refused locally, not sent: refused is true and a.Action says
+// redirect or give-up, already observed.
+func (r *request) hold(a *Attempt) (refused bool, err error) {
+	now := time.Now()
+	left, source := r.t.cool.left(now)
+	if left <= 0 {
+		return false, nil
+	}
+	h := r.t.jitter(left)
+	budget, bounded := r.left(now)
+	overMax := r.t.p.MaxWait > 0 && left > r.t.p.MaxWait
+	if !overMax && (!bounded || h < budget) {
+		ok := sleep.Until(r.ctx, now.Add(h))
+		a.Held = time.Since(now)
+		if !ok {
+			return false, r.canceled(a, "the context ended while the shared cooldown held this attempt; not sent")
+		}
+		return false, nil
+	}
+	a.Decision.Err, a.Wait, a.WaitSource = ErrCooldown, left, source
+	r.lastWait = left
+	why := "the shared cooldown's " + show(left)
+	switch {
+	case a.Attempt >= r.t.p.MaxAttempts:
+		a.Action, a.Reason = ActionGiveUp, fmt.Sprintf("%s held attempt %d of %d (MaxAttempts); give up", why, a.Attempt, r.t.p.MaxAttempts)
+	case overMax:
+		a.Action, a.Slept, a.Reason = r.elsewhere(why+" is over MaxWait "+show(r.t.p.MaxWait), budget, bounded)
+	case h != left:
+		a.Action, a.Slept, a.Reason = r.elsewhere(why+", jittered to "+show(h)+", does not fit"+r.leftPhrase(budget), budget, bounded)
+	default:
+		a.Action, a.Slept, a.Reason = r.elsewhere(why+", does not fit"+r.leftPhrase(budget), budget, bounded)
+	}
+	if a.Action == ActionRedirect {
+		r.redirected = true
+	}
+	a.Done = now
+	r.emit(a)
+	return true, nil
+}
+
+// decide applies the rule to a refusal of attempt n that arrived at now:
+// sleep when the wait fits what is left of the budget (and MaxWait), else
+// redirect once to the fallback, else give up.
+func (r *request) decide(n int, advised time.Duration, usable bool, now time.Time) (Action, time.Duration, string) {
+	p := &r.t.p
+	if n >= p.MaxAttempts {
+		return ActionGiveUp, 0, fmt.Sprintf("attempt %d of %d (MaxAttempts) refused; give up", n, p.MaxAttempts)
+	}
+	if p.RedirectFirst && !r.redirected {
+		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
+	}
+	wait, why, sleepable := r.wait(n, advised, usable)
+	left, bounded := r.left(now)
+	if sleepable {
+		if !bounded {
+			return ActionSleep, wait, why + "; no budget; sleep"
+		}
+		if wait < left {
+			return ActionSleep, wait, why + ", fits" + r.leftPhrase(left) + "; sleep"
+		}
+		why += ", does not fit" + r.leftPhrase(left)
+	}
+	return r.elsewhere(why, left, bounded)
+}
+
+// wait is the wait before retry n and how it came about; sleepable is
+// false for an advised wait over MaxWait under GiveUpOverMaxWait.
+func (r *request) wait(n int, advised time.Duration, usable bool) (wait time.Duration, why string, sleepable bool) {
+	p := &r.t.p
+	switch {
+	case !usable:
+		wait = r.t.backoff(n)
+		return wait, "no usable advice; backoff " + show(wait), true
+	case p.Advice == IgnoreAdvice:
+		wait = r.t.backoff(n)
+		return wait, "advised " + show(advised) + ", ignored (IgnoreAdvice); backoff " + show(wait), true
+	case p.MaxWait > 0 && advised > p.MaxWait && p.OverMaxWait == BackoffOverMaxWait:
+		wait = r.t.backoff(n)
+		return wait, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait) + "; backoff " + show(wait), true
+	case p.MaxWait > 0 && advised > p.MaxWait:
+		return 0, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait), false
+	}
+	wait = r.t.jitter(advised)
+	if wait == advised {
+		return wait, "advised " + show(advised), true
+	}
+	return wait, "advised " + show(advised) + ", jittered to " + show(wait), true
+}
+
+// elsewhere is the rule once the wait is not slept: redirect to the
+// fallback if there is one, this request has not been there yet and some
+// budget is left; else give up.
+func (r *request) elsewhere(why string, left time.Duration, bounded bool) (Action, time.Duration, string) {
+	switch {
+	case r.t.p.Fallback == nil:
+		return ActionGiveUp, 0, why + "; no fallback; give up"
+	case r.redirected:
+		return ActionGiveUp, 0, why + "; the fallback was already tried; give up"
+	case bounded && left <= 0:
+		return ActionGiveUp, 0, why + "; the budget is spent; give up"
+	}
+	return ActionRedirect, 0, why + "; redirect to the fallback"
+}
+
+// left is what remains of the budget at now; bounded is false when there
+// is no budget.
+func (r *request) left(now time.Time) (left time.Duration, bounded bool) {
+	if r.deadline.IsZero() {
+		return 0, false
+	}
+	return r.deadline.Sub(now), true
+}
+
+func (r *request) leftPhrase(left time.Duration) string {
+	if r.byContext {
+		return " the " + show(max(left, 0)) + " left before the context's deadline"
+	}
+	return " the " + show(max(left, 0)) + " left of the budget"
+}
+
+// canceled ends the request because its context ended before attempt a
+// was sent.
+func (r *request) canceled(a *Attempt, reason string) error {
+	err := r.ctx.Err()
+	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, time.Now()
+	r.emit(a)
+	return err
+}
+
+func (r *request) gaveUp(a *Attempt) error {
+	return &GiveUpError{LastWait: r.lastWait, LastStatus: r.lastStatus, Attempts: a.Attempt, Reason: a.Reason}
+}
+
+// emit hands an attempt to the observers.
+func (r *request) emit(a *Attempt) {
+	if r.t.p.Observe != nil {
+		r.t.p.Observe(a.Decision)
+	}
+	if r.watch != nil {
+		r.watch(*a)
+	}
+}
+
+// refusal reports whether a response is an admission refusal this owner
+// retries, and if not, says why in a Decision's words.
+func (t *Transport) refusal(status int, usableAdvice bool) (why string, refused bool) {
+	switch {
+	case !slices.Contains(t.p.Statuses, status):
+		return fmt.Sprintf("status %d is not a refusal this owner retries; done", status), false
+	case status != http.StatusTooManyRequests && !usableAdvice:
+		return fmt.Sprintf("status %d without a usable advised wait is an outage, not an admission refusal; done", status), false
+	}
+	return "", true
+}
+
+// jitter stretches d by a factor drawn from [1, 1+Jitter]: never shorter.
+func (t *Transport) jitter(d time.Duration) time.Duration {
+	if t.p.Jitter == 0 || d <= 0 {
+		return d
+	}
+	return d + time.Duration(float64(d)*t.p.Jitter*t.unit())
+}
+
+func (t *Transport) backoff(retry int) time.Duration {
+	return max(t.p.Backoff(retry, t.unit), 0)
+}
+
+// unit draws from [0, 1) with Policy.Rand, kept in range whatever it returns.
+func (t *Transport) unit() float64 {
+	u := rand.Float64()
+	if t.p.Rand != nil {
+		u = t.p.Rand()
+	}
+	switch {
+	case !(u >= 0): // negative or NaN
+		return 0
+	case u >= 1:
+		return math.Nextafter(1, 0)
+	}
+	return u
+}
+
+// errClass is an error's class for Decision.Err: never its message.
+func errClass(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return ErrCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return ErrTimeout
+	}
+	return ErrTransport
+}
+
+// show formats a duration for a Reason: to the millisecond from a second
+// up, to the microsecond from a millisecond up.
+func show(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		d = d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(time.Microsecond)
+	}
+	return d.String()
+}
