@@ -52,7 +52,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 
 		// The prompt's size as the simulator counts it, from one request.
 		one := results.Blank()
-		tg.Send(t.Context(), 0, &one)
+		tg.Send(t.Context(), one, time.Now(), t.Context(), func(r *results.Record) { one = *r })
 		if one.Status != 200 || one.PromptTokens <= 0 {
 			t.Fatalf("probe request: %+v", one)
 		}
@@ -67,7 +67,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 		res, err := Run(t.Context(), Config{
 			MinRate: want / 6.3, MaxRate: want * 4, Factor: 2, ProbeDuration: 30 * time.Second, Depth: 4,
 			Cooldown: 5 * time.Second, MaxInFlight: 128, RunID: "cal", Group: "calibrate", Wait: sleep.Until,
-		}, tg, w)
+		}, targetSender{tg}, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,12 +98,21 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 // not keeping up either.
 type slowSender struct{}
 
-func (s *slowSender) Send(_ context.Context, seq int, r *results.Record) {
-	if seq%3 == 0 {
+func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
+	r := req.First
+	if req.Seq%3 == 0 {
 		r.Status = 200
 	} else {
 		r.Error = results.ErrTimeout
 	}
+	record(&r)
+}
+
+// targetSender is a client.Target as the engine's Sender.
+type targetSender struct{ t *client.Target }
+
+func (s targetSender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
+	s.t.Send(ctx, req.First, req.Start, req.Run, record)
 }
 
 func TestSlowTargetIsNotCapacity(t *testing.T) {
@@ -158,9 +167,11 @@ type phasedSender struct {
 	wait float64
 }
 
-func (s *phasedSender) Send(_ context.Context, _ int, r *results.Record) {
+func (s *phasedSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r := req.First
+	defer record(&r)
 	if s.n > 0 {
 		s.n--
 		r.Status = 200

@@ -149,7 +149,7 @@ func burstChild(t *testing.T, requests int) {
 	for i := range rows {
 		wg.Go(func() {
 			rows[i] = results.Blank()
-			tg.Send(t.Context(), i, &rows[i])
+			sendOne(t.Context(), tg, i, &rows[i])
 		})
 	}
 	wg.Wait()
@@ -175,7 +175,7 @@ func TestRealEMFILEIsLocal(t *testing.T) {
 		// One request first, so that the runtime's poller and every lazy
 		// descriptor exist; then drop its connection.
 		warm := results.Blank()
-		tg.Send(t.Context(), 0, &warm)
+		sendOne(t.Context(), tg, 0, &warm)
 		tg.Close()
 		fmt.Printf("warm=%d %s\n", warm.Status, warm.Error)
 		var lim syscall.Rlimit
@@ -196,7 +196,7 @@ func TestRealEMFILEIsLocal(t *testing.T) {
 			held = append(held, f)
 		}
 		r := results.Blank()
-		tg.Send(t.Context(), 1, &r)
+		sendOne(t.Context(), tg, 1, &r)
 		fmt.Printf("row=%d %s\n", r.Status, r.Error)
 		for _, f := range held {
 			f.Close()

@@ -105,7 +105,7 @@ func TestEchoedSecretsNeverReachTheFile(t *testing.T) {
 			}
 			for seq := range 3 {
 				r := results.Blank()
-				tg.Send(t.Context(), seq, &r)
+				sendOne(t.Context(), tg, seq, &r)
 				if r.Status != 429 || r.RetryAfterMS != Redacted || r.RetryAfter != Redacted || r.WaitSource != tt.waitSrc || r.WaitMS != results.None {
 					t.Errorf("row %+v, want both retry headers %s", r, Redacted)
 				}

@@ -12,9 +12,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/retryafter"
@@ -104,6 +107,23 @@ type Config struct {
 	// DialContext opens connections; nil means a TCP dialer with a 10 s
 	// timeout. Tests pass an in-memory network (internal/memnet).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// Owner, when set, is the retry owner: requests go through an
+	// admission.Transport with this policy, and every attempt it makes is
+	// a row. Timeout then bounds each attempt, not the request.
+	Owner *admission.Policy
+	// PolicyName is written on every row's policy column.
+	PolicyName string
+	// AppAttempts and AppDelay model an application's own retry loop
+	// around the owner (stacked owners, which multiply attempts): a request
+	// whose final answer is a refusal is sent again, AppDelay later, up to
+	// AppAttempts calls in all. 0 or 1: no such loop.
+	AppAttempts int
+	AppDelay    time.Duration
+	// MarkSDKRetries sends X-Stainless-Retry-Count: 0 with every request,
+	// so that the owner numbers its retries in it, as the OpenAI SDKs do:
+	// the simulator's witness then counts them as declared SDK retries.
+	MarkSDKRetries bool
 }
 
 // Target sends requests built from a Config. It is safe for concurrent use.
@@ -146,7 +166,11 @@ func New(cfg Config) (*Target, error) {
 	}
 	t.cfg = cfg
 	t.secrets = newSecrets(&cfg)
-	t.client = newHTTPClient(cfg)
+	c, err := newHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.client = c
 	return t, nil
 }
 
@@ -237,28 +261,69 @@ func (cfg *Config) checkHeaders() error {
 }
 
 // newHTTPClient is a keep-alive client sized to cfg.MaxConns that never
-// follows a redirect.
-func newHTTPClient(cfg Config) *http.Client {
+// follows a redirect. Each attempt is bounded by cfg.Timeout, body
+// included; with an Owner, attempts go through its admission.Transport.
+func newHTTPClient(cfg Config) (*http.Client, error) {
 	dial := cfg.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
+	var rt http.RoundTripper = attemptTimeout{d: cfg.Timeout, next: &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dial,
+		MaxIdleConns:           cfg.MaxConns,
+		MaxIdleConnsPerHost:    cfg.MaxConns,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxResponseHeaderBytes: MaxHeaderBytes,
+		ForceAttemptHTTP2:      true,
+	}}
+	if cfg.Owner != nil {
+		owner, err := admission.New(rt, *cfg.Owner)
+		if err != nil {
+			return nil, err
+		}
+		rt = owner
+	}
 	return &http.Client{
-		Timeout: cfg.Timeout,
-		Transport: &http.Transport{
-			Proxy:                  http.ProxyFromEnvironment,
-			DialContext:            dial,
-			MaxResponseHeaderBytes: MaxHeaderBytes,
-			MaxIdleConns:           cfg.MaxConns,
-			MaxIdleConnsPerHost:    cfg.MaxConns,
-			IdleConnTimeout:        90 * time.Second,
-			TLSHandshakeTimeout:    10 * time.Second,
-			ForceAttemptHTTP2:      true,
-		},
+		Transport: rt,
 		// A redirect is recorded as the response it is; following it could
 		// carry the key to another host.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, nil
+}
+
+// attemptTimeout bounds one attempt, from its send to its body's close:
+// what http.Client.Timeout does for a whole request, moved below the retry
+// owner so that waits between attempts do not count against it.
+type attemptTimeout struct {
+	d    time.Duration
+	next *http.Transport
+}
+
+func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), a.d)
+	resp, err := a.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
 	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client reach the pool below.
+func (a attemptTimeout) CloseIdleConnections() { a.next.CloseIdleConnections() }
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // checkURL accepts only absolute http and https URLs with a host name and,
@@ -368,11 +433,161 @@ func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error)
 	return req, nil
 }
 
-// Send performs request seq and fills rec's response fields: TTFBMS,
-// LatencyMS, Status, Error, the retry headers and parsed wait, spillover,
-// rate-limit headers, utilization, usage and MaxTokens. The caller sets the
-// identity and schedule fields. A faulty target is recorded, never fatal.
-func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
+// Send performs one request and hands each attempt's Record to record, in
+// order. first carries the identity and schedule fields of the first
+// attempt (its Seq selects the request body); start is the zero of
+// intended_ms and sent_ms; once stop is done no further attempt starts
+// (an attempt on the wire completes on ctx). A faulty target is recorded,
+// never fatal.
+func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
+	if t.cfg.Owner == nil {
+		rec := first
+		t.attempt(ctx, rec.Seq, &rec)
+		record(&rec)
+		return
+	}
+	o := &owned{t: t, first: first, start: start, record: record}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A stop while the owner waits between attempts ends the request: no
+	// retry after Ctrl-C. An attempt on the wire keeps its grace.
+	defer context.AfterFunc(stop, func() {
+		if o.waiting() {
+			cancel()
+		}
+	})()
+	o.stop, o.cancel = stop, cancel
+	for call := 1; ; call++ {
+		refused := o.call(ctx)
+		if !refused || call >= t.cfg.AppAttempts || sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// owned is one request sent through the retry owner: it records each
+// attempt the owner reports, numbering them across an application's own
+// retry loop, and the final one once its body is read.
+type owned struct {
+	t      *Target
+	first  results.Record
+	start  time.Time
+	record func(*results.Record)
+	stop   context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	n        int       // attempts recorded so far
+	nextSend time.Time // when the owner means to send the next attempt; zero while one is on the wire
+	final    *admission.Attempt
+}
+
+func (o *owned) waiting() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.nextSend.IsZero() && time.Now().Before(o.nextSend)
+}
+
+// call sends the request once through the owner and reports whether its
+// final answer was a refusal (429 or 503).
+func (o *owned) call(ctx context.Context) (refused bool) {
+	t := o.t
+	o.final = nil
+	req, err := t.newRequest(admission.WithAttemptObserver(ctx, o.observe), o.first.Seq)
+	if err != nil {
+		rec := o.next(time.Time{}, time.Now())
+		rec.Error = results.ErrOther
+		o.record(&rec)
+		return false
+	}
+	if t.cfg.MarkSDKRetries {
+		req.Header.Set(admission.SDKRetryHeader, "0")
+	}
+	resp, err := t.client.Do(req)
+	f := o.final
+	if f == nil || f.Sent.IsZero() {
+		// Nothing left on the wire: the owner gave up (its last attempt is
+		// recorded), or the wait before a retry was cut by a stop.
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return false
+	}
+	rec := o.next(f.Planned, f.Sent)
+	rec.Decision, rec.Fallback = string(f.Action), f.Fallback
+	if err != nil {
+		rec.LatencyMS = sinceMS(f.Sent)
+		rec.Error = Classify(ctx, err)
+		var giveUp *admission.GiveUpError
+		if errors.As(err, &giveUp) {
+			rec.Error = ""
+		}
+		o.record(&rec)
+		return false
+	}
+	t.readResponse(ctx, resp, f.Sent, &rec)
+	o.record(&rec)
+	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+}
+
+// observe records every attempt whose response the owner consumed (a
+// refusal it waited out or redirected, or gave up on); the attempt whose
+// response comes back to the caller is kept for call to record.
+func (o *owned) observe(a admission.Attempt) {
+	o.mu.Lock()
+	o.nextSend = time.Time{}
+	if a.Action == admission.ActionSleep {
+		o.nextSend = time.Now().Add(a.Slept)
+	}
+	o.mu.Unlock()
+	if a.Action == admission.ActionSleep && o.stop.Err() != nil {
+		o.cancel() // stopped while this attempt was on the wire: no retry
+	}
+	if a.Sent.IsZero() {
+		return // not sent: a hold that did not fit, or cut by a cancel
+	}
+	if a.Done.IsZero() {
+		o.final = &a
+		return
+	}
+	rec := o.next(a.Planned, a.Sent)
+	rec.Decision, rec.Fallback = string(a.Action), a.Fallback
+	if a.Header != nil {
+		rec.Status = a.Status
+		rec.TTFBMS = ms(a.Headers.Sub(a.Sent))
+		o.t.captureHeaders(a.Header, &rec)
+	}
+	rec.LatencyMS = ms(a.Done.Sub(a.Sent))
+	if a.Err != nil {
+		rec.Error = Classify(context.Background(), a.Err)
+	}
+	o.record(&rec)
+}
+
+// next is the Record of the next attempt: the first's identity, the next
+// attempt number, its planned and actual send time.
+func (o *owned) next(planned, sent time.Time) results.Record {
+	o.mu.Lock()
+	o.n++
+	n := o.n
+	o.mu.Unlock()
+	rec := o.first
+	rec.Attempt = n
+	if n > 1 && !planned.IsZero() {
+		rec.IntendedMS = ms(planned.Sub(o.start))
+	}
+	rec.SentMS = ms(sent.Sub(o.start))
+	rec.MaxTokens = o.t.MaxTokens()
+	rec.Policy = o.t.cfg.PolicyName
+	return rec
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// attempt performs one attempt of request seq and fills rec's response
+// fields: TTFBMS, LatencyMS, Status, Error, the retry headers and parsed
+// wait, spillover, rate-limit headers, utilization, usage and MaxTokens.
+func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 	rec.MaxTokens = t.MaxTokens()
 	req, err := t.newRequest(ctx, seq)
 	if err != nil {
@@ -386,6 +601,12 @@ func (t *Target) Send(ctx context.Context, seq int, rec *results.Record) {
 		rec.Error = Classify(ctx, err)
 		return
 	}
+	t.readResponse(ctx, resp, start, rec)
+}
+
+// readResponse reads resp's body (bounded) and fills rec's response
+// fields; start is when the attempt was sent.
+func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
 	var body bodyTail
 	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -35,7 +36,7 @@ func newAzure(t *testing.T, url string) *Target {
 
 func send(tg *Target) results.Record {
 	r := results.Blank()
-	tg.Send(context.Background(), 7, &r)
+	sendOne(context.Background(), tg, 7, &r)
 	return r
 }
 
@@ -234,11 +235,11 @@ func TestTimeout(t *testing.T) {
 					io.WriteString(srvConn, tt.answer)
 					io.Copy(io.Discard, br) // until the client hangs up
 				}()
-				tg, err := New(Config{API: APIAzure, Endpoint: "http://pipe", Deployment: "d", PromptTokens: 10, MaxTokens: 1})
+				tg, err := New(Config{API: APIAzure, Endpoint: "http://pipe", Deployment: "d", PromptTokens: 10, MaxTokens: 1,
+					DialContext: func(context.Context, string, string) (net.Conn, error) { return cliConn, nil }})
 				if err != nil {
 					t.Fatal(err)
 				}
-				tg.client.Transport = &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return cliConn, nil }}
 				defer tg.Close()
 				r := send(tg)
 				if r.Error != results.ErrTimeout || r.Status != tt.status || r.LatencyMS != float64(DefaultTimeout/time.Millisecond) {
@@ -372,7 +373,7 @@ func TestRefusedAndCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := results.Blank()
-	tg.Send(ctx, 1, &r)
+	sendOne(ctx, tg, 1, &r)
 	if r.Error != results.ErrCanceled {
 		t.Fatalf("%+v", r)
 	}
@@ -545,5 +546,20 @@ func TestUntrustedCertificateIsTLS(t *testing.T) {
 	tg := newAzure(t, srv.URL)
 	if r := send(tg); r.Error != results.ErrTLS || r.Status != 0 {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// sendOne sends request seq through tg's public Send and fills r with the
+// one attempt it records (no retry owner here).
+func sendOne(ctx context.Context, tg *Target, seq int, r *results.Record) {
+	first := *r
+	first.Seq = seq
+	n := 0
+	tg.Send(ctx, first, time.Now(), ctx, func(got *results.Record) {
+		n++
+		*r = *got
+	})
+	if n != 1 {
+		panic(fmt.Sprintf("Send recorded %d attempts, want 1", n))
 	}
 }

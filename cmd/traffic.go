@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
@@ -27,6 +28,7 @@ type runFlags struct {
 	maxAttempts int
 	retryJitter float64
 	retryMax    time.Duration
+	retryBudget time.Duration
 	grace       time.Duration
 }
 
@@ -40,26 +42,26 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
 	fs.DurationVar(&f.grace, "grace", dispatch.DefaultGrace, "after Ctrl-C, how long requests in flight may still complete before they are recorded as canceled")
-	f.maxAttempts, f.retryJitter, f.retryMax = 1, 0.2, time.Minute
+	f.maxAttempts, f.retryJitter, f.retryMax, f.retryBudget = 1, admission.DefaultJitter, time.Minute, admission.DefaultBudget
 }
 
 // addRetry registers the retry flags (traffic commands; not calibrate,
 // whose probes must see every refusal as it is).
 func (f *runFlags) addRetry(fs *pflag.FlagSet) {
-	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request: above 1, a 429 with a usable advised wait is retried after that wait (plus jitter), each retry a row with the next attempt number")
-	fs.Float64Var(&f.retryJitter, "retry-jitter", 0.2, "stretch each retry's wait by a random factor in [1, 1+jitter]")
-	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "do not retry a request whose advised wait is longer than this")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request: above 1, ptuprobe is the one retry owner (the admission library): a 429 (or a 503 advising a wait) is retried after the advised wait stretched by --retry-jitter, or after exponential backoff when none is advised, within --retry-budget; each attempt is a row")
+	fs.Float64Var(&f.retryJitter, "retry-jitter", admission.DefaultJitter, "stretch each advised wait by a random factor in [1, 1+jitter] (0: none)")
+	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "give up on a request whose advised wait is longer than this")
+	fs.DurationVar(&f.retryBudget, "retry-budget", admission.DefaultBudget, "give up on a request whose next wait would end after this long since its first send")
 }
 
 // runFlagNames names the campaign, dispatch and job fields for the user.
 var runFlagNames = flagNames{
 	"MaxInFlight": "--max-in-flight", "MaxRequests": "--max-requests", "Group": "--group",
 	"Output": "--output", "MaxAttempts": "--max-attempts", "Jitter": "--retry-jitter",
-	"MaxWait": "--retry-max-wait", "Plans": "the plan",
+	"MaxWait": "--retry-max-wait", "Budget": "--retry-budget", "Plans": "the plan",
 }
 
-// options turns the flags into campaign options; the retry policy is
-// checked even when --max-attempts 1 leaves it unused.
+// options turns the flags into campaign options.
 func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.progress <= 0 {
 		return campaign.Options{}, usageError("--progress-every must be positive")
@@ -70,18 +72,41 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.grace <= 0 || f.grace > time.Minute {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
 	}
-	retry := &dispatch.RetryPolicy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax}
-	if err := retry.Validate(); err != nil {
-		return campaign.Options{}, settingError(err, runFlagNames)
-	}
-	if f.maxAttempts == 1 {
-		retry = nil
-	}
 	return campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
-		Budget: budget, Retry: retry, Grace: f.grace,
+		Budget: budget, Grace: f.grace,
 	}, nil
 }
+
+// owner is the retry owner the retry flags describe, checked even when
+// --max-attempts 1 leaves it unused; nil for one attempt per request.
+func (f *runFlags) owner() (*admission.Policy, error) {
+	switch {
+	case f.maxAttempts < 1 || f.maxAttempts > maxAttempts:
+		return nil, usageError("--max-attempts must be between 1 and %d", maxAttempts)
+	case !(f.retryJitter >= 0 && f.retryJitter <= 1):
+		return nil, usageError("--retry-jitter must be between 0 and 1")
+	case f.retryMax <= 0 || f.retryMax > 24*time.Hour:
+		return nil, usageError("--retry-max-wait must be positive and at most 24h")
+	case f.retryBudget <= 0 || f.retryBudget > 24*time.Hour:
+		return nil, usageError("--retry-budget must be positive and at most 24h")
+	}
+	if f.maxAttempts == 1 {
+		return nil, nil
+	}
+	jitter := f.retryJitter
+	if jitter == 0 {
+		jitter = -1 // admission: 0 is its default, negative is none
+	}
+	p := &admission.Policy{MaxAttempts: f.maxAttempts, Jitter: jitter, MaxWait: f.retryMax, Budget: f.retryBudget}
+	if _, err := admission.New(nil, *p); err != nil {
+		return nil, settingError(err, runFlagNames)
+	}
+	return p, nil
+}
+
+// maxAttempts bounds --max-attempts: every retry is load on the target.
+const maxAttempts = 10
 
 // trafficRun is one traffic command's job with what it prints.
 type trafficRun struct {
@@ -101,8 +126,16 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err != nil {
 		return nil, err
 	}
+	owner, err := rf.owner()
+	if err != nil {
+		return nil, err
+	}
+	target := campaign.Target{Spec: tf.spec(), Sim: tf.sim, Owner: owner}
+	if owner != nil {
+		target.PolicyName = "retry"
+	}
 	r := &trafficRun{
-		job:   campaign.Job{Plans: plans, Target: campaign.Target{Spec: tf.spec(), Sim: tf.sim}, Output: output, Options: opts},
+		job:   campaign.Job{Plans: plans, Target: target, Output: output, Options: opts},
 		names: merge(runFlagNames, targetFlagNames, simFlagNames("sim-"), names),
 		rf:    rf, stdout: stdout, stderr: stderr,
 	}

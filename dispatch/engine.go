@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -18,10 +17,26 @@ type Pacer interface {
 	Next() (offset time.Duration, wave int, ok bool)
 }
 
-// Sender performs one attempt and fills the response fields of rec.
-// client.Target satisfies it.
+// Request is one request a Sender performs: its sequence number in the
+// plan, the run's start (the zero of intended_ms and sent_ms) and the
+// Record of its first attempt, with the identity and schedule fields set.
+type Request struct {
+	Seq   int
+	Start time.Time
+	First results.Record
+	// Run is done when the run is canceled: a Sender starts no further
+	// attempt after it. An attempt already on the wire completes on the
+	// context Send was given, which a cancel ends only after the grace.
+	Run context.Context
+}
+
+// Sender performs one request, every attempt its retry owner makes
+// included, and hands each attempt's Record to record, in order, from the
+// calling goroutine. The first carries Request.First's fields; a later
+// one the same identity, the next Attempt, and its own IntendedMS and
+// SentMS since Request.Start. client.Target satisfies it.
 type Sender interface {
-	Send(ctx context.Context, seq int, rec *results.Record)
+	Send(ctx context.Context, req Request, record func(*results.Record))
 }
 
 // Sink receives each completed Record. results.Writer satisfies it.
@@ -64,10 +79,6 @@ type Options struct {
 	// Wait is how the pacing loop waits for an arrival's time; nil means
 	// WaitPrecise. Tests under testing/synctest pass a runtime-timer wait.
 	Wait WaitFunc
-	// Retry resends 429s after their advised wait; nil retries nothing.
-	// Retries do not count against MaxRequests (MaxAttempts bounds them)
-	// and do not start after the context is canceled.
-	Retry *RetryPolicy
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
 	Observe func(*results.Record)
@@ -86,7 +97,7 @@ const (
 // Outcome says how a Run ended.
 type Outcome struct {
 	Sent        int // first attempts
-	Retries     int // further attempts under the RetryPolicy
+	Retries     int // further attempts the Sender's retry owner made
 	Written     int // rows the Sink accepted
 	Interrupted bool
 	// CappedBy is the cap that stopped the plan before its end, if any.
@@ -254,35 +265,22 @@ func (e *engine) worker(a arrival) {
 	}
 }
 
-// request is the attempt loop of one request: send, record, and while the
-// retry policy says so, wait the advised time and send again. Its worker
-// is held throughout. sent_ms is stamped as the attempt leaves, so a send
-// that waited for a worker is recorded late.
+// request hands one request to the Sender, which records each of its
+// attempts; its worker is held until the last. sent_ms is stamped as the
+// request leaves, so a send that waited for a worker is recorded late.
+// Retries are the Sender's (its retry owner's): they run on the requests'
+// context, which a cancel ends after Grace.
 func (e *engine) request(a arrival) {
-	intended := a.intended
-	for n := 1; ; n++ {
-		rec := results.Blank()
-		rec.RunID, rec.Shape, rec.Group = e.o.RunID, e.o.Shape, e.o.Group
-		rec.Seq, rec.Attempt, rec.Wave = a.seq, n, a.wave
-		rec.IntendedMS, rec.SentMS = ms(intended), ms(e.elapsed())
-		e.sender.Send(e.reqCtx, a.seq, &rec)
-		if !e.rec.write(&rec) {
-			return
+	first := results.Blank()
+	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
+	first.Seq, first.Attempt, first.Wave = a.seq, 1, a.wave
+	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
+	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.ctx}, func(r *results.Record) {
+		if r.Attempt > 1 {
+			e.rec.retried()
 		}
-		delay, again := e.o.Retry.next(&rec, n)
-		if !again {
-			return
-		}
-		// A retry waits on a runtime timer, not nanosleep: many may wait
-		// at once, and the jitter dwarfs a timer's millisecond. It never
-		// starts after a cancel (the run's context, not the requests').
-		at := time.Now().Add(delay)
-		if !sleep.Until(e.ctx, at) {
-			return
-		}
-		intended = at.Sub(e.start)
-		e.rec.retried()
-	}
+		e.rec.write(r)
+	})
 }
 
 func (e *engine) elapsed() time.Duration { return time.Since(e.start) }

@@ -56,18 +56,20 @@ type fakeSender struct {
 	peak    atomic.Int64
 }
 
-func (s *fakeSender) Send(ctx context.Context, seq int, r *results.Record) {
+func (s *fakeSender) Send(ctx context.Context, req Request, record func(*results.Record)) {
 	n := s.now.Add(1)
 	defer s.now.Add(-1)
 	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
 	}
+	r := req.First
+	defer record(&r)
 	if s.block {
 		<-ctx.Done()
 		r.Error = results.ErrCanceled
 		return
 	}
 	time.Sleep(s.latency)
-	r.Status, r.WaitMS, r.WaitSource = 429, float64(seq), results.WaitRetryAfterMS
+	r.Status, r.WaitMS, r.WaitSource = 429, float64(req.Seq), results.WaitRetryAfterMS
 }
 
 type memSink struct {
@@ -289,7 +291,56 @@ func TestWaitPreciseOnTheRealClock(t *testing.T) {
 
 type nopSender struct{}
 
-func (nopSender) Send(_ context.Context, _ int, r *results.Record) { r.Status = 200 }
+func (nopSender) Send(_ context.Context, req Request, record func(*results.Record)) {
+	r := req.First
+	r.Status = 200
+	record(&r)
+}
+
+// retrySender answers each request with a 429 advising 100 ms, then after
+// waiting that (unless the run was canceled) a 200 as a second attempt:
+// a Sender with a retry owner of its own.
+type retrySender struct{}
+
+func (retrySender) Send(ctx context.Context, req Request, record func(*results.Record)) {
+	r := req.First
+	r.Status, r.WaitMS = 429, 100
+	record(&r)
+	if sleep.For(req.Run, 100*time.Millisecond) != nil {
+		return
+	}
+	r2 := req.First
+	r2.Attempt, r2.Status, r2.WaitMS = 2, 200, results.None
+	r2.IntendedMS = ms(time.Since(req.Start))
+	r2.SentMS = r2.IntendedMS
+	record(&r2)
+}
+
+// TestSenderAttemptsAreRowsAndRetries: every attempt a Sender reports is a
+// row, those after the first are counted as retries, and after a cancel
+// the Sender's run context tells it to start none.
+func TestSenderAttemptsAreRowsAndRetries(t *testing.T) {
+	t.Parallel()
+	sink := &memSink{}
+	out, err := run(t, &offsets{at: msList(0, 10, 20)}, retrySender{}, sink, Options{})
+	if err != nil || out.Sent != 3 || out.Retries != 3 || out.Written != 6 {
+		t.Fatalf("out %+v err %v", out, err)
+	}
+	for _, r := range sink.recs {
+		if r.Attempt == 2 && r.SentMS != float64(r.Seq*10+100) {
+			t.Errorf("seq %d's retry sent at %v", r.Seq, r.SentMS)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		sink := &memSink{}
+		out, err := Run(ctx, &offsets{at: msList(0)}, retrySender{}, sink, Options{Wait: sleep.Until})
+		if !errors.Is(err, ErrInterrupted) || out.Retries != 0 || len(sink.recs) != 1 {
+			t.Fatalf("a retry after the cancel: out %+v err %v rows %d", out, err, len(sink.recs))
+		}
+	})
+}
 
 type discardSink struct{}
 

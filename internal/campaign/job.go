@@ -81,9 +81,6 @@ func (j *Job) Validate() error {
 			return err
 		}
 	}
-	if err := o.Retry.Validate(); err != nil {
-		return err
-	}
 	if err := checkResultsFile("Output", j.Output); err != nil {
 		return err
 	}

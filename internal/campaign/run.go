@@ -19,7 +19,6 @@ type Options struct {
 	// Budget bounds the time spent sending over all plans; 0 means each
 	// plan runs to its end.
 	Budget time.Duration
-	Retry  *dispatch.RetryPolicy
 	// Grace is how long in-flight requests may finish after a cancel
 	// (dispatch.Options.Grace; 0 means dispatch.DefaultGrace).
 	Grace time.Duration
@@ -69,7 +68,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
-			WaitWave: p.WaitWave, WaveGap: p.Gap, Retry: o.Retry, Grace: o.Grace, Wait: o.Wait, Observe: observe,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, Observe: observe,
 		})
 		if done != nil {
 			done(out)

@@ -16,9 +16,11 @@ import (
 
 type okSender struct{ latency time.Duration }
 
-func (s okSender) Send(_ context.Context, _ int, r *results.Record) {
+func (s okSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	time.Sleep(s.latency)
+	r := req.First
 	r.Status = 200
+	record(&r)
 }
 
 type memSink struct {

@@ -2,11 +2,18 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
+	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -23,7 +30,26 @@ type Target struct {
 	// OnSimulator, when set, is told the embedded simulator's URL once it
 	// listens.
 	OnSimulator func(url string)
+
+	// Owner, when set, is the client's retry owner (client.Config.Owner):
+	// every attempt it makes is a row, labelled PolicyName.
+	Owner      *admission.Policy
+	PolicyName string
+	// Fallback gives the owner a fallback target for its redirect step:
+	// FallbackDeployment on the same Azure endpoint, or on the embedded
+	// simulator its standard deployment (started for it).
+	Fallback           bool
+	FallbackDeployment string
+	// AppAttempts, AppDelay and MarkSDKRetries emulate other clients
+	// (client.Config).
+	AppAttempts    int
+	AppDelay       time.Duration
+	MarkSDKRetries bool
 }
+
+// DefaultFallbackDeployment is the embedded simulator's standard
+// deployment when a fallback is asked for.
+const DefaultFallbackDeployment = "sim-standard"
 
 // Embedded reports whether requests go to the embedded simulator.
 func (t *Target) Embedded() bool { return t.Spec.Endpoint == "" && t.Spec.URL == "" }
@@ -41,7 +67,7 @@ func (t *Target) Validate() error {
 	if t.Spec.API == client.APIRaw || t.Spec.Body != "" || t.Spec.Method != "" {
 		return valid.Errorf("URL", "is needed by the raw API")
 	}
-	if err := t.Sim.Validate(); err != nil {
+	if err := t.simConfig().Validate(); err != nil {
 		return err
 	}
 	c, err := t.simulated("http://127.0.0.1:1", t.Sim.Deployment)
@@ -59,11 +85,11 @@ func (t *Target) Open(ctx context.Context) (dispatch.Sender, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return c, c.Close, nil
+		return sender{c}, c.Close, nil
 	}
 	// The simulator outlives a cancel until the run has recorded its
 	// in-flight requests; the returned func stops it.
-	srv, err := sim.Start(context.WithoutCancel(ctx), t.Sim, "127.0.0.1:0")
+	srv, err := sim.Start(context.WithoutCancel(ctx), t.simConfig(), "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the embedded simulator: %w", err)
 	}
@@ -75,7 +101,14 @@ func (t *Target) Open(ctx context.Context) (dispatch.Sender, func(), error) {
 		srv.Close()
 		return nil, nil, err
 	}
-	return c, func() { c.Close(); srv.Close() }, nil
+	return sender{c}, func() { c.Close(); srv.Close() }, nil
+}
+
+// sender is a client.Target as the dispatch engine's Sender.
+type sender struct{ t *client.Target }
+
+func (s sender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
+	s.t.Send(ctx, req.First, req.Start, req.Run, record)
 }
 
 func (t *Target) named() (*client.Target, error) {
@@ -84,7 +117,56 @@ func (t *Target) named() (*client.Target, error) {
 		return nil, err
 	}
 	cfg.MaxConns = t.MaxConns
+	if t.Fallback && (cfg.API != client.APIAzure || t.FallbackDeployment == "") {
+		return nil, valid.Errorf("FallbackDeployment", "is needed for a fallback: the Azure deployment a redirect goes to")
+	}
+	if err := t.own(&cfg, t.FallbackDeployment); err != nil {
+		return nil, err
+	}
 	return client.New(cfg)
+}
+
+// simConfig is the embedded simulator's configuration: Sim, with a
+// standard deployment that serves only what is sent to it when a fallback
+// is asked for.
+func (t *Target) simConfig() sim.Config {
+	c := t.Sim
+	if t.Fallback && c.SpilloverDeployment == "" {
+		c.SpilloverDeployment, c.SpilloverPerRequest = DefaultFallbackDeployment, true
+	}
+	return c
+}
+
+// own sets the retry owner on cfg, with a fallback to deployment.
+func (t *Target) own(cfg *client.Config, deployment string) error {
+	if t.Owner == nil {
+		return nil
+	}
+	p := *t.Owner
+	if t.Fallback {
+		p.Fallback = toDeployment(cfg.Deployment, deployment)
+	}
+	cfg.Owner, cfg.PolicyName = &p, t.PolicyName
+	cfg.AppAttempts, cfg.AppDelay, cfg.MarkSDKRetries = t.AppAttempts, t.AppDelay, t.MarkSDKRetries
+	return nil
+}
+
+// toDeployment rewrites an Azure request for deployment instead of from:
+// the same endpoint, body and key.
+func toDeployment(from, deployment string) func(*http.Request) (*http.Request, error) {
+	old := "/openai/deployments/" + url.PathEscape(from) + "/"
+	repl := "/openai/deployments/" + url.PathEscape(deployment) + "/"
+	return func(r *http.Request) (*http.Request, error) {
+		u := *r.URL
+		if !strings.Contains(u.Path, old) {
+			return nil, errors.New("the request is not for the deployment a fallback replaces")
+		}
+		u.Path = strings.Replace(u.Path, old, repl, 1)
+		u.RawPath = ""
+		r.URL = &u
+		r.Host = ""
+		return r, nil
+	}
 }
 
 // simulated is the client that reaches the embedded simulator at url: the
@@ -97,5 +179,8 @@ func (t *Target) simulated(url, deployment string) (*client.Target, error) {
 		return nil, err
 	}
 	cfg.Key, cfg.KeyHeader, cfg.MaxConns = "sim", "api-key", t.MaxConns
+	if err := t.own(&cfg, t.simConfig().SpilloverDeployment); err != nil {
+		return nil, err
+	}
 	return client.New(cfg)
 }

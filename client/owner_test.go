@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/memnet"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// script answers the n-th request (1-based, counted per path) with the
+// status and retry-after-ms of its entry, and 200 past the end; it notes
+// every request's path and SDK retry header.
+type script struct {
+	mu      sync.Mutex
+	answers map[string][]int // path → statuses; a 429 advises 100 ms
+	seen    []string
+	sdk     []string
+}
+
+func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	n := 0
+	for _, p := range s.seen {
+		if p == r.URL.Path {
+			n++
+		}
+	}
+	s.seen = append(s.seen, r.URL.Path)
+	s.sdk = append(s.sdk, r.Header.Get(admission.SDKRetryHeader))
+	status := 200
+	if as := s.answers[r.URL.Path]; n < len(as) {
+		status = as[n]
+	}
+	s.mu.Unlock()
+	if status == 429 {
+		w.Header().Set("Retry-After-Ms", "100")
+	}
+	w.WriteHeader(status)
+}
+
+const (
+	primaryPath  = "/openai/deployments/d/chat/completions"
+	fallbackPath = "/openai/deployments/std/chat/completions"
+)
+
+// ownedSend sends one request through a client with the given owner (and
+// client options) to s over an in-memory network, inside a synctest
+// bubble, and returns the rows it recorded.
+func ownedSend(t *testing.T, s *script, cfg Config, stopAfter time.Duration) []results.Record {
+	t.Helper()
+	var rows []results.Record
+	synctest.Test(t, func(t *testing.T) {
+		ln := memnet.Listen()
+		srv := &http.Server{Handler: s}
+		go srv.Serve(ln)
+		defer srv.Close()
+		cfg.API, cfg.Endpoint, cfg.Deployment, cfg.PromptTokens, cfg.MaxTokens = APIAzure, "http://sim.invalid", "d", 10, 1
+		cfg.DialContext = ln.DialContext
+		tg, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		stop, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		if stopAfter > 0 {
+			time.AfterFunc(stopAfter, cancel)
+		}
+		first := results.Blank()
+		first.Seq, first.Attempt, first.RunID = 3, 1, "r"
+		start := time.Now()
+		tg.Send(t.Context(), first, start, stop, func(r *results.Record) { rows = append(rows, *r) })
+	})
+	return rows
+}
+
+func honour() *admission.Policy {
+	return &admission.Policy{MaxAttempts: 3, Jitter: -1, Budget: 10 * time.Second}
+}
+
+// TestOwnerRecordsEveryAttempt: each attempt the owner makes is a row,
+// numbered, with when it was meant to go and when it went, and the
+// owner's decision after it.
+func TestOwnerRecordsEveryAttempt(t *testing.T) {
+	t.Parallel()
+	s := &script{answers: map[string][]int{primaryPath: {429, 429}}}
+	rows := ownedSend(t, s, Config{Owner: honour(), PolicyName: "honor"}, 0)
+	want := []struct {
+		status   int
+		decision string
+	}{{429, results.DecisionSleep}, {429, results.DecisionSleep}, {200, results.DecisionDone}}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Attempt != i+1 || r.Status != w.status || r.Decision != w.decision || r.Policy != "honor" || r.Seq != 3 || r.RunID != "r" {
+			t.Errorf("row %d: attempt %d status %d decision %q policy %q seq %d", i, r.Attempt, r.Status, r.Decision, r.Policy, r.Seq)
+		}
+		if i > 0 {
+			prev := rows[i-1]
+			// Sent exactly the advised 100 ms after the refusal was read.
+			if r.IntendedMS != prev.SentMS+prev.LatencyMS+100 || r.SentMS != r.IntendedMS {
+				t.Errorf("row %d: intended %v sent %v after a refusal done at %v", i, r.IntendedMS, r.SentMS, prev.SentMS+prev.LatencyMS)
+			}
+		}
+	}
+	if rows[0].WaitMS != 100 || rows[0].WaitSource != results.WaitRetryAfterMS {
+		t.Errorf("the refusal's advice was not recorded: %+v", rows[0])
+	}
+}
+
+func TestOwnerGiveUpRedirectAndStop(t *testing.T) {
+	t.Parallel()
+	t.Run("give up", func(t *testing.T) {
+		t.Parallel()
+		s := &script{answers: map[string][]int{primaryPath: {429, 429, 429}}}
+		rows := ownedSend(t, s, Config{Owner: honour()}, 0)
+		if len(rows) != 3 || rows[2].Decision != results.DecisionGiveUp || rows[2].Status != 429 || rows[2].Error != "" {
+			t.Fatalf("%+v", rows)
+		}
+	})
+	t.Run("redirect", func(t *testing.T) {
+		t.Parallel()
+		s := &script{answers: map[string][]int{primaryPath: {429}}}
+		p := honour()
+		p.RedirectFirst = true
+		p.Fallback = func(r *http.Request) (*http.Request, error) {
+			u := *r.URL
+			u.Path = fallbackPath
+			r.URL = &u
+			return r, nil
+		}
+		rows := ownedSend(t, s, Config{Owner: p}, 0)
+		if len(rows) != 2 || rows[0].Decision != results.DecisionRedirect || !rows[1].Fallback || rows[1].Status != 200 || rows[0].Fallback {
+			t.Fatalf("%+v", rows)
+		}
+		if s.seen[1] != fallbackPath {
+			t.Fatalf("the redirect went to %s", s.seen[1])
+		}
+	})
+	t.Run("stop during the wait", func(t *testing.T) {
+		t.Parallel()
+		s := &script{answers: map[string][]int{primaryPath: {429}}}
+		rows := ownedSend(t, s, Config{Owner: honour()}, 50*time.Millisecond)
+		if len(rows) != 1 || len(s.seen) != 1 {
+			t.Fatalf("a retry after the stop: %d rows, %d requests", len(rows), len(s.seen))
+		}
+	})
+}
+
+// TestStackedOwnersAndSDKMarks: an application's loop of 3 calls around an
+// owner of 2 attempts makes up to 6 attempts, numbered across the calls;
+// with MarkSDKRetries the owner's retries carry their number.
+func TestStackedOwnersAndSDKMarks(t *testing.T) {
+	t.Parallel()
+	s := &script{answers: map[string][]int{primaryPath: {429, 429, 429, 429, 429}}}
+	p := &admission.Policy{MaxAttempts: 2, Jitter: -1, Budget: -1, ReturnLastResponse: true}
+	rows := ownedSend(t, s, Config{Owner: p, AppAttempts: 3, AppDelay: time.Second, MarkSDKRetries: true}, 0)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	}
+	for i, r := range rows {
+		if r.Attempt != i+1 {
+			t.Errorf("row %d is attempt %d", i, r.Attempt)
+		}
+	}
+	if rows[5].Status != 200 {
+		t.Errorf("the sixth attempt: %+v", rows[5])
+	}
+	for i, v := range s.sdk {
+		if want := strconv.Itoa(i % 2); v != want {
+			t.Errorf("request %d carried %s %q, want %q", i, admission.SDKRetryHeader, v, want)
+		}
+	}
+}
