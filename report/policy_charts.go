@@ -139,7 +139,9 @@ func WritePolicyTradeoff(w io.Writer, points []PolicyPoint) error {
 func placeLabels(points []PolicyPoint, xMin, xMax, yMin, yMax, floor float64) []plotter.XY {
 	type box struct{ x0, x1, y0, y1 float64 }
 	const lineH, charW = 0.032, 0.0075
-	fx := func(x float64) float64 { return (math.Log10(x) - math.Log10(xMin)) / (math.Log10(xMax) - math.Log10(xMin)) }
+	fx := func(x float64) float64 {
+		return (math.Log10(x) - math.Log10(xMin)) / (math.Log10(xMax) - math.Log10(xMin))
+	}
 	fy := func(y float64) float64 { return (y - yMin) / (yMax - yMin) }
 	var placed []box
 	out := make([]plotter.XY, len(points))
