@@ -36,9 +36,18 @@ func (b *burstFlags) names() flagNames {
 	return flagNames{"Size": "--" + b.prefix + "size", "Waves": "--" + b.prefix + "waves", "Gap": "--" + b.prefix + "gap", "Spread": "--" + b.prefix + "spread"}
 }
 
-func (b *burstFlags) plan() (campaign.Plan, error) {
-	p, err := campaign.BurstPlan(burst.Config{Size: b.size, Waves: b.waves, Gap: b.gap, Spread: b.spread}, b.waitWave)
+func (b *burstFlags) plan() (campaign.Plan, error) { return b.scaledPlan(1) }
+
+// scaledPlan is the plan with its times divided by scale: what a simulator
+// running scale times faster must see to see the plan as written.
+func (b *burstFlags) scaledPlan(scale float64) (campaign.Plan, error) {
+	c := burst.Config{Size: b.size, Waves: b.waves, Gap: scaleDuration(b.gap, scale), Spread: scaleDuration(b.spread, scale)}
+	p, err := campaign.BurstPlan(c, b.waitWave)
 	return p, settingError(err, b.names())
+}
+
+func scaleDuration(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) / scale)
 }
 
 type burstCmd struct {

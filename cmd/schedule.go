@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,12 @@ var scheduleFlagNames = flagNames{"Phases": "--phase", "Arrival": "--arrival"}
 // plan parses the flags into a scheduled plan; defaults are the phases
 // used when neither --rate nor --phase is given (nil: one is required).
 func (s *scheduleFlags) plan(defaults []schedule.Phase) (campaign.Plan, error) {
+	return s.scaledPlan(defaults, 1)
+}
+
+// scaledPlan is the plan with durations divided by scale and rates
+// multiplied by it: what a simulator running scale times faster must see.
+func (s *scheduleFlags) scaledPlan(defaults []schedule.Phase, scale float64) (campaign.Plan, error) {
 	c := schedule.Config{Arrival: s.arrival, Seed: s.seed}
 	switch {
 	case s.rate != "" && len(s.phases) > 0:
@@ -57,9 +64,13 @@ func (s *scheduleFlags) plan(defaults []schedule.Phase) (campaign.Plan, error) {
 			c.Phases = append(c.Phases, ph)
 		}
 	case defaults != nil:
-		c.Phases = defaults
+		c.Phases = slices.Clone(defaults)
 	default:
 		return campaign.Plan{}, usageError("give --rate with --duration, or at least one --phase")
+	}
+	for i := range c.Phases {
+		ph := &c.Phases[i]
+		ph.Duration, ph.From, ph.To = scaleDuration(ph.Duration, scale), ph.From*scale, ph.To*scale
 	}
 	p, err := campaign.SchedulePlan(c)
 	return p, settingError(err, scheduleFlagNames)

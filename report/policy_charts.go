@@ -49,7 +49,7 @@ func policyStyle(i int) draw.LineStyle {
 // orders of magnitude in their tails.
 func WritePolicyECDF(w io.Writer, curves []PolicyCurve, format ImageFormat) error {
 	p := newChart("End-to-end latency per client policy, waits included (empirical CDF; these runs only)",
-		"end-to-end latency (ms, log scale)", "share of requests ≤ latency")
+		"end-to-end latency (ms, log scale)", "share of requests ≤ latency (every request, refused ones included)")
 	lo, hi := math.Inf(1), 0.0
 	for _, c := range curves {
 		if n := len(c.E2E); n > 0 {
@@ -63,8 +63,9 @@ func WritePolicyECDF(w io.Writer, curves []PolicyCurve, format ImageFormat) erro
 	floor := waitAxis(&p.X, lo, hi, true)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = shareTicks{}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(12), vg.Points(12)
+	// Top left: the fastest policies rise from there only to the right.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), -vg.Points(8)
 	for i, c := range curves {
 		steps := analyze.ECDF(c.E2E, maxECDFSteps)
 		if len(steps) == 0 {

@@ -30,13 +30,24 @@ type Running struct {
 // Start builds a simulator from cfg, listens on addr (e.g.
 // "127.0.0.1:0") and serves until ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
-	s, err := New(cfg)
-	if err != nil {
+	if _, err := New(cfg); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("simulator: listen on %s: %w", addr, err)
+	}
+	return Serve(ctx, cfg, ln)
+}
+
+// Serve builds a simulator from cfg and serves it on ln until ctx is done
+// or Close is called; Close closes ln. URL names ln's address (a test's
+// in-memory listener has none a client can dial by name: dial ln itself).
+func Serve(ctx context.Context, cfg Config, ln net.Listener) (*Running, error) {
+	s, err := New(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
 	run := &Running{
 		URL:        "http://" + ln.Addr().String(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/memnet"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -30,6 +32,13 @@ type Target struct {
 	// OnSimulator, when set, is told the embedded simulator's URL once it
 	// listens.
 	OnSimulator func(url string)
+	// InMemory serves the embedded simulator on an in-memory network
+	// (internal/memnet) instead of a loopback socket, for tests under
+	// testing/synctest, where a real socket would stop the fake clock.
+	InMemory bool
+	// OnSimulatorStats, when set, is given the embedded simulator's stats
+	// (what it admitted, refused and witnessed) just before it stops.
+	OnSimulatorStats func(sim.Stats)
 
 	// Owner, when set, is the client's retry owner (client.Config.Owner):
 	// every attempt it makes is a row, labelled PolicyName.
@@ -70,7 +79,7 @@ func (t *Target) Validate() error {
 	if err := t.simConfig().Validate(); err != nil {
 		return err
 	}
-	c, err := t.simulated("http://127.0.0.1:1", t.Sim.Deployment)
+	c, err := t.simulated("http://127.0.0.1:1", t.Sim.Deployment, nil)
 	if c != nil {
 		c.Close()
 	}
@@ -89,19 +98,34 @@ func (t *Target) Open(ctx context.Context) (dispatch.Sender, func(), error) {
 	}
 	// The simulator outlives a cancel until the run has recorded its
 	// in-flight requests; the returned func stops it.
-	srv, err := sim.Start(context.WithoutCancel(ctx), t.simConfig(), "127.0.0.1:0")
+	var srv *sim.Running
+	var err error
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	if t.InMemory {
+		ln := memnet.Listen()
+		dial = ln.DialContext
+		srv, err = sim.Serve(context.WithoutCancel(ctx), t.simConfig(), ln)
+	} else {
+		srv, err = sim.Start(context.WithoutCancel(ctx), t.simConfig(), "127.0.0.1:0")
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the embedded simulator: %w", err)
 	}
 	if t.OnSimulator != nil {
 		t.OnSimulator(srv.URL)
 	}
-	c, err := t.simulated(srv.URL, srv.Deployment)
+	c, err := t.simulated(srv.URL, srv.Deployment, dial)
 	if err != nil {
 		srv.Close()
 		return nil, nil, err
 	}
-	return sender{c}, func() { c.Close(); srv.Close() }, nil
+	return sender{c}, func() {
+		c.Close()
+		if t.OnSimulatorStats != nil {
+			t.OnSimulatorStats(srv.Server.Stats())
+		}
+		srv.Close()
+	}, nil
 }
 
 // sender is a client.Target as the dispatch engine's Sender.
@@ -171,14 +195,14 @@ func toDeployment(from, deployment string) func(*http.Request) (*http.Request, e
 
 // simulated is the client that reaches the embedded simulator at url: the
 // Spec's request settings, the Azure API, a dummy key.
-func (t *Target) simulated(url, deployment string) (*client.Target, error) {
+func (t *Target) simulated(url, deployment string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*client.Target, error) {
 	s := t.Spec
 	s.API, s.Endpoint, s.Deployment, s.APIKeyEnv = client.APIAzure, url, deployment, ""
 	cfg, err := client.Resolve(s, func(string) string { return "" })
 	if err != nil {
 		return nil, err
 	}
-	cfg.Key, cfg.KeyHeader, cfg.MaxConns = "sim", "api-key", t.MaxConns
+	cfg.Key, cfg.KeyHeader, cfg.MaxConns, cfg.DialContext = "sim", "api-key", t.MaxConns, dial
 	if err := t.own(&cfg, t.simConfig().SpilloverDeployment); err != nil {
 		return nil, err
 	}
