@@ -16,14 +16,24 @@ import (
 // 330 MB) when each body was kept up to 1 MiB.
 const keptBodyBytes = 64 << 10
 
+// keptHeadBytes is how much of the start of a body is kept as well when
+// the usage is split between start and end: an Anthropic stream's
+// message_start event, a few hundred bytes, is its first.
+const keptHeadBytes = 8 << 10
+
 // bodyTail is an io.Writer that counts what it is given and keeps the
-// last keptBodyBytes of it.
+// last keptBodyBytes of it, and its first headCap bytes in head.
 type bodyTail struct {
-	buf []byte
-	n   int64
+	buf     []byte
+	n       int64
+	head    []byte
+	headCap int
 }
 
 func (b *bodyTail) Write(p []byte) (int, error) {
+	if room := b.headCap - len(b.head); room > 0 {
+		b.head = append(b.head, p[:min(room, len(p))]...)
+	}
 	b.n += int64(len(p))
 	if len(p) >= keptBodyBytes {
 		b.buf = append(b.buf[:0], p[len(p)-keptBodyBytes:]...)
@@ -34,6 +44,28 @@ func (b *bodyTail) Write(p []byte) (int, error) {
 	}
 	b.buf = append(b.buf, p...)
 	return len(p), nil
+}
+
+// newBody is what a response body is read into: its tail, and for an
+// Anthropic stream its head too.
+func (t *Target) newBody() bodyTail {
+	if t.cfg.API == APIAnthropic && t.cfg.Stream {
+		return bodyTail{headCap: keptHeadBytes}
+	}
+	return bodyTail{}
+}
+
+// parseUsage fills rec's token counts from a successful response body, in
+// the dialect of the target's API (raw targets are read as OpenAI's).
+func (t *Target) parseUsage(b *bodyTail, rec *results.Record) {
+	switch t.cfg.API {
+	case APIAnthropic:
+		parseAnthropicUsage(b, rec)
+	case APIGemini:
+		parseGeminiUsage(b, rec)
+	default:
+		parseUsage(b.buf, b.n <= keptBodyBytes, rec)
+	}
 }
 
 type usage struct {
@@ -96,20 +128,77 @@ func lastUsageEvent(b []byte) []byte {
 }
 
 // lastUsageMember decodes the object after the last "usage": in the end
-// of a JSON body too long to keep whole. Inside a JSON string a quote is
-// escaped, so "usage" followed by a colon can only be a member name.
+// of a JSON body too long to keep whole.
 func lastUsageMember(b []byte) *usage {
-	i := bytes.LastIndex(b, []byte(`"usage"`))
-	if i < 0 {
-		return nil
-	}
-	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b[i+len(`"usage"`):], " \t\r\n"), []byte(":"))
-	if !ok {
-		return nil
-	}
 	var u usage
-	if json.NewDecoder(bytes.NewReader(rest)).Decode(&u) != nil {
+	if !lastMember(b, "usage", &u) {
 		return nil
 	}
 	return &u
+}
+
+// lastMember decodes into v the value after the last member named name
+// in b, the end of a JSON body too long to keep whole, and reports
+// whether it could. Inside a JSON string a quote is escaped, so the
+// quoted name followed by a colon can only be a member name.
+func lastMember(b []byte, name string, v any) bool {
+	quoted := `"` + name + `"`
+	i := bytes.LastIndex(b, []byte(quoted))
+	if i < 0 {
+		return false
+	}
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b[i+len(quoted):], " \t\r\n"), []byte(":"))
+	if !ok {
+		return false
+	}
+	return json.NewDecoder(bytes.NewReader(rest)).Decode(v) == nil
+}
+
+// isEventStream reports whether b, a body trimmed of spaces (whole, or
+// its tail), is a server-sent event stream: it starts with a data or
+// event field, or, cut, holds a data line.
+func isEventStream(b []byte, whole bool) bool {
+	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) ||
+		!whole && bytes.Contains(b, []byte("\ndata:"))
+}
+
+// eachEvent calls f with the data of each event of the server-sent event
+// stream b, in order: its data lines joined by newlines (the event's name
+// is left to the data, whose type every API here repeats). Lines end in
+// LF, CRLF or CR. A line cut at the start of a kept tail is no field and
+// is skipped; a last event without its blank line is still given.
+func eachEvent(b []byte, f func(data []byte)) {
+	var data []byte
+	has := false
+	flush := func() {
+		if has {
+			f(data)
+		}
+		data, has = data[:0], false
+	}
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		line := b
+		if i < 0 {
+			b = nil
+		} else {
+			line = b[:i]
+			if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			b = b[i+1:]
+		}
+		if len(line) == 0 {
+			flush()
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if has {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+			has = true
+		}
+	}
+	flush()
 }

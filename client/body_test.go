@@ -13,7 +13,8 @@ import (
 )
 
 // TestBodyTail: whatever the sizes of the writes, the tail holds the last
-// keptBodyBytes of what was written, and the count is of everything.
+// keptBodyBytes of what was written, the head its first keptHeadBytes,
+// and the count is of everything.
 func TestBodyTail(t *testing.T) {
 	t.Parallel()
 	var all bytes.Buffer
@@ -23,7 +24,7 @@ func TestBodyTail(t *testing.T) {
 	for _, chunk := range []int{7, 4096, 32 << 10, keptBodyBytes - 1, keptBodyBytes, keptBodyBytes + 5, 1 << 20} {
 		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
 			t.Parallel()
-			var tail bodyTail
+			tail := bodyTail{headCap: keptHeadBytes}
 			src := all.Bytes()
 			for len(src) > 0 {
 				n := min(chunk, len(src))
@@ -33,6 +34,9 @@ func TestBodyTail(t *testing.T) {
 			want := all.Bytes()[all.Len()-keptBodyBytes:]
 			if tail.n != int64(all.Len()) || !bytes.Equal(tail.buf, want) {
 				t.Fatalf("count %d of %d; tail of %d bytes, equal %v", tail.n, all.Len(), len(tail.buf), bytes.Equal(tail.buf, want))
+			}
+			if !bytes.Equal(tail.head, all.Bytes()[:keptHeadBytes]) {
+				t.Fatalf("head of %d bytes, not the first %d", len(tail.head), keptHeadBytes)
 			}
 			if cap(tail.buf) > 2*keptBodyBytes {
 				t.Fatalf("the tail holds %d bytes of capacity", cap(tail.buf))

@@ -14,6 +14,62 @@
 // Config (Endpoint, URL, PromptTokens, Headers, APIKeyEnv, …), in words that
 // know nothing of flags; cmd renders field names as flag names.
 //
+// # APIs
+//
+// Every chat API gets the same synthetic request: a user message of about
+// PromptTokens tokens, unique per request, after a shared prefix of
+// SharedPrefixTokens when asked for, and an output cap of MaxTokens. What
+// differs is its framing, where the key goes and where the usage is:
+//
+//   - azure: POST {Endpoint}/openai/deployments/{Deployment}/chat/completions?api-version=…,
+//     key in api-key (AZURE_OPENAI_API_KEY), or an Entra token as Bearer
+//     (AZURE_OPENAI_AD_TOKEN); the body and usage are openai's.
+//   - openai: POST {URL}, key as Bearer (OPENAI_API_KEY);
+//     {"model","messages":[system?, user],"max_tokens"|"max_completion_tokens",
+//     "stream","stream_options":{"include_usage":true}}; usage.prompt_tokens,
+//     usage.completion_tokens, usage.prompt_tokens_details.cached_tokens.
+//   - anthropic, the Messages API: POST {URL} (the full URL,
+//     https://api.anthropic.com/v1/messages for Anthropic's own service),
+//     key in x-api-key (ANTHROPIC_API_KEY), anthropic-version:
+//     DefaultAnthropicVersion or Config.AnthropicVersion;
+//     {"model","max_tokens","system":[{"type":"text","text","cache_control":{"type":"ephemeral"}}],
+//     "messages":[{"role":"user","content"}],"stream":true}. The prefix is
+//     marked for caching because the API caches nothing unmarked. Usage:
+//     prompt_tokens = usage.input_tokens + cache_creation_input_tokens +
+//     cache_read_input_tokens (input_tokens counts only what follows the
+//     last cache breakpoint; the documented total is the sum),
+//     cached_tokens = cache_read_input_tokens, completion_tokens =
+//     output_tokens. A stream gives them in its message_start event
+//     (message.usage) and, cumulative, in its message_delta events, the
+//     last of which wins field by field.
+//   - gemini, the Gemini API: POST {URL}/v1beta/models/{Model}:generateContent,
+//     or :streamGenerateContent?alt=sse with Stream ({URL} is the base,
+//     https://generativelanguage.googleapis.com for Google's own service);
+//     key in x-goog-api-key (GEMINI_API_KEY), never in the URL: a URL
+//     that carries key= (or access_token=) is refused;
+//     {"systemInstruction":{"parts":[{"text"}]},"contents":[{"role":"user","parts":[{"text"}]}],
+//     "generationConfig":{"maxOutputTokens"}}. Usage from usageMetadata
+//     (a stream's last): prompt_tokens = promptTokenCount, which holds
+//     the cached part; cached_tokens = cachedContentTokenCount;
+//     completion_tokens = candidatesTokenCount + thoughtsTokenCount (a
+//     thinking model's thoughts are output, as OpenAI's reasoning tokens
+//     are in completion_tokens). A count of 0 is left out of the JSON by
+//     the API, so in a block with a prompt count an absent one is 0.
+//   - raw: any method, body and headers; usage read as openai's.
+//
+// anthropic and gemini have no default URL, like openai: a load generator
+// does not send paid traffic to a service by default.
+//
+// The shapes follow the providers' documentation:
+//   - https://platform.claude.com/docs/en/api/messages (request, usage, "Total input tokens … is the summation")
+//   - https://platform.claude.com/docs/en/build-with-claude/streaming (event flow, cumulative message_delta usage)
+//   - https://platform.claude.com/docs/en/build-with-claude/prompt-caching (cache_control, usage fields)
+//   - https://platform.claude.com/docs/en/api/versioning (anthropic-version)
+//   - https://ai.google.dev/api (x-goog-api-key on every request)
+//   - https://ai.google.dev/api/generate-content (generateContent, streamGenerateContent,
+//     systemInstruction, generationConfig.maxOutputTokens, UsageMetadata)
+//   - https://ai.google.dev/gemini-api/docs/caching (implicit caching)
+//
 // # What a target says
 //
 // Nothing a target sends may take unbounded memory or time, or stop a run:
@@ -32,7 +88,8 @@
 // value.
 //
 // It decides nothing about when requests are sent (that is the shape and
-// dispatch packages) and imports only results and internal/valid. It never
+// dispatch packages) and imports only results, retryafter, admission and
+// internal packages. It never
 // writes a secret anywhere: a key, an auth header, the endpoint host, a
 // deployment name, the value of a header it was given, a request id or
 // prompt text go neither into a Record nor into an error, and it writes no

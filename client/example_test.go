@@ -30,3 +30,18 @@ func ExampleResolve() {
 	// azure Authorization <nil>
 	// APIKeyEnv | APIKeyEnv names an environment variable that is empty or unset
 }
+
+// A Gemini key is sent in the x-goog-api-key header, never in the URL: a
+// URL that carries one is refused, in words that do not repeat it.
+func ExampleNew_geminiKeyInURL() {
+	cfg, err := client.Resolve(client.Spec{
+		API: client.APIGemini, URL: "https://generativelanguage.googleapis.com/?key=AIza-not-here",
+		Model: "gemini-2.5-flash", PromptTokens: 1000, MaxTokens: 100, Timeout: time.Minute,
+	}, func(string) string { return "" })
+	if err == nil {
+		_, err = client.New(cfg)
+	}
+	fmt.Println(err)
+	// Output:
+	// URL must not carry a key in its query (key=): the key is read from the environment and sent in the x-goog-api-key header, never in a URL
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -48,28 +49,62 @@ func newPromptBuilder(cfg Config) *promptBuilder {
 	var nb [6]byte
 	_, _ = rand.Read(nb[:])
 	p := &promptBuilder{nonce: hex.EncodeToString(nb[:])}
-	var head strings.Builder
-	head.WriteString(`{`)
-	if cfg.API == APIOpenAI {
-		head.WriteString(`"model":` + strconv.Quote(cfg.Model) + `,`)
-	}
-	head.WriteString(`"messages":[`)
-	userTokens := cfg.PromptTokens
+	userTokens, system := cfg.PromptTokens, ""
 	if cfg.SharedPrefixTokens > 0 {
-		head.WriteString(`{"role":"system","content":"` + filler(cfg.SharedPrefixTokens*CharsPerToken, 0) + `"},`)
+		system = filler(cfg.SharedPrefixTokens*CharsPerToken, 0)
 		userTokens -= cfg.SharedPrefixTokens
 	}
-	head.WriteString(`{"role":"user","content":"Request `)
-	p.head = []byte(head.String())
+	var before, after string
+	switch cfg.API {
+	case APIAnthropic:
+		before, after = anthropicFrame(&cfg, system)
+	case APIGemini:
+		before, after = geminiFrame(&cfg, system)
+	default:
+		before, after = chatCompletionFrame(&cfg, system)
+	}
+	p.head = []byte(before + "Request ")
 	// The unique lead ("Request <nonce>-<seq>. ") takes about 24 chars of
 	// the user message's budget.
 	p.fillChars = max(userTokens*CharsPerToken-24, 1)
+	p.tail = []byte(". " + filler(p.fillChars, 3) + after)
+	return p
+}
+
+// An API's frame is the JSON of a chat body around the text of its one
+// user message: before ends inside the string that holds the text, after
+// starts there. system is the shared prefix, "" when there is none. Both
+// texts are filler, which never needs escaping.
+
+// chatCompletionFrame frames a chat completion (azure and openai): the
+// shared prefix as a leading system message, the output cap under
+// MaxTokensField, and with Stream a final usage chunk.
+func chatCompletionFrame(cfg *Config, system string) (before, after string) {
+	var b strings.Builder
+	b.WriteString(`{`)
+	if cfg.API == APIOpenAI {
+		b.WriteString(`"model":` + jsonString(cfg.Model) + `,`)
+	}
+	b.WriteString(`"messages":[`)
+	if system != "" {
+		b.WriteString(`{"role":"system","content":"` + system + `"},`)
+	}
+	b.WriteString(`{"role":"user","content":"`)
 	stream := ""
 	if cfg.Stream {
 		stream = `,"stream":true,"stream_options":{"include_usage":true}`
 	}
-	p.tail = []byte(`. ` + filler(p.fillChars, 3) + `"}],"` + cfg.MaxTokensField + `":` + strconv.Itoa(cfg.MaxTokens) + stream + `}`)
-	return p
+	return b.String(), `"}],"` + cfg.MaxTokensField + `":` + strconv.Itoa(cfg.MaxTokens) + stream + `}`
+}
+
+// jsonString is s as a JSON string: quoted, escaped, invalid UTF-8
+// replaced.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (p *promptBuilder) body(seq int) []byte {

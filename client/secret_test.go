@@ -77,6 +77,8 @@ func TestEchoedSecretsNeverReachTheFile(t *testing.T) {
 		{"bearer token", Config{API: APIOpenAI, Key: echoKey}, nil, echoKey, results.WaitInvalid},
 		{"short key", Config{API: APIAzure, Deployment: "d", Key: echoShortKey}, nil, echoShortKey, results.WaitInvalid},
 		{"header value", Config{API: APIRaw, Headers: []Header{{"X-Secret", echoHeader}}}, []string{"X-Secret"}, echoHeader, results.WaitInvalid},
+		{"anthropic x-api-key", Config{API: APIAnthropic, Model: "m", Key: echoKey}, []string{"x-api-key"}, echoKey, results.WaitInvalid},
+		{"gemini x-goog-api-key", Config{API: APIGemini, Model: "m", Key: echoKey, Stream: true}, []string{"x-goog-api-key"}, echoKey, results.WaitInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,9 +90,14 @@ func TestEchoedSecretsNeverReachTheFile(t *testing.T) {
 			defer srv.Close()
 			cfg := tt.cfg
 			cfg.PromptTokens, cfg.MaxTokens, cfg.Timeout = 10, 1, 5*time.Second
-			if cfg.API == APIAzure {
+			switch cfg.API {
+			case APIAzure:
 				cfg.Endpoint = srv.URL()
-			} else {
+			case APIAnthropic:
+				cfg.URL = srv.URL() + "/v1/messages"
+			case APIGemini:
+				cfg.URL = srv.URL()
+			default:
 				cfg.URL = srv.URL() + "/v1/chat/completions"
 			}
 			tg, err := New(cfg)

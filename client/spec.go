@@ -26,21 +26,34 @@ const (
 	envAzureKey     = "AZURE_OPENAI_API_KEY"
 	envAzureADToken = "AZURE_OPENAI_AD_TOKEN" // a Microsoft Entra token, sent as Bearer
 	envOpenAIKey    = "OPENAI_API_KEY"
+	envAnthropicKey = "ANTHROPIC_API_KEY"
+	envGeminiKey    = "GEMINI_API_KEY"
 )
 
 // Spec is a target as a user asks for it: plain strings and numbers, before
 // defaults, files and the environment are applied. It holds no secret: the
 // key is named by the environment variable that holds it.
 type Spec struct {
-	// API is azure, openai or raw. Empty picks one: azure when Endpoint is
-	// set, raw when Body, Method or Headers are, else openai.
+	// API is azure, openai, anthropic, gemini or raw. Empty picks one:
+	// azure when Endpoint is set, raw when Body, Method or Headers are,
+	// else openai; anthropic and gemini are only ever asked for.
 	API        string
 	Endpoint   string // azure: https://NAME.openai.azure.com
 	Deployment string // azure
 	APIVersion string // azure; empty means DefaultAPIVersion
-	URL        string // openai and raw: the full request URL
-	Model      string // openai; empty means DefaultModel
-	Method     string // raw, any case; empty means POST with a body, else GET
+	// URL is the full request URL for openai, anthropic
+	// (…/v1/messages) and raw; for gemini, the base URL
+	// (https://generativelanguage.googleapis.com) the client adds
+	// /v1beta/models/{Model}:generateContent to. It is required: no API
+	// has a default URL.
+	URL string
+	// Model is the model for openai (empty means DefaultModel), anthropic
+	// and gemini (required).
+	Model string
+	// AnthropicVersion is anthropic's anthropic-version header; empty
+	// means DefaultAnthropicVersion.
+	AnthropicVersion string
+	Method           string // raw, any case; empty means POST with a body, else GET
 	// Body is the raw API's request body: literal text, or "@path" to read
 	// it from a regular file of at most MaxBodyFileBytes.
 	Body    string
@@ -48,9 +61,12 @@ type Spec struct {
 	// APIKeyEnv names the environment variable holding the key. Empty means
 	// the API's default: AZURE_OPENAI_API_KEY for azure (sent as api-key),
 	// or AZURE_OPENAI_AD_TOKEN as a Bearer token when that one is empty;
-	// OPENAI_API_KEY for openai (Bearer); none for raw. A named variable
-	// that is empty or unset is an error; a default one just sends no key.
-	// A named key goes in api-key for azure and as Bearer otherwise.
+	// OPENAI_API_KEY for openai (Bearer); ANTHROPIC_API_KEY for anthropic
+	// (x-api-key); GEMINI_API_KEY for gemini (x-goog-api-key, never in the
+	// URL); none for raw. A named variable that is empty or unset is an
+	// error; a default one just sends no key. A named key goes in the
+	// API's header: api-key for azure, x-api-key for anthropic,
+	// x-goog-api-key for gemini, Bearer otherwise.
 	APIKeyEnv string
 
 	PromptTokens       int
@@ -82,7 +98,7 @@ func Resolve(s Spec, getenv func(string) string) (Config, error) {
 func resolve(s Spec, getenv func(string) string) (Config, error) {
 	c := Config{
 		API: s.API, Endpoint: s.Endpoint, Deployment: s.Deployment, APIVersion: s.APIVersion,
-		URL: s.URL, Model: s.Model, Method: strings.ToUpper(s.Method),
+		URL: s.URL, Model: s.Model, AnthropicVersion: s.AnthropicVersion, Method: strings.ToUpper(s.Method),
 		PromptTokens: s.PromptTokens, SharedPrefixTokens: s.SharedPrefixTokens,
 		MaxTokens: s.MaxTokens, MaxTokensField: s.MaxTokensField, Stream: s.Stream,
 		Timeout: s.Timeout, MaxConns: s.MaxConns,
@@ -91,7 +107,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		return c, valid.Errorf("Timeout", "must be positive and at most %s", MaxTimeout)
 	}
 	switch c.API {
-	case APIAzure, APIOpenAI, APIRaw:
+	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIRaw:
 	case "":
 		switch {
 		case s.Endpoint != "":
@@ -102,7 +118,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 			c.API = APIOpenAI
 		}
 	default:
-		return c, valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
+		return c, valid.Errorf("API", "must be %s", apiNames)
 	}
 	if s.Body != "" {
 		if c.API != APIRaw {
@@ -133,8 +149,13 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 
 // defaultKeyHeader is the header an API's key goes in.
 func defaultKeyHeader(api string) string {
-	if api == APIAzure {
+	switch api {
+	case APIAzure:
 		return "api-key"
+	case APIAnthropic:
+		return anthropicKeyHeader
+	case APIGemini:
+		return geminiKeyHeader
 	}
 	return "Authorization"
 }
@@ -161,6 +182,10 @@ func resolveKey(api, named string, getenv func(string) string) (key, header stri
 		}
 	case APIOpenAI:
 		key = getenv(envOpenAIKey)
+	case APIAnthropic:
+		key = getenv(envAnthropicKey)
+	case APIGemini:
+		key = getenv(envGeminiKey)
 	}
 	return key, header, nil
 }

@@ -22,9 +22,14 @@ func env(m map[string]string) func(string) string {
 // spec is a valid Spec for api against url with the other fields filled.
 func spec(api, url string) Spec {
 	s := Spec{API: api, PromptTokens: 100, MaxTokens: 10, Timeout: time.Second}
-	if api == APIAzure {
-		s.Endpoint, s.Deployment = url, "canary-deployment"
-	} else {
+	switch api {
+	case APIAzure:
+		s.Endpoint, s.Deployment = url, canaryDepl
+	case APIAnthropic:
+		s.URL, s.Model = strings.TrimRight(url, "/")+"/v1/messages", canaryModel
+	case APIGemini:
+		s.URL, s.Model = url, canaryModel
+	default:
 		s.URL = url
 	}
 	return s
@@ -62,6 +67,14 @@ func TestResolve(t *testing.T) {
 		{"explicit api wins over the guess",
 			with(func(s *Spec) { s.API, s.URL, s.Headers = APIOpenAI, "https://h", []string{"X-A: 1"} }),
 			Config{API: APIOpenAI, URL: "https://h", Headers: []Header{{"X-A", "1"}}, KeyHeader: "Authorization"}},
+		{"anthropic asked for",
+			with(func(s *Spec) {
+				s.API, s.URL, s.Model, s.AnthropicVersion, s.Stream = APIAnthropic, "https://h/v1/messages", "m", "2026-10-21", true
+			}),
+			Config{API: APIAnthropic, URL: "https://h/v1/messages", Model: "m", AnthropicVersion: "2026-10-21", Stream: true, KeyHeader: "x-api-key"}},
+		{"gemini asked for",
+			with(func(s *Spec) { s.API, s.URL, s.Model = APIGemini, "https://h", "m" }),
+			Config{API: APIGemini, URL: "https://h", Model: "m", KeyHeader: "x-goog-api-key"}},
 		{"body from a file",
 			with(func(s *Spec) { s.URL, s.Body = "https://h", "@"+bodyFile }),
 			Config{API: APIRaw, URL: "https://h", Body: []byte(`{"from":"file"}`), KeyHeader: "Authorization"}},
@@ -98,13 +111,14 @@ const (
 	canaryKey    = "canary-key-value"
 	canaryHeader = "canary-header-value"
 	canaryBody   = "canary-body-text"
+	canaryModel  = "canary-model-name"
 )
 
-var canaries = []string{canaryHost, canaryDepl, canaryKey, canaryHeader, canaryBody, "canary"}
+var canaries = []string{canaryHost, canaryDepl, canaryKey, canaryHeader, canaryBody, canaryModel, "canary"}
 
 // canaryEnv sets every key variable, plus one with a broken key.
 var canaryEnv = env(map[string]string{
-	envAzureKey: canaryKey, envAzureADToken: canaryKey, envOpenAIKey: canaryKey,
+	envAzureKey: canaryKey, envAzureADToken: canaryKey, envOpenAIKey: canaryKey, envAnthropicKey: canaryKey, envGeminiKey: canaryKey,
 	"CANARY_KEY": canaryKey, "CANARY_KEY_BROKEN": canaryKey + "\r\nX-Evil: " + canaryKey,
 })
 
@@ -156,6 +170,11 @@ func TestResolveErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		{"header without a name", raw(func(s *Spec) { s.Headers = append(s.Headers, ": "+canaryHeader) }), "Headers"},
 		{"named key variable unset", az(func(s *Spec) { s.APIKeyEnv = "CANARY_UNSET" }), "APIKeyEnv"},
 		{"key pasted where its name belongs", raw(func(s *Spec) { s.APIKeyEnv = canaryKey }), "APIKeyEnv"},
+		{"body with anthropic", raw(func(s *Spec) { s.API = APIAnthropic }), "Body"},
+		{"body with gemini", raw(func(s *Spec) { s.API = APIGemini }), "Body"},
+		{"anthropic named key variable unset", az(func(s *Spec) { s.API, s.APIKeyEnv = APIAnthropic, "CANARY_UNSET" }), "APIKeyEnv"},
+		{"gemini key pasted where its name belongs", az(func(s *Spec) { s.API, s.APIKeyEnv = APIGemini, canaryKey }), "APIKeyEnv"},
+		{"unknown api close to a new one", az(func(s *Spec) { s.API = "Anthropic" }), "API"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,10 +243,11 @@ func TestBodyFileLimit(t *testing.T) {
 }
 
 // TestKeyOnTheWire resolves a key from a fake environment and checks the
-// header a real server receives.
+// headers a real server receives, and that no key is in the URL.
 func TestKeyOnTheWire(t *testing.T) {
 	t.Parallel()
-	all := map[string]string{envAzureKey: "az-key", envAzureADToken: "ad-token", envOpenAIKey: "oa-key", "MY_KEY": "my-key"}
+	all := map[string]string{envAzureKey: "az-key", envAzureADToken: "ad-token", envOpenAIKey: "oa-key",
+		envAnthropicKey: "an-key", envGeminiKey: "ge-key", "GOOGLE_API_KEY": "go-key", "MY_KEY": "my-key"}
 	only := func(names ...string) map[string]string {
 		m := map[string]string{}
 		for _, n := range names {
@@ -236,23 +256,29 @@ func TestKeyOnTheWire(t *testing.T) {
 		return m
 	}
 	tests := []struct {
-		name      string
-		api       string
-		keyEnv    string
-		env       map[string]string
-		apiKey    string // want api-key
-		authorize string // want Authorization
+		name   string
+		api    string
+		keyEnv string
+		env    map[string]string
+		header string // the one key header sent, "" for none
+		value  string
 	}{
-		{"azure api key", APIAzure, "", only(envAzureKey), "az-key", ""},
-		{"azure AD token as Bearer", APIAzure, "", only(envAzureADToken), "", "Bearer ad-token"},
-		{"azure api key wins over AD token", APIAzure, "", only(envAzureKey, envAzureADToken), "az-key", ""},
-		{"azure named variable as api-key", APIAzure, "MY_KEY", all, "my-key", ""},
-		{"azure named variable beside an AD token", APIAzure, "MY_KEY", only("MY_KEY", envAzureADToken), "my-key", ""},
+		{"azure api key", APIAzure, "", only(envAzureKey), "Api-Key", "az-key"},
+		{"azure AD token as Bearer", APIAzure, "", only(envAzureADToken), "Authorization", "Bearer ad-token"},
+		{"azure api key wins over AD token", APIAzure, "", only(envAzureKey, envAzureADToken), "Api-Key", "az-key"},
+		{"azure named variable as api-key", APIAzure, "MY_KEY", all, "Api-Key", "my-key"},
+		{"azure named variable beside an AD token", APIAzure, "MY_KEY", only("MY_KEY", envAzureADToken), "Api-Key", "my-key"},
 		{"azure without a key", APIAzure, "", only(envOpenAIKey), "", ""},
-		{"openai Bearer", APIOpenAI, "", only(envOpenAIKey, envAzureKey), "", "Bearer oa-key"},
-		{"openai named variable", APIOpenAI, "MY_KEY", all, "", "Bearer my-key"},
+		{"openai Bearer", APIOpenAI, "", only(envOpenAIKey, envAzureKey), "Authorization", "Bearer oa-key"},
+		{"openai named variable", APIOpenAI, "MY_KEY", all, "Authorization", "Bearer my-key"},
 		{"openai without a key", APIOpenAI, "", only(envAzureKey, envAzureADToken), "", ""},
-		{"raw named variable", APIRaw, "MY_KEY", all, "", "Bearer my-key"},
+		{"anthropic x-api-key", APIAnthropic, "", all, "X-Api-Key", "an-key"},
+		{"anthropic named variable", APIAnthropic, "MY_KEY", all, "X-Api-Key", "my-key"},
+		{"anthropic without a key", APIAnthropic, "", only(envOpenAIKey, envGeminiKey), "", ""},
+		{"gemini x-goog-api-key", APIGemini, "", all, "X-Goog-Api-Key", "ge-key"},
+		{"gemini named variable", APIGemini, "GOOGLE_API_KEY", all, "X-Goog-Api-Key", "go-key"},
+		{"gemini does not read GOOGLE_API_KEY unasked", APIGemini, "", only("GOOGLE_API_KEY", envAnthropicKey), "", ""},
+		{"raw named variable", APIRaw, "MY_KEY", all, "Authorization", "Bearer my-key"},
 		{"raw sends no key by default", APIRaw, "", all, "", ""},
 	}
 	for _, tt := range tests {
@@ -273,9 +299,20 @@ func TestKeyOnTheWire(t *testing.T) {
 			if r := send(tg); r.Status != http.StatusOK {
 				t.Fatalf("status %d, error %q", r.Status, r.Error)
 			}
-			h := (<-seen).header
-			if h.Get("Api-Key") != tt.apiKey || h.Get("Authorization") != tt.authorize {
-				t.Fatalf("api-key %q, Authorization %q; want %q, %q", h.Get("Api-Key"), h.Get("Authorization"), tt.apiKey, tt.authorize)
+			got := <-seen
+			for _, h := range []string{"Api-Key", "Authorization", "X-Api-Key", "X-Goog-Api-Key"} {
+				want := ""
+				if h == tt.header {
+					want = tt.value
+				}
+				if v := got.header.Get(h); v != want {
+					t.Errorf("%s %q, want %q", h, v, want)
+				}
+			}
+			for _, v := range all {
+				if strings.Contains(got.url.String(), v) {
+					t.Errorf("the URL %s holds a key", got.url)
+				}
 			}
 		})
 	}

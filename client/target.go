@@ -25,10 +25,15 @@ import (
 
 // APIs a Target can speak.
 const (
-	APIAzure  = "azure"
-	APIOpenAI = "openai"
-	APIRaw    = "raw"
+	APIAzure     = "azure"
+	APIOpenAI    = "openai"
+	APIAnthropic = "anthropic" // the Messages API (anthropic.go)
+	APIGemini    = "gemini"    // the Gemini API's generateContent (gemini.go)
+	APIRaw       = "raw"
 )
+
+// apiNames lists the APIs for an error's reason.
+var apiNames = strings.Join([]string{APIAzure, APIOpenAI, APIAnthropic, APIGemini}, ", ") + " or " + APIRaw
 
 // Defaults.
 const (
@@ -73,30 +78,37 @@ type Header struct{ Name, Value string }
 // the key read, the body loaded, the headers split. Resolve makes one from
 // a Spec; a Go caller may also fill it directly.
 type Config struct {
-	API        string // azure, openai or raw
+	API        string // azure, openai, anthropic, gemini or raw
 	Endpoint   string // azure: https://NAME.openai.azure.com
 	Deployment string // azure
 	APIVersion string // azure
-	URL        string // openai and raw
-	Model      string // openai
-	Method     string // raw
-	Body       []byte // raw
-	Headers    []Header
+	// URL is the full request URL for openai, anthropic and raw, and the
+	// base URL for gemini (the client adds the path).
+	URL   string
+	Model string // openai, anthropic and gemini
+	// AnthropicVersion is anthropic's anthropic-version header; empty
+	// means DefaultAnthropicVersion.
+	AnthropicVersion string
+	Method           string // raw
+	Body             []byte // raw
+	Headers          []Header
 
 	// Key is the secret itself (Resolve reads it from the environment).
 	// KeyHeader carries it: "Authorization" sends it as a Bearer token,
 	// any other name (azure's "api-key") as it is; empty means the API's
-	// default, api-key for azure and Authorization otherwise. An empty
-	// Key sends no auth header.
+	// default: api-key for azure, x-api-key for anthropic, x-goog-api-key
+	// for gemini, Authorization otherwise. An empty Key sends no auth
+	// header.
 	Key       string
 	KeyHeader string
 
 	PromptTokens       int
 	SharedPrefixTokens int
 	MaxTokens          int
-	MaxTokensField     string // max_tokens or max_completion_tokens
-	// Stream asks for server-sent events with a final usage chunk
-	// (stream_options.include_usage); the body is still read to the end.
+	MaxTokensField     string // max_tokens or max_completion_tokens (azure and openai)
+	// Stream asks for server-sent events with the usage in them (openai's
+	// stream_options.include_usage; anthropic and gemini send it anyway);
+	// the body is still read to the end.
 	Stream bool
 
 	Timeout  time.Duration
@@ -195,6 +207,10 @@ func (cfg *Config) requestURL() (string, error) {
 		base.Path = strings.TrimRight(base.Path, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) + "/chat/completions"
 		base.RawQuery = "api-version=" + url.QueryEscape(cfg.APIVersion)
 		return base.String(), nil
+	case APIAnthropic:
+		return cfg.anthropicURL()
+	case APIGemini:
+		return cfg.geminiURL()
 	case APIOpenAI, APIRaw:
 		if cfg.URL == "" {
 			return "", valid.Errorf("URL", "is required for {API} %s", cfg.API)
@@ -217,7 +233,7 @@ func (cfg *Config) requestURL() (string, error) {
 		}
 		return u.String(), nil
 	}
-	return "", valid.Errorf("API", "must be %s, %s or %s", APIAzure, APIOpenAI, APIRaw)
+	return "", valid.Errorf("API", "must be %s", apiNames)
 }
 
 // checkChat checks the synthetic chat request's settings.
@@ -236,6 +252,9 @@ func (cfg *Config) checkChat() error {
 	case "max_tokens", "max_completion_tokens":
 	default:
 		return valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
+	}
+	if cfg.MaxTokensField != "max_tokens" && (cfg.API == APIAnthropic || cfg.API == APIGemini) {
+		return valid.Errorf("MaxTokensField", "must be max_tokens with {API} %s, whose body has its own name for the output cap", cfg.API)
 	}
 	return nil
 }
@@ -427,6 +446,9 @@ func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error)
 			req.Header.Set(t.cfg.KeyHeader, t.cfg.Key)
 		}
 	}
+	if t.cfg.API == APIAnthropic {
+		req.Header.Set("anthropic-version", t.cfg.AnthropicVersion)
+	}
 	for _, h := range t.cfg.Headers {
 		req.Header.Add(h.Name, h.Value)
 	}
@@ -608,7 +630,7 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 // fields; start is when the attempt was sent.
 func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
-	var body bodyTail
+	body := t.newBody()
 	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
@@ -626,7 +648,7 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	}
 	t.captureHeaders(resp.Header, rec)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
-		parseUsage(body.buf, body.n <= keptBodyBytes, rec)
+		t.parseUsage(&body, rec)
 	}
 }
 

@@ -394,11 +394,47 @@ func TestNewErrorsAreTypedAndKeepSecrets(t *testing.T) {
 		f(&c)
 		return c
 	}
+	an := func(f func(*Config)) Config {
+		c := Config{API: APIAnthropic, URL: host + "/v1/messages", Model: canaryModel, Key: canaryKey,
+			Headers: []Header{{"X-Secret", canaryHeader}}, PromptTokens: 10, MaxTokens: 1}
+		f(&c)
+		return c
+	}
+	ge := func(f func(*Config)) Config {
+		c := Config{API: APIGemini, URL: host, Model: canaryModel, Key: canaryKey,
+			Headers: []Header{{"X-Secret", canaryHeader}}, PromptTokens: 10, MaxTokens: 1}
+		f(&c)
+		return c
+	}
 	tests := []struct {
 		name  string
 		cfg   Config
 		field string
 	}{
+		{"anthropic no url", an(func(c *Config) { c.URL = "" }), "URL"},
+		{"anthropic base url", an(func(c *Config) { c.URL = host + "/" }), "URL"},
+		{"anthropic url with credentials", an(func(c *Config) { c.URL = "https://" + canaryKey + "@" + canaryHost + "/v1/messages" }), "URL"},
+		{"anthropic no model", an(func(c *Config) { c.Model = "" }), "Model"},
+		{"anthropic version not a date", an(func(c *Config) { c.AnthropicVersion = canaryHeader }), "AnthropicVersion"},
+		{"anthropic version with a line break", an(func(c *Config) { c.AnthropicVersion = "2023-06-01\r\nX-Evil: " + canaryKey }), "AnthropicVersion"},
+		{"anthropic max_completion_tokens", an(func(c *Config) { c.MaxTokensField = "max_completion_tokens" }), "MaxTokensField"},
+		{"anthropic key with a line break", an(func(c *Config) { c.Key = canaryKey + "\n" }), "Key"},
+		{"gemini no url", ge(func(c *Config) { c.URL = "" }), "URL"},
+		{"gemini key in the query", ge(func(c *Config) { c.URL = host + "?key=" + canaryKey }), "URL"},
+		{"gemini key in the query, upper case", ge(func(c *Config) { c.URL = host + "/?alt=json&KEY=" + canaryKey }), "URL"},
+		{"gemini key in the query, escaped", ge(func(c *Config) { c.URL = host + "?%6Bey=" + canaryKey }), "URL"},
+		{"gemini key in the query, empty", ge(func(c *Config) { c.URL = host + "?key" }), "URL"},
+		{"gemini access token in the query", ge(func(c *Config) { c.URL = host + "?access_token=" + canaryKey }), "URL"},
+		{"gemini query not well formed", ge(func(c *Config) { c.URL = host + "?a=%zz" + canaryKey }), "URL"},
+		{"gemini full url instead of the base", ge(func(c *Config) { c.URL = host + "/v1beta/models/" + canaryModel + ":generateContent" }), "URL"},
+		{"gemini stream url instead of the base", ge(func(c *Config) { c.URL = host + "/v1beta/x:streamGenerateContent" }), "URL"},
+		{"gemini no model", ge(func(c *Config) { c.Model = "" }), "Model"},
+		{"gemini model only models/", ge(func(c *Config) { c.Model = "models/" }), "Model"},
+		{"gemini tuned model path", ge(func(c *Config) { c.Model = "tunedModels/" + canaryModel }), "Model"},
+		{"gemini model with a colon", ge(func(c *Config) { c.Model = canaryModel + ":streamGenerateContent" }), "Model"},
+		{"gemini model with a query", ge(func(c *Config) { c.Model = canaryModel + "?key=" + canaryKey }), "Model"},
+		{"gemini max_completion_tokens", ge(func(c *Config) { c.MaxTokensField = "max_completion_tokens" }), "MaxTokensField"},
+		{"gemini key header not a name", ge(func(c *Config) { c.KeyHeader = "x goog" }), "KeyHeader"},
 		{"no endpoint", az(func(c *Config) { c.Endpoint = "" }), "Endpoint"},
 		{"no deployment", az(func(c *Config) { c.Deployment = "" }), "Deployment"},
 		{"endpoint not http", az(func(c *Config) { c.Endpoint = "ftp://" + canaryHost }), "Endpoint"},

@@ -93,7 +93,13 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
       --size 20 --waves 5 --gap 10s -o results.csv
 
   # OpenAI-compatible endpoint (key from OPENAI_API_KEY)
-  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --size 10`,
+  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --size 10
+
+  # Anthropic's Messages API (key from ANTHROPIC_API_KEY, sent in x-api-key)
+  ptuprobe burst --api anthropic --url https://api.anthropic.com/v1/messages --model MODEL --size 10
+
+  # The Gemini API: the base URL (key from GEMINI_API_KEY, sent in x-goog-api-key)
+  ptuprobe burst --api gemini --url https://generativelanguage.googleapis.com --model MODEL --size 10`,
 			Args: noArgs,
 			RunE: b.run,
 		}

@@ -12,7 +12,8 @@ import (
 // targetFlags are the flags that say where requests go and what they carry.
 type targetFlags struct {
 	api, endpoint, deployment, apiVersion string
-	url, model, method, body              string
+	url, model, anthropicVersion          string
+	method, body                          string
 	headers                               []string
 	apiKeyEnv                             string
 	promptTokens, sharedPrefixTokens      int
@@ -24,21 +25,22 @@ type targetFlags struct {
 }
 
 func (f *targetFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.api, "api", "", "target API: azure, openai or raw (default: azure with --endpoint, raw with --url and --body/--method/--header, else openai with --url)")
+	fs.StringVar(&f.api, "api", "", "target API: azure, openai, anthropic (the Messages API), gemini (the Gemini API) or raw (default: azure with --endpoint, raw with --url and --body/--method/--header, else openai with --url; anthropic and gemini only when asked for)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "Azure OpenAI endpoint, e.g. https://NAME.openai.azure.com (never written to any output)")
 	fs.StringVar(&f.deployment, "deployment", "", "Azure OpenAI deployment name (never written to any output)")
 	fs.StringVar(&f.apiVersion, "api-version", client.DefaultAPIVersion, "Azure OpenAI api-version query parameter")
-	fs.StringVar(&f.url, "url", "", "full request URL for --api openai (…/v1/chat/completions) or --api raw")
-	fs.StringVar(&f.model, "model", client.DefaultModel, "model field for --api openai")
+	fs.StringVar(&f.url, "url", "", "full request URL for --api openai (…/v1/chat/completions), anthropic (e.g. https://api.anthropic.com/v1/messages) or raw; for --api gemini the base URL (e.g. https://generativelanguage.googleapis.com), without a key in it; never written to any output")
+	fs.StringVar(&f.model, "model", "", "model for --api openai (default "+client.DefaultModel+"), anthropic or gemini (required for these two; never written to any output)")
+	fs.StringVar(&f.anthropicVersion, "anthropic-version", client.DefaultAnthropicVersion, "anthropic-version header for --api anthropic")
 	fs.StringVar(&f.method, "method", "", "HTTP method for --api raw (default POST with --body, else GET)")
 	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a regular file (at most 16 MiB)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai, as a Bearer token; ANTHROPIC_API_KEY for anthropic, in x-api-key; GEMINI_API_KEY for gemini, in x-goog-api-key, never in the URL)")
 	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
-	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching)")
-	fs.IntVar(&f.maxTokens, "max-tokens", client.DefaultMaxTokens, "max_tokens requested per call")
-	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap: max_tokens or max_completion_tokens")
-	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with a final usage chunk)")
+	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching; with --api anthropic it is marked for caching, as that API caches nothing unmarked)")
+	fs.IntVar(&f.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap requested per call (max_tokens; maxOutputTokens for --api gemini)")
+	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap with --api azure or openai: max_tokens or max_completion_tokens")
+	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with the usage in them)")
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
 	f.sim = sim.DefaultConfig()
 	addSimFlags(fs, &f.sim, "sim-")
@@ -49,7 +51,8 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 func (f *targetFlags) spec() client.Spec {
 	return client.Spec{
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
-		URL: f.url, Model: f.model, Method: f.method, Body: f.body, Headers: f.headers,
+		URL: f.url, Model: f.model, AnthropicVersion: f.anthropicVersion,
+		Method: f.method, Body: f.body, Headers: f.headers,
 		APIKeyEnv:    f.apiKeyEnv,
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
 		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
@@ -61,7 +64,8 @@ func (f *targetFlags) spec() client.Spec {
 // fields that client errors refer to.
 var targetFlagNames = flagNames{
 	"API": "--api", "Endpoint": "--endpoint", "Deployment": "--deployment", "APIVersion": "--api-version",
-	"URL": "--url", "Model": "--model", "Method": "--method", "Body": "--body", "Headers": "--header",
+	"URL": "--url", "Model": "--model", "AnthropicVersion": "--anthropic-version",
+	"Method": "--method", "Body": "--body", "Headers": "--header",
 	"APIKeyEnv": "--api-key-env", "Key": "the key in the environment", "KeyHeader": "the key's header",
 	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
