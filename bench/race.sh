@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# ptuprobe against vegeta, side by side, on loopback only.
+#
+# Builds ptuprobe, bench/loopback (a server that answers at once) and
+# vegeta (from the Go module proxy, pinned), then at each rate runs
+# `ptuprobe schedule` and `vegeta attack` alternately against the same
+# server for DURATION, and prints one table: CPU seconds (user + system)
+# per 1,000 requests, send lateness p50/p99 (ptuprobe: sent_ms − intended_ms
+# of every row; vegeta: each hit's timestamp against its ideal schedule,
+# start + i/rate, the start being the earliest its sends allow), and peak
+# RSS — with ptuprobe/vegeta ratios. Then it times
+# `ptuprobe analyze` on a 1,000,000-row results file against a Python
+# csv.DictReader baseline. Where vegeta cannot be had it says so and
+# measures ptuprobe alone.
+#
+# Usage: bench/race.sh [DURATION] [RATE...]   (default 20s 1000 2000 5000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-20s}"; shift || true
+rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(1000 2000 5000)
+work=$(mktemp -d)
+srv_pid=""
+trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$work"' EXIT
+
+go build -o "$work/ptuprobe" .
+go build -o "$work/loopback" ./bench/loopback
+"$work/loopback" -addr 127.0.0.1:0 >"$work/addr" & srv_pid=$!
+for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
+url="http://$(cat "$work/addr")/v1/chat/completions"
+body='{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}'
+printf '%s' "$body" > "$work/body.json"
+
+vegeta=""
+if GOBIN="$work" go install github.com/tsenart/vegeta/v12@v12.13.0 >/dev/null 2>&1; then
+  vegeta="$work/vegeta"
+else
+  echo "vegeta v12.13.0 could not be installed from the module proxy: ptuprobe alone" >&2
+fi
+
+# measure LABEL CMD...: runs CMD under /usr/bin/time; writes "cpu_s rss_kb" to $work/LABEL.time
+measure() {
+  local label=$1; shift
+  /usr/bin/time -f '%U %S %M' -o "$work/$label.time" "$@"
+}
+
+lateness_ptuprobe() { # results.csv → "p50 p99 rows"
+  python3 - "$1" <<'PY'
+import csv, sys
+late = sorted(float(r["sent_ms"]) - float(r["intended_ms"]) for r in csv.DictReader(open(sys.argv[1])))
+def pct(q):
+    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
+    return late[lo] + (h - lo) * (late[hi] - late[lo])
+print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(late)}")
+PY
+}
+
+lateness_vegeta() { # results.bin RATE → "p50 p99 rows"
+  "$vegeta" encode --to csv "$1" > "$work/v.csv"
+  python3 - "$2" "$work/v.csv" <<'PY'
+import csv, sys
+rate = float(sys.argv[1])
+# vegeta's CSV: timestamp (unix ns) first; hits are sent in schedule order
+ts = sorted(int(row[0]) for row in csv.reader(open(sys.argv[2])))
+# vegeta records no intended time: take the schedule's start as the
+# earliest one its sends allow (t0 = min over i of ts_i − i/rate), so no
+# send counts as early and lateness is never flattered.
+period_ns = 1e9 / rate
+t0 = min(t - i * period_ns for i, t in enumerate(ts))
+late = sorted((t - t0 - i * period_ns) / 1e6 for i, t in enumerate(ts))
+def pct(q):
+    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
+    return late[lo] + (h - lo) * (late[hi] - late[lo])
+print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(ts)}")
+PY
+}
+
+printf '\n%-7s %-9s %10s %10s %10s %9s %8s\n' rate tool "cpu/1k req" "p50 late" "p99 late" "rss MB" rows
+for rate in "${rates[@]}"; do
+  measure p "$work/ptuprobe" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
+    --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
+    --max-requests 100000000 --max-in-flight 1024 -o "$work/p$rate.csv" --quiet >/dev/null
+  read -r pu ps prss < "$work/p.time"
+  read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
+  pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
+  printf '%-7s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" ptuprobe "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
+  if [ -n "$vegeta" ]; then
+    measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 > '$work/v$rate.bin'"
+    [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
+    read -r vu vs vrss < "$work/v.time"
+    read -r vp50 vp99 vrows < <(lateness_vegeta "$work/v$rate.bin" "$rate")
+    vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
+    printf '%-7s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
+    python3 -c "print(f\"{'':7} {'ratio':9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"
+  fi
+  rm -f "$work/p$rate.csv" "$work/v$rate.bin"
+done
+
+echo
+echo "analyze, 1,000,000 rows:"
+python3 bench/analyze_baseline.py --generate 1000000 "$work/results.csv"
+best() { # best-of-3 wall seconds of CMD
+  local b=999999 s e
+  for _ in 1 2 3; do s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); b=$(python3 -c "print(min($b, $e - $s))"); done
+  echo "$b"
+}
+pa=$(best "$work/ptuprobe" analyze --out-dir "$work/report" "$work/results.csv")
+py=$(best python3 bench/analyze_baseline.py "$work/results.csv" "$work/baseline.csv")
+python3 -c "print(f'ptuprobe analyze (full report) {$pa:.3f} s   python csv baseline {$py:.3f} s   ratio {$pa/$py:.2f}')"
+diff -q "$work/baseline.csv" "$work/report/retry_after_ms_percentiles.csv" >/dev/null && echo "tables agree" || { echo "tables differ" >&2; exit 1; }
