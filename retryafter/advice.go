@@ -37,20 +37,24 @@ const MaxBody = 64 << 10
 // FromResponse reads a response's advice: its status, header h and body
 // (what the caller kept of it, at most MaxBody bytes; nil when none was
 // kept); now is the clock for times the response states as dates, when
-// it has no usable Date header. It never fails: a field it cannot read is
-// unusable advice (Wait.Source "invalid" when nothing usable is left),
-// never a guess.
+// it has no usable Date header. Of the body it reads only a Google error's
+// google.rpc.RetryInfo, and only for a status of 400 or more: a body that
+// does not hold that name is not read at all. It never fails: a field it
+// cannot read is unusable advice (Wait.Source "invalid" when nothing
+// usable is left), never a guess.
 func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
 	date := h.Get("Date")
 	ref := now
 	if d, err := http.ParseTime(TrimOWS(date)); err == nil {
 		ref = d
 	}
+	items, dict := rateLimitField(h)
+	named, numeric := policyField(h)
 	fams := [...]family{
 		openAIFamily(h),
 		anthropicFamily(h, ref),
-		ietfFamily(h),
-		legacyFamily(h, ref),
+		ietfFamily(items, named),
+		legacyFamily(h, dict, numeric, ref),
 		xRateLimitFamily(h, ref),
 	}
 	a := Advice{}

@@ -441,3 +441,34 @@ func TestReads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFromResponse reads the advice of typical responses: the client
+// does it for every attempt.
+func BenchmarkFromResponse(b *testing.B) {
+	azure := header("Retry-After-Ms", "43", "Retry-After", "1", "X-Ratelimit-Remaining-Requests", "0",
+		"X-Ratelimit-Remaining-Tokens", "1200", "Azure-Openai-Deployment-Utilization", "101.2%", "Date", testDate,
+		"Content-Type", "application/json", "X-Ms-Region", "East US", "Apim-Request-Id", "0f9c4d2e-0000")
+	openai := header("X-Ratelimit-Limit-Requests", "60", "X-Ratelimit-Limit-Tokens", "150000", "X-Ratelimit-Remaining-Requests", "59",
+		"X-Ratelimit-Remaining-Tokens", "0", "X-Ratelimit-Reset-Requests", "1s", "X-Ratelimit-Reset-Tokens", "6m0s", "Date", testDate)
+	ietf := header("Ratelimit", `"rpm";r=0;t=20, "tpm";r=500;t=12`, "Ratelimit-Policy", `"rpm";q=60;w=60, "tpm";q=1000;qu="tokens";w=60`)
+	gemini := []byte(retryInfo(`"30s"`))
+	for _, c := range []struct {
+		name   string
+		status int
+		h      http.Header
+		body   []byte
+	}{
+		{"azure 429", 429, azure, nil},
+		{"openai 429 reset only", 429, openai, nil},
+		{"ietf 429", 429, ietf, nil},
+		{"gemini 429", 429, nil, gemini},
+		{"openai 200", 200, openai, []byte(`{"usage":{"prompt_tokens":1}}`)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				FromResponse(c.status, c.h, c.body, testNow)
+			}
+		})
+	}
+}

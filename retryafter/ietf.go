@@ -114,12 +114,11 @@ func quotaOf(it *sfItem) quota {
 // (RateLimit-Policy, default requests) says whether it is a request or a
 // token limit, q its quota. Of several request (or token) limits the most
 // restrictive is reported: the lowest r, then the longest t. Every item
-// counts for the exhausted-limit wait, whatever its unit.
-func ietfFamily(h http.Header) family {
+// counts for the exhausted-limit wait, whatever its unit. items and
+// policies are the current forms of RateLimit and RateLimit-Policy.
+func ietfFamily(items, policies []sfItem) family {
 	f := family{dialect: results.DialectIETF, source: results.WaitIETFReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
-	items, _ := rateLimitField(h)
-	policies, _ := policyField(h)
 	f.present = items != nil || policies != nil
 	for i := range items {
 		it := &items[i]
@@ -193,12 +192,11 @@ func onlyQuota(policies []sfItem, unit string) int {
 // legacyFamily reads the older drafts: draft 7's RateLimit Dictionary
 // (limit, remaining, reset: Integers, reset in delta seconds), else the
 // separate RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of
-// drafts 00 to 06. Its limit is counted in requests.
-func legacyFamily(h http.Header, ref time.Time) family {
+// drafts 00 to 06. Its limit is counted in requests. dict and numeric are
+// the draft-7 forms of RateLimit and RateLimit-Policy.
+func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Time) family {
 	f := family{dialect: results.DialectLegacy, source: results.WaitRateLimitReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
-	_, dict := rateLimitField(h)
-	_, numeric := policyField(h)
 	if dict != nil {
 		f.present = true
 		l := unknownLimit()
