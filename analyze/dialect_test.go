@@ -69,19 +69,7 @@ func TestCountsPerDialectAndSource(t *testing.T) {
 	for _, by := range []GroupBy{GroupByGroup, GroupByDialect} {
 		t.Run(string(by), func(t *testing.T) {
 			t.Parallel()
-			tally := NewTally(false, GroupedBy(by))
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if err := tally.Read(context.Background(), f, Input{Name: path, Ordinal: 1}, ForeignColumns{}); err != nil {
-				t.Fatal(err)
-			}
-			a, err := tally.Analysis(Labels{"azure": "Azure PTU"}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := analyzeWith(t, path, Labels{"azure": "Azure PTU"}, GroupedBy(by))
 			if !maps.Equal(a.Totals.WaitSources, wantSources) {
 				t.Errorf("wait sources %v, want %v", a.Totals.WaitSources, wantSources)
 			}
@@ -119,7 +107,17 @@ func TestCountsPerDialectAndSource(t *testing.T) {
 func TestForeignCSVHasNoDialect(t *testing.T) {
 	t.Parallel()
 	path := writeFile(t, t.TempDir(), "events.csv", lines("source_group,retry_after_ms", "a,10", "b,20"))
-	tally := NewTally(false, GroupedBy(GroupByDialect))
+	a := analyzeWith(t, path, nil, GroupedBy(GroupByDialect))
+	if len(a.Groups) != 2 || a.Groups[0].Label != "a" || len(a.Totals.Dialects) != 0 || len(a.Totals.WaitSources) != 0 {
+		t.Fatalf("groups %+v, totals %+v", a.Groups, a.Totals)
+	}
+}
+
+// analyzeWith reads one file into a Tally set up by opts, and analyzes it
+// with labels and a minimum group of 1.
+func analyzeWith(t *testing.T, path string, labels Labels, opts ...TallyOption) *Analysis {
+	t.Helper()
+	tally := NewTally(false, opts...)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -128,11 +126,9 @@ func TestForeignCSVHasNoDialect(t *testing.T) {
 	if err := tally.Read(context.Background(), f, Input{Name: path, Ordinal: 1}, ForeignColumns{}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := tally.Analysis(nil, 1)
+	a, err := tally.Analysis(labels, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Groups) != 2 || a.Groups[0].Label != "a" || len(a.Totals.Dialects) != 0 || len(a.Totals.WaitSources) != 0 {
-		t.Fatalf("groups %+v, totals %+v", a.Groups, a.Totals)
-	}
+	return a
 }

@@ -22,29 +22,17 @@ var anthropicFields = [...]string{
 // exhausted. A reset is an RFC 3339 time, measured against ref.
 func anthropicFamily(h http.Header, ref time.Time) family {
 	f := family{dialect: results.DialectAnthropic, source: results.WaitAnthropicReset}
+	readReset := func(v string) (float64, bool) {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return 0, false
+		}
+		return untilMS(t, ref)
+	}
 	f.limits = make([]limit, 0, 4)
 	for i := 0; i < len(anthropicFields); i += 3 {
-		f.limits = append(f.limits, anthropicLimit(h, anthropicFields[i:i+3], ref, &f.present))
+		f.limits = append(f.limits, fieldLimit(h, anthropicFields[i:i+3], &f.present, readReset))
 	}
 	f.requests, f.tokens = f.limits[0], f.limits[1]
 	return f
-}
-
-func anthropicLimit(h http.Header, names []string, ref time.Time, present *bool) limit {
-	l := unknownLimit()
-	max, rem, reset := Field(h, names[0]), Field(h, names[1]), Field(h, names[2])
-	if max == "" && rem == "" && reset == "" {
-		return l
-	}
-	*present = true
-	l.max, l.remaining = count(max), count(rem)
-	if reset != "" {
-		l.resetBad = true
-		if t, err := time.Parse(time.RFC3339, reset); err == nil {
-			if ms, ok := untilMS(t, ref); ok {
-				l.reset, l.resetBad = ms, false
-			}
-		}
-	}
-	return l
 }

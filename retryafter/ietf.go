@@ -249,21 +249,10 @@ func xRateLimitFamily(h http.Header, ref time.Time) family {
 // some servers append policies: "100, 100;w=60"); the reset is read by
 // resetIn.
 func separateLimit(h http.Header, names []string, ref time.Time, present *bool) limit {
-	l := unknownLimit()
-	max, rem, reset := Field(h, names[0]), Field(h, names[1]), Field(h, names[2])
-	if max == "" && rem == "" && reset == "" {
-		return l
-	}
-	*present = true
-	if i := strings.IndexAny(max, ",;"); i >= 0 {
-		max = max[:i]
-	}
-	l.max, l.remaining = count(max), count(rem)
-	if reset != "" {
-		if ms, ok := resetIn(reset, ref); ok {
-			l.reset = ms
-		} else {
-			l.resetBad = true
+	l := fieldLimit(h, names, present, func(v string) (float64, bool) { return resetIn(v, ref) })
+	if max := Field(h, names[0]); l.max < 0 {
+		if i := strings.IndexAny(max, ",;"); i >= 0 {
+			l.max = count(max[:i])
 		}
 	}
 	return l

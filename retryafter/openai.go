@@ -16,14 +16,16 @@ var openAIFields = [...]string{
 
 func openAIFamily(h http.Header) family {
 	f := family{dialect: results.DialectOpenAI, source: results.WaitOpenAIReset}
-	f.requests = openAILimit(h, openAIFields[0:3], &f.present)
-	f.tokens = openAILimit(h, openAIFields[3:6], &f.present)
+	f.requests = fieldLimit(h, openAIFields[0:3], &f.present, openAIDuration)
+	f.tokens = fieldLimit(h, openAIFields[3:6], &f.present, openAIDuration)
 	f.limits = []limit{f.requests, f.tokens}
 	return f
 }
 
-// openAILimit reads one limit from its limit, remaining and reset fields.
-func openAILimit(h http.Header, names []string, present *bool) limit {
+// fieldLimit reads one limit from its limit, remaining and reset fields
+// (names, in that order), the reset with readReset; present is set when
+// any of the three is in h.
+func fieldLimit(h http.Header, names []string, present *bool, readReset func(string) (float64, bool)) limit {
 	l := unknownLimit()
 	max, rem, reset := Field(h, names[0]), Field(h, names[1]), Field(h, names[2])
 	if max == "" && rem == "" && reset == "" {
@@ -32,7 +34,7 @@ func openAILimit(h http.Header, names []string, present *bool) limit {
 	*present = true
 	l.max, l.remaining = count(max), count(rem)
 	if reset != "" {
-		if ms, ok := openAIDuration(reset); ok {
+		if ms, ok := readReset(reset); ok {
 			l.reset = ms
 		} else {
 			l.resetBad = true
