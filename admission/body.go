@@ -2,9 +2,12 @@ package admission
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/ptuprobe/ptuprobe/retryafter"
 )
 
 // replay hands out a request's body once per attempt: the original body to
@@ -62,8 +65,47 @@ func (b *replay) close() {
 
 // drainLimit bounds how much of a refusal's body is read before it is
 // closed: enough for any error document, so the connection is reused,
-// not so much that a hostile body is read without end.
-const drainLimit = 64 << 10
+// not so much that a hostile body is read without end. It is also what
+// peekBody reads for advice: retryafter.MaxBody.
+const drainLimit = retryafter.MaxBody
+
+// peekBody reads the start of a refusal's body, up to drainLimit bytes,
+// for the advice it may hold, and puts what it read back in front of the
+// rest: a refusal returned to the caller (an outage, or ReturnLastResponse)
+// keeps its whole body, and a read error comes back to the caller at the
+// same place.
+func peekBody(resp *http.Response) []byte {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return nil
+	}
+	var buf bytes.Buffer
+	_, err := io.CopyN(&buf, resp.Body, drainLimit)
+	data := buf.Bytes()
+	rest := io.Reader(resp.Body)
+	switch {
+	case errors.Is(err, io.EOF):
+		rest = eofReader{}
+	case err != nil:
+		rest = errReader{err}
+	}
+	resp.Body = &peekedBody{Reader: io.MultiReader(bytes.NewReader(data), rest), Closer: resp.Body}
+	return data
+}
+
+// peekedBody is a body whose start was read: what was read, then the rest,
+// closed as the original.
+type peekedBody struct {
+	io.Reader
+	io.Closer
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 func drain(body io.ReadCloser) {
 	io.CopyN(io.Discard, body, drainLimit)

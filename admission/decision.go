@@ -84,6 +84,11 @@ type Attempt struct {
 	Sent time.Time
 	// Headers is when the response's headers arrived; zero if none did.
 	Headers time.Time
+	// Body is the start of a refusal's body (a status of Policy.Statuses),
+	// at most retryafter.MaxBody bytes, as the Transport read it for the
+	// advice it may hold (Gemini's RetryInfo); nil for any other response.
+	// Like Header, it holds whatever the server sent.
+	Body []byte
 	// Done is when the attempt ended: its body drained and closed by the
 	// Transport, or its error returned. It is zero when the response is
 	// returned to the caller, who reads its body.

@@ -6,8 +6,14 @@
 //
 // # The rule
 //
-// A rate-limited server says how long to wait (retry-after-ms, retry-after;
-// read by package retryafter, the one reader of that advice). The rule this
+// A rate-limited server says how long to wait, in one of several dialects
+// (retry-after-ms, retry-after, Gemini's RetryInfo in the error body, or
+// only the reset of the exhausted limit: OpenAI, Anthropic, the IETF
+// RateLimit fields, X-RateLimit-*). Package retryafter, the one reader of
+// that advice, reads it with one precedence (retryafter.FromResponse); for
+// a refusal status (Policy.Statuses) the Transport reads the start of the
+// body first, at most retryafter.MaxBody bytes, and keeps it for the
+// caller. Decision.WaitSource names the source that won. The rule this
 // package keeps:
 //
 //   - Exactly one retry owner. Retries stacked in two layers multiply: an

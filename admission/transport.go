@@ -188,7 +188,13 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		return nil, err
 	}
 	a.Status, a.Header, a.Headers = resp.StatusCode, resp.Header, now
-	advice := retryafter.FromHeader(resp.Header, now)
+	// A refusal's body may hold advice (Gemini's RetryInfo): it is read
+	// before the decision, bounded, and kept for the caller. Any other
+	// response's body is the caller's alone, unread.
+	if slices.Contains(r.t.p.Statuses, resp.StatusCode) {
+		a.Body = peekBody(resp)
+	}
+	advice := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now).Wait
 	advised, usable := advice.Duration()
 	a.WaitSource = advice.Source
 	if usable {

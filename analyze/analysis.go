@@ -91,6 +91,14 @@ type Totals struct {
 	ByStatus     map[int]int    // ptuprobe attempts by HTTP status (0 = no response)
 	ByErrorClass map[string]int // ptuprobe attempts by error class
 	NoWait       NoWait
+	// WaitSources counts ptuprobe 429s by wait_source: where their advised
+	// wait came from (none and invalid included; a cell no version writes
+	// is SourceOther). Foreign CSVs carry no source.
+	WaitSources map[string]int
+	// Dialects counts ptuprobe 429s by the dialect their response spoke,
+	// in the order of results.Dialects, then DialectUnknown (a file written
+	// before the column) and DialectOther.
+	Dialects []DialectCount
 }
 
 // Analysis is everything a report publishes, and what --fail-if reads.
@@ -206,6 +214,8 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		ByStatus:     maps.Clone(t.statuses),
 		ByErrorClass: maps.Clone(t.errorClasses),
 		NoWait:       a.Overall.NoWait,
+		WaitSources:  maps.Clone(t.sources),
+		Dialects:     t.dialectCounts(),
 	}
 	if t.timeline {
 		a.Timeline = make([]TimelinePoint, len(t.points))

@@ -1,14 +1,17 @@
 // Package analyze turns recorded traffic into the numbers an operator
 // publishes: it streams ptuprobe results files and foreign CSVs, keeps only
 // the advised waits of 429s (so memory grows with the number of 429s, not
-// rows), groups them, and computes counts, Hyndman–Fan type 7 percentiles,
-// ECDF steps, flags and --fail-if verdicts. Its Tally also counts a live
-// run (Observe, Counts) for progress lines and the end-of-run summary, so
-// a run and its later analysis count the same way.
+// rows), groups them (by source group, or by dialect: GroupedBy), and
+// computes counts, Hyndman–Fan type 7 percentiles, ECDF steps, flags and
+// --fail-if verdicts. Its Tally also counts a live run (Observe, Counts)
+// for progress lines and the end-of-run summary, so a run and its later
+// analysis count the same way.
 //
 // It imports results, internal/num, internal/valid and
 // github.com/montanaflynn/stats only. It never imports report, client,
 // dispatch, sim or cmd, and it keeps nothing from a row but group labels,
-// numbers and line numbers: raw headers, run ids and file contents other
-// than the value and group columns are dropped as they are read.
+// numbers and line numbers, and the dialect and wait source of a 429 when
+// they are names a version of ptuprobe writes (any other is counted as
+// "other"): raw headers, run ids and file contents other than the value
+// and group columns are dropped as they are read.
 package analyze

@@ -97,6 +97,7 @@ func (g *groupTally) noteShape(shape string) {
 // safe for concurrent use. The zero value is not ready; use NewTally.
 type Tally struct {
 	timeline bool
+	groupBy  GroupBy
 
 	mu           sync.Mutex
 	attempts     int // ptuprobe attempts, over every group
@@ -106,8 +107,10 @@ type Tally struct {
 	groups       map[string]*groupTally
 	statuses     map[int]int
 	errorClasses map[string]int
-	invalid      LineRefs // advised waits that are not usable: foreign values, results wait_ms over the cap
-	unreadable   LineRefs // rows that could not be parsed at all
+	dialects     map[string]*DialectCount // ptuprobe 429s by dialect
+	sources      map[string]int           // ptuprobe 429s by wait source
+	invalid      LineRefs                 // advised waits that are not usable: foreign values, results wait_ms over the cap
+	unreadable   LineRefs                 // rows that could not be parsed at all
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
@@ -119,13 +122,21 @@ type Tally struct {
 
 // NewTally returns an empty Tally. With timeline, it also keeps the send
 // time of every usable 429 (ptuprobe results only), for the timeline chart.
-func NewTally(timeline bool) *Tally {
-	return &Tally{
+// By default it groups ptuprobe rows by their group (GroupedBy changes it).
+func NewTally(timeline bool, opts ...TallyOption) *Tally {
+	t := &Tally{
 		timeline:     timeline,
+		groupBy:      GroupByGroup,
 		groups:       map[string]*groupTally{},
 		statuses:     map[int]int{},
 		errorClasses: map[string]int{},
+		dialects:     map[string]*DialectCount{},
+		sources:      map[string]int{},
 	}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
 // group returns the tally of the raw group. Past MaxRawGroups a new group
@@ -176,7 +187,10 @@ func (t *Tally) Counts() (done, n429 int) {
 // addRecord counts one ptuprobe attempt; t.mu is held.
 func (t *Tally) addRecord(rec *results.Record) {
 	raw := rec.Group
-	if raw == "" {
+	switch {
+	case t.groupBy == GroupByDialect:
+		raw = dialectOf(rec.Dialect)
+	case raw == "":
 		switch rec.Shape {
 		case results.ShapeBurst:
 			raw = results.GroupBurst
@@ -220,6 +234,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	g.refused++
 	t.refused++
+	t.countAdvice(rec, rec.HasWait() && usableWait(rec.WaitMS))
 	switch {
 	case rec.HasWait() && !usableWait(rec.WaitMS):
 		// A wait_ms beyond the cap (a hand-edited file): never published.

@@ -577,7 +577,7 @@ func (o *owned) observe(a admission.Attempt) {
 	if a.Header != nil {
 		rec.Status = a.Status
 		rec.TTFBMS = ms(a.Headers.Sub(a.Sent))
-		o.t.captureHeaders(a.Header, &rec)
+		o.t.captureHeaders(a.Header, a.Body, &rec)
 	}
 	rec.LatencyMS = ms(a.Done.Sub(a.Sent))
 	if a.Err != nil {
@@ -646,7 +646,13 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 		// request until the timeout, nor usage be parsed from a part.
 		rec.Error = results.ErrBody
 	}
-	t.captureHeaders(resp.Header, rec)
+	// The advice of a body (Gemini's RetryInfo) is read from a body read
+	// whole and kept whole: a part of a document is no document.
+	var whole []byte
+	if rec.Error == "" && body.n <= keptBodyBytes {
+		whole = body.buf
+	}
+	t.captureHeaders(resp.Header, whole, rec)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
 		t.parseUsage(&body, rec)
 	}
@@ -656,28 +662,66 @@ func sinceMS(t time.Time) float64 {
 	return float64(time.Since(t)) / float64(time.Millisecond)
 }
 
-// captureHeaders fills rec from the response headers. Every value read
-// passes the secret check first, whole: a retry header holding a secret is
-// recorded as Redacted (and so gives no wait), a numeric one is left
-// absent.
-func (t *Target) captureHeaders(h http.Header, rec *results.Record) {
+// captureHeaders fills rec from the response of status rec.Status: its
+// header h and body, the body whole or nil. The retry headers are recorded
+// as received; the advice, the dialect and the limits are what
+// retryafter.FromResponse reads. Every value read passes the secret check
+// first, whole: a retry header holding a secret is recorded as Redacted
+// (and so gives no wait), a numeric one is left absent, and an error body
+// holding one is not read for advice.
+func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record) {
 	rec.RetryAfterMS = t.recordHeader(retryafter.Field(h, "Retry-After-Ms"))
 	rec.RetryAfter = t.recordHeader(retryafter.Field(h, "Retry-After"))
-	if rec.RetryAfterMS != "" || rec.RetryAfter != "" {
-		w := retryafter.Parse(rec.RetryAfterMS, rec.RetryAfter, t.header(h, "Date"), t.now())
-		rec.WaitMS, rec.WaitSource = w.MS, w.Source
-	} else {
-		rec.WaitMS, rec.WaitSource = results.None, results.WaitNone
-	}
+	a := retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
+	rec.WaitMS, rec.WaitSource, rec.Dialect = a.Wait.MS, a.Wait.Source, a.Dialect
+	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
+	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
+	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
 	for k := range h {
 		if strings.HasPrefix(strings.ToLower(k), "x-ms-spillover-from-") {
 			rec.Spillover = true
 			break
 		}
 	}
-	rec.RatelimitRemainingRequests = headerInt(t.header(h, "X-Ratelimit-Remaining-Requests"), t.header(h, "Anthropic-Ratelimit-Requests-Remaining"))
-	rec.RatelimitRemainingTokens = headerInt(t.header(h, "X-Ratelimit-Remaining-Tokens"), t.header(h, "Anthropic-Ratelimit-Tokens-Remaining"))
 	rec.UtilizationPct = ParseUtilization(t.header(h, "Azure-Openai-Deployment-Utilization"))
+}
+
+// vetted is h as retryafter may read it: every value of a field it reads
+// (retryafter.Reads) that carries a secret is Redacted, which reads as no
+// number and no date. It is h itself when no value does, as is usual.
+func (t *Target) vetted(h http.Header) http.Header {
+	var out http.Header
+	for k, vs := range h {
+		if !retryafter.Reads(k) {
+			continue
+		}
+		for i, v := range vs {
+			if t.secrets.leaks(v) {
+				if out == nil {
+					out = h.Clone()
+				}
+				out[k][i] = Redacted
+			}
+		}
+	}
+	if out == nil {
+		return h
+	}
+	return out
+}
+
+// retryInfo marks the one body retryafter reads: a Google error with a
+// google.rpc.RetryInfo detail.
+var retryInfo = []byte("google.rpc.RetryInfo")
+
+// vettedBody is body as retryafter may read it: nil when it carries a
+// secret. Only a body with a RetryInfo is read at all, so only such a
+// body is checked, and the check costs nothing for the others.
+func (t *Target) vettedBody(body []byte) []byte {
+	if bytes.Contains(body, retryInfo) && t.secrets.leaks(string(body)) {
+		return nil
+	}
+	return body
 }
 
 // recordHeader is v as a row holds it: Redacted when it carries a secret
@@ -698,20 +742,6 @@ func (t *Target) header(h http.Header, name string) string {
 		return ""
 	}
 	return v
-}
-
-// headerInt returns the first of values that is a non-negative integer.
-func headerInt(values ...string) int {
-	for _, v := range values {
-		v = retryafter.TrimOWS(v)
-		if v == "" {
-			continue
-		}
-		if i, err := strconv.Atoi(v); err == nil && i >= 0 {
-			return i
-		}
-	}
-	return results.None
 }
 
 // ParseUtilization reads "NN.N%" (the % optional) into a percentage, or

@@ -35,6 +35,7 @@ type analyzeFlags struct {
 	failIf      []string
 	valueColumn string
 	groupColumn string
+	groupBy     string
 }
 
 // add registers the analyze flags on fs.
@@ -48,6 +49,7 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.failIf, "fail-if", nil, "exit 3 when this comparison holds, e.g. 'overall.p99_ms>20000' (repeatable; see below)")
 	fs.StringVar(&f.valueColumn, "value-column", "", "foreign CSV: the column holding the advised wait in ms (default "+analyze.DefaultValueColumn+")")
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
+	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups) or dialect (whose rate-limit fields the responses spoke)")
 }
 
 // badInputHints say which flag fixes an input analyze refused.
@@ -68,6 +70,9 @@ func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error
 		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
 	}
 	var err error
+	if j.GroupBy, err = analyze.ParseGroupBy(f.groupBy); err != nil {
+		return j, usageError("--group-by: %v", err)
+	}
 	if j.Labels, err = analyze.ParseLabels(f.labels); err != nil {
 		return j, usageError("--label: %v", err)
 	}

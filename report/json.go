@@ -32,6 +32,10 @@ type jsonTotals struct {
 	ByStatus     map[string]int `json:"by_status"`
 	ByErrorClass map[string]int `json:"by_error_class"`
 	NoWait       analyze.NoWait `json:"no_wait"`
+	// WaitSources and Dialects count the 429s of ptuprobe results by
+	// wait_source and by dialect.
+	WaitSources map[string]int         `json:"wait_sources"`
+	Dialects    []analyze.DialectCount `json:"dialects"`
 }
 
 type jsonAnalysis struct {
@@ -69,7 +73,9 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 			Attempts: a.Totals.Attempts, Total429: a.Totals.Total429,
 			Errors: a.Totals.Errors, Late: a.Totals.Late,
 			ByStatus: map[string]int{}, ByErrorClass: a.Totals.ByErrorClass,
-			NoWait: a.Totals.NoWait,
+			NoWait:      a.Totals.NoWait,
+			WaitSources: a.Totals.WaitSources,
+			Dialects:    a.Totals.Dialects,
 		},
 		Flags:          a.Flags,
 		Thresholds:     map[string]float64{analyze.FlagSparse: analyze.SparseBelow, analyze.FlagImbalanced: analyze.ImbalancedShare, "late_after_ms": analyze.LateAfterMS, "long_tail_p99_over_p50": analyze.LongTailRatio},
@@ -87,6 +93,12 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 	}
 	if j.Flags == nil {
 		j.Flags = []analyze.Flag{}
+	}
+	if j.Totals.WaitSources == nil {
+		j.Totals.WaitSources = map[string]int{}
+	}
+	if j.Totals.Dialects == nil {
+		j.Totals.Dialects = []analyze.DialectCount{}
 	}
 	if j.Warnings == nil {
 		j.Warnings = []string{}

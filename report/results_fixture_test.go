@@ -10,7 +10,7 @@ import (
 
 // resultsAnalysis analyzes a small deterministic ptuprobe results file
 // with every kind of row: both shapes, 429s without a usable wait, errors,
-// late sends and a group below --min-group.
+// late sends, a group below --min-group and several dialects.
 func resultsAnalysis(t *testing.T) *analyze.Analysis {
 	t.Helper()
 	var buf bytes.Buffer
@@ -24,6 +24,16 @@ func resultsAnalysis(t *testing.T) *analyze.Analysis {
 		r.IntendedMS, r.SentMS = float64(seq*50), float64(seq*50+seq%3*6)
 		r.LatencyMS, r.Status, r.Error = 10, status, errClass
 		r.WaitMS, r.WaitSource = wait, source
+		// Every kind of dialect cell: one per source, none for no response.
+		switch {
+		case status == 0:
+		case source == results.WaitRetryAfterMS || status == 200:
+			r.Dialect = results.DialectAzure
+		case source == results.WaitNone:
+			r.Dialect = results.DialectOpenAI
+		default:
+			r.Dialect = results.DialectRFC9110
+		}
 		if err := w.Write(&r); err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // WriteSummary writes summary.md: the percentile table, the reading, the
@@ -40,6 +42,9 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 
 	b.WriteString("\n## 429s per group\n\n")
 	writeGroupCounts(&b, a)
+
+	b.WriteString("\n## Where the waits came from\n\n")
+	writeAdviceOrigins(&b, a)
 
 	b.WriteString("\n## Totals\n\n")
 	writeTotals(&b, a)
@@ -85,6 +90,59 @@ func writeGroupCounts(b *strings.Builder, a *analyze.Analysis) {
 			Grouped(float64(g.NoWait.None)), Grouped(float64(g.NoWait.Invalid)), late)
 	}
 	fmt.Fprintf(b, "\nA late send went out more than %d ms after its intended time. Attempts, shares and late sends exist only for ptuprobe results; a foreign CSV records 429s only.\n", analyze.LateAfterMS)
+}
+
+// writeAdviceOrigins writes the 429s per dialect and per wait source.
+func writeAdviceOrigins(b *strings.Builder, a *analyze.Analysis) {
+	t := a.Totals
+	switch {
+	case a.ResultsFiles == 0:
+		b.WriteString("— (a foreign CSV records no dialect and no wait source).\n")
+		return
+	case len(t.Dialects) == 0:
+		b.WriteString("No 429 in the ptuprobe results.\n")
+		return
+	}
+	b.WriteString("The 429s of the ptuprobe results by the dialect their response spoke (whose rate-limit fields, or error body) and by where the advised wait came from (`wait_source`; `go doc ./retryafter` has each source and their precedence).\n\n")
+	b.WriteString("| dialect | 429s | usable wait | wait sources |\n|---|---|---|---|\n")
+	for _, d := range t.Dialects {
+		var parts []string
+		for _, src := range sourceOrder(d.Sources) {
+			parts = append(parts, fmt.Sprintf("`%s` %s", src, Grouped(float64(d.Sources[src]))))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdText(d.Dialect), Grouped(float64(d.Total429)), Grouped(float64(d.Usable)), strings.Join(parts, ", "))
+	}
+	b.WriteString("\n| wait source | 429s |\n|---|---|\n")
+	for _, src := range sourceOrder(t.WaitSources) {
+		fmt.Fprintf(b, "| `%s` | %s |\n", src, Grouped(float64(t.WaitSources[src])))
+	}
+	var notes []string
+	for _, d := range t.Dialects {
+		switch d.Dialect {
+		case analyze.DialectUnknown:
+			notes = append(notes, fmt.Sprintf("`%s`: a file written before ptuprobe recorded the dialect.", analyze.DialectUnknown))
+		case analyze.DialectOther:
+			notes = append(notes, fmt.Sprintf("`%s` dialect: a name no version of ptuprobe writes (a hand-edited file).", analyze.DialectOther))
+		}
+	}
+	if t.WaitSources[analyze.SourceOther] > 0 {
+		notes = append(notes, fmt.Sprintf("`%s` wait source: a name no version of ptuprobe writes.", analyze.SourceOther))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n" + strings.Join(notes, " ") + "\n")
+	}
+}
+
+// sourceOrder lists the wait sources counted in m in the order of
+// precedence (results.WaitSources), then other.
+func sourceOrder(m map[string]int) []string {
+	var out []string
+	for _, src := range append(slices.Clone(results.WaitSources), analyze.SourceOther) {
+		if m[src] > 0 {
+			out = append(out, src)
+		}
+	}
+	return out
 }
 
 func writeTotals(b *strings.Builder, a *analyze.Analysis) {

@@ -49,6 +49,11 @@ var table = []column{
 	text("policy", func(r *Record) *string { return &r.Policy }),
 	text("decision", func(r *Record) *string { return &r.Decision }),
 	oneOrZero("fallback", func(r *Record) *bool { return &r.Fallback }),
+	text("dialect", func(r *Record) *string { return &r.Dialect }),
+	decimal("reset_requests_ms", func(r *Record) *float64 { return &r.ResetRequestsMS }),
+	decimal("reset_tokens_ms", func(r *Record) *float64 { return &r.ResetTokensMS }),
+	optionalCount("limit_requests", func(r *Record) *int { return &r.LimitRequests }),
+	optionalCount("limit_tokens", func(r *Record) *int { return &r.LimitTokens }),
 }
 
 // requiredColumns is how many leading columns every version of the file

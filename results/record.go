@@ -40,14 +40,56 @@ const (
 	ErrOther = "other"
 )
 
-// Sources of the advised wait.
+// Sources of the advised wait: which field of the response the wait was
+// read from (package retryafter documents each and their precedence).
 const (
 	WaitRetryAfterMS      = "retry-after-ms"
 	WaitRetryAfterSeconds = "retry-after-seconds"
 	WaitRetryAfterDate    = "retry-after-date"
-	WaitNone              = "none"
-	WaitInvalid           = "invalid"
+	// WaitGeminiRetryDelay: the retryDelay of a google.rpc.RetryInfo in
+	// the error body (Gemini, Vertex AI).
+	WaitGeminiRetryDelay = "gemini-retry-delay"
+	// The reset of an exhausted limit, read only for a 429 or 503 that
+	// carries no retry advice: the IETF RateLimit field's t of a policy
+	// with r=0, RateLimit-Reset (or the draft-7 reset key),
+	// X-RateLimit-Reset, x-ratelimit-reset-requests/-tokens,
+	// anthropic-ratelimit-*-reset.
+	WaitIETFReset       = "ietf-reset"
+	WaitRateLimitReset  = "ratelimit-reset"
+	WaitXRateLimitReset = "x-ratelimit-reset"
+	WaitOpenAIReset     = "openai-reset"
+	WaitAnthropicReset  = "anthropic-reset"
+	WaitNone            = "none"
+	WaitInvalid         = "invalid"
 )
+
+// WaitSources lists every wait source, in the order of precedence (none
+// and invalid last). A reader checks a wait_source cell against it.
+var WaitSources = []string{
+	WaitRetryAfterMS, WaitRetryAfterSeconds, WaitRetryAfterDate, WaitGeminiRetryDelay,
+	WaitIETFReset, WaitRateLimitReset, WaitXRateLimitReset, WaitOpenAIReset, WaitAnthropicReset,
+	WaitNone, WaitInvalid,
+}
+
+// Dialects of rate-limit advice: whose fields (or error body) a response
+// spoke. Package retryafter documents how each is recognized.
+const (
+	DialectAzure     = "azure"       // Azure OpenAI: retry-after-ms, azure-openai-*, x-ms-*
+	DialectOpenAI    = "openai"      // x-ratelimit-{limit,remaining,reset}-{requests,tokens}
+	DialectAnthropic = "anthropic"   // anthropic-ratelimit-*
+	DialectIETF      = "ietf"        // RateLimit / RateLimit-Policy, the current draft's lists
+	DialectLegacy    = "ietf-legacy" // RateLimit-Limit/-Remaining/-Reset, the draft-7 RateLimit dictionary
+	DialectXRate     = "x-ratelimit" // X-RateLimit-Limit/-Remaining/-Reset
+	DialectGemini    = "gemini"      // google.rpc.RetryInfo in the error body
+	DialectRFC9110   = "rfc9110"     // a bare retry-after
+	DialectNone      = "none"        // no rate-limit field at all
+)
+
+// Dialects lists every dialect, in the order they are recognized.
+var Dialects = []string{
+	DialectAnthropic, DialectAzure, DialectOpenAI, DialectIETF, DialectLegacy,
+	DialectXRate, DialectGemini, DialectRFC9110, DialectNone,
+}
 
 // MaxWaitMS bounds a believable advised wait, in milliseconds (about 31.7
 // years): a larger value, whatever its unit or source, is not a wait a
@@ -97,6 +139,18 @@ type Record struct {
 	// Fallback is true when the attempt went to the fallback target (a
 	// redirect: a spillover or standard deployment).
 	Fallback bool
+
+	// Dialect is the dialect of rate-limit advice the response spoke (one
+	// of the Dialect* constants); empty when no response came.
+	Dialect string
+	// ResetRequestsMS and ResetTokensMS are how long until the request
+	// and token limits reset, in ms; None when not advertised.
+	ResetRequestsMS float64
+	ResetTokensMS   float64
+	// LimitRequests and LimitTokens are the advertised limits; None when
+	// not advertised.
+	LimitRequests int
+	LimitTokens   int
 }
 
 // Decisions of a retry owner after an attempt (admission.Action).
@@ -114,6 +168,7 @@ func Blank() Record {
 		RatelimitRemainingRequests: None, RatelimitRemainingTokens: None,
 		UtilizationPct: None, PromptTokens: None, CachedTokens: None,
 		CompletionTokens: None, MaxTokens: None,
+		ResetRequestsMS: None, ResetTokensMS: None, LimitRequests: None, LimitTokens: None,
 	}
 }
 

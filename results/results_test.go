@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,8 @@ func sample(seq int) Record {
 	r.Spillover = seq%2 == 0
 	r.RatelimitRemainingRequests, r.UtilizationPct = 7, 101.5
 	r.PromptTokens, r.CachedTokens, r.CompletionTokens, r.MaxTokens = 1000, 128, 60, 100
+	r.Dialect = DialectAzure
+	r.ResetRequestsMS, r.ResetTokensMS, r.LimitRequests, r.LimitTokens = 1000, 360000.5, 60, 150000
 	return r
 }
 
@@ -405,6 +408,8 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 		{"unknown column after the required ones", required + ",worker,max_tokens", row + ",w-3,100", 100, None},
 		{"known columns in another order", required + ",max_tokens,ratelimit_remaining_requests", row + ",100,7", 100, 7},
 		{"unknown trailing column", strings.Join(Columns, ",") + ",policy", row + ",7,,,,,,100,always", 100, 7},
+		// Written before the dialect columns: they read as absent.
+		{"file before the dialect columns", strings.Join(Columns[:slices.Index(Columns, "dialect")], ","), row + ",7,,,,,,100,,,0", 100, 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -419,6 +424,9 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 			}
 			if r.WaitMS != 12 || !r.Spillover || r.Wave != None || r.MaxTokens != c.maxTokens || r.RatelimitRemainingRequests != c.remaining {
 				t.Fatalf("got %+v", r)
+			}
+			if r.Dialect != "" || r.ResetRequestsMS != None || r.ResetTokensMS != None || r.LimitRequests != None || r.LimitTokens != None {
+				t.Fatalf("dialect columns absent from the file, read as %+v", r)
 			}
 		})
 	}

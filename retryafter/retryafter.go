@@ -27,9 +27,10 @@ func (w Wait) Duration() (d time.Duration, ok bool) {
 	return time.Duration(w.MS * float64(time.Millisecond)), true
 }
 
-// FromHeader reads the advised wait of a response's header h (Retry-After-Ms,
-// Retry-After, Date), repeats of a field handled as Field does; now is the
-// clock for an HTTP-date when the response has no usable Date.
+// FromHeader reads the advised wait of a response's header h from its
+// retry-after fields alone (Retry-After-Ms, Retry-After, Date), repeats of
+// a field handled as Field does; now is the clock for an HTTP-date when the
+// response has no usable Date. FromResponse reads every dialect.
 func FromHeader(h http.Header, now time.Time) Wait {
 	return Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), h.Get("Date"), now)
 }

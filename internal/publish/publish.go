@@ -28,6 +28,9 @@ type Job struct {
 	LogX     bool
 	Timeline bool
 	Foreign  analyze.ForeignColumns
+	// GroupBy is what ptuprobe results are grouped by: their group (the
+	// default) or their dialect.
+	GroupBy analyze.GroupBy
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
 	// Progress, when set, is given the total input size before reading and
@@ -94,7 +97,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	tally := analyze.NewTally(j.Timeline)
+	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy))
 	var seen io.Writer
 	if j.Progress != nil {
 		var finish func()

@@ -1,0 +1,122 @@
+package analyze
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// GroupBy names the column the rows of a ptuprobe results file are grouped
+// by. A foreign CSV is grouped by its own group column (ForeignColumns),
+// whatever GroupBy says: name a dialect column there to group one by
+// dialect.
+type GroupBy string
+
+const (
+	// GroupByGroup groups rows by their group column: the source groups
+	// (the default; "" means it too).
+	GroupByGroup GroupBy = "group"
+	// GroupByDialect groups rows by their dialect column: whose rate-limit
+	// fields the responses spoke. A row of a file written before the column
+	// existed is in DialectUnknown.
+	GroupByDialect GroupBy = "dialect"
+)
+
+// Names under which a dialect cell is counted when it is no dialect of
+// results.Dialects.
+const (
+	// DialectUnknown: the row has no dialect (a file written before the
+	// dialect column, or an attempt without a response).
+	DialectUnknown = "unknown"
+	// DialectOther: the cell holds a name no version of ptuprobe writes (a
+	// hand-edited file); it is never published as it is.
+	DialectOther = "other"
+	// SourceOther is the same for a wait_source cell.
+	SourceOther = "other"
+)
+
+// ParseGroupBy reads a GroupBy ("group" or "dialect"; "" is "group").
+func ParseGroupBy(s string) (GroupBy, error) {
+	switch GroupBy(s) {
+	case "", GroupByGroup:
+		return GroupByGroup, nil
+	case GroupByDialect:
+		return GroupByDialect, nil
+	}
+	return "", fmt.Errorf("%q is not a column to group by: want %s or %s", clip(s, 32), GroupByGroup, GroupByDialect)
+}
+
+// TallyOption sets up a Tally.
+type TallyOption func(*Tally)
+
+// GroupedBy makes a Tally group the rows of ptuprobe results by g.
+func GroupedBy(g GroupBy) TallyOption {
+	return func(t *Tally) { t.groupBy = g }
+}
+
+// DialectCount is what the 429s of one dialect advised: how many there
+// were, how many had a usable wait, and how many per wait source.
+type DialectCount struct {
+	Dialect  string         `json:"dialect"`
+	Total429 int            `json:"total_429"`
+	Usable   int            `json:"usable_wait"`
+	Sources  map[string]int `json:"wait_sources"`
+}
+
+// dialectOf is the name a dialect cell is counted under.
+func dialectOf(cell string) string {
+	switch {
+	case cell == "":
+		return DialectUnknown
+	case slices.Contains(results.Dialects, cell):
+		return cell
+	}
+	return DialectOther
+}
+
+// sourceOf is the name a wait_source cell is counted under; an empty cell
+// is "none", as the reader of NoWait counts it.
+func sourceOf(cell string) string {
+	switch {
+	case cell == "":
+		return results.WaitNone
+	case slices.Contains(results.WaitSources, cell):
+		return cell
+	}
+	return SourceOther
+}
+
+// countAdvice counts one ptuprobe 429 by dialect and wait source; t.mu is
+// held.
+func (t *Tally) countAdvice(rec *results.Record, usable bool) {
+	d := dialectOf(rec.Dialect)
+	c := t.dialects[d]
+	if c == nil {
+		c = &DialectCount{Dialect: d, Sources: map[string]int{}}
+		t.dialects[d] = c
+	}
+	c.Total429++
+	if usable {
+		c.Usable++
+	}
+	s := sourceOf(rec.WaitSource)
+	c.Sources[s]++
+	t.sources[s]++
+}
+
+// dialectCounts copies the counts, in the order of results.Dialects, then
+// unknown and other.
+func (t *Tally) dialectCounts() []DialectCount {
+	order := append(slices.Clone(results.Dialects), DialectUnknown, DialectOther)
+	var out []DialectCount
+	for _, d := range order {
+		if c := t.dialects[d]; c != nil {
+			cp := *c
+			cp.Sources = maps.Clone(c.Sources)
+			out = append(out, cp)
+		}
+	}
+	return out
+}

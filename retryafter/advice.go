@@ -1,0 +1,244 @@
+package retryafter
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Advice is everything a response advised about its rate limits: the wait
+// before a retry, the dialect it spoke, and what it advertised of its
+// request and token limits. Numbers it did not advertise are
+// results.None.
+type Advice struct {
+	// Wait is the advised wait and the field it came from (the package
+	// documentation has the precedence).
+	Wait Wait
+	// Dialect is whose fields (or error body) the response spoke: one of
+	// the results.Dialect* constants.
+	Dialect string
+	// RemainingRequests and RemainingTokens are what is left of the
+	// request and token limits.
+	RemainingRequests, RemainingTokens int
+	// LimitRequests and LimitTokens are the limits themselves.
+	LimitRequests, LimitTokens int
+	// ResetRequestsMS and ResetTokensMS are how long until each limit
+	// resets, in ms.
+	ResetRequestsMS, ResetTokensMS float64
+}
+
+// MaxBody bounds the body FromResponse reads for advice: a Google error
+// document is a few KB, and the client keeps (and admission reads) at most
+// 64 KiB of a body. A longer body is not read at all.
+const MaxBody = 64 << 10
+
+// FromResponse reads a response's advice: its status, header h and body
+// (what the caller kept of it, at most MaxBody bytes; nil when none was
+// kept); now is the clock for times the response states as dates, when
+// it has no usable Date header. Of the body it reads only a Google error's
+// google.rpc.RetryInfo, and only for a status of 400 or more: a body that
+// does not hold that name is not read at all. It never fails: a field it
+// cannot read is unusable advice (Wait.Source "invalid" when nothing
+// usable is left), never a guess.
+func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
+	date := h.Get("Date")
+	ref := now
+	if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+		ref = d
+	}
+	items, dict := rateLimitField(h)
+	named, numeric := policyField(h)
+	fams := [...]family{
+		openAIFamily(h),
+		anthropicFamily(h, ref),
+		ietfFamily(items, named),
+		legacyFamily(h, dict, numeric, ref),
+		xRateLimitFamily(h, ref),
+	}
+	a := Advice{}
+	a.RemainingRequests, a.LimitRequests, a.ResetRequestsMS = firstKnown(fams[:], func(f *family) limit { return f.requests })
+	a.RemainingTokens, a.LimitTokens, a.ResetTokensMS = firstKnown(fams[:], func(f *family) limit { return f.tokens })
+
+	w := Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), date, now)
+	g := geminiAdvice(status, body)
+	switch {
+	case w.Usable():
+		a.Wait = w
+	case g.usable:
+		a.Wait = Wait{MS: g.ms, Source: results.WaitGeminiRetryDelay}
+	case w.Source == results.WaitInvalid || g.present:
+		a.Wait = Wait{MS: results.None, Source: results.WaitInvalid}
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		a.Wait = resetWait(fams[:])
+	default:
+		a.Wait = Wait{MS: results.None, Source: results.WaitNone}
+	}
+	a.Dialect = dialect(h, a.Wait.Source, fams[:], g.present)
+	return a
+}
+
+// limit is what a dialect advertised of one limit.
+type limit struct {
+	remaining, max int     // None when absent or unreadable
+	reset          float64 // ms until it resets; None when absent or unreadable
+	resetBad       bool    // a reset was given but is no usable time
+}
+
+func unknownLimit() limit {
+	return limit{remaining: results.None, max: results.None, reset: results.None}
+}
+
+func (l limit) known() bool { return l.remaining >= 0 || l.max >= 0 || l.reset >= 0 }
+
+// family is what one dialect's fields said.
+type family struct {
+	dialect string
+	source  string // the wait source of its resets
+	present bool   // one of its fields is in the response
+	// requests and tokens are the limits it reports as the request and
+	// token limits.
+	requests, tokens limit
+	// limits are every limit it advertised, whose exhaustion (remaining
+	// 0) makes its reset a wait.
+	limits []limit
+}
+
+// firstKnown is the request or token limit of the first family that
+// advertised it: OpenAI's x-ratelimit-*, then Anthropic's, then the IETF
+// fields, the legacy ones and X-RateLimit-*.
+func firstKnown(fams []family, pick func(*family) limit) (remaining, max int, reset float64) {
+	for i := range fams {
+		if l := pick(&fams[i]); l.known() {
+			return l.remaining, l.max, l.reset
+		}
+	}
+	return results.None, results.None, results.None
+}
+
+// resetWait is the wait of a refusal without retry advice: the reset of
+// an exhausted limit (remaining 0), the longest if several are; invalid
+// when every exhausted limit's reset is unreadable.
+func resetWait(fams []family) Wait {
+	best := Wait{MS: results.None, Source: results.WaitNone}
+	bad := false
+	for _, f := range fams {
+		for _, l := range f.limits {
+			switch {
+			case l.remaining != 0:
+			case l.reset > best.MS:
+				best = Wait{MS: l.reset, Source: f.source}
+			case l.reset < 0 && l.resetBad:
+				bad = true
+			}
+		}
+	}
+	if best.Usable() || !bad {
+		return best
+	}
+	return Wait{MS: results.None, Source: results.WaitInvalid}
+}
+
+// dialect names the dialect of a response: the one whose reset gave the
+// wait, else the first whose fields are present, in the order of
+// results.Dialects.
+func dialect(h http.Header, source string, fams []family, gemini bool) string {
+	if source == results.WaitGeminiRetryDelay {
+		return results.DialectGemini
+	}
+	for _, f := range fams {
+		if f.source == source {
+			return f.dialect
+		}
+	}
+	present := func(d string) bool {
+		for _, f := range fams {
+			if f.dialect == d {
+				return f.present
+			}
+		}
+		return false
+	}
+	switch {
+	case present(results.DialectAnthropic):
+		return results.DialectAnthropic
+	case azure(h):
+		return results.DialectAzure
+	case present(results.DialectOpenAI):
+		return results.DialectOpenAI
+	case present(results.DialectIETF):
+		return results.DialectIETF
+	case present(results.DialectLegacy):
+		return results.DialectLegacy
+	case present(results.DialectXRate):
+		return results.DialectXRate
+	case gemini:
+		return results.DialectGemini
+	case TrimOWS(Field(h, "Retry-After")) != "":
+		return results.DialectRFC9110
+	}
+	return results.DialectNone
+}
+
+// azure reports whether h carries a field only Azure OpenAI sends:
+// retry-after-ms, azure-openai-* (deployment utilization), x-ms-* (region,
+// deployment name, spillover) or apim-request-id. Only their presence is
+// read, never their values.
+func azure(h http.Header) bool {
+	if TrimOWS(Field(h, "Retry-After-Ms")) != "" {
+		return true
+	}
+	for k := range h {
+		if hasPrefixFold(k, "x-ms-") || hasPrefixFold(k, "azure-openai-") || strings.EqualFold(k, "apim-request-id") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// Reads reports whether FromResponse reads the value of header field name:
+// a caller that must vet values before they are read (ptuprobe's client
+// checks them for echoed secrets) vets these. Of any other field
+// FromResponse reads at most its presence.
+func Reads(name string) bool { return readFields[http.CanonicalHeaderKey(name)] }
+
+// readFields are the fields whose values FromResponse reads.
+var readFields = func() map[string]bool {
+	m := map[string]bool{"Retry-After-Ms": true, "Retry-After": true, "Date": true}
+	for _, names := range [][]string{openAIFields[:], anthropicFields[:], ietfFields[:]} {
+		for _, n := range names {
+			m[n] = true
+		}
+	}
+	return m
+}()
+
+// count reads a non-negative integer of at most 18 digits (no sign, no
+// point), or results.None.
+func count(s string) int {
+	s = TrimOWS(s)
+	if s == "" || len(s) > 18 {
+		return results.None
+	}
+	v := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return results.None
+		}
+		v = v*10 + int(s[i]-'0')
+	}
+	return v
+}
+
+// untilMS is the wait until t seen from ref, in ms: 0 for a time passed;
+// ok is false past results.MaxWaitMS.
+func untilMS(t, ref time.Time) (float64, bool) {
+	// Sub saturates at about 292 years, well past the cap.
+	wait := max(float64(t.Sub(ref))/float64(time.Millisecond), 0)
+	return wait, wait <= maxWaitMS
+}
