@@ -785,7 +785,11 @@ func Classify(ctx context.Context, err error) string {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return results.ErrRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		// The transport closed the connection under the request's writer
+		// when its reader saw the peer's reset: a reset all the same (a
+		// cancel was classified above).
+		errors.Is(err, net.ErrClosed):
 		return results.ErrReset
 	}
 	msg := innermost(err).Error()

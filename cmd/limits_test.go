@@ -149,7 +149,7 @@ func TestHardeningLimits(t *testing.T) {
 			code: 0},
 		{name: "SIGINT during analyze", args: []string{"analyze", events, "--out-dir", reportDir},
 			sig: syscall.SIGINT, code: ExitInterrupted, want: "interrupted"},
-		{name: "SIGTERM with requests that never answer", args: []string{"schedule", "--url", silent, "--rate", "50/s", "--duration", "30s", "--quiet", "-o", filepath.Join(dir, "c.csv")},
+		{name: "SIGTERM with requests that never answer", args: []string{"schedule", "--url", silent, "--rate", "50/s", "--duration", "30s", "--quiet", "--grace", "500ms", "-o", filepath.Join(dir, "c.csv")},
 			sig: syscall.SIGTERM, code: ExitInterrupted, want: "interrupted"},
 	}
 	for _, tt := range tests {
