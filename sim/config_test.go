@@ -30,6 +30,13 @@ func TestValidate(t *testing.T) {
 		{"deployment with slash", func(c *Config) { c.Deployment = "a/b" }, []string{"Deployment"}, []string{`"a/b": name may hold only`}},
 		{"negative latencies", func(c *Config) { c.TPOT = -time.Second; c.SlowDelay = -1 },
 			[]string{"TPOT", "SlowDelay"}, []string{"-1s: must not be negative", "-1ns: must not be negative"}},
+		{"dialect", func(c *Config) { c.Dialect = "klingon" }, []string{"Dialect"}, []string{`"klingon": want one of azure, openai, anthropic, ietf, gemini`}},
+		{"ietf settings outside ietf", func(c *Config) { c.Dialect = DialectOpenAI; c.IETFRetryAfter = true; c.IETFLegacy = true },
+			[]string{"IETFRetryAfter", "IETFLegacy"}, []string{"goes only with {Dialect} ietf", "goes only with {Dialect} ietf"}},
+		{"retry-after both added and omitted", func(c *Config) { c.Dialect = DialectIETF; c.IETFRetryAfter = true; c.OmitRetryHeaders = true },
+			[]string{"IETFRetryAfter"}, []string{"contradicts {OmitRetryHeaders}"}},
+		{"gateway retry-after outside azure", func(c *Config) { c.Dialect = DialectAnthropic; c.GatewayRetryAfter = true },
+			[]string{"GatewayRetryAfter"}, []string{"goes only with {Dialect} azure"}},
 		{"gateway ceilings", func(c *Config) { c.GatewayKeyRPS = 0; c.GatewayOrgs = 1001; c.MaxKeys = 0 },
 			[]string{"GatewayKeyRPS", "GatewayOrgs", "MaxKeys"}, []string{"0: want >= 1", "1001: want 1..1000", "0: want 1..1000000"}},
 	}
