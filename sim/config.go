@@ -225,6 +225,8 @@ func (c Config) Validate() error {
 	}
 	if c.GatewayRetryAfter && c.Dialect != DialectAzure {
 		bad("GatewayRetryAfter", "goes only with {Dialect} %s: the other dialects write retry-after as their services do", DialectAzure)
+	} else if c.GatewayRetryAfter && c.OmitRetryHeaders {
+		bad("GatewayRetryAfter", "contradicts {OmitRetryHeaders}")
 	}
 	if err := checkDeploymentName(c.Deployment); err != nil {
 		bad("Deployment", "%q: %v", truncateForError(c.Deployment), err)

@@ -37,6 +37,8 @@ func TestValidate(t *testing.T) {
 			[]string{"IETFRetryAfter"}, []string{"contradicts {OmitRetryHeaders}"}},
 		{"gateway retry-after outside azure", func(c *Config) { c.Dialect = DialectAnthropic; c.GatewayRetryAfter = true },
 			[]string{"GatewayRetryAfter"}, []string{"goes only with {Dialect} azure"}},
+		{"gateway retry-after both added and omitted", func(c *Config) { c.GatewayRetryAfter = true; c.OmitRetryHeaders = true },
+			[]string{"GatewayRetryAfter"}, []string{"contradicts {OmitRetryHeaders}"}},
 		{"gateway ceilings", func(c *Config) { c.GatewayKeyRPS = 0; c.GatewayOrgs = 1001; c.MaxKeys = 0 },
 			[]string{"GatewayKeyRPS", "GatewayOrgs", "MaxKeys"}, []string{"0: want >= 1", "1001: want 1..1000", "0: want 1..1000000"}},
 	}

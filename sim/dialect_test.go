@@ -512,3 +512,35 @@ func TestDialectAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestPathIsRouted: Config.Path names, in every dialect, a path the
+// simulator answers for its PTU deployment, streamed or not.
+func TestPathIsRouted(t *testing.T) {
+	t.Parallel()
+	for _, d := range AllDialects() {
+		for _, stream := range []bool{false, true} {
+			t.Run(d+"/stream "+strconv.FormatBool(stream), func(t *testing.T) {
+				t.Parallel()
+				cfg := testConfig()
+				cfg.Dialect = d
+				_, _, ts := newSim(t, cfg)
+				_, body, hdr := dialectCall(d, 40, 1, "k")
+				path := cfg.Path(stream)
+				switch {
+				case d == DialectAzure || d == DialectIETF:
+					path += "?api-version=2024-10-21"
+				case d == DialectGemini && stream:
+					path += "?alt=sse"
+				}
+				if stream && d != DialectGemini {
+					body = strings.Replace(body, `"messages"`, `"stream":true,"messages"`, 1)
+				}
+				resp, out := post(t, ts.URL, path, body, hdr...)
+				ct := resp.Header.Get("Content-Type")
+				if resp.StatusCode != 200 || stream != (ct == "text/event-stream") {
+					t.Fatalf("%s: %d %q %s", path, resp.StatusCode, ct, out)
+				}
+			})
+		}
+	}
+}
