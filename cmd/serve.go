@@ -51,13 +51,24 @@ func init() {
 		sc := &serveCmd{cfg: sim.DefaultConfig(), addr: DefaultServeAddr}
 		c := &cobra.Command{
 			Use:   "serve",
-			Short: "Run the embedded PTU simulator (or the gateway profile) on loopback",
+			Short: "Run the embedded PTU simulator (or the gateway profile), in any vendor's dialect, on loopback",
 			Long: `serve runs the simulator that burst, schedule and characterize use when no
 target is given: an Azure OpenAI provisioned deployment under the documented
 admission model (utilization as a leaky bucket; 429 with retry-after-ms when
 over 100%), or with --profile gateway an API gateway with per-key and
 per-organization ceilings. It prints its URL and a command to try; Ctrl-C
-stops it. GET /sim/stats shows what it has admitted and refused.
+stops it. GET /sim/stats shows what it has admitted and refused, and every
+wait it advised, per source.
+
+--dialect chooses whose wire it speaks, with the same admission model:
+azure (the default: retry-after-ms and retry-after), openai
+(/v1/chat/completions, x-ratelimit-* on every answer, retry-after on 429s),
+anthropic (/v1/messages, anthropic-ratelimit-* with RFC 3339 resets,
+retry-after), ietf (RateLimit-Policy and RateLimit on the Azure routes;
+--ietf-retry-after, --ietf-legacy) or gemini (/v1beta/models/M:generateContent,
+no retry header, RetryInfo in the 429 body). --omit-retry-headers leaves
+retry-after and retry-after-ms off, so the rate-limit headers are the only
+advice.
 
 It is also a witness of the client: per key it counts retries that came back
 before the wait their 429 advised (early_returns), at or after it
@@ -68,7 +79,9 @@ On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).`,
 			Example: `  ptuprobe serve
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
   ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000
-  ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset`,
+  ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset
+  ptuprobe serve --dialect openai --omit-retry-headers
+  ptuprobe serve --dialect anthropic --ptu 50`,
 			RunE: sc.run,
 		}
 		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
@@ -96,7 +109,6 @@ func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
 	if cfg.Profile == sim.ProfileGateway {
 		fmt.Fprintf(out, "simulated gateway: per key %d requests/s and %d tokens/min, per organization %d requests/s and %d tokens/min\n",
 			cfg.GatewayKeyRPS, cfg.GatewayKeyTPM, cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
-		fmt.Fprintf(out, "try:   ptuprobe burst --url %s/v1/chat/completions\n", run.URL)
 	} else {
 		drain := cfg.DrainTokensPerSecond()
 		perReq := cfg.EstimatedCost(1000, 0, 65) // a default client request's mean actual cost
@@ -105,10 +117,31 @@ func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
 		if cfg.SpilloverDeployment != "" {
 			fmt.Fprintf(out, "spillover to standard deployment %q: %d tokens/min, %d requests/min\n", cfg.SpilloverDeployment, cfg.StandardTPM, cfg.StandardRPM)
 		}
-		fmt.Fprintf(out, "try:   ptuprobe burst --endpoint %s --deployment %s\n", run.URL, cfg.Deployment)
 	}
+	if cfg.Dialect != sim.DialectAzure {
+		fmt.Fprintf(out, "dialect: %s\n", cfg.Dialect)
+	}
+	fmt.Fprintf(out, "try:   %s\n", tryCommand(cfg, run.URL))
 	fmt.Fprintf(out, "stats: %s/sim/stats\n", run.URL)
 	fmt.Fprintln(out, "Ctrl-C stops it.")
+}
+
+// tryCommand is a first call to paste: ptuprobe where its client speaks
+// the dialect, else curl with the dialect's request.
+func tryCommand(cfg sim.Config, url string) string {
+	switch cfg.Dialect {
+	case sim.DialectAnthropic:
+		return "curl -s " + url + cfg.Path(false) + ` -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d '{"model":"` +
+			cfg.Deployment + `","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}'`
+	case sim.DialectGemini:
+		return "curl -s " + url + cfg.Path(false) + ` -H 'content-type: application/json' -d '{"contents":[{"parts":[{"text":"hi"}]}]}'`
+	case sim.DialectOpenAI:
+		return "ptuprobe burst --api openai --url " + url + cfg.Path(false) + " --model " + cfg.Deployment
+	}
+	if cfg.Profile == sim.ProfileGateway {
+		return "ptuprobe burst --url " + url + "/v1/chat/completions"
+	}
+	return "ptuprobe burst --endpoint " + url + " --deployment " + cfg.Deployment
 }
 
 // summaryKeys is how many keys the stop summary names, a line each;

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -128,6 +130,13 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, ExitUsage, "port from 0 to 65535"},
 		{[]string{"serve", "--addr", busy.Addr().String()}, ExitFailure, "listen"},
 		{[]string{"serve", "extra"}, ExitUsage, "takes no arguments"},
+		{[]string{"serve", "--dialect", "klingon"}, ExitUsage, `--dialect "klingon": want one of azure, openai, anthropic, ietf, gemini`},
+		{[]string{"serve", "--dialect", "OpenAI"}, ExitUsage, `--dialect "OpenAI"`},
+		{[]string{"serve", "--ietf-legacy"}, ExitUsage, "--ietf-legacy goes only with --dialect ietf"},
+		{[]string{"serve", "--dialect", "gemini", "--ietf-retry-after"}, ExitUsage, "--ietf-retry-after goes only with --dialect ietf"},
+		{[]string{"serve", "--dialect", "ietf", "--ietf-retry-after", "--omit-retry-headers"}, ExitUsage, "--ietf-retry-after contradicts --omit-retry-headers"},
+		{[]string{"serve", "--dialect", "anthropic", "--profile", "gateway", "--gateway-retry-after"}, ExitUsage, "--gateway-retry-after goes only with --dialect azure"},
+		{[]string{"serve", "--omit-retry-headers=maybe"}, ExitUsage, "omit-retry-headers"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(context.Background(), tc.args...)
@@ -227,5 +236,190 @@ func TestWitnessSummary(t *testing.T) {
 				t.Errorf("summary:\n%s\nwant it to end with:\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestServeSpeaksEveryDialect runs `ptuprobe serve --dialect X` with a
+// deployment that one request fills for seconds (--ptu 1, no burst
+// allowance): the first call of the dialect's own shape is answered, the
+// second refused with the dialect's advice, and /sim/stats names the
+// dialect and counts what was advised, per source. The banner names the
+// dialect and a first call that works on it.
+func TestServeSpeaksEveryDialect(t *testing.T) {
+	t.Parallel()
+	chat := `{"model":"sim-ptu","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
+	tests := []struct {
+		args    []string
+		path    string
+		body    string
+		hdr     []string
+		try     string            // what the banner's try line names
+		refused map[string]string // headers of the 429; "" means absent
+		inBody  string            // what the 429's body says
+		advised []string          // the sources /sim/stats counts
+	}{
+		{args: nil, path: "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21", body: chat,
+			try:     "ptuprobe burst --endpoint",
+			refused: map[string]string{"Retry-After": "*", "Retry-After-Ms": "*"}, inBody: `"code":"429"`,
+			advised: []string{"retry-after-ms", "retry-after"}},
+		{args: []string{"--dialect", "openai"}, path: "/v1/chat/completions", body: chat,
+			try:     "ptuprobe burst --api openai --url http://127.0.0.1:",
+			refused: map[string]string{"X-Ratelimit-Remaining-Tokens": "0", "X-Ratelimit-Reset-Tokens": "*", "Retry-After": "*", "Retry-After-Ms": ""},
+			inBody:  `"code":"rate_limit_exceeded"`, advised: []string{"x-ratelimit-reset-tokens", "retry-after"}},
+		{args: []string{"--dialect", "openai", "--omit-retry-headers"}, path: "/v1/chat/completions", body: chat,
+			try:     "/v1/chat/completions",
+			refused: map[string]string{"X-Ratelimit-Reset-Tokens": "*", "Retry-After": ""},
+			inBody:  `"type":"tokens"`, advised: []string{"x-ratelimit-reset-tokens"}},
+		{args: []string{"--dialect", "anthropic"}, path: "/v1/messages", body: chat, hdr: []string{"anthropic-version", "2023-06-01"},
+			try:     "curl -s http://127.0.0.1:",
+			refused: map[string]string{"Anthropic-Ratelimit-Tokens-Remaining": "0", "Anthropic-Ratelimit-Tokens-Reset": "*", "Retry-After": "*"},
+			inBody:  `"rate_limit_error"`, advised: []string{"anthropic-ratelimit-tokens-reset", "retry-after"}},
+		{args: []string{"--dialect", "ietf", "--ietf-retry-after"}, path: "/v1/chat/completions", body: chat,
+			try:     "ptuprobe burst --endpoint",
+			refused: map[string]string{"RateLimit": `*"default";r=0;t=*`, "RateLimit-Policy": `*"default";q=*`, "Retry-After": "*"},
+			inBody:  "quota-exceeded", advised: []string{"ratelimit", "retry-after"}},
+		{args: []string{"--dialect", "ietf", "--ietf-legacy"}, path: "/v1/chat/completions", body: chat,
+			refused: map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": "*", "RateLimit": "", "Retry-After": ""},
+			inBody:  "quota-exceeded", advised: []string{"ratelimit-reset"}},
+		{args: []string{"--dialect", "gemini"}, path: "/v1beta/models/sim-ptu:generateContent",
+			body:    `{"contents":[{"parts":[{"text":"hello"}]}],"generationConfig":{"maxOutputTokens":1000}}`,
+			try:     "/v1beta/models/sim-ptu:generateContent",
+			refused: map[string]string{"Retry-After": "", "Retry-After-Ms": ""},
+			inBody:  `"retryDelay":"`, advised: []string{"retry-info"}},
+	}
+	for _, tc := range tests {
+		name := strings.Join(tc.args, " ")
+		if name == "" {
+			name = "azure by default"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			sv := startServe(ctx, t, append([]string{"--ttft", "0", "--tpot", "0", "--ptu", "1", "--burst-pct", "0"}, tc.args...)...)
+			try := ""
+			for _, line := range sv.banner {
+				if rest, ok := strings.CutPrefix(line, "try:   "); ok {
+					try = rest
+				}
+			}
+			if try == "" || !strings.Contains(try, tc.try) {
+				t.Errorf("banner's try line %q does not name %q", try, tc.try)
+			}
+			dialect := sim.DialectAzure
+			if len(tc.args) > 0 {
+				dialect = tc.args[1]
+			}
+			if named := slices.Contains(sv.banner, "dialect: "+dialect); named != (dialect != sim.DialectAzure) {
+				t.Errorf("banner %q: names the dialect %v, want %v (only when it is not azure)", sv.banner, named, dialect != sim.DialectAzure)
+			}
+			send := func() (*http.Response, string) {
+				req, _ := http.NewRequest(http.MethodPost, sv.url+tc.path, strings.NewReader(tc.body))
+				for i := 0; i+1 < len(tc.hdr); i += 2 {
+					req.Header.Set(tc.hdr[i], tc.hdr[i+1])
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp, string(b)
+			}
+			if resp, b := send(); resp.StatusCode != 200 {
+				t.Fatalf("first call: %d %s", resp.StatusCode, b)
+			}
+			resp, b := send()
+			if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(b, tc.inBody) {
+				t.Fatalf("second call: %d %s, want a 429 saying %s", resp.StatusCode, b, tc.inBody)
+			}
+			for k, want := range tc.refused {
+				if got := resp.Header.Get(k); !matches(got, want) {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			sr, err := http.Get(sv.url + "/sim/stats")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st sim.Stats
+			err = json.NewDecoder(sr.Body).Decode(&st)
+			sr.Body.Close()
+			var sources []string
+			for _, a := range st.Advised {
+				if a.Count != 1 || a.MinMS != a.MaxMS || a.SumMS != a.MinMS || a.MinMS <= 0 {
+					t.Errorf("advised %+v, want one wait", a)
+				}
+				sources = append(sources, a.Source)
+			}
+			slices.Sort(sources)
+			want := slices.Sorted(slices.Values(tc.advised))
+			if err != nil || st.Dialect != dialect || !slices.Equal(sources, want) || st.AdvisedRefusals != 1 {
+				t.Errorf("stats: dialect %q, advised %v (%d refusals), %v; want %s, %v", st.Dialect, sources, st.AdvisedRefusals, err, dialect, want)
+			}
+			cancel()
+			if code := <-sv.done; code != ExitOK {
+				t.Errorf("exit %d: %s", code, sv.stderr.String())
+			}
+		})
+	}
+}
+
+// matches reports whether got fits want: "" is absent, "*" anything
+// present, "*x*" anything holding x, else exactly want.
+func matches(got, want string) bool {
+	switch {
+	case want == "":
+		return got == ""
+	case want == "*":
+		return got != ""
+	case len(want) > 2 && strings.HasPrefix(want, "*") && strings.HasSuffix(want, "*"):
+		return strings.Contains(got, want[1:len(want)-1])
+	}
+	return got == want
+}
+
+// TestSimDialectOnATrafficCommand: --sim-dialect reaches the embedded
+// simulator of a traffic command through the one table of simulator
+// flags. The embedded client speaks Azure, so the azure and ietf dialects
+// (the same routes) run end to end: with --sim-ietf-retry-after a refusal
+// advises Retry-After in whole seconds, which the client records; an
+// unknown dialect is refused by its flag's name before anything runs.
+func TestSimDialectOnATrafficCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := func(out string, args ...string) []results.Record {
+		t.Helper()
+		base := []string{"burst", "--size", "6", "--quiet", "-o", out,
+			"--sim-ptu", "1", "--sim-burst-pct", "0", "--sim-ttft", "0", "--sim-tpot", "0"}
+		code, _, stderr := runCLI(context.Background(), append(base, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return readResults(t, out)
+	}
+	sources := func(recs []results.Record) map[string]int {
+		out := map[string]int{}
+		for _, r := range recs {
+			if r.Status == http.StatusTooManyRequests {
+				out[r.WaitSource]++
+				if r.WaitSource == results.WaitRetryAfterSeconds && int64(r.WaitMS)%1000 != 0 {
+					t.Errorf("retry-after recorded as %v ms, not whole seconds", r.WaitMS)
+				}
+			}
+		}
+		return out
+	}
+	azure := sources(run(filepath.Join(dir, "azure.csv")))
+	ietf := sources(run(filepath.Join(dir, "ietf.csv"), "--sim-dialect", "ietf", "--sim-ietf-retry-after"))
+	if azure[results.WaitRetryAfterMS] == 0 || len(azure) != 1 {
+		t.Errorf("azure: the 429s' sources %v, want retry-after-ms", azure)
+	}
+	if ietf[results.WaitRetryAfterSeconds] == 0 || ietf[results.WaitRetryAfterMS] != 0 {
+		t.Errorf("ietf with retry-after: the 429s' sources %v, want retry-after in seconds and no retry-after-ms", ietf)
+	}
+	code, _, stderr := runCLI(context.Background(), "burst", "-o", filepath.Join(dir, "never.csv"), "--sim-dialect", "klingon")
+	if code != ExitUsage || stderr != `ptuprobe: --sim-dialect "klingon": want one of azure, openai, anthropic, ietf, gemini`+"\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

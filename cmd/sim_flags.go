@@ -13,6 +13,10 @@ import (
 // Validate error with them.
 var simFlags = map[string]string{
 	"Profile":             "profile",
+	"Dialect":             "dialect",
+	"OmitRetryHeaders":    "omit-retry-headers",
+	"IETFRetryAfter":      "ietf-retry-after",
+	"IETFLegacy":          "ietf-legacy",
 	"Deployment":          "deployment",
 	"PTU":                 "ptu",
 	"TokensPerPTU":        "tokens-per-ptu",
@@ -69,6 +73,10 @@ func simFlagNames(prefix string) flagNames {
 func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	n := func(field string) string { return prefix + simFlags[field] }
 	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment) or gateway (per-key/per-org ceilings)")
+	fs.StringVar(&c.Dialect, n("Dialect"), c.Dialect, "whose wire to speak: "+strings.Join(sim.AllDialects(), ", ")+" (request paths, rate-limit headers, error bodies; the admission model is the same)")
+	fs.BoolVar(&c.OmitRetryHeaders, n("OmitRetryHeaders"), c.OmitRetryHeaders, "leave retry-after and retry-after-ms off 429s: the dialect's rate-limit headers are their only advice")
+	fs.BoolVar(&c.IETFRetryAfter, n("IETFRetryAfter"), c.IETFRetryAfter, "ietf dialect: add Retry-After to 429s")
+	fs.BoolVar(&c.IETFLegacy, n("IETFLegacy"), c.IETFLegacy, "ietf dialect: write the older drafts' RateLimit-Limit/-Remaining/-Reset instead of RateLimit and RateLimit-Policy")
 	fs.StringVar(&c.Deployment, n("Deployment"), c.Deployment, "name of the simulated PTU deployment")
 	fs.Float64Var(&c.PTU, n("PTU"), c.PTU, "provisioned throughput units deployed")
 	fs.Float64Var(&c.TokensPerPTU, n("TokensPerPTU"), c.TokensPerPTU, "input tokens per PTU per minute")
@@ -95,7 +103,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.IntVar(&c.GatewayOrgRPS, n("GatewayOrgRPS"), c.GatewayOrgRPS, "gateway: requests per second per organization")
 	fs.IntVar(&c.GatewayOrgTPM, n("GatewayOrgTPM"), c.GatewayOrgTPM, "gateway: tokens per minute per organization")
 	fs.IntVar(&c.GatewayOrgs, n("GatewayOrgs"), c.GatewayOrgs, "gateway: organizations keys are spread over (by a hash of the key)")
-	fs.BoolVar(&c.GatewayRetryAfter, n("GatewayRetryAfter"), c.GatewayRetryAfter, "gateway: add retry-after to refusals")
+	fs.BoolVar(&c.GatewayRetryAfter, n("GatewayRetryAfter"), c.GatewayRetryAfter, "gateway, azure dialect: add retry-after to refusals")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 }
 

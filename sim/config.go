@@ -14,6 +14,31 @@ const (
 	ProfileGateway = "gateway"
 )
 
+// Dialects: how the simulator writes its answers (Config.Dialect). The
+// admission model is the same in each; only the request paths, the
+// rate-limit headers and the error bodies change (see the package doc).
+const (
+	DialectAzure     = "azure"
+	DialectOpenAI    = "openai"
+	DialectAnthropic = "anthropic"
+	DialectIETF      = "ietf"
+	DialectGemini    = "gemini"
+)
+
+// AllDialects lists every dialect, in a stable order.
+func AllDialects() []string {
+	return []string{DialectAzure, DialectOpenAI, DialectAnthropic, DialectIETF, DialectGemini}
+}
+
+func knownDialect(s string) bool {
+	for _, d := range AllDialects() {
+		if s == d {
+			return true
+		}
+	}
+	return false
+}
+
 // Defaults of the model; DefaultConfig uses them and the package doc
 // explains the arithmetic behind the PTU ones.
 const (
@@ -47,6 +72,18 @@ type Config struct {
 	// Profile is "ptu" (an Azure OpenAI provisioned deployment) or
 	// "gateway" (an API gateway with per-key and per-organization ceilings).
 	Profile string
+	// Dialect is whose wire the simulator speaks: azure (the default),
+	// openai, anthropic, ietf or gemini. It decides the request paths, the
+	// rate-limit headers and the error bodies; the admission model stays.
+	Dialect string
+	// OmitRetryHeaders leaves retry-after and retry-after-ms off every 429,
+	// so the dialect's rate-limit fields are its only advice (azure: none).
+	OmitRetryHeaders bool
+	// IETFRetryAfter adds Retry-After to the ietf dialect's 429s.
+	IETFRetryAfter bool
+	// IETFLegacy writes the older drafts' RateLimit-Limit, RateLimit-Remaining
+	// and RateLimit-Reset instead of RateLimit and RateLimit-Policy.
+	IETFLegacy bool
 	// Deployment is the PTU deployment's name in Azure routes.
 	Deployment string
 
@@ -119,6 +156,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Profile:           ProfilePTU,
+		Dialect:           DialectAzure,
 		Deployment:        DefaultDeployment,
 		PTU:               DefaultPTU,
 		TokensPerPTU:      DefaultTokensPerPTU,
@@ -172,6 +210,23 @@ func (c Config) Validate() error {
 	case ProfilePTU, ProfileGateway:
 	default:
 		bad("Profile", "%q: want %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway)
+	}
+	if !knownDialect(c.Dialect) {
+		bad("Dialect", "%q: want one of %s", truncateForError(c.Dialect), strings.Join(AllDialects(), ", "))
+	}
+	if c.IETFRetryAfter && c.Dialect != DialectIETF {
+		bad("IETFRetryAfter", "goes only with {Dialect} %s", DialectIETF)
+	}
+	if c.IETFLegacy && c.Dialect != DialectIETF {
+		bad("IETFLegacy", "goes only with {Dialect} %s", DialectIETF)
+	}
+	if c.IETFRetryAfter && c.OmitRetryHeaders {
+		bad("IETFRetryAfter", "contradicts {OmitRetryHeaders}")
+	}
+	if c.GatewayRetryAfter && c.Dialect != DialectAzure {
+		bad("GatewayRetryAfter", "goes only with {Dialect} %s: the other dialects write retry-after as their services do", DialectAzure)
+	} else if c.GatewayRetryAfter && c.OmitRetryHeaders {
+		bad("GatewayRetryAfter", "contradicts {OmitRetryHeaders}")
 	}
 	if err := checkDeploymentName(c.Deployment); err != nil {
 		bad("Deployment", "%q: %v", truncateForError(c.Deployment), err)

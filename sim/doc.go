@@ -4,7 +4,9 @@
 // like an Azure OpenAI provisioned-throughput (PTU) deployment under its
 // documented admission contract, or like a rate-limited API gateway. It
 // is a model of the documented contract, not a claim about the service's
-// exact formula.
+// exact formula. It speaks the wire of one vendor at a time (Dialect:
+// azure, openai, anthropic, ietf, gemini): the admission model is the
+// same in each, only the paths and how a decision is written change.
 //
 // It may import only the standard library and ptuprobe's internal
 // packages (jsonscan, sleep, valid). It never imports client, dispatch,
@@ -16,8 +18,9 @@
 //
 // # Profile "ptu"
 //
-// Routes: POST /openai/deployments/{name}/chat/completions?api-version=…
-// (no api-version: 400; unknown name: 404 DeploymentNotFound), and the
+// Routes (azure and ietf dialects; the others under "Dialects"): POST
+// /openai/deployments/{name}/chat/completions?api-version=… (no
+// api-version: 400; unknown name: 404 DeploymentNotFound), and the
 // OpenAI-compatible POST /v1/chat/completions and
 // /openai/v1/chat/completions, where "model" names the deployment.
 //
@@ -154,18 +157,21 @@
 //
 // Every refusal that advises a wait remembers (key, deployment, body) →
 // the model time until which the client was told to wait: PTU 429s and
-// full-spillover 429s (retry-after-ms), 429s of the standard deployment
-// called by name, and gateway 429s with GatewayRetryAfter (retry-after,
-// whole seconds). The deadline is the refusal's model time plus the
-// header's own value converted back to model time (ms × TimeScale), so
-// rounding the header up only ever makes an honouring client later: a
-// client that waits exactly what the header says is on time, at any
-// TimeScale. A microsecond of model time (witnessSlack) absorbs the
+// full-spillover 429s, 429s of the standard deployment called by name,
+// and gateway 429s that advise a wait (in the azure dialect only with
+// GatewayRetryAfter; in the others always, in their rate-limit fields).
+// The deadline is the refusal's model time plus the shortest wait the
+// refusal wrote — the very value of one of its fields (see "What the
+// simulator advised") — converted back to model time (ms × TimeScale).
+// Every field is the same model wait rounded up in its own unit, so
+// rounding only ever makes an honouring client later: a client that waits
+// exactly what any one field says is on time, at any TimeScale. A microsecond of model time (witnessSlack) absorbs the
 // scaled clock's floating point, which after days at a high TimeScale
 // can put such a client tens of nanoseconds short. A retry is judged by
 // when it arrived, before a slow fault's delay; judging forgets the
 // refusal (one refusal, one comeback), and a retry refused again with a
-// wait is remembered afresh. Gateway 429s without retry-after and
+// wait is remembered afresh. Refusals that write no wait (the azure
+// gateway without GatewayRetryAfter, azure with OmitRetryHeaders) and
 // injected faults advise nothing the model stands behind and are not
 // remembered.
 //
@@ -177,6 +183,168 @@
 // that one was still unanswered it is counted in advised_waits_evicted
 // (its retry will be judged neither early nor on time). Full, it holds
 // about 6 MB. Keys and bodies are kept only as hashes.
+//
+// # Dialects
+//
+// Dialect decides the paths the simulator accepts, where it reads the
+// key, the rate-limit fields it writes and its error bodies. Whatever the
+// dialect, the profile's model decides (the PTU bucket, spillover, the
+// standard deployment, the gateway's ceilings); a refusal's wait is the
+// same model time, written as the dialect writes it. Sources are cited per
+// dialect; where a service's behaviour is not documented, the choice made
+// is said.
+//
+// A limit, in the dialects that report limits on every answer (openai,
+// anthropic, ietf), is one of two kinds: requests or tokens. The PTU
+// bucket is a token limit only — limit = capacity C (100%), remaining =
+// the room under it (at least 1 while at or under 100%, since any request
+// is then admitted; 0 over it) — and a PTU answer reports no request
+// limit, since the PTU enforces none. The standard deployment reports its
+// two windows (requests per second, RPM/60; tokens per minute); the
+// gateway, of its organization's and key's windows, the tighter of each
+// kind. Reset follows remaining: a limit with something left resets when
+// it is back to its initial state (its window's end; the bucket empty), as
+// OpenAI defines its reset; an exhausted limit (remaining 0) when it
+// admits again (its window's end; the bucket back at 100%). The limit
+// that refused a request is reported exhausted, even with a crumb left
+// that does not fit it. So a refusal's exhausted limit resets after
+// exactly the model's wait: its reset and its retry headers say the same
+// wait. (Should another limit be exhausted too and reset later — a gateway
+// caller out of both requests and tokens — the limit fields advise that
+// later reset, since a retry before it is refused again, while retry-after
+// keeps the refusing window's.) A 200's limits are as of its admission,
+// before its latency.
+//
+// Every wait is converted to wall time (÷ TimeScale) and rounded up once
+// to whole milliseconds; every coarser form is rounded up from that: whole
+// seconds (⌈ms/1000⌉), or an absolute time (the wall clock at the decision
+// plus the ms, rounded up to the second).
+//
+// azure (the default; Azure OpenAI): the routes above; the key in api-key,
+// x-api-key or Authorization: Bearer. A refusal writes retry-after-ms
+// (whole ms) and retry-after (whole seconds) and the Azure error body
+// {"error":{"code":"429","message":"… Please retry after N seconds."}};
+// the standard deployment's answers and the gateway's carry
+// x-ratelimit-remaining-requests and -tokens; the gateway's 429s carry
+// retry-after only with GatewayRetryAfter. Sources: "Get started using
+// provisioned deployments" (learn.microsoft.com/azure/ai-services/openai/
+// how-to/provisioned-get-started: a refused call's 429 with retry-after-ms
+// and retry-after) and Azure OpenAI quotas (…/how-to/quota).
+//
+// openai (api.openai.com): POST /v1/chat/completions, "model" naming the
+// deployment (unknown: 404, code model_not_found); on the gateway also
+// /v1/images/generations; the key in Authorization: Bearer. Every answer
+// carries x-ratelimit-limit-, x-ratelimit-remaining- and
+// x-ratelimit-reset- of requests and tokens (PTU: tokens only), the resets
+// durations in whole milliseconds written as OpenAI writes them, Go's
+// duration form: "12ms", "1s", "1.5s", "6m0s" (platform.openai.com/docs/
+// guides/rate-limits, "Rate limits in headers": sample values 1s and 6m0s,
+// "the time until the rate limit resets to its initial state"; responses
+// seen in the wild: 547ms, 2m52.8s). A 429's body is {"error":{"message":
+// "Rate limit reached on tokens …","type":"tokens"|"requests","param":
+// null,"code":"rate_limit_exceeded"}}; its exhausted limit has remaining
+// 0 and its reset is the wait, in ms. Retry headers: the guide documents
+// none; OpenAI's OpenAPI work documents an optional retry-after in integer
+// seconds on rate-limited 429s (openai/openai-openapi#564), and the SDKs
+// read retry-after-ms, then retry-after. So a 429 carries retry-after
+// (whole seconds) and no retry-after-ms; with OmitRetryHeaders none, and
+// the reset of the exhausted limit is its only advice.
+//
+// anthropic (the Messages API): POST /v1/messages, with the
+// anthropic-version header required (missing: 400, as the API says it
+// must be sent; docs.anthropic.com/en/api/versioning), "model" naming the
+// deployment, max_tokens required (missing: 400), "system", "messages",
+// "stream"; on the gateway also /v1/messages/count_tokens; the key in
+// x-api-key. An answer has the Messages shape, {"id","type":"message",
+// "role":"assistant","content":[{"type":"text","text"}],"model",
+// "stop_reason","stop_sequence","usage":{"input_tokens",
+// "cache_creation_input_tokens","cache_read_input_tokens",
+// "output_tokens"}} (cached prompt tokens are cache_read_input_tokens and
+// not input_tokens), or the events message_start, content_block_start,
+// content_block_delta, content_block_stop, message_delta, message_stop.
+// Every answer carries anthropic-ratelimit-{requests,tokens,input-tokens,
+// output-tokens}-{limit,remaining,reset}, the resets RFC 3339 times in
+// whole seconds (docs.anthropic.com/en/api/rate-limits, "Response
+// headers"): tokens is the model's token limit, input-tokens the same,
+// output-tokens the same divided by OutputWeight (what output alone could
+// still spend; left out when it weighs nothing), so all three are
+// exhausted together with one reset. A 429 carries retry-after (integer
+// seconds, as the same page documents; not with OmitRetryHeaders) and
+// {"type":"error","error":{"type":"rate_limit_error","message":…}}.
+//
+// ietf (draft-ietf-httpapi-ratelimit-headers-11, the structured-field
+// form, datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers): the
+// azure routes and keys, as behind a gateway that writes the draft's
+// fields. Every answer carries one policy, "default", for the limit that
+// binds it (a 429's exhausted limit that resets last; else the one with
+// the least left for its size): RateLimit-Policy: "default";q=LIMIT;w=
+// WINDOW (seconds, rounded up, at least 1; qu="tokens" for a token
+// limit — the draft registers only requests, content-bytes and
+// concurrent-requests) and RateLimit: "default";r=REMAINING;t=RESET (whole
+// seconds). A 429 has r=0 and t = the wait, and the draft's problem
+// type quota-exceeded as application/problem+json with
+// "violated-policies":["default"]. With IETFRetryAfter it also carries
+// Retry-After (whole seconds; the draft's §7: it then takes precedence);
+// with IETFLegacy it writes the older drafts' (-06 and before)
+// RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (delay
+// seconds) instead. Other errors keep the azure dialect's envelopes.
+//
+// gemini (the Gemini API, ai.google.dev/api): POST
+// /v1beta/models/{model}:generateContent and :streamGenerateContent (also
+// under /v1/), ?alt=sse for server-sent events, else a JSON array of
+// chunks; {model} names the deployment (unknown: 404 NOT_FOUND). The key
+// goes in x-goog-api-key, which the reference says every request must
+// carry; a key in the URL (?key=), which the service has long accepted
+// as Google APIs do, is refused with 400 INVALID_ARGUMENT here, so a
+// client that would write its key into URLs (and so into logs) fails its
+// test. The request is {"contents":[{"role","parts":[{"text"}]}],
+// "systemInstruction":{"parts":[…]},"generationConfig":{
+// "maxOutputTokens"}}, the answer {"candidates":[{"content":{"parts":
+// [{"text"}],"role":"model"},"finishReason":"STOP"|"MAX_TOKENS","index"}],
+// "usageMetadata":{"promptTokenCount","candidatesTokenCount",
+// "totalTokenCount","cachedContentTokenCount"},"modelVersion",
+// "responseId"} (cachedContentTokenCount only when some are cached, as
+// proto3 JSON omits zeros). No answer carries a rate-limit header and no
+// 429 a retry header: a 429 is {"error":{"code":429,"message",
+// "status":"RESOURCE_EXHAUSTED","details":[QuotaFailure,{"@type":
+// "type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.500s"}]}},
+// retryDelay a protobuf Duration in JSON at millisecond resolution,
+// rounded up, written as proto3 writes it: whole seconds bare ("30s"),
+// else three fraction digits. (Gemini's own 429s carry retryDelay values
+// from "30s" to nine fraction digits; milliseconds are the unit the other
+// dialects' finest field has.)
+//
+// Whatever the dialect, spillover (an Azure feature) keeps its
+// x-ms-deployment-name and x-ms-spillover-from-deployment headers,
+// UtilizationHeader its azure-openai-deployment-utilization, and faults
+// their own misbehaviour, in the dialect's error envelope.
+//
+// # What the simulator advised
+//
+// Every refusal that writes a wait records what it wrote, one Advice per
+// field (Server.Advised): the refusal's number, the key (key-n), the
+// dialect, the source — the field: retry-after-ms, retry-after,
+// x-ratelimit-reset-tokens or -requests (the exhausted limit's),
+// anthropic-ratelimit-tokens-reset or -requests-reset, ratelimit (t),
+// ratelimit-reset, retry-info (Gemini's retryDelay) — and the wait as
+// written in wall milliseconds (a field in seconds as whole thousands; an
+// absolute time minus the wall clock it was written against, which the
+// Advice carries as At). Per dialect and the same refusal:
+//
+//	azure       retry-after-ms = ⌈wait⌉ ms, retry-after = ⌈ms/1000⌉ s
+//	openai      x-ratelimit-reset-<exhausted> = ⌈wait⌉ ms, retry-after
+//	anthropic   anthropic-ratelimit-<exhausted>-reset = ⌈now + wait⌉ s, retry-after
+//	ietf        RateLimit t = ⌈wait⌉ s (legacy RateLimit-Reset), Retry-After if asked
+//	gemini      retryDelay = ⌈wait⌉ ms
+//
+// so a test drives a client against the simulator and checks that the
+// client recorded exactly these waits, source by source. The record is
+// bounded like the witness: the last MaxAdvice (65,536) entries, about 3
+// MB full, older ones forgotten and counted (advice_evicted). Stats and
+// GET /sim/stats summarize every one per source: count, least, greatest
+// and summed wall ms ("advised"), and the refusals that wrote them
+// ("advised_refusals"). The witness's deadline is the smallest of a
+// refusal's values. Faults record nothing.
 //
 // # Faults, stats, determinism
 //

@@ -20,10 +20,18 @@ func newCeiling(rps, tpm int) *ceiling {
 // gatewayRefusal says which ceiling refused a call and how long until
 // that ceiling's window ends.
 type gatewayRefusal struct {
-	holder string // "organization" or "key"
-	limit  string // "requests per second" or "tokens per minute"
+	holder string // holderOrg or holderKey
+	limit  string // limitRequests or limitTokens
 	wait   time.Duration
 }
+
+// The holders and limits a gateway refusal names, in its message's words.
+const (
+	holderOrg     = "organization"
+	holderKey     = "key"
+	limitRequests = "requests per second"
+	limitTokens   = "tokens per minute"
+)
 
 // check moves both counters to now (a call arriving is what moves them)
 // and reports whether one more request of est tokens fits.
@@ -31,10 +39,10 @@ func (c *ceiling) check(now time.Time, est int64, holder string) (gatewayRefusal
 	c.requests.arrive(now)
 	c.tokens.arrive(now)
 	if !c.requests.fits(1) {
-		return gatewayRefusal{holder: holder, limit: "requests per second", wait: c.requests.resetIn(now)}, false
+		return gatewayRefusal{holder: holder, limit: limitRequests, wait: c.requests.resetIn(now)}, false
 	}
 	if !c.tokens.fits(est) {
-		return gatewayRefusal{holder: holder, limit: "tokens per minute", wait: c.tokens.resetIn(now)}, false
+		return gatewayRefusal{holder: holder, limit: limitTokens, wait: c.tokens.resetIn(now)}, false
 	}
 	return gatewayRefusal{}, true
 }
@@ -63,10 +71,10 @@ type gatewayTicket struct {
 // queued. Called with s.mu held.
 func (s *Server) gatewayAdmit(now time.Time, ks *keyState, est int64) (gatewayTicket, gatewayRefusal, bool) {
 	org := s.orgs[ks.org]
-	if r, ok := org.check(now, est, "organization"); !ok {
+	if r, ok := org.check(now, est, holderOrg); !ok {
 		return gatewayTicket{}, r, false
 	}
-	if r, ok := ks.limits.check(now, est, "key"); !ok {
+	if r, ok := ks.limits.check(now, est, holderKey); !ok {
 		return gatewayTicket{}, r, false
 	}
 	return gatewayTicket{

@@ -32,32 +32,35 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 		return
 	}
 	h := w.Header()
-	setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
-	setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+	if s.cfg.Dialect == DialectAzure {
+		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
+		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+	}
 	if !o.admitted {
-		if o.advisedMS > 0 {
-			setInt(h, "Retry-After", o.advisedMS/1000)
+		what := "your " + refusal.holder + "'s rate limit of " + refusal.limit
+		if s.cfg.Dialect != DialectAzure {
+			s.writeRefusal(w, &o.ans, what)
+			return
 		}
+		writeRetryHeaders(h, &o.ans)
 		s.writeGatewayError(w, http.StatusTooManyRequests, "rate_limit_error",
-			"This request would exceed your "+refusal.holder+"'s rate limit of "+refusal.limit+". Please reduce the rate of requests or contact support to raise the limit.")
+			"This request would exceed "+what+". Please reduce the rate of requests or contact support to raise the limit.")
 		return
 	}
+	s.writeLimits(h, &o.ans)
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	reconcile := func() { s.reconcileGateway(ticket, rt.op == opImage, int64(req.PromptTokens+o.completion)) }
-	switch rt.op {
-	case opImage:
+	if rt.op == opImage {
 		if s.clock.Sleep(r.Context(), s.cfg.TTFT+time.Duration(req.Images)*imageLatency) != nil {
 			reconcile()
 			return
 		}
 		reconcile()
 		s.writeImages(w, req.Images, o.created)
-	case opMessages:
-		s.respondMessage(w, r, &req, &o, reconcile)
-	default:
-		s.respondCompletion(w, r, &req, &o, reconcile)
+		return
 	}
+	s.respond(w, r, rt, &req, &o, reconcile)
 }
 
 // serveTokenCount answers a token-counting call: it does not reach the
@@ -75,8 +78,9 @@ func (s *Server) serveTokenCount(w http.ResponseWriter, req request) {
 // gatewayDecide checks a call of estimated cost est against its key and
 // organization under the lock, charges it when admitted, and counts it.
 // tracked is false when the key table is full (the call is rejected).
-// With GatewayRetryAfter a refusal advises the wait to the end of the
-// refusing window in whole seconds, rounded up (o.advisedMS).
+// A refusal advises the wait to the end of the refusing window, written
+// as the dialect writes it (o.ans); in the azure dialect only with
+// GatewayRetryAfter, as retry-after in whole seconds, rounded up.
 func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, maxTokens int) (o outcome, ticket *gatewayTicket, refusal gatewayRefusal, tracked bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,11 +107,10 @@ func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, m
 	} else {
 		s.n.refused++
 		ks.refused++
-		if s.cfg.GatewayRetryAfter {
-			o.advisedMS = 1000 * max(1, (s.wallMS(refusal.wait)+999)/1000)
-		}
 	}
-	s.witness(ks, v, now, o.advisedMS)
+	o.ans = s.answerOf(gatewayLimits(now, s.orgs[ks.org], ks.limits, refusal, !o.admitted), !o.admitted, refusal.wait)
+	s.advice.record(&o.ans, int32(ks.index))
+	s.witness(ks, v, now, o.ans.soonest())
 	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
 	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
 	return o, ticket, refusal, true

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +29,9 @@ type Server struct {
 	cache    promptCache
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
+	advice   adviceLog    // the record of advised waits, as written
 	bodySeed maphash.Seed
+	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
 	seq      uint64
 
@@ -68,7 +69,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
+	s.advice.max = MaxAdvice
 	s.bodySeed = maphash.MakeSeed()
+	s.wall = time.Now
 	return s, nil
 }
 
@@ -81,42 +84,11 @@ type operation int
 const (
 	opNone     operation = iota
 	opChat               // chat completions (Azure or OpenAI route)
-	opMessages           // gateway: messages
+	opMessages           // messages (anthropic; the gateway in azure and ietf)
+	opGenerate           // generateContent (gemini)
 	opCount              // gateway: token counting, free
 	opImage              // gateway: image generation, reports no tokens
 )
-
-type route struct {
-	op         operation
-	azure      bool   // /openai/deployments/{name}/... route
-	deployment string // from the path (Azure route)
-}
-
-func (s *Server) route(path string) route {
-	if rest, ok := strings.CutPrefix(path, "/openai/deployments/"); ok {
-		name, tail, _ := strings.Cut(rest, "/")
-		if name != "" && tail == "chat/completions" {
-			return route{op: opChat, azure: true, deployment: name}
-		}
-		return route{}
-	}
-	switch path {
-	case "/v1/chat/completions", "/openai/v1/chat/completions":
-		return route{op: opChat}
-	}
-	if s.cfg.Profile != ProfileGateway {
-		return route{}
-	}
-	switch path {
-	case "/v1/messages":
-		return route{op: opMessages}
-	case "/v1/messages/count_tokens":
-		return route{op: opCount}
-	case "/v1/images/generations":
-		return route{op: opImage}
-	}
-	return route{}
-}
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -127,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveStats(w, r)
 		return
 	}
-	rt := s.route(r.URL.Path)
+	rt := s.route(r.URL)
 	if rt.op == opNone {
 		s.reject(w, http.StatusNotFound, "404", "Resource not found")
 		return
@@ -137,13 +109,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusMethodNotAllowed, "405", "Method not allowed; use POST")
 		return
 	}
-	if rt.azure && r.URL.Query().Get("api-version") == "" {
-		s.reject(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
-		return
-	}
-	key, hasKey := apiKey(r.Header)
-	if s.cfg.RequireKey && !hasKey {
-		s.reject(w, http.StatusUnauthorized, "401", "Access denied due to missing API key. Make sure to provide a valid key in the api-key header or as a Bearer token.")
+	key, hasKey := s.dialectKey(r.Header)
+	if s.preflight(w, r, rt, hasKey) {
 		return
 	}
 	buf := bodyPool.Get().(*bytes.Buffer)
@@ -168,8 +135,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = kindCount
 	case opImage:
 		kind = kindImage
+	case opGenerate:
+		kind = kindGemini
 	}
 	req, err := parseRequest(buf.Bytes(), kind, s.cfg.DefaultMaxTokens)
+	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
+		err = badRequest("max_tokens: Field required")
+	}
 	if err != nil {
 		msg := "invalid request"
 		if errors.Is(err, errBadRequest) {
@@ -177,6 +149,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.reject(w, http.StatusBadRequest, "400", msg)
 		return
+	}
+	if rt.op == opGenerate {
+		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
 	v := s.newVisit(key, buf.Bytes(), r.Header)
 	if s.cfg.Profile == ProfileGateway {
@@ -235,7 +210,8 @@ type outcome struct {
 	standard   bool          // served (or refused) by the standard deployment
 	direct     bool          // sent to the standard deployment by name, not spilled
 	wait       time.Duration // model time, when refused
-	advisedMS  int64         // the advised wait a refusal's header carries, wall ms; 0: none
+	lim        limits        // the limits of the deployment or caller that answered
+	ans        answer        // what the answer writes about them, fixed at the decision
 	remReq     int64
 	remTok     int64
 	util       float64
@@ -249,7 +225,7 @@ type outcome struct {
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
 	name := rt.deployment
-	if !rt.azure {
+	if !rt.named {
 		name = req.Model
 		if name == "" {
 			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
@@ -263,7 +239,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	case s.standard != nil && name == s.standard.name:
 		tgt = targetStandard
 	default:
-		s.reject(w, http.StatusNotFound, "DeploymentNotFound", "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.")
+		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
 		return
 	}
 	spill := s.standard != nil && !s.cfg.SpilloverPerRequest
@@ -285,18 +261,19 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	s.mu.Lock()
 	now := s.clock.Now()
 	s.decidePTU(now, tgt, spill, &req, &o)
-	if !o.admitted {
-		o.advisedMS = s.wallMS(o.wait)
-	}
 	ks := s.trackKey(key, hasKey)
+	var keyIndex int32
 	if ks != nil {
+		keyIndex = int32(ks.index)
 		if o.admitted {
 			ks.admitted++
 		} else {
 			ks.refused++
 		}
 	}
-	s.witness(ks, v, now, o.advisedMS)
+	o.ans = s.answerOf(o.lim, !o.admitted, o.wait)
+	s.advice.record(&o.ans, keyIndex)
+	s.witness(ks, v, now, o.ans.soonest())
 	s.mu.Unlock()
 
 	if !o.admitted {
@@ -305,24 +282,54 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
+	h := w.Header()
 	if o.standard {
-		h := w.Header()
 		h.Set("X-Ms-Deployment-Name", s.standard.name)
 		if o.spilled {
 			h.Set("X-Ms-Spillover-From-Deployment", s.cfg.Deployment)
 		}
-		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
-		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+		if s.cfg.Dialect == DialectAzure {
+			setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
+			setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+		}
 	}
+	s.writeLimits(h, &o.ans)
 	actual := s.cfg.EstimatedCost(req.PromptTokens, o.cached, o.completion)
-	s.respondCompletion(w, r, &req, &o, func() {
+	done := func() {
 		if o.standard {
 			return // standard deployments count estimated tokens
 		}
 		s.mu.Lock()
 		s.bucket.correct(s.clock.Now(), actual-o.estimate)
 		s.mu.Unlock()
-	})
+	}
+	s.respond(w, r, rt, &req, &o, done)
+}
+
+// respond serves an admitted call in its operation's shape.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *request, o *outcome, done func()) {
+	switch rt.op {
+	case opMessages:
+		s.respondMessage(w, r, req, o, done)
+	case opGenerate:
+		s.respondGemini(w, r, rt, req, o, done)
+	default:
+		s.respondCompletion(w, r, req, o, done)
+	}
+}
+
+// deploymentNotFound is the dialect's message for a deployment (model)
+// the simulator does not have; it never echoes the name asked for.
+func (s *Server) deploymentNotFound() string {
+	switch s.cfg.Dialect {
+	case DialectOpenAI:
+		return "The model does not exist or you do not have access to it."
+	case DialectAnthropic:
+		return "model: not found"
+	case DialectGemini:
+		return "The model is not found for this API version, or is not supported for generateContent."
+	}
+	return "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."
 }
 
 // decidePTU is the admission model for one arrival at now. Called with
@@ -335,20 +342,27 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 		sv := s.standard.admit(now, stdEstimate)
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
+		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
 	} else {
 		o.util = s.bucket.utilization(now) // as the request found it
 		v := s.bucket.admit(now, o.estimate)
 		o.admitted, o.viaBurst, o.wait = v.admitted, v.viaBurst, v.wait
+		o.lim = limits{tokens: s.bucket.quotaOf(now, s.cfg.BucketDepth), outputWeight: s.cfg.OutputWeight}
 		if !v.admitted && spill {
 			sv := s.standard.admit(now, stdEstimate)
 			o.standard = true
 			o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 			if sv.admitted {
 				o.admitted, o.spilled = true, true
+				o.lim = s.standard.limitsOf(now, false, false)
 				s.n.spilled++
 			} else {
-				// A retry can succeed as soon as either deployment has room.
-				o.wait = min(o.wait, sv.wait)
+				// A retry can succeed as soon as either deployment has room;
+				// the answer reports the deployment that has it first.
+				if sv.wait < o.wait {
+					o.wait = sv.wait
+					o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
+				}
 				s.n.spillRefused++
 			}
 		}

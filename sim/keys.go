@@ -16,6 +16,11 @@ func apiKey(h http.Header) (string, bool) {
 	if v := h.Get("X-Api-Key"); v != "" {
 		return v, true
 	}
+	return bearerKey(h)
+}
+
+// bearerKey is the key of Authorization: Bearer.
+func bearerKey(h http.Header) (string, bool) {
 	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
 		if k := strings.TrimSpace(v[7:]); k != "" {
 			return k, true

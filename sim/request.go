@@ -22,6 +22,7 @@ type request struct {
 	SystemTokens int      // tokens of the leading system message / system field
 	SystemDigest [32]byte // set only when SystemTokens >= cacheMinTokens
 	MaxTokens    int      // resolved output budget
+	MaxTokensSet bool     // the body named the budget
 	Stream       bool
 	IncludeUsage bool
 	Images       int // images requested (image route)
@@ -38,14 +39,16 @@ func badRequest(format string, a ...any) error {
 type bodyKind int
 
 const (
-	kindChat  bodyKind = iota // chat completions and messages
-	kindCount                 // token counting: messages required, no budget
-	kindImage                 // image generation: prompt, n
+	kindChat   bodyKind = iota // chat completions and messages
+	kindCount                  // token counting: messages required, no budget
+	kindImage                  // image generation: prompt, n
+	kindGemini                 // generateContent: contents, systemInstruction, generationConfig
 )
 
 // parseRequest decodes a request body: the chat-completions body
-// (OpenAI/Azure), the messages body (gateway, with a "system" field), a
-// token-counting body or an image-generation body. Every kind scans every
+// (OpenAI/Azure), the messages body (with a "system" field), a
+// token-counting body, an image-generation body or a generateContent body
+// (Gemini). Every kind scans every
 // field it knows, so a malformed field is refused on any route; the kind
 // then decides which fields make the request. It never panics on any
 // input and its errors are one line a client can read; they never quote
@@ -60,6 +63,8 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 		return f.imageRequest()
 	case kindCount:
 		return f.countRequest()
+	case kindGemini:
+		return f.geminiRequest(defaultMax)
 	}
 	return f.chatRequest(defaultMax)
 }
@@ -76,16 +81,26 @@ func (f *fields) chatRequest(defaultMax int) (request, error) {
 	if f.maxCompletionTokens.set {
 		budget = f.maxCompletionTokens
 	}
-	r.MaxTokens = defaultMax
-	if budget.set {
-		if budget.v < 1 || budget.v > MaxOutputTokens {
-			return r, badRequest("max_tokens must be 1..%d", MaxOutputTokens)
-		}
-		r.MaxTokens = int(budget.v)
+	if err := r.setBudget(budget, defaultMax, "max_tokens"); err != nil {
+		return r, err
 	}
 	r.Stream = f.stream
 	r.IncludeUsage = f.stream && f.includeUsage
 	return r, nil
+}
+
+// setBudget resolves the output budget: budget when set (1..MaxOutputTokens,
+// else an error naming field), defaultMax when not.
+func (r *request) setBudget(budget optInt, defaultMax int, field string) error {
+	r.MaxTokens = defaultMax
+	if !budget.set {
+		return nil
+	}
+	if budget.v < 1 || budget.v > MaxOutputTokens {
+		return badRequest("%s must be 1..%d", field, MaxOutputTokens)
+	}
+	r.MaxTokens, r.MaxTokensSet = int(budget.v), true
+	return nil
 }
 
 // countRequest is a token-counting body: messages are required, and the
@@ -139,6 +154,11 @@ type fields struct {
 	maxTokens, maxCompletionTokens optInt
 	stream, includeUsage           bool
 	n                              optInt
+
+	// Gemini: contents, systemInstruction, generationConfig.maxOutputTokens.
+	contents          messages
+	systemInstruction content
+	maxOutputTokens   optInt
 }
 
 // messages is what the messages array holds for the model.
@@ -211,6 +231,13 @@ func (f *fields) scanField(sc *jsonscan.Scanner, key []byte) error {
 		f.stream, err = sc.OptBool()
 	case "stream_options":
 		return f.scanStreamOptions(sc)
+	case "contents":
+		f.contents, err = scanContents(sc)
+		return err // names the element at fault itself
+	case "systemInstruction", "system_instruction":
+		f.systemInstruction, err = scanGeminiContent(sc)
+	case "generationConfig", "generation_config":
+		return f.scanGenerationConfig(sc)
 	default:
 		return sc.Skip()
 	}

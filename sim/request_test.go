@@ -65,6 +65,17 @@ func TestParseRequest(t *testing.T) {
 		{"second message not an object", `{"messages":[{"content":"x"},7]}`, kindChat, 0, 0, 0, false, false, "'messages[1]': must be an object"},
 		{"model too long", `{"model":"` + strings.Repeat("m", 257) + `","messages":[{"content":"x"}]}`, kindChat, 0, 0, 0, false, false, "'model': is too long"},
 		{"stream_options not an object", `{"messages":[{"content":"x"}],"stream_options":true}`, kindChat, 0, 0, 0, false, false, "'stream_options': must be an object"},
+		{"gemini contents", `{"contents":[{"role":"user","parts":[{"text":"abcd"},{"inlineData":{}},{"text":"efgh"}]},{"role":"model","parts":[{"text":"ijkl"}]}]}`, kindGemini, 3, 0, 256, false, false, ""},
+		{"gemini system instruction and budget", `{"systemInstruction":{"parts":[{"text":"ssssssss"}]},"contents":[{"parts":[{"text":"uuuu"}]}],"generationConfig":{"temperature":1,"maxOutputTokens":42}}`, kindGemini, 3, 2, 42, false, false, ""},
+		{"gemini snake case", `{"system_instruction":{"parts":[{"text":"ssss"}]},"contents":[{"parts":[{"text":"uuuu"}]}],"generation_config":{"max_output_tokens":7}}`, kindGemini, 2, 1, 7, false, false, ""},
+		{"gemini ignores chat fields", `{"contents":[{"parts":[{"text":"uuuu"}]}],"max_tokens":9,"stream":true}`, kindGemini, 1, 0, 256, false, false, ""},
+		{"gemini without contents", `{"messages":[{"content":"x"}]}`, kindGemini, 0, 0, 0, false, false, "contents is not specified"},
+		{"gemini empty contents", `{"contents":[]}`, kindGemini, 0, 0, 0, false, false, "contents is not specified"},
+		{"gemini content not an object", `{"contents":["x"]}`, kindGemini, 0, 0, 0, false, false, "'contents[0]': must be an object"},
+		{"gemini parts not an array", `{"contents":[{"parts":"x"}]}`, kindGemini, 0, 0, 0, false, false, "'contents[0]': 'parts': must be an array"},
+		{"gemini zero budget", `{"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"maxOutputTokens":0}}`, kindGemini, 0, 0, 0, false, false, "generationConfig.maxOutputTokens must be"},
+		{"gemini generationConfig not an object", `{"contents":[{"parts":[{"text":"x"}]}],"generationConfig":3}`, kindGemini, 0, 0, 0, false, false, "'generationConfig': must be an object"},
+		{"chat body with bad contents", `{"messages":[{"content":"x"}],"contents":5}`, kindChat, 0, 0, 0, false, false, "'contents': must be an array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,8 +106,9 @@ func FuzzParseRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
+	f.Add([]byte(`{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"parts":[{"text":"u"}]}],"generationConfig":{"maxOutputTokens":3}}`), uint8(kindGemini))
 	f.Fuzz(func(t *testing.T, body []byte, k uint8) {
-		kind := bodyKind(k % 3)
+		kind := bodyKind(k % 4)
 		r, err := parseRequest(body, kind, DefaultMaxTokens)
 		// parseRequest accepts only JSON, and calls "not valid JSON" only what
 		// is not (the scanner itself is fuzzed in internal/jsonscan).
@@ -112,34 +124,38 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if r.PromptTokens < 0 || r.SystemTokens > r.PromptTokens || (kind == kindChat && (r.MaxTokens < 1 || r.MaxTokens > MaxOutputTokens)) {
+		if r.PromptTokens < 0 || r.SystemTokens > r.PromptTokens || ((kind == kindChat || kind == kindGemini) && (r.MaxTokens < 1 || r.MaxTokens > MaxOutputTokens)) {
 			t.Fatalf("parsed %+v from %q", r, body)
 		}
 	})
 }
 
-// FuzzServe throws arbitrary bodies at both profiles: the server must
-// answer every one with a well-formed status, never panic.
+// FuzzServe throws arbitrary bodies and paths at both profiles in every
+// dialect: the server must answer every one with a well-formed status,
+// never panic.
 func FuzzServe(f *testing.F) {
-	f.Add([]byte(chatBody(100, 10)), "/openai/deployments/sim-ptu/chat/completions?api-version=1", false)
-	f.Add([]byte(`{"model":"sim-ptu","messages":[{"content":"x"}],"stream":true}`), "/v1/chat/completions", false)
-	f.Add([]byte(`{"max_tokens":3,"messages":[{"content":"x"}]}`), "/v1/messages", true)
-	f.Add([]byte(`{"prompt":"x"}`), "/v1/images/generations", true)
-	f.Add([]byte("\xff\xfe"), "/v1/messages/count_tokens", true)
-	servers := map[bool]*Server{}
-	for _, gw := range []bool{false, true} {
-		cfg := testConfig()
-		if gw {
-			cfg.Profile = ProfileGateway
+	f.Add([]byte(chatBody(100, 10)), "/openai/deployments/sim-ptu/chat/completions?api-version=1", uint8(0))
+	f.Add([]byte(`{"model":"sim-ptu","messages":[{"content":"x"}],"stream":true}`), "/v1/chat/completions", uint8(1))
+	f.Add([]byte(`{"max_tokens":3,"messages":[{"content":"x"}]}`), "/v1/messages", uint8(2))
+	f.Add([]byte(`{"max_tokens":3,"messages":[{"content":"x"}]}`), "/v1/messages", uint8(7))
+	f.Add([]byte(`{"prompt":"x"}`), "/v1/images/generations", uint8(6))
+	f.Add([]byte("\xff\xfe"), "/v1/messages/count_tokens", uint8(5))
+	f.Add([]byte(`{"contents":[{"parts":[{"text":"x"}]}]}`), "/v1beta/models/sim-ptu:streamGenerateContent?alt=sse", uint8(4))
+	f.Add([]byte(`{"contents":[{"parts":[{"text":"x"}]}]}`), "/v1beta/models/sim-ptu:generateContent?key=k", uint8(9))
+	var servers []*Server
+	for _, profile := range []string{ProfilePTU, ProfileGateway} {
+		for _, d := range AllDialects() {
+			cfg := testConfig()
+			cfg.Profile, cfg.Dialect = profile, d
+			cfg.Clock = instantClock{}
+			s, err := New(cfg)
+			if err != nil {
+				f.Fatal(err)
+			}
+			servers = append(servers, s)
 		}
-		cfg.Clock = instantClock{}
-		s, err := New(cfg)
-		if err != nil {
-			f.Fatal(err)
-		}
-		servers[gw] = s
 	}
-	f.Fuzz(func(t *testing.T, body []byte, path string, gw bool) {
+	f.Fuzz(func(t *testing.T, body []byte, path string, mode uint8) {
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
@@ -147,8 +163,9 @@ func FuzzServe(f *testing.F) {
 		if err != nil {
 			return // not a URL a client could send
 		}
+		req.Header.Set("Anthropic-Version", "2023-06-01")
 		rec := httptest.NewRecorder()
-		servers[gw].ServeHTTP(rec, req)
+		servers[int(mode)%len(servers)].ServeHTTP(rec, req)
 		switch rec.Code {
 		case 200, 400, 404, 405, 413, 429:
 		default:

@@ -11,8 +11,20 @@ import (
 )
 
 // modelName is what responses report as the model; deployment names are
-// never echoed.
-const modelName = "gpt-4o-sim"
+// never echoed. The anthropic dialect reports claudeModel, gemini
+// geminiModel.
+const (
+	modelName   = "gpt-4o-sim"
+	claudeModel = "claude-sim"
+)
+
+// messagesModel is the model a messages answer reports.
+func (s *Server) messagesModel() string {
+	if s.cfg.Dialect == DialectAnthropic {
+		return claudeModel
+	}
+	return modelName
+}
 
 // filler is the generated text: "sim " is four characters, one token
 // under the simulator's tokenizer, so content length matches usage.
@@ -33,15 +45,6 @@ var jsonContentType = []string{"application/json"}
 
 func setInt(h http.Header, key string, v int64) { h[key] = []string{strconv.FormatInt(v, 10)} }
 
-// writeError answers in the profile's error envelope.
-func (s *Server) writeError(w http.ResponseWriter, status int, code, msg string) {
-	if s.cfg.Profile == ProfileGateway {
-		s.writeGatewayError(w, status, gatewayErrorType(status), msg)
-		return
-	}
-	writeAzureError(w, status, code, msg)
-}
-
 // writeAzureError writes {"error":{"code":…,"message":…}}.
 func writeAzureError(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": msg}})
@@ -50,12 +53,18 @@ func writeAzureError(w http.ResponseWriter, status int, code, msg string) {
 	w.Write(append(body, '\n'))
 }
 
-// writeGatewayError writes {"type":"error","error":{"type":…,"message":…}}.
+// writeGatewayError writes {"type":"error","error":{"type":…,"message":…}},
+// the Messages API's error envelope (the gateway profile's and the
+// anthropic dialect's).
 func (s *Server) writeGatewayError(w http.ResponseWriter, status int, typ, msg string) {
+	type detail struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
 	body, _ := json.Marshal(struct {
-		Type  string            `json:"type"`
-		Error map[string]string `json:"error"`
-	}{"error", map[string]string{"type": typ, "message": msg}})
+		Type  string `json:"type"`
+		Error detail `json:"error"`
+	}{"error", detail{typ, msg}})
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
@@ -85,33 +94,38 @@ func gatewayErrorType(status int) string {
 // write429PTU is the hot path of an overloaded deployment: headers and a
 // small body built by appending, no reflection.
 func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
-	ms := o.advisedMS
-	secs := (ms + 999) / 1000
+	what := `the provisioned throughput of this deployment`
+	switch {
+	case o.direct:
+		what = `the rate limit of this standard deployment`
+	case o.standard:
+		what = `the rate limit of the spillover deployment and the provisioned throughput of this deployment`
+	}
 	h := w.Header()
-	setInt(h, "Retry-After-Ms", ms)
-	setInt(h, "Retry-After", secs)
+	if s.cfg.UtilizationHeader && !o.direct {
+		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
+	}
+	if s.cfg.Dialect != DialectAzure {
+		s.writeRefusal(w, &o.ans, what)
+		return
+	}
+	writeRetryHeaders(h, &o.ans)
 	h["Content-Type"] = jsonContentType
 	if o.standard {
 		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
 		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
-	if s.cfg.UtilizationHeader && !o.direct {
-		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
-	}
 	w.WriteHeader(http.StatusTooManyRequests)
 	b := make([]byte, 0, 256)
 	b = append(b, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded `...)
-	switch {
-	case o.direct:
-		b = append(b, `the rate limit of this standard deployment`...)
-	case o.standard:
-		b = append(b, `the rate limit of the spillover deployment and the provisioned throughput of this deployment`...)
-	default:
-		b = append(b, `the provisioned throughput of this deployment`...)
+	b = append(b, what...)
+	if o.ans.retryAfter {
+		b = append(b, `. Please retry after `...)
+		b = strconv.AppendInt(b, o.ans.retryAfterS(), 10)
+		b = append(b, " seconds.\"}}\n"...)
+	} else {
+		b = append(b, ". Please retry later.\"}}\n"...)
 	}
-	b = append(b, `. Please retry after `...)
-	b = strconv.AppendInt(b, secs, 10)
-	b = append(b, " seconds.\"}}\n"...)
 	w.Write(b)
 }
 
@@ -268,8 +282,10 @@ func appendUsage(b []byte, req *request, o *outcome) []byte {
 	return append(b, `}}`...)
 }
 
-// respondMessage serves an admitted gateway messages call, in the
-// messages shape (JSON or named server-sent events).
+// respondMessage serves an admitted messages call, in the Messages API
+// shape (JSON or named server-sent events). Cached prompt tokens are
+// reported as cache_read_input_tokens and left out of input_tokens, as
+// the Messages API counts them.
 func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *request, o *outcome, done func()) {
 	ctx := r.Context()
 	stop := "end_turn"
@@ -277,6 +293,9 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		stop = "max_tokens"
 	}
 	id := "msg_sim_" + strconv.FormatUint(o.id, 10)
+	model := s.messagesModel()
+	usage := `"usage":{"input_tokens":` + strconv.Itoa(req.PromptTokens-o.cached) +
+		`,"cache_creation_input_tokens":0,"cache_read_input_tokens":` + strconv.Itoa(o.cached) + `,"output_tokens":`
 	h := w.Header()
 	if !req.Stream {
 		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
@@ -286,11 +305,9 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		done()
 		h["Content-Type"] = jsonContentType
 		b := make([]byte, 0, 256+4*o.completion)
-		b = append(b, `{"id":"`+id+`","type":"message","role":"assistant","model":"`+modelName+`","content":[{"type":"text","text":"`...)
+		b = append(b, `{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[{"type":"text","text":"`...)
 		b = append(b, fillerText(o.completion)...)
-		b = append(b, `"}],"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(req.PromptTokens), 10)
-		b = append(b, `,"output_tokens":`...)
+		b = append(b, `"}],"stop_reason":"`+stop+`","stop_sequence":null,`+usage...)
 		b = strconv.AppendInt(b, int64(o.completion), 10)
 		w.Write(append(b, "}}\n"...))
 		return
@@ -303,7 +320,7 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		w.Write([]byte("event: " + name + "\ndata: " + data + "\n\n"))
 		flush()
 	}
-	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+modelName+`","content":[],"stop_reason":null,"usage":{"input_tokens":`+strconv.Itoa(req.PromptTokens)+`,"output_tokens":0}}}`)
+	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[],"stop_reason":null,"stop_sequence":null,`+usage+`0}}}`)
 	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 	for sent := 0; sent < o.completion; {
 		n := min(streamChunkTokens, o.completion-sent)

@@ -24,6 +24,8 @@ func newStandard(cfg Config) *standard {
 // x-ratelimit-remaining-* headers report after it.
 type standardVerdict struct {
 	admitted          bool
+	requestsRefused   bool // the requests window refused it
+	tokensRefused     bool // the tokens window refused it
 	wait              time.Duration
 	remainingRequests int64
 	remainingTokens   int64
@@ -41,6 +43,7 @@ func (s *standard) admit(now time.Time, est int64) standardVerdict {
 		s.tokens.add(est)
 		v.admitted = true
 	} else {
+		v.requestsRefused, v.tokensRefused = !okReq, !okTok
 		if !okReq {
 			v.wait = s.requests.resetIn(now)
 		}

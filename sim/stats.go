@@ -10,9 +10,11 @@ import (
 // Keys appear only as "key-<n>", numbered from 0 in order of first sight
 // (a caller without a key counts as one key); the key itself is never kept.
 // EarlyReturns, RetriesOnTime and SDKRetries are the witness's counts (see
-// the package doc), in total and per key.
+// the package doc), in total and per key. Advised summarizes, per source,
+// every wait the simulator advised (Server.Advised has the last ones).
 type Stats struct {
 	Profile         string  `json:"profile"`
+	Dialect         string  `json:"dialect"`
 	Requests        uint64  `json:"requests"`
 	Admitted        uint64  `json:"admitted"`
 	Refused         uint64  `json:"refused"`
@@ -40,6 +42,16 @@ type Stats struct {
 	// AdvisedWaitsEvicted counts refusals forgotten before their retry
 	// came back, to keep the witness's memory within MaxAdvisedWaits.
 	AdvisedWaitsEvicted uint64 `json:"advised_waits_evicted,omitempty"`
+
+	// Advised counts the waits written per source (retry-after-ms,
+	// retry-after, x-ratelimit-reset-tokens…), with their least, greatest
+	// and summed wall milliseconds as written; Refusals counts the
+	// refusals that wrote them.
+	Advised         []AdviceStats `json:"advised,omitempty"`
+	AdvisedRefusals uint64        `json:"advised_refusals,omitempty"`
+	// AdviceEvicted counts entries the record of advised waits
+	// (Server.Advised) forgot to keep within MaxAdvice.
+	AdviceEvicted uint64 `json:"advice_evicted,omitempty"`
 
 	Standard *CeilingStats  `json:"standard,omitempty"`
 	Orgs     []CeilingStats `json:"orgs,omitempty"`
@@ -73,6 +85,7 @@ func (s *Server) Stats() Stats {
 	now := s.clock.Now()
 	st := Stats{
 		Profile:  s.cfg.Profile,
+		Dialect:  s.cfg.Dialect,
 		Requests: s.n.requests, Admitted: s.n.admitted, Refused: s.n.refused,
 		Spilled: s.n.spilled, SpillRefused: s.n.spillRefused, Faults: s.n.faults,
 		Rejected: s.n.rejected, TokenCounts: s.n.tokenCounts,
@@ -85,6 +98,9 @@ func (s *Server) Stats() Stats {
 		RetriesOnTime:       s.n.retriesOnTime,
 		SDKRetries:          s.n.sdkRetries,
 		AdvisedWaitsEvicted: s.advised.evicted,
+		Advised:             s.advice.stats(),
+		AdvisedRefusals:     s.advice.refusals,
+		AdviceEvicted:       s.advice.evicted,
 		Keys:                make([]KeyStats, 0, len(s.keys.order)),
 	}
 	if s.cfg.Profile == ProfilePTU {

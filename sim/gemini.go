@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
+)
+
+// geminiRequest is a generateContent body: contents (required, each a
+// role and parts whose "text" counts), an optional systemInstruction (the
+// text the prompt cache may hold) and generationConfig.maxOutputTokens.
+// Whether to stream is the path's to say.
+func (f *fields) geminiRequest(defaultMax int) (request, error) {
+	r := request{}
+	if !f.contents.seen {
+		return r, badRequest("contents is not specified")
+	}
+	chars := f.contents.chars
+	if f.systemInstruction.set() {
+		chars += f.systemInstruction.chars
+		r.SystemTokens = ceilDiv(f.systemInstruction.chars, charsPerToken)
+		if r.SystemTokens >= cacheMinTokens {
+			r.SystemDigest = sha256.Sum256(f.systemInstruction.raw)
+		}
+	}
+	r.PromptTokens = ceilDiv(chars, charsPerToken)
+	return r, r.setBudget(f.maxOutputTokens, defaultMax, "generationConfig.maxOutputTokens")
+}
+
+// scanContents reads Gemini's contents array; an element may be null.
+func scanContents(sc *jsonscan.Scanner) (messages, error) {
+	var m messages
+	if sc.Null() {
+		return m, nil
+	}
+	if sc.Peek() != '[' {
+		return m, named(errors.New("must be an array"), "contents")
+	}
+	err := sc.Array(func(i int) error {
+		m.seen = true
+		c, err := scanGeminiContent(sc)
+		m.chars += c.chars
+		return named(err, "contents[%d]", i)
+	})
+	return m, err
+}
+
+// scanGeminiContent reads one Content, {"role":…,"parts":[{"text":…}]},
+// as the characters and raw bytes of its parts; null is absent.
+func scanGeminiContent(sc *jsonscan.Scanner) (c content, err error) {
+	if sc.Null() {
+		return content{}, nil
+	}
+	if sc.Peek() != '{' {
+		if err := sc.Skip(); err != nil {
+			return content{}, err
+		}
+		return content{}, errNotObject
+	}
+	err = sc.Object(func(key []byte) error {
+		switch string(key) {
+		case "parts":
+			if sc.Peek() != '[' && sc.Peek() != 'n' {
+				if err := sc.Skip(); err != nil {
+					return err
+				}
+				return named(errors.New("must be an array"), "parts")
+			}
+			parts, err := scanContent(sc)
+			c.chars += parts.chars
+			if parts.raw != nil {
+				c.raw = parts.raw
+			}
+			return named(err, "parts")
+		case "role":
+			if sc.Null() {
+				return nil
+			}
+			_, err := sc.Text()
+			return named(err, "role")
+		}
+		return sc.Skip()
+	})
+	if err == nil && c.raw == nil {
+		c.raw = []byte{} // present, if empty
+	}
+	return c, err
+}
+
+// scanGenerationConfig reads generationConfig's output budget.
+func (f *fields) scanGenerationConfig(sc *jsonscan.Scanner) error {
+	if sc.Null() {
+		return nil
+	}
+	if sc.Peek() != '{' {
+		return named(errNotObject, "generationConfig")
+	}
+	return sc.Object(func(key []byte) error {
+		switch string(key) {
+		case "maxOutputTokens", "max_output_tokens":
+			var err error
+			f.maxOutputTokens, err = scanOptInt(sc)
+			return named(err, "generationConfig.maxOutputTokens")
+		}
+		return sc.Skip()
+	})
+}
+
+// geminiModel is what Gemini answers report as modelVersion.
+const geminiModel = "gemini-sim"
+
+// respondGemini serves an admitted generateContent call: one
+// GenerateContentResponse, or for streamGenerateContent a chunk per
+// streamChunkTokens, as server-sent events (?alt=sse) or as the elements
+// of one JSON array. Every chunk carries usageMetadata so far; the last
+// one the finishReason.
+func (s *Server) respondGemini(w http.ResponseWriter, r *http.Request, rt route, req *request, o *outcome, done func()) {
+	ctx := r.Context()
+	finish := "STOP"
+	if o.completion >= req.MaxTokens {
+		finish = "MAX_TOKENS"
+	}
+	id := "sim-" + strconv.FormatUint(o.id, 10)
+	chunk := func(b []byte, text string, sent int, last bool) []byte {
+		b = append(b, `{"candidates":[{"content":{"parts":[{"text":"`...)
+		b = append(b, text...)
+		b = append(b, `"}],"role":"model"},`...)
+		if last {
+			b = append(b, `"finishReason":"`+finish+`",`...)
+		}
+		b = append(b, `"index":0}],"usageMetadata":{"promptTokenCount":`...)
+		b = strconv.AppendInt(b, int64(req.PromptTokens), 10)
+		b = append(b, `,"candidatesTokenCount":`...)
+		b = strconv.AppendInt(b, int64(sent), 10)
+		b = append(b, `,"totalTokenCount":`...)
+		b = strconv.AppendInt(b, int64(req.PromptTokens+sent), 10)
+		if o.cached > 0 {
+			b = append(b, `,"cachedContentTokenCount":`...)
+			b = strconv.AppendInt(b, int64(o.cached), 10)
+		}
+		return append(b, `},"modelVersion":"`+geminiModel+`","responseId":"`+id+`"}`...)
+	}
+	h := w.Header()
+	if !req.Stream {
+		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
+			done()
+			return
+		}
+		done()
+		h["Content-Type"] = jsonContentType
+		b := chunk(make([]byte, 0, 384+4*o.completion), fillerText(o.completion), o.completion, true)
+		w.Write(append(b, '\n'))
+		return
+	}
+	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
+		done()
+		return
+	}
+	if rt.sse {
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Cache-Control"] = []string{"no-cache"}
+	} else {
+		h["Content-Type"] = jsonContentType
+	}
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	var b []byte
+	first := true
+	emit := func(c []byte) {
+		switch {
+		case rt.sse:
+			w.Write([]byte("data: "))
+			w.Write(c)
+			w.Write([]byte("\r\n\r\n"))
+		case first:
+			w.Write([]byte("["))
+			w.Write(c)
+		default:
+			w.Write([]byte(",\r\n"))
+			w.Write(c)
+		}
+		first = false
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	sent := 0
+	for {
+		n := min(streamChunkTokens, o.completion-sent)
+		if n > 0 && s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
+			done()
+			return
+		}
+		text := fillerText(n)
+		sent += n
+		last := sent >= o.completion
+		if !last {
+			text += " "
+		}
+		if last {
+			done()
+		}
+		b = chunk(b[:0], text, sent, last)
+		emit(b)
+		if last {
+			break
+		}
+	}
+	if !rt.sse {
+		w.Write([]byte("]\n"))
+	}
+}
