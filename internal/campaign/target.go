@@ -76,8 +76,15 @@ func (t *Target) Validate() error {
 	if t.Spec.API == client.APIRaw || t.Spec.Body != "" || t.Spec.Method != "" {
 		return valid.Errorf("URL", "is needed by the raw API")
 	}
-	if err := t.simConfig().Validate(); err != nil {
+	sc := t.simConfig()
+	if err := sc.Validate(); err != nil {
 		return err
+	}
+	if api := t.Spec.API; api != "" && simAPI[sc.Dialect] != api {
+		return valid.Errorf("API", "is %s, but the embedded simulator is asked to speak %s: give one of them, or both alike", api, sc.Dialect)
+	}
+	if t.Fallback && simAPI[sc.Dialect] != client.APIAzure {
+		return valid.Errorf("Fallback", "needs the simulator's azure or ietf dialect (a fallback deployment is an Azure route)")
 	}
 	c, err := t.simulated("http://127.0.0.1:1", t.Sim.Deployment, nil)
 	if c != nil {
@@ -158,7 +165,24 @@ func (t *Target) simConfig() sim.Config {
 	if t.Fallback && c.SpilloverDeployment == "" {
 		c.SpilloverDeployment, c.SpilloverPerRequest = DefaultFallbackDeployment, true
 	}
+	// The simulator speaks the API the user chose: --api anthropic with no
+	// target is an Anthropic-dialect simulator (--sim-dialect says it
+	// outright; the two must agree, which Validate checks).
+	if d, ok := apiDialect[t.Spec.API]; ok && (c.Dialect == "" || c.Dialect == sim.DialectAzure) {
+		c.Dialect = d
+	}
 	return c
+}
+
+// simAPI is the client API that speaks each simulator dialect.
+var simAPI = map[string]string{
+	sim.DialectAzure: client.APIAzure, sim.DialectIETF: client.APIAzure,
+	sim.DialectOpenAI: client.APIOpenAI, sim.DialectAnthropic: client.APIAnthropic, sim.DialectGemini: client.APIGemini,
+}
+
+// apiDialect is the simulator dialect each non-Azure client API speaks.
+var apiDialect = map[string]string{
+	client.APIOpenAI: sim.DialectOpenAI, client.APIAnthropic: sim.DialectAnthropic, client.APIGemini: sim.DialectGemini,
 }
 
 // own sets the retry owner on cfg, with a fallback to deployment.
@@ -195,14 +219,24 @@ func toDeployment(from, deployment string) func(*http.Request) (*http.Request, e
 
 // simulated is the client that reaches the embedded simulator at url: the
 // Spec's request settings, the Azure API, a dummy key.
-func (t *Target) simulated(url, deployment string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*client.Target, error) {
+func (t *Target) simulated(base, deployment string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*client.Target, error) {
+	sc := t.simConfig()
 	s := t.Spec
-	s.API, s.Endpoint, s.Deployment, s.APIKeyEnv = client.APIAzure, url, deployment, ""
+	s.APIKeyEnv, s.Endpoint, s.URL, s.Deployment = "", "", "", ""
+	s.API = simAPI[sc.Dialect]
+	switch s.API {
+	case client.APIAzure:
+		s.Endpoint, s.Deployment = base, deployment
+	case client.APIGemini:
+		s.URL, s.Model = base, deployment
+	default:
+		s.URL, s.Model = base+sc.Path(false), deployment
+	}
 	cfg, err := client.Resolve(s, func(string) string { return "" })
 	if err != nil {
 		return nil, err
 	}
-	cfg.Key, cfg.KeyHeader, cfg.MaxConns, cfg.DialContext = "sim", "api-key", t.MaxConns, dial
+	cfg.Key, cfg.KeyHeader, cfg.MaxConns, cfg.DialContext = "sim", "", t.MaxConns, dial
 	if err := t.own(&cfg, t.simConfig().SpilloverDeployment); err != nil {
 		return nil, err
 	}
