@@ -141,7 +141,7 @@ func TestConcurrentRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	var decisions atomic.Int64
-	tr, _ := New(srv.Client().Transport, Policy{SharedCooldown: true, MaxAttempts: 2, Observe: func(Decision) { decisions.Add(1) }})
+	tr, _ := New(srv.Client().Transport, Policy{SharedCooldown: true, MaxAttempts: 2, MarkRetries: true, Observe: func(Decision) { decisions.Add(1) }})
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	var wg sync.WaitGroup

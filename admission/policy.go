@@ -97,6 +97,12 @@ type Policy struct {
 	// by default such a request is refused with a *DoubleOwnerError before
 	// sending.
 	AllowSDKRetries bool
+	// MarkRetries numbers this Transport's retries in SDKRetryHeader when
+	// the request carries it, as the SDKs number their own: for emulating
+	// an SDK, or for an owner below this one to refuse. By default a
+	// request's header goes out unchanged on every attempt, so a server
+	// that counts declared SDK retries counts the SDK's only.
+	MarkRetries bool
 	// ReturnLastResponse returns the last refusal's response on give-up
 	// (as the SDKs do), its body unread, instead of a *GiveUpError. A
 	// give-up on an attempt the shared cooldown refused locally has no

@@ -82,7 +82,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer body.close()
 	ctx := req.Context()
 	r := &request{t: t, orig: req, ctx: ctx, body: body, watch: attemptObserver(ctx),
-		marked: marked, sdkRetry: sdkRetry, lastWait: -1}
+		marked: marked, markRetries: t.p.MarkRetries, sdkRetry: sdkRetry, lastWait: -1}
 	if t.p.Budget > 0 {
 		r.deadline = start.Add(t.p.Budget)
 	}
@@ -116,8 +116,10 @@ type request struct {
 	deadline  time.Time // the budget's end; zero when there is none
 	byContext bool      // the deadline is the context's
 
-	marked   bool // the request carries SDKRetryHeader
-	sdkRetry int  // its value
+	marked bool // the request carries SDKRetryHeader
+	// markRetries: Policy.MarkRetries
+	markRetries bool
+	sdkRetry    int // its value
 
 	redirected bool
 	lastStatus int           // the last refusal's status
@@ -239,9 +241,9 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		if r.body.get != nil {
 			req.GetBody = r.body.get
 		}
-		// A retry says which retry it is, as the SDKs' own do, so that an
-		// owner below this one (or the server) sees it.
-		if r.marked && n > 1 {
+		// With MarkRetries a retry says which retry it is, as the SDKs'
+		// own do, so that an owner below this one (or the server) sees it.
+		if r.marked && r.markRetries && n > 1 {
 			req.Header.Set(SDKRetryHeader, strconv.Itoa(r.sdkRetry+n-1))
 		}
 	}

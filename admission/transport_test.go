@@ -269,29 +269,33 @@ type closeFlag struct {
 func (c *closeFlag) Close() error { c.closed.Store(true); return nil }
 
 // TestSDKRetryMarker: a request an SDK marked as its retry is refused
-// before sending, or let through and counted; a request marked 0 is sent,
-// and this owner's retries carry their retry number.
+// before sending, or let through and counted; a request marked 0 is sent
+// with the header as it is, and with MarkRetries this owner's retries
+// carry their retry number.
 func TestSDKRetryMarker(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
 		value      string
 		allow      bool
+		mark       bool
 		wantErr    int      // DoubleOwnerError.RetryCount; 0: none
 		wantSent   []string // the header values the server saw
 		wantCounts int64
 	}{
 		{name: "an SDK retry is refused", value: "1", wantErr: 1},
-		{name: "an SDK retry, let through and counted", value: "2", allow: true, wantSent: []string{"2", "3"}, wantCounts: 1},
-		{name: "an SDK's first attempt", value: "0", wantSent: []string{"0", "1"}},
-		{name: "no number is no retry", value: "x", wantSent: []string{"x", "1"}},
-		{name: "no header", wantSent: []string{"", ""}},
+		{name: "an SDK retry, let through and counted", value: "2", allow: true, wantSent: []string{"2", "2"}, wantCounts: 1},
+		{name: "an SDK retry, let through, counted, marked", value: "2", allow: true, mark: true, wantSent: []string{"2", "3"}, wantCounts: 1},
+		{name: "an SDK's first attempt", value: "0", wantSent: []string{"0", "0"}},
+		{name: "an SDK's first attempt, marked", value: "0", mark: true, wantSent: []string{"0", "1"}},
+		{name: "no number is no retry", value: "x", mark: true, wantSent: []string{"x", "1"}},
+		{name: "no header", mark: true, wantSent: []string{"", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				l := newLab(t, Policy{AllowSDKRetries: tt.allow}, map[string][]reply{"/": {refuse(429, "Retry-After-Ms", "10"), ok200}})
+				l := newLab(t, Policy{AllowSDKRetries: tt.allow, MarkRetries: tt.mark}, map[string][]reply{"/": {refuse(429, "Retry-After-Ms", "10"), ok200}})
 				var closed atomic.Bool
 				req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://primary.invalid/", &closeFlag{Reader: strings.NewReader("{}"), closed: &closed})
 				if tt.value != "" {

@@ -133,7 +133,8 @@ type Config struct {
 	AppAttempts int
 	AppDelay    time.Duration
 	// MarkSDKRetries sends X-Stainless-Retry-Count: 0 with every request,
-	// so that the owner numbers its retries in it, as the OpenAI SDKs do:
+	// and has the owner number its retries in it (admission's MarkRetries),
+	// as the OpenAI SDKs do:
 	// the simulator's witness then counts them as declared SDK retries.
 	MarkSDKRetries bool
 }
@@ -298,7 +299,9 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		ForceAttemptHTTP2:      true,
 	}}
 	if cfg.Owner != nil {
-		owner, err := admission.New(rt, *cfg.Owner)
+		p := *cfg.Owner
+		p.MarkRetries = p.MarkRetries || cfg.MarkSDKRetries
+		owner, err := admission.New(rt, p)
 		if err != nil {
 			return nil, err
 		}

@@ -66,3 +66,29 @@ if [ "${retries:-0}" -lt 1 ]; then
 fi
 grep -q 'early_returns=0 ' "$tmp/summary" || { echo "FAIL: early returns"; exit 1; }
 echo "ok: $retries retries on time, 0 early, none of them the SDK's own"
+
+# The SDK's own reading against ptuprobe's: openai-go with its retries on
+# (and no other owner) against the simulator's OpenAI dialect. With
+# retry-after on its 429s, the SDK must wait what ptuprobe reads; with only
+# the x-ratelimit-reset-* fields (--omit-retry-headers), the SDK does not
+# read them, and the difference is printed as what it is: a finding.
+sdkwaits() { # sdkwaits EXTRA-SERVE-FLAGS... → runs sdkwaits, prints its line, returns its exit code
+  "$tmp/ptuprobe" serve --dialect openai --ptu 20 --addr 127.0.0.1:0 "$@" >"$tmp/serve2.out" 2>/dev/null &
+  server=$!
+  url=""
+  for _ in $(seq 100); do url=$(head -n 1 "$tmp/serve2.out"); [ -n "$url" ] && break; sleep 0.1; done
+  local rc=0
+  OPENAI_API_KEY=ptuprobe-sim timeout 90 "$tmp/sdkwaits" -base "$url" -requests 40 >"$tmp/sdkwaits.out" 2>&1 || rc=$?
+  kill -INT "$server"; wait "$server" 2>/dev/null || true; server=""
+  cat "$tmp/sdkwaits.out"
+  return "$rc"
+}
+timeout 240 go build -o "$tmp/sdkwaits" ./sdkwaits
+echo "openai-go's own retries against --dialect openai (retry-after on its 429s):"
+sdkwaits || { echo "FAIL: openai-go and ptuprobe read the advice differently"; exit 1; }
+echo "openai-go's own retries against --dialect openai --omit-retry-headers (only x-ratelimit-reset-*):"
+if sdkwaits --omit-retry-headers; then
+  echo "note: openai-go now reads the reset fields too"
+else
+  echo "finding: openai-go ignores x-ratelimit-reset-* and backs off on its own, so some retries come back before the reset"
+fi
