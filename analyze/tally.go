@@ -59,6 +59,13 @@ func (l *LineRefs) add(ref LineRef) {
 	}
 }
 
+// absorb adds the lines of o, which come after l's.
+func (l *LineRefs) absorb(o LineRefs) {
+	l.Count += o.Count
+	room := MaxLineRefs - len(l.First)
+	l.First = append(l.First, o.First[:min(room, len(o.First))]...)
+}
+
 // TimelinePoint is one usable 429 placed in time: its group, when it was
 // sent (ms since its run started) and the wait it advised. Only ptuprobe
 // results carry send times.
@@ -82,6 +89,23 @@ type groupTally struct {
 	errors   int
 }
 
+// absorb adds the rows o counted to g's, as noteShape and addRecord would
+// have counted them after g's own: both have rows, so the shape stays
+// only when they agree.
+func (g *groupTally) absorb(o *groupTally) {
+	if g.shape != o.shape {
+		g.shape = "mixed"
+	}
+	g.waits = append(g.waits, o.waits...)
+	g.attempts += o.attempts
+	g.refused += o.refused
+	g.events += o.events
+	g.none += o.none
+	g.invalid += o.invalid
+	g.late += o.late
+	g.errors += o.errors
+}
+
 func (g *groupTally) noteShape(shape string) {
 	switch {
 	case g.shape == "" && g.attempts == 0 && g.events == 0:
@@ -98,6 +122,7 @@ func (g *groupTally) noteShape(shape string) {
 type Tally struct {
 	timeline bool
 	groupBy  GroupBy
+	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
 	mu           sync.Mutex
 	attempts     int // ptuprobe attempts, over every group
@@ -133,10 +158,65 @@ func NewTally(timeline bool, opts ...TallyOption) *Tally {
 		dialects:     map[string]*DialectCount{},
 		sources:      map[string]int{},
 	}
+	t.opts = opts
 	for _, o := range opts {
 		o(t)
 	}
 	return t
+}
+
+// fork returns an empty Tally set up as t, to count one block of a file
+// apart from t (blocks.go).
+func (t *Tally) fork() *Tally { return NewTally(t.timeline, t.opts...) }
+
+// absorb adds what p counted to t (t.mu held), as if t had counted p's
+// rows after its own: sums, the latest send, and the waits and points
+// appended in order. p is not used afterwards: its groups may be taken
+// over whole.
+func (t *Tally) absorb(p *Tally) {
+	t.attempts += p.attempts
+	t.refused += p.refused
+	t.spillover += p.spillover
+	t.maxLateMS = max(t.maxLateMS, p.maxLateMS)
+	for raw, pg := range p.groups {
+		if g := t.groups[raw]; g != nil {
+			g.absorb(pg)
+		} else {
+			t.groups[raw] = pg
+		}
+	}
+	addCounts(t.statuses, p.statuses)
+	addCounts(t.errorClasses, p.errorClasses)
+	addCounts(t.sources, p.sources)
+	for d, pc := range p.dialects {
+		if c := t.dialects[d]; c != nil {
+			c.Total429 += pc.Total429
+			c.Usable += pc.Usable
+			addCounts(c.Sources, pc.Sources)
+		} else {
+			t.dialects[d] = pc
+		}
+	}
+	t.invalid.absorb(p.invalid)
+	t.unreadable.absorb(p.unreadable)
+	t.points = append(t.points, p.points...)
+}
+
+// newGroups counts the groups of p that t does not have yet.
+func (t *Tally) newGroups(p *Tally) int {
+	n := 0
+	for raw := range p.groups {
+		if t.groups[raw] == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func addCounts[K comparable](to, from map[K]int) {
+	for k, n := range from {
+		to[k] += n
+	}
 }
 
 // group returns the tally of the raw group. Past MaxRawGroups a new group
@@ -242,7 +322,8 @@ func (t *Tally) addRecord(rec *results.Record) {
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {
-			t.points = append(t.points, TimelinePoint{Group: raw, SentMS: rec.SentMS, WaitMS: rec.WaitMS})
+			// g.raw, not raw: raw may hold on to a whole row.
+			t.points = append(t.points, TimelinePoint{Group: g.raw, SentMS: rec.SentMS, WaitMS: rec.WaitMS})
 		}
 	case rec.WaitSource == results.WaitNone || rec.WaitSource == "":
 		g.none++
