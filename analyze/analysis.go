@@ -70,7 +70,7 @@ func (g *Group) merge(o *groupTally) {
 	case g.Shape != o.shape:
 		g.Shape = "mixed"
 	}
-	g.Waits = append(g.Waits, o.waits...) // into room made for every raw group of g
+	g.Waits = o.appendWaits(g.Waits) // into room made for every raw group of g
 	g.Attempts += o.attempts
 	g.Refused += o.refused
 	g.Events += o.events
@@ -156,7 +156,7 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
 		}
 		published[raw] = label
-		waits[label] += len(t.groups[raw].waits)
+		waits[label] += t.groups[raw].waitCount()
 	}
 	if len(waits) > MaxPublishedGroups {
 		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(waits), MaxPublishedGroups)}

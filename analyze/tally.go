@@ -87,6 +87,11 @@ type groupTally struct {
 	invalid  int // 429s whose advised wait could not be used
 	late     int
 	errors   int
+
+	// earlier are waits counted before waits, in order: those of blocks
+	// merged whole (absorb), kept as the blocks counted them rather than
+	// copied into one slice that grows.
+	earlier [][]float64
 }
 
 // absorb adds the rows o counted to g's, as noteShape and addRecord would
@@ -96,7 +101,14 @@ func (g *groupTally) absorb(o *groupTally) {
 	if g.shape != o.shape {
 		g.shape = "mixed"
 	}
-	g.waits = append(g.waits, o.waits...)
+	if len(g.waits) > 0 {
+		g.earlier = append(g.earlier, g.waits)
+		g.waits = nil
+	}
+	g.earlier = append(g.earlier, o.earlier...)
+	if len(o.waits) > 0 {
+		g.earlier = append(g.earlier, o.waits)
+	}
 	g.attempts += o.attempts
 	g.refused += o.refused
 	g.events += o.events
@@ -104,6 +116,23 @@ func (g *groupTally) absorb(o *groupTally) {
 	g.invalid += o.invalid
 	g.late += o.late
 	g.errors += o.errors
+}
+
+// waitCount is how many waits g holds.
+func (g *groupTally) waitCount() int {
+	n := len(g.waits)
+	for _, w := range g.earlier {
+		n += len(w)
+	}
+	return n
+}
+
+// appendWaits appends g's waits to dst, in the order they were counted.
+func (g *groupTally) appendWaits(dst []float64) []float64 {
+	for _, w := range g.earlier {
+		dst = append(dst, w...)
+	}
+	return append(dst, g.waits...)
 }
 
 func (g *groupTally) noteShape(shape string) {
