@@ -36,10 +36,13 @@ type LineDecoder struct {
 	index []int  // index[i] = position of table[i] in the file's header, or -1
 	keep  []bool // keep[i]: fill the field of table[i]
 	// columnAt[j] is the table column at position j of the file, up to
-	// the last the table reads (-1: one it does not know); absent are the
-	// table columns the file lacks.
+	// the last the table reads (-1: one it does not know). absent are the
+	// kept columns the file lacks, which read as empty cells; plain is
+	// false when a column the file lacks cannot be empty (a count), so
+	// that no row is plain.
 	columnAt []int
 	absent   []int
+	plain    bool
 	// Scratch, and what makes a LineDecoder unsafe for concurrent use.
 	fields []string          // the general path's cells
 	texts  map[string]string // interned text cells
@@ -60,10 +63,15 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 		}
 		d.keep[i] = true
 	}
+	d.plain = true
 	for i, j := range index {
 		d.keep[i] = d.keep[i] || len(keep) == 0
 		if j < 0 {
-			d.absent = append(d.absent, i)
+			if k := table[i].kind; k == kindCount || k == kindUnknown {
+				d.plain = false
+			} else if d.keep[i] {
+				d.absent = append(d.absent, i)
+			}
 			continue
 		}
 		for len(d.columnAt) <= j {
@@ -77,7 +85,7 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 // Clone returns a LineDecoder of the same file and columns that shares no
 // scratch with d, for another goroutine.
 func (d *LineDecoder) Clone() *LineDecoder {
-	c := &LineDecoder{name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent}
+	c := &LineDecoder{name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain}
 	c.reset()
 	return c
 }
@@ -139,7 +147,7 @@ func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
 // column's kind up to the comma that ends it, so each byte is looked at
 // once. Columns the row or the file lacks then read as empty cells.
 func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
-	if bytes.IndexByte(row, '"') >= 0 {
+	if !d.plain || bytes.IndexByte(row, '"') >= 0 {
 		return false
 	}
 	cells := 0

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxLine bounds one line of a results file, its line end included. A
@@ -170,14 +171,25 @@ func (rd *Reader) Read(rec *Record) error {
 }
 
 // rowOf trims a complete line's end (its newline, and any carriage returns
-// before it) and reports whether what is left is blank: a line Read skips.
+// or newlines before it) and reports whether what is left is blank: a line
+// Read skips.
 func rowOf(line []byte) (row []byte, blank bool) {
-	row = bytes.TrimRight(line, "\r\n")
-	return row, isBlank(row)
+	n := len(line)
+	for n > 0 && (line[n-1] == '\n' || line[n-1] == '\r') {
+		n--
+	}
+	return line[:n], isBlank(line[:n])
 }
 
-// isBlank reports whether a row holds only white space: Read skips it.
-func isBlank(row []byte) bool { return len(bytes.TrimSpace(row)) == 0 }
+// isBlank reports whether a row holds only white space (as bytes.TrimSpace
+// sees it): Read skips it. A row that starts with a printable ASCII
+// character is not, which is every row but a blank one.
+func isBlank(row []byte) bool {
+	if len(row) > 0 && row[0] > ' ' && row[0] < utf8.RuneSelf {
+		return false
+	}
+	return len(bytes.TrimSpace(row)) == 0
+}
 
 // decodeFields fills r from the cells of one row through the column
 // table; index is the file's layout, and a column the file (or the row)
