@@ -84,7 +84,8 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		close(jobs)
 		wg.Wait() // no worker outlives the read: the caller may close r
 	}()
-	for range workers() {
+	workers := workers()
+	for range workers {
 		dec := dec.Clone()
 		wg.Go(func() {
 			for b := range jobs {
@@ -99,7 +100,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	var free [][]byte  // buffers of merged blocks
 	var end error      // what ended the reading: io.EOF or a final error
 	for end == nil || len(queue) > 0 {
-		for end == nil && len(queue) < 2*workers() {
+		for end == nil && len(queue) < 2*workers {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ import (
 // the line: cells are cut at commas without a string each, text cells it
 // keeps are interned (a handful of shapes, groups, sources and dialects
 // repeat over millions of rows), numbers it keeps are read by a strict
-// parser whose result is exactly strconv's (plainDecimal says why), and
+// parser whose result is exactly strconv's (decimalValue says why), and
 // the numbers it does not keep are only checked to be plain. Any other
 // line — a quote, an exponent, a sign, a column in an unexpected form, a
 // row the fast path would have to reject — goes through the Reader's own
@@ -54,8 +54,7 @@ const maxInterned = 4096
 
 // newLineDecoder keeps the columns named in keep, or every column.
 func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, error) {
-	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table))}
-	d.reset()
+	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}}
 	for _, k := range keep {
 		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
 		if i < 0 {
@@ -85,14 +84,10 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 // Clone returns a LineDecoder of the same file and columns that shares no
 // scratch with d, for another goroutine.
 func (d *LineDecoder) Clone() *LineDecoder {
-	c := &LineDecoder{name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain}
-	c.reset()
-	return c
-}
-
-// reset gives d scratch of its own.
-func (d *LineDecoder) reset() {
-	d.texts = map[string]string{}
+	return &LineDecoder{
+		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
+		texts: map[string]string{},
+	}
 }
 
 // Rows decodes the rows of b in order: for each line that is not blank it
@@ -175,14 +170,16 @@ func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
 			if n = w; d.keep[i] {
 				*table[i].field(rec).(*float64) = decimalValue(m, scale)
 			}
-		default: // a count, or a kind the fast path does not know
+		case table[i].kind == kindCount || table[i].kind == kindOptionalCount:
 			v, w, ok := plainCount(b)
-			if !ok || (w == 0 && table[i].kind != kindOptionalCount) {
+			if !ok || (w == 0 && table[i].kind == kindCount) {
 				return false
 			}
 			if n = w; d.keep[i] {
 				*table[i].field(rec).(*int) = v
 			}
+		default: // a kind the fast path does not know
+			return false
 		}
 		if pos += n; pos == len(row) {
 			cells++

@@ -389,3 +389,20 @@ func BenchmarkRows(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
 }
+
+// TestEveryColumnHasAKind: the fast path knows each column's cells and
+// field; a column made without its constructor's kind would leave every
+// row to the general path.
+func TestEveryColumnHasAKind(t *testing.T) {
+	t.Parallel()
+	want := map[cellKind]reflect.Type{
+		kindText: reflect.TypeFor[*string](), kindCount: reflect.TypeFor[*int](), kindOptionalCount: reflect.TypeFor[*int](),
+		kindDecimal: reflect.TypeFor[*float64](), kindFlag: reflect.TypeFor[*bool](),
+	}
+	for _, c := range table {
+		var rec Record
+		if w, ok := want[c.kind]; !ok || c.field == nil || reflect.TypeOf(c.field(&rec)) != w {
+			t.Errorf("column %s: kind %d, field %v", c.name, c.kind, c.field != nil)
+		}
+	}
+}
