@@ -222,6 +222,7 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 		{"two inputs", []string{variedFile(4, all, 20_000, true), variedFile(5, old, 20_000, false)}},
 		{"a small file", []string{variedFile(6, all, 30, false)}},
 		{"the header alone", []string{strings.Join(all, ",") + "\n"}},
+		{"the header alone, without its newline", []string{strings.Join(all, ",")}},
 		{"a line over the cap in a later block", []string{variedFile(7, all, big, false) + long + "\n" + variedFile(8, all, 10, false)}},
 		{"a line over the cap at the end", []string{variedFile(9, all, 2000, false) + long}},
 		{"too many groups", []string{many}},
@@ -384,4 +385,31 @@ func TestReadCancel(t *testing.T) {
 	if limit := cancelAt + 2*blockSize; src.n > limit {
 		t.Errorf("read %d bytes, more than %d: the cancel was not seen at the next block", src.n, limit)
 	}
+}
+
+// FuzzReadResults: whatever follows a results header (the full one, the
+// required columns, an older one), reading it in blocks gives the
+// Analysis and the errors of reading it row by row.
+func FuzzReadResults(f *testing.F) {
+	body := func(file string) []byte { _, rows, _ := strings.Cut(file, "\n"); return []byte(rows) }
+	f.Add(uint8(0), body(variedFile(1, results.Columns, 20, true)))
+	f.Add(uint8(2), body(variedFile(2, results.Columns[:24], 20, false)))
+	f.Add(uint8(1), []byte(""))
+	f.Add(uint8(2), []byte("x,burst,g,1,1,,1,2,,1,429,,,,12,retry-after-ms,0\n\n \r\nx,burst,g,1,1,,1e1,2,,1,429,,,,-0,none,1\n\"q\",,"))
+	f.Fuzz(func(t *testing.T, h uint8, body []byte) {
+		hdr := [][]string{results.Columns, results.Columns[:17], results.Columns[:24]}[int(h)%3]
+		content := strings.Join(hdr, ",") + "\n" + string(body)
+		for _, by := range []GroupBy{GroupByGroup, GroupByDialect} {
+			want, wantRead, wantAn := analysisOf(t, []string{content}, true, by, func(tl *Tally, r io.Reader, in Input) error { return tl.readSequential(r, in) })
+			got, gotRead, gotAn := analysisOf(t, []string{content}, true, by, func(tl *Tally, r io.Reader, in Input) error {
+				return tl.Read(context.Background(), r, in, ForeignColumns{})
+			})
+			if fmt.Sprint(gotRead) != fmt.Sprint(wantRead) || fmt.Sprint(gotAn) != fmt.Sprint(wantAn) {
+				t.Fatalf("errors differ:\n got %v / %v\nwant %v / %v", gotRead, gotAn, wantRead, wantAn)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("analyses differ:\n got %s\nwant %s", describe(got), describe(want))
+			}
+		}
+	})
 }

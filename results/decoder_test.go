@@ -315,6 +315,7 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		{"a line of MaxLine bytes", head + strings.Repeat(" ", MaxLine-len(row)) + row + row},
 		{"a line of MaxLine bytes, truncated", head + row + strings.Repeat("x", MaxLine)},
 		{"the header alone", head},
+		{"the header alone, without its newline", header},
 		{"an older header", strings.Join(Columns[:24], ",") + "\n" + "5eed1234,burst,burst-shaped,0,1,0,0,3,80,400,429,,0.5,1,0.5,retry-after-ms,0,,,,1200,,,100\n"},
 	}
 	for _, c := range cases {

@@ -33,7 +33,10 @@ type Reader struct {
 	truncated int
 	pending   []byte
 	err       error // a read error, returned from then on
-	readErr   error // what the underlying reader last returned, for ReadBlock
+	// For ReadBlock: the start of a line that did not fit in the last
+	// block, and what the underlying reader last returned.
+	carry   []byte
+	readErr error
 }
 
 // ErrNotResults is returned by NewReader when the header is not a ptuprobe
@@ -294,8 +297,8 @@ func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
 	if len(buf) <= MaxLine {
 		return Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), MaxLine)
 	}
-	n := copy(buf, rd.pending)
-	rd.pending = rd.pending[:0]
+	n := copy(buf, rd.carry)
+	rd.carry = rd.carry[:0]
 	for empty := 0; n < len(buf) && rd.readErr == nil; {
 		var m int
 		m, rd.readErr = rd.br.Read(buf[n:])
@@ -307,20 +310,20 @@ func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
 		}
 	}
 	end := bytes.LastIndexByte(buf[:n], '\n') + 1
-	rd.pending = append(rd.pending, buf[end:n]...)
+	rd.carry = append(rd.carry, buf[end:n]...)
 	blk := Block{Text: buf[:end], Line: rd.line + 1}
 	rd.line += bytes.Count(blk.Text, []byte{'\n'})
 	switch {
-	case len(rd.pending) > MaxLine:
+	case len(rd.carry) > MaxLine:
 		// The line that starts after the block is already too long.
 		rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, ErrLineTooLong)
 	case rd.readErr == nil || end > 0:
 		// Whole lines are returned before an error or the end is seen.
 	case errors.Is(rd.readErr, io.EOF):
-		if len(rd.pending) > 0 {
+		if len(rd.carry) > 0 {
 			rd.line++
 			rd.truncated = rd.line
-			rd.pending = rd.pending[:0]
+			rd.carry = rd.carry[:0]
 		}
 		return Block{}, io.EOF
 	default:
