@@ -232,11 +232,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		Dialects:     t.dialectCounts(),
 	}
 	if t.timeline {
-		a.Timeline = make([]TimelinePoint, len(t.points))
-		for i, p := range t.points {
-			p.Group = published[p.Group]
-			a.Timeline[i] = p
+		labels := make([]string, len(t.byID))
+		for i, g := range t.byID {
+			labels[i] = published[g.raw]
 		}
+		a.Timeline = t.points.published(labels)
 	}
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)

@@ -92,6 +92,7 @@ type groupTally struct {
 	// merged whole (absorb), kept as the blocks counted them rather than
 	// copied into one slice that grows.
 	earlier [][]float64
+	id      int32 // the group's number in its Tally (byID)
 }
 
 // absorb adds the rows o counted to g's, as noteShape and addRecord would
@@ -168,7 +169,8 @@ type Tally struct {
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
-	points       []TimelinePoint // raw group names until Analysis relabels them
+	points       timeline
+	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
 	// overflow holds the rows of groups past MaxRawGroups, which are not
 	// kept by name; once it is set the Tally can no longer be analyzed.
 	overflow *groupTally
@@ -207,11 +209,14 @@ func (t *Tally) absorb(p *Tally) {
 	t.refused += p.refused
 	t.spillover += p.spillover
 	t.maxLateMS = max(t.maxLateMS, p.maxLateMS)
-	for raw, pg := range p.groups {
-		if g := t.groups[raw]; g != nil {
+	remap := make([]int32, len(p.byID)) // p's group numbers to t's
+	for i, pg := range p.byID {
+		if g := t.groups[pg.raw]; g != nil {
 			g.absorb(pg)
+			remap[i] = g.id
 		} else {
-			t.groups[raw] = pg
+			t.adopt(pg)
+			remap[i] = pg.id
 		}
 	}
 	addCounts(t.statuses, p.statuses)
@@ -228,7 +233,7 @@ func (t *Tally) absorb(p *Tally) {
 	}
 	t.invalid.absorb(p.invalid)
 	t.unreadable.absorb(p.unreadable)
-	t.points = append(t.points, p.points...)
+	t.points.absorb(&p.points, remap)
 }
 
 // newGroups counts the groups of p that t does not have yet.
@@ -255,15 +260,22 @@ func (t *Tally) group(raw string) *groupTally {
 	if g == nil {
 		if len(t.groups) >= MaxRawGroups {
 			if t.overflow == nil {
-				t.overflow = &groupTally{}
+				t.overflow = &groupTally{id: -1} // its points are never published
 			}
 			return t.overflow
 		}
 		// A clone: raw may be a slice of a whole row.
 		g = &groupTally{raw: strings.Clone(raw)}
-		t.groups[g.raw] = g
+		t.adopt(g)
 	}
 	return g
+}
+
+// adopt adds g to t's groups, numbered next.
+func (t *Tally) adopt(g *groupTally) {
+	g.id = int32(len(t.byID))
+	t.byID = append(t.byID, g)
+	t.groups[g.raw] = g
 }
 
 // knownErrorClasses are the only error strings published; anything else in
@@ -351,8 +363,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {
-			// g.raw, not raw: raw may hold on to a whole row.
-			t.points = append(t.points, TimelinePoint{Group: g.raw, SentMS: rec.SentMS, WaitMS: rec.WaitMS})
+			t.points.add(point{group: g.id, sentMS: rec.SentMS, waitMS: rec.WaitMS})
 		}
 	case rec.WaitSource == results.WaitNone || rec.WaitSource == "":
 		g.none++
