@@ -123,7 +123,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			break
 		}
 		b := queue[0]
-		queue = queue[1:]
+		queue[0], queue = nil, queue[1:] // let the merged block go
 		<-b.done
 		if err := ctx.Err(); err != nil {
 			return err
