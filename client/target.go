@@ -634,7 +634,7 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
 	body := t.newBody()
-	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))
+	_, rerr := body.readFrom(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	rec.Status = resp.StatusCode

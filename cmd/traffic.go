@@ -17,6 +17,10 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
+// DefaultPaceWindow is --pace-window's default: half a millisecond, well
+// under the lateness of a pacer on runtime timers (about a millisecond).
+const DefaultPaceWindow = 500 * time.Microsecond
+
 // runFlags are the flags every traffic command shares.
 type runFlags struct {
 	output      string
@@ -30,6 +34,7 @@ type runFlags struct {
 	retryMax    time.Duration
 	retryBudget time.Duration
 	grace       time.Duration
+	paceWindow  time.Duration
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -41,6 +46,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in progress at once (a retry's wait included); a send that waits for one to end is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
+	fs.DurationVar(&f.paceWindow, "pace-window", DefaultPaceWindow, "when arrivals come closer together than this, send those within it together, up to this late (fewer wake-ups, less CPU at thousands a second); 0 sends each at its own time")
 	fs.DurationVar(&f.grace, "grace", dispatch.DefaultGrace, "after Ctrl-C, how long requests in flight may still complete before they are recorded as canceled")
 	f.maxAttempts, f.retryJitter, f.retryMax, f.retryBudget = 1, admission.DefaultJitter, time.Minute, admission.DefaultBudget
 }
@@ -69,12 +75,15 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.progress > time.Hour {
 		return campaign.Options{}, usageError("--progress-every must be at most 1h")
 	}
+	if f.paceWindow < 0 || f.paceWindow > 10*time.Millisecond {
+		return campaign.Options{}, usageError("--pace-window must be between 0 and 10ms")
+	}
 	if f.grace <= 0 || f.grace > time.Minute {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
 	}
 	return campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
-		Budget: budget, Grace: f.grace,
+		Budget: budget, Grace: f.grace, PaceWindow: f.paceWindow,
 	}, nil
 }
 

@@ -360,6 +360,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"schedule", "--rate", "1/s", "--arrival", "bursty"}, "--arrival must be constant or poisson"},
 		{[]string{"burst", "--max-in-flight", "0"}, "--max-in-flight must be between 1 and 100000"},
 		{[]string{"burst", "--max-attempts", "11"}, "--max-attempts must be between 1 and 10"},
+		{[]string{"schedule", "--rate", "1/s", "--pace-window", "20ms"}, "--pace-window must be between 0 and 10ms"},
 		{[]string{"burst", "--group", "night\u00a0run"}, "--group must be printable"},
 		{[]string{"burst", "--sim-ptu", "0"}, "--sim-ptu 0"},
 		{[]string{"serve", "--ptu", "0"}, "--ptu 0"},

@@ -3,9 +3,11 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -39,7 +41,8 @@ type Sender interface {
 	Send(ctx context.Context, req Request, record func(*results.Record))
 }
 
-// Sink receives each completed Record. results.Writer satisfies it.
+// Sink receives each completed Record, from many workers at once: it must be
+// safe for concurrent use. results.Writer satisfies it.
 type Sink interface {
 	Write(rec *results.Record) error
 }
@@ -76,9 +79,17 @@ type Options struct {
 	// Grace is how long in-flight requests may finish after the context
 	// is canceled; what is still running then is recorded as canceled.
 	Grace time.Duration
-	// Wait is how the pacing loop waits for an arrival's time; nil means
-	// WaitPrecise. Tests under testing/synctest pass a runtime-timer wait.
+	// Wait is how the pacing loop waits for an arrival's time; nil means a
+	// precise wait (on Linux a raw nanosleep for the last 2 ms, see
+	// newPreciseWait). Tests under
+	// testing/synctest pass a runtime-timer wait (internal/sleep.Until).
 	Wait WaitFunc
+	// PaceWindow lets an arrival go up to this late so that the arrivals
+	// due within it go with it, on one wake-up, when arrivals come closer
+	// together than it: each wake-up costs thread switches, and at
+	// thousands of arrivals a second they were most of the client's CPU.
+	// A lone arrival is never held; 0 paces every arrival on its own.
+	PaceWindow time.Duration
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
 	Observe func(*results.Record)
@@ -113,6 +124,11 @@ var ErrInterrupted = errors.New("interrupted")
 // ones after it) and writes one Record per attempt to sink. It returns
 // when every sent request has been recorded.
 func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome, error) {
+	if o.Wait == nil {
+		wait, release := newPreciseWait()
+		defer release()
+		o.Wait = wait
+	}
 	e := newEngine(s, sink, o)
 	// Requests run on their own context: canceling the run stops sending
 	// at once, but gives what is in flight Grace to complete.
@@ -185,9 +201,7 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	if o.Wait == nil {
-		o.Wait = WaitPrecise
-	}
+
 	return &engine{
 		o: o, sender: s,
 		workers: make(chan struct{}, o.MaxInFlight),
@@ -202,9 +216,10 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 // hands the arrival to a worker. ctx ends on a cancel or a failed write.
 func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 	var out Outcome
+	la := &lookahead{p: p}
 	e.start = time.Now()
 	for !e.rec.failed() {
-		offset, wave, ok := p.Next()
+		offset, wave, ok := la.next()
 		if !ok {
 			return out
 		}
@@ -222,13 +237,59 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			out.CappedBy = CapMaxDuration
 			return out
 		}
-		if !e.o.Wait(ctx, e.start.Add(intended)) || !e.handOff(ctx, arrival{seq: out.Sent, wave: wave, intended: intended}) {
+		at := e.start.Add(intended)
+		if time.Now().Before(at) {
+			at = at.Add(e.window(la, offset, wave))
+		}
+		if !e.o.Wait(ctx, at) ||
+			!e.handOff(ctx, arrival{seq: out.Sent, wave: wave, intended: intended}) {
 			out.Interrupted = !e.rec.failed()
 			return out
 		}
 		out.Sent++
+		// Let the worker start the request on this thread now, rather than
+		// wake another thread to take it: lower lateness, fewer switches.
+		runtime.Gosched()
 	}
 	return out
+}
+
+// window is how much later than its time the arrival at offset may be
+// sent so that the arrivals following it within PaceWindow go with it, on
+// one wake-up: PaceWindow when the next arrival falls within it, else 0
+// (a lone arrival is never held). Waves waited for are never coalesced.
+func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
+	if e.o.PaceWindow <= 0 || e.o.WaitWave {
+		return 0
+	}
+	next, nextWave, ok := la.peek()
+	if !ok || nextWave != wave || next <= offset || next-offset > e.o.PaceWindow {
+		return 0
+	}
+	return e.o.PaceWindow
+}
+
+// lookahead is a Pacer read one arrival ahead.
+type lookahead struct {
+	p    Pacer
+	has  bool
+	off  time.Duration
+	wave int
+	ok   bool
+}
+
+func (l *lookahead) peek() (time.Duration, int, bool) {
+	if !l.has {
+		l.off, l.wave, l.ok = l.p.Next()
+		l.has = true
+	}
+	return l.off, l.wave, l.ok
+}
+
+func (l *lookahead) next() (time.Duration, int, bool) {
+	off, wave, ok := l.peek()
+	l.has = false
+	return off, wave, ok
 }
 
 // handOff gives a to an idle worker, or starts a worker when fewer than
@@ -243,6 +304,14 @@ func (e *engine) handOff(ctx context.Context, a arrival) bool {
 	}
 	e.inFlight.Add(1)
 	e.waves.add()
+	// An idle worker first: select picks at random among ready cases, and
+	// starting a worker while one idles would grow the pool to MaxInFlight
+	// goroutines (each growing its own stack, each scanned by every GC).
+	select {
+	case e.idle <- a:
+		return true
+	default:
+	}
 	select {
 	case e.idle <- a:
 		return true
@@ -286,3 +355,6 @@ func (e *engine) request(a arrival) {
 func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// coarseWait waits on a runtime timer: within about a millisecond.
+func coarseWait(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }

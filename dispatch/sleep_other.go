@@ -2,15 +2,6 @@
 
 package dispatch
 
-import (
-	"context"
-	"time"
-
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
-)
-
-// WaitPrecise waits until t with a runtime timer where nanosleep(2) is not
-// available through package syscall.
-func WaitPrecise(ctx context.Context, t time.Time) bool {
-	return sleep.Until(ctx, t)
-}
+// newPreciseWait returns a runtime-timer wait where a raw nanosleep is not
+// available.
+func newPreciseWait() (WaitFunc, func()) { return coarseWait, func() {} }

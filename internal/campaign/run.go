@@ -22,8 +22,10 @@ type Options struct {
 	// Grace is how long in-flight requests may finish after a cancel
 	// (dispatch.Options.Grace; 0 means dispatch.DefaultGrace).
 	Grace time.Duration
-	// Wait is the engine's pacing wait (nil: dispatch.WaitPrecise).
+	// Wait is the engine's pacing wait (nil: its precise wait).
 	Wait dispatch.WaitFunc
+	// PaceWindow is dispatch.Options.PaceWindow.
+	PaceWindow time.Duration
 	// Watch, when set, is told as each plan starts; it returns what sees
 	// the plan's Records (safe for concurrent use) and what is told when
 	// the plan ends. Either may be nil.
@@ -68,7 +70,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
-			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, Observe: observe,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, PaceWindow: o.PaceWindow, Observe: observe,
 		})
 		if done != nil {
 			done(out)
