@@ -49,8 +49,8 @@ tag="localhost/ptuprobe:$version"
 tmp=$(mktemp -d)
 ctr=""
 cleanup() {
-  [ -n "$ctr" ] && buildah rm "$ctr" >/dev/null 2>&1 || true
-  [ "$keep" = 1 ] || buildah rmi "$tag" >/dev/null 2>&1 || true
+  if [ -n "$ctr" ]; then buildah rm "$ctr" >/dev/null 2>&1 || true; fi
+  if [ "$keep" != 1 ]; then buildah rmi "$tag" >/dev/null 2>&1 || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
