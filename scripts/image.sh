@@ -4,7 +4,7 @@
 #
 #   1. scripts/release.sh builds the static linux binary for this machine;
 #   2. buildah bud --isolation chroot --target prebuilt (Containerfile) puts
-#      it and the host's CA bundle on scratch: no container registry needed;
+#      it and Debian's CA certificates on scratch: no registry needed;
 #   3. buildah run --isolation chroot runs `/ptuprobe characterize` as the
 #      image's user (65532) with a host folder mounted at /results, and
 #      checks exit 0, the report files, that they belong to that user, and
@@ -41,8 +41,13 @@ if [ -z "$version" ]; then
   version=$(git describe --tags --always --dirty 2>/dev/null || true)
   version="${version:-dev}"
 fi
-ca=/etc/ssl/certs/ca-certificates.crt
-[ -s "$ca" ] || { echo "image: no CA bundle at $ca (apt-get install ca-certificates)" >&2; exit 1; }
+# The image's CA bundle: the Mozilla set as Debian's ca-certificates ships
+# it, not the machine's /etc/ssl/certs bundle, which also holds any local CA
+# added to this machine (a company's, a proxy's) that the image must not trust.
+mozilla=/usr/share/ca-certificates/mozilla
+if ! ls "$mozilla"/*.crt >/dev/null 2>&1; then
+  echo "image: no CA certificates in $mozilla (apt-get install ca-certificates)" >&2; exit 1
+fi
 
 fail() { echo "image: $*" >&2; exit 1; }
 tag="localhost/ptuprobe:$version"
@@ -60,7 +65,12 @@ arch=$(go env GOARCH)
 scripts/release.sh --version "$version" --out "$tmp/dist" "linux/$arch" | sed 's/^/  /'
 mkdir "$tmp/context"
 cp "$tmp/dist/ptuprobe-linux-$arch" "$tmp/context/ptuprobe"
-cp "$ca" "$tmp/context/ca-certificates.crt"
+for c in "$mozilla"/*.crt; do
+  # honour certificates deselected in /etc/ca-certificates.conf ("!mozilla/NAME")
+  grep -qxF "!mozilla/${c##*/}" /etc/ca-certificates.conf 2>/dev/null && continue
+  cat "$c"; echo
+done > "$tmp/context/ca-certificates.crt"
+ncerts=$(grep -c 'BEGIN CERTIFICATE' "$tmp/context/ca-certificates.crt")
 t1=$SECONDS
 
 # The image's creation time is the commit's, so a rebuild of the same
@@ -72,7 +82,7 @@ t2=$SECONDS
 size=$(buildah images --format '{{.Size}}' "$tag" | head -1)
 user=$(buildah inspect --type image --format '{{.OCIv1.Config.User}}' "$tag")
 entry=$(buildah inspect --type image --format '{{.OCIv1.Config.Entrypoint}}' "$tag")
-echo "image: built $tag ($size, user $user, entrypoint $entry) in $((t2 - t1))s"
+echo "image: built $tag ($size, user $user, entrypoint $entry, $ncerts CA certificates) in $((t2 - t1))s"
 [ "$user" = "65532:65532" ] || fail "image user is '$user', want 65532:65532"
 [ "$entry" = "[/ptuprobe]" ] || fail "image entrypoint is $entry"
 
