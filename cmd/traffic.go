@@ -35,6 +35,7 @@ type runFlags struct {
 	retryBudget time.Duration
 	grace       time.Duration
 	paceWindow  time.Duration
+	fleet       fleetFlags
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -60,11 +61,16 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.retryBudget, "retry-budget", admission.DefaultBudget, "give up on a request whose next wait would end after this long since its first send")
 }
 
+// addFleet registers --shard and --start-at (every traffic command but
+// calibrate, whose probes adapt to the answers).
+func (f *runFlags) addFleet(fs *pflag.FlagSet) { f.fleet.add(fs) }
+
 // runFlagNames names the campaign, dispatch and job fields for the user.
 var runFlagNames = flagNames{
 	"MaxInFlight": "--max-in-flight", "MaxRequests": "--max-requests", "Group": "--group",
 	"Output": "--output", "MaxAttempts": "--max-attempts", "Jitter": "--retry-jitter",
 	"MaxWait": "--retry-max-wait", "Budget": "--retry-budget", "Plans": "the plan",
+	"Start": "--start-at", "Shard": "--shard",
 }
 
 // options turns the flags into campaign options.
@@ -81,10 +87,11 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	if f.grace <= 0 || f.grace > time.Minute {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
 	}
-	return campaign.Options{
+	o := campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
 		Budget: budget, Grace: f.grace, PaceWindow: f.paceWindow,
-	}, nil
+	}
+	return o, f.fleet.resolve(&o)
 }
 
 // owner is the retry owner the retry flags describe, checked even when
@@ -177,9 +184,13 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 			fmt.Fprintf(r.stderr, "no target given: using the embedded PTU simulator at %s\n", url)
 		}
 	}
+	shard := r.job.Options.Shard
 	r.job.Options.Watch = func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 		plan := newRunTally()
-		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, p.Planned, r.rf.progress, plan)
+		if !r.rf.quiet {
+			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
+		}
+		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, shard.Share(p.Planned), p.Start, r.rf.progress, plan)
 		return func(rec *results.Record) {
 				plan.observe(rec)
 				total.observe(rec)

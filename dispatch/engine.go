@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -67,7 +66,9 @@ type Options struct {
 	// no free slot waits for one and is recorded late; it is never dropped.
 	// It is also the most goroutines a Run sends from.
 	MaxInFlight int
-	// MaxRequests stops the run after this many first attempts.
+	// MaxRequests stops the run at the plan's arrival of this index: it
+	// bounds the plan, whoever sends it, so a Shard stops where the whole
+	// plan would (after its share of the first MaxRequests arrivals).
 	MaxRequests int
 	// MaxDuration stops sending arrivals planned this long after the start
 	// or later; 0 means no bound.
@@ -93,6 +94,17 @@ type Options struct {
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
 	Observe func(*results.Record)
+	// Start is the zero of the plan's offsets (and of intended_ms and
+	// sent_ms): arrival i is sent at Start + offset(i). Zero means when Run
+	// is called. Workers given one Start send one plan on one clock: a
+	// Start ahead is a wait that a cancel ends, one already past sends
+	// what is due at once, each recorded as late as it went.
+	Start time.Time
+	// Shard is the share of the plan this Run sends (Shard.Owns); every
+	// arrival keeps its index in the whole plan as its seq and its offset,
+	// and each Record names the shard (results.Record.Worker). The zero
+	// Shard sends the whole plan.
+	Shard Shard
 }
 
 // Cap names the safety cap that ended a Run early.
@@ -216,14 +228,16 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 // hands the arrival to a worker. ctx ends on a cancel or a failed write.
 func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 	var out Outcome
-	la := &lookahead{p: p}
-	e.start = time.Now()
+	la := &lookahead{p: p, shard: e.o.Shard, limit: e.o.MaxRequests}
+	if e.start = e.o.Start; e.start.IsZero() {
+		e.start = time.Now()
+	}
 	for !e.rec.failed() {
-		offset, wave, ok := la.next()
+		seq, offset, wave, ok := la.next()
 		if !ok {
 			return out
 		}
-		if out.Sent >= e.o.MaxRequests {
+		if seq >= e.o.MaxRequests {
 			out.CappedBy = CapMaxRequests
 			return out
 		}
@@ -242,7 +256,7 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			at = at.Add(e.window(la, offset, wave))
 		}
 		if !e.o.Wait(ctx, at) ||
-			!e.handOff(ctx, arrival{seq: out.Sent, wave: wave, intended: intended}) {
+			!e.handOff(ctx, arrival{seq: seq, wave: wave, intended: intended}) {
 			out.Interrupted = !e.rec.failed()
 			return out
 		}
@@ -262,34 +276,42 @@ func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Dura
 	if e.o.PaceWindow <= 0 || e.o.WaitWave {
 		return 0
 	}
-	next, nextWave, ok := la.peek()
+	_, next, nextWave, ok := la.peek()
 	if !ok || nextWave != wave || next <= offset || next-offset > e.o.PaceWindow {
 		return 0
 	}
 	return e.o.PaceWindow
 }
 
-// lookahead is a Pacer read one arrival ahead.
+// lookahead is a Pacer read one arrival of the shard ahead: it numbers
+// the plan's arrivals and skips those of other shards, up to limit (the
+// index where the caller stops).
 type lookahead struct {
-	p    Pacer
-	has  bool
-	off  time.Duration
-	wave int
-	ok   bool
+	p     Pacer
+	shard Shard
+	limit int
+	index int // of the plan's next arrival
+	has   bool
+	seq   int
+	off   time.Duration
+	wave  int
+	ok    bool
 }
 
-func (l *lookahead) peek() (time.Duration, int, bool) {
-	if !l.has {
+func (l *lookahead) peek() (seq int, off time.Duration, wave int, ok bool) {
+	for !l.has {
 		l.off, l.wave, l.ok = l.p.Next()
-		l.has = true
+		l.seq = l.index
+		l.index++
+		l.has = !l.ok || l.shard.Owns(l.seq) || l.seq >= l.limit
 	}
-	return l.off, l.wave, l.ok
+	return l.seq, l.off, l.wave, l.ok
 }
 
-func (l *lookahead) next() (time.Duration, int, bool) {
-	off, wave, ok := l.peek()
+func (l *lookahead) next() (seq int, off time.Duration, wave int, ok bool) {
+	seq, off, wave, ok = l.peek()
 	l.has = false
-	return off, wave, ok
+	return seq, off, wave, ok
 }
 
 // handOff gives a to an idle worker, or starts a worker when fewer than
@@ -342,7 +364,7 @@ func (e *engine) worker(a arrival) {
 func (e *engine) request(a arrival) {
 	first := results.Blank()
 	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
-	first.Seq, first.Attempt, first.Wave = a.seq, 1, a.wave
+	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
 	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
 	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.ctx}, func(r *results.Record) {
 		if r.Attempt > 1 {
@@ -355,6 +377,3 @@ func (e *engine) request(a arrival) {
 func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// coarseWait waits on a runtime timer: within about a millisecond.
-func coarseWait(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }
