@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -355,6 +354,3 @@ func (e *engine) request(a arrival) {
 func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// coarseWait waits on a runtime timer: within about a millisecond.
-func coarseWait(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }
