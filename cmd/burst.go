@@ -107,6 +107,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
 		c.Flags().DurationVar(&b.duration, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
 		b.rf.add(c.Flags(), true)
 		b.rf.addRetry(c.Flags())
+		b.rf.addMetrics(c.Flags())
 		b.tf.add(c.Flags())
 		return c
 	})

@@ -59,6 +59,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	defer r.stopMetrics()
 	r.job.Replace = !ch.appendRows
 	r.perPlan = true
 	out, _, err := r.run(c.Context())
@@ -111,6 +112,7 @@ OUT-DIR/results.csv is replaced unless --append is given.
 		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending")
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
+		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
 		ch.af.add(fs)
 		return c

@@ -55,7 +55,15 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	if err := os.Remove(lab.Output); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("replace %s: %w", lab.Output, err)
 	}
+	if err := pc.rf.metrics.start(stderr, pc.rf.quiet); err != nil {
+		return err
+	}
+	defer pc.rf.metrics.stop(stderr, pc.rf.quiet)
+	if lab.Options.Metrics, err = pc.rf.metrics.traffic(); err != nil {
+		return err
+	}
 	ms, runErr := policylab.Run(c.Context(), lab)
+	pc.rf.metrics.finish()
 	var v *valid.Error
 	if errors.As(runErr, &v) {
 		return settingError(runErr, pc.names())
@@ -273,6 +281,7 @@ its times are 20 times shorter than the model times of the table.`,
 		pc.bf.add(c, "burst-", charplan.Burst())
 		pc.sf.add(fs, DefaultScheduleDuration)
 		pc.rf.add(fs, false)
+		pc.rf.addMetrics(fs)
 		pc.tf.add(fs)
 		pc.tf.sim.TimeScale = DefaultPolicyTimeScale
 		fs.Lookup("sim-time-scale").DefValue = fmt.Sprint(DefaultPolicyTimeScale)
