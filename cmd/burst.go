@@ -113,6 +113,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.
 		b.rf.add(c.Flags(), true)
 		b.rf.addRetry(c.Flags())
 		b.rf.addFleet(c.Flags())
+		b.rf.addMetrics(c.Flags())
 		b.tf.add(c.Flags())
 		return c
 	})

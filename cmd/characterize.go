@@ -59,6 +59,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	defer r.stopMetrics()
 	r.job.Replace = !ch.appendRows
 	r.perPlan = true
 	out, _, err := r.run(c.Context())
@@ -119,6 +120,7 @@ report of it.`,
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
 		ch.rf.addFleet(fs)
+		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
 		ch.af.add(fs)
 		return c

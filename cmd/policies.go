@@ -56,7 +56,15 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	if err := os.Remove(lab.Output); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("replace %s: %w", lab.Output, err)
 	}
+	if err := pc.rf.metrics.start(stderr, pc.rf.quiet); err != nil {
+		return err
+	}
+	defer pc.rf.metrics.stop(stderr, pc.rf.quiet)
+	if lab.Options.Metrics, err = pc.rf.metrics.traffic(); err != nil {
+		return err
+	}
 	ms, runErr := policylab.Run(c.Context(), lab)
+	pc.rf.metrics.finish()
 	var v *valid.Error
 	if errors.As(runErr, &v) {
 		return settingError(runErr, pc.names())
@@ -284,6 +292,7 @@ worker's results.csv the fleet's.`,
 		pc.sf.add(fs, DefaultScheduleDuration)
 		pc.rf.add(fs, false)
 		pc.rf.addFleet(fs)
+		pc.rf.addMetrics(fs)
 		pc.tf.add(fs)
 		pc.tf.sim.TimeScale = DefaultPolicyTimeScale
 		fs.Lookup("sim-time-scale").DefValue = fmt.Sprint(DefaultPolicyTimeScale)

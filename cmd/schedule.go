@@ -119,6 +119,9 @@ With no --endpoint or --url, the embedded PTU simulator is the target.
   ptuprobe schedule --phase warmup:2m@0.3/s --phase ramp:10m@0.5/s-2.5/s \
       --phase sustain:10m@2/s --arrival poisson --seed 42
 
+  # A long soak, watched live by Prometheus at http://127.0.0.1:9464/metrics
+  ptuprobe schedule --phase soak:6h@2/s --max-requests 50000 --metrics-addr :9464
+
   # Any endpoint, raw request
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
       --body @request.json --header 'Authorization: Bearer x' --rate 600/m
@@ -133,6 +136,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.
 		s.rf.add(c.Flags(), true)
 		s.rf.addRetry(c.Flags())
 		s.rf.addFleet(c.Flags())
+		s.rf.addMetrics(c.Flags())
 		s.tf.add(c.Flags())
 		return c
 	})

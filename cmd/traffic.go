@@ -36,6 +36,7 @@ type runFlags struct {
 	grace       time.Duration
 	paceWindow  time.Duration
 	fleet       fleetFlags
+	metrics     metricsFlags
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -64,6 +65,9 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 // addFleet registers --shard and --start-at (every traffic command but
 // calibrate, whose probes adapt to the answers).
 func (f *runFlags) addFleet(fs *pflag.FlagSet) { f.fleet.add(fs) }
+// addMetrics registers --metrics-addr and --metrics-linger (the traffic
+// commands; not calibrate).
+func (f *runFlags) addMetrics(fs *pflag.FlagSet) { f.metrics.add(fs) }
 
 // runFlagNames names the campaign, dispatch and job fields for the user.
 var runFlagNames = flagNames{
@@ -86,6 +90,9 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	}
 	if f.grace <= 0 || f.grace > time.Minute {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
+	}
+	if err := f.metrics.check(); err != nil {
+		return campaign.Options{}, err
 	}
 	o := campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
@@ -179,6 +186,9 @@ func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
 // interrupted run exits 130 after every completed row was written.
 func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, error) {
 	total := newRunTally()
+	if err := r.startMetrics(); err != nil {
+		return campaign.Outcome{}, total, err
+	}
 	if !r.rf.quiet {
 		r.job.Target.OnSimulator = func(url string) {
 			fmt.Fprintf(r.stderr, "no target given: using the embedded PTU simulator at %s\n", url)
@@ -206,6 +216,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 			}
 	}
 	out, err := campaign.Run(ctx, r.job)
+	r.rf.metrics.finish()
 	var v *valid.Error
 	switch {
 	case errors.As(err, &v):
@@ -225,6 +236,18 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	return out, total, err
 }
 
+// startMetrics serves the run's metrics when --metrics-addr asks for
+// them; stopMetrics ends them once the run's output is printed.
+func (r *trafficRun) startMetrics() (err error) {
+	if err := r.rf.metrics.start(r.stderr, r.rf.quiet); err != nil {
+		return err
+	}
+	r.job.Options.Metrics, err = r.rf.metrics.traffic()
+	return err
+}
+
+func (r *trafficRun) stopMetrics() { r.rf.metrics.stop(r.stderr, r.rf.quiet) }
+
 // capFlag names the flag behind a cap.
 func (r *trafficRun) capFlag(c dispatch.Cap) string {
 	if c == dispatch.CapMaxRequests {
@@ -236,6 +259,7 @@ func (r *trafficRun) capFlag(c dispatch.Cap) string {
 // runAndSummarize runs a burst or schedule job and prints its summary once
 // anything was sent.
 func (r *trafficRun) runAndSummarize(ctx context.Context) error {
+	defer r.stopMetrics()
 	out, total, err := r.run(ctx)
 	if out.Sent > 0 || err == nil {
 		r.printSummary(out, total)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -47,6 +48,9 @@ type Options struct {
 	// Shard is the share of every plan this worker sends
 	// (dispatch.Options.Shard); more than one shard needs a Start.
 	Shard dispatch.Shard
+	// Metrics, when set, counts every plan's requests and Records live
+	// (--metrics-addr).
+	Metrics *metrics.Traffic
 }
 
 // Outcome is what Run sent and recorded over every plan.
@@ -97,7 +101,12 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if o.Watch != nil {
 			observe, done = o.Watch(p)
 		}
-		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
+		sender := s
+		if o.Metrics != nil {
+			m := o.Metrics.Plan(group, o.Shard.Share(p.Planned)) // this worker's share
+			sender, observe = m.Sender(s), alsoObserve(observe, m.Observe)
+		}
+		out, err := dispatch.Run(ctx, p.Pacer, sender, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
 			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, PaceWindow: o.PaceWindow, Observe: observe,
@@ -125,6 +134,17 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		return total, dispatch.ErrInterrupted
 	}
 	return total, nil
+}
+
+// alsoObserve is observe followed by more; more alone when observe is nil.
+func alsoObserve(observe, more func(*results.Record)) func(*results.Record) {
+	if observe == nil {
+		return more
+	}
+	return func(r *results.Record) {
+		observe(r)
+		more(r)
+	}
 }
 
 // Interrupted reports whether err says the run was cut by a cancel.
