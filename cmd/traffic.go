@@ -65,6 +65,7 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 // addFleet registers --shard and --start-at (every traffic command but
 // calibrate, whose probes adapt to the answers).
 func (f *runFlags) addFleet(fs *pflag.FlagSet) { f.fleet.add(fs) }
+
 // addMetrics registers --metrics-addr and --metrics-linger (the traffic
 // commands; not calibrate).
 func (f *runFlags) addMetrics(fs *pflag.FlagSet) { f.metrics.add(fs) }
