@@ -37,15 +37,18 @@ const (
 	SourceOther = "other"
 )
 
-// ParseGroupBy reads a GroupBy ("group" or "dialect"; "" is "group").
+// ParseGroupBy reads a GroupBy ("group", "dialect" or "worker"; "" is
+// "group").
 func ParseGroupBy(s string) (GroupBy, error) {
 	switch GroupBy(s) {
 	case "", GroupByGroup:
 		return GroupByGroup, nil
 	case GroupByDialect:
 		return GroupByDialect, nil
+	case GroupByWorker:
+		return GroupByWorker, nil
 	}
-	return "", fmt.Errorf("%q is not a column to group by: want %s or %s", clip(s, 32), GroupByGroup, GroupByDialect)
+	return "", fmt.Errorf("%q is not a column to group by: want %s, %s or %s", clip(s, 32), GroupByGroup, GroupByDialect, GroupByWorker)
 }
 
 // TallyOption sets up a Tally.

@@ -311,6 +311,8 @@ func (t *Tally) addRecord(rec *results.Record) {
 	switch {
 	case t.groupBy == GroupByDialect:
 		raw = dialectOf(rec.Dialect)
+	case t.groupBy == GroupByWorker:
+		raw = workerOf(rec.Worker)
 	case raw == "":
 		switch rec.Shape {
 		case results.ShapeBurst:

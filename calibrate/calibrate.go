@@ -64,7 +64,7 @@ type Config struct {
 	RunID       string
 	Group       string
 	// Wait is how probes wait for each arrival's time (dispatch.Options.Wait);
-	// nil means dispatch.WaitPrecise.
+	// nil means the engine's precise wait.
 	Wait dispatch.WaitFunc
 	// OnProbe, when set, sees each probe as it is judged.
 	OnProbe func(Probe)

@@ -129,7 +129,46 @@ func (p *promptBuilder) lead(seq int) []byte {
 func (p *promptBuilder) reader(seq int) (func() (io.ReadCloser, error), int64) {
 	lead := p.lead(seq)
 	open := func() (io.ReadCloser, error) {
-		return io.NopCloser(io.MultiReader(bytes.NewReader(p.head), bytes.NewReader(lead), bytes.NewReader(p.tail))), nil
+		return &partsBody{parts: [3][]byte{p.head, lead, p.tail}}, nil
 	}
 	return open, int64(len(p.head) + len(lead) + len(p.tail))
 }
+
+// partsBody reads its parts one after another, like io.MultiReader over
+// bytes.Readers, and writes them out directly: net/http copies a request
+// body with WriteTo, and io.MultiReader's allocates a 32 KiB buffer per
+// request.
+type partsBody struct {
+	parts [3][]byte
+	i     int // the part being read
+	off   int // into it
+}
+
+func (b *partsBody) Read(p []byte) (int, error) {
+	for ; b.i < len(b.parts); b.i, b.off = b.i+1, 0 {
+		if rest := b.parts[b.i][b.off:]; len(rest) > 0 {
+			if len(p) == 0 {
+				return 0, nil
+			}
+			n := copy(p, rest)
+			b.off += n
+			return n, nil
+		}
+	}
+	return 0, io.EOF
+}
+
+func (b *partsBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for ; b.i < len(b.parts); b.i, b.off = b.i+1, 0 {
+		n, err := w.Write(b.parts[b.i][b.off:])
+		total += int64(n)
+		b.off += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (b *partsBody) Close() error { return nil }

@@ -141,11 +141,12 @@ type Config struct {
 
 // Target sends requests built from a Config. It is safe for concurrent use.
 type Target struct {
-	cfg    Config
-	url    string
-	client *http.Client
-	prompt *promptBuilder
-	now    func() time.Time
+	cfg       Config
+	url       string
+	reqHeader http.Header // every request's, cloned per request
+	client    *http.Client
+	prompt    *promptBuilder
+	now       func() time.Time
 	// secrets are never recorded: a header value holding one is Redacted.
 	secrets *secrets
 }
@@ -179,6 +180,7 @@ func New(cfg Config) (*Target, error) {
 	}
 	t.cfg = cfg
 	t.secrets = newSecrets(&cfg)
+	t.reqHeader = t.requestHeader()
 	c, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
@@ -438,24 +440,33 @@ func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error)
 		req.GetBody, req.ContentLength = t.prompt.reader(seq)
 		req.Body, _ = req.GetBody()
 	}
+	req.Header = t.reqHeader.Clone()
+	return req, nil
+}
+
+// requestHeader is the header every request carries, built once: a clone
+// per request is one map and one slice, where setting each field was
+// several allocations.
+func (t *Target) requestHeader() http.Header {
+	h := http.Header{}
 	if t.prompt != nil || t.cfg.Body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		h.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("User-Agent", "ptuprobe")
+	h.Set("User-Agent", "ptuprobe")
 	if t.cfg.Key != "" {
 		if strings.EqualFold(t.cfg.KeyHeader, "Authorization") {
-			req.Header.Set("Authorization", "Bearer "+t.cfg.Key)
+			h.Set("Authorization", "Bearer "+t.cfg.Key)
 		} else {
-			req.Header.Set(t.cfg.KeyHeader, t.cfg.Key)
+			h.Set(t.cfg.KeyHeader, t.cfg.Key)
 		}
 	}
 	if t.cfg.API == APIAnthropic {
-		req.Header.Set("anthropic-version", t.cfg.AnthropicVersion)
+		h.Set("anthropic-version", t.cfg.AnthropicVersion)
 	}
-	for _, h := range t.cfg.Headers {
-		req.Header.Add(h.Name, h.Value)
+	for _, f := range t.cfg.Headers {
+		h.Add(f.Name, f.Value)
 	}
-	return req, nil
+	return h
 }
 
 // Send performs one request and hands each attempt's Record to record, in
@@ -634,7 +645,7 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
 	body := t.newBody()
-	_, rerr := io.Copy(&body, io.LimitReader(resp.Body, MaxBodyBytes+1))
+	_, rerr := body.readFrom(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	rec.Status = resp.StatusCode

@@ -599,3 +599,33 @@ func sendOne(ctx context.Context, tg *Target, seq int, r *results.Record) {
 		panic(fmt.Sprintf("Send recorded %d attempts, want 1", n))
 	}
 }
+
+// BenchmarkSend429 is one request and its row against a loopback server
+// answering 429 with retry-after-ms, no retry owner: the client's own
+// cost per request (building it, reading the answer and its advice),
+// with net/http's.
+func BenchmarkSend429(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("retry-after-ms", "43")
+		w.Header().Set("retry-after", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
+	}))
+	defer srv.Close()
+	tg, err := New(Config{API: APIAzure, Endpoint: srv.URL, Deployment: "d", Key: "k", PromptTokens: 1000, MaxTokens: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var r results.Record
+		sendOne(ctx, tg, i, &r)
+		if r.Status != http.StatusTooManyRequests || r.WaitMS != 43 {
+			b.Fatalf("row %+v", r)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.failIf, "fail-if", nil, "exit 3 when this comparison holds, e.g. 'overall.p99_ms>20000' (repeatable; see below)")
 	fs.StringVar(&f.valueColumn, "value-column", "", "foreign CSV: the column holding the advised wait in ms (default "+analyze.DefaultValueColumn+")")
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
-	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups) or dialect (whose rate-limit fields the responses spoke)")
+	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
 
 // badInputHints say which flag fixes an input analyze refused.
@@ -211,7 +211,8 @@ func init() {
 			Example: `  ptuprobe analyze results.csv
   ptuprobe analyze --log-x --out-dir report/ day1.csv day2.csv
   ptuprobe analyze --group-column source --label task013="Burst-shaped source" events.csv
-  ptuprobe analyze --fail-if 'overall.p99_ms>20000' --fail-if 'errors>0' results.csv`,
+  ptuprobe analyze --fail-if 'overall.p99_ms>20000' --fail-if 'errors>0' results.csv
+  ptuprobe analyze --group-by worker --out-dir by-worker worker-*/results.csv   # a fleet run, worker by worker`,
 			Args: cobra.ArbitraryArgs,
 			RunE: a.run,
 		}

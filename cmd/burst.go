@@ -33,7 +33,7 @@ func (b *burstFlags) add(c *cobra.Command, prefix string, def burst.Config) {
 
 // names maps burst.Config fields to this command's flags.
 func (b *burstFlags) names() flagNames {
-	return flagNames{"Size": "--" + b.prefix + "size", "Waves": "--" + b.prefix + "waves", "Gap": "--" + b.prefix + "gap", "Spread": "--" + b.prefix + "spread"}
+	return flagNames{"Size": "--" + b.prefix + "size", "Waves": "--" + b.prefix + "waves", "Gap": "--" + b.prefix + "gap", "Spread": "--" + b.prefix + "spread", "WaitWave": "--" + b.prefix + "wait-wave"}
 }
 
 func (b *burstFlags) plan() (campaign.Plan, error) { return b.scaledPlan(1) }
@@ -66,7 +66,7 @@ func (b *burstCmd) run(c *cobra.Command, _ []string) error {
 		return usageError("--duration must be positive")
 	}
 	r, err := newTrafficRun([]campaign.Plan{plan}, &b.tf, &b.rf, b.duration, b.rf.output,
-		flagNames{"Budget": "--duration"}, c.OutOrStdout(), c.ErrOrStderr())
+		merge(b.bf.names(), flagNames{"Budget": "--duration"}), c.OutOrStdout(), c.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,8 @@ spread evenly over --spread), wave starts --gap apart on an absolute
 schedule. Every attempt is appended to the results file, with the advised
 wait of every 429.
 
-With no --endpoint or --url, the embedded PTU simulator is the target.`,
+With no --endpoint or --url, the embedded PTU simulator is the target.
+` + fleetHelp,
 			Example: `  # Against the embedded simulator: 3 waves of 40
   ptuprobe burst --size 40 --waves 3 --gap 5s
 
@@ -99,7 +100,11 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
   ptuprobe burst --api anthropic --url https://api.anthropic.com/v1/messages --model MODEL --size 10
 
   # The Gemini API: the base URL (key from GEMINI_API_KEY, sent in x-goog-api-key)
-  ptuprobe burst --api gemini --url https://generativelanguage.googleapis.com --model MODEL --size 10`,
+  ptuprobe burst --api gemini --url https://generativelanguage.googleapis.com --model MODEL --size 10
+
+  # Worker 2 of a fleet of 4, all starting at one instant (each its own share of every wave)
+  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --size 40 --waves 3 --gap 10s \
+      --shard 2/4 --start-at 2026-05-01T12:00:00Z -o worker-2.csv`,
 			Args: noArgs,
 			RunE: b.run,
 		}
@@ -107,6 +112,8 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
 		c.Flags().DurationVar(&b.duration, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
 		b.rf.add(c.Flags(), true)
 		b.rf.addRetry(c.Flags())
+		b.rf.addFleet(c.Flags())
+		b.rf.addMetrics(c.Flags())
 		b.tf.add(c.Flags())
 		return c
 	})

@@ -55,10 +55,11 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := newTrafficRun(plans, &ch.tf, &ch.rf, ch.maxDuration, path, flagNames{"Budget": "--max-duration", "Output": "--out-dir"}, stdout, stderr)
+	r, err := newTrafficRun(plans, &ch.tf, &ch.rf, ch.maxDuration, path, merge(ch.bf.names(), flagNames{"Budget": "--max-duration", "Output": "--out-dir"}), stdout, stderr)
 	if err != nil {
 		return err
 	}
+	defer r.stopMetrics()
 	r.job.Replace = !ch.appendRows
 	r.perPlan = true
 	out, _, err := r.run(c.Context())
@@ -91,14 +92,21 @@ Burst flags carry a burst- prefix (--burst-size, --burst-waves, --burst-gap,
 OUT-DIR/results.csv is replaced unless --append is given.
 
 --fail-if takes the same threshold expressions as analyze (see
-'ptuprobe analyze --help' and docs/thresholds.md).`,
+'ptuprobe analyze --help' and docs/thresholds.md).
+` + fleetHelp + ` Each worker's OUT-DIR holds its own share and the
+report of it.`,
 			Example: `  # The main job on the embedded simulator (no credentials needed)
   ptuprobe characterize --out-dir ptuprobe-report
 
   # Against an Azure OpenAI deployment, conservative, with CI thresholds
   AZURE_OPENAI_API_KEY=... ptuprobe characterize --endpoint https://NAME.openai.azure.com \
       --deployment DEPLOYMENT --burst-size 10 --burst-waves 2 --rate 1/s --duration 60s \
-      --out-dir ptuprobe-report --fail-if 'overall.p99_ms>30000' --fail-if 'errors>0'`,
+      --out-dir ptuprobe-report --fail-if 'overall.p99_ms>30000' --fail-if 'errors>0'
+
+  # One of four workers of a fleet (the same flags on each, its own --shard),
+  # then the fleet's report from every worker's results
+  ptuprobe characterize --shard 1/4 --start-at 2026-05-01T12:00:00Z --out-dir worker-1
+  ptuprobe analyze worker-*/results.csv --out-dir fleet`,
 			Args: noArgs,
 			RunE: ch.run,
 		}
@@ -111,6 +119,8 @@ OUT-DIR/results.csv is replaced unless --append is given.
 		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending")
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
+		ch.rf.addFleet(fs)
+		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
 		ch.af.add(fs)
 		return c

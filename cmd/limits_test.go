@@ -3,7 +3,10 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,5 +190,55 @@ func TestHardeningLimits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKillNineLeavesWholeRows: rows are written in whole-line batches
+// (group commit), so a run killed with SIGKILL mid-stream leaves a file of
+// whole rows: every one reads back, none is cut. What the kill can lose is
+// only rows whose write had not returned, which the run had not reported.
+func TestKillNineLeavesWholeRows(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After-Ms", "17")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	for range 3 {
+		started := time.Now()
+		r := runMain(t, []string{"schedule", "--url", srv.URL, "--rate", "3000/s", "--duration", "30s", "--max-requests", "100000", "--quiet", "-o", out},
+			syscall.SIGKILL, func() bool { return time.Since(started) > 400*time.Millisecond })
+		if r.code != -1 {
+			t.Fatalf("exit %d after SIGKILL", r.code)
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := results.NewReader(f, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			var rec results.Record
+			err := rd.Read(&rec)
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("row %d: %v", rows+1, err)
+				}
+				break
+			}
+			if rec.Status != http.StatusTooManyRequests || rec.WaitMS != 17 {
+				t.Fatalf("a row read back wrong: %+v", rec)
+			}
+			rows++
+		}
+		f.Close()
+		if rd.Truncated() != 0 || rows == 0 {
+			t.Fatalf("%d rows, a cut last line at %d", rows, rd.Truncated())
+		}
+		t.Logf("killed after %d whole rows", rows)
 	}
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,15 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	if err := os.Remove(lab.Output); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("replace %s: %w", lab.Output, err)
 	}
+	if err := pc.rf.metrics.start(stderr, pc.rf.quiet); err != nil {
+		return err
+	}
+	defer pc.rf.metrics.stop(stderr, pc.rf.quiet)
+	if lab.Options.Metrics, err = pc.rf.metrics.traffic(); err != nil {
+		return err
+	}
 	ms, runErr := policylab.Run(c.Context(), lab)
+	pc.rf.metrics.finish()
 	var v *valid.Error
 	if errors.As(runErr, &v) {
 		return settingError(runErr, pc.names())
@@ -84,7 +93,7 @@ func (pc *policiesCmd) names() flagNames {
 }
 
 // lab checks every flag, the policies and the target, and builds the lab.
-func (pc *policiesCmd) lab(stderr interface{ Write([]byte) (int, error) }) (policylab.Lab, policylab.Setup, error) {
+func (pc *policiesCmd) lab(stderr io.Writer) (policylab.Lab, policylab.Setup, error) {
 	var lab policylab.Lab
 	if pc.skipBurst && pc.skipSchedule {
 		return lab, policylab.Setup{}, usageError("--skip-burst and --skip-schedule leave nothing to run")
@@ -177,9 +186,11 @@ func (pc *policiesCmd) lab(stderr interface{ Write([]byte) (int, error) }) (poli
 		setup.Target = fmt.Sprintf("a fresh embedded simulator each (seed %d, time scale %g; times shown in model time)", pc.tf.sim.Seed, scale)
 	}
 	if !pc.rf.quiet {
+		shard := opts.Shard
 		lab.Watch = func(policy string, p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 			tally := newRunTally()
-			prog := newProgress(stderr, false, policy+" "+p.Shape, p.Planned, pc.rf.progress, tally)
+			announceStart(stderr, policy+" "+p.Shape, p.Start, shard)
+			prog := newProgress(stderr, false, policy+" "+p.Shape, shard.Share(p.Planned), p.Start, pc.rf.progress, tally)
 			return func(r *results.Record) {
 					tally.observe(r)
 					if r.Attempt == 1 {
@@ -246,7 +257,14 @@ advised wait, declared SDK retries), policy_latency_ecdf.png/.svg (end-to-end
 latency, waits included), policy_tradeoff.png (success against p99), and
 results.csv (every attempt, group = policy; ptuprobe analyze reads it).
 results.csv holds what was measured, in wall time: with --sim-time-scale 20
-its times are 20 times shorter than the model times of the table.`,
+its times are 20 times shorter than the model times of the table.
+` + fleetHelp + `
+In a fleet every worker runs the policies in the same order on one
+timeline: run i (policy by policy, round by round) starts at --start-at +
+i × (the plan's length + --cooldown), on the embedded simulator too (in
+model time), so all workers send each policy's run together; each
+worker's table measures its own share, and 'ptuprobe analyze' over every
+worker's results.csv the fleet's.`,
 			Example: `  # Every built-in policy on the main job's plan, on the embedded simulator
   ptuprobe policies --out-dir lab
 
@@ -265,7 +283,7 @@ its times are 20 times shorter than the model times of the table.`,
 		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and results.csv (replaced)")
 		fs.DurationVar(&pc.budget, "budget", DefaultPolicyBudget, "the latency a request should stay within, for the over_budget count")
 		fs.IntVar(&pc.repeat, "repeat", 1, "run every policy this many times, interleaved")
-		fs.DurationVar(&pc.cooldown, "cooldown", DefaultPolicyCooldown, "pause between runs against a real target")
+		fs.DurationVar(&pc.cooldown, "cooldown", DefaultPolicyCooldown, "pause between runs against a real target (with --start-at, between all runs, on the simulator too, in model time)")
 		fs.StringVar(&pc.fallback, "fallback-deployment", "", "the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on policies need it against a real target)")
 		fs.BoolVar(&pc.skipBurst, "skip-burst", false, "run only the scheduled plan")
 		fs.BoolVar(&pc.skipSchedule, "skip-schedule", false, "run only the burst plan")
@@ -273,6 +291,8 @@ its times are 20 times shorter than the model times of the table.`,
 		pc.bf.add(c, "burst-", charplan.Burst())
 		pc.sf.add(fs, DefaultScheduleDuration)
 		pc.rf.add(fs, false)
+		pc.rf.addFleet(fs)
+		pc.rf.addMetrics(fs)
 		pc.tf.add(fs)
 		pc.tf.sim.TimeScale = DefaultPolicyTimeScale
 		fs.Lookup("sim-time-scale").DefValue = fmt.Sprint(DefaultPolicyTimeScale)

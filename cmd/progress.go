@@ -52,15 +52,24 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func newProgress(w io.Writer, quiet bool, label string, total int, every time.Duration, tally *runTally) *progress {
+// newProgress starts the progress of total requests; with a start ahead
+// (a common timeline) it says it waits for it until then.
+func newProgress(w io.Writer, quiet bool, label string, total int, startAt time.Time, every time.Duration, tally *runTally) *progress {
 	p := &progress{tally: tally, start: time.Now(), label: label}
+	if startAt.After(p.start) {
+		p.start = startAt
+	}
 	if quiet {
 		return p
 	}
 	if isTerminal(w) {
+		desc := label
+		if time.Now().Before(p.start) {
+			desc += ": waiting for the start"
+		}
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(label),
+			progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetElapsedTime(true),
 			progressbar.OptionSetPredictTime(false),
@@ -78,6 +87,10 @@ func newProgress(w io.Writer, quiet bool, label string, total int, every time.Du
 		for {
 			select {
 			case <-t.C:
+				if wait := time.Until(p.start); wait > 0 {
+					fmt.Fprintf(w, "%s: waiting for the start (in %s)\n", label, wait.Round(time.Second))
+					continue
+				}
 				done, n429 := tally.counts()
 				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, done, total, n429, time.Since(p.start).Round(time.Second))
 			case <-p.stop:

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -100,11 +101,29 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if memProfile != "" {
+			runtime.MemProfileRate = 64 << 10
+			stopMem := func() {
+				if f, err := os.Create(memProfile); err == nil {
+					_ = pprof.Lookup("allocs").WriteTo(f, 0)
+					f.Close()
+				}
+			}
+			prev := stopProfile
+			stopProfile = func() {
+				if prev != nil {
+					prev()
+				}
+				stopMem()
+			}
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -116,7 +135,14 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 			f.Close()
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		prev := stopProfile
+		stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if prev != nil {
+				prev()
+			}
+		}
 		return nil
 	}
 	return root, func() {

@@ -110,7 +110,8 @@ A plan is a constant --rate for --duration, or a sequence of --phase, each
 holding a rate or ramping it linearly. Arrival k of a plan is sent where the
 cumulative planned rate reaches k, so the count is exact.
 
-With no --endpoint or --url, the embedded PTU simulator is the target.`,
+With no --endpoint or --url, the embedded PTU simulator is the target.
+` + fleetHelp,
 			Example: `  # 2 requests/s for 30s against the embedded simulator
   ptuprobe schedule --rate 2/s --duration 30s
 
@@ -118,15 +119,24 @@ With no --endpoint or --url, the embedded PTU simulator is the target.`,
   ptuprobe schedule --phase warmup:2m@0.3/s --phase ramp:10m@0.5/s-2.5/s \
       --phase sustain:10m@2/s --arrival poisson --seed 42
 
+  # A long soak, watched live by Prometheus at http://127.0.0.1:9464/metrics
+  ptuprobe schedule --phase soak:6h@2/s --max-requests 50000 --metrics-addr :9464
+
   # Any endpoint, raw request
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
-      --body @request.json --header 'Authorization: Bearer x' --rate 600/m`,
+      --body @request.json --header 'Authorization: Bearer x' --rate 600/m
+
+  # Worker 0 of 3 sharing 30/s (10/s each, interleaved) from one instant
+  ptuprobe schedule --url http://127.0.0.1:8000/v1/chat/completions --rate 30/s --duration 2m \
+      --shard 0/3 --start-at 2026-05-01T12:00:00Z -o worker-0.csv`,
 			Args: noArgs,
 			RunE: s.run,
 		}
 		s.sf.add(c.Flags(), DefaultScheduleDuration)
 		s.rf.add(c.Flags(), true)
 		s.rf.addRetry(c.Flags())
+		s.rf.addFleet(c.Flags())
+		s.rf.addMetrics(c.Flags())
 		s.tf.add(c.Flags())
 		return c
 	})

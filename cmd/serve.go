@@ -18,6 +18,7 @@ const DefaultServeAddr = "127.0.0.1:8089"
 type serveCmd struct {
 	cfg  sim.Config
 	addr string
+	mf   metricsFlags
 }
 
 // run serves the simulator until Ctrl-C.
@@ -28,12 +29,22 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if _, port, err := net.SplitHostPort(s.addr); err != nil || !validPort(port) {
 		return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", s.addr, DefaultServeAddr)
 	}
+	if err := s.mf.check(); err != nil {
+		return err
+	}
+	if err := s.mf.start(c.ErrOrStderr(), true); err != nil { // the banner says where
+		return err
+	}
+	defer s.mf.stop(c.ErrOrStderr(), false)
 	run, err := sim.Start(c.Context(), s.cfg, s.addr)
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
 	defer run.Close()
-	printServeBanner(c, s.cfg, run)
+	if err := s.mf.simulator(run.Server.Stats); err != nil {
+		return err
+	}
+	printServeBanner(c, s.cfg, run, s.mf.url())
 	select {
 	case <-c.Context().Done():
 	case <-run.Done():
@@ -41,6 +52,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if err := run.Close(); err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("simulator: %w", err)}
 	}
+	s.mf.finish()
 	fmt.Fprintln(c.ErrOrStderr(), "simulator stopped")
 	printWitness(c.ErrOrStderr(), run.Server.Stats())
 	return nil
@@ -74,18 +86,25 @@ It is also a witness of the client: per key it counts retries that came back
 before the wait their 429 advised (early_returns), at or after it
 (retries_on_time), and requests declaring themselves SDK retries
 (X-Stainless-Retry-Count > 0). A retry is the same key, deployment and body.
-On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).`,
+On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).
+
+--metrics-addr serves the same counts live to Prometheus (admitted,
+refused, spilled, utilization, early returns…; docs/metrics.md). After
+Ctrl-C it waits up to --metrics-linger for one last scrape, if anything has
+been scraping; a second Ctrl-C ends the wait.`,
 			Args: noArgs,
 			Example: `  ptuprobe serve
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
   ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000
   ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset
   ptuprobe serve --dialect openai --omit-retry-headers
-  ptuprobe serve --dialect anthropic --ptu 50`,
+  ptuprobe serve --dialect anthropic --ptu 50
+  ptuprobe serve --metrics-addr :9464   # Prometheus metrics at http://127.0.0.1:9464/metrics`,
 			RunE: sc.run,
 		}
 		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
 		addSimFlags(c.Flags(), &sc.cfg, "")
+		sc.mf.add(c.Flags())
 		return c
 	})
 }
@@ -98,7 +117,7 @@ func validPort(p string) bool {
 
 // printServeBanner says where the simulator is and how to aim ptuprobe at
 // it. The first line is the URL alone so scripts can read it.
-func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
+func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running, metricsURL string) {
 	out := c.OutOrStdout()
 	fmt.Fprintln(out, run.URL)
 	if host, _, err := net.SplitHostPort(run.Addr); err == nil {
@@ -123,6 +142,9 @@ func printServeBanner(c *cobra.Command, cfg sim.Config, run *sim.Running) {
 	}
 	fmt.Fprintf(out, "try:   %s\n", tryCommand(cfg, run.URL))
 	fmt.Fprintf(out, "stats: %s/sim/stats\n", run.URL)
+	if metricsURL != "" {
+		fmt.Fprintf(out, "metrics: %s\n", metricsURL)
+	}
 	fmt.Fprintln(out, "Ctrl-C stops it.")
 }
 

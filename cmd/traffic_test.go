@@ -350,6 +350,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "events.csv")
 	os.WriteFile(foreign, []byte("a,b\n1,2\n"), 0o644)
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	tests := []struct {
 		args []string
 		want string
@@ -360,6 +361,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"schedule", "--rate", "1/s", "--arrival", "bursty"}, "--arrival must be constant or poisson"},
 		{[]string{"burst", "--max-in-flight", "0"}, "--max-in-flight must be between 1 and 100000"},
 		{[]string{"burst", "--max-attempts", "11"}, "--max-attempts must be between 1 and 10"},
+		{[]string{"schedule", "--rate", "1/s", "--pace-window", "20ms"}, "--pace-window must be between 0 and 10ms"},
 		{[]string{"burst", "--group", "night\u00a0run"}, "--group must be printable"},
 		{[]string{"burst", "--sim-ptu", "0"}, "--sim-ptu 0"},
 		{[]string{"serve", "--ptu", "0"}, "--ptu 0"},
@@ -370,14 +372,28 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"analyze", "--columns", "p42", foreign}, "--columns: unknown column"},
 		{[]string{"analyze", "--label", "x", foreign}, "--label: \"x\": want FROM=TO"},
 		{[]string{"analyze", "--fail-if", "p99>", foreign}, "--fail-if: "},
+		{[]string{"burst", "--shard", "4/4", "--start-at", soon}, `--shard "4/4": the index 4 must be between 0 and 3`},
+		{[]string{"schedule", "--rate", "1/s", "--shard", "0/0", "--start-at", soon}, `--shard "0/0": the count 0 must be between 1 and`},
+		{[]string{"characterize", "--shard", "x/y", "--out-dir", dir}, `--shard "x/y": want I/N`},
+		{[]string{"policies", "--shard", "1/4", "--out-dir", dir}, "--shard needs --start-at"},
+		{[]string{"burst", "--start-at", "2000-01-01T00:00:00Z"}, "--start-at 2000-01-01T00:00:00Z is 9"},
+		{[]string{"burst", "--start-at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, "in the past (this machine's clock reads"},
+		{[]string{"schedule", "--rate", "1/s", "--start-at", time.Now().Add(30 * time.Hour).UTC().Format(time.RFC3339)}, "ahead (this machine's clock reads"},
+		{[]string{"burst", "--start-at", "2030-01-01T00:00:00Z"}, "days ahead"},
+		{[]string{"burst", "--start-at", "tomorrow"}, `--start-at "tomorrow" is not an RFC 3339 time`},
+		{[]string{"burst", "--start-at", "2026-05-01 12:00:00"}, "is not an RFC 3339 time"},
+		{[]string{"characterize", "--burst-wait-wave", "--start-at", soon, "--out-dir", dir}, "--burst-wait-wave paces each wave by this worker's own answers"},
+		{[]string{"calibrate", "--shard", "0/4"}, "unknown flag: --shard"},
+		// --max-requests bounds the plan, the same refusal on every worker.
+		{[]string{"burst", "--size", "40", "--max-requests", "30", "--shard", "1/4", "--start-at", soon}, "--max-requests is 30, but the plan has 40 requests"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(context.Background(), append(tt.args, "--quiet")...)
 		if tt.args[0] == "analyze" || tt.args[0] == "serve" {
 			code, _, stderr = runCLI(context.Background(), tt.args...)
 		}
-		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", tt.args, code, stderr, tt.want)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming %q", tt.args, code, stderr, tt.want)
 		}
 		for _, field := range []string{"MaxInFlight", "Size ", "Waves", "PromptTokens", "ValueColumn", "Spread"} {
 			if strings.Contains(stderr, field) {

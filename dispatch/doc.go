@@ -7,4 +7,10 @@
 // nothing about timing but honours it. dispatch imports results only; the
 // Sender (target) and the Pacer are interfaces satisfied structurally, so
 // it depends on neither.
+//
+// Several workers send one plan together with the same Options.Start (the
+// zero of every offset, on each machine's clock) and each its own
+// Options.Shard: every worker reads the whole plan and sends the arrivals
+// whose index is its own mod the number of workers, keeping each
+// arrival's index as its seq and its offset as its time.
 package dispatch

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -39,7 +40,8 @@ type Sender interface {
 	Send(ctx context.Context, req Request, record func(*results.Record))
 }
 
-// Sink receives each completed Record. results.Writer satisfies it.
+// Sink receives each completed Record, from many workers at once: it must be
+// safe for concurrent use. results.Writer satisfies it.
 type Sink interface {
 	Write(rec *results.Record) error
 }
@@ -64,7 +66,9 @@ type Options struct {
 	// no free slot waits for one and is recorded late; it is never dropped.
 	// It is also the most goroutines a Run sends from.
 	MaxInFlight int
-	// MaxRequests stops the run after this many first attempts.
+	// MaxRequests stops the run at the plan's arrival of this index: it
+	// bounds the plan, whoever sends it, so a Shard stops where the whole
+	// plan would (after its share of the first MaxRequests arrivals).
 	MaxRequests int
 	// MaxDuration stops sending arrivals planned this long after the start
 	// or later; 0 means no bound.
@@ -76,12 +80,31 @@ type Options struct {
 	// Grace is how long in-flight requests may finish after the context
 	// is canceled; what is still running then is recorded as canceled.
 	Grace time.Duration
-	// Wait is how the pacing loop waits for an arrival's time; nil means
-	// WaitPrecise. Tests under testing/synctest pass a runtime-timer wait.
+	// Wait is how the pacing loop waits for an arrival's time; nil means a
+	// precise wait (on Linux a raw nanosleep for the last 2 ms, see
+	// newPreciseWait). Tests under
+	// testing/synctest pass a runtime-timer wait (internal/sleep.Until).
 	Wait WaitFunc
+	// PaceWindow lets an arrival go up to this late so that the arrivals
+	// due within it go with it, on one wake-up, when arrivals come closer
+	// together than it: each wake-up costs thread switches, and at
+	// thousands of arrivals a second they were most of the client's CPU.
+	// A lone arrival is never held; 0 paces every arrival on its own.
+	PaceWindow time.Duration
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
 	Observe func(*results.Record)
+	// Start is the zero of the plan's offsets (and of intended_ms and
+	// sent_ms): arrival i is sent at Start + offset(i). Zero means when Run
+	// is called. Workers given one Start send one plan on one clock: a
+	// Start ahead is a wait that a cancel ends, one already past sends
+	// what is due at once, each recorded as late as it went.
+	Start time.Time
+	// Shard is the share of the plan this Run sends (Shard.Owns); every
+	// arrival keeps its index in the whole plan as its seq and its offset,
+	// and each Record names the shard (results.Record.Worker). The zero
+	// Shard sends the whole plan.
+	Shard Shard
 }
 
 // Cap names the safety cap that ended a Run early.
@@ -113,6 +136,11 @@ var ErrInterrupted = errors.New("interrupted")
 // ones after it) and writes one Record per attempt to sink. It returns
 // when every sent request has been recorded.
 func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome, error) {
+	if o.Wait == nil {
+		wait, release := newPreciseWait()
+		defer release()
+		o.Wait = wait
+	}
 	e := newEngine(s, sink, o)
 	// Requests run on their own context: canceling the run stops sending
 	// at once, but gives what is in flight Grace to complete.
@@ -185,9 +213,7 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	if o.Wait == nil {
-		o.Wait = WaitPrecise
-	}
+
 	return &engine{
 		o: o, sender: s,
 		workers: make(chan struct{}, o.MaxInFlight),
@@ -202,13 +228,16 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 // hands the arrival to a worker. ctx ends on a cancel or a failed write.
 func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 	var out Outcome
-	e.start = time.Now()
+	la := &lookahead{p: p, shard: e.o.Shard, limit: e.o.MaxRequests}
+	if e.start = e.o.Start; e.start.IsZero() {
+		e.start = time.Now()
+	}
 	for !e.rec.failed() {
-		offset, wave, ok := p.Next()
+		seq, offset, wave, ok := la.next()
 		if !ok {
 			return out
 		}
-		if out.Sent >= e.o.MaxRequests {
+		if seq >= e.o.MaxRequests {
 			out.CappedBy = CapMaxRequests
 			return out
 		}
@@ -222,13 +251,67 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			out.CappedBy = CapMaxDuration
 			return out
 		}
-		if !e.o.Wait(ctx, e.start.Add(intended)) || !e.handOff(ctx, arrival{seq: out.Sent, wave: wave, intended: intended}) {
+		at := e.start.Add(intended)
+		if time.Now().Before(at) {
+			at = at.Add(e.window(la, offset, wave))
+		}
+		if !e.o.Wait(ctx, at) ||
+			!e.handOff(ctx, arrival{seq: seq, wave: wave, intended: intended}) {
 			out.Interrupted = !e.rec.failed()
 			return out
 		}
 		out.Sent++
+		// Let the worker start the request on this thread now, rather than
+		// wake another thread to take it: lower lateness, fewer switches.
+		runtime.Gosched()
 	}
 	return out
+}
+
+// window is how much later than its time the arrival at offset may be
+// sent so that the arrivals following it within PaceWindow go with it, on
+// one wake-up: PaceWindow when the next arrival falls within it, else 0
+// (a lone arrival is never held). Waves waited for are never coalesced.
+func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
+	if e.o.PaceWindow <= 0 || e.o.WaitWave {
+		return 0
+	}
+	_, next, nextWave, ok := la.peek()
+	if !ok || nextWave != wave || next <= offset || next-offset > e.o.PaceWindow {
+		return 0
+	}
+	return e.o.PaceWindow
+}
+
+// lookahead is a Pacer read one arrival of the shard ahead: it numbers
+// the plan's arrivals and skips those of other shards, up to limit (the
+// index where the caller stops).
+type lookahead struct {
+	p     Pacer
+	shard Shard
+	limit int
+	index int // of the plan's next arrival
+	has   bool
+	seq   int
+	off   time.Duration
+	wave  int
+	ok    bool
+}
+
+func (l *lookahead) peek() (seq int, off time.Duration, wave int, ok bool) {
+	for !l.has {
+		l.off, l.wave, l.ok = l.p.Next()
+		l.seq = l.index
+		l.index++
+		l.has = !l.ok || l.shard.Owns(l.seq) || l.seq >= l.limit
+	}
+	return l.seq, l.off, l.wave, l.ok
+}
+
+func (l *lookahead) next() (seq int, off time.Duration, wave int, ok bool) {
+	seq, off, wave, ok = l.peek()
+	l.has = false
+	return seq, off, wave, ok
 }
 
 // handOff gives a to an idle worker, or starts a worker when fewer than
@@ -243,6 +326,14 @@ func (e *engine) handOff(ctx context.Context, a arrival) bool {
 	}
 	e.inFlight.Add(1)
 	e.waves.add()
+	// An idle worker first: select picks at random among ready cases, and
+	// starting a worker while one idles would grow the pool to MaxInFlight
+	// goroutines (each growing its own stack, each scanned by every GC).
+	select {
+	case e.idle <- a:
+		return true
+	default:
+	}
 	select {
 	case e.idle <- a:
 		return true
@@ -273,7 +364,7 @@ func (e *engine) worker(a arrival) {
 func (e *engine) request(a arrival) {
 	first := results.Blank()
 	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
-	first.Seq, first.Attempt, first.Wave = a.seq, 1, a.wave
+	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
 	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
 	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.ctx}, func(r *results.Record) {
 		if r.Attempt > 1 {

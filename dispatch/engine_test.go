@@ -3,6 +3,8 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +18,7 @@ import (
 // Tests run the engine inside a testing/synctest bubble: time is the
 // bubble's fake clock, which moves only when every goroutine waits, so
 // nothing really sleeps and every timing is exact. The pacing loop waits on
-// a runtime timer there (sleep.Until); WaitPrecise is tested on the real
+// a runtime timer there (sleep.Until); the precise wait is tested on the real
 // clock on its own.
 
 // offsets is a Pacer over fixed offsets and waves.
@@ -262,9 +264,11 @@ func TestSinkErrorIsReturned(t *testing.T) {
 // clock: it never returns before its time, and a canceled context ends it.
 func TestWaitPreciseOnTheRealClock(t *testing.T) {
 	t.Parallel()
+	wait, release := newPreciseWait()
+	defer release()
 	for _, d := range []time.Duration{0, 300 * time.Microsecond, 2 * time.Millisecond} {
 		at := time.Now().Add(d)
-		if !WaitPrecise(context.Background(), at) {
+		if !wait(context.Background(), at) {
 			t.Fatalf("wait %v returned false", d)
 		}
 		if now := time.Now(); now.Before(at) {
@@ -273,7 +277,7 @@ func TestWaitPreciseOnTheRealClock(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Millisecond, cancel)
-	if WaitPrecise(ctx, time.Now().Add(time.Hour)) {
+	if wait(ctx, time.Now().Add(time.Hour)) {
 		t.Fatal("a canceled wait reported it reached its time")
 	}
 	// The engine on the real clock: no send leaves before its intended time.
@@ -371,4 +375,91 @@ func BenchmarkDispatchToCSV(b *testing.B) {
 	if _, err := Run(context.Background(), &offsets{at: at}, nopSender{}, w, Options{MaxRequests: b.N + 1}); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// TestPaceWindowSendsCloseArrivalsTogether: arrivals closer together than
+// PaceWindow go on one wake-up, none before its time and none more than the
+// window late; a lone arrival is sent at its time exactly.
+func TestPaceWindowSendsCloseArrivalsTogether(t *testing.T) {
+	t.Parallel()
+	us := func(n ...int) []time.Duration {
+		out := make([]time.Duration, len(n))
+		for i, v := range n {
+			out[i] = time.Duration(v) * time.Microsecond
+		}
+		return out
+	}
+	const window = 500 * time.Microsecond
+	// Four arrivals 100 µs apart, a lone one at 20 ms, a pair at 30 ms.
+	p := &offsets{at: us(1000, 1100, 1200, 1300, 20000, 30000, 30300)}
+	sink := &memSink{}
+	if _, err := run(t, p, &fakeSender{}, sink, Options{PaceWindow: window}); err != nil {
+		t.Fatal(err)
+	}
+	sent := map[float64]int{}
+	for seq, r := range sink.bySeq() {
+		late := r.SentMS - r.IntendedMS
+		if late < 0 || late > float64(window)/float64(time.Millisecond) {
+			t.Errorf("seq %d: intended %v ms, sent %v ms", seq, r.IntendedMS, r.SentMS)
+		}
+		sent[r.SentMS]++
+	}
+	// 1.0..1.3 ms on one wake at 1.5 ms; 20 ms alone at 20 ms; the pair at 30.5 ms.
+	want := map[float64]int{1.5: 4, 20: 1, 30.5: 2}
+	if len(sent) != len(want) {
+		t.Fatalf("send times %v, want %v", sent, want)
+	}
+	for at, n := range want {
+		if sent[at] != n {
+			t.Errorf("send times %v, want %v", sent, want)
+		}
+	}
+
+	// Window 0: every arrival at its own time.
+	p.i, sink = 0, &memSink{}
+	if _, err := run(t, p, &fakeSender{}, sink, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for seq, r := range sink.bySeq() {
+		if r.SentMS != r.IntendedMS {
+			t.Errorf("window 0: seq %d intended %v sent %v", seq, r.IntendedMS, r.SentMS)
+		}
+	}
+}
+
+// TestIdleWorkerIsReused: when a worker is idle, an arrival goes to it
+// rather than to a new one, so a target that answers at once is served by
+// one worker, not by MaxInFlight of them.
+func TestIdleWorkerIsReused(t *testing.T) {
+	t.Parallel()
+	at := make([]time.Duration, 500)
+	for i := range at {
+		at[i] = time.Duration(i) * time.Millisecond
+	}
+	s := &goroutineSender{ids: map[string]bool{}}
+	out, err := run(t, &offsets{at: at}, s, &memSink{}, Options{MaxInFlight: 64})
+	if err != nil || out.Written != len(at) {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	if len(s.ids) != 1 {
+		t.Errorf("%d worker goroutines served %d spaced arrivals, want 1", len(s.ids), len(at))
+	}
+}
+
+// goroutineSender answers at once and notes which goroutine called it.
+type goroutineSender struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (s *goroutineSender) Send(_ context.Context, req Request, record func(*results.Record)) {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	s.mu.Lock()
+	s.ids[id] = true
+	s.mu.Unlock()
+	r := req.First
+	r.Status = 200
+	record(&r)
 }

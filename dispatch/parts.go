@@ -67,10 +67,13 @@ type recorder struct {
 	bad     atomic.Bool
 }
 
-// write records rec and reports whether recording still works.
+// write records rec and reports whether recording still works. The Sink
+// is called without a lock of the recorder's: results.Writer takes rows
+// from many workers at once and writes those that complete together in
+// one write(2).
 func (r *recorder) write(rec *results.Record) bool {
-	r.mu.Lock()
 	if err := r.sink.Write(rec); err != nil {
+		r.mu.Lock()
 		if r.err == nil {
 			r.err = err
 			r.bad.Store(true)
@@ -78,10 +81,12 @@ func (r *recorder) write(rec *results.Record) bool {
 				r.onFail()
 			}
 		}
+		r.mu.Unlock()
 	} else {
+		r.mu.Lock()
 		r.written++
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	if r.observe != nil {
 		r.observe(rec)
 	}

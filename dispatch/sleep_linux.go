@@ -4,20 +4,31 @@ import (
 	"context"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
 )
 
-// preciseSlice bounds one nanosleep, so a canceled context is noticed
-// within this long.
-const preciseSlice = 20 * time.Millisecond
+// rawSlice is the last stretch of a wait, slept with nanosleep(2) while the
+// goroutine keeps its P: a runtime timer wakes up to about a millisecond
+// late, so a wait parks on a timer until rawSlice before its time and
+// sleeps the rest precisely.
+const rawSlice = 2 * time.Millisecond
 
-// WaitPrecise waits until t with nanosleep(2) rather than a runtime timer.
-// The Go scheduler parks timers in epoll_wait, whose timeout is in whole
-// milliseconds: a sub-millisecond wait becomes a 1 ms one, so at 1,000
-// arrivals/s every send would be up to a millisecond late. nanosleep wakes
-// within the kernel's timer slack (about 50 µs), and the runtime hands this
-// goroutine's P to other work while it sleeps. A cancel that races the
-// wake-up wins.
-func WaitPrecise(ctx context.Context, t time.Time) bool {
+// newPreciseWait returns the engine's pacing wait, within the kernel's
+// timer slack (about 50 µs) rather than a runtime timer's millisecond. Go
+// parks its timers in epoll_wait, whose timeout is in whole milliseconds:
+// a 200 µs wait becomes a 1 ms one, so at 1,000 arrivals/s every send
+// would be up to a millisecond late. Most of a long wait parks on a runtime
+// timer (no thread, no P); the last rawSlice is a raw nanosleep that keeps
+// the P, so waking costs no thread hand-off: an ordinary syscall hands the
+// P to another thread and takes it back, and at thousands of arrivals a
+// second that was much of the pacing loop's CPU. (A timerfd read through
+// the network poller was tried too: it doubled the thread switches.) A
+// cancel seen before the last stretch wins.
+func newPreciseWait() (WaitFunc, func()) { return preciseWait, func() {} }
+
+func preciseWait(ctx context.Context, t time.Time) bool {
 	for {
 		if ctx.Err() != nil {
 			return false
@@ -26,8 +37,14 @@ func WaitPrecise(ctx context.Context, t time.Time) bool {
 		if d <= 0 {
 			return true
 		}
-		d = min(d, preciseSlice)
+		if d > rawSlice {
+			if sleep.For(ctx, d-rawSlice) != nil {
+				return false
+			}
+			continue
+		}
 		ts := syscall.NsecToTimespec(int64(d))
-		_ = syscall.Nanosleep(&ts, nil) // EINTR: loop and recompute
+		// EINTR: loop and recompute.
+		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 )
 
-// WaitPrecise waits until t with a runtime timer where nanosleep(2) is not
-// available through package syscall.
-func WaitPrecise(ctx context.Context, t time.Time) bool {
-	return sleep.Until(ctx, t)
-}
+// newPreciseWait returns a runtime-timer wait where a raw nanosleep is not
+// available.
+func newPreciseWait() (WaitFunc, func()) { return coarseWait, func() {} }
+
+// coarseWait waits on a runtime timer: within about a millisecond.
+func coarseWait(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }

@@ -71,6 +71,7 @@ var table = []column{
 	decimal("reset_tokens_ms", func(r *Record) *float64 { return &r.ResetTokensMS }),
 	optionalCount("limit_requests", func(r *Record) *int { return &r.LimitRequests }),
 	optionalCount("limit_tokens", func(r *Record) *int { return &r.LimitTokens }),
+	text("worker", func(r *Record) *string { return &r.Worker }),
 }
 
 // requiredColumns is how many leading columns every version of the file

@@ -19,6 +19,7 @@ func goldenRecords() []Record {
 	odd.IntendedMS, odd.SentMS, odd.TTFBMS, odd.LatencyMS = 0.0004, 0.0005, 1.0005, 123456789.9876
 	odd.WaitMS, odd.UtilizationPct = 999999999999.999, 0
 	odd.Dialect, odd.ResetRequestsMS, odd.ResetTokensMS, odd.LimitTokens = DialectIETF, 0, 0.0005, None
+	odd.Worker = "11/12"
 	absent := Blank()
 	absent.RunID, absent.Shape, absent.Group, absent.Seq, absent.Attempt = "ffffffff", ShapeScheduled, GroupScheduled, 7, 2
 	absent.Error = ErrTimeout

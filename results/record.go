@@ -151,6 +151,11 @@ type Record struct {
 	// not advertised.
 	LimitRequests int
 	LimitTokens   int
+
+	// Worker is the shard of a fleet run that sent the attempt, "I/N"
+	// (worker I of N, each sending the arrivals whose seq is ≡ I mod N);
+	// empty when one process sent the whole plan.
+	Worker string
 }
 
 // Decisions of a retry owner after an attempt (admission.Action).

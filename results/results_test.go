@@ -28,6 +28,7 @@ func sample(seq int) Record {
 	r.PromptTokens, r.CachedTokens, r.CompletionTokens, r.MaxTokens = 1000, 128, 60, 100
 	r.Dialect = DialectAzure
 	r.ResetRequestsMS, r.ResetTokensMS, r.LimitRequests, r.LimitTokens = 1000, 360000.5, 60, 150000
+	r.Worker = "1/4"
 	return r
 }
 
@@ -405,11 +406,13 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 		maxTokens, remaining int
 	}{
 		{"older file, required columns only", required, row, None, None},
-		{"unknown column after the required ones", required + ",worker,max_tokens", row + ",w-3,100", 100, None},
+		{"unknown column after the required ones", required + ",node,max_tokens", row + ",n-3,100", 100, None},
 		{"known columns in another order", required + ",max_tokens,ratelimit_remaining_requests", row + ",100,7", 100, 7},
 		{"unknown trailing column", strings.Join(Columns, ",") + ",policy", row + ",7,,,,,,100,always", 100, 7},
 		// Written before the dialect columns: they read as absent.
 		{"file before the dialect columns", strings.Join(Columns[:slices.Index(Columns, "dialect")], ","), row + ",7,,,,,,100,,,0", 100, 7},
+		// Written before the worker column: one process sent the plan.
+		{"file before the worker column", strings.Join(Columns[:slices.Index(Columns, "worker")], ","), row + ",7,,,,,,100,,,0,,,,,", 100, 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -427,6 +430,9 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 			}
 			if r.Dialect != "" || r.ResetRequestsMS != None || r.ResetTokensMS != None || r.LimitRequests != None || r.LimitTokens != None {
 				t.Fatalf("dialect columns absent from the file, read as %+v", r)
+			}
+			if r.Worker != "" {
+				t.Fatalf("worker absent from the file, read as %q", r.Worker)
 			}
 		})
 	}

@@ -18,13 +18,21 @@ import (
 // It is safe for concurrent use.
 type Writer struct {
 	mu       sync.Mutex
+	written  sync.Cond // signalled when a batch has been written
 	f        *os.File
 	w        io.Writer
-	buf      []byte
+	buf      []byte // the open batch: rows waiting for a write
+	spare    []byte // the buffer of the batch being written, reused
 	name     string
-	rows     int
+	rows     int   // rows written
+	pending  int   // rows in buf
 	regular  bool  // a regular file: Close syncs it
 	repaired int64 // bytes of a torn last line Create removed
+
+	open     uint64 // the batch rows are appended to
+	done     uint64 // every batch before this one has been written
+	flushing bool   // a writer is writing a batch now
+	err      error  // the first write error: every later Write returns it
 }
 
 // Create opens path for appending. A new or empty file gets the header; an
@@ -179,19 +187,50 @@ func NewWriter(w io.Writer) (*Writer, error) {
 	return &Writer{w: w, buf: make([]byte, 0, 512)}, nil
 }
 
-// Write appends one row and flushes it to the file.
+// Write appends one row and returns once it is written to the file (or
+// its batch failed). It is safe for concurrent use: rows completed while
+// another is being written go out together in the next write(2), whole
+// lines only. A crash can lose only rows whose Write has not returned.
 func (w *Writer) Write(r *Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.buf = AppendCSV(w.buf[:0], r)
-	if _, err := w.w.Write(w.buf); err != nil {
-		if w.name == "" {
-			return fmt.Errorf("write results: %w", err)
-		}
-		return fileError("write", w.name, err)
+	if w.written.L == nil {
+		w.written.L = &w.mu
 	}
-	w.rows++
-	return nil
+	w.buf = AppendCSV(w.buf, r)
+	w.pending++
+	mine := w.open
+	// Group commit: the first writer to find no write in progress writes
+	// every row appended so far, its own and those of the writers waiting
+	// for it, in one write(2); a writer returns once the batch holding its
+	// row is on file. One row alone is one write, as before; rows that
+	// complete together share one.
+	for w.err == nil && w.done <= mine {
+		if w.flushing {
+			w.written.Wait()
+			continue
+		}
+		batch, n := w.buf, w.pending
+		w.buf, w.spare, w.pending = w.spare[:0], nil, 0
+		w.open++
+		w.flushing = true
+		w.mu.Unlock()
+		_, err := w.w.Write(batch)
+		w.mu.Lock()
+		w.flushing, w.spare = false, batch[:0]
+		w.done = w.open
+		if err == nil {
+			w.rows += n
+		} else if w.err == nil {
+			if w.name == "" {
+				w.err = fmt.Errorf("write results: %w", err)
+			} else {
+				w.err = fileError("write", w.name, err)
+			}
+		}
+		w.written.Broadcast()
+	}
+	return w.err
 }
 
 // Rows returns how many rows this Writer has written.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/valid"
@@ -20,6 +21,13 @@ const (
 	// MaxBudget bounds Options.Budget, as burst.MaxSpan and
 	// schedule.MaxSpan bound a plan.
 	MaxBudget = 7 * 24 * time.Hour
+	// StartTolerance is how late after Options.Start a worker may begin:
+	// a moment for a process to start and open its target. Later, its share
+	// would go late or bunched against the others', so it is refused.
+	StartTolerance = time.Second
+	// MaxStartAhead bounds how far ahead Options.Start may be: a start a
+	// day away is a typo (a wrong date or zone), not a plan.
+	MaxStartAhead = 24 * time.Hour
 )
 
 // Job is a whole traffic run: the plans, where their requests go and where
@@ -45,11 +53,16 @@ func (j *Job) Planned() int {
 }
 
 // Span is the planned time from the first send to the last, plans back to
-// back.
+// back: on a common timeline (Options.Start) each plan but the last holds
+// its Slot.
 func (j *Job) Span() time.Duration {
 	var d time.Duration
-	for _, p := range j.Plans {
-		d += p.Span
+	for i, p := range j.Plans {
+		if !j.Options.Start.IsZero() && i < len(j.Plans)-1 {
+			d += p.Slot
+		} else {
+			d += p.Span
+		}
 	}
 	return d
 }
@@ -76,6 +89,9 @@ func (j *Job) Validate() error {
 	case j.Output == "":
 		return valid.Errorf("Output", "must name a file")
 	}
+	if err := j.validateFleet(time.Now()); err != nil {
+		return err
+	}
 	if o.Group != "" {
 		if err := results.ValidateGroup(o.Group); err != nil {
 			return err
@@ -85,6 +101,60 @@ func (j *Job) Validate() error {
 		return err
 	}
 	return j.Target.Validate()
+}
+
+// validateFleet checks the common start and the shard at now.
+func (j *Job) validateFleet(now time.Time) error {
+	o := j.Options
+	if err := o.Shard.Validate(); err != nil {
+		return valid.Errorf("Shard", "%s: %v", o.Shard, err)
+	}
+	switch {
+	case !o.Shard.Whole() && o.Start.IsZero():
+		return valid.Errorf("Shard", "needs {Start}: without one instant for every worker the shares do not make up the plan")
+	case (!o.Start.IsZero() || !o.Shard.Whole()) && j.waitsForWaves():
+		return valid.Errorf("WaitWave", "paces each wave by this worker's own answers; with {Start} or {Shard} every worker keeps to the planned times instead")
+	case o.Offset < 0:
+		return valid.Errorf("Offset", "must not be negative")
+	case o.Start.IsZero() || o.Offset > 0:
+		return nil
+	}
+	late := now.Sub(o.Start)
+	switch {
+	case late > StartTolerance:
+		return valid.Errorf("Start", "%s is %s in the past (this machine's clock reads %s): a worker may begin at most %s late; give a time when every worker will be ready",
+			o.Start.UTC().Format(time.RFC3339Nano), roughly(late), now.UTC().Format(time.RFC3339), StartTolerance)
+	case -late > MaxStartAhead:
+		return valid.Errorf("Start", "%s is %s ahead (this machine's clock reads %s), more than %s",
+			o.Start.UTC().Format(time.RFC3339Nano), roughly(-late), now.UTC().Format(time.RFC3339), Roughly(MaxStartAhead))
+	}
+	return nil
+}
+
+// roughly words a duration for a person: to a tenth of a second under a
+// minute, to the second under two days, then in days; no "0m0s" tail.
+func roughly(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	default:
+		d = d.Round(100 * time.Millisecond)
+	}
+	return Roughly(d)
+}
+
+// Roughly is d without a "0s" or "0m0s" tail: 24h, 1h30m, 2m, 1.5s.
+func Roughly(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 func (j *Job) waitsForWaves() bool {

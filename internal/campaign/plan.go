@@ -20,6 +20,14 @@ type Plan struct {
 	// WaitWave and Gap: a burst wave waits for the last to complete.
 	WaitWave bool
 	Gap      time.Duration
+	// Slot is the time the plan holds on a common timeline (Options.Start):
+	// the next plan starts Slot after this one did. A burst holds one Gap
+	// past its last send (where a next wave would go), a schedule its
+	// duration.
+	Slot time.Duration
+	// Start is when RunPlans starts the plan on a common timeline, set for
+	// Options.Watch; zero when the plan starts as the one before it ends.
+	Start time.Time
 }
 
 // BurstPlan validates c and returns its plan.
@@ -29,7 +37,7 @@ func BurstPlan(c burst.Config, waitWave bool) (Plan, error) {
 	}
 	return Plan{
 		Shape: results.ShapeBurst, Group: results.GroupBurst, Pacer: burst.NewPlan(c),
-		Planned: c.Total(), Span: c.Span(), WaitWave: waitWave, Gap: c.Gap,
+		Planned: c.Total(), Span: c.Span(), WaitWave: waitWave, Gap: c.Gap, Slot: c.Span() + c.Gap,
 	}, nil
 }
 
@@ -40,6 +48,6 @@ func SchedulePlan(c schedule.Config) (Plan, error) {
 	}
 	return Plan{
 		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: schedule.NewPlan(c),
-		Planned: c.Total(), Span: c.Duration(),
+		Planned: c.Total(), Span: c.Duration(), Slot: c.Duration(),
 	}, nil
 }

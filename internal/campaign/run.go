@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -22,12 +23,34 @@ type Options struct {
 	// Grace is how long in-flight requests may finish after a cancel
 	// (dispatch.Options.Grace; 0 means dispatch.DefaultGrace).
 	Grace time.Duration
-	// Wait is the engine's pacing wait (nil: dispatch.WaitPrecise).
+	// Wait is the engine's pacing wait (nil: its precise wait).
 	Wait dispatch.WaitFunc
+	// PaceWindow is dispatch.Options.PaceWindow.
+	PaceWindow time.Duration
 	// Watch, when set, is told as each plan starts; it returns what sees
 	// the plan's Records (safe for concurrent use) and what is told when
 	// the plan ends. Either may be nil.
 	Watch func(Plan) (observe func(*results.Record), done func(dispatch.Outcome))
+
+	// Start, when set, puts the plans on one timeline that every worker of
+	// a fleet computes alike: the first plan starts at Start, each next
+	// one its predecessor's Slot later (not when its last answer came),
+	// and the Budget counts from Start. A worker that begins more than
+	// StartTolerance after Start is refused (Job.Validate); one that
+	// begins before waits. The clocks of the workers must agree (NTP):
+	// each reads Start on its own.
+	Start time.Time
+	// Offset places these plans Offset after Start on that timeline: a
+	// later part of a run that began at Start (the policy lab's runs). Only
+	// the part at Offset 0 is checked against the clock; a later part that
+	// begins late sends late, each request recorded as late as it went.
+	Offset time.Duration
+	// Shard is the share of every plan this worker sends
+	// (dispatch.Options.Shard); more than one shard needs a Start.
+	Shard dispatch.Shard
+	// Metrics, when set, counts every plan's requests and Records live
+	// (--metrics-addr).
+	Metrics *metrics.Traffic
 }
 
 // Outcome is what Run sent and recorded over every plan.
@@ -44,18 +67,31 @@ type Outcome struct {
 // RunPlans sends the plans in order, one after another, through s into sink,
 // under one run id and one time budget. It stops at the first plan that is
 // interrupted or cannot be recorded, and returns dispatch.ErrInterrupted
-// (or the sink's error) after every sent request has been recorded.
+// (or the sink's error) after every sent request has been recorded. With
+// o.Start, plan k starts at Start + Offset + the Slots of the plans before
+// it, also when the one before is still being answered (it then goes late).
 func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatch.Sink, o Options) (Outcome, error) {
 	var total Outcome
 	started := time.Now()
+	var at time.Time // on a common timeline: when the next plan starts
+	if !o.Start.IsZero() {
+		at = o.Start.Add(o.Offset)
+		started = at
+	}
 	for _, p := range plans {
 		var budget time.Duration
 		if o.Budget > 0 {
-			if budget = o.Budget - time.Since(started); budget <= 0 {
+			// On a timeline the budget left is the same on every worker.
+			elapsed := time.Since(started)
+			if !at.IsZero() {
+				elapsed = at.Sub(started)
+			}
+			if budget = o.Budget - elapsed; budget <= 0 {
 				total.CappedBy = dispatch.CapMaxDuration
 				break
 			}
 		}
+		p.Start = at
 		group := o.Group
 		if group == "" {
 			group = p.Group
@@ -65,11 +101,20 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if o.Watch != nil {
 			observe, done = o.Watch(p)
 		}
-		out, err := dispatch.Run(ctx, p.Pacer, s, sink, dispatch.Options{
+		sender := s
+		if o.Metrics != nil {
+			m := o.Metrics.Plan(group, o.Shard.Share(p.Planned)) // this worker's share
+			sender, observe = m.Sender(s), alsoObserve(observe, m.Observe)
+		}
+		out, err := dispatch.Run(ctx, p.Pacer, sender, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
-			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, Observe: observe,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, PaceWindow: o.PaceWindow, Observe: observe,
+			Start: at, Shard: o.Shard,
 		})
+		if !at.IsZero() {
+			at = at.Add(p.Slot)
+		}
 		if done != nil {
 			done(out)
 		}
@@ -89,6 +134,17 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		return total, dispatch.ErrInterrupted
 	}
 	return total, nil
+}
+
+// alsoObserve is observe followed by more; more alone when observe is nil.
+func alsoObserve(observe, more func(*results.Record)) func(*results.Record) {
+	if observe == nil {
+		return more
+	}
+	return func(r *results.Record) {
+		observe(r)
+		more(r)
+	}
 }
 
 // Interrupted reports whether err says the run was cut by a cancel.

@@ -39,7 +39,10 @@ type Lab struct {
 	// so that drift in a real target spreads over all of them.
 	Repeat int
 	// Cooldown separates runs against a real target, so each meets a
-	// deployment that has drained.
+	// deployment that has drained. With Options.Start it separates every
+	// run, on the simulator too (in model time): the runs are then on one
+	// timeline, run i starting i × (the plans' Slots + Cooldown) after
+	// Start on every worker of a fleet.
 	Cooldown time.Duration
 	// ReferenceBudget is the latency a request should stay within, for the
 	// over_budget count (model time).
@@ -74,21 +77,43 @@ func Run(ctx context.Context, l Lab) ([]Measure, error) {
 			recs[i].m.SimEarlyReturns, recs[i].m.SimSDKRetries = 0, 0
 		}
 	}
-	first := true
+	slot, err := l.runSlot(scale)
+	if err != nil {
+		return nil, err
+	}
+	run := 0
 	for round := 0; round < max(l.Repeat, 1); round++ {
 		for i, spec := range l.Policies {
-			if !first && !l.Target.Embedded() {
+			if run > 0 && !l.Target.Embedded() && l.Options.Start.IsZero() {
 				if err := sleep.For(ctx, l.Cooldown); err != nil {
 					return measures(recs, scale), dispatch.ErrInterrupted
 				}
 			}
-			first = false
-			if err := l.runOne(ctx, spec, recs[i], scale); err != nil {
+			if err := l.runOne(ctx, spec, recs[i], scale, l.Options.Offset+time.Duration(run)*slot); err != nil {
 				return measures(recs, scale), err
 			}
+			run++
 		}
 	}
 	return measures(recs, scale), nil
+}
+
+// runSlot is how far apart the runs start on a common timeline
+// (Options.Start): the plans' Slots and the Cooldown, in wall time; 0
+// without one.
+func (l *Lab) runSlot(scale float64) (time.Duration, error) {
+	if l.Options.Start.IsZero() {
+		return 0, nil
+	}
+	plans, err := l.Plans(scale)
+	if err != nil {
+		return 0, err
+	}
+	slot := scaled(l.Cooldown, scale)
+	for _, p := range plans {
+		slot += p.Slot
+	}
+	return slot, nil
 }
 
 func measures(recs []*recorder, scale float64) []Measure {
@@ -107,8 +132,8 @@ func measures(recs []*recorder, scale float64) []Measure {
 }
 
 // runOne sends the plan once with spec's client, into Output, grouped by
-// the policy's name.
-func (l *Lab) runOne(ctx context.Context, spec Spec, rec *recorder, scale float64) error {
+// the policy's name; on a common timeline, offset after Options.Start.
+func (l *Lab) runOne(ctx context.Context, spec Spec, rec *recorder, scale float64, offset time.Duration) error {
 	plans, err := l.Plans(scale)
 	if err != nil {
 		return err
@@ -129,6 +154,9 @@ func (l *Lab) runOne(ctx context.Context, spec Spec, rec *recorder, scale float6
 	}
 	o := l.Options
 	o.Group, o.RunID = spec.Name, results.NewRunID()
+	if !o.Start.IsZero() {
+		o.Offset = offset
+	}
 	o.Watch = func(plan campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 		var observe func(*results.Record)
 		var done func(dispatch.Outcome)

@@ -139,8 +139,17 @@ func TestTimeScaleKeepsThePicture(t *testing.T) {
 		if r := b.AttemptsPerRequest() / a.AttemptsPerRequest(); r > 1.1 || r < 0.9 {
 			t.Errorf("%s: %.2f attempts per request at scale 1, %.2f at 20", name, a.AttemptsPerRequest(), b.AttemptsPerRequest())
 		}
-		if r := b.E2EPercentile(99) / a.E2EPercentile(99); a.E2EPercentile(99) > 100 && (r > 1.25 || r < 0.8) {
-			t.Errorf("%s: p99 %.0f ms at scale 1, %.0f ms at 20", name, a.E2EPercentile(99), b.E2EPercentile(99))
+		// cooldown's p99 is bimodal at any one scale: about 1,440 ms or
+		// about 2,300–2,450 ms over repeated identical runs, depending on
+		// which of two simultaneous completions the runtime schedules first
+		// (its cooldown is shared by every request). Its p95 is steady, so
+		// the comparison reads that; every other policy's p99 repeats.
+		p := 99.0
+		if name == "cooldown" {
+			p = 95
+		}
+		if r := b.E2EPercentile(p) / a.E2EPercentile(p); a.E2EPercentile(p) > 100 && (r > 1.25 || r < 0.8) {
+			t.Errorf("%s: p%v %.0f ms at scale 1, %.0f ms at 20", name, p, a.E2EPercentile(p), b.E2EPercentile(p))
 		}
 	}
 }

@@ -1,0 +1,233 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// MaxGroups bounds the group label's values: a run has a handful of groups
+// (a plan's default, --group, a policy's name); past this many, a group's
+// series are labelled OtherGroup.
+const MaxGroups = 100
+
+// OtherGroup labels the groups past MaxGroups, and a status outside
+// 0–599.
+const OtherGroup = "other"
+
+// Buckets of the two histograms, in seconds.
+var (
+	// WaitBuckets suit advised waits: Azure's run from milliseconds to
+	// about a minute.
+	WaitBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60}
+	// LatenessBuckets suit send lateness: a few microseconds on an idle
+	// machine, a pace window's 500 µs, seconds when --max-in-flight holds
+	// arrivals back.
+	LatenessBuckets = []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+)
+
+// errorClasses are the error label's values; any other error string is
+// counted as results.ErrOther.
+var errorClasses = []string{
+	results.ErrTimeout, results.ErrRefused, results.ErrReset, results.ErrCanceled, results.ErrTLS,
+	results.ErrBody, results.ErrHeaders, results.ErrLocal, results.ErrOther,
+}
+
+// maxStatus is the largest status code labelled as itself.
+const maxStatus = 599
+
+// Traffic is the live metrics of traffic runs: one per process, shared by
+// every plan (and every policy of the policy lab).
+type Traffic struct {
+	attempts *prometheus.CounterVec
+	http429  *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	planned  *prometheus.CounterVec
+	sent     *prometheus.CounterVec
+	waits    *prometheus.HistogramVec
+	lateness *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+
+	mu     sync.Mutex
+	groups map[string]*Group
+}
+
+// NewTraffic registers the traffic metrics with reg.
+func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
+	g := []string{"group"}
+	t := &Traffic{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_attempts_total",
+			Help: "Attempts recorded (one per results row), by group, HTTP status (0: no response) and error class.",
+		}, []string{"group", "status", "error"}),
+		http429: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_http_429_total",
+			Help: "Attempts answered 429.",
+		}, g),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_retries_total",
+			Help: "Attempts after a request's first (attempt > 1), made by the retry owner.",
+		}, g),
+		planned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_requests_planned_total",
+			Help: "Requests (first attempts) the plans started so far will send.",
+		}, g),
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_requests_sent_total",
+			Help: "Requests (first attempts) sent.",
+		}, g),
+		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ptuprobe_advised_wait_seconds",
+			Help:    "Advised waits read from responses (rows with a wait_ms), in seconds.",
+			Buckets: WaitBuckets,
+		}, g),
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ptuprobe_send_lateness_seconds",
+			Help:    "How late each attempt was sent (sent_ms - intended_ms), in seconds.",
+			Buckets: LatenessBuckets,
+		}, g),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ptuprobe_requests_in_flight",
+			Help: "Requests in progress, from first send to last answer (retry waits included).",
+		}),
+		groups: map[string]*Group{},
+	}
+	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.waits, t.lateness, t.inFlight} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Plan is told that a plan of planned requests starts under group, and
+// returns the group's series, resolved once for the plan's Records.
+func (t *Traffic) Plan(group string, planned int) *Group {
+	g := t.group(group)
+	g.planned.Add(float64(planned))
+	return g
+}
+
+// group returns the series of a group label, creating them on first use.
+func (t *Traffic) group(name string) *Group {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if g, ok := t.groups[name]; ok {
+		return g
+	}
+	label := name
+	if len(t.groups) >= MaxGroups {
+		label = OtherGroup
+	}
+	g := &Group{
+		t: t, name: name, label: label,
+		http429: t.http429.WithLabelValues(label), retries: t.retries.WithLabelValues(label),
+		planned: t.planned.WithLabelValues(label), sent: t.sent.WithLabelValues(label),
+		waits: t.waits.WithLabelValues(label), lateness: t.lateness.WithLabelValues(label),
+		failed: map[attemptKey]prometheus.Counter{},
+	}
+	t.groups[name] = g
+	return g
+}
+
+// Group is one group's series. Observe and the Sender it wraps are safe
+// for concurrent use.
+type Group struct {
+	t                               *Traffic
+	name, label                     string
+	http429, retries, planned, sent prometheus.Counter
+	waits, lateness                 prometheus.Observer
+
+	// answered holds the attempts counter of each status without an
+	// error, made on first sight: index maxStatus+1 is a status out of
+	// range.
+	answered [maxStatus + 2]atomic.Pointer[statusCounter]
+	mu       sync.Mutex
+	failed   map[attemptKey]prometheus.Counter // attempts with an error class
+}
+
+type statusCounter struct{ prometheus.Counter }
+
+type attemptKey struct {
+	status int
+	class  string
+}
+
+// Observe counts one completed attempt. It is dispatch.Options.Observe's
+// hot path: no lock and no allocation once the status has been seen.
+func (g *Group) Observe(r *results.Record) {
+	if r.Group != g.name {
+		g = g.t.group(r.Group) // not a Record of this plan: never expected
+	}
+	g.attempt(r).Inc()
+	if r.Status == 429 {
+		g.http429.Inc()
+	}
+	if r.Attempt > 1 {
+		g.retries.Inc()
+	}
+	if r.HasWait() {
+		g.waits.Observe(r.WaitMS / 1000)
+	}
+	g.lateness.Observe(max(r.SentMS-r.IntendedMS, 0) / 1000)
+}
+
+// attempt returns the attempts counter of r's status and error class.
+func (g *Group) attempt(r *results.Record) prometheus.Counter {
+	i := r.Status
+	if i < 0 || i > maxStatus {
+		i = maxStatus + 1
+	}
+	if r.Error == "" {
+		if c := g.answered[i].Load(); c != nil {
+			return c.Counter
+		}
+		c := &statusCounter{g.t.attempts.WithLabelValues(g.label, statusLabel(i), "")}
+		g.answered[i].CompareAndSwap(nil, c)
+		return g.answered[i].Load().Counter
+	}
+	k := attemptKey{i, results.ErrOther}
+	for _, c := range errorClasses {
+		if r.Error == c {
+			k.class = c
+			break
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.failed[k]
+	if !ok {
+		c = g.t.attempts.WithLabelValues(g.label, statusLabel(i), k.class)
+		g.failed[k] = c
+	}
+	return c
+}
+
+func statusLabel(i int) string {
+	if i > maxStatus {
+		return OtherGroup
+	}
+	return strconv.Itoa(i)
+}
+
+// Sender wraps next so that the requests it sends are counted as sent and
+// in flight.
+func (g *Group) Sender(next dispatch.Sender) dispatch.Sender { return sender{next, g} }
+
+type sender struct {
+	next dispatch.Sender
+	g    *Group
+}
+
+func (s sender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
+	s.g.sent.Inc()
+	s.g.t.inFlight.Inc()
+	defer s.g.t.inFlight.Dec()
+	s.next.Send(ctx, req, record)
+}

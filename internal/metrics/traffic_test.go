@@ -1,0 +1,186 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+func newTraffic(t testing.TB) (*Traffic, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	tr, err := NewTraffic(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, reg
+}
+
+func record(group string, attempt, status int, class string, waitMS, intended, sent float64) *results.Record {
+	r := results.Blank()
+	r.Group, r.Attempt, r.Status, r.Error, r.IntendedMS, r.SentMS = group, attempt, status, class, intended, sent
+	if waitMS >= 0 {
+		r.WaitMS, r.WaitSource = waitMS, results.WaitRetryAfterMS
+	}
+	return &r
+}
+
+// TestTrafficCounts: every Record is one attempt under its status and
+// error class; 429s, retries, waits and lateness as the Records say.
+func TestTrafficCounts(t *testing.T) {
+	t.Parallel()
+	tr, reg := newTraffic(t)
+	g := tr.Plan("night-run", 5)
+	for _, r := range []*results.Record{
+		record("night-run", 1, 200, "", -1, 0, 0.05),
+		record("night-run", 1, 429, "", 1500, 10, 10.2),
+		record("night-run", 2, 429, "", 20, 1520, 1521),
+		record("night-run", 3, 200, "", -1, 1550, 1550),
+		record("night-run", 1, 0, results.ErrTimeout, -1, 20, 30),
+		record("night-run", 1, 0, "dial tcp canary.example: refused", -1, 30, 29), // not a class; sent "early"
+		record("night-run", 1, 200, results.ErrBody, -1, 40, 40),
+		record("night-run", 1, 1000, "", -1, 50, 50),
+	} {
+		g.Observe(r)
+	}
+	want := `
+# HELP ptuprobe_attempts_total Attempts recorded (one per results row), by group, HTTP status (0: no response) and error class.
+# TYPE ptuprobe_attempts_total counter
+ptuprobe_attempts_total{error="",group="night-run",status="200"} 2
+ptuprobe_attempts_total{error="",group="night-run",status="429"} 2
+ptuprobe_attempts_total{error="",group="night-run",status="other"} 1
+ptuprobe_attempts_total{error="body",group="night-run",status="200"} 1
+ptuprobe_attempts_total{error="other",group="night-run",status="0"} 1
+ptuprobe_attempts_total{error="timeout",group="night-run",status="0"} 1
+# HELP ptuprobe_http_429_total Attempts answered 429.
+# TYPE ptuprobe_http_429_total counter
+ptuprobe_http_429_total{group="night-run"} 2
+# HELP ptuprobe_retries_total Attempts after a request's first (attempt > 1), made by the retry owner.
+# TYPE ptuprobe_retries_total counter
+ptuprobe_retries_total{group="night-run"} 2
+# HELP ptuprobe_requests_planned_total Requests (first attempts) the plans started so far will send.
+# TYPE ptuprobe_requests_planned_total counter
+ptuprobe_requests_planned_total{group="night-run"} 5
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"ptuprobe_attempts_total", "ptuprobe_http_429_total", "ptuprobe_retries_total", "ptuprobe_requests_planned_total"); err != nil {
+		t.Error(err)
+	}
+	waits := tr.waits.WithLabelValues("night-run").(prometheus.Histogram)
+	late := tr.lateness.WithLabelValues("night-run").(prometheus.Histogram)
+	if n, sum := histogram(t, waits); n != 2 || sum != 1.52 {
+		t.Errorf("waits: %d, sum %v", n, sum)
+	}
+	if n, sum := histogram(t, late); n != 8 || sum < 0.01124 || sum > 0.01126 { // 0.05+0.2+1+10 ms; the early one counts 0
+		t.Errorf("lateness: %d, sum %v", n, sum)
+	}
+}
+
+func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
+// TestGroupLabelsAreBounded: past MaxGroups groups, the rest share one
+// label.
+func TestGroupLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	tr, reg := newTraffic(t)
+	for i := range MaxGroups + 5 {
+		name := "g" + strconv.Itoa(i)
+		tr.Plan(name, 1).Observe(record(name, 1, 200, "", -1, 0, 0))
+	}
+	if n := testutil.CollectAndCount(tr.attempts); n != MaxGroups+1 {
+		t.Errorf("%d attempts series, want %d", n, MaxGroups+1)
+	}
+	if v := testutil.ToFloat64(tr.attempts.WithLabelValues(OtherGroup, "200", "")); v != 5 {
+		t.Errorf("other: %v", v)
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// instant is a Sender that records one 200 at once, or, with channels,
+// says it has been entered and waits for release.
+type instant struct{ entered, release chan struct{} }
+
+func (s instant) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
+	if s.release != nil {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	r := req.First
+	r.Status = 200
+	record(&r)
+}
+
+// TestSenderCountsSentAndInFlight: a request is in flight from Send to its
+// return, and counted as sent once.
+func TestSenderCountsSentAndInFlight(t *testing.T) {
+	t.Parallel()
+	tr, _ := newTraffic(t)
+	g := tr.Plan("burst-shaped", 3)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := g.Sender(instant{entered, release})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			first := results.Blank()
+			first.Group, first.Attempt = "burst-shaped", 1
+			s.Send(context.Background(), dispatch.Request{First: first}, g.Observe)
+		})
+	}
+	for range 3 {
+		<-entered
+	}
+	if v := testutil.ToFloat64(tr.inFlight); v != 3 {
+		t.Errorf("in flight %v, want 3", v)
+	}
+	if v := testutil.ToFloat64(tr.sent.WithLabelValues("burst-shaped")); v != 3 {
+		t.Errorf("sent %v", v)
+	}
+	close(release)
+	wg.Wait()
+	if v := testutil.ToFloat64(tr.inFlight); v != 0 {
+		t.Errorf("in flight after every answer: %v", v)
+	}
+	if v := testutil.ToFloat64(tr.attempts.WithLabelValues("burst-shaped", "200", "")); v != 3 {
+		t.Errorf("attempts %v", v)
+	}
+}
+
+// TestObserveAllocatesNothing: once a status has been seen, observing a
+// Record allocates nothing (the hot path at thousands a second).
+func TestObserveAllocatesNothing(t *testing.T) {
+	tr, _ := newTraffic(t)
+	g := tr.Plan("scheduled-shaped", 1)
+	recs := []*results.Record{
+		record("scheduled-shaped", 1, 200, "", -1, 10, 10.1),
+		record("scheduled-shaped", 2, 429, "", 250, 10, 10.1),
+		record("scheduled-shaped", 1, 0, results.ErrReset, -1, 10, 10.1),
+	}
+	for _, r := range recs {
+		g.Observe(r)
+	}
+	if n := testing.AllocsPerRun(1000, func() {
+		for _, r := range recs {
+			g.Observe(r)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per round", n)
+	}
+}
