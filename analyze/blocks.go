@@ -52,7 +52,7 @@ const (
 // only them. TestAddRecordReadsAnalyzedColumns guards the list.
 var analyzedColumns = []string{
 	"shape", "group", "status", "error", "intended_ms", "sent_ms",
-	"wait_ms", "wait_source", "spillover", "dialect",
+	"wait_ms", "wait_source", "spillover", "dialect", "worker",
 }
 
 // block is one block of a results file on its way through the workers.

@@ -102,6 +102,7 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 	if r.Status != 0 {
 		r.Dialect = append(slices.Clone(results.Dialects), "klingon")[rng.IntN(len(results.Dialects)+1)]
 	}
+	r.Worker = []string{"", "0/3", "1/3", "2/3", "3/3", "x/y"}[rng.IntN(6)]
 	return r
 }
 
@@ -300,6 +301,7 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"shape": "Shape", "group": "Group", "status": "Status", "error": "Error",
 		"intended_ms": "IntendedMS", "sent_ms": "SentMS", "wait_ms": "WaitMS",
 		"wait_source": "WaitSource", "spillover": "Spillover", "dialect": "Dialect",
+		"worker": "Worker",
 	}
 	readFields := map[string]bool{}
 	for _, col := range analyzedColumns {
@@ -309,9 +311,11 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		readFields[fieldOf[col]] = true
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	for i := range 200 {
+	groupBys := []GroupBy{GroupByGroup, GroupByDialect, GroupByWorker}
+	for i := range 600 {
 		rec := variedRecord(rng, i)
-		want := NewTally(true)
+		by := groupBys[i%len(groupBys)]
+		want := NewTally(true, GroupedBy(by))
 		want.addRecord(&rec)
 		other := rec
 		v := reflect.ValueOf(&other).Elem()
@@ -330,12 +334,12 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 				fv.SetBool(!fv.Bool())
 			}
 		}
-		got := NewTally(true)
+		got := NewTally(true, GroupedBy(by))
 		got.addRecord(&other)
 		a, _ := want.Analysis(nil, 1)
 		b, _ := got.Analysis(nil, 1)
 		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("addRecord reads a column that is not in analyzedColumns (fields read: %v)", readFields)
+			t.Fatalf("grouped by %s, addRecord reads a column that is not in analyzedColumns (fields read: %v)", by, readFields)
 		}
 	}
 }
