@@ -70,7 +70,7 @@ func (g *Group) merge(o *groupTally) {
 	case g.Shape != o.shape:
 		g.Shape = "mixed"
 	}
-	g.Waits = append(g.Waits, o.waits...)
+	g.Waits = o.appendWaits(g.Waits) // into room made for every raw group of g
 	g.Attempts += o.attempts
 	g.Refused += o.refused
 	g.Events += o.events
@@ -145,9 +145,8 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		raws = append(raws, raw)
 	}
 	sort.Strings(raws)
-	byLabel := map[string]*Group{}
 	published := map[string]string{}
-	var order []string
+	waits := map[string]int{} // by label
 	for _, raw := range raws {
 		label := labels.Published(raw)
 		if err := results.ValidateGroup(label); err != nil {
@@ -157,18 +156,35 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
 		}
 		published[raw] = label
+		waits[label] += t.groups[raw].waitCount()
+	}
+	if len(waits) > MaxPublishedGroups {
+		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(waits), MaxPublishedGroups)}
+	}
+	// Each group's waits are copied once, into a slice of their size, and
+	// sorted there; Overall merges them (mergeSorted). A copy, because the
+	// Tally may go on counting.
+	byLabel := map[string]*Group{}
+	var order []string
+	for _, raw := range raws {
+		label := published[raw]
 		g := byLabel[label]
 		if g == nil {
 			g = &Group{Label: label}
+			if n := waits[label]; n > 0 {
+				g.Waits = make([]float64, 0, n)
+			}
 			byLabel[label] = g
 			order = append(order, label)
 		}
 		g.merge(t.groups[raw])
 	}
-	if len(order) > MaxPublishedGroups {
-		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(order), MaxPublishedGroups)}
-	}
 	sort.Strings(order)
+	sorted := make([]*Group, len(order))
+	for i, label := range order {
+		sorted[i] = byLabel[label]
+	}
+	sortEach(sorted)
 
 	a := &Analysis{
 		MinGroup:       minGroup,
@@ -180,18 +196,17 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		TruncatedLines: slices.Clone(t.truncated),
 	}
 	total := 0
-	for _, label := range order {
-		total += len(byLabel[label].Waits)
+	runs := make([][]float64, len(sorted))
+	for i, g := range sorted {
+		total += len(g.Waits)
+		runs[i] = g.Waits
 	}
-	a.Overall.Waits = make([]float64, 0, total)
-	for _, label := range order {
-		g := byLabel[label]
-		slices.Sort(g.Waits)
+	a.Overall.Waits = mergeSorted(runs, total)
+	for _, g := range sorted {
 		g.Stats = statsFor(g.Waits, minGroup)
 		a.Groups = append(a.Groups, *g)
 		o := &a.Overall
 		o.Raw = append(o.Raw, g.Raw...)
-		o.Waits = append(o.Waits, g.Waits...)
 		o.Attempts += g.Attempts
 		o.Refused += g.Refused
 		o.Events += g.Events
@@ -200,7 +215,6 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		o.Late += g.Late
 		o.Errors += g.Errors
 	}
-	slices.Sort(a.Overall.Waits)
 	a.Overall.Stats = statsFor(a.Overall.Waits, minGroup)
 	a.Overall.Shape = "mixed"
 
@@ -218,11 +232,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		Dialects:     t.dialectCounts(),
 	}
 	if t.timeline {
-		a.Timeline = make([]TimelinePoint, len(t.points))
-		for i, p := range t.points {
-			p.Group = published[p.Group]
-			a.Timeline[i] = p
+		labels := make([]string, len(t.byID))
+		for i, g := range t.byID {
+			labels[i] = published[g.raw]
 		}
+		a.Timeline = t.points.published(labels)
 	}
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/montanaflynn/stats"
@@ -88,16 +89,20 @@ func (s Statistic) compute(sorted []float64) float64 {
 		m, _ := stats.Mean(sorted)
 		return m
 	}
-	return Percentile(sorted, s.Percent)
+	return percentileSorted(sorted, s.Percent)
 }
 
 // Percentile returns the percent-th percentile of sorted waits by linear
 // interpolation between closest ranks at (percent/100)(n−1): Hyndman–Fan
 // type 7, numpy's default, as stats.Percentile computes it and as the
 // published reference table was computed. It is NaN for no waits or a
-// percent outside (0, 100]. stats.Percentile sorts a copy, which costs one
-// linear pass on input that is already sorted.
+// percent outside (0, 100]. Waits that are not sorted are sorted first,
+// in a copy.
 func Percentile(sorted []float64, percent float64) float64 {
+	// cmp.Less sorts a NaN first: sorted[0] tells whether there is one.
+	if len(sorted) > 0 && !math.IsNaN(sorted[0]) && slices.IsSorted(sorted) {
+		return percentileSorted(sorted, percent)
+	}
 	v, err := stats.Percentile(sorted, percent)
 	if err != nil {
 		return math.NaN()

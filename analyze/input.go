@@ -116,49 +116,6 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	return t.readForeign(ctx, io.MultiReader(bytes.NewReader(head), br), src, in, header, cols)
 }
 
-func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) error {
-	rd, err := results.NewReader(r, in.Name)
-	if err != nil {
-		return badInput("%v", err)
-	}
-	rec := results.Blank()
-	for n := 0; ; n++ {
-		if n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if src.err != nil {
-				return fmt.Errorf("read %s: %w", in.Name, src.err)
-			}
-			if errors.Is(err, results.ErrLineTooLong) {
-				return &BadInputError{Err: err}
-			}
-			t.unreadable.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
-			continue
-		}
-		if rec.Is429() && rec.HasWait() && !usableWait(rec.WaitMS) {
-			t.invalid.add(LineRef{Input: in.Ordinal, Line: rd.Line()})
-		}
-		t.addRecord(&rec)
-		if t.overflow != nil {
-			return &BadInputError{Err: fmt.Errorf("%s line %d: %w", in.Name, rd.Line(), errTooManyGroups)}
-		}
-	}
-	if src.err != nil {
-		return fmt.Errorf("read %s: %w", in.Name, src.err)
-	}
-	if l := rd.Truncated(); l > 0 {
-		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
-	}
-	return nil
-}
-
 func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, in Input, header []string, cols ForeignColumns) error {
 	valueName := cols.Value
 	if valueName == "" {

@@ -59,6 +59,13 @@ func (l *LineRefs) add(ref LineRef) {
 	}
 }
 
+// absorb adds the lines of o, which come after l's.
+func (l *LineRefs) absorb(o LineRefs) {
+	l.Count += o.Count
+	room := MaxLineRefs - len(l.First)
+	l.First = append(l.First, o.First[:min(room, len(o.First))]...)
+}
+
 // TimelinePoint is one usable 429 placed in time: its group, when it was
 // sent (ms since its run started) and the wait it advised. Only ptuprobe
 // results carry send times.
@@ -80,6 +87,53 @@ type groupTally struct {
 	invalid  int // 429s whose advised wait could not be used
 	late     int
 	errors   int
+
+	// earlier are waits counted before waits, in order: those of blocks
+	// merged whole (absorb), kept as the blocks counted them rather than
+	// copied into one slice that grows.
+	earlier [][]float64
+	id      int32 // the group's number in its Tally (byID)
+}
+
+// absorb adds the rows o counted to g's, as noteShape and addRecord would
+// have counted them after g's own: both have rows, so the shape stays
+// only when they agree.
+func (g *groupTally) absorb(o *groupTally) {
+	if g.shape != o.shape {
+		g.shape = "mixed"
+	}
+	if len(g.waits) > 0 {
+		g.earlier = append(g.earlier, g.waits)
+		g.waits = nil
+	}
+	g.earlier = append(g.earlier, o.earlier...)
+	if len(o.waits) > 0 {
+		g.earlier = append(g.earlier, o.waits)
+	}
+	g.attempts += o.attempts
+	g.refused += o.refused
+	g.events += o.events
+	g.none += o.none
+	g.invalid += o.invalid
+	g.late += o.late
+	g.errors += o.errors
+}
+
+// waitCount is how many waits g holds.
+func (g *groupTally) waitCount() int {
+	n := len(g.waits)
+	for _, w := range g.earlier {
+		n += len(w)
+	}
+	return n
+}
+
+// appendWaits appends g's waits to dst, in the order they were counted.
+func (g *groupTally) appendWaits(dst []float64) []float64 {
+	for _, w := range g.earlier {
+		dst = append(dst, w...)
+	}
+	return append(dst, g.waits...)
 }
 
 func (g *groupTally) noteShape(shape string) {
@@ -98,6 +152,7 @@ func (g *groupTally) noteShape(shape string) {
 type Tally struct {
 	timeline bool
 	groupBy  GroupBy
+	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
 	mu           sync.Mutex
 	attempts     int // ptuprobe attempts, over every group
@@ -114,7 +169,8 @@ type Tally struct {
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
-	points       []TimelinePoint // raw group names until Analysis relabels them
+	points       timeline
+	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
 	// overflow holds the rows of groups past MaxRawGroups, which are not
 	// kept by name; once it is set the Tally can no longer be analyzed.
 	overflow *groupTally
@@ -133,10 +189,68 @@ func NewTally(timeline bool, opts ...TallyOption) *Tally {
 		dialects:     map[string]*DialectCount{},
 		sources:      map[string]int{},
 	}
+	t.opts = opts
 	for _, o := range opts {
 		o(t)
 	}
 	return t
+}
+
+// fork returns an empty Tally set up as t, to count one block of a file
+// apart from t (blocks.go).
+func (t *Tally) fork() *Tally { return NewTally(t.timeline, t.opts...) }
+
+// absorb adds what p counted to t (t.mu held), as if t had counted p's
+// rows after its own: sums, the latest send, and the waits and points
+// appended in order. p is not used afterwards: its groups may be taken
+// over whole.
+func (t *Tally) absorb(p *Tally) {
+	t.attempts += p.attempts
+	t.refused += p.refused
+	t.spillover += p.spillover
+	t.maxLateMS = max(t.maxLateMS, p.maxLateMS)
+	remap := make([]int32, len(p.byID)) // p's group numbers to t's
+	for i, pg := range p.byID {
+		if g := t.groups[pg.raw]; g != nil {
+			g.absorb(pg)
+			remap[i] = g.id
+		} else {
+			t.adopt(pg)
+			remap[i] = pg.id
+		}
+	}
+	addCounts(t.statuses, p.statuses)
+	addCounts(t.errorClasses, p.errorClasses)
+	addCounts(t.sources, p.sources)
+	for d, pc := range p.dialects {
+		if c := t.dialects[d]; c != nil {
+			c.Total429 += pc.Total429
+			c.Usable += pc.Usable
+			addCounts(c.Sources, pc.Sources)
+		} else {
+			t.dialects[d] = pc
+		}
+	}
+	t.invalid.absorb(p.invalid)
+	t.unreadable.absorb(p.unreadable)
+	t.points.absorb(&p.points, remap)
+}
+
+// newGroups counts the groups of p that t does not have yet.
+func (t *Tally) newGroups(p *Tally) int {
+	n := 0
+	for raw := range p.groups {
+		if t.groups[raw] == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func addCounts[K comparable](to, from map[K]int) {
+	for k, n := range from {
+		to[k] += n
+	}
 }
 
 // group returns the tally of the raw group. Past MaxRawGroups a new group
@@ -146,15 +260,22 @@ func (t *Tally) group(raw string) *groupTally {
 	if g == nil {
 		if len(t.groups) >= MaxRawGroups {
 			if t.overflow == nil {
-				t.overflow = &groupTally{}
+				t.overflow = &groupTally{id: -1} // its points are never published
 			}
 			return t.overflow
 		}
 		// A clone: raw may be a slice of a whole row.
 		g = &groupTally{raw: strings.Clone(raw)}
-		t.groups[g.raw] = g
+		t.adopt(g)
 	}
 	return g
+}
+
+// adopt adds g to t's groups, numbered next.
+func (t *Tally) adopt(g *groupTally) {
+	g.id = int32(len(t.byID))
+	t.byID = append(t.byID, g)
+	t.groups[g.raw] = g
 }
 
 // knownErrorClasses are the only error strings published; anything else in
@@ -244,7 +365,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	case rec.HasWait():
 		g.waits = append(g.waits, rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {
-			t.points = append(t.points, TimelinePoint{Group: raw, SentMS: rec.SentMS, WaitMS: rec.WaitMS})
+			t.points.add(point{group: g.id, sentMS: rec.SentMS, waitMS: rec.WaitMS})
 		}
 	case rec.WaitSource == results.WaitNone || rec.WaitSource == "":
 		g.none++

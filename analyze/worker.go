@@ -22,9 +22,9 @@ const (
 	WorkerOther = "worker other"
 )
 
-// maxWorkers is dispatch.MaxShards, the most workers ptuprobe records
+// maxShards is dispatch.MaxShards, the most workers ptuprobe records
 // (analyze may not import dispatch).
-const maxWorkers = 10_000
+const maxShards = 10_000
 
 // workerOf is the group a worker cell is counted under.
 func workerOf(cell string) string {
@@ -37,7 +37,7 @@ func workerOf(cell string) string {
 	}
 	index, ierr := strconv.Atoi(i)
 	count, nerr := strconv.Atoi(n)
-	if ierr != nil || nerr != nil || count < 1 || count > maxWorkers || index >= count {
+	if ierr != nil || nerr != nil || count < 1 || count > maxShards || index >= count {
 		return WorkerOther
 	}
 	return fmt.Sprintf("worker %0*d/%d", len(strconv.Itoa(count-1)), index, count)

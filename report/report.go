@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 )
@@ -73,12 +75,16 @@ type output struct {
 	write func(io.Writer) error
 }
 
-// writeAll writes outputs into dir, all or nothing (see Write).
+// writeAll writes outputs into dir, all or nothing (see Write). The files
+// are written at once, one goroutine each, at most as many at a time as
+// there are cores: charts are most of a report's time, and each is drawn
+// apart from the others. The first failure, in the order of outputs, is
+// the one returned.
 func writeAll(ctx context.Context, dir string, outputs []output) (written []string, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("report not written: %w", err)
 	}
-	st, err := newStage(dir)
+	st, err := newStage(dir, len(outputs))
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +93,24 @@ func writeAll(ctx context.Context, dir string, outputs []output) (written []stri
 			st.abort()
 		}
 	}()
-	for _, o := range outputs {
+	errs := make([]error, len(outputs))
+	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, o := range outputs {
+		cores <- struct{}{}
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("report not written: %w", err)
+			errs[i] = fmt.Errorf("report not written: %w", err)
+			<-cores
+			break
 		}
-		if err := st.add(ctx, o.name, o.write); err != nil {
+		wg.Go(func() {
+			errs[i] = st.add(ctx, i, o.name, o.write)
+			<-cores
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -15,18 +15,20 @@ import (
 // directory, and renames them all into place only once every one is
 // written (commit); abort removes the temporaries, and the directories the
 // stage created, so that an interrupted or failed report leaves the
-// directory as it was — an earlier report included.
+// directory as it was — an earlier report included. Its files may be
+// written at once, from as many goroutines: file i is only ever touched
+// by the one that adds it.
 type stage struct {
 	dir     string
 	created []string // directories created for the report, outermost first
-	tmps    []string // temporary paths, in the order of names
-	names   []string // published paths
+	tmps    []string // temporary paths, by file; "" for a file not (yet) created
+	names   []string // published paths, by file
 }
 
 // newStage creates dir (and its missing parents), remembering which it
-// created.
-func newStage(dir string) (*stage, error) {
-	s := &stage{dir: dir}
+// created, for a report of files files.
+func newStage(dir string, files int) (*stage, error) {
+	s := &stage{dir: dir, tmps: make([]string, files), names: make([]string, files)}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
 			break
@@ -43,16 +45,15 @@ func newStage(dir string) (*stage, error) {
 	return s, nil
 }
 
-// add writes what write produces to a temporary file for name. Writes
-// stop with ctx's error once it is done.
-func (s *stage) add(ctx context.Context, name string, write func(io.Writer) error) error {
+// add writes what write produces to a temporary file for name, file i of
+// the report. Writes stop with ctx's error once it is done.
+func (s *stage) add(ctx context.Context, i int, name string, write func(io.Writer) error) error {
 	path := filepath.Join(s.dir, name)
 	f, err := os.CreateTemp(s.dir, "."+name+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	s.tmps = append(s.tmps, f.Name())
-	s.names = append(s.names, path)
+	s.tmps[i], s.names[i] = f.Name(), path
 	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: f}, 64<<10)
 	err = write(bw)
 	if err == nil {
@@ -94,7 +95,9 @@ func (s *stage) commit() ([]string, error) {
 // created (only if they are empty).
 func (s *stage) abort() {
 	for _, tmp := range s.tmps {
-		os.Remove(tmp)
+		if tmp != "" {
+			os.Remove(tmp)
+		}
 	}
 	s.tmps = nil
 	for i := len(s.created) - 1; i >= 0; i-- {

@@ -7,18 +7,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // cancelAfter is a context whose Err turns to context.Canceled from its
 // n-th call on (0-based): with n = 0, 1, 2 … it cancels at each place the
 // code looks at its context, in turn.
+// It is safe for concurrent use: the files of a report are written at
+// once, each looking at the context.
 type cancelAfter struct {
 	context.Context
+	mu       sync.Mutex
 	n, calls int
 }
 
 func (c *cancelAfter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.calls++
 	if c.calls > c.n {
 		return context.Canceled

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -51,12 +52,16 @@ func WriteEvents(w io.Writer, a *analyze.Analysis) error {
 	buf := make([]byte, 0, 64<<10)
 	buf = append(buf, "source_group,retry_after_ms\n"...)
 	for _, g := range a.Groups {
-		label := csvField(g.Label)
-		for _, v := range g.Waits {
-			buf = append(buf, label...)
-			buf = append(buf, ',')
-			buf = append(buf, results.FormatMS(v)...)
-			buf = append(buf, '\n')
+		// A row is the label, then the wait as results.FormatMS writes it;
+		// the waits are sorted, so a wait is formatted once for its run
+		// of equal waits (advised waits repeat: whole ms, whole seconds).
+		row := append([]byte(csvField(g.Label)), ',')
+		label := len(row)
+		for i, v := range g.Waits {
+			if i == 0 || math.Float64bits(v) != math.Float64bits(g.Waits[i-1]) {
+				row = append(results.AppendMS(row[:label], v), '\n')
+			}
+			buf = append(buf, row...)
 			if len(buf) > 60<<10 {
 				if _, err := w.Write(buf); err != nil {
 					return err

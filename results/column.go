@@ -17,7 +17,24 @@ type column struct {
 	name   string
 	append func(dst []byte, r *Record) []byte
 	decode func(r *Record, cell string) error
+	// kind and field serve the LineDecoder's fast path (decoder.go): the
+	// form of the cell, and the Record field it fills (a *string, *int,
+	// *float64 or *bool, by kind).
+	kind  cellKind
+	field func(r *Record) any
 }
+
+// cellKind is the form of a column's cells, one per constructor below.
+type cellKind uint8
+
+const (
+	kindUnknown       cellKind = iota // the fast path leaves it to the general one
+	kindText                          // any text
+	kindCount                         // a non-negative integer, always present
+	kindOptionalCount                 // a non-negative integer, or empty
+	kindDecimal                       // a non-negative number, or empty
+	kindFlag                          // 1, or anything else for false
+)
 
 // table lists the columns in file order. New columns go at the end: a
 // reader matches columns by name, so older files still read.
@@ -91,6 +108,8 @@ const maxNumber = 1e15
 func text(name string, field func(*Record) *string) column {
 	return column{
 		name:   name,
+		kind:   kindText,
+		field:  func(r *Record) any { return field(r) },
 		append: func(dst []byte, r *Record) []byte { return appendText(dst, *field(r)) },
 		decode: func(r *Record, cell string) error {
 			*field(r) = cell
@@ -103,6 +122,8 @@ func text(name string, field func(*Record) *string) column {
 func count(name string, field func(*Record) *int) column {
 	return column{
 		name:   name,
+		kind:   kindCount,
+		field:  func(r *Record) any { return field(r) },
 		append: func(dst []byte, r *Record) []byte { return strconv.AppendInt(dst, int64(*field(r)), 10) },
 		decode: func(r *Record, cell string) (err error) {
 			*field(r), err = parseCount(cell)
@@ -114,7 +135,9 @@ func count(name string, field func(*Record) *int) column {
 // optionalCount is a column of a non-negative integer, empty for None.
 func optionalCount(name string, field func(*Record) *int) column {
 	return column{
-		name: name,
+		name:  name,
+		kind:  kindOptionalCount,
+		field: func(r *Record) any { return field(r) },
 		append: func(dst []byte, r *Record) []byte {
 			if v := *field(r); v >= 0 {
 				dst = strconv.AppendInt(dst, int64(v), 10)
@@ -137,6 +160,8 @@ func optionalCount(name string, field func(*Record) *int) column {
 func decimal(name string, field func(*Record) *float64) column {
 	return column{
 		name:   name,
+		kind:   kindDecimal,
+		field:  func(r *Record) any { return field(r) },
 		append: func(dst []byte, r *Record) []byte { return appendDecimal(dst, *field(r)) },
 		decode: func(r *Record, cell string) error {
 			if cell == "" {
@@ -157,7 +182,9 @@ func decimal(name string, field func(*Record) *float64) column {
 // oneOrZero is a column of a flag, 1 or 0; any other cell reads as false.
 func oneOrZero(name string, field func(*Record) *bool) column {
 	return column{
-		name: name,
+		name:  name,
+		kind:  kindFlag,
+		field: func(r *Record) any { return field(r) },
 		append: func(dst []byte, r *Record) []byte {
 			if *field(r) {
 				return append(dst, '1')

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxLine bounds one line of a results file, its line end included. A
@@ -31,6 +33,10 @@ type Reader struct {
 	truncated int
 	pending   []byte
 	err       error // a read error, returned from then on
+	// For ReadBlock: the start of a line that did not fit in the last
+	// block, and what the underlying reader last returned.
+	carry   []byte
+	readErr error
 }
 
 // ErrNotResults is returned by NewReader when the header is not a ptuprobe
@@ -54,17 +60,26 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if !IsResultsHeader(header) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotResults)
 	}
-	rd.index = make([]int, len(table))
-	for i, c := range table {
-		rd.index[i] = -1
-		for j, h := range header {
-			if h == c.name {
-				rd.index[i] = j
-				break
-			}
-		}
-	}
+	rd.index = layout(header)
 	return rd, nil
+}
+
+// layout returns where each column of the table sits in a file with this
+// header: index[i] is the position of table[i], or -1 when the file lacks
+// it.
+func layout(header []string) []int {
+	index := make([]int, len(table))
+	for i, c := range table {
+		index[i] = slices.Index(header, c.name)
+	}
+	return index
+}
+
+// Decoder returns a LineDecoder of this file's rows that fills the fields
+// of the columns named in keep (of Columns), or of every column when keep
+// is empty, for rows cut by ReadBlock.
+func (rd *Reader) Decoder(keep ...string) (*LineDecoder, error) {
+	return newLineDecoder(rd.name, rd.index, keep)
 }
 
 // IsResultsHeader reports whether a CSV header is a ptuprobe results
@@ -103,7 +118,8 @@ func (rd *Reader) readLine() ([]byte, bool, error) {
 				rd.pending = append(rd.pending, chunk...)
 				chunk = rd.pending
 			}
-			return bytes.TrimRight(chunk, "\r\n"), true, nil
+			row, _ := rowOf(chunk)
+			return row, true, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			rd.pending = append(rd.pending, chunk...)
@@ -143,30 +159,52 @@ func (rd *Reader) Read(rec *Record) error {
 			rd.truncated = rd.line
 			return io.EOF
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		if isBlank(line) {
 			continue
 		}
 		rd.fields, err = SplitCSVLine(rd.fields[:0], line)
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", rd.name, rd.line, err)
 		}
-		if err := rd.decode(rec); err != nil {
+		if err := decodeFields(rd.index, rd.fields, rec); err != nil {
 			return fmt.Errorf("%s line %d: %w", rd.name, rd.line, err)
 		}
 		return nil
 	}
 }
 
-// decode fills r from rd.fields through the column table; a column the
-// file lacks decodes from an empty cell. It goes through every column and
+// rowOf trims a complete line's end (its newline, and any carriage returns
+// or newlines before it) and reports whether what is left is blank: a line
+// Read skips.
+func rowOf(line []byte) (row []byte, blank bool) {
+	n := len(line)
+	for n > 0 && (line[n-1] == '\n' || line[n-1] == '\r') {
+		n--
+	}
+	return line[:n], isBlank(line[:n])
+}
+
+// isBlank reports whether a row holds only white space (as bytes.TrimSpace
+// sees it): Read skips it. A row that starts with a printable ASCII
+// character is not, which is every row but a blank one.
+func isBlank(row []byte) bool {
+	if len(row) > 0 && row[0] > ' ' && row[0] < utf8.RuneSelf {
+		return false
+	}
+	return len(bytes.TrimSpace(row)) == 0
+}
+
+// decodeFields fills r from the cells of one row through the column
+// table; index is the file's layout, and a column the file (or the row)
+// lacks decodes from an empty cell. It goes through every column and
 // returns the first error.
-func (rd *Reader) decode(r *Record) error {
-	if len(rd.fields) < requiredColumns {
-		return fmt.Errorf("%d fields, want at least %d", len(rd.fields), requiredColumns)
+func decodeFields(index []int, fields []string, r *Record) error {
+	if len(fields) < requiredColumns {
+		return fmt.Errorf("%d fields, want at least %d", len(fields), requiredColumns)
 	}
 	var first error
-	fields, cols := rd.fields, table[:len(rd.index)]
-	for i, j := range rd.index {
+	cols := table[:len(index)]
+	for i, j := range index {
 		cell := ""
 		if uint(j) < uint(len(fields)) { // j is -1 for a column the file lacks
 			cell = fields[j]
@@ -228,4 +266,71 @@ func SplitCSVLine(dst []string, line []byte) ([]string, error) {
 		}
 		i = end + 1
 	}
+}
+
+// Block is a run of whole lines of a results file, as ReadBlock cuts it,
+// for a LineDecoder to decode (Rows).
+type Block struct {
+	// Text holds whole lines, each with its newline: a slice of the buffer
+	// given to ReadBlock.
+	Text []byte
+	// Line is the number of the first line of Text in the file.
+	Line int
+}
+
+// ReadBlock reads the next lines into buf, as many whole lines as fit,
+// instead of one Record as Read does, so that the rows can be decoded
+// elsewhere, on several cores at once (Decoder, LineDecoder.Rows). buf
+// must be longer than MaxLine; a partial line at its end is kept for the
+// next call, which starts with it.
+//
+// The end of the file is io.EOF, after a truncated last line is skipped
+// and reported (Truncated), as with Read. A line longer than MaxLine, as
+// far as ReadBlock can see it, and a failed read are the final errors of
+// Read, returned once the lines before them are; a long line inside a
+// block is Rows' to report. Line then returns the last line read. A
+// Reader is read either with Read or with ReadBlock, not both.
+func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
+	if rd.err != nil {
+		return Block{}, rd.err
+	}
+	if len(buf) <= MaxLine {
+		return Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), MaxLine)
+	}
+	n := copy(buf, rd.carry)
+	rd.carry = rd.carry[:0]
+	for empty := 0; n < len(buf) && rd.readErr == nil; {
+		var m int
+		m, rd.readErr = rd.br.Read(buf[n:])
+		n += m
+		if empty++; m > 0 {
+			empty = 0
+		} else if empty == 100 { // as bufio gives up on a reader that never reads
+			rd.readErr = io.ErrNoProgress
+		}
+	}
+	end := bytes.LastIndexByte(buf[:n], '\n') + 1
+	rd.carry = append(rd.carry, buf[end:n]...)
+	blk := Block{Text: buf[:end], Line: rd.line + 1}
+	rd.line += bytes.Count(blk.Text, []byte{'\n'})
+	switch {
+	case len(rd.carry) > MaxLine:
+		// The line that starts after the block is already too long.
+		rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, ErrLineTooLong)
+	case rd.readErr == nil || end > 0:
+		// Whole lines are returned before an error or the end is seen.
+	case errors.Is(rd.readErr, io.EOF):
+		if len(rd.carry) > 0 {
+			rd.line++
+			rd.truncated = rd.line
+			rd.carry = rd.carry[:0]
+		}
+		return Block{}, io.EOF
+	default:
+		rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, rd.readErr)
+	}
+	if end == 0 && rd.err != nil {
+		return Block{}, rd.err
+	}
+	return blk, nil
 }

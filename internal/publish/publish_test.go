@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -26,12 +27,17 @@ var upstreamEvents = filepath.Join("..", "..", "analyze", "testdata", "upstream"
 // cancelAfter is a context whose Err turns to context.Canceled from its
 // n-th call on (0-based): run with n = 0, 1, 2 … it cancels at each place
 // Run looks at its context, in turn.
+// It is safe for concurrent use: the files of a report are written at
+// once, each looking at the context.
 type cancelAfter struct {
 	context.Context
+	mu       sync.Mutex
 	n, calls int
 }
 
 func (c *cancelAfter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.calls++
 	if c.calls > c.n {
 		return context.Canceled

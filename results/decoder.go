@@ -1,0 +1,323 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"slices"
+)
+
+// LineDecoder decodes the rows of one results file that a caller cut into
+// blocks itself (Reader.ReadBlock), so that several goroutines can decode
+// them at once, each with its own LineDecoder (Clone). It is the Reader's
+// decoding without the reading:
+//
+//   - A line it decodes without error is a line Read reads without error,
+//     and the other way round; an error is the one Read returns for it.
+//   - It fills only the Record fields of the columns it keeps, with what
+//     Read puts there; the other fields are left as they were, or hold
+//     anything (the fast path skips them, the general path fills them).
+//
+// Its fast path is for the rows ptuprobe writes: no quote anywhere in the
+// line, each number plain digits with at most one point inside (at most
+// 15 digits; 18 for an integer). Such a row is decoded from the bytes of
+// the line: cells are cut at commas without a string each, text cells it
+// keeps are interned (a handful of shapes, groups, sources and dialects
+// repeat over millions of rows), numbers it keeps are read by a strict
+// parser whose result is exactly strconv's (decimalValue says why), and
+// the numbers it does not keep are only checked to be plain. Any other
+// line — a quote, an exponent, a sign, a column in an unexpected form, a
+// row the fast path would have to reject — goes through the Reader's own
+// decoding (SplitCSVLine and the column table), so every error, and every
+// value of an unusual row, comes from the one general decoder.
+// FuzzLineDecoder checks the two against each other.
+type LineDecoder struct {
+	name  string
+	index []int  // index[i] = position of table[i] in the file's header, or -1
+	keep  []bool // keep[i]: fill the field of table[i]
+	// columnAt[j] is the table column at position j of the file, up to
+	// the last the table reads (-1: one it does not know). absent are the
+	// kept columns the file lacks, which read as empty cells; plain is
+	// false when a column the file lacks cannot be empty (a count), so
+	// that no row is plain.
+	columnAt []int
+	absent   []int
+	plain    bool
+	// Scratch, and what makes a LineDecoder unsafe for concurrent use.
+	fields []string          // the general path's cells
+	texts  map[string]string // interned text cells
+}
+
+// maxInterned bounds the interned texts of one LineDecoder: past it a new
+// text costs a string, as it would without interning.
+const maxInterned = 4096
+
+// newLineDecoder keeps the columns named in keep, or every column.
+func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, error) {
+	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}}
+	for _, k := range keep {
+		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
+		if i < 0 {
+			return nil, fmt.Errorf("no column %q in a results file", k)
+		}
+		d.keep[i] = true
+	}
+	d.plain = true
+	for i, j := range index {
+		d.keep[i] = d.keep[i] || len(keep) == 0
+		if j < 0 {
+			if k := table[i].kind; k == kindCount || k == kindUnknown {
+				d.plain = false
+			} else if d.keep[i] {
+				d.absent = append(d.absent, i)
+			}
+			continue
+		}
+		for len(d.columnAt) <= j {
+			d.columnAt = append(d.columnAt, -1)
+		}
+		d.columnAt[j] = i
+	}
+	return d, nil
+}
+
+// Clone returns a LineDecoder of the same file and columns that shares no
+// scratch with d, for another goroutine.
+func (d *LineDecoder) Clone() *LineDecoder {
+	return &LineDecoder{
+		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
+		texts: map[string]string{},
+	}
+}
+
+// Rows decodes the rows of b in order: for each line that is not blank it
+// fills rec and yields the line's number and Read's error for it (nil when
+// the row reads). A line longer than MaxLine yields Read's final error,
+// wrapping ErrLineTooLong, and ends the rows.
+func (d *LineDecoder) Rows(b Block, rec *Record) iter.Seq2[int, error] {
+	return func(yield func(int, error) bool) {
+		text, n := b.Text, b.Line
+		for len(text) > 0 {
+			end := bytes.IndexByte(text, '\n') + 1
+			if end == 0 { // a Block holds whole lines; be safe with any other
+				end = len(text)
+			}
+			line := text[:end]
+			text = text[end:]
+			if len(line) > MaxLine {
+				yield(n, fmt.Errorf("read %s line %d: %w", d.name, n, ErrLineTooLong))
+				return
+			}
+			row, blank := rowOf(line)
+			if !blank && !yield(n, d.decode(row, rec, n)) {
+				return
+			}
+			n++
+		}
+	}
+}
+
+// decode fills rec from one row (its line end trimmed); line numbers the
+// error as Read does.
+func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
+	if d.decodePlain(row, rec) {
+		return nil
+	}
+	var err error
+	if d.fields, err = SplitCSVLine(d.fields[:0], row); err == nil {
+		err = decodeFields(d.index, d.fields, rec)
+	}
+	if err != nil {
+		return fmt.Errorf("%s line %d: %w", d.name, line, err)
+	}
+	return nil
+}
+
+// decodePlain is the fast path: it decodes a row in the plain form the
+// Writer writes, and reports false for any other row, which the general
+// path then decodes (filling every field again).
+//
+// It walks the row once, cell by cell in file order, as SplitCSVLine cuts
+// a row without quotes (at every comma): each cell is read by its
+// column's kind up to the comma that ends it, so each byte is looked at
+// once. Columns the row or the file lacks then read as empty cells.
+func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
+	if !d.plain || bytes.IndexByte(row, '"') >= 0 {
+		return false
+	}
+	cells := 0
+	for pos := 0; cells < len(d.columnAt); cells++ {
+		b := row[pos:]
+		n := 0
+		switch i := d.columnAt[cells]; {
+		case i < 0: // a column the reader does not know
+			n = cellLen(b)
+		case table[i].kind == kindText:
+			n = cellLen(b)
+			if d.keep[i] {
+				*table[i].field(rec).(*string) = d.intern(b[:n])
+			}
+		case table[i].kind == kindFlag:
+			n = cellLen(b)
+			if d.keep[i] {
+				*table[i].field(rec).(*bool) = n == 1 && b[0] == '1'
+			}
+		case table[i].kind == kindDecimal:
+			m, scale, w, ok := plainDecimal(b)
+			if !ok {
+				return false
+			}
+			if n = w; d.keep[i] {
+				*table[i].field(rec).(*float64) = decimalValue(m, scale)
+			}
+		case table[i].kind == kindCount || table[i].kind == kindOptionalCount:
+			v, w, ok := plainCount(b)
+			if !ok || (w == 0 && table[i].kind == kindCount) {
+				return false
+			}
+			if n = w; d.keep[i] {
+				*table[i].field(rec).(*int) = v
+			}
+		default: // a kind the fast path does not know
+			return false
+		}
+		if pos += n; pos == len(row) {
+			cells++
+			break // the last cell
+		}
+		pos++ // the comma; past the last column the table reads, the cells after it are not read
+	}
+	if cells < requiredColumns {
+		return false // decodeFields rejects it
+	}
+	for _, i := range d.columnAt[cells:] {
+		if i >= 0 && !d.emptyCell(i, rec) {
+			return false
+		}
+	}
+	for _, i := range d.absent {
+		if !d.emptyCell(i, rec) {
+			return false
+		}
+	}
+	return true
+}
+
+// emptyCell decodes an empty cell for table column i, for a column the
+// file or the row lacks; false when the general path must (a count, which
+// is never empty).
+func (d *LineDecoder) emptyCell(i int, rec *Record) bool {
+	c := &table[i]
+	if !d.keep[i] {
+		return c.kind != kindCount && c.kind != kindUnknown
+	}
+	switch c.kind {
+	case kindText:
+		*c.field(rec).(*string) = ""
+	case kindFlag:
+		*c.field(rec).(*bool) = false
+	case kindOptionalCount:
+		*c.field(rec).(*int) = None
+	case kindDecimal:
+		*c.field(rec).(*float64) = None
+	default:
+		return false
+	}
+	return true
+}
+
+// cellLen is the length of the cell at the start of b: up to its comma.
+// A loop, not bytes.IndexByte: most cells are a few bytes.
+func cellLen(b []byte) int {
+	n := 0
+	for n < len(b) && b[n] != ',' {
+		n++
+	}
+	return n
+}
+
+// intern returns cell as a string, the same string for the same text.
+func (d *LineDecoder) intern(cell []byte) string {
+	if len(cell) == 0 {
+		return ""
+	}
+	if s, ok := d.texts[string(cell)]; ok { // no allocation: the compiler's m[string(b)]
+		return s
+	}
+	s := string(cell)
+	if len(d.texts) < maxInterned {
+		d.texts[s] = s
+	}
+	return s
+}
+
+// plainCount reads the integer cell at the start of b: n is its length,
+// up to the comma that ends it. An empty cell is None; a cell of 1 to 18
+// digits is the value parseCount (strconv.Atoi) reads from it, since 18
+// digits cannot overflow an int. Anything else — a sign, a space, more
+// digits — is not plain (ok false).
+func plainCount(b []byte) (v, n int, ok bool) {
+	for n < len(b) && b[n]-'0' <= 9 {
+		v = v*10 + int(b[n]-'0')
+		n++
+	}
+	switch {
+	case n < len(b) && b[n] != ',', n > 18:
+		return 0, 0, false
+	case n == 0:
+		return None, 0, true
+	}
+	return v, n, true
+}
+
+// pow10 holds the powers of ten a plain decimal divides by, all exact in a
+// float64.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// plainDecimal reads the number cell at the start of b: n is its length,
+// up to the comma that ends it. A plain cell is empty, or digits with at
+// most one point between digits ("40", "40.125"), 15 digits at most; they
+// are m, point removed, and scale is how many follow the point (-1 for an
+// empty cell). Anything else is not plain (ok false). decimalValue makes
+// the number, only for the cells kept: a division is not free.
+func plainDecimal(b []byte) (m uint64, scale, n int, ok bool) {
+	point := -1 // the index of the point
+	for ; n < len(b) && b[n] != ','; n++ {
+		switch c := b[n]; {
+		case c-'0' <= 9:
+			m = m*10 + uint64(c-'0')
+		case c == '.' && point < 0:
+			point = n
+		default:
+			return 0, 0, 0, false
+		}
+	}
+	digits := n
+	switch {
+	case n == 0:
+		return 0, -1, 0, true
+	case point < 0:
+		scale = 0
+	case point == 0 || point == n-1:
+		return 0, 0, 0, false
+	default:
+		scale, digits = n-1-point, n-1
+	}
+	return m, scale, n, digits <= 15
+}
+
+// decimalValue is the value of a plain decimal cell: None when empty
+// (scale -1).
+//
+// It is exactly what strconv.ParseFloat returns for the cell. m < 10^15 <
+// 2^53 is exact in a float64, and so is 10^scale (scale ≤ 15); IEEE 754
+// division is correctly rounded, so the one division gives the float64
+// nearest to the decimal m / 10^scale — which is what ParseFloat returns
+// for any input, by its definition. The value is below 10^15 (maxNumber),
+// so the general decoder accepts the cell too.
+func decimalValue(m uint64, scale int) float64 {
+	if scale < 0 {
+		return None
+	}
+	return float64(m) / pow10[scale]
+}

@@ -1,0 +1,409 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// analysisColumns are the columns package analyze keeps.
+var analysisColumns = []string{"shape", "group", "status", "error", "intended_ms", "sent_ms", "wait_ms", "wait_source", "spillover", "dialect"}
+
+// headers are layouts a results file may have: this version's, an older
+// one without the trailing columns, known columns in another order, and
+// unknown columns among them.
+var headers = []string{
+	header,
+	strings.Join(Columns[:requiredColumns], ","),
+	strings.Join(Columns[:24], ","),
+	strings.Join(Columns[:requiredColumns], ",") + ",dialect,worker,max_tokens,wait_ms",
+	strings.Join(Columns[:requiredColumns], ",") + ",limit_tokens,policy,decision,fallback,dialect,reset_requests_ms,reset_tokens_ms,limit_requests,prompt_tokens",
+}
+
+// general decodes a row as Read does: the reference of the fast path.
+func general(index []int, row []byte, rec *Record) error {
+	fields, err := SplitCSVLine(nil, row)
+	if err == nil {
+		err = decodeFields(index, fields, rec)
+	}
+	if err != nil {
+		return fmt.Errorf("%s line %d: %w", "f.csv", 2, err)
+	}
+	return nil
+}
+
+// kept describes the fields of the kept columns, floats to the bit.
+func kept(rec *Record, keep []string) string {
+	var b strings.Builder
+	for _, c := range table {
+		if len(keep) == 0 || slices.Contains(keep, c.name) {
+			v := reflect.ValueOf(c.field(rec)).Elem().Interface()
+			if f, ok := v.(float64); ok {
+				v = math.Float64bits(f)
+			}
+			fmt.Fprintf(&b, "%s=%v ", c.name, v)
+		}
+	}
+	return b.String()
+}
+
+// checkAgainstGeneral decodes row with a LineDecoder and with the general
+// decoder, and fails unless both give the same error, or the same kept
+// fields.
+func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
+	t.Helper()
+	head, _ := SplitCSVLine(nil, []byte(hdr))
+	index := layout(head)
+	d, err := newLineDecoder("f.csv", index, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, want := sample(3), sample(3)
+	errFast := d.decode(row, &fast, 2)
+	errWant := general(index, row, &want)
+	if fmt.Sprint(errFast) != fmt.Sprint(errWant) {
+		t.Fatalf("header %q row %q: LineDecoder error %v, Read's %v", hdr, row, errFast, errWant)
+	}
+	if errWant == nil && kept(&fast, keep) != kept(&want, keep) {
+		t.Fatalf("header %q row %q:\nLineDecoder %s\n      Read %s", hdr, row, kept(&fast, keep), kept(&want, keep))
+	}
+}
+
+// FuzzLineDecoder is the differential test of the fast path: for any row
+// and any of the headers, a LineDecoder and the Reader's own decoding
+// agree on the error and on every field kept.
+func FuzzLineDecoder(f *testing.F) {
+	for i := range 4 {
+		r := sample(i)
+		f.Add(uint8(i), bytes.TrimSuffix(AppendCSV(nil, &r), []byte("\n")))
+	}
+	for _, row := range []string{
+		"5eed1234,burst,burst-shaped,0,1,0,0,3,80,400,429,,0.5,1,0.5,retry-after-ms,0,,,,1200,,,100",
+		"5eed1234,scheduled,scheduled-shaped,1,1,,3,4,81,401,200,,,,,none,0,,,,1200,,100,100",
+		"x,burst,g,007,1,,1e3,2,,1,429,,,,+5,retry-after-ms,1",
+		"x,burst,g,1,1,,.5,2.,,1,429,,,,-0,retry-after-ms,1",
+		"x,burst,g,1,1,,1000000000000000,999999999999999.9,,1,429,,,,0.1234567890123456,retry-after-ms,1",
+		"x,burst,g,1,1,,1,2,,1,429,,,,12,retry-after-ms,1,,,,,,,,,,,azure,inf,NaN,0x10,1_0",
+		"x,\"burst\",\"a,b\",1,1,,1,2,,1,429,,\"Wed, 21 Oct 2015\",,12,retry-after-ms,1",
+		"x,burst,g\",1,1,,1,2,,1,429,,,,12,none,1",
+		"x,burst,g,1,1,,1,2,,1,429,,,,12,none",
+		"x,burst,g,1,1,,1,2,,1,429,,,,12,none,1,,,,,,,,,,,,,,,,,,,,,,,,,,extra",
+		"x,burst,g,99999999999999999999,1,,1,2,,1,429,,,,12,none,1",
+		"x,burst,g,123456789012345678,1,,1,2,,1,429,,,,12,none,1",
+		"x,burst,g,1,1, 2,1,2,,1,429,,,,12 ,none,1",
+		",,,0,0,,,,,,0,,,,,,",
+	} {
+		f.Add(uint8(0), []byte(row))
+		f.Add(uint8(3), []byte(row))
+	}
+	f.Fuzz(func(t *testing.T, h uint8, row []byte) {
+		if bytes.IndexByte(row, '\n') >= 0 {
+			return // a row is one line
+		}
+		hdr := headers[int(h)%len(headers)]
+		checkAgainstGeneral(t, hdr, row, nil)
+		checkAgainstGeneral(t, hdr, row, analysisColumns)
+	})
+}
+
+// TestLineDecoderAgrees runs the fuzz seeds, and rows of random cells,
+// through the differential check under every header.
+func TestLineDecoderAgrees(t *testing.T) {
+	t.Parallel()
+	cells := []string{"", "0", "1", "7", "007", "12.5", "40.125", "1.", ".5", "-1", "+1", "1e3", "abc", "burst", "scheduled",
+		"429", "none", "retry-after-ms", "azure", " 3", "3 ", "999999999999999", "1000000000000000", "0.000000000000001",
+		"123456789012345678", "1234567890123456789", "\"q\"", "a\"b", "1.2.3", "\r", "\u00a0"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		n := 12 + rng.IntN(26)
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = cells[rng.IntN(len(cells))]
+		}
+		row := []byte(strings.Join(parts, ","))
+		for _, hdr := range headers {
+			checkAgainstGeneral(t, hdr, row, nil)
+			checkAgainstGeneral(t, hdr, row, analysisColumns)
+		}
+	}
+}
+
+// TestFastPathTakesWrittenRows: the rows ptuprobe writes are decoded by
+// the fast path; were they not, it would be correct and slow.
+func TestFastPathTakesWrittenRows(t *testing.T) {
+	t.Parallel()
+	head, _ := SplitCSVLine(nil, []byte(header))
+	d, err := newLineDecoder("f.csv", layout(head), analysisColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := goldenRecords()
+	for i := range 8 {
+		recs = append(recs, sample(i))
+	}
+	for i := range recs {
+		recs[i].RetryAfter = "" // an HTTP-date is quoted: the general path's
+		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		if bytes.IndexByte(row, '"') >= 0 {
+			continue // a group with a quote: the general path's
+		}
+		var rec Record
+		if !d.decodePlain(row, &rec) {
+			t.Errorf("row %q is not taken by the fast path", row)
+		}
+	}
+}
+
+// plainValue is plainDecimal and decimalValue together.
+func plainValue(b []byte) (v float64, n int, ok bool) {
+	m, scale, n, ok := plainDecimal(b)
+	if !ok {
+		return 0, 0, false
+	}
+	return decimalValue(m, scale), n, true
+}
+
+// TestPlainNumbers: the strict parsers give ParseFloat's float64 to the
+// bit and Atoi's int, stop at the comma that ends the cell, and leave
+// every other form to the general path.
+func TestPlainNumbers(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		digits := 1 + rng.IntN(15)
+		var b []byte
+		for range digits {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if p := rng.IntN(digits + 1); p > 0 && p < digits {
+			b = slices.Insert(b, p, '.')
+		}
+		want, err := strconv.ParseFloat(string(b), 64)
+		for _, cell := range [][]byte{b, append(slices.Clone(b), ",7,x"...)} {
+			got, n, ok := plainValue(cell)
+			if !ok || n != len(b) || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("plainValue(%q) = %v, %d, %v; ParseFloat %v, %v", cell, got, n, ok, want, err)
+			}
+		}
+		if bytes.IndexByte(b, '.') < 0 {
+			want, err := strconv.Atoi(string(b))
+			if got, n, ok := plainCount(append(b, ',')); !ok || n != len(b) || err != nil || got != want {
+				t.Fatalf("plainCount(%q) = %v, %d, %v; Atoi %v, %v", b, got, n, ok, want, err)
+			}
+		}
+	}
+	for _, s := range []string{"", ",5"} {
+		if v, n, ok := plainValue([]byte(s)); !ok || n != 0 || v != None {
+			t.Errorf("plainDecimal(%q) = %v, %d, %v, want an empty cell", s, v, n, ok)
+		}
+		if v, n, ok := plainCount([]byte(s)); !ok || n != 0 || v != None {
+			t.Errorf("plainCount(%q) = %v, %d, %v, want an empty cell", s, v, n, ok)
+		}
+	}
+	for _, s := range []string{".", "1.", ".5", "1..2", "1.2.3", "-1", "+1", "1e3", " 1", "1 ", "0x10", "inf", "1_0", "1234567890123456", "12345678901234.56", "1.5x,2"} {
+		if v, _, ok := plainValue([]byte(s)); ok {
+			t.Errorf("plainDecimal(%q) = %v, want it left to the general path", s, v)
+		}
+	}
+	for _, s := range []string{"1.5", "-1", "+1", " 1", "1 ", "1234567890123456789", "7x"} {
+		if v, _, ok := plainCount([]byte(s)); ok {
+			t.Errorf("plainCount(%q) = %v, want it left to the general path", s, v)
+		}
+	}
+}
+
+// blockOutcomes reads content with ReadBlock and Rows (buffer size size),
+// one line per row or error, as outcomesOfRead does with Read.
+func blockOutcomes(t *testing.T, content string, size int) []string {
+	t.Helper()
+	rd, err := NewReader(strings.NewReader(content), "f.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rd.Decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	buf := make([]byte, size)
+	var rec Record
+	for {
+		blk, err := rd.ReadBlock(buf)
+		if errors.Is(err, io.EOF) {
+			return append(out, fmt.Sprintf("end, truncated %d", rd.Truncated()))
+		}
+		if err != nil {
+			return append(out, "final: "+err.Error())
+		}
+		for line, err := range d.Rows(blk, &rec) {
+			if err != nil {
+				if errors.Is(err, ErrLineTooLong) {
+					return append(out, "final: "+err.Error())
+				}
+				out = append(out, err.Error())
+				continue
+			}
+			out = append(out, fmt.Sprintf("line %d: %+v", line, rec))
+		}
+	}
+}
+
+func readOutcomes(t *testing.T, content string) []string {
+	t.Helper()
+	rd, err := NewReader(strings.NewReader(content), "f.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var rec Record
+	for {
+		err := rd.Read(&rec)
+		switch {
+		case errors.Is(err, io.EOF):
+			return append(out, fmt.Sprintf("end, truncated %d", rd.Truncated()))
+		case errors.Is(err, ErrLineTooLong):
+			return append(out, "final: "+err.Error())
+		case err != nil:
+			out = append(out, err.Error())
+		default:
+			out = append(out, fmt.Sprintf("line %d: %+v", rd.Line(), rec))
+		}
+	}
+}
+
+// TestReadBlockMatchesRead: cutting a file into blocks and decoding their
+// rows gives Read's rows, errors, line numbers and truncated last line,
+// whatever the size of the blocks.
+func TestReadBlockMatchesRead(t *testing.T) {
+	t.Parallel()
+	var rows strings.Builder
+	for i := range 30000 {
+		r := sample(i)
+		if i%3 == 0 {
+			r.RetryAfter = "" // unquoted: the fast path
+		}
+		rows.Write(AppendCSV(nil, &r))
+		switch i % 1000 {
+		case 7:
+			rows.WriteString("\n   \n")
+		case 8:
+			rows.WriteString("x,burst,g,notanumber,1,,0,0,,1,429,,,,,none,0\n")
+		case 9:
+			rows.WriteString("x,burst,g,1,1,,0,0,,1,429,,,,,none,0,\"open\r\n")
+		case 10:
+			rows.WriteString("x,burst,g,1,1,,1e1,0,,1,429,,,,-0,none,0\r\r\n")
+		}
+	}
+	r := sample(1)
+	row := string(AppendCSV(nil, &r))
+	long := strings.Repeat("y", MaxLine+10)
+	head := header + "\n"
+	cases := []struct{ name, content string }{
+		{"rows, blanks, junk and a truncated end", head + rows.String() + "x,burst,g,1"},
+		{"ends with white space", head + rows.String() + "  "},
+		{"a long line within a block", head + rows.String() + long + "\n" + row},
+		{"a long line past a block", head + row + strings.Repeat("z", 3*MaxLine) + "\n" + row},
+		{"a long truncated last line", head + row + long},
+		{"a line of MaxLine bytes", head + strings.Repeat(" ", MaxLine-len(row)) + row + row},
+		{"a line of MaxLine bytes, truncated", head + row + strings.Repeat("x", MaxLine)},
+		{"the header alone", head},
+		{"the header alone, without its newline", header},
+		{"an older header", strings.Join(Columns[:24], ",") + "\n" + "5eed1234,burst,burst-shaped,0,1,0,0,3,80,400,429,,0.5,1,0.5,retry-after-ms,0,,,,1200,,,100\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			want := readOutcomes(t, c.content)
+			for _, size := range []int{MaxLine + 1, MaxLine + 4093, 4 << 20} {
+				got := blockOutcomes(t, c.content, size)
+				if len(got) != len(want) {
+					t.Fatalf("block size %d: %d outcomes, Read gives %d; last %q and %q", size, len(got), len(want), got[len(got)-1], want[len(want)-1])
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("block size %d, outcome %d:\n got %.300s\nwant %.300s", size, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+	rd, _ := NewReader(strings.NewReader(head), "f.csv")
+	if _, err := rd.ReadBlock(make([]byte, MaxLine)); err == nil {
+		t.Error("ReadBlock took a buffer no longer than MaxLine")
+	}
+}
+
+// BenchmarkRows decodes a 10,000-row block with the columns package
+// analyze keeps; ns/row compares with BenchmarkRead.
+func BenchmarkRows(b *testing.B) {
+	var file bytes.Buffer
+	w, err := NewWriter(&file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const rows = 10_000
+	for i := range rows {
+		r := sample(i)
+		r.RetryAfter = ""
+		if i%2 == 1 {
+			r.Shape, r.Group, r.Wave = ShapeScheduled, GroupScheduled, None
+		}
+		if i%3 == 1 {
+			r.Status, r.WaitMS, r.WaitSource, r.RetryAfterMS = 200, None, WaitNone, ""
+		}
+		if err := w.Write(&r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data := file.Bytes()
+	rd, err := NewReader(bytes.NewReader(data), "bench.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := rd.Decoder(analysisColumns...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	blk, err := rd.ReadBlock(make([]byte, 4<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(blk.Text)))
+	b.ReportAllocs()
+	var rec Record
+	n := 0
+	for b.Loop() {
+		for _, err := range d.Rows(blk, &rec) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
+}
+
+// TestEveryColumnHasAKind: the fast path knows each column's cells and
+// field; a column made without its constructor's kind would leave every
+// row to the general path.
+func TestEveryColumnHasAKind(t *testing.T) {
+	t.Parallel()
+	want := map[cellKind]reflect.Type{
+		kindText: reflect.TypeFor[*string](), kindCount: reflect.TypeFor[*int](), kindOptionalCount: reflect.TypeFor[*int](),
+		kindDecimal: reflect.TypeFor[*float64](), kindFlag: reflect.TypeFor[*bool](),
+	}
+	for _, c := range table {
+		var rec Record
+		if w, ok := want[c.kind]; !ok || c.field == nil || reflect.TypeOf(c.field(&rec)) != w {
+			t.Errorf("column %s: kind %d, field %v", c.name, c.kind, c.field != nil)
+		}
+	}
+}
