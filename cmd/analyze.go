@@ -198,6 +198,7 @@ func (a *analyzeCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	j.Command, j.Settings = c.CommandPath(), reportSettings(c.Flags())
 	return runAnalyze(c.Context(), j, c.OutOrStdout(), c.ErrOrStderr())
 }
 

@@ -55,6 +55,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	analysis.Command, analysis.Settings = c.CommandPath(), reportSettings(c.Flags())
 	r, err := newTrafficRun(plans, &ch.tf, &ch.rf, ch.maxDuration, path, merge(ch.bf.names(), flagNames{"Budget": "--max-duration", "Output": "--out-dir"}), stdout, stderr)
 	if err != nil {
 		return err

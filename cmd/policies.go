@@ -50,6 +50,7 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	setup.Command, setup.Settings = c.CommandPath(), reportSettings(c.Flags())
 	if err := os.MkdirAll(pc.outDir, 0o755); err != nil {
 		return asUsage(fmt.Errorf("create --out-dir: %w", err))
 	}
