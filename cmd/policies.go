@@ -255,8 +255,9 @@ cooldown (on/off), advice (honor/ignore), backoff (BASE-CAP or fixed-D), e.g.
 Written into --out-dir: policies.csv, policies.md (ranked by success, then p99,
 with what the simulator witnessed: requests that came back before their
 advised wait, declared SDK retries), policy_latency_ecdf.png/.svg (end-to-end
-latency, waits included), policy_tradeoff.png (success against p99), and
-results.csv (every attempt, group = policy; ptuprobe analyze reads it).
+latency, waits included), policy_tradeoff.png (success against p99),
+report.html (all of it on one self-contained page), and results.csv (every
+attempt, group = policy; ptuprobe analyze reads it).
 results.csv holds what was measured, in wall time: with --sim-time-scale 20
 its times are 20 times shorter than the model times of the table.
 ` + fleetHelp + `
