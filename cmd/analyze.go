@@ -175,8 +175,10 @@ else one group named after the file).
 
 Written into --out-dir: retry_after_ms_percentiles.csv, retry_after_ms_events.csv,
 summary.md, analysis.json, retry_after_ms_ecdf.png/.svg,
-retry_after_ms_histogram.png, and with --timeline retry_after_ms_timeline.png
-(not part of the sanitized set: it shows send times).
+retry_after_ms_histogram.png, report.html (all of it on one self-contained
+page, with the flags given: values that could name the target left out), and
+with --timeline retry_after_ms_timeline.png (not part of the sanitized set: it
+shows send times; report.html leaves it out).
 
 Thresholds (--fail-if, repeatable): [group.]metric OP number, OP one of
 > >= < <= == !=. The run exits 3 when any comparison holds.
@@ -198,6 +200,7 @@ func (a *analyzeCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	j.Command, j.Settings = c.CommandPath(), reportSettings(c.Flags())
 	return runAnalyze(c.Context(), j, c.OutOrStdout(), c.ErrOrStderr())
 }
 
