@@ -32,7 +32,7 @@ run() { # DURATION → "peak_rss_kb peak_anon_kb rows"
   # memory (heap, stacks) once a second; the file-backed rest of its RSS is
   # the binary's pages.
   while kill -0 "$pid" 2>/dev/null; do
-    c=$(pgrep -P "$pid" | head -n 1)
+    c=$(pgrep -P "$pid" | head -n 1) || true # none yet, or gone
     if [ -n "$c" ] && a=$(awk '/^RssAnon:/{print $2}' "/proc/$c/status" 2>/dev/null) && [ -n "$a" ]; then
       anon=$((a > anon ? a : anon))
     fi
