@@ -43,6 +43,9 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 	b.WriteString("\n## 429s per group\n\n")
 	writeGroupCounts(&b, a)
 
+	b.WriteString("\n## Advised wait against offered load\n\n")
+	writeOvershoot(&b, a)
+
 	b.WriteString("\n## Where the waits came from\n\n")
 	writeAdviceOrigins(&b, a)
 
