@@ -44,12 +44,13 @@ import (
 // whatever their run ids: the fleet's offered load, not one worker's share.
 //
 // A results file is written in completion order, so intended_ms is only
-// nearly sorted: a block's rows (blocks.go) are sorted by the worker that
-// counted them, the blocks merged in file order, and at the analysis a
-// block that overlaps the ones before it is merged into their tail (a
-// request's latency of rows), so a window that spans blocks, or files, is
-// counted whole. Memory is one arrival (16 bytes) per row with an
-// intended time and one placed 429 (32 bytes) per usable 429.
+// nearly sorted: a block's rows (blocks.go) are cut per timeline and
+// sorted by the worker that counted them, the blocks merged in file order,
+// and at the analysis a block that reaches back into the ones before it is
+// merged into their tail (a request's latency of rows), so a window that
+// spans blocks, or files, is counted whole. Memory is one arrival (16
+// bytes) per row with an intended time and one placed 429 (32 bytes) per
+// usable 429, and the Analysis's LoadPoints (32 bytes each).
 
 // Settings and limits of the overshoot picture.
 const (
@@ -275,7 +276,7 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc = scratchPool.Get().(*loadScratch)
 		l.scratch = sc
 	}
-	a := arrival{at: rec.IntendedMS, budget: tokens32(max(rec.PromptTokens, 0) + max(rec.MaxTokens, 0))}
+	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
 	if rec.PromptTokens < 0 {
 		a.unprompted = 1
 	}
@@ -294,9 +295,9 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 	}
 }
 
-// tokens32 keeps a token count in an int32: a hand-edited count beyond it
-// is taken as its largest value.
-func tokens32(n int) int32 { return int32(min(n, math.MaxInt32)) }
+// tokens32 keeps a token count in an int32: None is 0, and a hand-edited
+// count beyond an int32 is taken as its largest value.
+func tokens32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
 // timeline returns the timeline of rec, made if need be; nil once the
 // picture is dropped.
