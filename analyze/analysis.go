@@ -29,7 +29,9 @@ type Group struct {
 	Raw   []string // the raw group names merged under Label, sorted
 	Shape string   // "burst", "scheduled", "" when unknown, "mixed"
 
-	// Waits are the usable advised waits in ms, sorted ascending.
+	// Waits are the usable advised waits in ms, sorted ascending; nil when
+	// the Tally counted them (CountedWaits), which changes neither Count
+	// nor Stats.
 	Waits []float64
 	// Stats holds every Statistic by Name, only when Count >= the minimum
 	// group size.
@@ -41,11 +43,34 @@ type Group struct {
 	NoWait   NoWait
 	Late     int // attempts sent more than LateAfterMS after their intended time
 	Errors   int // attempts with an error class or no response (status 0)
+
+	counts  map[float64]int // the counted waits of its raw groups, while merging
+	counted counted         // its waits as counted, when Waits is nil
 }
 
 // Count is the number of 429s with a usable wait: the n behind the
 // percentiles.
-func (g *Group) Count() int { return len(g.Waits) }
+func (g *Group) Count() int {
+	if g.counted != nil {
+		return g.counted.len()
+	}
+	return len(g.Waits)
+}
+
+// Percentile is the percent-th percentile of the group's usable waits,
+// as the package's Percentile computes it, whether or not the group has
+// the minimum size for Stats; NaN when it has no waits.
+func (g *Group) Percentile(percent float64) float64 {
+	return percentileOf(g.sorted(), percent)
+}
+
+// sorted returns g's waits, sorted, as they are kept.
+func (g *Group) sorted() sortedWaits {
+	if g.counted != nil {
+		return g.counted
+	}
+	return listed(g.Waits)
+}
 
 // Total429 is every 429 of the group, with or without a usable wait.
 func (g *Group) Total429() int { return g.Refused + g.Events }
@@ -70,7 +95,16 @@ func (g *Group) merge(o *groupTally) {
 	case g.Shape != o.shape:
 		g.Shape = "mixed"
 	}
-	g.Waits = o.appendWaits(g.Waits) // into room made for every raw group of g
+	if o.counts != nil {
+		if g.counts == nil {
+			g.counts = make(map[float64]int, len(o.counts))
+		}
+		for w, n := range o.counts {
+			g.counts[w] += n
+		}
+	} else {
+		g.Waits = o.appendWaits(g.Waits) // into room made for every raw group of g
+	}
 	g.Attempts += o.attempts
 	g.Refused += o.refused
 	g.Events += o.events
@@ -78,6 +112,19 @@ func (g *Group) merge(o *groupTally) {
 	g.NoWait.Invalid += o.invalid
 	g.Late += o.late
 	g.Errors += o.errors
+}
+
+// settle makes the waits counted while merging g's counted waits, or,
+// when some of its raw groups listed their waits, lists them too.
+func (g *Group) settle() {
+	switch {
+	case g.counts == nil:
+	case g.Waits != nil:
+		g.Waits = append(g.Waits, countedFrom(g.counts).list()...)
+	default:
+		g.counted = countedFrom(g.counts)
+	}
+	g.counts = nil
 }
 
 // Totals are the counts over every input.
@@ -161,7 +208,7 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
 		}
 		published[raw] = label
-		waits[label] += t.groups[raw].waitCount()
+		waits[label] += t.groups[raw].listedCount()
 	}
 	if len(waits) > MaxPublishedGroups {
 		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(waits), MaxPublishedGroups)}
@@ -188,6 +235,7 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	sorted := make([]*Group, len(order))
 	for i, label := range order {
 		sorted[i] = byLabel[label]
+		sorted[i].settle()
 	}
 	sortEach(sorted)
 
@@ -200,15 +248,9 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		UnreadableRows: t.unreadable.clone(),
 		TruncatedLines: slices.Clone(t.truncated),
 	}
-	total := 0
-	runs := make([][]float64, len(sorted))
-	for i, g := range sorted {
-		total += len(g.Waits)
-		runs[i] = g.Waits
-	}
-	a.Overall.Waits = mergeSorted(runs, total)
+	a.Overall.setWaits(sorted)
 	for _, g := range sorted {
-		g.Stats = statsFor(g.Waits, minGroup)
+		g.Stats = statsFor(g.sorted(), minGroup)
 		a.Groups = append(a.Groups, *g)
 		o := &a.Overall
 		o.Raw = append(o.Raw, g.Raw...)
@@ -220,7 +262,7 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		o.Late += g.Late
 		o.Errors += g.Errors
 	}
-	a.Overall.Stats = statsFor(a.Overall.Waits, minGroup)
+	a.Overall.Stats = statsFor(a.Overall.sorted(), minGroup)
 	a.Overall.Shape = "mixed"
 
 	a.Totals = Totals{
@@ -252,8 +294,37 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	return a, nil
 }
 
-func statsFor(sorted []float64, minGroup int) map[string]float64 {
-	if len(sorted) < minGroup || len(sorted) == 0 {
+// setWaits gives o (Overall) the waits of every group: counted when each
+// group's are, else listed (merged from the sorted lists).
+func (o *Group) setWaits(groups []*Group) {
+	listedAny := false
+	for _, g := range groups {
+		listedAny = listedAny || g.Waits != nil
+	}
+	if !listedAny {
+		counts := map[float64]int{}
+		for _, g := range groups {
+			g.counted.addTo(counts)
+		}
+		if len(counts) > 0 {
+			o.counted = countedFrom(counts)
+		}
+		return
+	}
+	total := 0
+	runs := make([][]float64, len(groups))
+	for i, g := range groups {
+		runs[i] = g.Waits
+		if g.counted != nil {
+			runs[i] = g.counted.list() // only past MaxCountedWaits in another group
+		}
+		total += len(runs[i])
+	}
+	o.Waits = mergeSorted(runs, total)
+}
+
+func statsFor(sorted sortedWaits, minGroup int) map[string]float64 {
+	if sorted.len() < minGroup || sorted.len() == 0 {
 		return nil
 	}
 	m := make(map[string]float64, len(Statistics))

@@ -79,17 +79,16 @@ func statisticKeys() []string {
 }
 
 // compute evaluates s over sorted, non-empty waits.
-func (s Statistic) compute(sorted []float64) float64 {
+func (s Statistic) compute(sorted sortedWaits) float64 {
 	switch s.Key {
 	case "min":
-		return sorted[0]
+		return sorted.at(0)
 	case "max":
-		return sorted[len(sorted)-1]
+		return sorted.at(sorted.len() - 1)
 	case "mean":
-		m, _ := stats.Mean(sorted)
-		return m
+		return sorted.mean()
 	}
-	return percentileSorted(sorted, s.Percent)
+	return percentileOf(sorted, s.Percent)
 }
 
 // Percentile returns the percent-th percentile of sorted waits by linear

@@ -59,6 +59,22 @@ func GroupedBy(g GroupBy) TallyOption {
 	return func(t *Tally) { t.groupBy = g }
 }
 
+// MaxCountedWaits is how many distinct advised waits a group of a
+// CountedWaits Tally counts; past it the group keeps its waits one by one.
+const MaxCountedWaits = 1 << 16
+
+// CountedWaits makes a Tally keep each group's advised waits as a count
+// per distinct value instead of one by one, for a long live run: its
+// memory then grows with the distinct waits (PTU deployments advise
+// whole milliseconds, so a few thousand at most), not with the run. Past
+// MaxCountedWaits distinct values a group falls back to keeping its waits
+// one by one. Its Analysis has the same counts and Stats, to the last
+// bit, as a Tally without the option; only the groups' Waits, which
+// charts and the events file need, are nil.
+func CountedWaits() TallyOption {
+	return func(t *Tally) { t.counted = true }
+}
+
 // DialectCount is what the 429s of one dialect advised: how many there
 // were, how many had a usable wait, and how many per wait source.
 type DialectCount struct {

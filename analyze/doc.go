@@ -5,7 +5,9 @@
 // computes counts, Hyndman–Fan type 7 percentiles, ECDF steps, flags and
 // --fail-if verdicts. Its Tally also counts a live run (Observe, Counts)
 // for progress lines and the end-of-run summary, so a run and its later
-// analysis count the same way. A ptuprobe results file is read in blocks
+// analysis count the same way; with CountedWaits it keeps a count per
+// distinct wait instead of every wait, so a run of hours holds as little
+// as a run of seconds, with the same statistics to the last bit. A ptuprobe results file is read in blocks
 // on every core, each row counted as a sequential read counts it
 // (blocks.go says how, and why the two agree).
 //

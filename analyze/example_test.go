@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // Example reproduces the published reference table from the published
@@ -41,4 +42,27 @@ func Example() {
 	// Overall: n=193 p50=43 p90=50.8 p99=16921.12 max=17258
 	// Burst-shaped source: n=167 p50=43 p90=49 p99=16983.26 max=17258
 	// Scheduled-shaped source: n=26 p50=3 p90=60 p99=60 max=60
+}
+
+// ExampleCountedWaits counts a live run as its attempts complete, keeping
+// a count per distinct advised wait rather than every wait: memory stays
+// flat however long the run, and the statistics are those of every wait.
+func ExampleCountedWaits() {
+	t := analyze.NewTally(false, analyze.CountedWaits())
+	for i := range 100_000 { // e.g. from dispatch's Observe hook
+		rec := results.Blank()
+		rec.Shape, rec.Attempt, rec.Status = results.ShapeScheduled, 1, 429
+		rec.WaitMS, rec.WaitSource = float64(40+i%7), results.WaitRetryAfterMS
+		t.Observe(&rec)
+	}
+	done, refused := t.Counts()
+	a, err := t.Analysis(nil, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d attempts, %d refused; advised wait p50 %g ms, p99 %g ms, mean %g ms\n",
+		done, refused, a.Overall.Percentile(50), a.Overall.Percentile(99), a.Overall.Stats["mean_ms"])
+	// Output:
+	// 100000 attempts, 100000 refused; advised wait p50 43 ms, p99 46 ms, mean 42.99995 ms
 }

@@ -263,7 +263,7 @@ func (t *Tally) addForeign(raw, value string, ref LineRef) {
 		t.invalid.add(ref)
 		return
 	}
-	g.waits = append(g.waits, v)
+	g.addWait(v)
 }
 
 // usableWait reports whether v can be published as an advised wait: a

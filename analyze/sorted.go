@@ -1,10 +1,14 @@
 package analyze
 
 import (
+	"cmp"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/montanaflynn/stats"
 )
 
 // Sorted waits: what Analysis does with them, at the scale of millions.
@@ -67,22 +71,129 @@ func merge2(dst, a, b []float64) []float64 {
 // for step, so the two agree to the bit (TestPercentileSortedAgrees): the
 // published numbers do not move by an ulp.
 func percentileSorted(sorted []float64, percent float64) float64 {
-	n := len(sorted)
+	return percentileOf(listed(sorted), percent)
+}
+
+// percentileOf is percentileSorted over any sorted waits.
+func percentileOf(sorted sortedWaits, percent float64) float64 {
+	n := sorted.len()
 	switch {
 	case n == 0 || math.IsNaN(percent) || percent <= 0 || percent > 100:
 		return math.NaN()
 	case n == 1:
-		return sorted[0]
+		return sorted.at(0)
 	}
 	rank := (percent / 100) * float64(n-1)
 	k := int(rank)
 	f := rank - float64(k)
-	if k+1 >= n || f == 0 || sorted[k+1] == sorted[k] {
-		return sorted[k]
+	lo := sorted.at(k)
+	if k+1 >= n || f == 0 {
+		return lo
 	}
-	delta := sorted[k+1] - sorted[k]
+	hi := sorted.at(k + 1)
+	if hi == lo {
+		return lo
+	}
+	delta := hi - lo
 	if math.IsInf(delta, 1) { // no wait is that large, but stay exact
-		return (1-f)*sorted[k] + f*sorted[k+1]
+		return (1-f)*lo + f*hi
 	}
-	return sorted[k] + f*delta
+	return lo + f*delta
+}
+
+// sortedWaits are advised waits in ascending order, listed one by one or
+// counted per value: what a Statistic is computed over.
+type sortedWaits interface {
+	len() int
+	at(i int) float64 // the i-th smallest wait
+	mean() float64    // as stats.Mean computes it over the listed waits
+}
+
+// listed are sorted waits one by one.
+type listed []float64
+
+func (l listed) len() int         { return len(l) }
+func (l listed) at(i int) float64 { return l[i] }
+func (l listed) mean() float64    { m, _ := stats.Mean([]float64(l)); return m }
+
+// waitRun is one distinct wait of counted waits and how far it reaches:
+// the count of waits up to and including its own.
+type waitRun struct {
+	value float64
+	end   int
+}
+
+// counted are sorted waits as runs of one value each, ascending.
+type counted []waitRun
+
+// countedFrom returns the runs of the waits counted per value in counts.
+func countedFrom(counts map[float64]int) counted {
+	c := make(counted, 0, len(counts))
+	for _, w := range slices.Sorted(maps.Keys(counts)) {
+		c = append(c, waitRun{value: w, end: c.len() + counts[w]})
+	}
+	return c
+}
+
+func (c counted) len() int {
+	if len(c) == 0 {
+		return 0
+	}
+	return c[len(c)-1].end
+}
+
+func (c counted) at(i int) float64 {
+	k, _ := slices.BinarySearchFunc(c, i, func(r waitRun, i int) int { return cmp.Compare(r.end, i+1) })
+	return c[k].value
+}
+
+// mean adds the waits one by one in ascending order, as stats.Mean adds
+// them when they are listed, so that the two agree to the last bit.
+func (c counted) mean() float64 {
+	n := c.len()
+	if n == 0 {
+		return math.NaN()
+	}
+	sum, from := 0.0, 0
+	for _, r := range c {
+		for range r.end - from {
+			sum += r.value
+		}
+		from = r.end
+	}
+	l := float64(n)
+	if math.IsInf(sum, 0) { // stats.Mean's path for sums past the largest float
+		_, e := math.Frexp(l)
+		sum, from = 0, 0
+		for _, r := range c {
+			for range r.end - from {
+				sum += math.Ldexp(r.value, -e)
+			}
+			from = r.end
+		}
+		return math.Ldexp(sum/l, e)
+	}
+	return sum / l
+}
+
+// addTo adds each counted wait to counts.
+func (c counted) addTo(counts map[float64]int) {
+	from := 0
+	for _, r := range c {
+		counts[r.value] += r.end - from
+		from = r.end
+	}
+}
+
+// list returns the counted waits one by one.
+func (c counted) list() []float64 {
+	out := make([]float64, 0, c.len())
+	from := 0
+	for _, r := range c {
+		for range r.end - from {
+			out = append(out, r.value)
+		}
+		from = r.end
+	}
+	return out
 }

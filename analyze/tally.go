@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -92,7 +93,37 @@ type groupTally struct {
 	// merged whole (absorb), kept as the blocks counted them rather than
 	// copied into one slice that grows.
 	earlier [][]float64
-	id      int32 // the group's number in its Tally (byID)
+	// counts holds the waits of a Tally made with CountedWaits: how many
+	// times each distinct value was advised. Nil otherwise, and once the
+	// group has more than MaxCountedWaits distinct values (uncount).
+	counts map[float64]int
+	id     int32 // the group's number in its Tally (byID)
+}
+
+// addWait counts one usable wait.
+func (g *groupTally) addWait(w float64) {
+	if g.counts != nil {
+		if _, seen := g.counts[w]; seen || len(g.counts) < MaxCountedWaits {
+			g.counts[w]++
+			return
+		}
+		g.uncount()
+	}
+	g.waits = append(g.waits, w)
+}
+
+// uncount turns g's counted waits into waits kept one by one, in value
+// order (an Analysis sorts them anyway).
+func (g *groupTally) uncount() {
+	if g.counts == nil {
+		return
+	}
+	for _, w := range slices.Sorted(maps.Keys(g.counts)) {
+		for range g.counts[w] {
+			g.waits = append(g.waits, w)
+		}
+	}
+	g.counts = nil
 }
 
 // absorb adds the rows o counted to g's, as noteShape and addRecord would
@@ -101,6 +132,17 @@ type groupTally struct {
 func (g *groupTally) absorb(o *groupTally) {
 	if g.shape != o.shape {
 		g.shape = "mixed"
+	}
+	if g.counts != nil && o.counts != nil {
+		for w, n := range o.counts {
+			g.counts[w] += n
+		}
+		if len(g.counts) > MaxCountedWaits {
+			g.uncount()
+		}
+	} else {
+		g.uncount()
+		o.uncount()
 	}
 	if len(g.waits) > 0 {
 		g.earlier = append(g.earlier, g.waits)
@@ -119,8 +161,8 @@ func (g *groupTally) absorb(o *groupTally) {
 	g.errors += o.errors
 }
 
-// waitCount is how many waits g holds.
-func (g *groupTally) waitCount() int {
+// listedCount is how many waits g keeps one by one (not counted).
+func (g *groupTally) listedCount() int {
 	n := len(g.waits)
 	for _, w := range g.earlier {
 		n += len(w)
@@ -152,6 +194,7 @@ func (g *groupTally) noteShape(shape string) {
 type Tally struct {
 	timeline bool
 	groupBy  GroupBy
+	counted  bool          // CountedWaits
 	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
 	mu           sync.Mutex
@@ -270,6 +313,9 @@ func (t *Tally) group(raw string) *groupTally {
 		}
 		// A clone: raw may be a slice of a whole row.
 		g = &groupTally{raw: strings.Clone(raw)}
+		if t.counted {
+			g.counts = map[float64]int{}
+		}
 		t.adopt(g)
 	}
 	return g
@@ -370,7 +416,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 		// A wait_ms beyond the cap (a hand-edited file): never published.
 		g.invalid++
 	case rec.HasWait():
-		g.waits = append(g.waits, rec.WaitMS)
+		g.addWait(rec.WaitMS)
 		if t.timeline && rec.SentMS >= 0 {
 			t.points.add(point{group: g.id, sentMS: rec.SentMS, waitMS: rec.WaitMS})
 		}

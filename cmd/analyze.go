@@ -177,12 +177,14 @@ else one group named after the file).
 
 Written into --out-dir: retry_after_ms_percentiles.csv, retry_after_ms_events.csv,
 summary.md, analysis.json, retry_after_ms_ecdf.png/.svg,
-retry_after_ms_histogram.png, and with --timeline retry_after_ms_timeline.png
-(not part of the sanitized set: it shows send times). For ptuprobe results,
+retry_after_ms_histogram.png, report.html (all of it on one self-contained
+page, with the flags given: values that could name the target left out), and
+with --timeline retry_after_ms_timeline.png (not part of the sanitized set: it
+shows send times; report.html leaves it out). For ptuprobe results,
 retry_after_vs_load.png/.svg too: each 429's advised wait against the
 requests offered in the --load-window before it (every request intended
 then, any status or attempt), with Spearman's rho and a Theil-Sen line per
-group in summary.md and analysis.json, against offered tokens/s
+group in summary.md, analysis.json and report.html, against offered tokens/s
 (prompt_tokens + max_tokens) and the reported utilization as well.
 
 Thresholds (--fail-if, repeatable): [group.]metric OP number, OP one of
@@ -205,6 +207,7 @@ func (a *analyzeCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	j.Command, j.Settings = c.CommandPath(), reportSettings(c.Flags())
 	return runAnalyze(c.Context(), j, c.OutOrStdout(), c.ErrOrStderr())
 }
 

@@ -105,7 +105,7 @@ func TestAnalyzeReproducesPublishedTable(t *testing.T) {
 	if !strings.Contains(stdout, "| Overall | 193 | 43 ms | 50.8 ms | 16,921.12 ms | 17,258 ms |") {
 		t.Errorf("stdout lacks the table:\n%s", stdout)
 	}
-	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, report.AnalysisFile, report.ECDFPNGFile, report.ECDFSVGFile, report.HistogramFile} {
+	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, report.AnalysisFile, report.ECDFPNGFile, report.ECDFSVGFile, report.HistogramFile, report.HTMLFile} {
 		if !strings.Contains(stdout, filepath.Join(out, name)) {
 			t.Errorf("stdout does not list %s", name)
 		}
@@ -113,7 +113,8 @@ func TestAnalyzeReproducesPublishedTable(t *testing.T) {
 }
 
 // TestAnalyzePublishesNoSecret plants canaries where a run keeps what it
-// received, then greps every output (and stdout) for them.
+// received, then greps every output (report.html included) and stdout for
+// them.
 func TestAnalyzePublishesNoSecret(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -129,8 +130,8 @@ func TestAnalyzePublishesNoSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 10 {
-		t.Errorf("%d files in the report, want 10 (with the timeline, and the overshoot chart in PNG and SVG)", len(entries))
+	if len(entries) != 11 {
+		t.Errorf("%d files in the report, want 11 (with the timeline, and the overshoot chart in PNG and SVG)", len(entries))
 	}
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(out, e.Name()))

@@ -55,6 +55,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	analysis.Command, analysis.Settings = c.CommandPath(), reportSettings(c.Flags())
 	r, err := newTrafficRun(plans, &ch.tf, &ch.rf, ch.maxDuration, path, merge(ch.bf.names(), flagNames{"Budget": "--max-duration", "Output": "--out-dir"}), stdout, stderr)
 	if err != nil {
 		return err
@@ -83,8 +84,9 @@ func init() {
 at the target (the embedded PTU simulator when no --endpoint or --url is
 given), records every attempt in OUT-DIR/results.csv, analyzes it into
 OUT-DIR (percentile CSV, events CSV, ECDF and histogram charts, summary.md,
-analysis.json), prints the percentile table and the paths of what it wrote,
-and checks any --fail-if thresholds (exit 3 on a breach).
+analysis.json, and report.html: all of it on one page), prints the percentile
+table and the paths of what it wrote, and checks any --fail-if thresholds
+(exit 3 on a breach).
 
 Burst flags carry a burst- prefix (--burst-size, --burst-waves, --burst-gap,
 --burst-spread, --burst-wait-wave). The scheduled plan takes --rate with

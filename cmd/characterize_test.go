@@ -35,7 +35,7 @@ func TestCharacterizeSmallOnSimulator(t *testing.T) {
 	if shapes["burst"] != 60 || shapes["scheduled"] != 40 {
 		t.Fatalf("shapes %v", shapes)
 	}
-	for _, f := range []string{"retry_after_ms_percentiles.csv", "retry_after_ms_events.csv", "summary.md", "analysis.json", "retry_after_ms_ecdf.png", "retry_after_ms_ecdf.svg", "retry_after_ms_histogram.png"} {
+	for _, f := range []string{"retry_after_ms_percentiles.csv", "retry_after_ms_events.csv", "summary.md", "analysis.json", "retry_after_ms_ecdf.png", "retry_after_ms_ecdf.svg", "retry_after_ms_histogram.png", "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty", f)
 		}

@@ -50,6 +50,7 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	setup.Command, setup.Settings = c.CommandPath(), reportSettings(c.Flags())
 	if err := os.MkdirAll(pc.outDir, 0o755); err != nil {
 		return asUsage(fmt.Errorf("create --out-dir: %w", err))
 	}
@@ -254,8 +255,9 @@ cooldown (on/off), advice (honor/ignore), backoff (BASE-CAP or fixed-D), e.g.
 Written into --out-dir: policies.csv, policies.md (ranked by success, then p99,
 with what the simulator witnessed: requests that came back before their
 advised wait, declared SDK retries), policy_latency_ecdf.png/.svg (end-to-end
-latency, waits included), policy_tradeoff.png (success against p99), and
-results.csv (every attempt, group = policy; ptuprobe analyze reads it).
+latency, waits included), policy_tradeoff.png (success against p99),
+report.html (all of it on one self-contained page), and results.csv (every
+attempt, group = policy; ptuprobe analyze reads it).
 results.csv holds what was measured, in wall time: with --sim-time-scale 20
 its times are 20 times shorter than the model times of the table.
 ` + fleetHelp + `

@@ -20,7 +20,7 @@ func TestPoliciesOnSimulator(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, f := range []string{"policies.csv", "policies.md", "policy_latency_ecdf.png", "policy_latency_ecdf.svg", "policy_tradeoff.png", "results.csv"} {
+	for _, f := range []string{"policies.csv", "policies.md", "policy_latency_ecdf.png", "policy_latency_ecdf.svg", "policy_tradeoff.png", "report.html", "results.csv"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty", f)
 		}

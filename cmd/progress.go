@@ -16,10 +16,12 @@ import (
 )
 
 // runTally counts a run's records, as they complete, for progress lines
-// and the end-of-run summary: the analysis's own tally, read live.
+// and the end-of-run summary: the analysis's own tally, read live. It
+// counts the advised waits per value, so that its memory does not grow
+// with the run.
 type runTally struct{ t *analyze.Tally }
 
-func newRunTally() *runTally { return &runTally{t: analyze.NewTally(false)} }
+func newRunTally() *runTally { return &runTally{t: analyze.NewTally(false, analyze.CountedWaits())} }
 
 func (r *runTally) observe(rec *results.Record) { r.t.Observe(rec) }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -26,6 +28,12 @@ type ImageFormat int
 const (
 	PNG ImageFormat = iota
 	SVG
+	// wideSVG and narrowSVG are a chart of report.html as a wide screen
+	// and as a phone show it: smaller canvases than a file's chart with
+	// text of the same size, so that the text stays legible once the
+	// chart is scaled to the page.
+	wideSVG
+	narrowSVG
 )
 
 // Chart size: 1200×675 px (16:9) at 96 dpi, readable on a README page.
@@ -34,6 +42,20 @@ const (
 	ChartHeightPx = 675
 	chartDPI      = 96
 )
+
+// chartSize is the canvas of a format, in px.
+func chartSize(format ImageFormat) (w, h int) {
+	switch format {
+	case wideSVG:
+		return 960, 600
+	case narrowSVG:
+		return 600, 640
+	}
+	return ChartWidthPx, ChartHeightPx
+}
+
+// narrowTitle is the most characters of a title line on a narrow chart.
+const narrowTitle = 56
 
 // combinedStyle draws the combined curve: black, dashed, thicker, so it
 // reads as "all groups" in colour and in greyscale alike.
@@ -110,23 +132,47 @@ func sans(size vg.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }
 
-// save renders p at the chart size.
+// save renders p at the size of its format; a narrow chart's title is
+// broken into lines that fit it.
 func save(w io.Writer, p *plot.Plot, format ImageFormat) error {
-	wPt := vg.Length(ChartWidthPx) * vg.Inch / chartDPI
-	hPt := vg.Length(ChartHeightPx) * vg.Inch / chartDPI
+	wPx, hPx := chartSize(format)
+	wPt := vg.Length(wPx) * vg.Inch / chartDPI
+	hPt := vg.Length(hPx) * vg.Inch / chartDPI
 	switch format {
 	case PNG:
 		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
 		p.Draw(draw.New(c))
 		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 		return err
-	case SVG:
+	case SVG, wideSVG, narrowSVG:
+		if format == narrowSVG {
+			p.Title.Text = wrapWords(p.Title.Text, narrowTitle)
+		}
 		c := vgsvg.New(wPt, hPt)
 		p.Draw(draw.New(c))
 		_, err := c.WriteTo(w)
 		return err
 	}
 	return fmt.Errorf("unknown image format %d", format)
+}
+
+// wrapWords breaks s into lines of at most width characters, between
+// words (a longer word keeps a line of its own).
+func wrapWords(s string, width int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // waitAxis sets up the advised-wait axis for waits in [lo, hi], lo being

@@ -1,12 +1,22 @@
 // Package report writes an analyze.Analysis as the published set: the
-// percentile and events CSVs, summary.md, analysis.json and the ECDF,
-// histogram (and, on request, timeline) charts; and, for a traffic
-// command, the end-of-run summary (WriteRunSummary).
+// percentile and events CSVs, summary.md, analysis.json, the ECDF,
+// histogram (and, on request, timeline) charts, and report.html, all of
+// it on one page; and, for a traffic command, the end-of-run summary
+// (WriteRunSummary).
+//
+// report.html (WriteHTML) is a Page written by WritePage: one
+// self-contained file, its style inline and its charts inline SVG, with
+// no script and nothing loaded from anywhere, escaped by html/template.
+// Its tables and texts are the summary's own (Text spans rendered as
+// Markdown or as HTML), so every number is formatted once. Its sections
+// are listed in htmlSections; the policy lab builds its page from the
+// same parts (Page, Table, PolicyECDFFigure, SettingsSection).
 //
 // It imports analyze, results, internal/num (every number it prints) and
 // gonum.org/v1/plot only, never client, dispatch, sim or cmd. What it
 // writes carries group labels and numbers, nothing else: no run ids, raw
 // headers, hosts, file names or send times — except the opt-in timeline
 // chart, which shows send times and is marked in the summary as outside
-// the sanitized set.
+// the sanitized set. report.html adds the flags the command was given,
+// whose values the caller withholds where they could name the target.
 package report

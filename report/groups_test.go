@@ -75,8 +75,8 @@ func TestWriteMaxPublishedGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d groups, %d waits: report written in %v", len(a.Groups), a.Overall.Count(), time.Since(start))
-	if len(paths) != 7 {
-		t.Errorf("wrote %d files, want 7", len(paths))
+	if len(paths) != 8 {
+		t.Errorf("wrote %d files, want 8", len(paths))
 	}
 	pct, err := os.ReadFile(filepath.Join(dir, PercentilesFile))
 	if err != nil {

@@ -17,10 +17,16 @@ const histogramBins = 40
 // HistogramTitle is the title of the histogram chart.
 const HistogramTitle = "Advised wait after 429 in these runs, all groups (histogram; descriptive, not a guarantee)"
 
-// WriteHistogram draws the histogram of every usable wait: linear bins, or
-// log-spaced bins on a log axis with LogX, so a long tail is not one bar
-// at the left edge.
+// WriteHistogram draws the histogram of every usable wait as a PNG: linear
+// bins, or log-spaced bins on a log axis with LogX, so a long tail is not
+// one bar at the left edge.
 func WriteHistogram(w io.Writer, a *analyze.Analysis, opts Options) error {
+	return writeHistogram(w, a, opts, PNG)
+}
+
+// writeHistogram is WriteHistogram in either format (report.html draws it
+// as SVG).
+func writeHistogram(w io.Writer, a *analyze.Analysis, opts Options, format ImageFormat) error {
 	xLabel := "advised wait (ms)"
 	if opts.LogX {
 		xLabel = "advised wait (ms, log scale, log-spaced bins)"
@@ -31,7 +37,7 @@ func WriteHistogram(w io.Writer, a *analyze.Analysis, opts Options) error {
 		waitAxis(&p.X, 1, 1000, opts.LogX)
 		p.Y.Min, p.Y.Max = 0, 1
 		p.Title.Text += " — no usable 429s"
-		return save(w, p, PNG)
+		return save(w, p, format)
 	}
 	floor := waitAxis(&p.X, smallestPositive(waits), waits[len(waits)-1], opts.LogX)
 	edges := binEdges(p.X.Min, p.X.Max, waits[len(waits)-1], opts.LogX)
@@ -62,7 +68,7 @@ func WriteHistogram(w io.Writer, a *analyze.Analysis, opts Options) error {
 	}
 	// Headroom so the tallest bar does not touch the frame.
 	linearAxis(&p.Y, 0, tallest*1.05)
-	return save(w, p, PNG)
+	return save(w, p, format)
 }
 
 // binEdges returns histogramBins+1 edges: evenly spaced over [0, max], or

@@ -95,8 +95,8 @@ func TestOvershootSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 9 {
-		t.Errorf("wrote %d files, want 9: %v", len(paths), paths)
+	if len(paths) != 10 {
+		t.Errorf("wrote %d files, want 10: %v", len(paths), paths)
 	}
 	checkPNG(t, filepath.Join(dir, OvershootPNGFile))
 	svg, err := os.ReadFile(filepath.Join(dir, OvershootSVGFile))

@@ -87,10 +87,31 @@ func WritePolicyECDF(w io.Writer, curves []PolicyCurve, format ImageFormat) erro
 	return save(w, p, format)
 }
 
-// WritePolicyTradeoff draws each policy as one labelled point: the share
-// of requests that succeeded against the p99 of end-to-end latency. Up
-// and to the left is better.
+// WritePolicyTradeoff draws each policy as one labelled point, as a PNG:
+// the share of requests that succeeded against the p99 of end-to-end
+// latency. Up and to the left is better.
 func WritePolicyTradeoff(w io.Writer, points []PolicyPoint) error {
+	return writePolicyTradeoff(w, points, PNG)
+}
+
+// PolicyECDFFigure is WritePolicyECDF as a figure of a page.
+func PolicyECDFFigure(curves []PolicyCurve) *Figure {
+	return &Figure{
+		Caption: "For each end-to-end latency on the x axis (log scale), the share of requests that took that long or less, waits and retries included; one curve per policy. A curve that stops below 100% is the share of requests that never succeeded.",
+		Draw:    func(w io.Writer, f ImageFormat) error { return WritePolicyECDF(w, curves, f) },
+	}
+}
+
+// PolicyTradeoffFigure is WritePolicyTradeoff as a figure of a page.
+func PolicyTradeoffFigure(points []PolicyPoint) *Figure {
+	return &Figure{
+		Caption: "Each policy as one point: the share of requests that succeeded against the p99 of end-to-end latency (log scale). Up and to the left is better.",
+		Draw:    func(w io.Writer, f ImageFormat) error { return writePolicyTradeoff(w, points, f) },
+	}
+}
+
+// writePolicyTradeoff is WritePolicyTradeoff in either format.
+func writePolicyTradeoff(w io.Writer, points []PolicyPoint, format ImageFormat) error {
 	p := newChart("Success against p99 end-to-end latency per client policy (these runs only; up and left is better)",
 		"p99 end-to-end latency (ms, log scale)", "requests that succeeded (%)")
 	lo, hi := math.Inf(1), 0.0
@@ -108,7 +129,8 @@ func WritePolicyTradeoff(w io.Writer, points []PolicyPoint) error {
 		minY = math.Min(minY, pt.SuccessPct)
 	}
 	linearAxis(&p.Y, math.Max(0, math.Floor(minY/10)*10-5), 100)
-	labelAt := placeLabels(points, p.X.Min, p.X.Max, p.Y.Min, p.Y.Max, floor)
+	wPx, hPx := chartSize(format)
+	labelAt := placeLabels(points, p.X.Min, p.X.Max, p.Y.Min, p.Y.Max, floor, wPx, hPx)
 	for i, pt := range points {
 		xy := plotter.XYs{{X: math.Max(pt.P99MS, floor), Y: pt.SuccessPct}}
 		sc, err := plotter.NewScatter(xy)
@@ -130,16 +152,17 @@ func WritePolicyTradeoff(w io.Writer, points []PolicyPoint) error {
 		}
 		p.Add(labels)
 	}
-	return save(w, p, PNG)
+	return save(w, p, format)
 }
 
 // placeLabels puts each point's label to its right, moved up or down by
 // whole lines where it would overlap a label already placed, so that
 // policies with close results stay readable. Boxes are estimated in axis
-// fractions: a line is 3.2% of the height, a character 0.75% of the width.
-func placeLabels(points []PolicyPoint, xMin, xMax, yMin, yMax, floor float64) []plotter.XY {
+// fractions of a chart of wPx×hPx: a line is about 21.6 px high, a
+// character about 9 px wide.
+func placeLabels(points []PolicyPoint, xMin, xMax, yMin, yMax, floor float64, wPx, hPx int) []plotter.XY {
 	type box struct{ x0, x1, y0, y1 float64 }
-	const lineH, charW = 0.032, 0.0075
+	lineH, charW := 21.6/float64(hPx), 9/float64(wPx)
 	fx := func(x float64) float64 {
 		return (math.Log10(x) - math.Log10(xMin)) / (math.Log10(xMax) - math.Log10(xMin))
 	}

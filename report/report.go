@@ -35,6 +35,12 @@ type Options struct {
 	// Timeline adds the timeline chart; it shows send times, so it is
 	// outside the sanitized set and the summary says so.
 	Timeline bool
+	// Command and Settings name the command that made the report and the
+	// flags given to it, for report.html's settings section (none when
+	// Command is empty). The caller withholds every value that could name
+	// the target or carry free text (Setting.Withheld).
+	Command  string
+	Settings []Setting
 }
 
 func (o Options) columns() []analyze.Statistic { return orDefault(o.Columns) }
@@ -65,6 +71,7 @@ func Write(ctx context.Context, dir string, a *analyze.Analysis, opts Options) (
 		{ECDFPNGFile, func(w io.Writer) error { return WriteECDF(w, a, opts, PNG) }},
 		{ECDFSVGFile, func(w io.Writer) error { return WriteECDF(w, a, opts, SVG) }},
 		{HistogramFile, func(w io.Writer) error { return WriteHistogram(w, a, opts) }},
+		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, a, opts) }},
 	}
 	if opts.Timeline && a.ResultsFiles > 0 {
 		outputs = append(outputs, output{TimelineFile, func(w io.Writer) error { return WriteTimeline(w, a, opts) }})

@@ -120,7 +120,8 @@ func TestGolden(t *testing.T) {
 		opts   Options
 	}{
 		{"upstream", upstreamAnalysis(t), Options{Columns: columns("min", "p95", "mean")}},
-		{"results", resultsAnalysis(t), Options{Columns: columns("p25", "p75"), Timeline: true}},
+		{"results", resultsAnalysis(t), Options{Columns: columns("p25", "p75"), Timeline: true, Command: "ptuprobe analyze",
+			Settings: []Setting{{Name: "--columns", Value: "p25,p75"}, {Name: "--label", Withheld: true}, {Name: "--timeline", Value: "true"}}}},
 	}
 	for _, set := range sets {
 		outputs := map[string]func(*bytes.Buffer) error{
@@ -128,6 +129,15 @@ func TestGolden(t *testing.T) {
 			"percentiles.csv": func(b *bytes.Buffer) error { return WritePercentiles(b, set.a, set.opts.Columns) },
 			"events.csv":      func(b *bytes.Buffer) error { return WriteEvents(b, set.a) },
 			"analysis.json":   func(b *bytes.Buffer) error { return WriteJSON(b, set.a, set.opts) },
+			// report.html with each chart cut to its opening tag.
+			"report.html": func(b *bytes.Buffer) error {
+				var page bytes.Buffer
+				if err := WriteHTML(&page, set.a, set.opts); err != nil {
+					return err
+				}
+				b.Write(htmlSkeleton(page.Bytes()))
+				return nil
+			},
 		}
 		for name, write := range outputs {
 			name := set.prefix + "_" + name
@@ -158,8 +168,8 @@ func TestWriteCharts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(paths) != 7 {
-			t.Errorf("wrote %d files, want 7: %v", len(paths), paths)
+		if len(paths) != 8 {
+			t.Errorf("wrote %d files, want 8: %v", len(paths), paths)
 		}
 		for _, name := range []string{ECDFPNGFile, HistogramFile} {
 			checkPNG(t, filepath.Join(dir, name))

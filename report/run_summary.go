@@ -48,8 +48,8 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 		fmt.Fprintf(&b, "errors: %s\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, "429s: %d", t.Total429)
-	if waits := a.Overall.Waits; len(waits) > 0 {
-		fmt.Fprintf(&b, ", advised wait p50 %s ms, p99 %s ms", Number(analyze.Percentile(waits, 50)), Number(analyze.Percentile(waits, 99)))
+	if o := &a.Overall; o.Count() > 0 {
+		fmt.Fprintf(&b, ", advised wait p50 %s ms, p99 %s ms", Number(o.Percentile(50)), Number(o.Percentile(99)))
 	}
 	if n := t.NoWait.None + t.NoWait.Invalid; n > 0 {
 		fmt.Fprintf(&b, ", %d without a usable wait", n)

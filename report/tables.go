@@ -93,28 +93,31 @@ func csvField(s string) string {
 // and on the terminal: waits in ms with thousands separators, "—" where a
 // group is below the minimum size.
 func WriteTable(w io.Writer, a *analyze.Analysis, columns []analyze.Statistic) error {
+	t := percentileTable(a, columns)
+	_, err := io.WriteString(w, t.markdown())
+	return err
+}
+
+// percentileTable is the percentile table of summary.md, the terminal and
+// report.html: one row per group, Overall first.
+func percentileTable(a *analyze.Analysis, columns []analyze.Statistic) *Table {
 	columns = orDefault(columns)
-	var b strings.Builder
-	b.WriteString("| source group | 429 count |")
-	sep := "|---|---|"
+	t := &Table{ID: "percentile-table", Head: []Text{Plain("source group"), Plain("429 count")}}
 	for _, s := range columns {
-		b.WriteString(" " + s.Title + " |")
-		sep += "---|"
+		t.Head = append(t.Head, Plain(s.Title))
 	}
-	b.WriteString("\n" + sep + "\n")
 	for _, g := range rows(a) {
-		b.WriteString("| " + mdText(g.Label) + " | " + Grouped(float64(g.Count())) + " |")
+		row := []Text{labelText(g.Label), countText(g.Count())}
 		for _, s := range columns {
 			if v, ok := g.Stats[s.Name]; ok {
-				b.WriteString(" " + Millis(v) + " |")
+				row = append(row, millisText(v))
 			} else {
-				b.WriteString(" — |")
+				row = append(row, missing)
 			}
 		}
-		b.WriteString("\n")
+		t.Rows = append(t.Rows, row)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return t
 }
 
 // mdEscaper escapes a label for Markdown: HTML's <, > and & as entities,

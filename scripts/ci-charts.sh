@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Does locally what .github/workflows/characterize.yml does: runs the main
 # job on the embedded simulator into OUT (default artifacts/) and checks what
-# it produced: valid PNG and SVG charts, every group in the table, and the
-# thresholds that must hold on the simulator's defaults.
+# it produced: valid PNG and SVG charts, report.html, every group in the
+# table, and the thresholds that must hold on the simulator's defaults.
 #
 # Usage: scripts/ci-charts.sh [OUT]
 set -euo pipefail
@@ -18,13 +18,16 @@ go run . characterize --out-dir "$out" --quiet \
 fail() { echo "ci-charts: $*" >&2; exit 1; }
 
 for f in retry_after_ms_percentiles.csv retry_after_ms_events.csv summary.md analysis.json \
-         retry_after_ms_ecdf.png retry_after_ms_ecdf.svg retry_after_ms_histogram.png results.csv; do
+         retry_after_ms_ecdf.png retry_after_ms_ecdf.svg retry_after_ms_histogram.png report.html results.csv; do
   [ -s "$out/$f" ] || fail "$out/$f is missing or empty"
 done
 for f in "$out"/*.png; do
   [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "$f is not a PNG"
 done
 grep -q '<svg' "$out/retry_after_ms_ecdf.svg" || fail "retry_after_ms_ecdf.svg is not an SVG"
+grep -q '<table id="percentile-table"' "$out/report.html" || fail "report.html has no percentile table"
+[ "$(grep -o '<svg ' "$out/report.html" | wc -l)" -ge 6 ] || fail "report.html lacks its charts"
+if grep -qiE '<script|(src|href)="(https?:|//)' "$out/report.html"; then fail "report.html runs or loads something"; fi
 
 pct="$out/retry_after_ms_percentiles.csv"
 [ "$(head -1 "$pct")" = "source_group,count,p50_ms,p90_ms,p99_ms,max_ms" ] || fail "unexpected header in $pct"
@@ -34,7 +37,7 @@ done
 # The simulator's defaults must show a short median and a long tail.
 awk -F, '$1=="Overall" { if ($3 <= 0 || $5/$3 < 10) { print "ci-charts: Overall p99/p50 = " $5 "/" $3 " is under 10" > "/dev/stderr"; exit 1 } }' "$pct"
 # Nothing that orders events or names the target may be published.
-if grep -qiE '127\.0\.0\.1|localhost|sim-ptu|api-key' "$pct" "$out/retry_after_ms_events.csv" "$out/summary.md" "$out/analysis.json"; then
+if grep -qiE '127\.0\.0\.1|localhost|sim-ptu|api-key' "$pct" "$out/retry_after_ms_events.csv" "$out/summary.md" "$out/analysis.json" "$out/report.html"; then
   fail "a published file names the target"
 fi
 echo "ci-charts: OK ($out)"

@@ -14,16 +14,11 @@ const (
 	MarkdownFile = "policies.md"
 )
 
-// Publish writes the lab's table (CSV and Markdown) and charts into dir
-// and returns the paths written. Each file is written under a temporary
+// Publish writes the lab's table (CSV and Markdown), charts and
+// report.html into dir and returns the paths written. Each file is written under a temporary
 // name and renamed.
 func Publish(dir string, ms []Measure, setup Setup) ([]string, error) {
-	curves := make([]report.PolicyCurve, len(ms))
-	points := make([]report.PolicyPoint, len(ms))
-	for i, m := range ms {
-		curves[i] = report.PolicyCurve{Policy: m.Policy, E2E: m.E2E}
-		points[i] = report.PolicyPoint{Policy: m.Policy, SuccessPct: 100 * m.SuccessShare(), P99MS: max(m.E2EPercentile(99), 0)}
-	}
+	curves, points := curves(ms), points(ms)
 	steps := []struct {
 		name  string
 		write func(io.Writer) error
@@ -33,6 +28,7 @@ func Publish(dir string, ms []Measure, setup Setup) ([]string, error) {
 		{report.PolicyECDFPNGFile, func(w io.Writer) error { return report.WritePolicyECDF(w, curves, report.PNG) }},
 		{report.PolicyECDFSVGFile, func(w io.Writer) error { return report.WritePolicyECDF(w, curves, report.SVG) }},
 		{report.PolicyTradeoffFile, func(w io.Writer) error { return report.WritePolicyTradeoff(w, points) }},
+		{report.HTMLFile, func(w io.Writer) error { return WriteHTML(w, ms, setup) }},
 	}
 	var written []string
 	for _, s := range steps {
@@ -43,4 +39,22 @@ func Publish(dir string, ms []Measure, setup Setup) ([]string, error) {
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// curves are the policies' end-to-end latencies, for the ECDF chart.
+func curves(ms []Measure) []report.PolicyCurve {
+	out := make([]report.PolicyCurve, len(ms))
+	for i, m := range ms {
+		out[i] = report.PolicyCurve{Policy: m.Policy, E2E: m.E2E}
+	}
+	return out
+}
+
+// points are the policies' success and p99, for the trade-off chart.
+func points(ms []Measure) []report.PolicyPoint {
+	out := make([]report.PolicyPoint, len(ms))
+	for i, m := range ms {
+		out[i] = report.PolicyPoint{Policy: m.Policy, SuccessPct: 100 * m.SuccessShare(), P99MS: max(m.E2EPercentile(99), 0)}
+	}
+	return out
 }

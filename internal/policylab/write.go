@@ -68,32 +68,54 @@ func WriteMarkdown(w io.Writer, ms []Measure, lab Setup) error {
 	ranked := Ranked(ms)
 	var b strings.Builder
 	b.WriteString("# Client policies on the same traffic\n\n")
-	fmt.Fprintf(&b, "Every policy sent the same plan (%d requests, the same arrivals and seed) to %s. ", lab.Requests, lab.Target)
-	b.WriteString("End-to-end latency runs from a request's first send to its last answer, waits included. ")
-	fmt.Fprintf(&b, "Over budget: requests that took longer than %s. Ranked by success, then p99. Descriptive of these runs, not a guarantee.\n\n", lab.Budget)
-	b.WriteString("| policy | requests | succeeded | gave up | redirected | attempts / request | 429s | e2e p50 | e2e p99 | e2e max | over budget | early retries |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for i := range ranked {
-		m := &ranked[i]
-		fmt.Fprintf(&b, "| %s | %s | %s (%s%%) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			m.Policy, num.Grouped(float64(m.Requests), 0), num.Grouped(float64(m.Succeeded), 0), num.Decimal(100*m.SuccessShare(), 1),
-			num.Grouped(float64(m.GaveUp), 0), num.Grouped(float64(m.Redirected), 0), num.Decimal(m.AttemptsPerRequest(), 2),
-			num.Grouped(float64(m.HTTP429), 0), millis(m.E2EPercentile(50)), millis(m.E2EPercentile(99)), millis(m.E2EPercentile(100)),
-			num.Grouped(float64(m.OverBudget), 0), num.Grouped(float64(m.EarlyRetries), 0))
-	}
+	b.WriteString(intro(lab) + "\n\n")
+	writeMarkdownTable(&b, tableHead, ranked, tableRow)
 	if witnessed(ms) {
 		b.WriteString("\n## What the simulator saw\n\n")
-		b.WriteString("Counted by the simulator, independently of the client's rows: requests that came back before the wait advised to them had passed, and requests that declared themselves SDK retries (`X-Stainless-Retry-Count` > 0).\n\n")
-		b.WriteString("| policy | came back early | declared SDK retries |\n|---|---|---|\n")
-		for i := range ranked {
-			m := &ranked[i]
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", m.Policy, num.Grouped(float64(m.SimEarlyReturns), 0), num.Grouped(float64(m.SimSDKRetries), 0))
-		}
+		b.WriteString(witnessIntro + "\n\n")
+		writeMarkdownTable(&b, witnessHead, ranked, witnessRow)
 	}
 	b.WriteString("\n## Reading\n\n")
 	b.WriteString(Reading(ranked, lab) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// intro says what every policy sent, and how the table reads.
+func intro(lab Setup) string {
+	return fmt.Sprintf("Every policy sent the same plan (%d requests, the same arrivals and seed) to %s. ", lab.Requests, lab.Target) +
+		"End-to-end latency runs from a request's first send to its last answer, waits included. " +
+		fmt.Sprintf("Over budget: requests that took longer than %s. Ranked by success, then p99. Descriptive of these runs, not a guarantee.", lab.Budget)
+}
+
+// tableHead and tableRow are the ranked table of policies.md and
+// report.html.
+var tableHead = []string{"policy", "requests", "succeeded", "gave up", "redirected", "attempts / request", "429s", "e2e p50", "e2e p99", "e2e max", "over budget", "early retries"}
+
+func tableRow(m *Measure) []string {
+	return []string{
+		m.Policy, num.Grouped(float64(m.Requests), 0),
+		num.Grouped(float64(m.Succeeded), 0) + " (" + num.Decimal(100*m.SuccessShare(), 1) + "%)",
+		num.Grouped(float64(m.GaveUp), 0), num.Grouped(float64(m.Redirected), 0), num.Decimal(m.AttemptsPerRequest(), 2),
+		num.Grouped(float64(m.HTTP429), 0), millis(m.E2EPercentile(50)), millis(m.E2EPercentile(99)), millis(m.E2EPercentile(100)),
+		num.Grouped(float64(m.OverBudget), 0), num.Grouped(float64(m.EarlyRetries), 0),
+	}
+}
+
+// witnessIntro, witnessHead and witnessRow are the simulator's counts.
+const witnessIntro = "Counted by the simulator, independently of the client's rows: requests that came back before the wait advised to them had passed, and requests that declared themselves SDK retries (`X-Stainless-Retry-Count` > 0)."
+
+var witnessHead = []string{"policy", "came back early", "declared SDK retries"}
+
+func witnessRow(m *Measure) []string {
+	return []string{m.Policy, num.Grouped(float64(m.SimEarlyReturns), 0), num.Grouped(float64(m.SimSDKRetries), 0)}
+}
+
+func writeMarkdownTable(b *strings.Builder, head []string, ranked []Measure, row func(*Measure) []string) {
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
+	for i := range ranked {
+		b.WriteString("| " + strings.Join(row(&ranked[i]), " | ") + " |\n")
+	}
 }
 
 func witnessed(ms []Measure) bool {

@@ -37,6 +37,10 @@ type Job struct {
 	LoadWindow time.Duration
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
+	// Command and Settings name the command and the flags given to it, for
+	// report.html (report.Options).
+	Command  string
+	Settings []report.Setting
 	// Progress, when set, is given the total input size before reading and
 	// returns a writer that sees every byte read (a progress bar) and a
 	// func called when reading ends; nil means no progress.
@@ -130,7 +134,9 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if ctx.Err() != nil {
 		return res, ErrInterrupted
 	}
-	res.Written, err = report.Write(ctx, j.OutDir, a, report.Options{Columns: j.Columns, LogX: j.LogX, Timeline: j.Timeline})
+	res.Written, err = report.Write(ctx, j.OutDir, a, report.Options{
+		Columns: j.Columns, LogX: j.LogX, Timeline: j.Timeline, Command: j.Command, Settings: j.Settings,
+	})
 	if err != nil {
 		return res, interrupted(ctx, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
 	"github.com/ptuprobe/ptuprobe/report"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -130,15 +131,15 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 	// Every look in a complete run.
 	count = &cancelAfter{Context: context.Background(), n: 1 << 30}
 	other := filepath.Join(t.TempDir(), "complete")
-	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 10 {
-		t.Fatalf("Run: %v, wrote %d files, want 10", err, len(res.Written))
+	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 11 {
+		t.Fatalf("Run: %v, wrote %d files, want 11", err, len(res.Written))
 	}
 	looks := count.calls
 	t.Logf("Run looks at its context %d times, %d of them before the report", looks, beforeReport)
 	// Before and inside each input, before the analysis, and in the report
-	// before each of 10 files (the overshoot chart twice, PNG and SVG) and
+	// before each of 11 files (the overshoot chart twice, PNG and SVG) and
 	// the renames.
-	if beforeReport < 2*2+1 || looks < beforeReport+10+1 {
+	if beforeReport < 2*2+1 || looks < beforeReport+11+1 {
 		t.Errorf("Run looks at its context %d times (%d before the report), fewer than its stages", looks, beforeReport)
 	}
 
@@ -213,7 +214,8 @@ var hostileLabels = []string{
 
 // TestRunHostileLabels: labels from a foreign CSV reach every published
 // file neutralised — a CSV cell never starts a formula, summary.md holds no
-// tag, link or table-breaking pipe — and analysis.json keeps them exactly.
+// tag, link or table-breaking pipe, report.html escapes them — and
+// analysis.json and report.html keep them exactly.
 func TestRunHostileLabels(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -238,7 +240,7 @@ func TestRunHostileLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	outputs := map[string][]byte{"table.md": table.Bytes()}
-	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, report.AnalysisFile, report.ECDFSVGFile} {
+	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, report.AnalysisFile, report.ECDFSVGFile, report.HTMLFile} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
@@ -297,10 +299,27 @@ func TestRunHostileLabels(t *testing.T) {
 	if want := slices.Sorted(slices.Values(hostileLabels)); !slices.Equal(labels, want) {
 		t.Errorf("analysis.json labels %q, want %q", labels, want)
 	}
-	for _, name := range []string{report.AnalysisFile, report.ECDFSVGFile} {
+	for _, name := range []string{report.AnalysisFile, report.ECDFSVGFile, report.HTMLFile} {
 		if bytes.Contains(outputs[name], []byte("<script")) {
 			t.Errorf("%s holds a raw <script> tag", name)
 		}
+	}
+	// HTML: the page still parses strictly (no label broke out of its
+	// cell), runs and loads nothing, and shows every label as it is, in a
+	// row header of the table.
+	page, err := pagecheck.Parse(outputs[report.HTMLFile])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pagecheck.SelfContained(page); err != nil {
+		t.Errorf("%s: %v", report.HTMLFile, err)
+	}
+	var shown []string
+	for _, row := range pagecheck.Rows(page.ByID("percentile-table"))[1:] {
+		shown = append(shown, row[0].Text)
+	}
+	if want := slices.Sorted(slices.Values(hostileLabels)); !slices.Equal(shown, want) {
+		t.Errorf("%s row headers %q, want %q", report.HTMLFile, shown, want)
 	}
 	for _, name := range []string{report.PercentilesFile, report.EventsFile, report.SummaryFile, "table.md"} {
 		golden(t, "hostile_"+name, outputs[name])
