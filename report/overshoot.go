@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -105,15 +106,26 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// lineText is a Trend's line for a table cell.
-func lineText(t *analyze.Trend, m measure) string {
+// lineText is a Trend's line for a table cell, valued as analysis.json
+// writes its slope.
+func lineText(t *analyze.Trend, m measure) Text {
 	if t.Line == nil {
-		return "—"
+		return missing
 	}
-	return Grouped(t.Line.Slope*m.scale) + " ms per " + m.unit
+	slope := t.Line.Slope * m.scale
+	return Text{{Text: Grouped(slope) + " ms per " + m.unit, Value: Number(slope)}}
 }
 
-// rangeText is a Trend's range for a table cell.
+// rhoText is a Trend's ρ for a table cell.
+func rhoText(t *analyze.Trend) Text {
+	if t.Reason != "" {
+		return missing
+	}
+	rho := num.Decimal(t.Rho, 2)
+	return Text{{Text: rho, Value: rho}}
+}
+
+// rangeText is a Trend's range for a table cell or a sentence.
 func rangeText(t *analyze.Trend, m measure) string {
 	switch {
 	case t.N == 0:
@@ -124,58 +136,82 @@ func rangeText(t *analyze.Trend, m measure) string {
 	return m.value(t.Min) + " to " + m.value(t.Max)
 }
 
-// writeOvershoot writes summary.md's section on advised waits against
-// offered load.
-func writeOvershoot(b *strings.Builder, a *analyze.Analysis) {
+// overshootFigure draws the chart for report.html.
+type overshootFigure func(w io.Writer, format ImageFormat) error
+
+// overshootBlocks are the texts and the table of the overshoot picture,
+// for summary.md and report.html alike; figure, when not nil, is the
+// chart report.html shows after the introduction.
+func overshootBlocks(a *analyze.Analysis, figure overshootFigure) []Block {
 	o := a.Overshoot
 	switch {
 	case o == nil && a.ResultsFiles == 0:
-		fmt.Fprintf(b, "— a foreign CSV records no intended times, so no 429 can be placed against the load offered before it; `%s` is not drawn.\n", OvershootPNGFile)
-		return
+		return []Block{{Para: cat(Plain("— a foreign CSV records no intended times, so no 429 can be placed against the load offered before it; "),
+			Code(OvershootPNGFile), Plain(" is not drawn."))}}
 	case o == nil:
-		b.WriteString("Not computed for this analysis (see the warnings).\n")
-		return
+		return []Block{{Para: Plain("Not computed for this analysis (see the warnings).")}}
 	}
-	w := windowText(o.Window)
-	fmt.Fprintf(b, "Each usable 429 of the ptuprobe results is placed against the load the client offered in the %s before it: every request it intended in that window (by `intended_ms`: every status and attempt, the 429 itself and whatever was meant for the same instant included), per second. ", w)
-	b.WriteString("Offered tokens count `prompt_tokens + max_tokens` of each request, unweighted — a refused request reports no usage, so it counts the mean prompt of its run. ")
-	fmt.Fprintf(b, "ρ is Spearman's rank correlation of the wait with the measure (ties share their average rank); where |ρ| ≥ %s a Theil–Sen line (the median of pairwise slopes, which the long tail cannot pull) gives the slope. ", Number(analyze.LineFitsRho))
-	fmt.Fprintf(b, "`%s` plots it. This describes these runs, not how the service computes its waits.\n\n", OvershootPNGFile)
+	blocks := []Block{{Para: cat(
+		Plain("Each usable 429 of the ptuprobe results is placed against the load the client offered in the "+windowText(o.Window)+" before it: every request it intended in that window (by "),
+		Code("intended_ms"), Plain(": every status and attempt, the 429 itself and whatever was meant for the same instant included), per second. Offered tokens count "),
+		Code("prompt_tokens + max_tokens"), Plain(" of each request, unweighted — a refused request reports no usage, so it counts the mean prompt of its run. "),
+		Plain("ρ is Spearman's rank correlation of the wait with the measure (ties share their average rank); where |ρ| ≥ "+Number(analyze.LineFitsRho)+" a Theil–Sen line (the median of pairwise slopes, which the long tail cannot pull) gives the slope. "),
+		Code(OvershootPNGFile), Plain(" plots it. This describes these runs, not how the service computes its waits."),
+	)}}
 	if len(o.Groups) == 0 {
-		b.WriteString("No usable 429 could be placed.\n")
-	} else {
-		b.WriteString("| source group | measure | 429s | range | Spearman ρ | line (Theil–Sen) |\n|---|---|---|---|---|---|\n")
-		for i := range o.Groups {
-			g := &o.Groups[i]
-			for k, m := range measures {
-				t := m.trend(g)
-				label := ""
-				if k == 0 {
-					label = mdText(g.Label)
-				}
-				rho := "—"
-				if t.Reason == "" {
-					rho = num.Decimal(t.Rho, 2)
-				}
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", label, m.name, Grouped(float64(t.N)), rangeText(t, m), rho, lineText(t, m))
-			}
-		}
-		b.WriteString("\n")
-		for i := range o.Groups {
-			g := &o.Groups[i]
-			fmt.Fprintf(b, "- %s: %s.\n", mdText(g.Label), trendReading(&g.Requests, measures[0]))
-		}
+		return append(blocks, Block{Para: Plain("No usable 429 could be placed.")})
 	}
+	if figure != nil {
+		blocks = append(blocks, Block{Figure: &Figure{
+			Caption: "Each usable 429's advised wait against the requests offered in the " + windowText(o.Window) + " before it: one colour and marker per group, each group's Theil–Sen line where one fits, ρ in the legend.",
+			Draw:    figure,
+		}})
+	}
+	table := &Table{ID: "overshoot-table", Head: []Text{
+		Plain("source group"), Plain("measure"), Plain("429s"), Plain("range"), Plain("Spearman ρ"), Plain("line (Theil–Sen)"),
+	}}
+	var readings []Text
+	for i := range o.Groups {
+		g := &o.Groups[i]
+		for _, m := range measures {
+			t := m.trend(g)
+			table.Rows = append(table.Rows, []Text{labelText(g.Label), Plain(m.name), countText(t.N), Plain(rangeText(t, m)), rhoText(t), lineText(t, m)})
+		}
+		readings = append(readings, cat(labelText(g.Label), Plain(": "+trendReading(&g.Requests, measures[0])+".")))
+	}
+	blocks = append(blocks, Block{Table: table}, Block{List: readings})
 	var notes []string
 	if a.ForeignFiles > 0 {
 		notes = append(notes, "429s from foreign CSVs carry no intended times and are not in this picture.")
 	}
 	if o.Unplaced > 0 {
-		notes = append(notes, fmt.Sprintf("%s usable 429s of the results had no `intended_ms` and are not in it.", Grouped(float64(o.Unplaced))))
+		notes = append(notes, fmt.Sprintf("%s usable 429s of the results had no intended_ms and are not in it.", Grouped(float64(o.Unplaced))))
 	}
 	if len(notes) > 0 {
-		b.WriteString("\n" + strings.Join(notes, " ") + "\n")
+		blocks = append(blocks, Block{Para: Plain(strings.Join(notes, " "))})
 	}
+	return blocks
+}
+
+// writeOvershoot writes summary.md's section on advised waits against
+// offered load.
+func writeOvershoot(b *strings.Builder, a *analyze.Analysis) {
+	for i, blk := range overshootBlocks(a, nil) {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(blk.markdown())
+	}
+}
+
+// overshootSection is report.html's section on advised waits against
+// offered load, with its chart.
+func overshootSection(a *analyze.Analysis, opts Options) (Section, bool) {
+	var figure overshootFigure
+	if a.Overshoot != nil {
+		figure = func(w io.Writer, f ImageFormat) error { return WriteOvershoot(w, a, opts, f) }
+	}
+	return Section{ID: "overshoot", Heading: "Advised wait against offered load", Blocks: overshootBlocks(a, figure)}, true
 }
 
 // jsonOvershoot is analysis.json's "overshoot".

@@ -115,8 +115,9 @@ func WriteOvershoot(w io.Writer, a *analyze.Analysis, opts Options, format Image
 
 // savePNGFast renders p as save does, encoded at png.BestSpeed.
 func savePNGFast(w io.Writer, p *plot.Plot) error {
-	wPt := vg.Length(ChartWidthPx) * vg.Inch / chartDPI
-	hPt := vg.Length(ChartHeightPx) * vg.Inch / chartDPI
+	wPx, hPx := chartSize(PNG)
+	wPt := vg.Length(wPx) * vg.Inch / chartDPI
+	hPt := vg.Length(hPx) * vg.Inch / chartDPI
 	c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
 	p.Draw(draw.New(c))
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
