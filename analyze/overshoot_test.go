@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -182,8 +183,9 @@ func TestOvershootTooManyTimelines(t *testing.T) {
 	}
 }
 
-// placedBruteForce is the overshoot picture computed the plain way: for
-// each usable 429, every row of its timeline read again.
+// placedBruteForce is the overshoot picture computed the plain way: each
+// timeline's rows sorted by intended time, and for each usable 429 the
+// rows of its window found by binary search and read again.
 func placedBruteForce(recs []results.Record, window float64) map[string][]LoadPoint {
 	type key struct{ run, group, shape string }
 	keyOf := func(r *results.Record) key {
@@ -200,10 +202,21 @@ func placedBruteForce(recs []results.Record, window float64) map[string][]LoadPo
 		}
 	}
 	timelines := map[key][]*results.Record{}
+	budgets := map[key]bool{}
 	for i := range recs {
 		if r := &recs[i]; r.IntendedMS >= 0 {
-			timelines[keyOf(r)] = append(timelines[keyOf(r)], r)
+			k := keyOf(r)
+			timelines[k] = append(timelines[k], r)
+			if _, seen := budgets[k]; !seen {
+				budgets[k] = true
+			}
+			if r.MaxTokens < 0 {
+				budgets[k] = false
+			}
 		}
+	}
+	for _, rs := range timelines {
+		slices.SortStableFunc(rs, func(a, b *results.Record) int { return cmp.Compare(a.IntendedMS, b.IntendedMS) })
 	}
 	out := map[string][]LoadPoint{}
 	for i := range recs {
@@ -213,20 +226,20 @@ func placedBruteForce(recs []results.Record, window float64) map[string][]LoadPo
 		}
 		k := keyOf(q)
 		p := prompts[k]
-		n, tokens, budget := 0, 0.0, p[1] > 0
-		for _, r := range timelines[k] {
-			if r.MaxTokens < 0 {
-				budget = false
+		n, tokens, budget := 0, 0.0, p[1] > 0 && budgets[k]
+		rs := timelines[k]
+		lo := sort.Search(len(rs), func(i int) bool { return rs[i].IntendedMS > q.IntendedMS-window })
+		for _, r := range rs[lo:] {
+			if r.IntendedMS > q.IntendedMS {
+				break
 			}
-			if r.IntendedMS > q.IntendedMS-window && r.IntendedMS <= q.IntendedMS {
-				n++
-				if r.PromptTokens >= 0 {
-					tokens += float64(r.PromptTokens)
-				} else if p[1] > 0 {
-					tokens += float64(p[0]) / float64(p[1])
-				}
-				tokens += float64(max(r.MaxTokens, 0))
+			n++
+			if r.PromptTokens >= 0 {
+				tokens += float64(r.PromptTokens)
+			} else if p[1] > 0 {
+				tokens += float64(p[0]) / float64(p[1])
 			}
+			tokens += float64(max(r.MaxTokens, 0))
 		}
 		pt := LoadPoint{RequestsPerSec: float64(n) * 1000 / window, TokensPerSec: none, WaitMS: q.WaitMS, UtilizationPct: q.UtilizationPct}
 		if budget {
@@ -252,7 +265,7 @@ func TestOvershootAcrossBlocks(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	var recs []results.Record
-	for i := range 20_000 {
+	for i := range 50_000 {
 		r := row{run: "r1", group: "g", shape: results.ShapeScheduled, status: 200, attempt: 1, prompt: 900 + rng.IntN(300), max: 100, wait: none, util: none}
 		switch i % 5 {
 		case 1:
@@ -275,6 +288,9 @@ func TestOvershootAcrossBlocks(t *testing.T) {
 		w.Write(&recs[i])
 	}
 	file := b.String()
+	if len(file) < 3*blockSize {
+		t.Fatalf("%d bytes: fewer than three blocks", len(file))
+	}
 	header, body, _ := strings.Cut(file, "\n")
 	lines := strings.SplitAfter(body, "\n")
 	half := header + "\n" + strings.Join(lines[:len(lines)/2], "")
