@@ -168,6 +168,11 @@ type Analysis struct {
 	TruncatedLines []LineRef
 	// Timeline holds the usable 429s in time, when the Tally kept them.
 	Timeline []TimelinePoint
+	// Overshoot places the usable 429s of ptuprobe results against the
+	// load offered just before each, when the Tally kept it (OfferedLoad);
+	// nil otherwise, and for foreign CSVs alone, which carry no intended
+	// times.
+	Overshoot *Overshoot
 
 	Flags    []Flag
 	Warnings []string
@@ -280,8 +285,12 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		}
 		a.Timeline = t.points.published(labels)
 	}
+	a.Overshoot = t.overshoot(published, a.Groups)
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)
+	if w := t.load.warning(); w != "" {
+		a.Warnings = append(a.Warnings, w)
+	}
 	return a, nil
 }
 

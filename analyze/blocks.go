@@ -24,6 +24,10 @@ import (
 //
 //   - every count is a sum, the latest send a maximum, and the waits and
 //     timeline points of a group are appended in file order;
+//   - the overshoot picture's rows (overshoot.go) are kept per timeline as
+//     sorted runs, a block's sorted by its worker (sealLoad), and merged
+//     in file order at the analysis, whose points are then in an order
+//     that does not depend on where the blocks were cut;
 //   - line numbers are the file's own: a Block knows the number of its
 //     first line, so the first MaxLineRefs unreadable rows and invalid
 //     waits are the file's first, once merged in order;
@@ -53,6 +57,8 @@ const (
 var analyzedColumns = []string{
 	"shape", "group", "status", "error", "intended_ms", "sent_ms",
 	"wait_ms", "wait_source", "spillover", "dialect", "worker",
+	// the overshoot picture's (overshoot.go)
+	"run_id", "prompt_tokens", "max_tokens", "utilization_pct",
 }
 
 // block is one block of a results file on its way through the workers.
@@ -91,6 +97,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			for b := range jobs {
 				b.part = t.fork()
 				b.stop = b.part.count(dec, b.Block, in)
+				b.part.sealLoad()
 				close(b.done)
 			}
 		})

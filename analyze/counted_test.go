@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -201,7 +200,7 @@ func TestCountedMean(t *testing.T) {
 		}
 		for _, p := range []float64{0.5, 10, 25, 50, 75, 90, 95, 99, 99.9, 100} {
 			if got, want := percentileOf(c, p), percentileOf(l, p); math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatal(fmt.Sprintf("trial %d p%v: %v, want %v", trial, p, got, want))
+				t.Fatalf("trial %d p%v: %v, want %v", trial, p, got, want)
 			}
 		}
 	}

@@ -11,11 +11,21 @@
 // on every core, each row counted as a sequential read counts it
 // (blocks.go says how, and why the two agree).
 //
+// With OfferedLoad a Tally also keeps every row's intended time (16 bytes
+// a row), and its Analysis places each usable 429 against the load the
+// client offered in the window before it — requests and tokens per second
+// — and the utilization the target reported: Analysis.Overshoot, each
+// group's waits described against each measure by Spearman's ρ and, where
+// one fits, a Theil–Sen line (overshoot.go and trend.go say how and why).
+// It describes the runs; it is not a model of the service.
+//
 // It imports results, internal/num, internal/valid and
 // github.com/montanaflynn/stats only. It never imports report, client,
 // dispatch, sim or cmd, and it keeps nothing from a row but group labels,
 // numbers and line numbers, and the dialect and wait source of a 429 when
 // they are names a version of ptuprobe writes (any other is counted as
 // "other"): raw headers, run ids and file contents other than the value
-// and group columns are dropped as they are read.
+// and group columns are dropped as they are read. (The overshoot picture
+// tells a row's timeline by its run id, group, shape and worker, and
+// publishes none of them.)
 package analyze

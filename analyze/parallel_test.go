@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -64,13 +65,15 @@ func (t *Tally) readSequential(r io.Reader, in Input) error {
 // variedRecord is row i of a file that uses every path of addRecord.
 func variedRecord(rng *rand.Rand, i int) results.Record {
 	r := results.Blank()
-	r.RunID, r.Seq, r.Attempt = "5eed1234", i, 1+rng.IntN(3)
+	r.RunID, r.Seq, r.Attempt = []string{"5eed1234", "5eed1234", "0ther0ne"}[rng.IntN(3)], i, 1+rng.IntN(3)
 	r.Shape = []string{results.ShapeBurst, results.ShapeScheduled, results.ShapeBurst, "odd", ""}[rng.IntN(5)]
 	r.Group = []string{"", results.GroupBurst, results.GroupScheduled, "team-a", "team,b", "t\"q", "Burst-shaped source"}[rng.IntN(7)]
 	if r.Shape == results.ShapeBurst {
 		r.Wave = i / 100
 	}
-	r.IntendedMS = float64(i) * 2.5
+	// Rows are written as requests complete: a row's intended time is
+	// up to a few seconds before the rows around it.
+	r.IntendedMS = max(0, float64(i)*2.5-float64(rng.IntN(3000)))
 	r.SentMS = r.IntendedMS + float64(rng.IntN(30))/2
 	if rng.IntN(50) == 0 {
 		r.IntendedMS, r.SentMS = results.None, results.None
@@ -98,7 +101,13 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 		}
 	}
 	r.Spillover = rng.IntN(7) == 0
-	r.PromptTokens, r.MaxTokens = 1000, 100
+	r.PromptTokens, r.MaxTokens = 900+rng.IntN(200), []int{100, 256, 100, 100, results.None}[rng.IntN(5)]
+	if r.Status != 200 {
+		r.PromptTokens = results.None // no usage
+	}
+	if rng.IntN(3) > 0 {
+		r.UtilizationPct = float64(rng.IntN(1500)) / 10
+	}
 	if r.Status != 0 {
 		r.Dialect = append(slices.Clone(results.Dialects), "klingon")[rng.IntN(len(results.Dialects)+1)]
 	}
@@ -168,7 +177,9 @@ func variedFile(seed uint64, hdr []string, rows int, truncate bool) string {
 // outcome is everything compared: errors, and the Analysis.
 func analysisOf(t *testing.T, inputs []string, timeline bool, by GroupBy, read func(*Tally, io.Reader, Input) error) (a *Analysis, readErr, analysisErr error) {
 	t.Helper()
-	tally := NewTally(timeline, GroupedBy(by))
+	// A window of seconds holds thousands of rows: windows span blocks,
+	// and the rows of one block reach back into the blocks before it.
+	tally := NewTally(timeline, GroupedBy(by), OfferedLoad(7*time.Second))
 	for i, content := range inputs {
 		if readErr = read(tally, strings.NewReader(content), Input{Name: fmt.Sprintf("in%d.csv", i+1), Ordinal: i + 1}); readErr != nil {
 			break
@@ -260,6 +271,12 @@ func describe(a *Analysis) string {
 		return "nil"
 	}
 	s := fmt.Sprintf("totals %+v invalid %+v unreadable %+v truncated %v timeline %d; ", a.Totals, a.InvalidValues, a.UnreadableRows, a.TruncatedLines, len(a.Timeline))
+	if o := a.Overshoot; o != nil {
+		s += fmt.Sprintf("overshoot: %d unplaced; ", o.Unplaced)
+		for _, g := range o.Groups {
+			s += fmt.Sprintf("%s: %d points, %+v %+v %+v; ", g.Label, len(g.Points), g.Requests, g.Tokens, g.Utilization)
+		}
+	}
 	for _, g := range append([]Group{a.Overall}, a.Groups...) {
 		s += fmt.Sprintf("%s %s n=%d att=%d ref=%d nw=%+v late=%d err=%d; ", g.Label, g.Shape, g.Count(), g.Attempts, g.Refused, g.NoWait, g.Late, g.Errors)
 	}
@@ -301,7 +318,8 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"shape": "Shape", "group": "Group", "status": "Status", "error": "Error",
 		"intended_ms": "IntendedMS", "sent_ms": "SentMS", "wait_ms": "WaitMS",
 		"wait_source": "WaitSource", "spillover": "Spillover", "dialect": "Dialect",
-		"worker": "Worker",
+		"worker": "Worker", "run_id": "RunID", "prompt_tokens": "PromptTokens",
+		"max_tokens": "MaxTokens", "utilization_pct": "UtilizationPct",
 	}
 	readFields := map[string]bool{}
 	for _, col := range analyzedColumns {
@@ -315,7 +333,8 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 	for i := range 600 {
 		rec := variedRecord(rng, i)
 		by := groupBys[i%len(groupBys)]
-		want := NewTally(true, GroupedBy(by))
+		want := NewTally(true, GroupedBy(by), OfferedLoad(0))
+		want.resultsFiles = 1 // as Read counts a results file: the overshoot picture is drawn
 		want.addRecord(&rec)
 		other := rec
 		v := reflect.ValueOf(&other).Elem()
@@ -334,7 +353,8 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 				fv.SetBool(!fv.Bool())
 			}
 		}
-		got := NewTally(true, GroupedBy(by))
+		got := NewTally(true, GroupedBy(by), OfferedLoad(0))
+		got.resultsFiles = 1
 		got.addRecord(&other)
 		a, _ := want.Analysis(nil, 1)
 		b, _ := got.Analysis(nil, 1)

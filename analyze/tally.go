@@ -213,6 +213,7 @@ type Tally struct {
 	resultsFiles int
 	foreignFiles int
 	points       timeline
+	load         *loadTally    // the rows' intended times, with OfferedLoad; else nil
 	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
 	// overflow holds the rows of groups past MaxRawGroups, which are not
 	// kept by name; once it is set the Tally can no longer be analyzed.
@@ -277,6 +278,9 @@ func (t *Tally) absorb(p *Tally) {
 	t.invalid.absorb(p.invalid)
 	t.unreadable.absorb(p.unreadable)
 	t.points.absorb(&p.points, remap)
+	if t.load != nil {
+		t.load.absorb(p.load, remap)
+	}
 }
 
 // newGroups counts the groups of p that t does not have yet.
@@ -390,6 +394,9 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	if rec.Error != "" || rec.Status == 0 {
 		g.errors++
+	}
+	if t.load != nil {
+		t.load.add(rec, g.id)
 	}
 	if rec.IntendedMS >= 0 && rec.SentMS >= 0 {
 		late := rec.SentMS - rec.IntendedMS

@@ -36,6 +36,7 @@ type analyzeFlags struct {
 	valueColumn string
 	groupColumn string
 	groupBy     string
+	loadWindow  time.Duration
 }
 
 // add registers the analyze flags on fs.
@@ -49,6 +50,7 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.failIf, "fail-if", nil, "exit 3 when this comparison holds, e.g. 'overall.p99_ms>20000' (repeatable; see below)")
 	fs.StringVar(&f.valueColumn, "value-column", "", "foreign CSV: the column holding the advised wait in ms (default "+analyze.DefaultValueColumn+")")
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
+	fs.DurationVar(&f.loadWindow, "load-window", analyze.DefaultLoadWindow, "the window of load before each 429 in "+report.OvershootPNGFile+": what was intended in it, per second (1ms to 1h)")
 	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
 
@@ -59,14 +61,14 @@ var badInputHints = map[string]string{
 	"Group":  "check --group-column",
 }
 
-var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group"}
+var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group", "LoadWindow": "--load-window"}
 
 // job parses and checks every flag into a publish job for paths, so a bad
 // --label or --fail-if is a usage error before any work (characterize
 // calls it before sending anything).
 func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error) {
 	j := publish.Job{
-		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline,
+		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline, LoadWindow: f.loadWindow,
 		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
 	}
 	var err error
@@ -178,7 +180,12 @@ summary.md, analysis.json, retry_after_ms_ecdf.png/.svg,
 retry_after_ms_histogram.png, report.html (all of it on one self-contained
 page, with the flags given: values that could name the target left out), and
 with --timeline retry_after_ms_timeline.png (not part of the sanitized set: it
-shows send times; report.html leaves it out).
+shows send times; report.html leaves it out). For ptuprobe results,
+retry_after_vs_load.png/.svg too: each 429's advised wait against the
+requests offered in the --load-window before it (every request intended
+then, any status or attempt), with Spearman's rho and a Theil-Sen line per
+group in summary.md, analysis.json and report.html, against offered tokens/s
+(prompt_tokens + max_tokens) and the reported utilization as well.
 
 Thresholds (--fail-if, repeatable): [group.]metric OP number, OP one of
 > >= < <= == !=. The run exits 3 when any comparison holds.

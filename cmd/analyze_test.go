@@ -130,8 +130,8 @@ func TestAnalyzePublishesNoSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 9 {
-		t.Errorf("%d files in the report, want 9 (with the timeline)", len(entries))
+	if len(entries) != 11 {
+		t.Errorf("%d files in the report, want 11 (with the timeline, and the overshoot chart in PNG and SVG)", len(entries))
 	}
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(out, e.Name()))
@@ -205,6 +205,8 @@ func TestAnalyzeExitCodes(t *testing.T) {
 		{name: "label without =", args: []string{"--label", "burst-shaped", results}, code: ExitUsage, stderrHas: "want FROM=TO", noWork: true},
 		{name: "bad column", args: []string{"--columns", "p42", results}, code: ExitUsage, stderrHas: "unknown column", noWork: true},
 		{name: "bad min-group", args: []string{"--min-group", "0", results}, code: ExitUsage, stderrHas: "--min-group", noWork: true},
+		{name: "load window too long", args: []string{"--load-window", "2h", results}, code: ExitUsage, stderrHas: "--load-window is 2h0m0s: want 1ms to 1h0m0s", noWork: true},
+		{name: "load window", args: []string{"--load-window", "10s", results}, code: ExitOK, stdoutHas: "retry_after_vs_load.svg"},
 		{name: "malformed threshold", args: []string{"--fail-if", "overall.p99_ms=>5", results}, code: ExitUsage, stderrHas: "--fail-if", noWork: true},
 		{name: "unknown metric", args: []string{"--fail-if", "overall.p98_ms>5", results}, code: ExitUsage, stderrHas: "unknown group metric", noWork: true},
 		{name: "breach", args: []string{"--fail-if", "overall.p99_ms>1000", "--fail-if", "errors>0", results}, code: ExitThreshold, stderrHas: "threshold errors>0 breached: measured 4"},

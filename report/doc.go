@@ -1,8 +1,10 @@
 // Package report writes an analyze.Analysis as the published set: the
 // percentile and events CSVs, summary.md, analysis.json, the ECDF,
-// histogram (and, on request, timeline) charts, and report.html, all of
-// it on one page; and, for a traffic command, the end-of-run summary
-// (WriteRunSummary).
+// histogram (and, on request, timeline) charts, for ptuprobe results the
+// chart of advised wait against offered load (WriteOvershoot, from
+// Analysis.Overshoot; its texts and table are overshootBlocks), and
+// report.html, all of it on one page; and, for a traffic command, the
+// end-of-run summary (WriteRunSummary).
 //
 // report.html (WriteHTML) is a Page written by WritePage: one
 // self-contained file, its style inline and its charts inline SVG, with
@@ -17,6 +19,7 @@
 // writes carries group labels and numbers, nothing else: no run ids, raw
 // headers, hosts, file names or send times — except the opt-in timeline
 // chart, which shows send times and is marked in the summary as outside
-// the sanitized set. report.html adds the flags the command was given,
+// the sanitized set. (The overshoot chart shows loads, requests and
+// tokens offered per second, never when.) report.html adds the flags the command was given,
 // whose values the caller withholds where they could name the target.
 package report

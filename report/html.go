@@ -51,6 +51,7 @@ var htmlSections = []func(a *analyze.Analysis, opts Options) (Section, bool){
 	ecdfSection,
 	histogramSection,
 	groupsSection,
+	overshootSection,
 	flagsSection,
 	originsSection,
 	totalsSection,

@@ -161,14 +161,18 @@ func TestHTMLSelfContained(t *testing.T) {
 			if bytes.Contains(bytes.ToLower(page), []byte("<script")) {
 				t.Error("a <script")
 			}
-			for _, id := range []string{"percentiles", "reading", "ecdf", "histogram", "groups", "flags", "origins", "totals"} {
+			for _, id := range []string{"percentiles", "reading", "ecdf", "histogram", "groups", "overshoot", "flags", "origins", "totals"} {
 				if root.ByID(id) == nil {
 					t.Errorf("no section %q", id)
 				}
 			}
 			svgs := root.Named("svg")
-			if len(svgs) != 6 {
-				t.Errorf("%d charts, want 3 figures × 2 sizes", len(svgs))
+			figures := 3
+			if o := set.a.Overshoot; o != nil && len(o.Groups) > 0 {
+				figures++ // advised wait against offered load
+			}
+			if len(svgs) != 2*figures {
+				t.Errorf("%d charts, want %d figures × 2 sizes", len(svgs), figures)
 			}
 			for _, s := range svgs {
 				if label, _ := s.Get("aria-label"); label == "" {

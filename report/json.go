@@ -53,6 +53,7 @@ type jsonAnalysis struct {
 	UnreadableRows analyze.LineRefs   `json:"unreadable_rows"`
 	Warnings       []string           `json:"warnings"`
 	Timeline       string             `json:"timeline,omitempty"`
+	Overshoot      *jsonOvershoot     `json:"overshoot"`
 }
 
 // WriteJSON writes analysis.json: the numbers of summary.md, with numbers
@@ -84,6 +85,7 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 		InvalidValues:  a.InvalidValues,
 		UnreadableRows: a.UnreadableRows,
 		Warnings:       a.Warnings,
+		Overshoot:      overshootJSON(a),
 	}
 	for i := range a.Groups {
 		j.Groups = append(j.Groups, groupJSON(&a.Groups[i], cols))

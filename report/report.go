@@ -20,6 +20,10 @@ const (
 	ECDFSVGFile     = "retry_after_ms_ecdf.svg"
 	HistogramFile   = "retry_after_ms_histogram.png"
 	TimelineFile    = "retry_after_ms_timeline.png"
+	// OvershootPNGFile and OvershootSVGFile plot each advised wait against
+	// the load offered before it (ptuprobe results only).
+	OvershootPNGFile = "retry_after_vs_load.png"
+	OvershootSVGFile = "retry_after_vs_load.svg"
 )
 
 // Options choose what Write produces.
@@ -71,6 +75,11 @@ func Write(ctx context.Context, dir string, a *analyze.Analysis, opts Options) (
 	}
 	if opts.Timeline && a.ResultsFiles > 0 {
 		outputs = append(outputs, output{TimelineFile, func(w io.Writer) error { return WriteTimeline(w, a, opts) }})
+	}
+	if a.Overshoot != nil {
+		outputs = append(outputs,
+			output{OvershootPNGFile, func(w io.Writer) error { return WriteOvershoot(w, a, opts, PNG) }},
+			output{OvershootSVGFile, func(w io.Writer) error { return WriteOvershoot(w, a, opts, SVG) }})
 	}
 	return writeAll(ctx, dir, outputs)
 }

@@ -38,7 +38,7 @@ func upstreamAnalysis(t testing.TB) *analyze.Analysis {
 // --min-group.
 func readAnalysis(t testing.TB, r io.Reader, cols analyze.ForeignColumns, labels analyze.Labels) *analyze.Analysis {
 	t.Helper()
-	tally := analyze.NewTally(false)
+	tally := analyze.NewTally(false, analyze.OfferedLoad(0))
 	if err := tally.Read(context.Background(), r, analyze.Input{Name: "input.csv", Ordinal: 1}, cols); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,15 @@ func resultsAnalysis(t *testing.T) *analyze.Analysis {
 		r.IntendedMS, r.SentMS = float64(seq*50), float64(seq*50+seq%3*6)
 		r.LatencyMS, r.Status, r.Error = 10, status, errClass
 		r.WaitMS, r.WaitSource = wait, source
+		// A token budget on every request, prompt sizes where a response
+		// reported usage, and the utilization a PTU reports with a 429.
+		r.MaxTokens = 100
+		if status == 200 {
+			r.PromptTokens = 1000 + seq
+		}
+		if status == 429 && wait >= 0 {
+			r.UtilizationPct = 100 + wait/1000
+		}
 		// Every kind of dialect cell: one per source, none for no response.
 		switch {
 		case status == 0:

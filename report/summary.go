@@ -42,6 +42,9 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 	b.WriteString(groupCountsTable(a).markdown())
 	b.WriteString("\n" + groupCountsNote().markdown() + "\n")
 
+	b.WriteString("\n## Advised wait against offered load\n\n")
+	writeOvershoot(&b, a)
+
 	b.WriteString("\n## Where the waits came from\n\n")
 	for i, blk := range adviceOrigins(a) {
 		if i > 0 {

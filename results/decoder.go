@@ -46,6 +46,7 @@ type LineDecoder struct {
 	// Scratch, and what makes a LineDecoder unsafe for concurrent use.
 	fields []string          // the general path's cells
 	texts  map[string]string // interned text cells
+	last   [][2]string       // by table column: its last two distinct text cells, the latest first
 }
 
 // maxInterned bounds the interned texts of one LineDecoder: past it a new
@@ -54,7 +55,7 @@ const maxInterned = 4096
 
 // newLineDecoder keeps the columns named in keep, or every column.
 func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, error) {
-	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}}
+	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, last: make([][2]string, len(table))}
 	for _, k := range keep {
 		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
 		if i < 0 {
@@ -86,7 +87,7 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 func (d *LineDecoder) Clone() *LineDecoder {
 	return &LineDecoder{
 		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
-		texts: map[string]string{},
+		texts: map[string]string{}, last: make([][2]string, len(table)),
 	}
 }
 
@@ -155,7 +156,7 @@ func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
 		case table[i].kind == kindText:
 			n = cellLen(b)
 			if d.keep[i] {
-				*table[i].field(rec).(*string) = d.intern(b[:n])
+				*table[i].field(rec).(*string) = d.recent(i, b[:n])
 			}
 		case table[i].kind == kindFlag:
 			n = cellLen(b)
@@ -237,6 +238,22 @@ func cellLen(b []byte) int {
 }
 
 // intern returns cell as a string, the same string for the same text.
+// recent is intern for a cell of table column i, which mostly holds one
+// of the column's last two texts (a run id, two groups taking turns):
+// those are found without a look-up.
+func (d *LineDecoder) recent(i int, cell []byte) string {
+	last := &d.last[i]
+	switch {
+	case len(last[0]) == len(cell) && last[0] == string(cell):
+		return last[0]
+	case len(last[1]) == len(cell) && last[1] == string(cell):
+		last[0], last[1] = last[1], last[0]
+		return last[0]
+	}
+	last[1], last[0] = last[0], d.intern(cell)
+	return last[0]
+}
+
 func (d *LineDecoder) intern(cell []byte) string {
 	if len(cell) == 0 {
 		return ""

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
@@ -31,6 +32,9 @@ type Job struct {
 	// GroupBy is what ptuprobe results are grouped by: their group (the
 	// default) or their dialect.
 	GroupBy analyze.GroupBy
+	// LoadWindow is the trailing window of the load offered before each
+	// 429 (analyze.OfferedLoad); 0 means analyze.DefaultLoadWindow.
+	LoadWindow time.Duration
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
 	// Command and Settings name the command and the flags given to it, for
@@ -76,6 +80,8 @@ func (j Job) Validate() error {
 		return valid.Errorf("OutDir", "is empty")
 	case j.MinGroup < 1:
 		return valid.Errorf("MinGroup", "is %d: want at least 1", j.MinGroup)
+	case j.LoadWindow != 0 && (j.LoadWindow < analyze.MinLoadWindow || j.LoadWindow > analyze.MaxLoadWindow):
+		return valid.Errorf("LoadWindow", "is %s: want %s to %s", j.LoadWindow, analyze.MinLoadWindow, analyze.MaxLoadWindow)
 	}
 	return nil
 }
@@ -101,7 +107,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy))
+	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow))
 	var seen io.Writer
 	if j.Progress != nil {
 		var finish func()

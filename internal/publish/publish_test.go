@@ -131,14 +131,15 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 	// Every look in a complete run.
 	count = &cancelAfter{Context: context.Background(), n: 1 << 30}
 	other := filepath.Join(t.TempDir(), "complete")
-	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 9 {
-		t.Fatalf("Run: %v, wrote %d files, want 9", err, len(res.Written))
+	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 11 {
+		t.Fatalf("Run: %v, wrote %d files, want 11", err, len(res.Written))
 	}
 	looks := count.calls
 	t.Logf("Run looks at its context %d times, %d of them before the report", looks, beforeReport)
 	// Before and inside each input, before the analysis, and in the report
-	// before each of 9 files and the renames.
-	if beforeReport < 2*2+1 || looks < beforeReport+9+1 {
+	// before each of 11 files (the overshoot chart twice, PNG and SVG) and
+	// the renames.
+	if beforeReport < 2*2+1 || looks < beforeReport+11+1 {
 		t.Errorf("Run looks at its context %d times (%d before the report), fewer than its stages", looks, beforeReport)
 	}
 

@@ -1,0 +1,712 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// The overshoot picture: did the advised wait grow with how hard the
+// client pushed? Each usable 429 of ptuprobe results is placed against the
+// load the client offered in the window just before it, and each group's
+// waits are described against that load (Trend).
+//
+// Offered load counts every row the client intended — every status, every
+// attempt (a retry at its own intended_ms: when its wait ended) — whose
+// intended_ms lies in (t − window, t], t being the 429's own intended_ms:
+// the 429 itself and everything meant for the same instant (a whole burst
+// wave) are in it. Requests per second is that count over the window;
+// tokens per second is the sum of each row's prompt_tokens + max_tokens
+// over the window. prompt_tokens + max_tokens is what the client asked the
+// target to take on, known before the answer: the estimate a per-minute
+// token limiter charges (Azure's standard deployments, the simulator's
+// gateway and standard deployment). It is unweighted — a provisioned
+// deployment weighs output tokens by a factor the client does not know —
+// and it counts cached prompt tokens, which only some targets discount. A
+// refused request reports no usage, so a row without prompt_tokens counts
+// the mean prompt_tokens of its timeline's rows that reported one; a
+// timeline with a row without max_tokens (a raw request), or with no
+// prompt_tokens at all, has no tokens per second.
+//
+// intended_ms counts from the start of a plan, so the rows offered on one
+// clock — a timeline — are those of one run (run_id), group (as recorded)
+// and shape: characterize's burst and schedule, and runs appended to one
+// file, are apart. The workers of a fleet (worker I/N) share one start
+// (--start-at), so their rows are one timeline per group, shape and N
+// whatever their run ids: the fleet's offered load, not one worker's share.
+//
+// A results file is written in completion order, so intended_ms is only
+// nearly sorted: a block's rows (blocks.go) are cut per timeline and
+// sorted by the worker that counted them, the blocks merged in file order,
+// and at the analysis a block that reaches back into the ones before it is
+// merged into their tail (a request's latency of rows), so a window that
+// spans blocks, or files, is counted whole. Memory is one arrival (16
+// bytes) per row with an intended time and one placed 429 (32 bytes) per
+// usable 429, and the Analysis's LoadPoints (32 bytes each).
+
+// Settings and limits of the overshoot picture.
+const (
+	// DefaultLoadWindow is the trailing window of offered load: long enough
+	// to hold several arrivals at the rates where 429s begin, short enough
+	// to follow a ramp (characterize's rises by 1.75 requests/s each
+	// second) and a burst.
+	DefaultLoadWindow = time.Second
+	// MinLoadWindow and MaxLoadWindow bound the window (publish checks).
+	MinLoadWindow = time.Millisecond
+	MaxLoadWindow = time.Hour
+	// MaxLoadTimelines bounds the timelines (run × group × shape) kept;
+	// past it (a run_id per row: a hand-made file) the picture is left
+	// out, with a warning, and nothing more is kept.
+	MaxLoadTimelines = 10_000
+	// MinTrend429s is the fewest 429s a Trend describes.
+	MinTrend429s = 10
+	// MinLoadSpread: an offered load (requests or tokens per second) whose
+	// range over a group's 429s is at most this share of its largest value
+	// did not vary (TrendMeasureConstant). A steady schedule's windows hold
+	// λ or λ ± 1 arrivals, and a burst's tokens differ by a few prompt
+	// tokens: ranks of such a load would only order that noise. The
+	// reported utilization is taken as it is: its few points over 100%
+	// are what matters.
+	MinLoadSpread = 0.01
+	// LineFitsRho is the least |Spearman's ρ| for which a line is said to
+	// fit: a strong monotone relation (Cohen's "large", 0.5). Below it a
+	// line would describe a cloud.
+	LineFitsRho = 0.5
+	// MaxSlopePairs bounds the pairs a Theil–Sen slope is the median of:
+	// every pair up to 447 429s, a seeded sample of this many beyond (the
+	// sample's median lies within a few thousandths of the rank of the
+	// whole's).
+	MaxSlopePairs = 100_000
+)
+
+// Reasons a Trend has no correlation (Trend.Reason).
+const (
+	TrendTooFew          = "too-few"          // fewer than MinTrend429s 429s
+	TrendMeasureConstant = "measure-constant" // the load (MinLoadSpread) or the utilization did not vary
+	TrendWaitsConstant   = "waits-constant"   // every wait was the same
+)
+
+// OfferedLoad makes a Tally keep the intended time and token budget of
+// every row of ptuprobe results (16 bytes a row), so that its Analysis
+// places each usable 429 against the load offered in the window before it
+// (Analysis.Overshoot). A window ≤ 0 means DefaultLoadWindow. A live
+// Tally (Observe) is not given it: it would grow with every request.
+func OfferedLoad(window time.Duration) TallyOption {
+	if window <= 0 {
+		window = DefaultLoadWindow
+	}
+	return func(t *Tally) { t.load = &loadTally{window: window, byKey: map[timelineKey]*loadTimeline{}} }
+}
+
+// Overshoot is the overshoot picture of an Analysis: each usable 429 of
+// ptuprobe results against the load offered just before it, and per group
+// how the waits moved with it. It describes the runs analyzed, not the
+// service.
+type Overshoot struct {
+	// Window is the trailing window of offered load.
+	Window time.Duration
+	// Groups are the groups with at least one placed 429, in label order.
+	Groups []GroupLoad
+	// Unplaced counts usable 429s of ptuprobe results without an
+	// intended_ms (a hand-edited file): they are in no picture.
+	Unplaced int
+}
+
+// LoadPoint is one usable 429 placed against the load offered in the
+// window before it.
+type LoadPoint struct {
+	RequestsPerSec float64 // rows intended in the window, per second
+	TokensPerSec   float64 // their prompt_tokens + max_tokens per second; −1 when unknown
+	WaitMS         float64 // the advised wait
+	UtilizationPct float64 // the 429's utilization_pct; −1 when the target reported none
+}
+
+// GroupLoad is one group's placed 429s and how their advised waits moved
+// with three measures of load: the requests and tokens per second offered
+// before each 429, and the utilization the target reported with it.
+type GroupLoad struct {
+	Label string
+	// Points are the group's placed 429s: by timeline, in the order the
+	// inputs first show each (one run of one group and shape; a fleet's
+	// workers share one), then by intended time, then wait and
+	// utilization — the same however the inputs were cut into blocks.
+	Points      []LoadPoint
+	Requests    Trend // wait against offered requests per second
+	Tokens      Trend // wait against offered tokens per second
+	Utilization Trend // wait against utilization_pct (percentage points)
+}
+
+// Trend describes advised waits against one measure, over the N 429s
+// that carry it: Spearman's rank correlation, and the Theil–Sen line when
+// one fits.
+type Trend struct {
+	// N is the number of 429s with the measure: the n behind Rho.
+	N int
+	// Min and Max are the measure's range over them.
+	Min, Max float64
+	// Rho is Spearman's ρ of wait against the measure (ties share their
+	// average rank), from −1 to 1; 0 with a Reason when it is undefined.
+	Rho float64
+	// Reason is why there is no Rho: TrendTooFew, TrendMeasureConstant or
+	// TrendWaitsConstant; empty when there is one.
+	Reason string
+	// Line is the Theil–Sen line of wait against the measure when one fits
+	// (|Rho| ≥ LineFitsRho); nil otherwise.
+	Line *Line
+}
+
+// Line is a fitted line: wait (ms) = Intercept + Slope × measure. Slope is
+// the median of the slopes between pairs of 429s with different measures
+// (Theil–Sen), Intercept the median of wait − Slope × measure.
+type Line struct {
+	Slope, Intercept float64
+	// Pairs is how many pairs the slope is the median of; Sampled says
+	// they are a seeded sample of all pairs (more than MaxSlopePairs).
+	Pairs   int
+	Sampled bool
+}
+
+// timelineKey names the rows offered on one clock: a run's plan, or a
+// fleet's (fleet holds N of worker I/N, and run is then empty).
+type timelineKey struct{ group, shape, run, fleet string }
+
+// arrival is a row on its timeline.
+type arrival struct {
+	at float64 // intended_ms
+	// budget is prompt_tokens + max_tokens, either counted as 0 when
+	// absent; unprompted is 1 when prompt_tokens is absent (the window
+	// counts the timeline's mean prompt for it), else 0. Kept apart as
+	// integers, the window's sums need no branch.
+	budget, unprompted int32
+}
+
+// placed is a usable 429 on its timeline.
+type placed struct {
+	at, waitMS, utilPct float64
+	group               int32 // the group's number in its Tally (groupTally.id)
+}
+
+func byArrival(a, b arrival) int { return cmp.Compare(a.at, b.at) }
+
+// byPlaced orders placed 429s by every field a LoadPoint publishes, so
+// that their order on a timeline is the same however the rows were cut
+// into blocks (the group is left out: each group's points are taken apart
+// in the end, and its number in a block's Tally is not the file's).
+func byPlaced(a, b placed) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.waitMS, b.waitMS), cmp.Compare(a.utilPct, b.utilPct))
+}
+
+// loadTimeline is what a Tally keeps of one timeline: its rows as sorted
+// runs (a block's, sorted by the worker that counted it), in the order
+// they were counted.
+type loadTimeline struct {
+	key       timelineKey
+	index     int32 // its position in its loadTally's timelines
+	arrivals  [][]arrival
+	placed    [][]placed
+	promptSum int64 // prompt_tokens of the rows that reported one
+	promptN   int
+	noBudget  int // rows without max_tokens
+}
+
+// loadTally is a Tally's part of the overshoot picture (OfferedLoad).
+// Rows are first gathered in scratch, whatever their timeline, and cut
+// into one exact run per timeline when sealed: a block's rows spread over
+// a few timelines in shares no one knows beforehand, and growing a slice
+// per timeline copied and wasted more than the rows themselves.
+type loadTally struct {
+	window    time.Duration
+	timelines []*loadTimeline // in the order first seen
+	byKey     map[timelineKey]*loadTimeline
+	recent    [4]recentTimeline // timelines of recent rows
+	evict     int               // the entry of recent a new timeline replaces
+	scratch   *loadScratch      // rows counted since the last seal
+	unplaced  int
+	dropped   bool // more than MaxLoadTimelines: nothing is kept
+}
+
+// loadScratch holds rows not yet sealed, each with its timeline's index.
+// Scratches are reused from block to block (scratchPool).
+type loadScratch struct {
+	arrivals   []arrival
+	arrivalsTL []int32
+	placed     []placed
+	placedTL   []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
+
+// recentTimeline is a timeline with the cells that named it, so that a row
+// of one of the last few timelines finds it without building a key: rows
+// come in long stretches of a few timelines. The cells are kept as the
+// row had them (a decoder's strings are never overwritten, and a
+// decoder hands out one string for a text that repeats, which compares at
+// once).
+type recentTimeline struct {
+	group, shape, run, worker string
+	tl                        *loadTimeline
+}
+
+// add counts one row (addRecord); group is its group's number.
+func (l *loadTally) add(rec *results.Record, group int32) {
+	if l.dropped {
+		return
+	}
+	usable := rec.Is429() && rec.HasWait() && usableWait(rec.WaitMS)
+	if rec.IntendedMS < 0 {
+		if usable {
+			l.unplaced++
+		}
+		return
+	}
+	tl := l.timeline(rec)
+	if tl == nil {
+		return
+	}
+	sc := l.scratch
+	if sc == nil {
+		sc = scratchPool.Get().(*loadScratch)
+		l.scratch = sc
+	}
+	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
+	if rec.PromptTokens < 0 {
+		a.unprompted = 1
+	}
+	sc.arrivals = append(sc.arrivals, a)
+	sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
+	if rec.PromptTokens >= 0 {
+		tl.promptSum += int64(tokens32(rec.PromptTokens))
+		tl.promptN++
+	}
+	if rec.MaxTokens < 0 {
+		tl.noBudget++
+	}
+	if usable {
+		sc.placed = append(sc.placed, placed{at: rec.IntendedMS, waitMS: rec.WaitMS, utilPct: rec.UtilizationPct, group: group})
+		sc.placedTL = append(sc.placedTL, tl.index)
+	}
+}
+
+// tokens32 keeps a token count in an int32: None is 0, and a hand-edited
+// count beyond an int32 is taken as its largest value.
+func tokens32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+// timeline returns the timeline of rec, made if need be; nil once the
+// picture is dropped.
+func (l *loadTally) timeline(rec *results.Record) *loadTimeline {
+	for i := range l.recent {
+		if c := &l.recent[i]; c.tl != nil && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID && c.worker == rec.Worker {
+			return c.tl
+		}
+	}
+	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
+	if n, ok := fleetSize(rec.Worker); ok {
+		key.run, key.fleet = "", n
+	}
+	tl := l.byKey[key]
+	if tl == nil {
+		if len(l.timelines) >= MaxLoadTimelines {
+			l.drop()
+			return nil
+		}
+		// Clones: the cells may be slices of a whole row.
+		key = timelineKey{strings.Clone(key.group), strings.Clone(key.shape), strings.Clone(key.run), strings.Clone(key.fleet)}
+		tl = &loadTimeline{key: key}
+		l.adopt(tl)
+	}
+	l.recent[l.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
+	l.evict = (l.evict + 1) % len(l.recent)
+	return tl
+}
+
+// adopt adds tl to l's timelines.
+func (l *loadTally) adopt(tl *loadTimeline) {
+	tl.index = int32(len(l.timelines))
+	l.timelines = append(l.timelines, tl)
+	l.byKey[tl.key] = tl
+}
+
+// fleetSize returns N of a worker cell I/N as ptuprobe writes it.
+func fleetSize(cell string) (string, bool) {
+	if cell == "" || workerOf(cell) == WorkerOther {
+		return "", false
+	}
+	_, n, _ := strings.Cut(cell, "/")
+	return n, true
+}
+
+// drop leaves the picture out: past MaxLoadTimelines nothing is kept.
+func (l *loadTally) drop() {
+	if l.scratch != nil {
+		l.scratch.reset()
+		scratchPool.Put(l.scratch)
+	}
+	*l = loadTally{window: l.window, dropped: true}
+}
+
+func (sc *loadScratch) reset() {
+	sc.arrivals, sc.arrivalsTL = sc.arrivals[:0], sc.arrivalsTL[:0]
+	sc.placed, sc.placedTL = sc.placed[:0], sc.placedTL[:0]
+}
+
+// seal cuts the rows counted since the last seal into one sorted run per
+// timeline, on the goroutine that counted them (a block's worker), and
+// gives the scratch back for the next block.
+func (l *loadTally) seal() {
+	sc := l.scratch
+	if sc == nil {
+		return
+	}
+	l.scratch = nil
+	n := len(l.timelines)
+	for i, run := range cut(sc.arrivals, sc.arrivalsTL, n) {
+		if len(run) > 0 {
+			if !arrivalsSorted(run) {
+				slices.SortFunc(run, byArrival)
+			}
+			l.timelines[i].arrivals = append(l.timelines[i].arrivals, run)
+		}
+	}
+	for i, run := range cut(sc.placed, sc.placedTL, n) {
+		if len(run) > 0 {
+			if !slices.IsSortedFunc(run, byPlaced) {
+				slices.SortFunc(run, byPlaced)
+			}
+			l.timelines[i].placed = append(l.timelines[i].placed, run)
+		}
+	}
+	sc.reset()
+	scratchPool.Put(sc)
+}
+
+// arrivalsSorted is slices.IsSortedFunc(as, byArrival), without a call
+// per row: a block's rows are mostly in order already.
+func arrivalsSorted(as []arrival) bool {
+	for i := 1; i < len(as); i++ {
+		if as[i].at < as[i-1].at {
+			return false
+		}
+	}
+	return true
+}
+
+// cut returns es split by their timeline (tls, the same length) into n
+// runs of exactly their size, each in the order counted.
+func cut[E any](es []E, tls []int32, n int) [][]E {
+	if len(es) == 0 {
+		return nil
+	}
+	counts := make([]int, n)
+	for _, tl := range tls {
+		counts[tl]++
+	}
+	runs := make([][]E, n)
+	for i, c := range counts {
+		if c > 0 {
+			runs[i] = make([]E, 0, c)
+		}
+	}
+	for i, e := range es {
+		runs[tls[i]] = append(runs[tls[i]], e)
+	}
+	return runs
+}
+
+// absorb adds o's timelines to l's, o's rows after l's; remap renumbers
+// o's groups (o's number to l's Tally's). o is not used afterwards.
+func (l *loadTally) absorb(o *loadTally, remap []int32) {
+	if l.dropped {
+		return
+	}
+	if o.dropped {
+		l.drop()
+		return
+	}
+	l.seal()
+	o.seal()
+	l.unplaced += o.unplaced
+	for _, ot := range o.timelines {
+		for _, ps := range ot.placed {
+			for i := range ps {
+				ps[i].group = remap[ps[i].group]
+			}
+		}
+		tl := l.byKey[ot.key]
+		if tl == nil {
+			if len(l.timelines) >= MaxLoadTimelines {
+				l.drop()
+				return
+			}
+			l.adopt(ot)
+			continue
+		}
+		tl.arrivals = append(tl.arrivals, ot.arrivals...)
+		tl.placed = append(tl.placed, ot.placed...)
+		tl.promptSum += ot.promptSum
+		tl.promptN += ot.promptN
+		tl.noBudget += ot.noBudget
+	}
+}
+
+// warning says why the picture was left out, if it was.
+func (l *loadTally) warning() string {
+	if l == nil || !l.dropped {
+		return ""
+	}
+	return fmt.Sprintf("the inputs hold more than %d timelines (run × group × shape); the picture of advised waits against offered load is left out", MaxLoadTimelines)
+}
+
+// inOrder returns the elements of rs, each run sorted by by, as runs
+// that follow each other in that order: rs itself when each run starts
+// at or after the end of the one before (a file whose blocks do not
+// overlap), else one merged run. A run that starts before the end of the
+// ones before it is merged into their tail (for a results file, the rows
+// of a request's latency); a tail longer than a few runs (files whose
+// times are far from sorted) makes it sort the whole instead, so the work
+// stays O(n log n) at worst and O(n) for a results file.
+func inOrder[E any](rs [][]E, by func(a, b E) int) [][]E {
+	ordered, n := true, 0
+	var last *E
+	for _, r := range rs {
+		if len(r) == 0 {
+			continue
+		}
+		if last != nil && by(*last, r[0]) > 0 {
+			ordered = false
+		}
+		last = &r[len(r)-1]
+		n += len(r)
+	}
+	if ordered {
+		return rs
+	}
+	out := make([]E, 0, n)
+	var tail []E
+	resort := false
+	for _, r := range rs {
+		switch {
+		case len(r) == 0:
+			continue
+		case resort || len(out) == 0 || by(out[len(out)-1], r[0]) <= 0:
+			out = append(out, r...)
+			continue
+		}
+		p := sort.Search(len(out), func(i int) bool { return by(out[i], r[0]) > 0 })
+		if len(out)-p > 4*len(r)+1024 {
+			out = append(out, r...)
+			resort = true
+			continue
+		}
+		tail = append(tail[:0], out[p:]...)
+		out = out[:p]
+		i, j := 0, 0
+		for i < len(tail) && j < len(r) {
+			if by(r[j], tail[i]) < 0 {
+				out = append(out, r[j])
+				j++
+			} else {
+				out = append(out, tail[i])
+				i++
+			}
+		}
+		out = append(append(out, tail[i:]...), r[j:]...)
+	}
+	if resort {
+		slices.SortFunc(out, by)
+	}
+	return [][]E{out}
+}
+
+// cursor walks runs in order, element by element.
+type cursor[E any] struct {
+	runs   [][]E // the runs after the current one
+	cur    []E   // the rest of the current run
+	passed int   // elements walked past
+}
+
+// at returns the element under c, or nil at the end.
+func (c *cursor[E]) at() *E {
+	for len(c.cur) == 0 {
+		if len(c.runs) == 0 {
+			return nil
+		}
+		c.cur, c.runs = c.runs[0], c.runs[1:]
+	}
+	return &c.cur[0]
+}
+
+// next moves c past the element under it (at must have returned it).
+func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
+
+// overshoot computes Analysis.Overshoot (t.mu held): published maps raw
+// group names to labels, groups are the Analysis's groups.
+func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoot {
+	l := t.load
+	if l == nil || l.dropped || t.resultsFiles == 0 {
+		return nil
+	}
+	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
+	// A group's position in label order, by its number in the Tally.
+	order := make(map[string]int, len(groups))
+	for i := range groups {
+		order[groups[i].Label] = i
+	}
+	rank := make([]int, len(t.byID))
+	for i, g := range t.byID {
+		rank[i] = order[published[g.raw]]
+	}
+
+	// Points go by group in label order, and within a group by timeline
+	// in the order first read, then in byPlaced order — the same however
+	// the inputs were cut into blocks. Counting each timeline's points per
+	// group first lets every timeline write its own at their places, on
+	// every core.
+	G := len(groups)
+	placedRuns := make([][][]placed, len(l.timelines))
+	counts := make([]int, len(l.timelines)*G)
+	perGroup := make([]int, G)
+	for ti, tl := range l.timelines {
+		placedRuns[ti] = inOrder(tl.placed, byPlaced)
+		for _, run := range placedRuns[ti] {
+			for _, p := range run {
+				counts[ti*G+rank[p.group]]++
+				perGroup[rank[p.group]]++
+			}
+		}
+	}
+	o := &Overshoot{Window: l.window, Unplaced: l.unplaced}
+	var spans [][2]int
+	var label []int // the position in groups of each of o.Groups
+	pos := 0
+	for g, n := range perGroup {
+		if n == 0 {
+			continue
+		}
+		o.Groups = append(o.Groups, GroupLoad{Label: groups[g].Label})
+		label = append(label, g)
+		spans = append(spans, [2]int{pos, pos + n})
+		for ti := range l.timelines {
+			c := counts[ti*G+g]
+			counts[ti*G+g] = pos // from now on, where the timeline's next point of g goes
+			pos += c
+		}
+	}
+	points := make([]LoadPoint, pos)
+	window := float64(l.window) / float64(time.Millisecond)
+	parallel(len(l.timelines), func(ti int) {
+		l.timelines[ti].place(placedRuns[ti], window, rank, counts[ti*G:(ti+1)*G], points)
+	})
+	// Each group's trends apart, on every core: ranking and medians are
+	// most of the work.
+	parallel(len(spans), func(gi int) {
+		g := &o.Groups[gi]
+		g.Points = points[spans[gi][0]:spans[gi][1]:spans[gi][1]]
+		g.trends(groups[label[gi]].Waits)
+	})
+	return o
+}
+
+// parallel calls do(0) … do(n−1), at most as many at once as there are
+// cores, and returns when all have returned.
+func parallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			do(i)
+		})
+	}
+	wg.Wait()
+}
+
+// place writes a LoadPoint for each usable 429 of tl (ps: its runs, in
+// order): the rows intended in the window (ms) up to it, per second. A
+// point of the group numbered p.group goes to points[next[rank[p.group]]],
+// and next moves on.
+func (tl *loadTimeline) place(ps [][]placed, window float64, rank, next []int, points []LoadPoint) {
+	as := inOrder(tl.arrivals, byArrival)
+	budget := tl.noBudget == 0 && tl.promptN > 0
+	meanPrompt := 0.0
+	if tl.promptN > 0 {
+		meanPrompt = float64(tl.promptSum) / float64(tl.promptN)
+	}
+	// The window (at − window, at] slides forward over the arrivals, its
+	// sums kept in integers so that a long run adds and removes exactly.
+	lo, hi := cursor[arrival]{runs: as}, cursor[arrival]{runs: as}
+	var budgets, unprompted int64
+	for _, run := range ps {
+		for _, p := range run {
+			for a := hi.at(); a != nil && a.at <= p.at; a = hi.at() {
+				budgets += int64(a.budget)
+				unprompted += int64(a.unprompted)
+				hi.next()
+			}
+			start := p.at - window
+			for a := lo.at(); lo.passed < hi.passed && a.at <= start; a = lo.at() {
+				budgets -= int64(a.budget)
+				unprompted -= int64(a.unprompted)
+				lo.next()
+			}
+			n := int64(hi.passed - lo.passed)
+			tokens := -1.0
+			if budget {
+				tokens = (float64(budgets) + float64(unprompted)*meanPrompt) * 1000 / window
+			}
+			g := rank[p.group]
+			points[next[g]] = LoadPoint{RequestsPerSec: float64(n) * 1000 / window, TokensPerSec: tokens, WaitMS: p.waitMS, UtilizationPct: p.utilPct}
+			next[g]++
+		}
+	}
+}
+
+// trends describes the group's placed 429s (its Points); waits are the
+// group's usable waits, sorted, which are the points' own when every one
+// was placed. Its three buffers are reused from measure to measure: a
+// group may hold millions of 429s.
+func (g *GroupLoad) trends(waits []float64) {
+	points := g.Points
+	n := len(points)
+	x, w, scratch := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
+	var all ranking // of every point's wait, made once
+	measure := func(of func(*LoadPoint) float64, spread float64) Trend {
+		x, w = x[:0], w[:0]
+		for i := range points {
+			if v := of(&points[i]); v >= 0 {
+				x, w = append(x, v), append(w, points[i].WaitMS)
+			}
+		}
+		waitRanking := func() ranking {
+			switch {
+			case len(w) < n:
+				return rankingOf(sortInto(scratch, w))
+			case all.values == nil && len(waits) == n:
+				all = rankingOf(waits)
+			case all.values == nil:
+				all = rankingOf(sortInto(scratch, w))
+			}
+			return all
+		}
+		return trendOf(x, w, spread, waitRanking, scratch)
+	}
+	g.Requests = measure(func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread)
+	g.Tokens = measure(func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread)
+	g.Utilization = measure(func(p *LoadPoint) float64 { return p.UtilizationPct }, 0)
+}
+
+// sealLoad sorts what t counted of the overshoot picture since the last
+// seal: a block's worker calls it, so the sorting is done on every core.
+func (t *Tally) sealLoad() {
+	if t.load != nil {
+		t.load.seal()
+	}
+}
