@@ -138,7 +138,10 @@ screenshots "$out/upstream" upstream
 
 "$bin" characterize --out-dir "$out/characterize" --quiet --log-x \
   --burst-size 30 --burst-waves 2 --burst-gap 100ms --rate 80/s --duration 500ms --sim-time-scale 50 >/dev/null
-check_page "$out/characterize" 3
+# ECDF (linear and log), histogram, and the overshoot picture (ptuprobe
+# results carry intended times; the fixture above, a foreign CSV, does not).
+check_page "$out/characterize" 4
+grep -q 'id="overshoot"' "$out/characterize/report.html" || fail "characterize: no overshoot section"
 check_percentiles "$out/characterize"
 screenshots "$out/characterize" characterize
 
