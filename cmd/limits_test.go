@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +39,8 @@ type mainRun struct {
 func runMain(t *testing.T, args []string, sig syscall.Signal, ready func() bool) mainRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "))
+	peakFile := filepath.Join(t.TempDir(), "peak-rss")
+	cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "), "PTUPROBE_PEAK_RSS_FILE="+peakFile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -68,10 +70,46 @@ func runMain(t *testing.T, args []string, sig syscall.Signal, ready func() bool)
 	default:
 		t.Fatal(err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss * 1024 // kilobytes on Linux
+	// The child's own high-water mark, which it writes as it exits. Not
+	// its rusage: Linux carries the parent's peak into ru_maxrss across
+	// the vfork and exec that start it, so under a large test process
+	// (the race detector, many parallel tests) every child would report
+	// the parent's peak.
+	kb, err := readPeakRSS(peakFile)
+	switch {
+	case err == nil:
+		r.rss = kb * 1024
+	case runtime.GOOS != "linux": // no /proc: the rusage, an upper bound
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.rss = ru.Maxrss // bytes on macOS
+		}
+	default:
+		t.Fatalf("the child wrote no peak RSS (%v); stderr %q", err, clipArg(r.stderr))
 	}
 	return r
+}
+
+// writePeakRSS writes this process's peak resident set (VmHWM, in kB) to
+// file: TestMain calls it as ptuprobe's main exits.
+func writePeakRSS(file string) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			_ = os.WriteFile(file, []byte(strings.TrimSuffix(strings.TrimSpace(v), " kB")), 0o600)
+			return
+		}
+	}
+}
+
+func readPeakRSS(file string) (int64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(b), 10, 64)
 }
 
 // silentTarget accepts connections and never answers.

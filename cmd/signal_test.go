@@ -20,7 +20,11 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("PTUPROBE_AS_MAIN") == "1" {
 		os.Args = append([]string{"ptuprobe"}, strings.Fields(os.Getenv("PTUPROBE_ARGS"))...)
-		os.Exit(Execute())
+		code := Execute()
+		if f := os.Getenv("PTUPROBE_PEAK_RSS_FILE"); f != "" {
+			writePeakRSS(f)
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
