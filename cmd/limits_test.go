@@ -79,6 +79,7 @@ func runMain(t *testing.T, args []string, sig syscall.Signal, ready func() bool)
 	switch {
 	case err == nil:
 		r.rss = kb * 1024
+	case cmd.ProcessState.ExitCode() == -1: // killed by a signal: it wrote nothing, and no peak is read
 	case runtime.GOOS != "linux": // no /proc: the rusage, an upper bound
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.rss = ru.Maxrss // bytes on macOS
