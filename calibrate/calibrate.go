@@ -68,6 +68,12 @@ type Config struct {
 	Wait dispatch.WaitFunc
 	// OnProbe, when set, sees each probe as it is judged.
 	OnProbe func(Probe)
+	// Instrument, when set, is called as each probe starts, with the
+	// requests it plans and the Sender it would use: it returns the
+	// Sender to use instead and a function that sees every Record as it
+	// completes (either may be nil), e.g. to count the probes for live
+	// metrics.
+	Instrument func(planned int, s dispatch.Sender) (dispatch.Sender, func(*results.Record))
 }
 
 // Probe is the evidence of one constant-rate probe.
@@ -272,9 +278,16 @@ func runProbe(ctx context.Context, c Config, s dispatch.Sender, sink dispatch.Si
 	}
 	lastPart := c.ProbeDuration.Seconds() * LastPart
 	j := &judge{lastFrom: (c.ProbeDuration.Seconds() - lastPart) * 1000, sink: sink}
+	var observe func(*results.Record)
+	if c.Instrument != nil {
+		var is dispatch.Sender
+		if is, observe = c.Instrument(plan.Total(), s); is != nil {
+			s = is
+		}
+	}
 	out, err := dispatch.Run(ctx, schedule.NewPlan(plan), s, j, dispatch.Options{
 		RunID: c.RunID, Shape: results.ShapeScheduled, Group: c.Group,
-		MaxInFlight: c.MaxInFlight, MaxRequests: plan.Total() + 1, Wait: c.Wait,
+		MaxInFlight: c.MaxInFlight, MaxRequests: plan.Total() + 1, Wait: c.Wait, Observe: observe,
 	})
 	p.Sent = out.Sent
 	p.N429, p.Errors = j.n429, j.errors

@@ -73,7 +73,15 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 			fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", url)
 		}
 	}
+	if err := k.rf.metrics.start(stderr, k.rf.quiet); err != nil {
+		return err
+	}
+	defer k.rf.metrics.stop(stderr, k.rf.quiet)
+	if job.Metrics, err = k.rf.metrics.traffic(); err != nil {
+		return err
+	}
 	res, err := campaign.Calibrate(c.Context(), job)
+	k.rf.metrics.finish()
 	var v *valid.Error
 	switch {
 	case errors.As(err, &v):
@@ -132,6 +140,7 @@ reports and writes what was measured so far.`,
 		fs.StringVarP(&k.evidence, "output", "o", "calibrate.csv", "evidence table (CSV)")
 		fs.StringVar(&k.resOut, "results", "", "also append every probe's attempts to this results file")
 		k.rf.add(fs, false)
+		k.rf.addMetrics(fs)
 		k.tf.add(fs)
 		return c
 	})

@@ -68,11 +68,17 @@ func startWithMetrics(t *testing.T, args ...string) *running {
 // waits for that scrape. It returns the scrape that saw the run finished,
 // and whether the first came before the end (then the command lingered).
 func (r *running) finalScrape(t *testing.T) (text string, lingered bool) {
+	return r.finalScrapeAfter(t, "results: ")
+}
+
+// finalScrapeAfter is finalScrape for a command whose first line on
+// stdout after the run starts with end.
+func (r *running) finalScrapeAfter(t *testing.T, end string) (text string, lingered bool) {
 	t.Helper()
 	first, _ := get(r.metricsURL)
 	lingered = strings.Contains(first, "ptuprobe_run_finished 0")
 	for r.stdout.Scan() {
-		if strings.HasPrefix(r.stdout.Text(), "results: ") {
+		if strings.HasPrefix(r.stdout.Text(), end) {
 			break
 		}
 	}
@@ -229,6 +235,44 @@ func TestMetricsEqualTheRows(t *testing.T) {
 	// A machine slow enough to scrape first after the end sees no wait.
 	if lingered && !strings.Contains(r.stderr.String(), "waiting up to 1m0s for a last scrape") {
 		t.Errorf("scraped during the run, but stderr does not say it waits for a last scrape: %q", r.stderr.String())
+	}
+}
+
+// TestCalibrateMetricsEqualTheRows: calibrate --metrics-addr counts every
+// probe as a plan of its group: the last scrape's counters equal the rows
+// of --results, and the planned requests are every probe's plan.
+func TestCalibrateMetricsEqualTheRows(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.csv")
+	r := startWithMetrics(t, "calibrate", "--sim-time-scale", "20", "--sim-ptu", "50",
+		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--cooldown", "50ms",
+		"-o", filepath.Join(dir, "calibrate.csv"), "--results", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
+	text, _ := r.finalScrapeAfter(t, "step ") // the evidence table, printed once the probes are done
+	recs := readResults(t, out)
+	want := map[string]float64{}
+	var n429 float64
+	for _, rec := range recs {
+		want["error="+rec.Error+",group=calibrate,status="+strconv.Itoa(rec.Status)]++
+		if rec.Is429() {
+			n429++
+		}
+	}
+	if n429 == 0 || len(recs) < 20 {
+		t.Fatalf("%d rows, %v 429s: the probes did not reach the knee", len(recs), n429)
+	}
+	if got := series(t, text, "ptuprobe_attempts_total"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("attempts by status:\n got %v\nwant %v (rows)", got, want)
+	}
+	for family, v := range map[string]float64{
+		"ptuprobe_http_429_total":        n429,
+		"ptuprobe_requests_sent_total":   float64(len(recs)),
+		"ptuprobe_send_lateness_seconds": float64(len(recs)),
+		// Each probe sends its whole plan, once: no retries in calibrate.
+		"ptuprobe_requests_planned_total": float64(len(recs)),
+	} {
+		if g := series(t, text, family)["group=calibrate"]; g != v {
+			t.Errorf("%s = %v, want %v", family, g, v)
+		}
 	}
 }
 

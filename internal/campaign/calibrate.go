@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -16,6 +17,9 @@ type Calibration struct {
 	Target   Target
 	Evidence string
 	Results  string // empty: the probes' rows are not kept
+	// Metrics, when set, counts every probe's requests and Records live,
+	// each probe as a plan of Config.Group.
+	Metrics *metrics.Traffic
 }
 
 // Validate checks every setting and the target, without side effects.
@@ -63,6 +67,12 @@ func Calibrate(ctx context.Context, c Calibration) (calibrate.Result, error) {
 		}
 		defer w.Close()
 		sink = w
+	}
+	if m := c.Metrics; m != nil {
+		c.Config.Instrument = func(planned int, s dispatch.Sender) (dispatch.Sender, func(*results.Record)) {
+			p := m.Plan(c.Config.Group, planned)
+			return p.Sender(s), p.Observe
+		}
 	}
 	res, runErr := calibrate.Run(ctx, c.Config, s, sink)
 	if err := res.WriteFile(c.Evidence); err != nil {
