@@ -276,6 +276,37 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 	}
 }
 
+// TestEmbeddedSimulatorMetrics: a traffic command on the embedded
+// simulator serves the simulator's own counts beside the client's, and
+// they agree with the rows.
+func TestEmbeddedSimulatorMetrics(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.csv")
+	r := startWithMetrics(t, "burst", "--size", "30", "--waves", "2", "--gap", "100ms", "--sim-time-scale", "20",
+		"-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
+	text, _ := r.finalScrape(t)
+	var ok, refused float64
+	for _, rec := range readResults(t, out) {
+		switch rec.Status {
+		case 200:
+			ok++
+		case 429:
+			refused++
+		}
+	}
+	if ok == 0 || refused == 0 {
+		t.Fatalf("%v 200s and %v 429s: the check would prove little", ok, refused)
+	}
+	if g := series(t, text, "ptuprobe_sim_admitted_total")[""]; g != ok {
+		t.Errorf("the simulator admitted %v, the client recorded %v 200s", g, ok)
+	}
+	if g := series(t, text, "ptuprobe_sim_refused_total")[""]; g != refused {
+		t.Errorf("the simulator refused %v, the client recorded %v 429s", g, refused)
+	}
+	if g := series(t, text, "ptuprobe_http_429_total")["group=burst-shaped"]; g != refused {
+		t.Errorf("ptuprobe_http_429_total %v, want %v", g, refused)
+	}
+}
+
 // TestServeMetricsEqualWhatTheClientRecorded: serve --metrics-addr,
 // scraped while a client runs against it: admitted + refused equal the
 // client's 200s and 429s.

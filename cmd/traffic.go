@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // DefaultPaceWindow is --pace-window's default: half a millisecond, well
@@ -193,6 +195,18 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	if !r.rf.quiet {
 		r.job.Target.OnSimulator = func(url string) {
 			fmt.Fprintf(r.stderr, "no target given: using the embedded PTU simulator at %s\n", url)
+		}
+	}
+	if r.rf.metrics.url() != "" {
+		// The embedded simulator's own counts beside the client's; once: a
+		// command opens its target once.
+		var once sync.Once
+		r.job.Target.OnSimulatorStart = func(stats func() sim.Stats) {
+			once.Do(func() {
+				if err := r.rf.metrics.simulator(stats); err != nil {
+					fmt.Fprintf(r.stderr, "ptuprobe: warning: the embedded simulator's metrics are not served: %v\n", err)
+				}
+			})
 		}
 	}
 	shard := r.job.Options.Shard

@@ -39,6 +39,10 @@ type Target struct {
 	// OnSimulatorStats, when set, is given the embedded simulator's stats
 	// (what it admitted, refused and witnessed) just before it stops.
 	OnSimulatorStats func(sim.Stats)
+	// OnSimulatorStart, when set, is given a function that reads the
+	// embedded simulator's stats, once it listens (e.g. for live metrics);
+	// it may be called at any time, also after the simulator stopped.
+	OnSimulatorStart func(stats func() sim.Stats)
 
 	// Owner, when set, is the client's retry owner (client.Config.Owner):
 	// every attempt it makes is a row, labelled PolicyName.
@@ -120,6 +124,9 @@ func (t *Target) Open(ctx context.Context) (dispatch.Sender, func(), error) {
 	}
 	if t.OnSimulator != nil {
 		t.OnSimulator(srv.URL)
+	}
+	if t.OnSimulatorStart != nil {
+		t.OnSimulatorStart(srv.Server.Stats)
 	}
 	c, err := t.simulated(srv.URL, srv.Deployment, dial)
 	if err != nil {
