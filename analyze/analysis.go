@@ -285,7 +285,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		}
 		a.Timeline = t.points.published(labels)
 	}
-	a.Overshoot = t.overshoot(published, a.Groups)
+	o, err := t.overshoot(published, a.Groups)
+	if err != nil {
+		return nil, err
+	}
+	a.Overshoot = o
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)
 	if w := t.load.warning(); w != "" {

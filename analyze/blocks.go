@@ -75,7 +75,7 @@ func workers() int { return min(runtime.GOMAXPROCS(0), maxWorkers) }
 
 // readResults streams the rows of a ptuprobe results file into t (t.mu
 // held), on every core; see above.
-func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) error {
+func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) (err error) {
 	rd, err := results.NewReader(r, in.Name)
 	if err != nil {
 		return badInput("%v", err)
@@ -83,6 +83,16 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	dec, err := rd.Decoder(analyzedColumns...)
 	if err != nil {
 		return err
+	}
+	if l := t.load; l != nil {
+		// The rows of this input are kept, or read again, as it allows.
+		l.again = in.At != nil
+		defer func() {
+			t.sealLoad()
+			// A second pass could not find the rows of a read that failed.
+			l.partial = l.partial || (l.again && err != nil)
+			l.again = false
+		}()
 	}
 	jobs := make(chan *block)
 	var wg sync.WaitGroup
@@ -150,6 +160,10 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	}
 	if l := rd.Truncated(); l > 0 {
 		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
+	}
+	if l := t.load; l != nil && in.At != nil && !l.dropped {
+		// What was read, to read again: a file may have grown since.
+		l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name})
 	}
 	return nil
 }

@@ -103,7 +103,20 @@ func OfferedLoad(window time.Duration) TallyOption {
 	if window <= 0 {
 		window = DefaultLoadWindow
 	}
-	return func(t *Tally) { t.load = &loadTally{window: window, byKey: map[timelineKey]*loadTimeline{}} }
+	return func(t *Tally) {
+		t.load = &loadTally{window: window, byKey: map[timelineKey]*loadTimeline{}, maxKept: MaxKeptArrivals}
+	}
+}
+
+// keepArrivals sets how many rows of inputs that can be read again a
+// Tally keeps before it counts their windows by a second pass instead
+// (MaxKeptArrivals); after OfferedLoad. For tests.
+func keepArrivals(n int) TallyOption {
+	return func(t *Tally) {
+		if t.load != nil {
+			t.load.maxKept = n
+		}
+	}
 }
 
 // Overshoot is the overshoot picture of an Analysis: each usable 429 of
@@ -208,9 +221,15 @@ func byPlaced(a, b placed) int {
 // runs (a block's, sorted by the worker that counted it), in the order
 // they were counted.
 type loadTimeline struct {
-	key       timelineKey
-	index     int32 // its position in its loadTally's timelines
-	arrivals  [][]arrival
+	key   timelineKey
+	index int32 // its position in its loadTally's timelines
+	// arrivals are the kept rows of inputs that can be read again (none
+	// once the Tally counts them by a second pass), pinned those of
+	// inputs that cannot (a pipe), always kept.
+	arrivals, pinned [][]arrival
+	// reread counts the rows with an intended time of inputs that can be
+	// read again, kept or not: what a second pass must find again.
+	reread    int64
 	placed    [][]placed
 	promptSum int64 // prompt_tokens of the rows that reported one
 	promptN   int
@@ -224,6 +243,12 @@ type loadTimeline struct {
 // per timeline copied and wasted more than the rows themselves.
 type loadTally struct {
 	window    time.Duration
+	maxKept   int  // MaxKeptArrivals, or a test's
+	again     bool // the input being read can be read again (Input.At)
+	kept      int  // rows of arrivals (inputs that can be read again)
+	twoPass   bool // past maxKept: their windows are counted by a second pass (reread.go)
+	partial   bool // the read of an input that can be read again failed
+	inputs    []rereadInput
 	timelines []*loadTimeline // in the order first seen
 	byKey     map[timelineKey]*loadTimeline
 	recent    [4]recentTimeline // timelines of recent rows
@@ -276,11 +301,7 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc = scratchPool.Get().(*loadScratch)
 		l.scratch = sc
 	}
-	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
-	if rec.PromptTokens < 0 {
-		a.unprompted = 1
-	}
-	sc.arrivals = append(sc.arrivals, a)
+	sc.arrivals = append(sc.arrivals, arrivalOf(rec))
 	sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
 	if rec.PromptTokens >= 0 {
 		tl.promptSum += int64(tokens32(rec.PromptTokens))
@@ -293,6 +314,15 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc.placed = append(sc.placed, placed{at: rec.IntendedMS, waitMS: rec.WaitMS, utilPct: rec.UtilizationPct, group: group})
 		sc.placedTL = append(sc.placedTL, tl.index)
 	}
+}
+
+// arrivalOf is rec's arrival (rec has an intended time).
+func arrivalOf(rec *results.Record) arrival {
+	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
+	if rec.PromptTokens < 0 {
+		a.unprompted = 1
+	}
+	return a
 }
 
 // tokens32 keeps a token count in an int32: None is 0, and a hand-edited
@@ -349,7 +379,7 @@ func (l *loadTally) drop() {
 		l.scratch.reset()
 		scratchPool.Put(l.scratch)
 	}
-	*l = loadTally{window: l.window, dropped: true}
+	*l = loadTally{window: l.window, maxKept: l.maxKept, dropped: true}
 }
 
 func (sc *loadScratch) reset() {
@@ -372,9 +402,10 @@ func (l *loadTally) seal() {
 			if !arrivalsSorted(run) {
 				slices.SortFunc(run, byArrival)
 			}
-			l.timelines[i].arrivals = append(l.timelines[i].arrivals, run)
+			l.keep(l.timelines[i], run)
 		}
 	}
+	l.spill()
 	for i, run := range cut(sc.placed, sc.placedTL, n) {
 		if len(run) > 0 {
 			if !slices.IsSortedFunc(run, byPlaced) {
@@ -439,21 +470,59 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 				ps[i].group = remap[ps[i].group]
 			}
 		}
+		// o's rows are a block's (o has no input of its own: they are
+		// pinned) or another Tally's: they are kept as l keeps the rows of
+		// the input it reads.
+		runs := append(ot.arrivals, ot.pinned...)
 		tl := l.byKey[ot.key]
 		if tl == nil {
 			if len(l.timelines) >= MaxLoadTimelines {
 				l.drop()
 				return
 			}
+			ot.arrivals, ot.pinned, ot.reread = nil, nil, 0
 			l.adopt(ot)
-			continue
+			tl = ot
+		} else {
+			tl.placed = append(tl.placed, ot.placed...)
+			tl.promptSum += ot.promptSum
+			tl.promptN += ot.promptN
+			tl.noBudget += ot.noBudget
 		}
-		tl.arrivals = append(tl.arrivals, ot.arrivals...)
-		tl.placed = append(tl.placed, ot.placed...)
-		tl.promptSum += ot.promptSum
-		tl.promptN += ot.promptN
-		tl.noBudget += ot.noBudget
+		for _, run := range runs {
+			l.keep(tl, run)
+		}
 	}
+	l.spill()
+}
+
+// keep keeps a sorted run of tl's rows, of the input being read: pinned
+// when it cannot be read again, else kept until the second pass counts
+// its windows instead.
+func (l *loadTally) keep(tl *loadTimeline, run []arrival) {
+	if !l.again {
+		tl.pinned = append(tl.pinned, run)
+		return
+	}
+	tl.reread += int64(len(run))
+	if !l.twoPass {
+		tl.arrivals = append(tl.arrivals, run)
+		l.kept += len(run)
+	}
+}
+
+// spill lets the kept rows of inputs that can be read again go once there
+// are more than maxKept: from then on their windows are counted by a
+// second pass (reread.go).
+func (l *loadTally) spill() {
+	if l.twoPass || l.kept <= l.maxKept {
+		return
+	}
+	l.twoPass = true
+	for _, tl := range l.timelines {
+		tl.arrivals = nil
+	}
+	l.kept = 0
 }
 
 // warning says why the picture was left out, if it was.
@@ -547,11 +616,13 @@ func (c *cursor[E]) at() *E {
 func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
 
 // overshoot computes Analysis.Overshoot (t.mu held): published maps raw
-// group names to labels, groups are the Analysis's groups.
-func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoot {
+// group names to labels, groups are the Analysis's groups. Its error is
+// the second pass's (reread.go): an input that can no longer be read, or
+// that changed.
+func (t *Tally) overshoot(published map[string]string, groups []Group) (*Overshoot, error) {
 	l := t.load
 	if l == nil || l.dropped || t.resultsFiles == 0 {
-		return nil
+		return nil, nil
 	}
 	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
 	// A group's position in label order, by its number in the Tally.
@@ -599,10 +670,21 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoo
 			pos += c
 		}
 	}
-	points := make([]LoadPoint, pos)
 	window := float64(l.window) / float64(time.Millisecond)
+	var sums [][]windowSum // with a second pass, each timeline's windows, in the order of its points
+	if l.twoPass {
+		var err error
+		if sums, err = l.windowSums(placedRuns, window); err != nil {
+			return nil, err
+		}
+	}
+	points := make([]LoadPoint, pos)
 	parallel(len(l.timelines), func(ti int) {
-		l.timelines[ti].place(placedRuns[ti], window, rank, counts[ti*G:(ti+1)*G], points)
+		var ws []windowSum
+		if sums != nil {
+			ws = sums[ti]
+		}
+		l.timelines[ti].place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
 	})
 	// Each group's trends apart, on every core: ranking and medians are
 	// most of the work.
@@ -611,7 +693,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoo
 		g.Points = points[spans[gi][0]:spans[gi][1]:spans[gi][1]]
 		g.trends(groups[label[gi]].Waits)
 	})
-	return o
+	return o, nil
 }
 
 // parallel calls do(0) … do(n−1), at most as many at once as there are
@@ -632,9 +714,18 @@ func parallel(n int, do func(i int)) {
 // place writes a LoadPoint for each usable 429 of tl (ps: its runs, in
 // order): the rows intended in the window (ms) up to it, per second. A
 // point of the group numbered p.group goes to points[next[rank[p.group]]],
-// and next moves on.
-func (tl *loadTimeline) place(ps [][]placed, window float64, rank, next []int, points []LoadPoint) {
-	as := inOrder(tl.arrivals, byArrival)
+// and next moves on. sums, when not nil, are the windows' sums counted by
+// the second pass, one per point in order; else they are counted here
+// from the kept rows.
+func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, rank, next []int, points []LoadPoint) {
+	runs := tl.arrivals
+	if len(tl.pinned) > 0 {
+		runs = append(slices.Clip(runs), tl.pinned...)
+	}
+	if sums != nil {
+		runs = nil
+	}
+	as := inOrder(runs, byArrival)
 	budget := tl.noBudget == 0 && tl.promptN > 0
 	meanPrompt := 0.0
 	if tl.promptN > 0 {
@@ -644,20 +735,27 @@ func (tl *loadTimeline) place(ps [][]placed, window float64, rank, next []int, p
 	// sums kept in integers so that a long run adds and removes exactly.
 	lo, hi := cursor[arrival]{runs: as}, cursor[arrival]{runs: as}
 	var budgets, unprompted int64
+	k := 0 // the point's number on tl
 	for _, run := range ps {
 		for _, p := range run {
-			for a := hi.at(); a != nil && a.at <= p.at; a = hi.at() {
-				budgets += int64(a.budget)
-				unprompted += int64(a.unprompted)
-				hi.next()
+			var n int64
+			if sums != nil {
+				n, budgets, unprompted = sums[k].n, sums[k].budgets, sums[k].unprompted
+				k++
+			} else {
+				for a := hi.at(); a != nil && a.at <= p.at; a = hi.at() {
+					budgets += int64(a.budget)
+					unprompted += int64(a.unprompted)
+					hi.next()
+				}
+				start := p.at - window
+				for a := lo.at(); lo.passed < hi.passed && a.at <= start; a = lo.at() {
+					budgets -= int64(a.budget)
+					unprompted -= int64(a.unprompted)
+					lo.next()
+				}
+				n = int64(hi.passed - lo.passed)
 			}
-			start := p.at - window
-			for a := lo.at(); lo.passed < hi.passed && a.at <= start; a = lo.at() {
-				budgets -= int64(a.budget)
-				unprompted -= int64(a.unprompted)
-				lo.next()
-			}
-			n := int64(hi.passed - lo.passed)
 			tokens := -1.0
 			if budget {
 				tokens = (float64(budgets) + float64(unprompted)*meanPrompt) * 1000 / window
