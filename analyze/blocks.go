@@ -84,6 +84,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if err != nil {
 		return err
 	}
+	unreadable := t.unreadable.Count
 	if l := t.load; l != nil {
 		// The rows of this input are kept, or read again, as it allows.
 		l.again = in.At != nil
@@ -163,7 +164,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	}
 	if l := t.load; l != nil && in.At != nil && !l.dropped {
 		// What was read, to read again: a file may have grown since.
-		l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name})
+		l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name, readable: t.unreadable.Count == unreadable})
 	}
 	return nil
 }

@@ -54,6 +54,9 @@ type rereadInput struct {
 	at   io.ReaderAt
 	size int64
 	name string
+	// readable: none of its rows failed to read, so the second read need
+	// check only the columns it reads (results.Reader.ReadableDecoder).
+	readable bool
 }
 
 // windowSum is what the window before a point holds, or what rows add to
@@ -212,7 +215,11 @@ func (s *secondPass) read(in rereadInput) error {
 	if err != nil {
 		return fail(err)
 	}
-	dec, err := rd.Decoder(rereadColumns...)
+	decoder := rd.Decoder
+	if in.readable {
+		decoder = rd.ReadableDecoder
+	}
+	dec, err := decoder(rereadColumns...)
 	if err != nil {
 		return fail(err)
 	}
