@@ -3,9 +3,9 @@ package results
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"fmt"
 	"iter"
+	"math/bits"
 	"slices"
 )
 
