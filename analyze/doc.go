@@ -12,7 +12,8 @@
 // (blocks.go says how, and why the two agree).
 //
 // With OfferedLoad a Tally also keeps every row's intended time (16 bytes
-// a row), and its Analysis places each usable 429 against the load the
+// a row, up to MaxKeptArrivals rows of regular files, which past it are
+// read a second time instead), and its Analysis places each usable 429 against the load the
 // client offered in the window before it — requests and tokens per second
 // — and the utilization the target reported: Analysis.Overshoot, each
 // group's waits described against each measure by Spearman's ρ and, where

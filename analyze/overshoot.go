@@ -48,9 +48,17 @@ import (
 // sorted by the worker that counted them, the blocks merged in file order,
 // and at the analysis a block that reaches back into the ones before it is
 // merged into their tail (a request's latency of rows), so a window that
-// spans blocks, or files, is counted whole. Memory is one arrival (16
-// bytes) per row with an intended time and one placed 429 (32 bytes) per
-// usable 429, and the Analysis's LoadPoints (32 bytes each).
+// spans blocks, or files, is counted whole.
+//
+// Memory: one placed 429 (32 bytes) per usable 429, and the Analysis's
+// LoadPoints (32 bytes each); and one arrival (16 bytes) per row with an
+// intended time, up to MaxKeptArrivals rows of inputs that can be read
+// again (regular files, Input.At). Past that they are let go and the
+// analysis reads those inputs a second time, counting each row into the
+// windows of its timeline's 429s (reread.go): the same sums, and memory
+// that grows with the 429s (32 bytes more each while counting), not the
+// file. The rows of an input that cannot be read again (a pipe) are kept
+// whatever their number.
 
 // Settings and limits of the overshoot picture.
 const (
@@ -95,10 +103,12 @@ const (
 )
 
 // OfferedLoad makes a Tally keep the intended time and token budget of
-// every row of ptuprobe results (16 bytes a row), so that its Analysis
-// places each usable 429 against the load offered in the window before it
-// (Analysis.Overshoot). A window ≤ 0 means DefaultLoadWindow. A live
-// Tally (Observe) is not given it: it would grow with every request.
+// the rows of ptuprobe results (16 bytes a row; past MaxKeptArrivals rows
+// of inputs that can be read again, those are read again instead:
+// reread.go), so that its Analysis places each usable 429 against the
+// load offered in the window before it (Analysis.Overshoot). A window ≤ 0
+// means DefaultLoadWindow. A live Tally (Observe) is not given it: it
+// would grow with every request.
 func OfferedLoad(window time.Duration) TallyOption {
 	if window <= 0 {
 		window = DefaultLoadWindow
@@ -718,6 +728,9 @@ func parallel(n int, do func(i int)) {
 // the second pass, one per point in order; else they are counted here
 // from the kept rows.
 func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, rank, next []int, points []LoadPoint) {
+	if len(ps) == 0 {
+		return // no point: nothing to count
+	}
 	runs := tl.arrivals
 	if len(tl.pinned) > 0 {
 		runs = append(slices.Clip(runs), tl.pinned...)
