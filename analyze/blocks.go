@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -88,7 +89,12 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if l := t.load; l != nil {
 		// The rows of this input are kept, or read again, as it allows.
 		l.again = in.At != nil
+		if l.again && !l.dropped {
+			l.spilled = new(atomic.Bool)
+			l.spilled.Store(l.twoPass)
+		}
 		defer func() {
+			l.spilled = nil
 			t.sealLoad()
 			// A second pass could not find the rows of a read that failed.
 			l.partial = l.partial || (l.again && err != nil)
@@ -102,11 +108,18 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		wg.Wait() // no worker outlives the read: the caller may close r
 	}()
 	workers := workers()
+	var spilled *atomic.Bool // read by the workers, not t.load's: the reading goroutine writes t.load
+	if t.load != nil {
+		spilled = t.load.spilled
+	}
 	for range workers {
 		dec := dec.Clone()
 		wg.Go(func() {
 			for b := range jobs {
 				b.part = t.fork()
+				if spilled != nil && spilled.Load() && b.part.load != nil {
+					b.part.load.counting = true
+				}
 				b.stop = b.part.count(dec, b.Block, in)
 				b.part.sealLoad()
 				close(b.done)

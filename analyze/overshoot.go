@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -240,6 +241,7 @@ type loadTimeline struct {
 	// reread counts the rows with an intended time of inputs that can be
 	// read again, kept or not: what a second pass must find again.
 	reread    int64
+	counted   int64 // rows a block's Tally counted without keeping them (loadTally.counting)
 	placed    [][]placed
 	promptSum int64 // prompt_tokens of the rows that reported one
 	promptN   int
@@ -258,6 +260,11 @@ type loadTally struct {
 	kept      int  // rows of arrivals (inputs that can be read again)
 	twoPass   bool // past maxKept: their windows are counted by a second pass (reread.go)
 	partial   bool // the read of an input that can be read again failed
+	// spilled, while an input that can be read again is read, is set once
+	// the second pass is taken, for the workers: the Tallies of the blocks
+	// they count from then on only count their rows (counting).
+	spilled  *atomic.Bool
+	counting bool
 	inputs    []rereadInput
 	timelines []*loadTimeline // in the order first seen
 	byKey     map[timelineKey]*loadTimeline
@@ -311,8 +318,12 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc = scratchPool.Get().(*loadScratch)
 		l.scratch = sc
 	}
-	sc.arrivals = append(sc.arrivals, arrivalOf(rec))
-	sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
+	if l.counting {
+		tl.counted++
+	} else {
+		sc.arrivals = append(sc.arrivals, arrivalOf(rec))
+		sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
+	}
 	if rec.PromptTokens >= 0 {
 		tl.promptSum += int64(tokens32(rec.PromptTokens))
 		tl.promptN++
@@ -483,14 +494,14 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 		// o's rows are a block's (o has no input of its own: they are
 		// pinned) or another Tally's: they are kept as l keeps the rows of
 		// the input it reads.
-		runs := append(ot.arrivals, ot.pinned...)
+		runs, counted := append(ot.arrivals, ot.pinned...), ot.counted
 		tl := l.byKey[ot.key]
 		if tl == nil {
 			if len(l.timelines) >= MaxLoadTimelines {
 				l.drop()
 				return
 			}
-			ot.arrivals, ot.pinned, ot.reread = nil, nil, 0
+			ot.arrivals, ot.pinned, ot.reread, ot.counted = nil, nil, 0, 0
 			l.adopt(ot)
 			tl = ot
 		} else {
@@ -502,6 +513,10 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 		for _, run := range runs {
 			l.keep(tl, run)
 		}
+		// Rows counted but not kept: o counted a block after the second
+		// pass was taken (spilled), which only an input that can be read
+		// again sets, and only while it is read.
+		tl.reread += counted
 	}
 	l.spill()
 }
@@ -529,6 +544,9 @@ func (l *loadTally) spill() {
 		return
 	}
 	l.twoPass = true
+	if l.spilled != nil {
+		l.spilled.Store(true)
+	}
 	for _, tl := range l.timelines {
 		tl.arrivals = nil
 	}
