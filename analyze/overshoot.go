@@ -254,17 +254,17 @@ type loadTimeline struct {
 // a few timelines in shares no one knows beforehand, and growing a slice
 // per timeline copied and wasted more than the rows themselves.
 type loadTally struct {
-	window    time.Duration
-	maxKept   int  // MaxKeptArrivals, or a test's
-	again     bool // the input being read can be read again (Input.At)
-	kept      int  // rows of arrivals (inputs that can be read again)
-	twoPass   bool // past maxKept: their windows are counted by a second pass (reread.go)
-	partial   bool // the read of an input that can be read again failed
+	window  time.Duration
+	maxKept int  // MaxKeptArrivals, or a test's
+	again   bool // the input being read can be read again (Input.At)
+	kept    int  // rows of arrivals (inputs that can be read again)
+	twoPass bool // past maxKept: their windows are counted by a second pass (reread.go)
+	partial bool // the read of an input that can be read again failed
 	// spilled, while an input that can be read again is read, is set once
 	// the second pass is taken, for the workers: the Tallies of the blocks
 	// they count from then on only count their rows (counting).
-	spilled  *atomic.Bool
-	counting bool
+	spilled   *atomic.Bool
+	counting  bool
 	inputs    []rereadInput
 	timelines []*loadTimeline // in the order first seen
 	byKey     map[timelineKey]*loadTimeline
