@@ -40,11 +40,11 @@ import (
 // and counts their windows by a second read of those inputs at the
 // analysis. The trade: below it one read is cheapest (a million rows'
 // picture costs a few milliseconds on top of the read, where a second
-// read would cost some 70 ms); above it the second read costs about 60%
-// of the first (it decodes 7 columns, and checks no other cell of a file
-// whose rows all read), and memory stops growing with the file: it grows
-// with the 429s kept, as the rest of an Analysis does, plus these 32 MB
-// at most.
+// read would cost about 60 ms, and save 5 MB); above it the second read
+// costs a little over half the first (it decodes 7 columns, and checks no
+// other cell of a file whose rows all read), and memory stops growing
+// with the file: it grows with the 429s kept, as the rest of an Analysis
+// does, plus these 32 MB at most.
 const MaxKeptArrivals = 2_000_000
 
 // rereadColumns are the columns the second pass reads: a row's timeline,
