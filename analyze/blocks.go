@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,10 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if l := t.load; l != nil {
 		// The rows of this input are kept, or read again, as it allows.
 		l.again = in.At != nil
+		l.from = 0 // kept whole, unless the second pass is taken
+		if l.twoPass {
+			l.from = 1
+		}
 		if l.again && !l.dropped {
 			l.spilled = new(atomic.Bool)
 			l.spilled.Store(l.twoPass)
@@ -162,6 +167,11 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		if err := t.merge(b, dec, in); err != nil {
 			return err
 		}
+		if l := t.load; l != nil && l.spillPending {
+			// Rows up to b's are kept: the second pass reads the lines after.
+			l.spillPending = false
+			l.from = b.Line + bytes.Count(b.Text, []byte{'\n'})
+		}
 		free = append(free, b.buf)
 	}
 	switch {
@@ -176,8 +186,18 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
 	}
 	if l := t.load; l != nil && in.At != nil && !l.dropped {
-		// What was read, to read again: a file may have grown since.
-		l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name, readable: t.unreadable.Count == unreadable})
+		t.sealLoad()
+		switch {
+		case l.spillPending:
+			// Taken by rows counted again into t (blocks.go's merge), past
+			// a block: which line to read from is not known.
+			l.partial = true
+		case l.from > 0:
+			// What was read, to read again from l.from: a file may have
+			// grown since.
+			l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name, from: l.from,
+				readable: t.unreadable.Count == unreadable})
+		}
 	}
 	return nil
 }

@@ -12,9 +12,9 @@
 // (blocks.go says how, and why the two agree).
 //
 // With OfferedLoad a Tally also keeps every row's intended time (16 bytes
-// a row, up to MaxKeptArrivals rows of regular files, which past it are
-// read a second time instead), and its Analysis places each usable 429 against the load the
-// client offered in the window before it — requests and tokens per second
+// a row, up to MaxKeptArrivals rows of regular files, whose rows past it
+// are read a second time instead), and its Analysis places each usable
+// 429 against the load the client offered in the window before it — requests and tokens per second
 // — and the utilization the target reported: Analysis.Overshoot, each
 // group's waits described against each measure by Spearman's ρ and, where
 // one fits, a Theil–Sen line (overshoot.go and trend.go say how and why).

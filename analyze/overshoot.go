@@ -54,12 +54,12 @@ import (
 // Memory: one placed 429 (32 bytes) per usable 429, and the Analysis's
 // LoadPoints (32 bytes each); and one arrival (16 bytes) per row with an
 // intended time, up to MaxKeptArrivals rows of inputs that can be read
-// again (regular files, Input.At). Past that they are let go and the
-// analysis reads those inputs a second time, counting each row into the
-// windows of its timeline's 429s (reread.go): the same sums, and memory
-// that grows with the 429s (32 bytes more each while counting), not the
-// file. The rows of an input that cannot be read again (a pipe) are kept
-// whatever their number.
+// again (regular files, Input.At). Past that no more are kept, and the
+// analysis reads the rest of those inputs a second time, counting each
+// row into the windows of its timeline's 429s (reread.go): the same sums,
+// and memory that grows with the 429s (32 bytes more each while
+// counting), not the file. The rows of an input that cannot be read again
+// (a pipe) are kept whatever their number.
 
 // Settings and limits of the overshoot picture.
 const (
@@ -105,8 +105,8 @@ const (
 
 // OfferedLoad makes a Tally keep the intended time and token budget of
 // the rows of ptuprobe results (16 bytes a row; past MaxKeptArrivals rows
-// of inputs that can be read again, those are read again instead:
-// reread.go), so that its Analysis places each usable 429 against the
+// of inputs that can be read again, the rest of those are read again
+// instead: reread.go), so that its Analysis places each usable 429 against the
 // load offered in the window before it (Analysis.Overshoot). A window ≤ 0
 // means DefaultLoadWindow. A live Tally (Observe) is not given it: it
 // would grow with every request.
@@ -234,12 +234,12 @@ func byPlaced(a, b placed) int {
 type loadTimeline struct {
 	key   timelineKey
 	index int32 // its position in its loadTally's timelines
-	// arrivals are the kept rows of inputs that can be read again (none
-	// once the Tally counts them by a second pass), pinned those of
+	// arrivals are the kept rows of inputs that can be read again (up to
+	// the block that took the second pass: none after), pinned those of
 	// inputs that cannot (a pipe), always kept.
 	arrivals, pinned [][]arrival
 	// reread counts the rows with an intended time of inputs that can be
-	// read again, kept or not: what a second pass must find again.
+	// read again that were not kept: what the second pass must find.
 	reread    int64
 	counted   int64 // rows a block's Tally counted without keeping them (loadTally.counting)
 	placed    [][]placed
@@ -263,16 +263,20 @@ type loadTally struct {
 	// spilled, while an input that can be read again is read, is set once
 	// the second pass is taken, for the workers: the Tallies of the blocks
 	// they count from then on only count their rows (counting).
-	spilled   *atomic.Bool
-	counting  bool
-	inputs    []rereadInput
-	timelines []*loadTimeline // in the order first seen
-	byKey     map[timelineKey]*loadTimeline
-	recent    [4]recentTimeline // timelines of recent rows
-	evict     int               // the entry of recent a new timeline replaces
-	scratch   *loadScratch      // rows counted since the last seal
-	unplaced  int
-	dropped   bool // more than MaxLoadTimelines: nothing is kept
+	spilled  *atomic.Bool
+	counting bool
+	// spillPending: the last block absorbed took the second pass, and
+	// from (the input's first line the second pass reads) is to be noted.
+	spillPending bool
+	from         int
+	inputs       []rereadInput
+	timelines    []*loadTimeline // in the order first seen
+	byKey        map[timelineKey]*loadTimeline
+	recent       [4]recentTimeline // timelines of recent rows
+	evict        int               // the entry of recent a new timeline replaces
+	scratch      *loadScratch      // rows counted since the last seal
+	unplaced     int
+	dropped      bool // more than MaxLoadTimelines: nothing is kept
 }
 
 // loadScratch holds rows not yet sealed, each with its timeline's index.
@@ -525,32 +529,31 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 // when it cannot be read again, else kept until the second pass counts
 // its windows instead.
 func (l *loadTally) keep(tl *loadTimeline, run []arrival) {
-	if !l.again {
+	switch {
+	case !l.again:
 		tl.pinned = append(tl.pinned, run)
-		return
-	}
-	tl.reread += int64(len(run))
-	if !l.twoPass {
+	case l.twoPass:
+		tl.reread += int64(len(run))
+	default:
 		tl.arrivals = append(tl.arrivals, run)
 		l.kept += len(run)
 	}
 }
 
-// spill lets the kept rows of inputs that can be read again go once there
-// are more than maxKept: from then on their windows are counted by a
-// second pass (reread.go).
+// spill stops keeping the rows of inputs that can be read again once more
+// than maxKept are kept: from then on their windows are counted by a
+// second pass (reread.go), which reads the input being read from the
+// block after the one that brought them past (readResults notes its line:
+// spillPending), and the inputs after it whole. The rows kept stay, and
+// are counted from memory: at most maxKept and a block's.
 func (l *loadTally) spill() {
 	if l.twoPass || l.kept <= l.maxKept {
 		return
 	}
-	l.twoPass = true
+	l.twoPass, l.spillPending = true, true
 	if l.spilled != nil {
 		l.spilled.Store(true)
 	}
-	for _, tl := range l.timelines {
-		tl.arrivals = nil
-	}
-	l.kept = 0
 }
 
 // warning says why the picture was left out, if it was.

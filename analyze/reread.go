@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -16,10 +17,11 @@ import (
 // once, in blocks, before the 429s of a timeline are all known: so the
 // picture keeps every row's arrival (16 bytes) until the analysis. Past
 // MaxKeptArrivals rows of inputs that can be read again (Input.At: a
-// regular file), it lets them go and keeps only what the 429s need; the
-// analysis then knows each timeline's points — their intended times,
-// sorted — and reads those inputs again, on every core, block by block as
-// the first read did. Each row x of a timeline is in the windows of the
+// regular file), it keeps no more, only what the 429s need; the analysis
+// then knows each timeline's points — their intended times, sorted — and
+// reads those inputs again, on every core, block by block as the first
+// read did: the one being read when it stopped from the block after the
+// last it kept (rereadInput.from), those after it whole. Each row x of a timeline is in the windows of the
 // points q with q − W < x ≤ q, which are consecutive: from the first
 // point with x ≤ q to the last with q − W < x, the very comparisons the
 // sliding window of place makes (q − W computed alike), found by
@@ -28,17 +30,18 @@ import (
 // and taken away after the last (a difference array; consecutive rows
 // with the same points are summed first), and the prefix sums are each
 // point's window: the same integers the sliding window sums, so the same
-// Analysis, bit for bit. The rows of inputs that cannot be read again (a
-// pipe) are kept whatever their number, and counted into the same sums.
+// Analysis, bit for bit. The rows kept — of inputs that cannot be read
+// again (a pipe), whatever their number, and of the others up to the
+// stop — are counted into the same sums.
 //
 // The second pass checks that it finds, timeline by timeline, as many rows
 // as the first read counted: a file rewritten in between is an error, not
 // a wrong picture.
 
 // MaxKeptArrivals is how many rows of inputs that can be read again the
-// overshoot picture keeps (16 bytes each: 32 MB) before it lets them go
-// and counts their windows by a second read of those inputs at the
-// analysis. The trade: below it one read is cheapest (a million rows'
+// overshoot picture keeps (16 bytes each: 32 MB, and a block's more)
+// before it keeps no more and counts the windows of the others by a
+// second read of those inputs at the analysis. The trade: below it one read is cheapest (a million rows'
 // picture costs a few milliseconds on top of the read, where a second
 // read would cost about 60 ms, and save 5 MB); above it the second read
 // costs a little over half the first (it decodes 7 columns, and checks no
@@ -57,6 +60,7 @@ type rereadInput struct {
 	at   io.ReaderAt
 	size int64
 	name string
+	from int // the first line to count: the lines before were kept
 	// readable: none of its rows failed to read, so the second read need
 	// check only the columns it reads (results.Reader.ReadableDecoder).
 	readable bool
@@ -121,14 +125,16 @@ func (l *loadTally) windowSums(placedRuns [][][]placed, window float64) ([][]win
 		}
 		s.at[ti], s.diff[ti] = at, make([]windowSum, n+1)
 	}
-	// Rows of inputs that cannot be read again, timeline by timeline.
+	// Rows kept, timeline by timeline: of inputs that cannot be read
+	// again, and those of the others before the second pass was taken.
 	parallel(len(l.timelines), func(ti int) {
 		at, d := s.at[ti], s.diff[ti]
 		if len(at) == 0 {
 			return
 		}
 		hi, hs := 0, 0
-		for _, run := range l.timelines[ti].pinned {
+		tl := l.timelines[ti]
+		for _, run := range append(slices.Clip(tl.arrivals), tl.pinned...) {
 			for _, a := range run {
 				i, j := s.points(at, a.at, &hi, &hs)
 				if i < j {
@@ -232,7 +238,7 @@ func (s *secondPass) read(in rereadInput) error {
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for range workers {
-		w := s.worker(dec.Clone())
+		w := s.worker(dec.Clone(), in.from)
 		wg.Go(func() {
 			var failed error
 			for b := range jobs {
@@ -254,6 +260,10 @@ func (s *secondPass) read(in rereadInput) error {
 		if err != nil {
 			end = err
 			break
+		}
+		if rd.Line() < in.from { // every line of it was kept
+			free <- blk.Text[:cap(blk.Text)]
+			continue
 		}
 		jobs <- blk
 	}
@@ -279,6 +289,7 @@ func (s *secondPass) read(in rereadInput) error {
 type passWorker struct {
 	s       *secondPass
 	dec     *results.LineDecoder
+	from    int // the first line to count
 	recent  [4]recentTimeline
 	evict   int
 	open    []span  // by timeline: the span its rows are summed into; tl −1 when none
@@ -288,9 +299,9 @@ type passWorker struct {
 	spans   []span
 }
 
-func (s *secondPass) worker(dec *results.LineDecoder) *passWorker {
+func (s *secondPass) worker(dec *results.LineDecoder, from int) *passWorker {
 	n := len(s.l.timelines)
-	w := &passWorker{s: s, dec: dec, open: make([]span, n), hints: make([][2]int, n), rows: make([]int64, n)}
+	w := &passWorker{s: s, dec: dec, from: from, open: make([]span, n), hints: make([][2]int, n), rows: make([]int64, n)}
 	for i := range w.open {
 		w.open[i].tl = -1
 	}
@@ -301,7 +312,10 @@ func (s *secondPass) worker(dec *results.LineDecoder) *passWorker {
 func (w *passWorker) count(b results.Block) error {
 	s := w.s
 	rec := results.Blank()
-	for _, err := range w.dec.Rows(b, &rec) {
+	for line, err := range w.dec.Rows(b, &rec) {
+		if line < w.from {
+			continue // kept
+		}
 		if err != nil {
 			if errors.Is(err, results.ErrLineTooLong) {
 				return err

@@ -198,8 +198,10 @@ func TestSecondPassFindsAChangedFile(t *testing.T) {
 	if err := tally.Read(context.Background(), f, Input{Name: path, Ordinal: 1, At: f}, ForeignColumns{}); err != nil {
 		t.Fatal(err)
 	}
-	// The same size, a row fewer of timeline r1/g: its line made unreadable.
-	start := strings.Index(file, "\nr1,scheduled,g,") + 1
+	// The same size, a row fewer of timeline r2/g: its last line, which
+	// the second pass reads (the first block's rows are kept), made
+	// unreadable.
+	start := strings.LastIndex(file, "\nr2,scheduled,g,") + 1
 	end := start + strings.IndexByte(file[start:], '\n')
 	changed := file[:start] + strings.Repeat("x", end-start) + file[end:]
 	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
