@@ -106,10 +106,10 @@ const (
 // OfferedLoad makes a Tally keep the intended time and token budget of
 // the rows of ptuprobe results (16 bytes a row; past MaxKeptArrivals rows
 // of inputs that can be read again, the rest of those are read again
-// instead: reread.go), so that its Analysis places each usable 429 against the
-// load offered in the window before it (Analysis.Overshoot). A window ≤ 0
-// means DefaultLoadWindow. A live Tally (Observe) is not given it: it
-// would grow with every request.
+// instead: reread.go), so that its Analysis places each usable 429
+// against the load offered in the window before it (Analysis.Overshoot).
+// A window ≤ 0 means DefaultLoadWindow. A live Tally (Observe) is not
+// given it: it would grow with every request.
 func OfferedLoad(window time.Duration) TallyOption {
 	if window <= 0 {
 		window = DefaultLoadWindow
