@@ -16,9 +16,9 @@
 // are read a second time instead), and its Analysis places each usable
 // 429 against the load the client offered in the window before it —
 // requests and tokens per second — and the utilization the target
-// reported: Analysis.Overshoot, each
-// group's waits described against each measure by Spearman's ρ and, where
-// one fits, a Theil–Sen line (overshoot.go and trend.go say how and why).
+// reported: Analysis.Overshoot, each group's waits described against each
+// measure by Spearman's ρ and, where one fits, a Theil–Sen line
+// (overshoot.go and trend.go say how and why).
 // It describes the runs; it is not a model of the service.
 //
 // It imports results, internal/num, internal/valid and
