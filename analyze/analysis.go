@@ -181,8 +181,10 @@ type Analysis struct {
 // Analysis groups the tally under published labels (merging raw groups
 // that share one), sorts the waits and computes every Statistic for each
 // group with at least minGroup waits. It fails when a label taken from the
-// data cannot be published (results.ValidateGroup). The Analysis is a
-// copy: the Tally may go on counting.
+// data cannot be published (results.ValidateGroup), and when the
+// overshoot picture's second read (reread.go) cannot read an input again
+// (Input.At) or finds it changed. The Analysis is a copy: the Tally may go
+// on counting.
 func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -285,7 +287,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		}
 		a.Timeline = t.points.published(labels)
 	}
-	a.Overshoot = t.overshoot(published, a.Groups)
+	o, err := t.overshoot(published, a.Groups)
+	if err != nil {
+		return nil, err
+	}
+	a.Overshoot = o
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)
 	if w := t.load.warning(); w != "" {

@@ -1,12 +1,14 @@
 package analyze
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -75,7 +77,7 @@ func workers() int { return min(runtime.GOMAXPROCS(0), maxWorkers) }
 
 // readResults streams the rows of a ptuprobe results file into t (t.mu
 // held), on every core; see above.
-func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) error {
+func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) (err error) {
 	rd, err := results.NewReader(r, in.Name)
 	if err != nil {
 		return badInput("%v", err)
@@ -84,6 +86,26 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if err != nil {
 		return err
 	}
+	unreadable := t.unreadable.Count
+	if l := t.load; l != nil {
+		// The rows of this input are kept, or read again, as it allows.
+		l.again = in.At != nil
+		l.from = 0 // kept whole, unless the second pass is taken
+		if l.twoPass {
+			l.from = 1
+		}
+		if l.again && !l.dropped {
+			l.spilled = new(atomic.Bool)
+			l.spilled.Store(l.twoPass)
+		}
+		defer func() {
+			l.spilled = nil
+			t.sealLoad()
+			// A second pass could not find the rows of a read that failed.
+			l.partial = l.partial || (l.again && err != nil)
+			l.again = false
+		}()
+	}
 	jobs := make(chan *block)
 	var wg sync.WaitGroup
 	defer func() {
@@ -91,11 +113,18 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		wg.Wait() // no worker outlives the read: the caller may close r
 	}()
 	workers := workers()
+	var spilled *atomic.Bool // read by the workers, not t.load's: the reading goroutine writes t.load
+	if t.load != nil {
+		spilled = t.load.spilled
+	}
 	for range workers {
 		dec := dec.Clone()
 		wg.Go(func() {
 			for b := range jobs {
 				b.part = t.fork()
+				if spilled != nil && spilled.Load() && b.part.load != nil {
+					b.part.load.counting = true
+				}
 				b.stop = b.part.count(dec, b.Block, in)
 				b.part.sealLoad()
 				close(b.done)
@@ -138,6 +167,11 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		if err := t.merge(b, dec, in); err != nil {
 			return err
 		}
+		if l := t.load; l != nil && l.spillPending {
+			// Rows up to b's are kept: the second pass reads the lines after.
+			l.spillPending = false
+			l.from = b.Line + bytes.Count(b.Text, []byte{'\n'})
+		}
 		free = append(free, b.buf)
 	}
 	switch {
@@ -150,6 +184,20 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	}
 	if l := rd.Truncated(); l > 0 {
 		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
+	}
+	if l := t.load; l != nil && in.At != nil && !l.dropped {
+		t.sealLoad()
+		switch {
+		case l.spillPending:
+			// Taken by rows counted again into t (blocks.go's merge), past
+			// a block: which line to read from is not known.
+			l.partial = true
+		case l.from > 0:
+			// What was read, to read again from l.from: a file may have
+			// grown since.
+			l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name, from: l.from,
+				readable: t.unreadable.Count == unreadable})
+		}
 	}
 	return nil
 }

@@ -12,11 +12,13 @@
 // (blocks.go says how, and why the two agree).
 //
 // With OfferedLoad a Tally also keeps every row's intended time (16 bytes
-// a row), and its Analysis places each usable 429 against the load the
-// client offered in the window before it — requests and tokens per second
-// — and the utilization the target reported: Analysis.Overshoot, each
-// group's waits described against each measure by Spearman's ρ and, where
-// one fits, a Theil–Sen line (overshoot.go and trend.go say how and why).
+// a row, up to MaxKeptArrivals rows of regular files, whose rows past it
+// are read a second time instead), and its Analysis places each usable
+// 429 against the load the client offered in the window before it —
+// requests and tokens per second — and the utilization the target
+// reported: Analysis.Overshoot, each group's waits described against each
+// measure by Spearman's ρ and, where one fits, a Theil–Sen line
+// (overshoot.go and trend.go say how and why).
 // It describes the runs; it is not a model of the service.
 //
 // It imports results, internal/num, internal/valid and

@@ -39,6 +39,12 @@ const checkEvery = 1 << 13
 type Input struct {
 	Name    string
 	Ordinal int
+	// At, when not nil, reads the same bytes Read is given, from the
+	// start (the regular file Read reads, open until the Analysis): the
+	// overshoot picture (OfferedLoad) of a large ptuprobe results file then
+	// reads it a second time rather than keep every row (reread.go). nil
+	// for a pipe, or anything that cannot be read twice.
+	At io.ReaderAt
 }
 
 // ForeignColumns names the columns of a foreign CSV. An empty Value means
@@ -71,10 +77,12 @@ func badInput(format string, a ...any) error {
 type ioErrReader struct {
 	r   io.Reader
 	err error
+	n   int64 // bytes read
 }
 
 func (e *ioErrReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
+	e.n += int64(n)
 	if err != nil && !errors.Is(err, io.EOF) && e.err == nil {
 		e.err = err
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -48,9 +49,17 @@ import (
 // sorted by the worker that counted them, the blocks merged in file order,
 // and at the analysis a block that reaches back into the ones before it is
 // merged into their tail (a request's latency of rows), so a window that
-// spans blocks, or files, is counted whole. Memory is one arrival (16
-// bytes) per row with an intended time and one placed 429 (32 bytes) per
-// usable 429, and the Analysis's LoadPoints (32 bytes each).
+// spans blocks, or files, is counted whole.
+//
+// Memory: one placed 429 (32 bytes) per usable 429, and the Analysis's
+// LoadPoints (32 bytes each); and one arrival (16 bytes) per row with an
+// intended time, up to MaxKeptArrivals rows of inputs that can be read
+// again (regular files, Input.At). Past that no more are kept, and the
+// analysis reads the rest of those inputs a second time, counting each
+// row into the windows of its timeline's 429s (reread.go): the same sums,
+// and memory that grows with the 429s (32 bytes more each while
+// counting), not the file. The rows of an input that cannot be read again
+// (a pipe) are kept whatever their number.
 
 // Settings and limits of the overshoot picture.
 const (
@@ -95,15 +104,30 @@ const (
 )
 
 // OfferedLoad makes a Tally keep the intended time and token budget of
-// every row of ptuprobe results (16 bytes a row), so that its Analysis
-// places each usable 429 against the load offered in the window before it
-// (Analysis.Overshoot). A window ≤ 0 means DefaultLoadWindow. A live
-// Tally (Observe) is not given it: it would grow with every request.
+// the rows of ptuprobe results (16 bytes a row; past MaxKeptArrivals rows
+// of inputs that can be read again, the rest of those are read again
+// instead: reread.go), so that its Analysis places each usable 429
+// against the load offered in the window before it (Analysis.Overshoot).
+// A window ≤ 0 means DefaultLoadWindow. A live Tally (Observe) is not
+// given it: it would grow with every request.
 func OfferedLoad(window time.Duration) TallyOption {
 	if window <= 0 {
 		window = DefaultLoadWindow
 	}
-	return func(t *Tally) { t.load = &loadTally{window: window, byKey: map[timelineKey]*loadTimeline{}} }
+	return func(t *Tally) {
+		t.load = &loadTally{window: window, byKey: map[timelineKey]*loadTimeline{}, maxKept: MaxKeptArrivals}
+	}
+}
+
+// keepArrivals sets how many rows of inputs that can be read again a
+// Tally keeps before it counts their windows by a second pass instead
+// (MaxKeptArrivals); after OfferedLoad. For tests.
+func keepArrivals(n int) TallyOption {
+	return func(t *Tally) {
+		if t.load != nil {
+			t.load.maxKept = n
+		}
+	}
 }
 
 // Overshoot is the overshoot picture of an Analysis: each usable 429 of
@@ -208,9 +232,16 @@ func byPlaced(a, b placed) int {
 // runs (a block's, sorted by the worker that counted it), in the order
 // they were counted.
 type loadTimeline struct {
-	key       timelineKey
-	index     int32 // its position in its loadTally's timelines
-	arrivals  [][]arrival
+	key   timelineKey
+	index int32 // its position in its loadTally's timelines
+	// arrivals are the kept rows of inputs that can be read again (up to
+	// the block that took the second pass: none after), pinned those of
+	// inputs that cannot (a pipe), always kept.
+	arrivals, pinned [][]arrival
+	// reread counts the rows with an intended time of inputs that can be
+	// read again that were not kept: what the second pass must find.
+	reread    int64
+	counted   int64 // rows a block's Tally counted without keeping them (loadTally.counting)
 	placed    [][]placed
 	promptSum int64 // prompt_tokens of the rows that reported one
 	promptN   int
@@ -223,14 +254,29 @@ type loadTimeline struct {
 // a few timelines in shares no one knows beforehand, and growing a slice
 // per timeline copied and wasted more than the rows themselves.
 type loadTally struct {
-	window    time.Duration
-	timelines []*loadTimeline // in the order first seen
-	byKey     map[timelineKey]*loadTimeline
-	recent    [4]recentTimeline // timelines of recent rows
-	evict     int               // the entry of recent a new timeline replaces
-	scratch   *loadScratch      // rows counted since the last seal
-	unplaced  int
-	dropped   bool // more than MaxLoadTimelines: nothing is kept
+	window  time.Duration
+	maxKept int  // MaxKeptArrivals, or a test's
+	again   bool // the input being read can be read again (Input.At)
+	kept    int  // rows of arrivals (inputs that can be read again)
+	twoPass bool // past maxKept: their windows are counted by a second pass (reread.go)
+	partial bool // the read of an input that can be read again failed
+	// spilled, while an input that can be read again is read, is set once
+	// the second pass is taken, for the workers: the Tallies of the blocks
+	// they count from then on only count their rows (counting).
+	spilled  *atomic.Bool
+	counting bool
+	// spillPending: the last block absorbed took the second pass, and
+	// from (the input's first line the second pass reads) is to be noted.
+	spillPending bool
+	from         int
+	inputs       []rereadInput
+	timelines    []*loadTimeline // in the order first seen
+	byKey        map[timelineKey]*loadTimeline
+	recent       [4]recentTimeline // timelines of recent rows
+	evict        int               // the entry of recent a new timeline replaces
+	scratch      *loadScratch      // rows counted since the last seal
+	unplaced     int
+	dropped      bool // more than MaxLoadTimelines: nothing is kept
 }
 
 // loadScratch holds rows not yet sealed, each with its timeline's index.
@@ -276,12 +322,12 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc = scratchPool.Get().(*loadScratch)
 		l.scratch = sc
 	}
-	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
-	if rec.PromptTokens < 0 {
-		a.unprompted = 1
+	if l.counting {
+		tl.counted++
+	} else {
+		sc.arrivals = append(sc.arrivals, arrivalOf(rec))
+		sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
 	}
-	sc.arrivals = append(sc.arrivals, a)
-	sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
 	if rec.PromptTokens >= 0 {
 		tl.promptSum += int64(tokens32(rec.PromptTokens))
 		tl.promptN++
@@ -293,6 +339,15 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc.placed = append(sc.placed, placed{at: rec.IntendedMS, waitMS: rec.WaitMS, utilPct: rec.UtilizationPct, group: group})
 		sc.placedTL = append(sc.placedTL, tl.index)
 	}
+}
+
+// arrivalOf is rec's arrival (rec has an intended time).
+func arrivalOf(rec *results.Record) arrival {
+	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
+	if rec.PromptTokens < 0 {
+		a.unprompted = 1
+	}
+	return a
 }
 
 // tokens32 keeps a token count in an int32: None is 0, and a hand-edited
@@ -349,7 +404,7 @@ func (l *loadTally) drop() {
 		l.scratch.reset()
 		scratchPool.Put(l.scratch)
 	}
-	*l = loadTally{window: l.window, dropped: true}
+	*l = loadTally{window: l.window, maxKept: l.maxKept, dropped: true}
 }
 
 func (sc *loadScratch) reset() {
@@ -372,9 +427,10 @@ func (l *loadTally) seal() {
 			if !arrivalsSorted(run) {
 				slices.SortFunc(run, byArrival)
 			}
-			l.timelines[i].arrivals = append(l.timelines[i].arrivals, run)
+			l.keep(l.timelines[i], run)
 		}
 	}
+	l.spill()
 	for i, run := range cut(sc.placed, sc.placedTL, n) {
 		if len(run) > 0 {
 			if !slices.IsSortedFunc(run, byPlaced) {
@@ -439,20 +495,64 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 				ps[i].group = remap[ps[i].group]
 			}
 		}
+		// o's rows are a block's (o has no input of its own: they are
+		// pinned) or another Tally's: they are kept as l keeps the rows of
+		// the input it reads.
+		runs, counted := append(ot.arrivals, ot.pinned...), ot.counted
 		tl := l.byKey[ot.key]
 		if tl == nil {
 			if len(l.timelines) >= MaxLoadTimelines {
 				l.drop()
 				return
 			}
+			ot.arrivals, ot.pinned, ot.reread, ot.counted = nil, nil, 0, 0
 			l.adopt(ot)
-			continue
+			tl = ot
+		} else {
+			tl.placed = append(tl.placed, ot.placed...)
+			tl.promptSum += ot.promptSum
+			tl.promptN += ot.promptN
+			tl.noBudget += ot.noBudget
 		}
-		tl.arrivals = append(tl.arrivals, ot.arrivals...)
-		tl.placed = append(tl.placed, ot.placed...)
-		tl.promptSum += ot.promptSum
-		tl.promptN += ot.promptN
-		tl.noBudget += ot.noBudget
+		for _, run := range runs {
+			l.keep(tl, run)
+		}
+		// Rows counted but not kept: o counted a block after the second
+		// pass was taken (spilled), which only an input that can be read
+		// again sets, and only while it is read.
+		tl.reread += counted
+	}
+	l.spill()
+}
+
+// keep keeps a sorted run of tl's rows, of the input being read: pinned
+// when it cannot be read again, else kept until the second pass counts
+// its windows instead.
+func (l *loadTally) keep(tl *loadTimeline, run []arrival) {
+	switch {
+	case !l.again:
+		tl.pinned = append(tl.pinned, run)
+	case l.twoPass:
+		tl.reread += int64(len(run))
+	default:
+		tl.arrivals = append(tl.arrivals, run)
+		l.kept += len(run)
+	}
+}
+
+// spill stops keeping the rows of inputs that can be read again once more
+// than maxKept are kept: from then on their windows are counted by a
+// second pass (reread.go), which reads the input being read from the
+// block after the one that brought them past (readResults notes its line:
+// spillPending), and the inputs after it whole. The rows kept stay, and
+// are counted from memory: at most maxKept and a block's.
+func (l *loadTally) spill() {
+	if l.twoPass || l.kept <= l.maxKept {
+		return
+	}
+	l.twoPass, l.spillPending = true, true
+	if l.spilled != nil {
+		l.spilled.Store(true)
 	}
 }
 
@@ -547,11 +647,13 @@ func (c *cursor[E]) at() *E {
 func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
 
 // overshoot computes Analysis.Overshoot (t.mu held): published maps raw
-// group names to labels, groups are the Analysis's groups.
-func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoot {
+// group names to labels, groups are the Analysis's groups. Its error is
+// the second pass's (reread.go): an input that can no longer be read, or
+// that changed.
+func (t *Tally) overshoot(published map[string]string, groups []Group) (*Overshoot, error) {
 	l := t.load
 	if l == nil || l.dropped || t.resultsFiles == 0 {
-		return nil
+		return nil, nil
 	}
 	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
 	// A group's position in label order, by its number in the Tally.
@@ -599,10 +701,21 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoo
 			pos += c
 		}
 	}
-	points := make([]LoadPoint, pos)
 	window := float64(l.window) / float64(time.Millisecond)
+	var sums [][]windowSum // with a second pass, each timeline's windows, in the order of its points
+	if l.twoPass {
+		var err error
+		if sums, err = l.windowSums(placedRuns, window); err != nil {
+			return nil, err
+		}
+	}
+	points := make([]LoadPoint, pos)
 	parallel(len(l.timelines), func(ti int) {
-		l.timelines[ti].place(placedRuns[ti], window, rank, counts[ti*G:(ti+1)*G], points)
+		var ws []windowSum
+		if sums != nil {
+			ws = sums[ti]
+		}
+		l.timelines[ti].place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
 	})
 	// Each group's trends apart, on every core: ranking and medians are
 	// most of the work.
@@ -611,7 +724,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) *Overshoo
 		g.Points = points[spans[gi][0]:spans[gi][1]:spans[gi][1]]
 		g.trends(groups[label[gi]].Waits)
 	})
-	return o
+	return o, nil
 }
 
 // parallel calls do(0) … do(n−1), at most as many at once as there are
@@ -632,9 +745,21 @@ func parallel(n int, do func(i int)) {
 // place writes a LoadPoint for each usable 429 of tl (ps: its runs, in
 // order): the rows intended in the window (ms) up to it, per second. A
 // point of the group numbered p.group goes to points[next[rank[p.group]]],
-// and next moves on.
-func (tl *loadTimeline) place(ps [][]placed, window float64, rank, next []int, points []LoadPoint) {
-	as := inOrder(tl.arrivals, byArrival)
+// and next moves on. sums, when not nil, are the windows' sums counted by
+// the second pass, one per point in order; else they are counted here
+// from the kept rows.
+func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, rank, next []int, points []LoadPoint) {
+	if len(ps) == 0 {
+		return // no point: nothing to count
+	}
+	runs := tl.arrivals
+	if len(tl.pinned) > 0 {
+		runs = append(slices.Clip(runs), tl.pinned...)
+	}
+	if sums != nil {
+		runs = nil
+	}
+	as := inOrder(runs, byArrival)
 	budget := tl.noBudget == 0 && tl.promptN > 0
 	meanPrompt := 0.0
 	if tl.promptN > 0 {
@@ -644,20 +769,27 @@ func (tl *loadTimeline) place(ps [][]placed, window float64, rank, next []int, p
 	// sums kept in integers so that a long run adds and removes exactly.
 	lo, hi := cursor[arrival]{runs: as}, cursor[arrival]{runs: as}
 	var budgets, unprompted int64
+	k := 0 // the point's number on tl
 	for _, run := range ps {
 		for _, p := range run {
-			for a := hi.at(); a != nil && a.at <= p.at; a = hi.at() {
-				budgets += int64(a.budget)
-				unprompted += int64(a.unprompted)
-				hi.next()
+			var n int64
+			if sums != nil {
+				n, budgets, unprompted = sums[k].n, sums[k].budgets, sums[k].unprompted
+				k++
+			} else {
+				for a := hi.at(); a != nil && a.at <= p.at; a = hi.at() {
+					budgets += int64(a.budget)
+					unprompted += int64(a.unprompted)
+					hi.next()
+				}
+				start := p.at - window
+				for a := lo.at(); lo.passed < hi.passed && a.at <= start; a = lo.at() {
+					budgets -= int64(a.budget)
+					unprompted -= int64(a.unprompted)
+					lo.next()
+				}
+				n = int64(hi.passed - lo.passed)
 			}
-			start := p.at - window
-			for a := lo.at(); lo.passed < hi.passed && a.at <= start; a = lo.at() {
-				budgets -= int64(a.budget)
-				unprompted -= int64(a.unprompted)
-				lo.next()
-			}
-			n := int64(hi.passed - lo.passed)
 			tokens := -1.0
 			if budget {
 				tokens = (float64(budgets) + float64(unprompted)*meanPrompt) * 1000 / window

@@ -2,8 +2,10 @@ package results
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"iter"
+	"math/bits"
 	"slices"
 )
 
@@ -43,6 +45,12 @@ type LineDecoder struct {
 	columnAt []int
 	absent   []int
 	plain    bool
+	// readable: the rows are known to read without error
+	// (Reader.ReadableDecoder), so the cells of the columns not kept are
+	// only skipped (decodeReadable); kept are the file positions of the
+	// kept columns, ascending.
+	readable bool
+	kept     []int
 	// Scratch, and what makes a LineDecoder unsafe for concurrent use.
 	fields []string          // the general path's cells
 	texts  map[string]string // interned text cells
@@ -87,6 +95,7 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 func (d *LineDecoder) Clone() *LineDecoder {
 	return &LineDecoder{
 		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
+		readable: d.readable, kept: d.kept,
 		texts: map[string]string{}, last: make([][2]string, len(table)),
 	}
 }
@@ -121,7 +130,11 @@ func (d *LineDecoder) Rows(b Block, rec *Record) iter.Seq2[int, error] {
 // decode fills rec from one row (its line end trimmed); line numbers the
 // error as Read does.
 func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
-	if d.decodePlain(row, rec) {
+	if d.readable && d.plain {
+		if d.decodeReadable(row, rec) {
+			return nil
+		}
+	} else if d.decodePlain(row, rec) {
 		return nil
 	}
 	var err error
@@ -202,6 +215,110 @@ func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
 		}
 	}
 	return true
+}
+
+// markReadable makes d a decoder of rows known to read (ReadableDecoder).
+func (d *LineDecoder) markReadable() {
+	d.readable = true
+	for j, i := range d.columnAt {
+		if i >= 0 && d.keep[i] {
+			d.kept = append(d.kept, j)
+		}
+	}
+}
+
+// decodeReadable is decodePlain for a row known to read without error
+// (readable): it reads the kept cells as decodePlain does, and skips the
+// cells between them eight bytes at a time (skipCells), unchecked. It
+// reports false, for the general path, when a kept cell is not plain.
+func (d *LineDecoder) decodeReadable(row []byte, rec *Record) bool {
+	if bytes.IndexByte(row, '"') >= 0 {
+		return false
+	}
+	pos, cell := 0, 0 // pos is where cell starts
+	k := 0
+	for ; k < len(d.kept); k++ {
+		j := d.kept[k]
+		if j > cell {
+			n := skipCells(row[pos:], j-cell)
+			if n < 0 {
+				break // the row ends before cell j
+			}
+			pos, cell = pos+n, j
+		}
+		b := row[pos:]
+		n := 0
+		switch i := d.columnAt[j]; table[i].kind {
+		case kindText:
+			n = cellLen(b)
+			*table[i].field(rec).(*string) = d.recent(i, b[:n])
+		case kindFlag:
+			n = cellLen(b)
+			*table[i].field(rec).(*bool) = n == 1 && b[0] == '1'
+		case kindDecimal:
+			m, scale, w, ok := plainDecimal(b)
+			if !ok {
+				return false
+			}
+			n = w
+			*table[i].field(rec).(*float64) = decimalValue(m, scale)
+		case kindCount, kindOptionalCount:
+			v, w, ok := plainCount(b)
+			if !ok || (w == 0 && table[i].kind == kindCount) {
+				return false
+			}
+			n = w
+			*table[i].field(rec).(*int) = v
+		default:
+			return false
+		}
+		if pos += n; pos == len(row) {
+			k++
+			break // the last cell
+		}
+		pos, cell = pos+1, j+1
+	}
+	for _, j := range d.kept[k:] {
+		if !d.emptyCell(d.columnAt[j], rec) {
+			return false
+		}
+	}
+	for _, i := range d.absent {
+		if !d.emptyCell(i, rec) {
+			return false
+		}
+	}
+	return true
+}
+
+// skipCells returns the offset in b just past its k-th comma (k > 0), or
+// −1 when b holds fewer: eight bytes at a time, a comma found by the
+// exact test for a zero byte (no false match, whatever the bytes).
+func skipCells(b []byte, k int) int {
+	const ones, high, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	pos := 0
+	for ; pos+8 <= len(b); pos += 8 {
+		v := binary.LittleEndian.Uint64(b[pos:]) ^ (ones * ',')
+		// The high bit of each byte of v that is zero: a comma.
+		z := ^((v&low7 + low7) | v | low7)
+		c := bits.OnesCount64(z)
+		if c < k {
+			k -= c
+			continue
+		}
+		for ; k > 1; k-- {
+			z &= z - 1
+		}
+		return pos + bits.TrailingZeros64(z)/8 + 1
+	}
+	for ; pos < len(b); pos++ {
+		if b[pos] == ',' {
+			if k--; k == 0 {
+				return pos + 1
+			}
+		}
+	}
+	return -1
 }
 
 // emptyCell decodes an empty cell for table column i, for a column the

@@ -75,6 +75,16 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	if errWant == nil && kept(&fast, keep) != kept(&want, keep) {
 		t.Fatalf("header %q row %q:\nLineDecoder %s\n      Read %s", hdr, row, kept(&fast, keep), kept(&want, keep))
 	}
+	if errWant != nil {
+		return
+	}
+	// A row that reads, read again by a decoder that checks only what it
+	// keeps (ReadableDecoder): the same kept fields.
+	d.markReadable()
+	again := sample(3)
+	if err := d.Clone().decode(row, &again, 2); err != nil || kept(&again, keep) != kept(&want, keep) {
+		t.Fatalf("header %q row %q, known to read (%v):\nLineDecoder %s\n      Read %s", hdr, row, err, kept(&again, keep), kept(&want, keep))
+	}
 }
 
 // FuzzLineDecoder is the differential test of the fast path: for any row
@@ -132,6 +142,7 @@ func TestLineDecoderAgrees(t *testing.T) {
 		for _, hdr := range headers {
 			checkAgainstGeneral(t, hdr, row, nil)
 			checkAgainstGeneral(t, hdr, row, analysisColumns)
+			checkAgainstGeneral(t, hdr, row, []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"})
 		}
 	}
 }
@@ -158,6 +169,26 @@ func TestFastPathTakesWrittenRows(t *testing.T) {
 		var rec Record
 		if !d.decodePlain(row, &rec) {
 			t.Errorf("row %q is not taken by the fast path", row)
+		}
+	}
+}
+
+// TestReadableDecoder: the rows ptuprobe writes, read under every header
+// by a decoder that knows they read (ReadableDecoder) and checks only the
+// columns it keeps, give the fields the general decoder gives
+// (checkAgainstGeneral).
+func TestReadableDecoder(t *testing.T) {
+	t.Parallel()
+	recs := goldenRecords()
+	for i := range 8 {
+		recs = append(recs, sample(i))
+	}
+	for i := range recs {
+		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		for _, hdr := range headers {
+			for _, keep := range [][]string{nil, analysisColumns, {"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}} {
+				checkAgainstGeneral(t, hdr, row, keep)
+			}
 		}
 	}
 }
@@ -368,27 +399,40 @@ func BenchmarkRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := rd.Decoder(analysisColumns...)
-	if err != nil {
-		b.Fatal(err)
-	}
 	blk, err := rd.ReadBlock(make([]byte, 4<<20))
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(blk.Text)))
-	b.ReportAllocs()
-	var rec Record
-	n := 0
-	for b.Loop() {
-		for _, err := range d.Rows(blk, &rec) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
+	// The analysis's columns, and the overshoot picture's second read's
+	// (analyze/reread.go), rows known to read.
+	analysis, err := rd.Decoder(analysisColumns...)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
+	again, err := rd.ReadableDecoder("shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		d    *LineDecoder
+	}{{"analysis", analysis}, {"readable", again}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(blk.Text)))
+			b.ReportAllocs()
+			var rec Record
+			n := 0
+			for b.Loop() {
+				for _, err := range c.d.Rows(blk, &rec) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/row")
+		})
+	}
 }
 
 // TestEveryColumnHasAKind: the fast path knows each column's cells and
@@ -404,6 +448,35 @@ func TestEveryColumnHasAKind(t *testing.T) {
 		var rec Record
 		if w, ok := want[c.kind]; !ok || c.field == nil || reflect.TypeOf(c.field(&rec)) != w {
 			t.Errorf("column %s: kind %d, field %v", c.name, c.kind, c.field != nil)
+		}
+	}
+}
+
+// TestSkipCells: eight bytes at a time, the k-th comma is the one a byte
+// loop finds, whatever the bytes around it (bytes one off a comma, a zero
+// byte, the high bit set).
+func TestSkipCells(t *testing.T) {
+	t.Parallel()
+	alphabet := []byte{',', ',', '+', '-', 0, 0x80, 0xac, 'a', '1', '.'}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for k := 1; k <= 12; k++ {
+			want, seen := -1, 0
+			for i, c := range b {
+				if c == ',' {
+					if seen++; seen == k {
+						want = i + 1
+						break
+					}
+				}
+			}
+			if got := skipCells(b, k); got != want {
+				t.Fatalf("%q, comma %d: %d, want %d", b, k, got, want)
+			}
 		}
 	}
 }

@@ -82,6 +82,19 @@ func (rd *Reader) Decoder(keep ...string) (*LineDecoder, error) {
 	return newLineDecoder(rd.name, rd.index, keep)
 }
 
+// ReadableDecoder is Decoder for rows known to read without error: rows
+// of a file read before, none of whose rows failed. It checks only the
+// cells of the columns it keeps, which it fills as Decoder's LineDecoder
+// does; a row that would not read may then be taken, its kept fields
+// holding anything.
+func (rd *Reader) ReadableDecoder(keep ...string) (*LineDecoder, error) {
+	d, err := newLineDecoder(rd.name, rd.index, keep)
+	if d != nil {
+		d.markReadable()
+	}
+	return d, err
+}
+
 // IsResultsHeader reports whether a CSV header is a ptuprobe results
 // header: it starts with the leading columns of Columns that every version
 // of the file has had.

@@ -122,7 +122,13 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		if seen != nil {
 			r = io.TeeReader(f, seen)
 		}
-		if err := tally.Read(ctx, r, analyze.Input{Name: j.Paths[i], Ordinal: i + 1}, j.Foreign); err != nil {
+		in := analyze.Input{Name: j.Paths[i], Ordinal: i + 1}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			// Open until the analysis, which may read it again (a large
+			// results file's overshoot picture); a pipe cannot be.
+			in.At = f
+		}
+		if err := tally.Read(ctx, r, in, j.Foreign); err != nil {
 			return res, interrupted(ctx, err)
 		}
 	}
