@@ -13,14 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(500 1000 2000)
-work=$(mktemp -d); trap 'kill $srv_pid 2>/dev/null || true; rm -rf "$work"' EXIT
-
-go build -o "$work/ptuprobe" .
-go build -o "$work/loopback" ./bench/loopback
-"$work/loopback" -addr 127.0.0.1:0 >"$work/addr" & srv_pid=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-addr=$(cat "$work/addr")
-url="http://$addr/v1/chat/completions"
+. bench/lib.sh
+start_loopback
 
 vegeta=""
 if GOBIN="$work" go install github.com/tsenart/vegeta/v12@v12.13.0 >/dev/null 2>&1; then vegeta="$work/vegeta"; fi

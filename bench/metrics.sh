@@ -14,15 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; reps="${2:-3}"; rate="${3:-2000}"
-work=$(mktemp -d)
-srv_pid=""
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$work"' EXIT
-
-go build -o "$work/ptuprobe" .
-go build -o "$work/loopback" ./bench/loopback
-"$work/loopback" -addr 127.0.0.1:0 >"$work/addr" & srv_pid=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-url="http://$(cat "$work/addr")/v1/chat/completions"
+. bench/lib.sh
+start_loopback
 printf '%s' '{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}' > "$work/body.json"
 mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 

@@ -18,15 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(1000 2000 5000)
-work=$(mktemp -d)
-srv_pid=""
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$work"' EXIT
-
-go build -o "$work/ptuprobe" .
-go build -o "$work/loopback" ./bench/loopback
-"$work/loopback" -addr 127.0.0.1:0 >"$work/addr" & srv_pid=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-url="http://$(cat "$work/addr")/v1/chat/completions"
+. bench/lib.sh
+start_loopback
 body='{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}'
 printf '%s' "$body" > "$work/body.json"
 

@@ -13,15 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate="${1:-1000}"; short="${2:-60s}"; long="${3:-600s}"
-work=$(mktemp -d)
-srv_pid=""
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$work"' EXIT
-
-go build -o "$work/ptuprobe" .
-go build -o "$work/loopback" ./bench/loopback
-"$work/loopback" -addr 127.0.0.1:0 -status 429 >"$work/addr" & srv_pid=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.1; done
-url="http://$(cat "$work/addr")/v1/chat/completions"
+. bench/lib.sh
+start_loopback -status 429
 
 run() { # DURATION → "peak_rss_kb peak_anon_kb rows"
   /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule --api raw --url "$url" \
