@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"iter"
 	"maps"
 	"math"
 	"runtime"
@@ -147,53 +148,63 @@ func (c counted) at(i int) float64 {
 	return c[k].value
 }
 
+// runs yields each distinct wait and how many times it was counted, in
+// ascending order.
+func (c counted) runs() iter.Seq2[float64, int] {
+	return func(yield func(float64, int) bool) {
+		from := 0
+		for _, r := range c {
+			if !yield(r.value, r.end-from) {
+				return
+			}
+			from = r.end
+		}
+	}
+}
+
 // mean adds the waits one by one in ascending order, as stats.Mean adds
-// them when they are listed, so that the two agree to the last bit.
+// them when they are listed (with its path for sums past the largest
+// float: each scaled down by a power of two), so that the two agree to
+// the last bit.
 func (c counted) mean() float64 {
 	n := c.len()
 	if n == 0 {
 		return math.NaN()
 	}
-	sum, from := 0.0, 0
-	for _, r := range c {
-		for range r.end - from {
-			sum += r.value
-		}
-		from = r.end
-	}
 	l := float64(n)
-	if math.IsInf(sum, 0) { // stats.Mean's path for sums past the largest float
-		_, e := math.Frexp(l)
-		sum, from = 0, 0
-		for _, r := range c {
-			for range r.end - from {
-				sum += math.Ldexp(r.value, -e)
-			}
-			from = r.end
-		}
-		return math.Ldexp(sum/l, e)
+	e := 0
+	if math.IsInf(c.sum(0), 0) {
+		_, e = math.Frexp(l)
 	}
-	return sum / l
+	return math.Ldexp(c.sum(e)/l, e)
+}
+
+// sum adds the waits one by one in ascending order, each times 2^−e.
+func (c counted) sum(e int) float64 {
+	s := 0.0
+	for v, n := range c.runs() {
+		v = math.Ldexp(v, -e)
+		for range n {
+			s += v
+		}
+	}
+	return s
 }
 
 // addTo adds each counted wait to counts.
 func (c counted) addTo(counts map[float64]int) {
-	from := 0
-	for _, r := range c {
-		counts[r.value] += r.end - from
-		from = r.end
+	for v, n := range c.runs() {
+		counts[v] += n
 	}
 }
 
 // list returns the counted waits one by one.
 func (c counted) list() []float64 {
 	out := make([]float64, 0, c.len())
-	from := 0
-	for _, r := range c {
-		for range r.end - from {
-			out = append(out, r.value)
+	for v, n := range c.runs() {
+		for range n {
+			out = append(out, v)
 		}
-		from = r.end
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -118,11 +117,7 @@ func (g *groupTally) uncount() {
 	if g.counts == nil {
 		return
 	}
-	for _, w := range slices.Sorted(maps.Keys(g.counts)) {
-		for range g.counts[w] {
-			g.waits = append(g.waits, w)
-		}
-	}
+	g.waits = append(g.waits, countedFrom(g.counts).list()...)
 	g.counts = nil
 }
 
