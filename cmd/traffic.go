@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -198,15 +197,12 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 		}
 	}
 	if r.rf.metrics.url() != "" {
-		// The embedded simulator's own counts beside the client's; once: a
-		// command opens its target once.
-		var once sync.Once
+		// The embedded simulator's own counts beside the client's (a
+		// traffic command opens its target once).
 		r.job.Target.OnSimulatorStart = func(stats func() sim.Stats) {
-			once.Do(func() {
-				if err := r.rf.metrics.simulator(stats); err != nil {
-					fmt.Fprintf(r.stderr, "ptuprobe: warning: the embedded simulator's metrics are not served: %v\n", err)
-				}
-			})
+			if err := r.rf.metrics.simulator(stats); err != nil {
+				fmt.Fprintf(r.stderr, "ptuprobe: warning: the embedded simulator's metrics are not served: %v\n", err)
+			}
 		}
 	}
 	shard := r.job.Options.Shard
