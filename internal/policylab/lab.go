@@ -179,22 +179,18 @@ func (l *Lab) runOne(ctx context.Context, spec Spec, rec *recorder, scale float6
 func (s Spec) Policy(scale float64) *admission.Policy {
 	if s.Attempts == 1 && !s.Fallback {
 		// One attempt: the refusal is the answer, as it is.
-		return &admission.Policy{MaxAttempts: 1, ReturnLastResponse: true, Budget: -1}
+		return &admission.Policy{MaxAttempts: 1, ReturnLastResponse: true}
 	}
 	p := &admission.Policy{
 		MaxAttempts:        s.Attempts,
-		Budget:             -1,
-		Jitter:             -1,
+		Jitter:             s.Jitter,
 		MaxWait:            scaled(s.MaxWait, scale),
 		RedirectFirst:      s.RedirectFirst,
 		SharedCooldown:     s.Cooldown,
 		ReturnLastResponse: s.SDK,
 	}
 	if s.Budget > 0 {
-		p.Budget = scaled(s.Budget, scale)
-	}
-	if s.Jitter > 0 {
-		p.Jitter = s.Jitter
+		p.Budget = max(scaled(s.Budget, scale), 1) // a budget scaled below 1ns is still one
 	}
 	if s.LongWaitBackoff {
 		p.OverMaxWait = admission.BackoffOverMaxWait
