@@ -359,23 +359,23 @@ func warningsFor(a *Analysis) []string {
 		w = append(w, "no 429 with a usable advised wait in the input; the report has zero counts")
 	}
 	if n := a.InvalidValues.Count; n > 0 {
-		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, FormatLineRefs(a.InvalidValues.First, a.inputs())))
+		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, formatLineRefs(a.InvalidValues.First, a.inputs())))
 	}
 	if n := a.UnreadableRows.Count; n > 0 {
-		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, FormatLineRefs(a.UnreadableRows.First, a.inputs())))
+		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, formatLineRefs(a.UnreadableRows.First, a.inputs())))
 	}
 	for _, ref := range a.TruncatedLines {
-		w = append(w, fmt.Sprintf("an incomplete last line (an interrupted run) was skipped at %s", FormatLineRefs([]LineRef{ref}, a.inputs())))
+		w = append(w, fmt.Sprintf("an incomplete last line (an interrupted run) was skipped at %s", formatLineRefs([]LineRef{ref}, a.inputs())))
 	}
 	return w
 }
 
 func (a *Analysis) inputs() int { return a.ResultsFiles + a.ForeignFiles }
 
-// FormatLineRefs writes line references for a published text: "line 7,
+// formatLineRefs writes line references for a published text: "line 7,
 // line 9" with one input, "input 2 line 7" with several. File names are
 // left out on purpose: a path can name a host or a deployment.
-func FormatLineRefs(refs []LineRef, inputs int) string {
+func formatLineRefs(refs []LineRef, inputs int) string {
 	s := ""
 	for i, r := range refs {
 		if i > 0 {

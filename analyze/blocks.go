@@ -10,14 +10,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // Reading a ptuprobe results file on every core.
 //
 // The calling goroutine cuts the file into blocks of whole lines
-// (results.Reader.ReadBlock), a few at a time; workers decode the rows of
-// a block (results.LineDecoder, which takes the rows ptuprobe writes by a
+// (rowdecode.ReadBlock), a few at a time; workers decode the rows of
+// a block (a rowdecode.Decoder, which takes the rows ptuprobe writes by a
 // fast path and any other row through the Reader's own decoding) and count
 // them into a Tally of their own, with addRecord, as a sequential read
 // would; the calling goroutine merges these tallies into the file's Tally
@@ -54,8 +55,8 @@ const (
 	maxWorkers = 16
 )
 
-// analyzedColumns are the columns addRecord reads; a LineDecoder fills
-// only them. TestAddRecordReadsAnalyzedColumns guards the list.
+// analyzedColumns are the columns addRecord reads; a rowdecode.Decoder
+// fills only them. TestAddRecordReadsAnalyzedColumns guards the list.
 var analyzedColumns = []string{
 	"shape", "group", "status", "error", "intended_ms", "sent_ms",
 	"wait_ms", "wait_source", "spillover", "dialect", "worker",
@@ -65,7 +66,7 @@ var analyzedColumns = []string{
 
 // block is one block of a results file on its way through the workers.
 type block struct {
-	results.Block
+	rowdecode.Block
 	buf  []byte        // the buffer Block.Text is a slice of, to reuse
 	part *Tally        // its rows, counted
 	stop error         // what ended the block early, as a sequential read would return it
@@ -82,7 +83,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 	if err != nil {
 		return badInput("%v", err)
 	}
-	dec, err := rd.Decoder(analyzedColumns...)
+	dec, err := rowdecode.NewDecoder[results.Record](rd, analyzedColumns...)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			} else {
 				buf = make([]byte, blockSize)
 			}
-			blk, err := rd.ReadBlock(buf)
+			blk, err := rowdecode.ReadBlock(rd, buf)
 			if err != nil {
 				end = err
 				break
@@ -207,7 +208,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 // read at a row of the block, having counted the rows before it. It does
 // not look at the context: the reading goroutine does, between blocks of
 // a few milliseconds' work.
-func (t *Tally) count(dec *results.LineDecoder, b results.Block, in Input) error {
+func (t *Tally) count(dec rowdecode.Decoder[results.Record], b rowdecode.Block, in Input) error {
 	rec := results.Blank()
 	for line, err := range dec.Rows(b, &rec) {
 		if err != nil {
@@ -232,7 +233,7 @@ func (t *Tally) count(dec *results.LineDecoder, b results.Block, in Input) error
 // block early. A block that brings the groups past MaxRawGroups, or whose
 // own tally overflowed, is counted again into t, which then stops at the
 // row that brings the first group too many.
-func (t *Tally) merge(b *block, dec *results.LineDecoder, in Input) error {
+func (t *Tally) merge(b *block, dec rowdecode.Decoder[results.Record], in Input) error {
 	if b.part.overflow != nil || t.newGroups(b.part)+len(t.groups) > MaxRawGroups {
 		return t.count(dec, b.Block, in)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -110,7 +111,7 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	if len(bytes.TrimSpace(line)) == 0 {
 		return badInput("%s: empty file or empty header line", in.Name)
 	}
-	header, err := results.SplitCSVLine(nil, line)
+	header, err := rowdecode.SplitCSVLine(nil, line)
 	if err != nil {
 		return badInput("%s line 1: %v", in.Name, err)
 	}
