@@ -191,12 +191,9 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 	}
 	ctx := r.Context()
 	if !req.Stream {
-		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
-			done()
+		if !s.beginWhole(ctx, w, o, done) {
 			return
 		}
-		done()
-		h["Content-Type"] = jsonContentType
 		b := make([]byte, 0, 512+4*o.completion)
 		b = appendChatHead(b, "chat.completion", o)
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
@@ -209,7 +206,7 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		w.Write(b)
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done)
+	flush, ok := s.beginStream(ctx, w, done, true)
 	if !ok {
 		return
 	}
@@ -296,14 +293,10 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 	model := s.messagesModel()
 	usage := `"usage":{"input_tokens":` + strconv.Itoa(req.PromptTokens-o.cached) +
 		`,"cache_creation_input_tokens":0,"cache_read_input_tokens":` + strconv.Itoa(o.cached) + `,"output_tokens":`
-	h := w.Header()
 	if !req.Stream {
-		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
-			done()
+		if !s.beginWhole(ctx, w, o, done) {
 			return
 		}
-		done()
-		h["Content-Type"] = jsonContentType
 		b := make([]byte, 0, 256+4*o.completion)
 		b = append(b, `{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[{"type":"text","text":"`...)
 		b = append(b, fillerText(o.completion)...)
@@ -312,7 +305,7 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		w.Write(append(b, "}}\n"...))
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done)
+	flush, ok := s.beginStream(ctx, w, done, true)
 	if !ok {
 		return
 	}
@@ -357,17 +350,36 @@ func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
 	w.Write(append(b, "]}\n"...))
 }
 
+// beginWhole starts an answer sent whole, not streamed: it waits the
+// model latency of o's completion, calls done (the answer is complete,
+// or the client went away during the wait: then it returns false) and
+// names the JSON body to come.
+func (s *Server) beginWhole(ctx context.Context, w http.ResponseWriter, o *outcome, done func()) bool {
+	err := s.clock.Sleep(ctx, s.latency(o.completion))
+	done()
+	if err != nil {
+		return false
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	return true
+}
+
 // beginStream waits the time to first token, then sends the headers of a
-// server-sent event stream. It returns a flush for each event, or false
+// stream: server-sent events (sse), else a JSON body written in parts
+// (Gemini's streamed array). It returns a flush for each event, or false
 // (after calling done) when the client went away during the wait.
-func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func()) (func(), bool) {
+func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func(), sse bool) (func(), bool) {
 	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
 		done()
 		return nil, false
 	}
 	h := w.Header()
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
+	if sse {
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Cache-Control"] = []string{"no-cache"}
+	} else {
+		h["Content-Type"] = jsonContentType
+	}
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	return func() {
