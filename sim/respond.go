@@ -218,22 +218,14 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 	}
 	b := appendChatHead(nil, "chat.completion.chunk", o)
 	event(append(b, `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`...))
-	for sent := 0; sent < o.completion; {
-		n := min(streamChunkTokens, o.completion-sent)
-		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		if sent+n < o.completion {
-			text += " "
-		}
+	if !s.streamText(ctx, o, done, func(text string) {
 		b = appendChatHead(b[:0], "chat.completion.chunk", o)
 		b = append(b, `"choices":[{"index":0,"delta":{"content":"`...)
 		b = append(b, text...)
 		b = append(b, `"},"finish_reason":null}]}`...)
 		event(b)
-		sent += n
+	}) {
+		return
 	}
 	done()
 	b = appendChatHead(b[:0], "chat.completion.chunk", o)
@@ -315,18 +307,10 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 	}
 	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[],"stop_reason":null,"stop_sequence":null,`+usage+`0}}}`)
 	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-	for sent := 0; sent < o.completion; {
-		n := min(streamChunkTokens, o.completion-sent)
-		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		if sent+n < o.completion {
-			text += " "
-		}
+	if !s.streamText(ctx, o, done, func(text string) {
 		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+text+`"}}`)
-		sent += n
+	}) {
+		return
 	}
 	done()
 	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
@@ -348,6 +332,27 @@ func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
 		b = append(b, `{"b64_json":"iVBORw0KGgo="}`...)
 	}
 	w.Write(append(b, "]}\n"...))
+}
+
+// streamText waits, chunk by chunk, the time to generate o's completion
+// (streamChunkTokens a chunk, TPOT a token) and hands each chunk's text
+// to emit, a space after all but the last. It returns false, having
+// called done, when the client went away.
+func (s *Server) streamText(ctx context.Context, o *outcome, done func(), emit func(text string)) bool {
+	for sent := 0; sent < o.completion; {
+		n := min(streamChunkTokens, o.completion-sent)
+		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
+			done()
+			return false
+		}
+		text := fillerText(n)
+		if sent+n < o.completion {
+			text += " "
+		}
+		emit(text)
+		sent += n
+	}
+	return true
 }
 
 // beginWhole starts an answer sent whole, not streamed: it waits the
