@@ -94,8 +94,9 @@ func codeList(cell string) ([]string, error) {
 	var out []string
 	for item := range strings.SplitSeq(cell, ",") {
 		item = strings.TrimSpace(item)
-		name, ok := strings.CutPrefix(item, "`")
-		if name, ok = strings.CutSuffix(name, "`"); !ok || name == "" || strings.Contains(name, "`") {
+		name, open := strings.CutPrefix(item, "`")
+		name, closed := strings.CutSuffix(name, "`")
+		if !open || !closed || name == "" || strings.Contains(name, "`") {
 			return nil, fmt.Errorf("%q is not a backquoted package (write — for none)", item)
 		}
 		out = append(out, name)
@@ -156,6 +157,49 @@ func TestImportsFollowTheMap(t *testing.T) {
 			if !used[pkg][imp] {
 				t.Errorf("%s:%d: the map says %s imports %s, but no production file of it does: remove it from the row", mapFile, r.line, pkg, imp)
 			}
+		}
+	}
+}
+
+// TestCodeList: a cell is backquoted names separated by commas, or —;
+// anything else is refused, so that prose cannot pass for an import.
+func TestCodeList(t *testing.T) {
+	t.Parallel()
+	for cell, want := range map[string][]string{
+		" — ":                        nil,
+		"`results`":                  {"results"},
+		"`internal/num`, `results` ": {"internal/num", "results"},
+	} {
+		if got, err := codeList(cell); err != nil || !slices.Equal(got, want) {
+			t.Errorf("codeList(%q) = %q, %v; want %q", cell, got, err, want)
+		}
+	}
+	for _, cell := range []string{"", "results", "results`", "`results", "``", "`a`b`", "shapes, `dispatch`", "all of the above"} {
+		if got, err := codeList(cell); err == nil {
+			t.Errorf("codeList(%q) = %q, want an error", cell, got)
+		}
+	}
+}
+
+// TestReadMapRefuses: a row the test cannot read is an error naming its
+// line, never a row left out.
+func TestReadMapRefuses(t *testing.T) {
+	t.Parallel()
+	const head = "# map\n\n" + mapHeader + " why |\n|---|---|---|---|\n" // rows from line 5
+	for name, c := range map[string]struct{ text, want string }{
+		"no table":      {"# map\n", "has no line starting"},
+		"unknown kind":  {head + "| `a` | library | — | |\n", ":5: kind \"library\""},
+		"two rows":      {head + "| `a` | production | — | |\n| `b`, `a` | production | — | |\n", ":6: a has a row already, at line 5"},
+		"prose imports": {head + "| `a` | production | shapes | |\n", ":5: the imports cell"},
+		"bare package":  {head + "| a | production | — | |\n", ":5: the package cell"},
+		"short row":     {head + "| `a` | production |\n", ":5: a row of the import table has 2 cells"},
+	} {
+		path := filepath.Join(t.TempDir(), "map.md")
+		if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if rows, err := readMap(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: readMap = %v, %v; want an error with %q", name, rows, err, c.want)
 		}
 	}
 }
