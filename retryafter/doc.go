@@ -76,8 +76,10 @@
 //     exhausted.
 //     https://docs.anthropic.com/en/api/rate-limits#response-headers
 //   - ietf: the current draft's RateLimit and RateLimit-Policy, Lists of
-//     Structured Field Values (RFC 8941, parsed by its algorithm: a
-//     malformed field is ignored whole, as the draft requires). RateLimit
+//     Structured Field Values (RFC 8941, parsed by its algorithm and held
+//     to every RFC 8941 case of the IETF test suite, Byte Sequences
+//     base64-decoded; a malformed field is ignored whole, as the draft
+//     requires). RateLimit
 //     items name a policy, r its remaining quota (required), t the seconds
 //     until it resets; RateLimit-Policy items give q, the quota, qu, its
 //     unit (requests by default; "tokens" makes it the token limit), w, the
