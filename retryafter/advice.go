@@ -45,7 +45,7 @@ const MaxBody = 64 << 10
 func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
 	date := h.Get("Date")
 	ref := now
-	if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+	if d, ok := httpDate(TrimOWS(date)); ok {
 		ref = d
 	}
 	items, dict := rateLimitField(h)

@@ -20,7 +20,10 @@
 //     them (retry-after-seconds);
 //  3. retry-after as an HTTP-date, against the response's Date header when
 //     it parses, else the local clock; a date passed advises 0 ms
-//     (retry-after-date);
+//     (retry-after-date). An HTTP-date is GMT in each of RFC 9110's three
+//     forms (§5.6.7): IMF-fixdate and RFC 850 dates must say GMT, asctime
+//     dates are UTC; a date in another zone is no HTTP-date, whatever the
+//     host's zone (as Date, too);
 //  4. Gemini's retryDelay, in the error body of a response with status 400
 //     or more (gemini-retry-delay);
 //  5. only for a 429 or 503 that carries none of the above, not even an

@@ -79,9 +79,9 @@ func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
 		return Wait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
 	}
 	if ra != "" {
-		if t, err := http.ParseTime(ra); err == nil {
+		if t, ok := httpDate(ra); ok {
 			ref := now
-			if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+			if d, ok := httpDate(TrimOWS(date)); ok {
 				ref = d
 			}
 			// Sub saturates at about 292 years, well past the cap.
@@ -95,6 +95,23 @@ func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
 		return Wait{MS: results.None, Source: results.WaitNone}
 	}
 	return Wait{MS: results.None, Source: results.WaitInvalid}
+}
+
+// httpDateLayouts are RFC 9110's three forms of an HTTP-date (§5.6.7):
+// IMF-fixdate, the obsolete RFC 850 form and asctime's. An HTTP-date is
+// GMT: the first two must say so, and asctime's, which has no zone, is
+// UTC. http.ParseTime would take any zone name in the RFC 850 form, and
+// read one the host knows (EST in New York) in the host's zone.
+var httpDateLayouts = [...]string{http.TimeFormat, "Monday, 02-Jan-06 15:04:05 GMT", time.ANSIC}
+
+// httpDate reads an HTTP-date, always in UTC.
+func httpDate(s string) (time.Time, bool) {
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // maxWaitMS is results.MaxWaitMS: a believable advised wait in ms (about 31.7

@@ -1,6 +1,7 @@
 package retryafter
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -87,4 +88,53 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("unknown source %q", w.Source)
 		}
 	})
+}
+
+// TestHTTPDateIsGMT reads the three forms of an HTTP-date on a host in New
+// York: each is GMT (RFC 9110 §5.6.7) whatever the host's zone, and an
+// IMF-fixdate or RFC 850 date in any other zone is no HTTP-date, as
+// Retry-After and as Date. It sets time.Local, so it is not parallel (the
+// parallel tests run after it).
+func TestHTTPDateIsGMT(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := time.Local
+	time.Local = ny
+	defer func() { time.Local = saved }()
+
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name, ra, date string
+		want           float64
+		source         string
+	}{
+		{"IMF-fixdate", "Sun, 29 Nov 2026 12:00:37 GMT", "", 37000, results.WaitRetryAfterDate},
+		{"RFC 850", "Sunday, 29-Nov-26 12:00:37 GMT", "", 37000, results.WaitRetryAfterDate},
+		{"asctime is UTC", "Sun Nov 29 12:00:37 2026", "", 37000, results.WaitRetryAfterDate},
+		{"asctime, one-digit day", "Mon Nov  2 12:00:00 2026", "Sun Nov  1 12:00:00 2026", 86_400_000, results.WaitRetryAfterDate},
+		{"RFC 850 in EST", "Sunday, 29-Nov-26 12:00:37 EST", "", results.None, results.WaitInvalid},
+		{"RFC 850 in UTC", "Sunday, 29-Nov-26 12:00:37 UTC", "", results.None, results.WaitInvalid},
+		{"IMF-fixdate in EST", "Sun, 29 Nov 2026 12:00:37 EST", "", results.None, results.WaitInvalid},
+		{"IMF-fixdate in lower case gmt", "Sun, 29 Nov 2026 12:00:37 gmt", "", results.None, results.WaitInvalid},
+		{"asctime with a zone", "Sun Nov 29 12:00:37 EST 2026", "", results.None, results.WaitInvalid},
+		{"Date in EST is no Date: the local clock", "Sun, 29 Nov 2026 12:00:37 GMT", "Sunday, 29-Nov-26 07:00:30 EST", 37000, results.WaitRetryAfterDate},
+		{"Date in RFC 850 GMT", "Sun, 29 Nov 2026 12:00:37 GMT", "Sunday, 29-Nov-26 12:00:30 GMT", 7000, results.WaitRetryAfterDate},
+	}
+	for _, tt := range tests {
+		h := http.Header{"Retry-After": {tt.ra}}
+		if tt.date != "" {
+			h.Set("Date", tt.date)
+		}
+		if got := FromHeader(h, now); got.MS != tt.want || got.Source != tt.source {
+			t.Errorf("%s: FromHeader(%v) = %+v, want {%v %s}", tt.name, h, got, tt.want, tt.source)
+		}
+	}
+	// The Date header is the clock of the other dialects' dates too.
+	h := http.Header{"Anthropic-Ratelimit-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Tokens-Reset": {"2026-11-29T12:00:45Z"},
+		"Date": {"Sunday, 29-Nov-26 07:00:30 EST"}}
+	if got := FromResponse(429, h, nil, now).Wait; got.MS != 45000 {
+		t.Errorf("an EST Date moved the clock of Anthropic's reset: %+v, want 45000 ms from the local clock", got)
+	}
 }
