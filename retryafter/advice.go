@@ -61,7 +61,7 @@ func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice 
 	a.RemainingRequests, a.LimitRequests, a.ResetRequestsMS = firstKnown(fams[:], func(f *family) limit { return f.requests })
 	a.RemainingTokens, a.LimitTokens, a.ResetTokensMS = firstKnown(fams[:], func(f *family) limit { return f.tokens })
 
-	w := Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), date, now)
+	w := parseWait(retryFieldsOf(h), date, now)
 	g := geminiAdvice(status, body)
 	switch {
 	case w.Usable():
@@ -209,7 +209,7 @@ func Reads(name string) bool { return readFields[http.CanonicalHeaderKey(name)] 
 
 // readFields are the fields whose values FromResponse reads.
 var readFields = func() map[string]bool {
-	m := map[string]bool{"Retry-After-Ms": true, "Retry-After": true, "Date": true}
+	m := map[string]bool{"Retry-After-Ms": true, "X-Ms-Retry-After-Ms": true, "Retry-After": true, "Date": true}
 	for _, names := range [][]string{openAIFields[:], anthropicFields[:], ietfFields[:]} {
 		for _, n := range names {
 			m[n] = true

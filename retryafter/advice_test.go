@@ -434,7 +434,7 @@ func TestStructuredFields(t *testing.T) {
 
 func TestReads(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"retry-after", "Retry-After-Ms", "date", "ratelimit", "RateLimit-Policy", "ratelimit-reset",
+	for _, name := range []string{"retry-after", "Retry-After-Ms", "x-ms-retry-after-ms", "date", "ratelimit", "RateLimit-Policy", "ratelimit-reset",
 		"x-ratelimit-reset", "x-ratelimit-reset-tokens", "anthropic-ratelimit-output-tokens-reset"} {
 		if !Reads(name) {
 			t.Errorf("Reads(%q) = false", name)

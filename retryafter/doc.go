@@ -7,7 +7,7 @@
 // would agree on a bug.
 //
 // FromResponse reads it all from a response's status, header and (bounded)
-// body; Parse and FromHeader read the two retry-after fields alone.
+// body; FromHeader reads the retry-after fields alone.
 //
 // # Precedence of the advised wait
 //
@@ -16,17 +16,20 @@
 //
 //  1. retry-after-ms, a non-negative number of ms, decimals allowed
 //     (retry-after-ms);
-//  2. retry-after as delay-seconds × 1000, decimals allowed: gateways send
+//  2. x-ms-retry-after-ms, the same, as other Azure services send it; the
+//     Azure SDK for Go (azcore) reads retry-after-ms, then this, then
+//     retry-after (x-ms-retry-after-ms);
+//  3. retry-after as delay-seconds × 1000, decimals allowed: gateways send
 //     them (retry-after-seconds);
-//  3. retry-after as an HTTP-date, against the response's Date header when
+//  4. retry-after as an HTTP-date, against the response's Date header when
 //     it parses, else the local clock; a date passed advises 0 ms
 //     (retry-after-date). An HTTP-date is GMT in each of RFC 9110's three
 //     forms (§5.6.7): IMF-fixdate and RFC 850 dates must say GMT, asctime
 //     dates are UTC; a date in another zone is no HTTP-date, whatever the
 //     host's zone (as Date, too);
-//  4. Gemini's retryDelay, in the error body of a response with status 400
+//  5. Gemini's retryDelay, in the error body of a response with status 400
 //     or more (gemini-retry-delay);
-//  5. only for a 429 or 503 that carries none of the above, not even an
+//  6. only for a 429 or 503 that carries none of the above, not even an
 //     unusable one: the reset of an exhausted limit, the longest if
 //     several are: the IETF RateLimit t of a policy with r=0
 //     (ietf-reset); RateLimit-Reset, or the draft-7 reset key, when the
@@ -38,8 +41,8 @@
 //     nothing; one whose reset cannot be read leaves the wait invalid
 //     unless another exhausted limit's can.
 //
-// When none gives a usable wait, the source is "invalid" if any of 1 to 4
-// (or, for step 5, an exhausted limit's reset) was present but unusable,
+// When none gives a usable wait, the source is "invalid" if any of 1 to 5
+// (or, for step 6, an exhausted limit's reset) was present but unusable,
 // else "none"; both carry results.None. Whatever the unit and the source,
 // a wait over results.MaxWaitMS (10¹² ms) is unusable. A field repeated
 // with different values is a list, not a number nor a date: unusable
@@ -58,13 +61,16 @@
 // them, in the order openai, anthropic, ietf, ietf-legacy, x-ratelimit;
 // absent or unreadable, they are results.None.
 //
-//   - azure, Azure OpenAI: retry-after-ms and retry-after, with
+//   - azure, Azure OpenAI and other Azure services: retry-after-ms,
+//     x-ms-retry-after-ms and retry-after, with
 //     x-ratelimit-remaining-requests/-tokens; recognized by retry-after-ms,
 //     azure-openai-* (azure-openai-deployment-utilization), x-ms-* (region,
 //     deployment, spillover) or apim-request-id, of which only the presence
-//     is read (the client reads utilization and spillover itself).
+//     is read but for x-ms-retry-after-ms (the client reads utilization
+//     and spillover itself).
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/provisioned-get-started
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/quotas-limits
+//     https://github.com/Azure/azure-sdk-for-go/blob/main/sdk/azcore/internal/shared/shared.go
 //   - openai: x-ratelimit-limit-, -remaining- and -reset-requests/-tokens;
 //     a reset is a duration as OpenAI writes it ("12ms", "1s", "6m0s",
 //     "1m30.5s", "2h3m"), read strictly: units h, m, s in that order, or

@@ -28,11 +28,25 @@ func (w Wait) Duration() (d time.Duration, ok bool) {
 }
 
 // FromHeader reads the advised wait of a response's header h from its
-// retry-after fields alone (Retry-After-Ms, Retry-After, Date), repeats of
-// a field handled as Field does; now is the clock for an HTTP-date when the
-// response has no usable Date. FromResponse reads every dialect.
+// retry-after fields alone (Retry-After-Ms, X-Ms-Retry-After-Ms,
+// Retry-After, Date), with the precedence of the package documentation;
+// now is the clock for an HTTP-date when the response has no usable Date.
+// FromResponse reads every dialect.
 func FromHeader(h http.Header, now time.Time) Wait {
-	return Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), h.Get("Date"), now)
+	return parseWait(retryFieldsOf(h), h.Get("Date"), now)
+}
+
+// retryFields are the values of a response's retry-after fields.
+type retryFields struct {
+	ms    string // retry-after-ms
+	xmsMS string // x-ms-retry-after-ms
+	after string // retry-after
+}
+
+// retryFieldsOf reads the retry-after fields of h, repeats handled as
+// Field does.
+func retryFieldsOf(h http.Header) retryFields {
+	return retryFields{ms: Field(h, "Retry-After-Ms"), xmsMS: Field(h, "X-Ms-Retry-After-Ms"), after: Field(h, "Retry-After")}
 }
 
 // Field is the value of header name (canonical form), repeats included.
@@ -58,22 +72,25 @@ func Field(h http.Header, name string) string {
 	return first
 }
 
-// Parse applies the documented precedence: retry-after-ms when
-// it is a non-negative number (decimals allowed); otherwise retry-after as
-// delay-seconds × 1000; otherwise retry-after as an HTTP-date, measured
-// against the response Date header when it parses, else against now. A
-// header that is present but fits none of these gives Source "invalid";
-// no header at all gives "none".
+// parseWait applies the documented precedence to the retry-after fields
+// f: the first ms field that is a non-negative number (decimals
+// allowed); otherwise retry-after as delay-seconds × 1000; otherwise
+// retry-after as an HTTP-date, measured against the response Date header
+// when it parses, else against now. A field that is present but fits none
+// of these gives Source "invalid"; no field at all gives "none".
 //
 // Whatever the unit, a wait over maxWaitMS is no wait a server means: the
-// header that gave it counts as unusable, as if it were not a number.
+// field that gave it counts as unusable, as if it were not a number.
 //
 // An HTTP-date in the past advises no wait at all, so it yields 0 ms
 // rather than a negative value.
-func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
-	ms, ra := TrimOWS(retryAfterMS), TrimOWS(retryAfter)
+func parseWait(f retryFields, date string, now time.Time) Wait {
+	ms, xms, ra := TrimOWS(f.ms), TrimOWS(f.xmsMS), TrimOWS(f.after)
 	if v, ok := Number(ms); ok && v <= maxWaitMS {
 		return Wait{MS: v, Source: results.WaitRetryAfterMS}
+	}
+	if v, ok := Number(xms); ok && v <= maxWaitMS {
+		return Wait{MS: v, Source: results.WaitXMSRetryAfterMS}
 	}
 	if v, ok := Number(ra); ok && v*1000 <= maxWaitMS {
 		return Wait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
@@ -91,7 +108,7 @@ func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
 			}
 		}
 	}
-	if ms == "" && ra == "" {
+	if ms == "" && xms == "" && ra == "" {
 		return Wait{MS: results.None, Source: results.WaitNone}
 	}
 	return Wait{MS: results.None, Source: results.WaitInvalid}

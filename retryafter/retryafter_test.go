@@ -57,23 +57,25 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Parse(tt.ms, tt.ra, tt.dateHdr, now)
+			got := parseWait(retryFields{ms: tt.ms, after: tt.ra}, tt.dateHdr, now)
 			if got.MS != tt.want || got.Source != tt.source {
-				t.Fatalf("Parse(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
+				t.Fatalf("parseWait(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
 			}
 		})
 	}
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}, {"", "999999999999", ""}, {"", "Fri, 31 Dec 9999 23:59:59 GMT", ""}} {
-		f.Add(s[0], s[1], s[2])
+	for _, s := range [][4]string{{"43", "", "", ""}, {"", "", "17", ""}, {"", "", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"},
+		{"-1", "", "x", ""}, {"1.5", "", "2", ""}, {"", "", "", ""}, {"", "", "999999999999", ""}, {"", "", "Fri, 31 Dec 9999 23:59:59 GMT", ""},
+		{"", "400", "3", ""}, {"x", "-4", "Sunday, 06-Nov-94 08:49:37 GMT", ""}, {"", "", "Sun Nov  6 08:49:37 1994", ""}} {
+		f.Add(s[0], s[1], s[2], s[3])
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, ms, ra, date string) {
-		w := Parse(ms, ra, date, now)
+	f.Fuzz(func(t *testing.T, ms, xms, ra, date string) {
+		w := parseWait(retryFields{ms: ms, xmsMS: xms, after: ra}, date, now)
 		switch w.Source {
-		case results.WaitRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
+		case results.WaitRetryAfterMS, results.WaitXMSRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
 			if w.MS < 0 || w.MS != w.MS || w.MS > maxWaitMS {
 				t.Fatalf("usable wait %v from %q %q %q", w.MS, ms, ra, date)
 			}
@@ -81,13 +83,51 @@ func FuzzParse(f *testing.F) {
 			if w.MS != results.None {
 				t.Fatalf("%s with a value %v", w.Source, w.MS)
 			}
-			if w.Source == results.WaitNone && (TrimOWS(ms) != "" || TrimOWS(ra) != "") {
-				t.Fatalf("none although a header is present: %q %q", ms, ra)
+			if w.Source == results.WaitNone && (TrimOWS(ms) != "" || TrimOWS(xms) != "" || TrimOWS(ra) != "") {
+				t.Fatalf("none although a header is present: %q %q %q", ms, xms, ra)
 			}
 		default:
 			t.Fatalf("unknown source %q", w.Source)
 		}
 	})
+}
+
+// TestXMSRetryAfterMS reads x-ms-retry-after-ms, other Azure services' ms
+// field, as azcore does: after retry-after-ms, before retry-after.
+func TestXMSRetryAfterMS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		h      http.Header
+		want   float64
+		source string
+	}{
+		{"alone", header("X-Ms-Retry-After-Ms", "400"), 400, results.WaitXMSRetryAfterMS},
+		{"decimals and white space", header("x-ms-retry-after-ms", " 16.5\t"), 16.5, results.WaitXMSRetryAfterMS},
+		{"retry-after-ms first", header("Retry-After-Ms", "500", "X-Ms-Retry-After-Ms", "400", "Retry-After", "300"), 500, results.WaitRetryAfterMS},
+		{"before retry-after", header("X-Ms-Retry-After-Ms", "400", "Retry-After", "3"), 400, results.WaitXMSRetryAfterMS},
+		{"before a retry-after date", header("X-Ms-Retry-After-Ms", "400", "Retry-After", "Sun, 29 Nov 2026 12:00:30 GMT"), 400, results.WaitXMSRetryAfterMS},
+		{"after an unusable retry-after-ms", header("Retry-After-Ms", "soon", "X-Ms-Retry-After-Ms", "400"), 400, results.WaitXMSRetryAfterMS},
+		{"unusable: retry-after next", header("X-Ms-Retry-After-Ms", "-1", "Retry-After", "3"), 3000, results.WaitRetryAfterSeconds},
+		{"over the cap: retry-after next", header("X-Ms-Retry-After-Ms", "1000000000001", "Retry-After", "3"), 3000, results.WaitRetryAfterSeconds},
+		{"unusable alone", header("X-Ms-Retry-After-Ms", "1e3"), results.None, results.WaitInvalid},
+		{"repeats that differ", header("X-Ms-Retry-After-Ms", "400", "X-Ms-Retry-After-Ms", "500"), results.None, results.WaitInvalid},
+		{"repeats that agree", header("X-Ms-Retry-After-Ms", "400", "X-Ms-Retry-After-Ms", "400 "), 400, results.WaitXMSRetryAfterMS},
+		{"blank", header("X-Ms-Retry-After-Ms", " "), results.None, results.WaitNone},
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		if got := FromHeader(tt.h, now); got.MS != tt.want || got.Source != tt.source {
+			t.Errorf("%s: FromHeader(%v) = %+v, want {%v %s}", tt.name, tt.h, got, tt.want, tt.source)
+		}
+		a := FromResponse(429, tt.h, nil, now)
+		if a.Wait.MS != tt.want || a.Wait.Source != tt.source {
+			t.Errorf("%s: FromResponse(429, %v).Wait = %+v, want {%v %s}", tt.name, tt.h, a.Wait, tt.want, tt.source)
+		}
+		if tt.source != results.WaitNone && a.Dialect != results.DialectAzure {
+			t.Errorf("%s: dialect %s, want azure", tt.name, a.Dialect)
+		}
+	}
 }
 
 // TestHTTPDateIsGMT reads the three forms of an HTTP-date on a host in New
