@@ -53,7 +53,7 @@ func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice 
 	fams := [...]family{
 		openAIFamily(h),
 		anthropicFamily(h, ref),
-		ietfFamily(items, named),
+		ietfFamily(items, newPolicySet(named)),
 		legacyFamily(h, dict, numeric, ref),
 		xRateLimitFamily(h, ref),
 	}

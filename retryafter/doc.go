@@ -93,6 +93,8 @@
 //     until it resets; RateLimit-Policy items give q, the quota, qu, its
 //     unit (requests by default; "tokens" makes it the token limit), w, the
 //     window. Several items are read; the most restrictive is reported.
+//     The cost is linear in the fields' length, however many items,
+//     keys and policies they hold (BenchmarkFromResponseRateLimit).
 //     https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/11/
 //     https://www.rfc-editor.org/rfc/rfc8941
 //   - ietf-legacy: draft 7's RateLimit Dictionary (limit=100, remaining=0,

@@ -2,7 +2,6 @@ package retryafter
 
 import (
 	"encoding/base64"
-	"strconv"
 	"strings"
 )
 
@@ -35,15 +34,21 @@ const (
 	sfBoolean
 )
 
-// sfBare is a bare item: Integer in i, Decimal in d, String or Token (or
-// the decoded bytes of a Byte Sequence) in s, Boolean in b.
+// sfBare is a bare item: an Integer in i, a Decimal in i as thousandths
+// (exact: at most 3 decimal places), a Boolean in i as 0 or 1, a String or
+// Token, or the decoded bytes of a Byte Sequence, in s. One number field
+// keeps an item small: a long field holds many.
 type sfBare struct {
 	kind sfKind
 	i    int64
-	d    float64
 	s    string
-	b    bool
 }
+
+// decimal is the value of a Decimal.
+func (b sfBare) decimal() float64 { return float64(b.i) / 1000 }
+
+// boolean is the value of a Boolean.
+func (b sfBare) boolean() bool { return b.i == 1 }
 
 // sfParam is one parameter of an item.
 type sfParam struct {
@@ -169,7 +174,7 @@ func (p *sfParser) dictionary() ([]sfMember, bool) {
 				return nil, false
 			}
 		} else {
-			it.bare = sfBare{kind: sfBoolean, b: true}
+			it.bare = sfBare{kind: sfBoolean, i: 1}
 			if it.params, ok = p.parameters(); !ok {
 				return nil, false
 			}
@@ -306,12 +311,15 @@ func (p *sfParser) parameters() ([]sfParam, bool) {
 		if !ok {
 			return nil, false
 		}
-		v := sfBare{kind: sfBoolean, b: true}
+		v := sfBare{kind: sfBoolean, i: 1}
 		if p.peek() == '=' {
 			p.i++
 			if v, ok = p.bareItem(); !ok {
 				return nil, false
 			}
+		}
+		if keys.list == nil {
+			keys.list = make([]sfParam, 0, 2) // RateLimit items have r and t
 		}
 		if j := keys.find(p, key); j >= 0 {
 			keys.list[j].value = v
@@ -356,7 +364,6 @@ func (p *sfParser) bareItem() (sfBare, bool) {
 // number parses an Integer or a Decimal (§4.2.4): at most 15 digits for
 // an Integer; at most 12 before the point and 3 after it for a Decimal.
 func (p *sfParser) number() (sfBare, bool) {
-	sign := p.i
 	neg := false
 	if p.peek() == '-' {
 		neg = true
@@ -383,23 +390,27 @@ digits:
 			return sfBare{}, false
 		}
 	}
+	kind := sfInteger
+	var v int64
+	for _, c := range []byte(p.s[start:p.i]) {
+		if c != '.' {
+			v = v*10 + int64(c-'0')
+		}
+	}
 	if point >= 0 {
 		frac := p.i - point - 1
 		if frac < 1 || frac > 3 {
 			return sfBare{}, false
 		}
-		// At most 15 significant digits: exact enough in a float64.
-		d, err := strconv.ParseFloat(p.s[sign:p.i], 64)
-		return sfBare{kind: sfDecimal, d: d}, err == nil
-	}
-	var v int64
-	for _, c := range []byte(p.s[start:p.i]) {
-		v = v*10 + int64(c-'0')
+		kind = sfDecimal
+		for ; frac < 3; frac++ {
+			v *= 10
+		}
 	}
 	if neg {
 		v = -v
 	}
-	return sfBare{kind: sfInteger, i: v}, true
+	return sfBare{kind: kind, i: v}, true
 }
 
 // str parses a String (§4.2.5): printable ASCII, with \" and \\ the only
@@ -480,7 +491,7 @@ func (p *sfParser) boolean() (sfBare, bool) {
 	p.i++ // ?
 	if c := p.peek(); c == '0' || c == '1' {
 		p.i++
-		return sfBare{kind: sfBoolean, b: c == '1'}, true
+		return sfBare{kind: sfBoolean, i: int64(c - '0')}, true
 	}
 	return sfBare{}, false
 }

@@ -142,7 +142,7 @@ func sfBareJSON(b sfBare) any {
 	case sfInteger:
 		return b.i
 	case sfDecimal:
-		return b.d
+		return b.decimal()
 	case sfString:
 		return b.s
 	case sfToken:
@@ -150,7 +150,7 @@ func sfBareJSON(b sfBare) any {
 	case sfBytes:
 		return sfBinaryValue(b.s)
 	case sfBoolean:
-		return b.b
+		return b.boolean()
 	}
 	return nil
 }
