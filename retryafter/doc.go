@@ -45,9 +45,8 @@
 // (or, for step 6, an exhausted limit's reset) was present but unusable,
 // else "none"; both carry results.None. Whatever the unit and the source,
 // a wait over results.MaxWaitMS (10¹² ms) is unusable. A field repeated
-// with different values is a list, not a number nor a date: unusable
-// (Field). Numbers are plain decimals: no sign, exponent, "inf" or "nan"
-// (Number). Garbage never becomes a wait, and nothing panics (a fuzz test
+// with different values is a list, not a number nor a date: unusable.
+// Numbers are plain decimals: no sign, exponent, "inf" or "nan". Garbage never becomes a wait, and nothing panics (a fuzz test
 // holds FromResponse to that).
 //
 // # Dialects
@@ -128,9 +127,12 @@
 //
 // # Secrets
 //
-// Reads names the fields whose values FromResponse reads; of any other it
-// reads at most whether it is present. A caller that must vet values
-// first (ptuprobe's client checks them for echoed secrets) vets those.
+// FromResponse reads the values of the fields named above and of Date,
+// and nothing else of a header: of any other field it reads at most
+// whether it is present. A caller that must vet values first (ptuprobe's
+// client checks them for echoed secrets) vets those.
 //
-// It imports results only (the wait sources, the dialects and the cap).
+// It imports results (the wait sources, the dialects and the cap) and
+// internal/httpfield (how a field value is read, and the names of the
+// fields read, which the client vets), nothing else.
 package retryafter

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -121,7 +122,7 @@ func FuzzFromResponse(f *testing.F) {
 		// What Reads does not claim is read for its presence only.
 		masked := http.Header{}
 		for k, vs := range h {
-			if Reads(k) {
+			if httpfield.Reads(k) {
 				masked[k] = vs
 			} else {
 				masked[k] = []string{"masked"}

@@ -5,16 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
-
-// ietfFields are the fields of every version of the IETF draft, and the
-// X-RateLimit-* fields before it.
-var ietfFields = [...]string{
-	"Ratelimit", "Ratelimit-Policy",
-	"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
-	"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset",
-}
 
 // Quota units of a RateLimit-Policy item (its qu parameter): requests is
 // the draft's default; tokens is no registered unit, but is what an LLM
@@ -264,7 +257,7 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 	if numeric != nil {
 		f.present = true
 	}
-	sep := separateLimit(h, ietfFields[2:5], ref, &f.present)
+	sep := separateLimit(h, httpfield.IETFFields[2:5], ref, &f.present)
 	f.limits = append(f.limits, sep)
 	if !f.requests.known() {
 		f.requests = sep
@@ -277,7 +270,7 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 // counted in requests.
 func xRateLimitFamily(h http.Header, ref time.Time) family {
 	f := family{dialect: results.DialectXRate, source: results.WaitXRateLimitReset, tokens: unknownLimit()}
-	f.requests = separateLimit(h, ietfFields[5:8], ref, &f.present)
+	f.requests = separateLimit(h, httpfield.IETFFields[5:8], ref, &f.present)
 	f.limits = []limit{f.requests}
 	return f
 }
@@ -288,7 +281,7 @@ func xRateLimitFamily(h http.Header, ref time.Time) family {
 // resetIn.
 func separateLimit(h http.Header, names []string, ref time.Time, present *bool) limit {
 	l := fieldLimit(h, names, present, func(v string) (float64, bool) { return resetIn(v, ref) })
-	if max := Field(h, names[0]); l.max < 0 {
+	if max := httpfield.Field(h, names[0]); l.max < 0 {
 		if i := strings.IndexAny(max, ",;"); i >= 0 {
 			l.max = count(max[:i])
 		}
@@ -311,7 +304,7 @@ const (
 // 0; a decimal number is read as such ("1.5"); anything else, or a wait
 // over results.MaxWaitMS, is unreadable.
 func resetIn(v string, ref time.Time) (float64, bool) {
-	x, ok := Number(TrimOWS(v))
+	x, ok := httpfield.Number(httpfield.TrimOWS(v))
 	if !ok {
 		return 0, false
 	}

@@ -2,10 +2,9 @@ package retryafter
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -46,30 +45,7 @@ type retryFields struct {
 // retryFieldsOf reads the retry-after fields of h, repeats handled as
 // Field does.
 func retryFieldsOf(h http.Header) retryFields {
-	return retryFields{ms: Field(h, "Retry-After-Ms"), xmsMS: Field(h, "X-Ms-Retry-After-Ms"), after: Field(h, "Retry-After")}
-}
-
-// Field is the value of header name (canonical form), repeats included.
-// Repeats that agree, once trimmed, are one value. Repeats that differ are
-// joined with ", ", as RFC 9110 §5.3 combines a repeated field: a list is no
-// number nor date, so Parse finds that header unusable rather than silently
-// keeping the first value.
-func Field(h http.Header, name string) string {
-	vs := h[name]
-	if len(vs) == 0 {
-		return ""
-	}
-	first := TrimOWS(vs[0])
-	for _, v := range vs[1:] {
-		if TrimOWS(v) != first {
-			trimmed := make([]string, len(vs))
-			for i, v := range vs {
-				trimmed[i] = TrimOWS(v)
-			}
-			return strings.Join(trimmed, ", ")
-		}
-	}
-	return first
+	return retryFields{ms: httpfield.Field(h, "Retry-After-Ms"), xmsMS: httpfield.Field(h, "X-Ms-Retry-After-Ms"), after: httpfield.Field(h, "Retry-After")}
 }
 
 // parseWait applies the documented precedence to the retry-after fields
@@ -85,20 +61,20 @@ func Field(h http.Header, name string) string {
 // An HTTP-date in the past advises no wait at all, so it yields 0 ms
 // rather than a negative value.
 func parseWait(f retryFields, date string, now time.Time) Wait {
-	ms, xms, ra := TrimOWS(f.ms), TrimOWS(f.xmsMS), TrimOWS(f.after)
-	if v, ok := Number(ms); ok && v <= maxWaitMS {
+	ms, xms, ra := httpfield.TrimOWS(f.ms), httpfield.TrimOWS(f.xmsMS), httpfield.TrimOWS(f.after)
+	if v, ok := httpfield.Number(ms); ok && v <= maxWaitMS {
 		return Wait{MS: v, Source: results.WaitRetryAfterMS}
 	}
-	if v, ok := Number(xms); ok && v <= maxWaitMS {
+	if v, ok := httpfield.Number(xms); ok && v <= maxWaitMS {
 		return Wait{MS: v, Source: results.WaitXMSRetryAfterMS}
 	}
-	if v, ok := Number(ra); ok && v*1000 <= maxWaitMS {
+	if v, ok := httpfield.Number(ra); ok && v*1000 <= maxWaitMS {
 		return Wait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
 	}
 	if ra != "" {
 		if t, ok := httpDate(ra); ok {
 			ref := now
-			if d, ok := httpDate(TrimOWS(date)); ok {
+			if d, ok := httpDate(httpfield.TrimOWS(date)); ok {
 				ref = d
 			}
 			// Sub saturates at about 292 years, well past the cap.
@@ -135,44 +111,3 @@ func httpDate(s string) (time.Time, bool) {
 // years), applied to the result of every source; beyond it the value is
 // treated as garbage rather than a wait.
 const maxWaitMS = results.MaxWaitMS
-
-// Number accepts only plain decimal numbers: digits with at most
-// one '.', no sign, no exponent, no "inf"/"nan". strconv.ParseFloat alone
-// would take "1e3", "+5", "0x10" and "Inf", none of which a server means.
-// It knows no unit: the caller bounds the value.
-func Number(s string) (float64, bool) {
-	if s == "" || len(s) > 32 {
-		return 0, false
-	}
-	digits, dots := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.':
-			dots++
-		default:
-			return 0, false
-		}
-	}
-	if digits == 0 || dots > 1 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, false
-	}
-	return v, true
-}
-
-// TrimOWS removes HTTP optional white space (spaces and tabs).
-func TrimOWS(s string) string {
-	i, j := 0, len(s)
-	for i < j && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
-		j--
-	}
-	return s[i:j]
-}

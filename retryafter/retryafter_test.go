@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -83,7 +84,7 @@ func FuzzParse(f *testing.F) {
 			if w.MS != results.None {
 				t.Fatalf("%s with a value %v", w.Source, w.MS)
 			}
-			if w.Source == results.WaitNone && (TrimOWS(ms) != "" || TrimOWS(xms) != "" || TrimOWS(ra) != "") {
+			if w.Source == results.WaitNone && (httpfield.TrimOWS(ms) != "" || httpfield.TrimOWS(xms) != "" || httpfield.TrimOWS(ra) != "") {
 				t.Fatalf("none although a header is present: %q %q %q", ms, xms, ra)
 			}
 		default:
