@@ -123,6 +123,9 @@ func TestEchoedSecretsInDialectFields(t *testing.T) {
 		{"a key of digits as a reset", digits, func(k string) http.HandlerFunc {
 			return answer(429, "", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", k)
 		}, dialectRow{none, results.WaitInvalid, results.DialectXRate, 0, none, none, none, none, none}},
+		{"a key of digits as x-ms-retry-after-ms", digits, func(k string) http.HandlerFunc {
+			return answer(429, "", "X-Ms-Retry-After-Ms", k)
+		}, dialectRow{none, results.WaitInvalid, results.DialectAzure, none, none, none, none, none, none}},
 		{"a key of digits as Gemini's retryDelay", digits, func(k string) http.HandlerFunc {
 			return answer(429, geminiRefusalBody(k+"s"))
 		}, dialectRow{none, results.WaitNone, results.DialectNone, none, none, none, none, none, none}},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -684,8 +685,8 @@ func sinceMS(t time.Time) float64 {
 // (and so gives no wait), a numeric one is left absent, and an error body
 // holding one is not read for advice.
 func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record) {
-	rec.RetryAfterMS = t.recordHeader(retryafter.Field(h, "Retry-After-Ms"))
-	rec.RetryAfter = t.recordHeader(retryafter.Field(h, "Retry-After"))
+	rec.RetryAfterMS = t.recordHeader(httpfield.Field(h, "Retry-After-Ms"))
+	rec.RetryAfter = t.recordHeader(httpfield.Field(h, "Retry-After"))
 	a := retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
 	rec.WaitMS, rec.WaitSource, rec.Dialect = a.Wait.MS, a.Wait.Source, a.Dialect
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
@@ -701,12 +702,12 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 }
 
 // vetted is h as retryafter may read it: every value of a field it reads
-// (retryafter.Reads) that carries a secret is Redacted, which reads as no
+// (httpfield.Reads) that carries a secret is Redacted, which reads as no
 // number and no date. It is h itself when no value does, as is usual.
 func (t *Target) vetted(h http.Header) http.Header {
 	var out http.Header
 	for k, vs := range h {
-		if !retryafter.Reads(k) {
+		if !httpfield.Reads(k) {
 			continue
 		}
 		for i, v := range vs {
@@ -761,8 +762,8 @@ func (t *Target) header(h http.Header, name string) string {
 // ParseUtilization reads "NN.N%" (the % optional) into a percentage, or
 // results.None.
 func ParseUtilization(v string) float64 {
-	v = strings.TrimSuffix(retryafter.TrimOWS(v), "%")
-	f, ok := retryafter.Number(retryafter.TrimOWS(v))
+	v = strings.TrimSuffix(httpfield.TrimOWS(v), "%")
+	f, ok := httpfield.Number(httpfield.TrimOWS(v))
 	if !ok || f > 1e6 {
 		return results.None
 	}

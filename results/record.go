@@ -44,6 +44,7 @@ const (
 // read from (package retryafter documents each and their precedence).
 const (
 	WaitRetryAfterMS      = "retry-after-ms"
+	WaitXMSRetryAfterMS   = "x-ms-retry-after-ms" // other Azure services' ms field, read after retry-after-ms
 	WaitRetryAfterSeconds = "retry-after-seconds"
 	WaitRetryAfterDate    = "retry-after-date"
 	// WaitGeminiRetryDelay: the retryDelay of a google.rpc.RetryInfo in
@@ -66,7 +67,7 @@ const (
 // WaitSources lists every wait source, in the order of precedence (none
 // and invalid last). A reader checks a wait_source cell against it.
 var WaitSources = []string{
-	WaitRetryAfterMS, WaitRetryAfterSeconds, WaitRetryAfterDate, WaitGeminiRetryDelay,
+	WaitRetryAfterMS, WaitXMSRetryAfterMS, WaitRetryAfterSeconds, WaitRetryAfterDate, WaitGeminiRetryDelay,
 	WaitIETFReset, WaitRateLimitReset, WaitXRateLimitReset, WaitOpenAIReset, WaitAnthropicReset,
 	WaitNone, WaitInvalid,
 }
