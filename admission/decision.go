@@ -37,6 +37,9 @@ const (
 	// ErrCooldown: not sent: the shared cooldown outlasts what the budget
 	// (or MaxWait) allows, so the attempt was refused locally.
 	ErrCooldown = "cooldown"
+	// ClassPaced: not sent: the Pace's next send slot does not come
+	// within the budget, so the attempt was refused locally.
+	ClassPaced = "paced"
 	// ErrFallback: not sent: Policy.Fallback returned an error.
 	ErrFallback = "fallback"
 )

@@ -127,3 +127,7 @@ func (q *events) Pop() any {
 	*q = old[:len(old)-1]
 	return e
 }
+
+// Wall is Now: the loop's time is the wall time it stands for, so a
+// simulator on the loop writes its absolute times (resets, dates) on it.
+func (l *Loop) Wall() time.Time { return l.now }
