@@ -70,7 +70,7 @@ func (t *Transport) CloseIdleConnections() {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := t.clock.Now()
 	marked, sdkRetry := sdkRetryCount(req.Header)
-	if sdkRetry > 0 {
+	if sdkRetry != 0 {
 		if !t.p.AllowSDKRetries {
 			if req.Body != nil {
 				req.Body.Close()
@@ -97,17 +97,32 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // sdkRetryCount reads SDKRetryHeader: whether it is present, and the retry
-// number it gives (0 when it is no plain non-negative number).
+// number it gives: 0 for a first attempt, -1 for a retry of unknown number.
+// Only plain decimal digits are a number; anything else (a sign, a
+// fraction, a value past int64, junk) is no proof of a first attempt, so
+// it counts as a retry. Of several values, the highest counts.
 func sdkRetryCount(h http.Header) (marked bool, n int) {
 	vs := h.Values(SDKRetryHeader)
-	if len(vs) == 0 {
-		return false, 0
+	for _, v := range vs {
+		c := plainCount(strings.TrimSpace(v))
+		if c < 0 {
+			return true, -1
+		}
+		n = max(n, c)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(vs[0]))
-	if err != nil || n < 0 {
-		return true, 0
+	return len(vs) > 0, n
+}
+
+// plainCount is v as a non-negative number of plain decimal digits, or -1.
+func plainCount(v string) int {
+	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
+		return -1
 	}
-	return true, n
+	n, err := strconv.Atoi(v)
+	if err != nil { // past the int range
+		return -1
+	}
+	return n
 }
 
 // request is one RoundTrip: its attempts, budget and observers.
@@ -123,7 +138,7 @@ type request struct {
 	marked bool // the request carries SDKRetryHeader
 	// markRetries: Policy.MarkRetries
 	markRetries bool
-	sdkRetry    int // its value
+	sdkRetry    int // its value: -1 when it is no plain number
 
 	redirected bool
 	lastStatus int           // the last refusal's status
@@ -199,6 +214,10 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	a.Sent = r.t.clock.Now()
 	resp, err := r.t.next.RoundTrip(req)
 	now := r.t.clock.Now()
+	if err == nil && resp == nil {
+		// As http.Client does: a RoundTripper must return one or the other.
+		err = fmt.Errorf("admission: RoundTripper implementation (%T) returned a nil *Response with a nil error", r.t.next)
+	}
 	if err != nil {
 		a.Decision.Err, a.Err, a.Action, a.Done = errClass(err), err, ActionDone, now
 		a.Reason = "no response; this owner retries admission refusals, not network failures; done"
@@ -207,10 +226,25 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	a.Status, a.Header, a.Headers = resp.StatusCode, resp.Header, now
 	// A refusal's body may hold advice (Gemini's RetryInfo): it is read
-	// before the decision, bounded, and kept for the caller. Any other
-	// response's body is the caller's alone, unread.
+	// before the decision, bounded in size and by what is left of the
+	// budget, and kept for the caller. The decision is on the time the
+	// read ended: a slow body spends the budget as a slow header does.
+	// Any other response's body is the caller's alone, unread.
 	if slices.Contains(r.t.p.Statuses, resp.StatusCode) {
-		a.Body = peekBody(resp)
+		within, bounded := r.left(now)
+		switch {
+		case !bounded:
+			within = -1 // bounded by drainLimit only
+		case within < 0:
+			within = 0
+		}
+		if _, runtime := r.t.clock.(runtimeClock); !runtime {
+			// The read's timer is on the runtime clock: with another
+			// Clock the decision is still on the Clock's time after it.
+			within = -1
+		}
+		a.Body = peekBody(resp, within)
+		now = r.t.clock.Now()
 	}
 	advice := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now).Wait
 	advised, usable := advice.Duration()
@@ -251,7 +285,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 func (r *request) build(n int, toFallback bool) (req *http.Request, class string, err error) {
 	body, err := r.body.next()
 	if err != nil {
-		return nil, ErrTransport, fmt.Errorf("admission: replay the request body: %w", err)
+		return nil, ClassTransport, fmt.Errorf("admission: replay the request body: %w", err)
 	}
 	if body == nil && r.orig.Body == http.NoBody {
 		body = http.NoBody
@@ -265,8 +299,10 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		}
 		// With MarkRetries a retry says which retry it is, as the SDKs'
 		// own do, so that an owner below this one (or the server) sees it.
-		if r.marked && r.markRetries && n > 1 {
-			req.Header.Set(SDKRetryHeader, strconv.Itoa(r.sdkRetry+n-1))
+		// A count of unknown number goes on unchanged; a known one is
+		// added in uint64, which holds any int64 plus MaxAttempts.
+		if r.marked && r.markRetries && n > 1 && r.sdkRetry >= 0 {
+			req.Header.Set(SDKRetryHeader, strconv.FormatUint(uint64(r.sdkRetry)+uint64(n-1), 10))
 		}
 	}
 	if !toFallback {
@@ -282,7 +318,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		}
 	}
 	if err != nil {
-		return nil, ErrFallback, fmt.Errorf("admission: Fallback: %w", err)
+		return nil, ClassFallback, fmt.Errorf("admission: Fallback: %w", err)
 	}
 	if fb.Context() != r.ctx {
 		fb = fb.WithContext(r.ctx)
@@ -311,7 +347,7 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 		}
 		return false, nil
 	}
-	a.Decision.Err, a.Wait, a.WaitSource = ErrCooldown, left, source
+	a.Decision.Err, a.Wait, a.WaitSource = ClassCooldown, left, source
 	r.lastWait = left
 	why := "the shared cooldown's " + show(left)
 	switch {
@@ -373,11 +409,12 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 	if n >= p.MaxAttempts {
 		return ActionGiveUp, 0, fmt.Sprintf("attempt %d of %d (MaxAttempts) refused; give up", n, p.MaxAttempts)
 	}
-	if p.RedirectFirst && !r.redirected {
+	left, bounded := r.left(now)
+	// A spent budget sends nothing more, RedirectFirst's redirect neither.
+	if p.RedirectFirst && !r.redirected && (!bounded || left > 0) {
 		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
 	}
 	wait, why, sleepable := r.wait(n, advised, usable, now)
-	left, bounded := r.left(now)
 	if sleepable {
 		if !bounded {
 			return ActionSleep, wait, why + "; no budget; sleep"
@@ -525,11 +562,11 @@ func errClass(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled):
-		return ErrCanceled
+		return ClassCanceled
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return ErrTimeout
+		return ClassTimeout
 	}
-	return ErrTransport
+	return ClassTransport
 }
 
 // show formats a duration for a Reason: to the millisecond from a second

@@ -81,7 +81,7 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 	r.TTFBMS, r.LatencyMS = float64(rng.IntN(100)), float64(rng.IntN(1000))+0.125
 	r.Status = []int{200, 200, 429, 429, 429, 0, 503}[rng.IntN(7)]
 	if r.Status == 0 {
-		r.Error = []string{results.ErrTimeout, results.ErrReset, "dial tcp secret.example.com", ""}[rng.IntN(4)]
+		r.Error = []string{results.ClassTimeout, results.ClassReset, "dial tcp secret.example.com", ""}[rng.IntN(4)]
 	}
 	r.WaitSource = results.WaitNone
 	if r.Status == 429 || r.Status == 503 {

@@ -183,7 +183,7 @@ func TestOwnerRecordsBodyAdvice(t *testing.T) {
 		go srv.Serve(ln)
 		defer srv.Close()
 		tg, err := New(Config{API: APIAzure, Endpoint: "http://sim.invalid", Deployment: "d", PromptTokens: 10, MaxTokens: 1,
-			DialContext: ln.DialContext, Owner: &admission.Policy{MaxAttempts: 2, Jitter: -1, Budget: 10 * time.Second}, PolicyName: "honor"})
+			DialContext: ln.DialContext, Owner: &admission.Policy{MaxAttempts: 2, Budget: 10 * time.Second}, PolicyName: "honor"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -532,7 +532,7 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 	req, err := t.newRequest(admission.WithAttemptObserver(ctx, o.observe), o.first.Seq)
 	if err != nil {
 		rec := o.next(time.Time{}, time.Now())
-		rec.Error = results.ErrOther
+		rec.Error = results.ClassOther
 		o.record(&rec)
 		return false
 	}
@@ -627,7 +627,7 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 	rec.MaxTokens = t.MaxTokens()
 	req, err := t.newRequest(ctx, seq)
 	if err != nil {
-		rec.Error = results.ErrOther
+		rec.Error = results.ClassOther
 		return
 	}
 	start := time.Now()
@@ -652,13 +652,13 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	switch {
 	case rerr != nil:
 		rec.Error = Classify(ctx, rerr)
-		if rec.Error == results.ErrOther {
-			rec.Error = results.ErrBody
+		if rec.Error == results.ClassOther {
+			rec.Error = results.ClassBody
 		}
 	case body.n > MaxBodyBytes:
 		// Not read to its end: a body that never ends must not hold the
 		// request until the timeout, nor usage be parsed from a part.
-		rec.Error = results.ErrBody
+		rec.Error = results.ClassBody
 	}
 	// The advice of a body (Gemini's RetryInfo) is read from a body read
 	// whole and kept whole: a part of a document is no document.
@@ -769,7 +769,7 @@ func ParseUtilization(v string) float64 {
 	return f
 }
 
-// Classify maps a transport error to one of the results.Err* classes.
+// Classify maps a transport error to one of the results.Class* error classes.
 //
 // A failure on this machine is "local", not a fault of the target: out of
 // file descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL), of
@@ -785,44 +785,44 @@ func Classify(ctx context.Context, err error) string {
 	case err == nil:
 		return ""
 	case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
-		return results.ErrCanceled
+		return results.ClassCanceled
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
-		return results.ErrTimeout
+		return results.ClassTimeout
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return results.ErrTimeout
+		return results.ClassTimeout
 	}
 	switch {
 	case isLocal(err):
-		return results.ErrLocal
+		return results.ClassLocal
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return results.ErrRefused
+		return results.ClassRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		// The transport closed the connection under the request's writer
 		// when its reader saw the peer's reset: a reset all the same (a
 		// cancel was classified above).
 		errors.Is(err, net.ErrClosed):
-		return results.ErrReset
+		return results.ClassReset
 	}
 	msg := innermost(err).Error()
 	switch {
 	case strings.HasPrefix(msg, "malformed HTTP"):
-		return results.ErrOther
+		return results.ClassOther
 	case isHeadersTooLarge(msg):
-		return results.ErrHeaders
+		return results.ClassHeaders
 	}
 	var rhe tls.RecordHeaderError
 	var ae tls.AlertError
 	var cve *tls.CertificateVerificationError
 	if errors.As(err, &rhe) || errors.As(err, &ae) || errors.As(err, &cve) || strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ") {
-		return results.ErrTLS
+		return results.ClassTLS
 	}
 	if strings.Contains(err.Error(), "server closed") || strings.Contains(err.Error(), "connection reset") {
-		return results.ErrReset
+		return results.ClassReset
 	}
-	return results.ErrOther
+	return results.ClassOther
 }
 
 // localErrnos are the failures of a system call that say this machine ran

@@ -123,7 +123,7 @@ func TestBurstAgainstScriptedTarget(t *testing.T) {
 			invalid++
 		case r.Status == 429:
 			none++
-		case r.Error == results.ErrReset:
+		case r.Error == results.ClassReset:
 			resets++
 		case r.Status == 503:
 			s503++
@@ -232,7 +232,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 		switch {
 		case r.Status == 429:
 			ok++
-		case r.Error == results.ErrCanceled:
+		case r.Error == results.ClassCanceled:
 			canceled++
 		}
 	}
@@ -315,7 +315,7 @@ func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, r := range readResults(t, out) {
-		if r.Status != 0 || r.Error != results.ErrRefused {
+		if r.Status != 0 || r.Error != results.ClassRefused {
 			t.Fatalf("row %+v", r)
 		}
 	}

@@ -28,7 +28,7 @@ func TestWriteRunSummary(t *testing.T) {
 		row(429, 40, 3), row(429, -1, 0), row(503, -1, 0), row(0, -1, 0),
 	}
 	mixed[1].Spillover = true
-	mixed[7].Error = results.ErrReset
+	mixed[7].Error = results.ClassReset
 	var oneTo100 []results.Record
 	for i := 1; i <= 100; i++ {
 		oneTo100 = append(oneTo100, row(429, float64(i), 0))

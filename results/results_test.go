@@ -41,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	blank := Blank()
 	blank.RunID, blank.Shape, blank.Group, blank.Seq, blank.Attempt = "ffffffff", ShapeScheduled, `quoted "group"`, 3, 1
-	blank.Error = ErrReset
+	blank.Error = ClassReset
 	want := []Record{sample(0), sample(1), blank}
 	for i := range want {
 		if err := w.Write(&want[i]); err != nil {
