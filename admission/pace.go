@@ -10,8 +10,10 @@ import (
 
 // The recommended pacing, DefaultPaceConfig's.
 const (
-	// DefaultPaceDecrease is the factor a refusal cuts the rate by.
-	DefaultPaceDecrease = 0.5
+	// DefaultPaceDecrease is the factor a refusal cuts the rate by (0.5,
+	// as TCP halves, left 15% of the deployment idle on the lab; see
+	// docs/policies.md).
+	DefaultPaceDecrease = 0.75
 	// DefaultPaceIncrease is the rate's growth per second while its
 	// requests are admitted: 2% a second, so a rate halved by a refusal
 	// is back in about 35 s.
@@ -33,7 +35,7 @@ type PaceConfig struct {
 	MinRate float64
 }
 
-// DefaultPaceConfig is the recommended pacing: halve on a refusal, grow
+// DefaultPaceConfig is the recommended pacing: cut to 3/4 on a refusal, grow
 // 2% a second while admitted, never under 0.05 requests per second.
 func DefaultPaceConfig() PaceConfig {
 	return PaceConfig{Decrease: DefaultPaceDecrease, Increase: DefaultPaceIncrease, MinRate: DefaultPaceMinRate}
@@ -91,6 +93,9 @@ type Pace struct {
 	sends   [paceWindow]time.Time
 	nsends  int
 	refused int64
+	latency time.Duration // an EWMA of admitted attempts' time to answer
+	gen     uint64        // counts the cuts: a slot taken before one is taken again
+	last    time.Time     // the latest slot an attempt went in
 }
 
 // NewPace returns a Pace with cfg, or an error naming the field out of
@@ -116,11 +121,22 @@ func (p *Pace) Rate() float64 {
 }
 
 // reserve takes the send slot of an attempt ready at now: when it may go.
-// An attempt whose slot is not before deadline (when deadline is set)
-// takes none: ok is false and at is the slot it would have had.
+// An attempt whose answer would not come before deadline (when deadline is
+// set) — its slot plus the time admitted attempts take to be answered —
+// takes none: ok is false and at is the slot it would have had. Sending
+// it would spend the deployment's capacity on an answer too late to use.
 func (p *Pace) reserve(now, deadline time.Time) (at time.Time, ok bool) {
+	at, _, ok = p.reserveGen(now, deadline)
+	return at, ok
+}
+
+// reserveGen is reserve, and the cut count the slot was taken under: a
+// slot taken before a cut is spaced at the old rate, so its holder takes
+// another (current reports whether it must).
+func (p *Pace) reserveGen(now, deadline time.Time) (at time.Time, gen uint64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	gen = p.gen
 	at = now
 	if p.hold.After(at) {
 		at = p.hold
@@ -128,22 +144,47 @@ func (p *Pace) reserve(now, deadline time.Time) (at time.Time, ok bool) {
 	if p.rate > 0 && p.next.After(at) {
 		at = p.next
 	}
-	if !deadline.IsZero() && !at.Before(deadline) {
-		return at, false
+	if !deadline.IsZero() && !at.Add(p.latency).Before(deadline) {
+		return at, gen, false
 	}
 	if p.rate > 0 {
 		p.next = at.Add(time.Duration(float64(time.Second) / p.rate))
 	}
 	p.sends[p.nsends%paceWindow] = at
 	p.nsends++
-	return at, true
+	return at, gen, true
 }
 
-// admitted grows the rate for an attempt answered at now that was not
-// refused.
-func (p *Pace) admitted(now time.Time) {
+// confirm reports whether no cut came since the slot at was taken under
+// gen; if none did, the attempt goes in it.
+func (p *Pace) confirm(gen uint64, at time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.gen != gen {
+		return false
+	}
+	if at.After(p.last) {
+		p.last = at
+	}
+	return true
+}
+
+// paceGrowthStep bounds the time one admitted answer grows the rate for,
+// so a client that was idle does not come back at many times its rate.
+const paceGrowthStep = 10 * time.Second
+
+// admitted grows the rate for an attempt sent at sent and answered at now
+// that was not refused, and learns how long answers take.
+func (p *Pace) admitted(now, sent time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := now.Sub(sent); d > 0 {
+		if p.latency == 0 {
+			p.latency = d
+		} else {
+			p.latency += (d - p.latency) / 8
+		}
+	}
 	if p.rate == 0 {
 		return
 	}
@@ -151,7 +192,7 @@ func (p *Pace) admitted(now time.Time) {
 		p.grown = p.cut
 	}
 	if dt := now.Sub(p.grown); dt > 0 {
-		p.rate *= 1 + p.cfg.Increase*min(dt.Seconds(), 1)
+		p.rate *= 1 + p.cfg.Increase*min(dt, paceGrowthStep).Seconds()
 		p.grown = now
 	}
 }
@@ -174,6 +215,11 @@ func (p *Pace) refusedAt(now, sent time.Time, wait time.Duration) {
 	}
 	p.rate = max(p.rate*p.cfg.Decrease, p.cfg.MinRate)
 	p.cut, p.grown = now, now
+	// The slots taken at the old rate are void (their holders take new
+	// ones); the next is 1/rate after the last one used, never sooner
+	// than the old spacing had it.
+	p.gen++
+	p.next = p.last.Add(time.Duration(float64(time.Second) / p.rate))
 	if p.next.Before(now) {
 		p.next = now
 	}

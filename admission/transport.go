@@ -254,7 +254,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
 		if r.t.p.Pace != nil && !a.Fallback {
-			r.t.p.Pace.admitted(now)
+			r.t.p.Pace.admitted(now, a.Sent)
 		}
 		a.Action, a.Reason = ActionDone, why
 		r.emit(a)
@@ -373,21 +373,34 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 // not sent: refused is true and a.Action says redirect or give-up, already
 // observed.
 func (r *request) paced(a *Attempt) (refused bool, err error) {
-	now := r.t.clock.Now()
-	at, ok := r.t.p.Pace.reserve(now, r.deadline)
-	if ok {
+	start := r.t.clock.Now()
+	for {
+		now := r.t.clock.Now()
+		at, gen, ok := r.t.p.Pace.reserveGen(now, r.deadline)
+		if !ok {
+			return true, r.paceRefused(a, now, at)
+		}
 		if at.After(now) {
 			slept := sleepUntil(r.ctx, r.t.clock, at)
-			a.Held += r.t.clock.Now().Sub(now)
+			a.Held = r.t.clock.Now().Sub(start)
 			if !slept {
 				return false, r.canceled(a, "the context ended while the pace held this attempt; not sent")
 			}
 		}
-		return false, nil
+		// A cut while this attempt waited: its slot was spaced at the old
+		// rate, so it takes one at the new.
+		if r.t.p.Pace.confirm(gen, at) {
+			return false, nil
+		}
 	}
+}
+
+// paceRefused refuses attempt a locally at now: its next send slot, at,
+// does not come within the budget.
+func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
 	left, bounded := r.left(now)
 	a.Decision.Err = ClassPaced
-	why := "the pace's next send slot, in " + show(at.Sub(now)) + ", does not fit" + r.leftPhrase(left)
+	why := "the pace's next send slot, in " + show(at.Sub(now)) + ", and the answer after it do not fit" + r.leftPhrase(left)
 	if a.Attempt >= r.t.p.MaxAttempts {
 		a.Action, a.Reason = ActionGiveUp, why+"; give up"
 	} else {
@@ -398,7 +411,7 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 	}
 	a.Done = now
 	r.emit(a)
-	return true, nil
+	return nil
 }
 
 // decide applies the rule to a refusal of attempt n that arrived at now:

@@ -225,7 +225,7 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		if o.Requests > 0 {
 			pct = 100 * float64(o.Succeeded) / float64(o.Requests)
 		}
-		g := float64(o.Succeeded) / d.Seconds()
+		g := float64(o.InPlan) / d.Seconds()
 		goodput += g
 		r.SuccessPctMin, r.SuccessPctMax = min(r.SuccessPctMin, pct), max(r.SuccessPctMax, pct)
 		r.GoodputMin, r.GoodputMax = min(r.GoodputMin, g), max(r.GoodputMax, g)
@@ -260,7 +260,7 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 //     the mean completion (drawn uniformly from ⌈0.3 m⌉ to m tokens);
 //   - gateway: the tightest ceiling: organizations × OrgRPS, keys ×
 //     KeyRPS, and the token ceilings over the request's estimate (prompt
-//     + max_tokens), which they charge;
+//   - max_tokens), which they charge;
 //   - window: WindowLimit requests per WindowSize.
 //
 // It does not count the burst allowance a rested deployment spends once,

@@ -36,8 +36,11 @@ type Row struct {
 
 	// SuccessPct and its spread over the repeats (min, max).
 	SuccessPct, SuccessPctMin, SuccessPctMax float64
-	// GoodputPerS is succeeded requests per second of the plan, the mean
-	// over the repeats; GoodputMin and GoodputMax its spread.
+	// GoodputPerS is the successes answered while the plan's arrivals
+	// were on, per second of the plan (the deployment's useful throughput
+	// under that load, not counting the tail of retries after the last
+	// arrival), the mean over the repeats; GoodputMin and GoodputMax its
+	// spread.
 	GoodputPerS, GoodputMin, GoodputMax float64
 	// CapacitySharePct is GoodputPerS ÷ Capacity × 100 (-1 when the
 	// capacity is unknown); it can pass 100 by a rested deployment's

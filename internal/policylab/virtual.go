@@ -54,8 +54,11 @@ type virtualRun struct {
 type runOutcome struct {
 	Requests, Succeeded, GaveUp, Redirected int
 	Attempts, HTTP429, OverBudget           int
-	EarlyReturns, SDKRetries                int
-	SuccessE2E                              []float64 // ms, sorted
+	// InPlan are the successes answered within the plan's length: the
+	// deployment's goodput while the load was on.
+	InPlan                   int
+	EarlyReturns, SDKRetries int
+	SuccessE2E               []float64 // ms, sorted
 }
 
 // arrivals are the plan's offsets: Rate per second for Duration, evenly
@@ -119,7 +122,7 @@ type labClient struct {
 	owner  http.RoundTripper
 	key    string
 	spec   Spec
-	path   string
+	plan   time.Duration // the plan's length
 	target *url.URL
 }
 
@@ -150,7 +153,7 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		if err != nil {
 			return nil, err
 		}
-		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target}
+		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.Duration}
 	}
 	return out, nil
 }
@@ -210,6 +213,9 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		out.GaveUp++
 	case lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget):
 		out.Succeeded++
+		if lastAnswer.Sub(epoch) <= c.plan {
+			out.InPlan++
+		}
 		out.SuccessE2E = append(out.SuccessE2E, float64(e2e)/float64(time.Millisecond))
 	case lastStatus >= 200 && lastStatus < 300:
 		out.OverBudget++
