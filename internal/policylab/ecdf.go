@@ -43,6 +43,9 @@ func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format repor
 		lo, hi = 1, 1000
 	}
 	floor := report.LogAxis(&p.X, lo, hi)
+	// Room past the slowest success for the legend, bottom right, so
+	// that it covers no curve.
+	p.X.Max = math.Max(p.X.Max, hi*6)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = percentTicks{}
 	p.Legend.Top, p.Legend.Left = false, false

@@ -89,7 +89,7 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 	}
 	m := &frontierMarks{}
 	var none []string
-	lo, hi, top := math.Inf(1), 0.0, 0.0
+	lo, hi, bottom, top := math.Inf(1), 0.0, math.Inf(1), 0.0
 	for i := range g.Ranked {
 		r := &g.Ranked[i]
 		if r.Succeeded == 0 || r.AttemptsPerSuccess <= 0 {
@@ -109,7 +109,8 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 			glyph.Shape = draw.RingGlyph{}
 		}
 		m.marks = append(m.marks, frontierMark{x: r.AttemptsPerSuccess, y: y, label: label, glyph: glyph})
-		lo, hi, top = math.Min(lo, r.AttemptsPerSuccess), math.Max(hi, r.AttemptsPerSuccess), math.Max(top, y)
+		lo, hi = math.Min(lo, r.AttemptsPerSuccess), math.Max(hi, r.AttemptsPerSuccess)
+		bottom, top = math.Min(bottom, y), math.Max(top, y)
 	}
 	title := "Goodput against attempts per success at " + g.Name() + " (these runs; up and left is better)"
 	if len(none) > 0 {
@@ -117,7 +118,7 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 	}
 	p := report.NewChart(title, "attempts per success (fewer is better)", yLabel)
 	if len(m.marks) == 0 {
-		lo, hi = 1, 2
+		lo, hi, bottom, top = 1, 2, 0, 1
 	}
 	if hi/lo >= 3 {
 		p.X.Label.Text = "attempts per success (log scale; fewer is better)"
@@ -126,10 +127,14 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 		pad := math.Max((hi-lo)*0.15, 0.05)
 		report.LinearAxis(&p.X, math.Max(0, lo-pad), hi+pad)
 	}
-	if shares {
-		top = math.Max(top, 100)
+	// The y axis spans the points with room for their labels, from 0
+	// when they reach down near it.
+	pad := math.Max((top-bottom)*0.12, top*0.03)
+	low := math.Max(0, bottom-pad)
+	if low < top/4 {
+		low = 0
 	}
-	report.LinearAxis(&p.Y, 0, math.Max(top*1.08, 1e-3))
+	report.LinearAxis(&p.Y, low, math.Max(top+pad, low+1e-3))
 	p.Add(m)
 	return report.SaveChart(w, p, format)
 }
