@@ -18,7 +18,7 @@ import (
 // without extension, what it shows, and how it is drawn.
 type chartFile struct {
 	base, title, caption string
-	draw          func(w io.Writer, f report.ImageFormat) error
+	draw                 func(w io.Writer, f report.ImageFormat) error
 }
 
 // chartFiles are the lab's charts: per (load, clients) group a frontier
