@@ -1,8 +1,6 @@
 package policylab
 
 import (
-	"bytes"
-	"encoding/csv"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,38 +76,5 @@ func TestSpecScalesItsDurations(t *testing.T) {
 	}
 	if d := p.Backoff(1, func() float64 { return 0.999999 }); d > 25*time.Millisecond || d < 24*time.Millisecond {
 		t.Fatalf("the first backoff at most %v, want just under 25 ms (500 ms / 20)", d)
-	}
-}
-
-func TestWrittenTable(t *testing.T) {
-	t.Parallel()
-	ms := []Measure{
-		{Policy: "slow", Requests: 10, Succeeded: 10, Attempts: 30, E2E: []float64{100, 200, 9000}, SimEarlyReturns: 0},
-		{Policy: "fast", Requests: 10, Succeeded: 10, Attempts: 12, E2E: []float64{10, 20, 30}, EarlyRetries: 2, SimEarlyReturns: 3},
-		{Policy: "bad", Requests: 10, Succeeded: 4, GaveUp: 6, Attempts: 10, HTTP429: 6, E2E: []float64{1, 2}},
-	}
-	if r := Ranked(ms); r[0].Policy != "fast" || r[1].Policy != "slow" || r[2].Policy != "bad" {
-		t.Fatalf("ranked %s %s %s: want by success, then p99", r[0].Policy, r[1].Policy, r[2].Policy)
-	}
-	var b bytes.Buffer
-	if err := WriteCSV(&b, ms); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(CSVColumns, ",") {
-		t.Fatalf("%v %v", rows, err)
-	}
-	if got := strings.Join(rows[2], ","); got != "fast,10,10,100,0,0,12,1.2,0,20,28,29.8,30,0,2" {
-		t.Fatalf("fast's row: %s", got)
-	}
-	b.Reset()
-	if err := WriteMarkdown(&b, ms, Setup{Requests: 10, Target: "a test", Budget: "30 s"}); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	for _, want := range []string{"| fast | 10 | 10 (100%) |", "## What the simulator saw", "| fast | 3 | 0 |", "fast completed the most requests", "fast (2)"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("policies.md lacks %q:\n%s", want, md)
-		}
 	}
 }
