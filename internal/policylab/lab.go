@@ -204,7 +204,7 @@ func allDone(d []bool) bool {
 
 // rowOf sums a cell's repeats into its Row.
 func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs []runOutcome) Row {
-	r := Row{Policy: s.Name, Models: s.Models, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
+	r := Row{Policy: s.Name, Models: s.Models, Fallback: s.Fallback, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
 		MaxAttempts: s.Attempts, Budget: s.Budget, Repeats: len(outs), CapacitySharePct: -1,
 		SuccessPctMin: math.Inf(1), SuccessPctMax: math.Inf(-1), GoodputMin: math.Inf(1), GoodputMax: math.Inf(-1)}
 	if capacity > 0 {

@@ -17,6 +17,10 @@ type Row struct {
 	// RatePerS is the offered arrival rate, requests per second.
 	RatePerS    float64
 	Clients     int
+	// Fallback: the policy redirects to a second deployment (the
+	// simulator's standard one), whose capacity the others do not have;
+	// it is ranked, never recommended for one deployment.
+	Fallback    bool
 	MaxAttempts int           // the policy's attempts cap, the first included
 	Budget      time.Duration // the policy's latency budget per request; 0: none
 	Repeats     int

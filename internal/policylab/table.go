@@ -81,6 +81,9 @@ func caps(r *Row) string {
 	if r.Models != "" {
 		s = "models " + r.Models + ": " + s
 	}
+	if r.Fallback {
+		s += ", and a fallback deployment"
+	}
 	return s
 }
 

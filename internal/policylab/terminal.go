@@ -57,12 +57,16 @@ func PrintTable(w io.Writer, s Sweep) error {
 			if r.Models != "" {
 				name += "*"
 			}
+			if r.Fallback {
+				name += "+"
+			}
 			fmt.Fprintf(&b, "%-4s %-*s %10s %7s %8s %8s %8s %11s\n", r.RankLabel(), width, name,
 				num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), pct(r.SuccessPct),
 				ratio(r.AttemptsPerSuccess), ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
 		}
 	}
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
+		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -30,7 +30,8 @@ type Group struct {
 	// whose goodput spreads overlap the first one's being a tie among
 	// which fewer attempts per success come first.
 	Ranked []Placed
-	// Recommended indexes Ranked: the fair policy (Models == "") with the
+	// Recommended indexes Ranked: the fair policy (Models == "", and no
+	// Fallback: the recommendation is for one deployment) with the
 	// highest goodput and, among the fair ones whose spread overlaps its
 	// spread, the fewest attempts per success; -1 when no fair policy
 	// succeeded at all.
@@ -189,7 +190,7 @@ func overlap(a, b *Row) bool {
 func recommend(ranked []Placed) (int, []string) {
 	best := -1
 	for i := range ranked {
-		if ranked[i].Models == "" && ranked[i].Succeeded > 0 && (best < 0 || ranked[i].GoodputPerS > ranked[best].GoodputPerS) {
+		if eligible(&ranked[i].Row) && (best < 0 || ranked[i].GoodputPerS > ranked[best].GoodputPerS) {
 			best = i
 		}
 	}
@@ -198,7 +199,7 @@ func recommend(ranked []Placed) (int, []string) {
 	}
 	var cands []int
 	for i := range ranked {
-		if ranked[i].Models == "" && ranked[i].Succeeded > 0 && overlap(&ranked[best].Row, &ranked[i].Row) {
+		if eligible(&ranked[i].Row) && overlap(&ranked[best].Row, &ranked[i].Row) {
 			cands = append(cands, i)
 		}
 	}
@@ -216,6 +217,10 @@ func recommend(ranked []Placed) (int, []string) {
 	}
 	return pick, ties
 }
+
+// eligible: a row that can be recommended for one deployment: under the
+// fair caps, without a second deployment's capacity, with a success.
+func eligible(r *Row) bool { return r.Models == "" && !r.Fallback && r.Succeeded > 0 }
 
 // Recommendation is the recommended row, or nil.
 func (g *Group) Recommendation() *Placed {
