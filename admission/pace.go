@@ -93,7 +93,8 @@ type Pace struct {
 	sends   [paceWindow]time.Time
 	nsends  int
 	refused int64
-	latency time.Duration // an EWMA of admitted attempts' time to answer
+	latency time.Duration // smoothed time admitted attempts take to be answered
+	spread  time.Duration // its smoothed deviation
 	gen     uint64        // counts the cuts: a slot taken before one is taken again
 	last    time.Time     // the latest slot an attempt went in
 }
@@ -122,7 +123,8 @@ func (p *Pace) Rate() float64 {
 
 // reserve takes the send slot of an attempt ready at now: when it may go.
 // An attempt whose answer would not come before deadline (when deadline is
-// set) — its slot plus the time admitted attempts take to be answered —
+// set) — its slot plus the time admitted attempts take to be answered,
+// mean and four deviations —
 // takes none: ok is false and at is the slot it would have had. Sending
 // it would spend the deployment's capacity on an answer too late to use.
 func (p *Pace) reserve(now, deadline time.Time) (at time.Time, ok bool) {
@@ -144,7 +146,7 @@ func (p *Pace) reserveGen(now, deadline time.Time) (at time.Time, gen uint64, ok
 	if p.rate > 0 && p.next.After(at) {
 		at = p.next
 	}
-	if !deadline.IsZero() && !at.Add(p.latency).Before(deadline) {
+	if !deadline.IsZero() && !at.Add(p.latency+4*p.spread).Before(deadline) {
 		return at, gen, false
 	}
 	if p.rate > 0 {
@@ -178,10 +180,17 @@ const paceGrowthStep = 10 * time.Second
 func (p *Pace) admitted(now, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// TCP's retransmission timer estimate (RFC 6298): a smoothed mean and
+	// deviation, the answer expected within mean + 4 deviations.
 	if d := now.Sub(sent); d > 0 {
 		if p.latency == 0 {
-			p.latency = d
+			p.latency, p.spread = d, d/2
 		} else {
+			dev := d - p.latency
+			if dev < 0 {
+				dev = -dev
+			}
+			p.spread += (dev - p.spread) / 4
 			p.latency += (d - p.latency) / 8
 		}
 	}

@@ -9,37 +9,41 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
-	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // Defaults of the policy lab.
 const (
-	DefaultPoliciesOutDir  = "ptuprobe-policies"
-	DefaultPolicyLoads     = "0.8x,1.5x,3x"
-	DefaultPolicyClients   = "16"
-	DefaultPolicyRepeat    = 3
-	DefaultPolicyDuration  = 40 * time.Second
-	DefaultPolicyArrivals  = "poisson"
-	defaultPolicyProgress  = true
-	policyProgressInterval = 10
+	DefaultPoliciesOutDir = "ptuprobe-policies"
+	DefaultPolicyLoads    = "0.8x,1.5x,3x"
+	DefaultPolicyClients  = "16"
+	DefaultPolicyRepeat   = 3
+	DefaultPolicyDuration = 40 * time.Second
+	DefaultPolicyArrivals = "poisson"
+	// DefaultPolicyPause and DefaultPolicyMaxRequests are a named
+	// target's: a pause between runs, and the lab's cap on requests.
+	DefaultPolicyPause       = 30 * time.Second
+	DefaultPolicyMaxRequests = 10_000
+	policyProgressInterval   = 10
 )
 
 type policiesCmd struct {
-	policies     []string
-	loads        string
-	clients      string
-	repeat       int
-	budget       time.Duration
-	maxAttempts  int
-	duration     time.Duration
-	arrivals     string
-	outDir       string
-	promptTokens int
-	maxTokens    int
-	quiet        bool
-	sim          sim.Config
+	tf          targetFlags
+	capacity    float64
+	pause       time.Duration
+	maxRequests int
+	fallback    string
+	policies    []string
+	loads       string
+	clients     string
+	repeat      int
+	budget      time.Duration
+	maxAttempts int
+	duration    time.Duration
+	arrivals    string
+	outDir      string
+	quiet       bool
 }
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
@@ -51,8 +55,13 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	job.Setup.Command, job.Setup.Settings = c.CommandPath(), reportSettings(c.Flags())
 	if !pc.quiet {
 		total := job.Lab.Runs()
-		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) on the embedded simulator, on a virtual clock\n",
-			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat)
+		where := "on the embedded simulator, on a virtual clock"
+		if n := job.Lab.Named; n != nil {
+			expect := time.Duration(total)*(job.Lab.Duration+job.Lab.Budget) + time.Duration(max(total-1, 0))*n.Pause
+			where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", job.Lab.Planned(n.Capacity), expect.Round(time.Second))
+		}
+		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) %s\n",
+			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
 		step := max(1, total/policyProgressInterval)
 		job.Lab.Progress = func(done, total int) {
 			if done%step == 0 || done == total {
@@ -78,7 +87,8 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 }
 
 func (pc *policiesCmd) names() flagNames {
-	return merge(simFlagNames("sim-"), flagNames{
+	return merge(targetFlagNames, simFlagNames("sim-"), flagNames{
+		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir",
@@ -115,7 +125,13 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
-	lab.Sim, lab.PromptTokens, lab.MaxTokens = pc.sim, pc.promptTokens, pc.maxTokens
+	lab.Sim, lab.PromptTokens, lab.MaxTokens = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens
+	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
+	if !target.Embedded() {
+		lab.Named = &policylab.Named{Target: target, Capacity: pc.capacity, Pause: pc.pause, MaxRequests: pc.maxRequests}
+	} else if pc.capacity != 0 || pc.fallback != "" {
+		return policylab.Job{}, usageError("--capacity and --fallback-deployment are for a named target (--endpoint or --url); the simulator's capacity follows from its model")
+	}
 	job := policylab.Job{Lab: lab, OutDir: pc.outDir}
 	if err := job.Lab.Validate(); err != nil {
 		return job, settingError(err, pc.names())
@@ -146,7 +162,7 @@ func policyHelp() string {
 
 func init() {
 	register(func() *cobra.Command {
-		pc := &policiesCmd{sim: sim.DefaultConfig()}
+		pc := &policiesCmd{}
 		c := &cobra.Command{
 			Use:   "policies",
 			Short: "Compare client retry policies fairly, over load and fleet size, and recommend one",
@@ -178,12 +194,21 @@ contradicted on these runs. Also written: policies.csv (one row per policy,
 load and fleet size), a frontier chart per load (capacity share against
 attempts per success) and the ECDF of successful requests' latency.
 The simulator's flags (--sim-profile ptu|gateway|window and the rest) are
-listed in 'ptuprobe serve --help' without their prefix.`,
+listed in 'ptuprobe serve --help' without their prefix.
+
+Against a named target (--endpoint and --deployment, or --url) the same lab
+runs on the wall clock, one run at a time, --pause apart, the policies
+interleaved in each repeat; loads given as multiples need --capacity (from
+'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.`,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
   # Three policies against a fixed-window limiter, a fleet of 4 and of 64
-  ptuprobe policies --policy honor --policy backoff --policy pace --clients 4,64 --sim-profile window`,
+  ptuprobe policies --policy honor --policy backoff --policy pace --clients 4,64 --sim-profile window
+
+  # A real deployment that calibrate found sustains 6 requests/s
+  ptuprobe policies --endpoint https://NAME.openai.azure.com --deployment PTU-DEPLOYMENT \
+      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s`,
 			Args: noArgs,
 			RunE: pc.run,
 		}
@@ -197,10 +222,12 @@ listed in 'ptuprobe serve --help' without their prefix.`,
 		fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "length of the plan's arrivals (model time)")
 		fs.StringVar(&pc.arrivals, "arrivals", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
 		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
-		fs.IntVar(&pc.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "prompt size of every request, in tokens")
-		fs.IntVar(&pc.maxTokens, "max-tokens", client.DefaultMaxTokens, "max_tokens of every request")
 		fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
-		addSimFlags(fs, &pc.sim, "sim-")
+		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
+		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
+		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
+		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
+		pc.tf.add(fs)
 		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 			if fs.Lookup(f) != nil {
 				_ = fs.MarkHidden(f)

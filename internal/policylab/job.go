@@ -55,6 +55,9 @@ func (l *Lab) Validate() error {
 			return valid.Errorf("Clients", "each fleet size must be from 1 to %d", MaxClients)
 		}
 	}
+	if l.Named != nil {
+		return l.validateNamed()
+	}
 	if l.Sim.Dialect != sim.DialectAzure && l.Sim.Dialect != sim.DialectIETF {
 		return valid.Errorf("Dialect", "the lab sends the Azure route: want azure or ietf, not %s", l.Sim.Dialect)
 	}
@@ -69,6 +72,41 @@ func (l *Lab) Validate() error {
 	}
 	if l.Runs() > MaxRuns {
 		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), MaxRuns)
+	}
+	return nil
+}
+
+// validateNamed checks what a lab against a named target needs: a
+// capacity for multiples, a plan within MaxRequests, a target that
+// resolves (its key variable set, a fallback for the policies that
+// redirect), a pause in range.
+func (l *Lab) validateNamed() error {
+	n := l.Named
+	switch {
+	case !(n.Capacity >= 0) || n.Capacity > 100_000:
+		return valid.Errorf("Capacity", "must be a rate from 0 (unknown) to 100000 requests/s")
+	case n.Pause < 0 || n.Pause > time.Hour:
+		return valid.Errorf("Pause", "must be from 0 to 1h")
+	case n.MaxRequests < 1:
+		return valid.Errorf("MaxRequests", "must be at least 1")
+	}
+	for _, ld := range l.Loads {
+		if ld.X > 0 && n.Capacity == 0 {
+			return valid.Errorf("Loads", "%s is a multiple of capacity, which is unknown for a named target: give {Capacity} (from calibrate), or plain rates such as 8/s", ld.Text)
+		}
+	}
+	if p := l.Planned(n.Capacity); p > n.MaxRequests {
+		return valid.Errorf("MaxRequests", "the lab would offer the target %d requests, over %d: raise it deliberately, or fewer policies, loads, repeats or a shorter {Duration}", p, n.MaxRequests)
+	}
+	for _, s := range l.Policies {
+		t := n.Target
+		t.Owner, t.PolicyName, t.Fallback = s.Fair(l.Budget, l.MaxAttempts).Policy(1), s.Name, s.Fallback
+		if s.Fallback && t.FallbackDeployment == "" {
+			return valid.Errorf("FallbackDeployment", "is needed by policy %s, which redirects: name the Azure deployment a redirect goes to", s.Name)
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

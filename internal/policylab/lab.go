@@ -105,6 +105,9 @@ type Lab struct {
 	// Progress, when set, is called after each run (done of total), on
 	// one goroutine at a time.
 	Progress func(done, total int)
+	// Named, when set, is a real deployment to run the lab against
+	// instead of the simulator (Sim then only seeds the arrivals).
+	Named *Named
 }
 
 // MaxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
@@ -115,31 +118,67 @@ func (l *Lab) Runs() int {
 	return len(l.Policies) * len(l.Loads) * len(l.Clients) * max(l.Repeat, 1)
 }
 
-// Run runs every (policy, load, clients, repeat) on its own simulator and
-// virtual clock, spread over the machine's cores, and returns the Sweep.
-// The result does not depend on how the runs were spread.
+// labCell is one (policy, load, clients) of the sweep.
+type labCell struct {
+	spec    Spec
+	load    Load
+	clients int
+}
+
+// Run runs every (policy, load, clients, repeat): on the simulator each
+// on its own simulator and virtual clock, spread over the machine's cores
+// (the result does not depend on how), against a Named target one after
+// another on the wall clock. It returns the Sweep of every row whose runs
+// all completed.
 func Run(ctx context.Context, l Lab) (Sweep, error) {
 	capacity, formula := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
 	sw := Sweep{Capacity: capacity, CapacityFormula: formula, Limiter: l.Sim.Profile, Duration: l.Duration,
 		Seed: l.Sim.Seed, Deterministic: true}
+	if l.Named != nil {
+		capacity = l.Named.Capacity
+		sw.Capacity, sw.Limiter, sw.Deterministic = capacity, "the named target", false
+		sw.CapacityFormula = "unknown: no --capacity given"
+		if capacity > 0 {
+			sw.CapacityFormula = "as given (--capacity)"
+		}
+	}
 	if len(l.Policies) == 0 || len(l.Loads) == 0 || len(l.Clients) == 0 {
 		return sw, fmt.Errorf("policylab: nothing to run")
 	}
 	repeat := max(l.Repeat, 1)
-	type cell struct {
-		spec    Spec
-		load    Load
-		clients int
-	}
-	var cells []cell
+	var cells []labCell
 	for _, s := range l.Policies {
 		s = s.Fair(l.Budget, l.MaxAttempts)
 		for _, ld := range l.Loads {
 			for _, n := range l.Clients {
-				cells = append(cells, cell{s, ld, n})
+				cells = append(cells, labCell{s, ld, n})
 			}
 		}
 	}
+	var (
+		outs   []runOutcome
+		done   []bool
+		runErr error
+	)
+	if l.Named != nil {
+		outs, done, runErr = runNamed(ctx, l, cells, repeat)
+	} else {
+		outs, done, runErr = runVirtual(ctx, l, cells, repeat, capacity)
+	}
+	for i, c := range cells {
+		if !allDone(done[i*repeat : (i+1)*repeat]) {
+			continue
+		}
+		sw.Rows = append(sw.Rows, rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat]))
+	}
+	if ctx.Err() != nil {
+		return sw, ErrInterrupted
+	}
+	return sw, runErr
+}
+
+// runVirtual runs every labCell's repeats on the simulator, on every core.
+func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64) ([]runOutcome, []bool, error) {
 	outs := make([]runOutcome, len(cells)*repeat)
 	done := make([]bool, len(outs))
 	jobs := make(chan int)
@@ -148,9 +187,7 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 	finished := 0
 	var wg sync.WaitGroup
 	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := range jobs {
 				c, k := cells[j/repeat], j%repeat
 				cfg := l.Sim
@@ -159,7 +196,7 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 					Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
 				out, err := v.run(ctx)
 				mu.Lock()
-				if err != nil && firstErr == nil {
+				if err != nil && firstErr == nil && ctx.Err() == nil {
 					firstErr = err
 				}
 				if err == nil {
@@ -171,7 +208,7 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for j := range outs {
 		if ctx.Err() != nil {
@@ -181,16 +218,7 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 	}
 	close(jobs)
 	wg.Wait()
-	for i, c := range cells {
-		if !allDone(done[i*repeat : (i+1)*repeat]) {
-			continue
-		}
-		sw.Rows = append(sw.Rows, rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat]))
-	}
-	if ctx.Err() != nil {
-		return sw, ErrInterrupted
-	}
-	return sw, firstErr
+	return outs, done, firstErr
 }
 
 func allDone(d []bool) bool {
@@ -202,7 +230,7 @@ func allDone(d []bool) bool {
 	return true
 }
 
-// rowOf sums a cell's repeats into its Row.
+// rowOf sums a labCell's repeats into its Row.
 func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs []runOutcome) Row {
 	r := Row{Policy: s.Name, Models: s.Models, Fallback: s.Fallback, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
 		MaxAttempts: s.Attempts, Budget: s.Budget, Repeats: len(outs), CapacitySharePct: -1,

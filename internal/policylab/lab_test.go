@@ -3,7 +3,10 @@ package policylab
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +193,29 @@ func TestParseLoads(t *testing.T) {
 		if _, err := ParseLoads(bad); err == nil {
 			t.Errorf("ParseLoads(%q) accepted", bad)
 		}
+	}
+}
+
+// TestExecuteKeepsCompletedRowsOnInterrupt: a lab interrupted after its
+// first run publishes the rows completed by then, and says it was
+// interrupted.
+func TestExecuteKeepsCompletedRowsOnInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := smallLab(t, sim.ProfilePTU, "none", "backoff", "pace", "slots")
+	l.Loads, l.Duration = l.Loads[:1], 5*time.Second
+	l.Progress = func(done, total int) { cancel() }
+	dir := t.TempDir()
+	sw, written, err := Execute(ctx, Job{Lab: l, OutDir: dir})
+	if !errors.Is(err, ErrInterrupted) || len(sw.Rows) == 0 || len(sw.Rows) == 4 || len(written) == 0 {
+		t.Fatalf("err %v, %d rows, %d files", err, len(sw.Rows), len(written))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "policies.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines != len(sw.Rows)+1 {
+		t.Fatalf("policies.csv has %d lines for %d rows", lines, len(sw.Rows))
 	}
 }

@@ -83,6 +83,14 @@ func (v *virtualRun) arrivals() []time.Duration {
 	}
 }
 
+// count is the number of arrivals of the plan.
+func (v *virtualRun) count() int {
+	if !v.Poisson {
+		return int(math.Floor(v.Rate * v.Duration.Seconds()))
+	}
+	return len(v.arrivals())
+}
+
 // run plays the plan once and returns what it measured, or ctx's error
 // when ctx ended first (the run is then incomplete and not returned).
 func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
