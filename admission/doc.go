@@ -38,7 +38,8 @@
 //
 // # Jitter
 //
-// An advised wait W is slept as W × U[1, 1+Jitter] (Jitter 0.2 by default).
+// An advised wait W is slept as W × U[1, 1+Jitter] (DefaultJitter 0.2 is
+// recommended; a Policy without Jitter sleeps W exactly).
 // Never less than W: a retry sent before the advised time is refused again
 // and spends quota (a rate limiter counts refused requests too). Up to 20%
 // more: clients told the same wait, as a burst refused together is, return
@@ -47,19 +48,6 @@
 // not stretched: it draws its own randomness; Exponential is full jitter,
 // U[0, min(cap, base·2^(retry−1))), after AWS's "Exponential Backoff and
 // Jitter".
-//
-// # Defaults
-//
-// A Policy's zero numbers mean what they say: the zero Policy sends each
-// request once (MaxAttempts 0 is one attempt, as 1 is), with no budget, no
-// jitter and no MaxWait. DefaultPolicy returns the recommended settings: at
-// most 3 attempts (DefaultMaxAttempts), a 30 s budget (DefaultBudget),
-// jitter 0.2 (DefaultJitter). Only what would be unusable at zero takes a
-// default in every Policy: Exponential(500ms, 8s) when there is no usable
-// advice (Backoff nil), refusals 429 and 503-with-advice (Statuses empty),
-// a body without GetBody buffered up to 1 MiB for replay (MaxReplayBody
-// 0). No fallback, no shared cooldown, SDK retries refused. No setting
-// takes a negative value.
 //
 // # Example
 //
@@ -75,6 +63,19 @@
 //	}
 //	client := &http.Client{Transport: t}
 //	resp, err := client.Get(url) // a 429 is waited out and sent again
+//
+// # Defaults
+//
+// A Policy's zero numbers mean what they say: the zero Policy sends each
+// request once (MaxAttempts 0 is one attempt, as 1 is), with no budget, no
+// jitter and no MaxWait. DefaultPolicy returns the recommended settings: at
+// most 3 attempts (DefaultMaxAttempts), a 30 s budget (DefaultBudget),
+// jitter 0.2 (DefaultJitter). Only what would be unusable at zero takes a
+// default in every Policy: Exponential(500ms, 8s) when there is no usable
+// advice (Backoff nil), refusals 429 and 503-with-advice (Statuses empty),
+// a body without GetBody buffered up to 1 MiB for replay (MaxReplayBody
+// 0). No fallback, no shared cooldown, SDK retries refused. No setting
+// takes a negative value.
 //
 // The Policy can also emulate other clients' handling of refusals, for
 // comparison: the OpenAI and Anthropic Python and Node SDKs (MaxAttempts 3,

@@ -58,11 +58,12 @@ type Policy struct {
 	// attempts and waits included: a wait is slept only when it ends
 	// before the budget does. 0 means no budget (DefaultBudget is
 	// recommended); it must not be negative. A context deadline shortens
-	// it. The budget is checked when a refusal's body has been read, not
-	// when its headers came, and that read is bounded by what is left of
-	// the budget: a slow body cannot push a retry past it. The Transport does not cut an
-	// attempt in flight when the budget runs out: give the request's
-	// context a deadline for that.
+	// it. The Transport does not cut an attempt in flight before its
+	// response's headers come: give the request's context a deadline for
+	// that. The start of a refusal's body, which it reads for advice, is
+	// cut when the budget ends, and the decision is taken when that read
+	// ended, not when the headers came: a slow body cannot push a retry
+	// past the budget.
 	Budget time.Duration
 	// Jitter stretches each advised wait, and each hold of the shared
 	// cooldown, by a factor drawn uniformly from [1, 1+Jitter]: never
@@ -117,8 +118,8 @@ type Policy struct {
 	// an SDK, or for an owner below this one to refuse. By default a
 	// request's header goes out unchanged on every attempt, so a server
 	// that counts declared SDK retries counts the SDK's only. A count
-	// that is no plain number below math.MaxInt32 (one AllowSDKRetries
-	// let through) is not numbered on: its retries carry it unchanged.
+	// that is no plain number (one AllowSDKRetries let through) is not
+	// numbered on: its retries carry it unchanged.
 	MarkRetries bool
 	// ReturnLastResponse returns the last refusal's response on give-up
 	// (as the SDKs do), its body unread, instead of a *GiveUpError. A

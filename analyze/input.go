@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -110,7 +111,7 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	if len(bytes.TrimSpace(line)) == 0 {
 		return badInput("%s: empty file or empty header line", in.Name)
 	}
-	header, err := results.SplitCSVLine(nil, line)
+	header, err := rowdecode.SplitCSVLine(nil, line)
 	if err != nil {
 		return badInput("%s line 1: %v", in.Name, err)
 	}
@@ -125,22 +126,9 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 }
 
 func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, in Input, header []string, cols ForeignColumns) error {
-	valueName := cols.Value
-	if valueName == "" {
-		valueName = DefaultValueColumn
-	}
-	value := columnIndex(header, valueName)
-	if value < 0 {
-		return &BadInputError{Setting: "Value", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, valueName, describeColumns(header))}
-	}
-	group := -1
-	switch {
-	case cols.Group != "":
-		if group = columnIndex(header, cols.Group); group < 0 {
-			return &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
-		}
-	default:
-		group = columnIndex(header, autoGroupColumn)
+	value, group, err := foreignIndexes(header, cols, in)
+	if err != nil {
+		return err
 	}
 	fileGroup := fileGroupName(in.Name)
 
@@ -210,6 +198,25 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
 	return nil
+}
+
+// foreignIndexes finds the value column and the group column (-1 for
+// none: the file's name is the group) of a foreign CSV's header.
+func foreignIndexes(header []string, cols ForeignColumns, in Input) (value, group int, err error) {
+	valueName := cols.Value
+	if valueName == "" {
+		valueName = DefaultValueColumn
+	}
+	if value = columnIndex(header, valueName); value < 0 {
+		return 0, 0, &BadInputError{Setting: "Value", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, valueName, describeColumns(header))}
+	}
+	if cols.Group == "" {
+		return value, columnIndex(header, autoGroupColumn), nil
+	}
+	if group = columnIndex(header, cols.Group); group < 0 {
+		return 0, 0, &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
+	}
+	return value, group, nil
 }
 
 // errTooManyGroups ends reading at the row of the first group past

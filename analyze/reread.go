@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -65,7 +66,7 @@ type rereadInput struct {
 	name string
 	from int // the first line to count: the lines before were kept
 	// readable: none of its rows failed to read, so the second read need
-	// check only the columns it reads (results.Reader.ReadableDecoder).
+	// check only the columns it reads (rowdecode.NewReadableDecoder).
 	readable bool
 }
 
@@ -227,16 +228,16 @@ func (s *secondPass) read(in rereadInput) error {
 	if err != nil {
 		return fail(err)
 	}
-	decoder := rd.Decoder
+	decoder := rowdecode.NewDecoder[results.Record]
 	if in.readable {
-		decoder = rd.ReadableDecoder
+		decoder = rowdecode.NewReadableDecoder[results.Record]
 	}
-	dec, err := decoder(rereadColumns...)
+	dec, err := decoder(rd, rereadColumns...)
 	if err != nil {
 		return fail(err)
 	}
 	workers := workers()
-	jobs := make(chan results.Block)
+	jobs := make(chan rowdecode.Block)
 	free := make(chan []byte, 2*workers)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -259,7 +260,7 @@ func (s *secondPass) read(in rereadInput) error {
 	}
 	var end error
 	for {
-		blk, err := rd.ReadBlock(<-free)
+		blk, err := rowdecode.ReadBlock(rd, <-free)
 		if err != nil {
 			end = err
 			break
@@ -291,7 +292,7 @@ func (s *secondPass) read(in rereadInput) error {
 // block are summed apart and added to the differences at its end.
 type passWorker struct {
 	s       *secondPass
-	dec     *results.LineDecoder
+	dec     rowdecode.Decoder[results.Record]
 	from    int // the first line to count
 	recent  [4]recentTimeline
 	evict   int
@@ -302,7 +303,7 @@ type passWorker struct {
 	spans   []span
 }
 
-func (s *secondPass) worker(dec *results.LineDecoder, from int) *passWorker {
+func (s *secondPass) worker(dec rowdecode.Decoder[results.Record], from int) *passWorker {
 	n := len(s.l.timelines)
 	w := &passWorker{s: s, dec: dec, from: from, open: make([]span, n), hints: make([][2]int, n), rows: make([]int64, n)}
 	for i := range w.open {
@@ -312,7 +313,7 @@ func (s *secondPass) worker(dec *results.LineDecoder, from int) *passWorker {
 }
 
 // count counts the rows of one block.
-func (w *passWorker) count(b results.Block) error {
+func (w *passWorker) count(b rowdecode.Block) error {
 	s := w.s
 	rec := results.Blank()
 	for line, err := range w.dec.Rows(b, &rec) {

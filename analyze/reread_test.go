@@ -101,7 +101,7 @@ func rereadAnalysis(t *testing.T, window time.Duration, keep int, again []bool, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, tally.load.twoPass
+	return a, tally.load.phase == loadSpilled
 }
 
 // TestSecondPassMatchesMemory: past MaxKeptArrivals (here a few thousand

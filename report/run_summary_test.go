@@ -47,7 +47,7 @@ func TestWriteRunSummary(t *testing.T) {
 			"requests: 8 (no response ×1, 200 ×2, 429 ×4, 503 ×1)",
 			"errors: reset ×1",
 			// Three waits: below --min-group, yet the summary shows them.
-			"429s: 4, advised wait p50 43 ms, p99 1951.55 ms, 1 without a usable wait",
+			"429s: 4, advised wait p50 43 ms, p99 1,951.55 ms, 1 without a usable wait",
 			"served by spillover: 1",
 			"sends late by more than 10 ms: 1 (max 12.35 ms)",
 		}},

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 )
 
 // analysisColumns are the columns package analyze keeps.
@@ -30,7 +32,7 @@ var headers = []string{
 
 // general decodes a row as Read does: the reference of the fast path.
 func general(index []int, row []byte, rec *Record) error {
-	fields, err := SplitCSVLine(nil, row)
+	fields, err := rowdecode.SplitCSVLine(nil, row)
 	if err == nil {
 		err = decodeFields(index, fields, rec)
 	}
@@ -60,7 +62,7 @@ func kept(rec *Record, keep []string) string {
 // fields.
 func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	t.Helper()
-	head, _ := SplitCSVLine(nil, []byte(hdr))
+	head, _ := rowdecode.SplitCSVLine(nil, []byte(hdr))
 	index := layout(head)
 	d, err := newLineDecoder("f.csv", index, keep)
 	if err != nil {
@@ -82,7 +84,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	// keeps (ReadableDecoder): the same kept fields.
 	d.markReadable()
 	again := sample(3)
-	if err := d.Clone().decode(row, &again, 2); err != nil || kept(&again, keep) != kept(&want, keep) {
+	if err := d.clone().decode(row, &again, 2); err != nil || kept(&again, keep) != kept(&want, keep) {
 		t.Fatalf("header %q row %q, known to read (%v):\nLineDecoder %s\n      Read %s", hdr, row, err, kept(&again, keep), kept(&want, keep))
 	}
 }
@@ -93,7 +95,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 func FuzzLineDecoder(f *testing.F) {
 	for i := range 4 {
 		r := sample(i)
-		f.Add(uint8(i), bytes.TrimSuffix(AppendCSV(nil, &r), []byte("\n")))
+		f.Add(uint8(i), bytes.TrimSuffix(appendCSV(nil, &r), []byte("\n")))
 	}
 	for _, row := range []string{
 		"5eed1234,burst,burst-shaped,0,1,0,0,3,80,400,429,,0.5,1,0.5,retry-after-ms,0,,,,1200,,,100",
@@ -151,7 +153,7 @@ func TestLineDecoderAgrees(t *testing.T) {
 // the fast path; were they not, it would be correct and slow.
 func TestFastPathTakesWrittenRows(t *testing.T) {
 	t.Parallel()
-	head, _ := SplitCSVLine(nil, []byte(header))
+	head, _ := rowdecode.SplitCSVLine(nil, []byte(header))
 	d, err := newLineDecoder("f.csv", layout(head), analysisColumns)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +164,7 @@ func TestFastPathTakesWrittenRows(t *testing.T) {
 	}
 	for i := range recs {
 		recs[i].RetryAfter = "" // an HTTP-date is quoted: the general path's
-		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		row := bytes.TrimSuffix(appendCSV(nil, &recs[i]), []byte("\n"))
 		if bytes.IndexByte(row, '"') >= 0 {
 			continue // a group with a quote: the general path's
 		}
@@ -184,7 +186,7 @@ func TestReadableDecoder(t *testing.T) {
 		recs = append(recs, sample(i))
 	}
 	for i := range recs {
-		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		row := bytes.TrimSuffix(appendCSV(nil, &recs[i]), []byte("\n"))
 		for _, hdr := range headers {
 			for _, keep := range [][]string{nil, analysisColumns, {"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}} {
 				checkAgainstGeneral(t, hdr, row, keep)
@@ -251,7 +253,7 @@ func TestPlainNumbers(t *testing.T) {
 	}
 }
 
-// blockOutcomes reads content with ReadBlock and Rows (buffer size size),
+// blockOutcomes reads content with readBlock and Rows (buffer size size),
 // one line per row or error, as outcomesOfRead does with Read.
 func blockOutcomes(t *testing.T, content string, size int) []string {
 	t.Helper()
@@ -259,7 +261,7 @@ func blockOutcomes(t *testing.T, content string, size int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := rd.Decoder()
+	d, err := rd.decoder()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func blockOutcomes(t *testing.T, content string, size int) []string {
 	buf := make([]byte, size)
 	var rec Record
 	for {
-		blk, err := rd.ReadBlock(buf)
+		blk, err := rd.readBlock(buf)
 		if errors.Is(err, io.EOF) {
 			return append(out, fmt.Sprintf("end, truncated %d", rd.Truncated()))
 		}
@@ -321,7 +323,7 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		if i%3 == 0 {
 			r.RetryAfter = "" // unquoted: the fast path
 		}
-		rows.Write(AppendCSV(nil, &r))
+		rows.Write(appendCSV(nil, &r))
 		switch i % 1000 {
 		case 7:
 			rows.WriteString("\n   \n")
@@ -334,7 +336,7 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		}
 	}
 	r := sample(1)
-	row := string(AppendCSV(nil, &r))
+	row := string(appendCSV(nil, &r))
 	long := strings.Repeat("y", MaxLine+10)
 	head := header + "\n"
 	cases := []struct{ name, content string }{
@@ -367,8 +369,8 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		})
 	}
 	rd, _ := NewReader(strings.NewReader(head), "f.csv")
-	if _, err := rd.ReadBlock(make([]byte, MaxLine)); err == nil {
-		t.Error("ReadBlock took a buffer no longer than MaxLine")
+	if _, err := rd.readBlock(make([]byte, MaxLine)); err == nil {
+		t.Error("readBlock took a buffer no longer than MaxLine")
 	}
 }
 
@@ -399,23 +401,23 @@ func BenchmarkRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	blk, err := rd.ReadBlock(make([]byte, 4<<20))
+	blk, err := rd.readBlock(make([]byte, 4<<20))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The analysis's columns, and the overshoot picture's second read's
 	// (analyze/reread.go), rows known to read.
-	analysis, err := rd.Decoder(analysisColumns...)
+	analysis, err := rd.decoder(analysisColumns...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	again, err := rd.ReadableDecoder("shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens")
+	again, err := rd.readableDecoder("shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		d    *LineDecoder
+		d    *lineDecoder
 	}{{"analysis", analysis}, {"readable", again}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(blk.Text)))

@@ -217,8 +217,24 @@ func (c Config) EstimatedCost(promptTokens, cachedTokens, maxTokens int) float64
 // field (its Go name: "PTU", "TimeScale"), joined with errors.Join. The
 // reasons name no flags: the command line names its own.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, a ...any) { errs = append(errs, valid.Errorf(field, format, a...)) }
+	var p problems
+	c.checkWire(p.bad)
+	c.checkModel(p.bad)
+	c.checkFaults(p.bad)
+	c.checkLimits(p.bad)
+	return errors.Join(p...)
+}
+
+// problems gathers a Config's problems, in the order Validate finds them.
+type problems []error
+
+func (p *problems) bad(field, format string, a ...any) {
+	*p = append(*p, valid.Errorf(field, format, a...))
+}
+
+// checkWire checks what the simulator speaks: its profile, dialect,
+// headers and deployment name.
+func (c Config) checkWire(bad func(field, format string, a ...any)) {
 	switch c.Profile {
 	case ProfilePTU, ProfileGateway:
 	case ProfileWindow:
@@ -251,6 +267,10 @@ func (c Config) Validate() error {
 	if err := checkDeploymentName(c.Deployment); err != nil {
 		bad("Deployment", "%q: %v", truncateForError(c.Deployment), err)
 	}
+}
+
+// checkModel checks the PTU model's settings and its clock.
+func (c Config) checkModel(bad func(field, format string, a ...any)) {
 	if !(c.PTU > 0) || c.PTU > 1e6 {
 		bad("PTU", "%v: want a number > 0 and <= 1e6", c.PTU)
 	}
@@ -283,6 +303,10 @@ func (c Config) Validate() error {
 	if !(c.TimeScale > 0) || c.TimeScale > 1e6 {
 		bad("TimeScale", "%v: want a number > 0 and <= 1e6", c.TimeScale)
 	}
+}
+
+// checkFaults checks the injected faults.
+func (c Config) checkFaults(bad func(field, format string, a ...any)) {
 	if !(c.FaultRate >= 0 && c.FaultRate <= 1) {
 		bad("FaultRate", "%v: want 0..1", c.FaultRate)
 	}
@@ -291,6 +315,11 @@ func (c Config) Validate() error {
 			bad("Faults", "has unknown fault %q (known: %s)", truncateForError(f), strings.Join(AllFaults(), ","))
 		}
 	}
+}
+
+// checkLimits checks the standard deployment (spillover) and the limits
+// of it and of the gateway.
+func (c Config) checkLimits(bad func(field, format string, a ...any)) {
 	if c.SpilloverDeployment != "" {
 		if err := checkDeploymentName(c.SpilloverDeployment); err != nil {
 			bad("SpilloverDeployment", "%q: %v", truncateForError(c.SpilloverDeployment), err)
@@ -316,7 +345,6 @@ func (c Config) Validate() error {
 	if c.MaxKeys < 1 || c.MaxKeys > 1_000_000 {
 		bad("MaxKeys", "%d: want 1..1000000", c.MaxKeys)
 	}
-	return errors.Join(errs...)
 }
 
 func checkDeploymentName(s string) error {

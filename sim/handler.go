@@ -234,35 +234,11 @@ type outcome struct {
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
-	name := rt.deployment
-	if !rt.named {
-		name = req.Model
-		if name == "" {
-			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
-			return
-		}
-	}
-	var tgt target
-	switch {
-	case name == s.cfg.Deployment:
-		tgt = targetPTU
-	case s.standard != nil && name == s.standard.name:
-		tgt = targetStandard
-	default:
-		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
+	tgt, spill, ok := s.ptuTarget(w, r, rt, &req)
+	if !ok {
 		return
 	}
-	spill := s.standard != nil && !s.cfg.SpilloverPerRequest
-	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
-		if s.standard == nil || h != s.standard.name {
-			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
-			return
-		}
-		spill = true
-	}
-
 	v.id = v.id.to(tgt)
-	var ok bool
 	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
@@ -314,6 +290,39 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 		s.mu.Unlock()
 	}
 	s.respond(w, r, rt, &req, &o, done)
+}
+
+// ptuTarget finds the deployment a call names (in its route, else in its
+// model) and whether it may spill over to the standard deployment; it
+// answers the call itself (ok false) when either names one that does not
+// exist.
+func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req *request) (tgt target, spill, ok bool) {
+	name := rt.deployment
+	if !rt.named {
+		name = req.Model
+		if name == "" {
+			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
+			return 0, false, false
+		}
+	}
+	switch {
+	case name == s.cfg.Deployment:
+		tgt = targetPTU
+	case s.standard != nil && name == s.standard.name:
+		tgt = targetStandard
+	default:
+		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
+		return 0, false, false
+	}
+	spill = s.standard != nil && !s.cfg.SpilloverPerRequest
+	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
+		if s.standard == nil || h != s.standard.name {
+			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
+			return 0, false, false
+		}
+		spill = true
+	}
+	return tgt, spill, true
 }
 
 // respond serves an admitted call in its operation's shape.
