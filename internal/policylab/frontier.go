@@ -1,6 +1,7 @@
 package policylab
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -228,86 +229,85 @@ func placeLabels(anchors []labelAnchor, area labelBox) (boxes []labelBox, moved 
 	for i := range order {
 		order[i] = i
 	}
+	// Top to bottom, then left to right.
 	slices.SortStableFunc(order, func(i, j int) int {
-		if anchors[i].y != anchors[j].y {
-			if anchors[i].y > anchors[j].y {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(anchors[j].y, anchors[i].y); c != 0 {
+			return c
 		}
-		if anchors[i].x < anchors[j].x {
-			return -1
-		}
-		if anchors[i].x > anchors[j].x {
-			return 1
-		}
-		return 0
+		return cmp.Compare(anchors[i].x, anchors[j].x)
 	})
-	markers := make([]labelBox, len(anchors))
+	p := labelPlacer{markers: make([]labelBox, len(anchors))}
 	for i, a := range anchors {
-		markers[i] = labelBox{a.x - a.r, a.y - a.r, a.x + a.r, a.y + a.r}
+		p.markers[i] = labelBox{a.x - a.r, a.y - a.r, a.x + a.r, a.y + a.r}
 	}
 	boxes, moved = make([]labelBox, len(anchors)), make([]bool, len(anchors))
-	var placed []labelBox
-	clear := func(b labelBox, self int, ofMarkers bool) bool {
-		for _, o := range placed {
-			if b.overlaps(o) {
+	for _, i := range order {
+		boxes[i], moved[i] = p.place(i, anchors[i], area)
+		p.placed = append(p.placed, boxes[i])
+	}
+	return boxes, moved
+}
+
+// labelPlacer is placeLabels' state: every marker, and the labels placed
+// so far.
+type labelPlacer struct {
+	markers, placed []labelBox
+}
+
+// clear reports whether b covers no placed label and, with ofMarkers, no
+// marker but its own (self).
+func (p *labelPlacer) clear(b labelBox, self int, ofMarkers bool) bool {
+	for _, o := range p.placed {
+		if b.overlaps(o) {
+			return false
+		}
+	}
+	if ofMarkers {
+		for j, mk := range p.markers {
+			if j != self && b.overlaps(mk) {
 				return false
 			}
 		}
-		if ofMarkers {
-			for j, mk := range markers {
-				if j != self && b.overlaps(mk) {
-					return false
-				}
-			}
-		}
-		return true
 	}
-	for _, i := range order {
-		a := anchors[i]
-		d := a.r + labelGap
-		candidates := []labelBox{
-			{a.x + d, a.y - a.h/2, a.x + d + a.w, a.y + a.h/2},       // right
-			{a.x - d - a.w, a.y - a.h/2, a.x - d, a.y + a.h/2},       // left
-			{a.x - a.w/2, a.y + d, a.x + a.w/2, a.y + d + a.h},       // above
-			{a.x - a.w/2, a.y - d - a.h, a.x + a.w/2, a.y - d},       // below
-			{a.x + d/2, a.y + d/2, a.x + d/2 + a.w, a.y + d/2 + a.h}, // above right
-			{a.x + d/2, a.y - d/2 - a.h, a.x + d/2 + a.w, a.y - d/2}, // below right
-			{a.x - d/2 - a.w, a.y + d/2, a.x - d/2, a.y + d/2 + a.h}, // above left
-			{a.x - d/2 - a.w, a.y - d/2 - a.h, a.x - d/2, a.y - d/2}, // below left
-		}
-		found := false
-		for _, ofMarkers := range []bool{true, false} {
-			for _, b := range candidates {
-				if b.inside(area) && clear(b, i, ofMarkers) {
-					boxes[i], found = b, true
-					break
-				}
-			}
-			if found {
-				break
-			}
-		}
-		if !found {
-			b := candidates[0]
-			if !b.inside(area) {
-				b = candidates[1]
-			}
-			for pushed := true; pushed; {
-				pushed = false
-				for _, o := range placed {
-					if b.overlaps(o) {
-						h := b.Y1 - b.Y0
-						b.Y1 = o.Y0 - labelGap
-						b.Y0 = b.Y1 - h
-						pushed = true
-					}
-				}
-			}
-			boxes[i], moved[i] = b, true
-		}
-		placed = append(placed, boxes[i])
+	return true
+}
+
+// place finds label i's box around its anchor a: the first candidate
+// inside area that is clear of labels and markers, else of labels; else
+// the right (or left) one pushed down past the labels it meets (moved).
+func (p *labelPlacer) place(i int, a labelAnchor, area labelBox) (labelBox, bool) {
+	d := a.r + labelGap
+	candidates := []labelBox{
+		{a.x + d, a.y - a.h/2, a.x + d + a.w, a.y + a.h/2},       // right
+		{a.x - d - a.w, a.y - a.h/2, a.x - d, a.y + a.h/2},       // left
+		{a.x - a.w/2, a.y + d, a.x + a.w/2, a.y + d + a.h},       // above
+		{a.x - a.w/2, a.y - d - a.h, a.x + a.w/2, a.y - d},       // below
+		{a.x + d/2, a.y + d/2, a.x + d/2 + a.w, a.y + d/2 + a.h}, // above right
+		{a.x + d/2, a.y - d/2 - a.h, a.x + d/2 + a.w, a.y - d/2}, // below right
+		{a.x - d/2 - a.w, a.y + d/2, a.x - d/2, a.y + d/2 + a.h}, // above left
+		{a.x - d/2 - a.w, a.y - d/2 - a.h, a.x - d/2, a.y - d/2}, // below left
 	}
-	return boxes, moved
+	for _, ofMarkers := range []bool{true, false} {
+		for _, b := range candidates {
+			if b.inside(area) && p.clear(b, i, ofMarkers) {
+				return b, false
+			}
+		}
+	}
+	b := candidates[0]
+	if !b.inside(area) {
+		b = candidates[1]
+	}
+	for pushed := true; pushed; {
+		pushed = false
+		for _, o := range p.placed {
+			if b.overlaps(o) {
+				h := b.Y1 - b.Y0
+				b.Y1 = o.Y0 - labelGap
+				b.Y0 = b.Y1 - h
+				pushed = true
+			}
+		}
+	}
+	return b, true
 }

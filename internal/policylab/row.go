@@ -15,8 +15,8 @@ type Row struct {
 	Load  string
 	LoadX float64
 	// RatePerS is the offered arrival rate, requests per second.
-	RatePerS    float64
-	Clients     int
+	RatePerS float64
+	Clients  int
 	// Fallback: the policy redirects to a second deployment (the
 	// simulator's standard one), whose capacity the others do not have;
 	// it is ranked, never recommended for one deployment.
