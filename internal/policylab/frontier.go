@@ -183,11 +183,10 @@ func (m *frontierMarks) Plot(c draw.Canvas, plt *plot.Plot) {
 	for i, mk := range m.marks {
 		a, b := anchors[i], boxes[i]
 		if moved[i] {
-			// A label pushed away from its point keeps a line back to it.
+			// A label pushed away from its point keeps a line back to
+			// it, to the nearer end of the label.
 			ex := b.X0
-			if b.X0 > a.x {
-				ex = b.X0
-			} else if b.X1 < a.x {
+			if b.X1 < a.x {
 				ex = b.X1
 			}
 			c.StrokeLine2(leader, vg.Length(a.x), vg.Length(a.y), vg.Length(ex), vg.Length((b.Y0+b.Y1)/2))
