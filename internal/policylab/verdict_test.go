@@ -189,3 +189,34 @@ func TestJudgeGroups(t *testing.T) {
 		t.Errorf("groups %s", got)
 	}
 }
+
+// TestAmbition: past capacity, the closing note says whether the
+// recommendation reached the ambition, and who did when it did not.
+func TestAmbition(t *testing.T) {
+	t.Parallel()
+	fair := func(r Row) Row { r.Budget = AmbitionBudget; return r }
+	pace := fair(vrow("pace", 5.2, 5.1, 5.3, 1.05, 0.05)) // 96.3% of 5.4/s
+	for _, tt := range []struct {
+		name string
+		rows []Row
+		want string
+	}{
+		{"reached", []Row{pace, fair(vrow("honor", 4, 3.9, 4.1, 6, 5))}, "reached: pace 96.3% at 1.05 (0 early)."},
+		{"reached by another", []Row{pace, fair(vrow("redirect", 6, 5.9, 6.1, 1.4, 0.4))},
+			"not reached by the recommendation; reached by pace, with less goodput. Each fair policy's capacity share at its attempts per success: redirect 111.1% at 1.4 (0 early); pace 96.3% at 1.05 (0 early)."},
+		{"early retries miss it", []Row{func() Row { r := pace; r.EarlyRetries = 2; return r }()}, "not reached by the recommendation. Each"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := judgeOne(t, tt.rows...).AmbitionSentence()
+			if !ok || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("%q, want %q", got, tt.want)
+			}
+		})
+	}
+	under := pace
+	under.LoadX = 0.8
+	if _, ok := judgeOne(t, under).AmbitionSentence(); ok {
+		t.Error("an ambition under capacity")
+	}
+}
