@@ -203,11 +203,17 @@ func recommend(ranked []Placed) (int, []string) {
 			cands = append(cands, i)
 		}
 	}
+	// Fewest attempts per success; at equal cost, more goodput; then
+	// the name.
 	pick := slices.MinFunc(cands, func(i, j int) int {
-		if c := byCost(&ranked[i].Row, &ranked[j].Row); c != 0 {
+		a, b := &ranked[i].Row, &ranked[j].Row
+		if c := cmp.Compare(a.AttemptsPerSuccess, b.AttemptsPerSuccess); c != 0 {
 			return c
 		}
-		return cmp.Compare(ranked[j].GoodputPerS, ranked[i].GoodputPerS)
+		if c := cmp.Compare(b.GoodputPerS, a.GoodputPerS); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Policy, b.Policy)
 	})
 	var ties []string
 	for _, i := range cands {

@@ -76,6 +76,8 @@ func TestRecommendation(t *testing.T) {
 			[]Row{vrow("budget", 5.5, 5.3, 5.6, 3.4, 2.4), vrow("pace", 5.3, 5.2, 5.4, 1.08, 0.08), vrow("backoff", 4.6, 4.5, 4.8, 5, 4)}},
 		{"more goodput beyond the spread wins over fewer attempts", "budget", "",
 			[]Row{vrow("budget", 5.5, 5.45, 5.6, 3.4, 2.4), vrow("pace", 5.3, 5.2, 5.4, 1.08, 0.08)}},
+		{"at equal cost, more goodput", "slots", "pace",
+			[]Row{vrow("pace", 5.2, 5.0, 5.4, 1.1, 0.1), vrow("slots", 5.3, 5.1, 5.5, 1.1, 0.1)}},
 		{"a modelled client is never recommended", "honor", "",
 			[]Row{vrow("sdk", 6, 5.9, 6.1, 1.2, 0.2), vrow("honor", 4, 3.9, 4.1, 4, 3)}},
 		{"nothing fair succeeded", "", "",
