@@ -25,9 +25,6 @@ func NewChart(title, xLabel, yLabel string) *plot.Plot { return newChart(title, 
 // a Figure's Draw is given).
 func SaveChart(w io.Writer, p *plot.Plot, format ImageFormat) error { return save(w, p, format) }
 
-// ChartSize is the canvas of format, in px (96 dpi).
-func ChartSize(format ImageFormat) (w, h int) { return chartSize(format) }
-
 // ChartFont is the charts' typeface at size points.
 func ChartFont(size vg.Length) font.Font { return sans(size) }
 
