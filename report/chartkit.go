@@ -2,11 +2,15 @@ package report
 
 import (
 	"io"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
 )
 
 // The chart kit: the house style of report's charts, for the few outputs
@@ -20,9 +24,6 @@ func NewChart(title, xLabel, yLabel string) *plot.Plot { return newChart(title, 
 // SaveChart renders p in format (PNG, SVG, or a page's SVG variant that
 // a Figure's Draw is given).
 func SaveChart(w io.Writer, p *plot.Plot, format ImageFormat) error { return save(w, p, format) }
-
-// ChartSize is the canvas of format, in px (96 dpi).
-func ChartSize(format ImageFormat) (w, h int) { return chartSize(format) }
 
 // ChartFont is the charts' typeface at size points.
 func ChartFont(size vg.Length) font.Font { return sans(size) }
@@ -54,3 +55,32 @@ func LogAxis(ax *plot.Axis, lo, hi float64) (floor float64) { return waitAxis(ax
 // LinearAxis spans ax over [lo, hi] rounded out to a nice step, with
 // labelled ticks at every step.
 func LinearAxis(ax *plot.Axis, lo, hi float64) { linearAxis(ax, lo, hi) }
+
+// ShareTicks label a 0–1 share axis in percent, every 20%.
+var ShareTicks plot.Ticker = shareTicks{}
+
+// ECDFLine is the step curve of the empirical CDF of sorted, in at most
+// maxSteps steps, a value under floor drawn at floor (a log axis's
+// minimum); nil for no value.
+func ECDFLine(sorted []float64, maxSteps int, floor float64, style draw.LineStyle) (*plotter.Line, error) {
+	steps := analyze.ECDF(sorted, maxSteps)
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	pts := make(plotter.XYs, 0, len(steps))
+	for _, s := range steps {
+		pts = append(pts, plotter.XY{X: math.Max(s.Wait, floor), Y: s.Share})
+	}
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	line.StepStyle = plotter.PostStep
+	line.LineStyle = style
+	return line, nil
+}
+
+// CSVCell writes a text as a CSV cell the way every CSV of ptuprobe's
+// does (csvField): a formula neutralised, a quote, comma or line break
+// quoted.
+func CSVCell(s string) string { return csvField(s) }

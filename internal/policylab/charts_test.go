@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 
@@ -123,5 +124,37 @@ func TestChartNames(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[policy_frontier_8-s_16c policy_latency_ecdf_8-s_16c policy_frontier_8-s_4c policy_latency_ecdf_8-s_4c]" {
 		t.Errorf("%v", got)
+	}
+}
+
+// TestFrontierLabelsAsDrawn: on the drawn charts of a sweep, in every
+// format, the label boxes the frontier placed overlap nowhere.
+func TestFrontierLabelsAsDrawn(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	groups := Judge(s)
+	styles := map[string]int{}
+	for _, r := range s.Rows {
+		if _, ok := styles[r.Policy]; !ok {
+			styles[r.Policy] = len(styles)
+		}
+	}
+	for i := range groups {
+		for _, f := range []report.ImageFormat{report.PNG, report.SVG} {
+			p, m := frontierPlot(&groups[i], styles)
+			if err := report.SaveChart(io.Discard, p, f); err != nil {
+				t.Fatal(err)
+			}
+			if len(m.drawn) != len(m.marks) || len(m.marks) < 9 {
+				t.Fatalf("%s: %d boxes for %d marks", groups[i].Name(), len(m.drawn), len(m.marks))
+			}
+			for a := range m.drawn {
+				for b := range a {
+					if m.drawn[a].overlaps(m.drawn[b]) {
+						t.Errorf("%s: %s over %s", groups[i].Name(), m.marks[a].label, m.marks[b].label)
+					}
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/report"
 )
 
 // CSVFile is the lab's table, one line per Row.
@@ -97,16 +98,5 @@ func known(v float64, places int) string {
 
 // csvText writes a text as a CSV cell. Policy names are checked (lower
 // case, no comma) but a load or a model's description is not, so every
-// text is neutralised as analyze and report do: a cell a spreadsheet
-// would read as a formula (=, +, -, @, a tab or a carriage return first)
-// gets a leading ', and a cell with a quote, comma or line break is
-// quoted.
-func csvText(s string) string {
-	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
-		s = "'" + s
-	}
-	if strings.ContainsAny(s, "\",\r\n") {
-		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-	}
-	return s
-}
+// text is neutralised as analyze and report do (report.CSVCell).
+func csvText(s string) string { return report.CSVCell(s) }

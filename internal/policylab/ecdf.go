@@ -7,11 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/report"
 )
@@ -47,27 +44,20 @@ func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format repor
 	// that it covers no curve.
 	p.X.Max = math.Max(p.X.Max, hi*6)
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Y.Tick.Marker = percentTicks{}
+	p.Y.Tick.Marker = report.ShareTicks
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(12), vg.Points(12)
 	// In sweep order, so a policy's line and legend entry keep their place.
 	for _, name := range sweepOrder(g, styles) {
 		r := g.row(name)
-		steps := analyze.ECDF(r.SuccessE2E, ecdfSteps)
-		if len(steps) == 0 {
-			p.Legend.Add(r.Policy + " (no success)")
-			continue
-		}
-		pts := make(plotter.XYs, 0, len(steps))
-		for _, s := range steps {
-			pts = append(pts, plotter.XY{X: math.Max(s.Wait, floor), Y: s.Share})
-		}
-		line, err := plotter.NewLine(pts)
+		line, err := report.ECDFLine(r.SuccessE2E, ecdfSteps, floor, report.SeriesStyle(styles[r.Policy]))
 		if err != nil {
 			return err
 		}
-		line.StepStyle = plotter.PostStep
-		line.LineStyle = report.SeriesStyle(styles[r.Policy])
+		if line == nil {
+			p.Legend.Add(r.Policy + " (no success)")
+			continue
+		}
 		p.Add(line)
 		p.Legend.Add(fmt.Sprintf("%s (n = %s)", r.Policy, num.Grouped(float64(len(r.SuccessE2E)), 0)), line)
 	}
@@ -82,19 +72,4 @@ func sweepOrder(g *Group, styles map[string]int) []string {
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(styles[a], styles[b]) })
 	return names
-}
-
-// percentTicks label a share axis in percent.
-type percentTicks struct{}
-
-func (percentTicks) Ticks(_, _ float64) []plot.Tick {
-	var ticks []plot.Tick
-	for i := 0; i <= 10; i++ {
-		t := plot.Tick{Value: float64(i) / 10}
-		if i%2 == 0 {
-			t.Label = fmt.Sprintf("%d%%", i*10)
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
 }

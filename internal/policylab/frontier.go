@@ -78,6 +78,13 @@ func labelStyle() draw.TextStyle {
 // y (more is better, so up). Rows without a success have no attempts per
 // success and are named in the title instead.
 func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.ImageFormat) error {
+	p, _ := frontierPlot(g, styles)
+	return report.SaveChart(w, p, format)
+}
+
+// frontierPlot is the frontier chart, and its marks (which keep the label
+// boxes they drew, for a test).
+func frontierPlot(g *Group, styles map[string]int) (*plot.Plot, *frontierMarks) {
 	shares := true
 	for i := range g.Ranked {
 		if g.Ranked[i].CapacitySharePct < 0 {
@@ -137,7 +144,7 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 	}
 	report.LinearAxis(&p.Y, low, math.Max(top+pad, low+1e-3))
 	p.Add(m)
-	return report.SaveChart(w, p, format)
+	return p, m
 }
 
 func joinNames(names []string) string {
@@ -164,7 +171,10 @@ type frontierMark struct {
 // frontierMarks draws the points and their labels. It places the labels
 // when it draws, on the data area's own coordinates, so the boxes it
 // keeps apart are the ones drawn.
-type frontierMarks struct{ marks []frontierMark }
+type frontierMarks struct {
+	marks []frontierMark
+	drawn []labelBox // the label boxes of the last drawing
+}
 
 // Plot implements plot.Plotter.
 func (m *frontierMarks) Plot(c draw.Canvas, plt *plot.Plot) {
@@ -180,15 +190,15 @@ func (m *frontierMarks) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 	area := labelBox{float64(c.Min.X), float64(c.Min.Y), float64(c.Max.X), float64(c.Max.Y)}
 	boxes, moved := placeLabels(anchors, area)
+	m.drawn = boxes
 	leader := draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(0.75)}
 	for i, mk := range m.marks {
 		a, b := anchors[i], boxes[i]
 		if moved[i] {
-			// A label pushed away from its point keeps a line back to it.
+			// A label pushed away from its point keeps a line back to
+			// it, to the nearer end of the label.
 			ex := b.X0
-			if b.X0 > a.x {
-				ex = b.X0
-			} else if b.X1 < a.x {
+			if b.X1 < a.x {
 				ex = b.X1
 			}
 			c.StrokeLine2(leader, vg.Length(a.x), vg.Length(a.y), vg.Length(ex), vg.Length((b.Y0+b.Y1)/2))

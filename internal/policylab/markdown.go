@@ -40,6 +40,15 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 	for i := range groups {
 		b.WriteString("\n### " + groups[i].Name() + "\n\n" + rankedTable(&groups[i]).markdown())
 	}
+	var ambition []string
+	for i := range groups {
+		if a, ok := groups[i].AmbitionSentence(); ok {
+			ambition = append(ambition, "- "+groups[i].Name()+": "+a+"\n")
+		}
+	}
+	if len(ambition) > 0 {
+		b.WriteString("\n## The ambition\n\n" + ambitionIntro + "\n\n" + strings.Join(ambition, ""))
+	}
 	b.WriteString("\n## Charts\n\n")
 	for _, c := range chartFiles(s, groups) {
 		b.WriteString("- " + c.title + ": [PNG](" + c.base + ".png), [SVG](" + c.base + ".svg)\n")

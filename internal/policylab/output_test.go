@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ptuprobe/ptuprobe/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -123,4 +125,51 @@ func TestPrintTable(t *testing.T) {
 		t.Errorf("no ranked table:\n%s", b.String())
 	}
 	t.Log("\n" + b.String())
+}
+
+// TestRealTarget: against a real target without a capacity, the shares
+// are empty, the frontier plots goodput, and the method says wall clock.
+func TestRealTarget(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	s.Capacity, s.CapacityFormula, s.Deterministic, s.Limiter = 0, "no --capacity given", false, "the named target"
+	for i := range s.Rows {
+		s.Rows[i].CapacitySharePct, s.Rows[i].LoadX = -1, -1
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Capacity: unknown (no --capacity given)", "Clock: wall clock", "Limiter: the named target.", "(— of capacity)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("policies.md lacks %q", want)
+		}
+	}
+	var svg bytes.Buffer
+	files := chartFiles(s, Judge(s))
+	if err := files[0].draw(&svg, report.SVG); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "goodput (requests/s)") {
+		t.Error("the frontier does not plot goodput")
+	}
+}
+
+// TestFairness: the line states the one set of fair caps, or each set
+// when a custom policy has its own, and the modelled clients' caps.
+func TestFairness(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	got := fairness(s)
+	for _, want := range []string{"The comparison is fair", "(30,000 ms)", "(20 attempts, the first included)",
+		"Each of none, sdk, stacked models a named client", "sdk (the OpenAI SDKs, 2 retries: 3 attempts, no budget)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fairness lacks %q: %s", want, got)
+		}
+	}
+	s.Rows[len(s.Rows)-1].MaxAttempts = 5 // a custom spec with its own cap
+	got = fairness(s)
+	if strings.Contains(got, "The comparison is fair") || !strings.Contains(got, "honor-backoff had 5 attempts and 30,000 ms budget.") {
+		t.Errorf("unequal caps not said: %s", got)
+	}
 }

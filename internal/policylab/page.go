@@ -12,7 +12,8 @@ const scrollCue = "On a narrow screen each table scrolls sideways; the policy co
 // WriteHTML writes the lab's report.html on one self-contained page
 // (report.WritePage), with the texts and numbers of policies.md: the
 // Recommendation per (load, clients) first, then the ranked tables, the
-// charts and the method, and the settings of the command.
+// ambition past capacity, the charts and the method, and the settings of
+// the command.
 func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	groups := Judge(s)
 	rec := report.Section{ID: "recommendation", Heading: "Recommendation"}
@@ -34,6 +35,15 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 			report.Block{Table: rankedTable(&groups[i]).page()})
 	}
 
+	ambition := report.Section{ID: "ambition", Heading: "The ambition", Blocks: []report.Block{{Para: report.Plain(ambitionIntro)}}}
+	var reached []report.Text
+	for i := range groups {
+		if a, ok := groups[i].AmbitionSentence(); ok {
+			reached = append(reached, report.Plain(groups[i].Name()+": "+a))
+		}
+	}
+	ambition.Blocks = append(ambition.Blocks, report.Block{List: reached})
+
 	charts := report.Section{ID: "charts", Heading: "Charts"}
 	for _, c := range chartFiles(s, groups) {
 		charts.Blocks = append(charts.Blocks, report.Block{Figure: &report.Figure{Caption: c.caption, Draw: c.draw}})
@@ -47,8 +57,12 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 		Title:    Title,
 		Lead:     report.Plain(lead),
 		Footer:   report.PublishedFooter(),
-		Sections: []report.Section{rec, ranking, charts, {ID: "method", Heading: "Method", Blocks: []report.Block{{List: items}}}},
+		Sections: []report.Section{rec, ranking},
 	}
+	if len(reached) > 0 {
+		p.Sections = append(p.Sections, ambition)
+	}
+	p.Sections = append(p.Sections, charts, report.Section{ID: "method", Heading: "Method", Blocks: []report.Block{{List: items}}})
 	if sec, ok := report.SettingsSection(setup.Command, setup.Settings); ok {
 		p.Sections = append(p.Sections, sec)
 	}

@@ -39,7 +39,7 @@ func TestWrittenPage(t *testing.T) {
 		id, _ := n.Get("id")
 		sections = append(sections, id)
 	}
-	if got := strings.Join(sections, " "); got != "recommendation ranking charts method settings" {
+	if got := strings.Join(sections, " "); got != "recommendation ranking ambition charts method settings" {
 		t.Errorf("sections %s", got)
 	}
 	rec := root.ByID("recommendation").Content()
@@ -55,6 +55,11 @@ func TestWrittenPage(t *testing.T) {
 	}
 	if !strings.Contains(rec, fairness(s)) {
 		t.Error("no fairness line")
+	}
+	for _, g := range Judge(s) {
+		if a, ok := g.AmbitionSentence(); ok && !strings.Contains(root.ByID("ambition").Content(), g.Name()+": "+a) {
+			t.Errorf("no ambition for %s", g.Name())
+		}
 	}
 	if !strings.Contains(root.ByID("ranking").Content(), scrollCue) {
 		t.Error("no scroll cue")

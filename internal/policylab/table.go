@@ -243,3 +243,7 @@ func slug(s string) string {
 func (g *Group) id() string {
 	return strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
 }
+
+// ambitionIntro states the ambition the closing note measures.
+var ambitionIntro = fmt.Sprintf("Past capacity, the recommended policy should deliver at least %d%% of capacity as goodput with at most %s attempts per success, within a budget of at most %s s, and no retry back before its advised wait (early).",
+	AmbitionSharePct, num.Decimal(AmbitionAttemptsPerSuccess, 2), num.Decimal(AmbitionBudget.Seconds(), 0))

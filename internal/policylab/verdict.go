@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
 )
@@ -203,11 +204,17 @@ func recommend(ranked []Placed) (int, []string) {
 			cands = append(cands, i)
 		}
 	}
+	// Fewest attempts per success; at equal cost, more goodput; then
+	// the name.
 	pick := slices.MinFunc(cands, func(i, j int) int {
-		if c := byCost(&ranked[i].Row, &ranked[j].Row); c != 0 {
+		a, b := &ranked[i].Row, &ranked[j].Row
+		if c := cmp.Compare(a.AttemptsPerSuccess, b.AttemptsPerSuccess); c != 0 {
 			return c
 		}
-		return cmp.Compare(ranked[j].GoodputPerS, ranked[i].GoodputPerS)
+		if c := cmp.Compare(b.GoodputPerS, a.GoodputPerS); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Policy, b.Policy)
 	})
 	var ties []string
 	for _, i := range cands {
@@ -463,4 +470,51 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// The ambition (issue 19) for a load past capacity: the recommendation
+// delivers at least AmbitionSharePct of capacity as goodput with at most
+// AmbitionAttemptsPerSuccess attempts per success, within a budget of at
+// most AmbitionBudget, and no retry came back before its advised wait.
+const (
+	AmbitionSharePct           = 95
+	AmbitionAttemptsPerSuccess = 1.2
+	AmbitionBudget             = 30 * time.Second
+)
+
+// Reaches says whether r meets the ambition.
+func Reaches(r *Row) bool {
+	return r.CapacitySharePct >= AmbitionSharePct && r.AttemptsPerSuccess >= 0 && r.AttemptsPerSuccess <= AmbitionAttemptsPerSuccess &&
+		r.Budget > 0 && r.Budget <= AmbitionBudget && r.EarlyRetries == 0
+}
+
+// AmbitionSentence says whether the group's recommendation meets the
+// ambition and, when it does not, how far every fair policy got; false
+// for a group under capacity or without a known capacity.
+func (g *Group) AmbitionSentence() (string, bool) {
+	if g.LoadX <= 1 || len(g.Ranked) == 0 || g.Ranked[0].CapacitySharePct < 0 {
+		return "", false
+	}
+	got := func(r *Row) string {
+		return fmt.Sprintf("%s %s at %s (%d early)", r.Policy, pct(r.CapacitySharePct), ratio(r.AttemptsPerSuccess), r.EarlyRetries)
+	}
+	if r := g.Recommendation(); r != nil && Reaches(&r.Row) {
+		return "reached: " + got(&r.Row) + ".", true
+	}
+	var reach, each []string
+	for i := range g.Ranked {
+		r := &g.Ranked[i].Row
+		if r.Models != "" {
+			continue
+		}
+		if Reaches(r) {
+			reach = append(reach, r.Policy)
+		}
+		each = append(each, got(r))
+	}
+	s := "not reached by the recommendation"
+	if len(reach) > 0 {
+		s += "; reached by " + strings.Join(reach, ", ") + ", with less goodput"
+	}
+	return s + ". Each fair policy's capacity share at its attempts per success: " + strings.Join(each, "; ") + ".", true
 }

@@ -76,6 +76,8 @@ func TestRecommendation(t *testing.T) {
 			[]Row{vrow("budget", 5.5, 5.3, 5.6, 3.4, 2.4), vrow("pace", 5.3, 5.2, 5.4, 1.08, 0.08), vrow("backoff", 4.6, 4.5, 4.8, 5, 4)}},
 		{"more goodput beyond the spread wins over fewer attempts", "budget", "",
 			[]Row{vrow("budget", 5.5, 5.45, 5.6, 3.4, 2.4), vrow("pace", 5.3, 5.2, 5.4, 1.08, 0.08)}},
+		{"at equal cost, more goodput", "slots", "pace",
+			[]Row{vrow("pace", 5.2, 5.0, 5.4, 1.1, 0.1), vrow("slots", 5.3, 5.1, 5.5, 1.1, 0.1)}},
 		{"a modelled client is never recommended", "honor", "",
 			[]Row{vrow("sdk", 6, 5.9, 6.1, 1.2, 0.2), vrow("honor", 4, 3.9, 4.1, 4, 3)}},
 		{"nothing fair succeeded", "", "",
@@ -187,5 +189,36 @@ func TestJudgeGroups(t *testing.T) {
 	}
 	if got := strings.Join(names, "; "); got != "1.5x, 16 clients:1 pace, 2 honor; 3x, 16 clients:1 honor; 1.5x, 4 clients:1 honor" {
 		t.Errorf("groups %s", got)
+	}
+}
+
+// TestAmbition: past capacity, the closing note says whether the
+// recommendation reached the ambition, and who did when it did not.
+func TestAmbition(t *testing.T) {
+	t.Parallel()
+	fair := func(r Row) Row { r.Budget = AmbitionBudget; return r }
+	pace := fair(vrow("pace", 5.2, 5.1, 5.3, 1.05, 0.05)) // 96.3% of 5.4/s
+	for _, tt := range []struct {
+		name string
+		rows []Row
+		want string
+	}{
+		{"reached", []Row{pace, fair(vrow("honor", 4, 3.9, 4.1, 6, 5))}, "reached: pace 96.3% at 1.05 (0 early)."},
+		{"reached by another", []Row{pace, fair(vrow("redirect", 6, 5.9, 6.1, 1.4, 0.4))},
+			"not reached by the recommendation; reached by pace, with less goodput. Each fair policy's capacity share at its attempts per success: redirect 111.1% at 1.4 (0 early); pace 96.3% at 1.05 (0 early)."},
+		{"early retries miss it", []Row{func() Row { r := pace; r.EarlyRetries = 2; return r }()}, "not reached by the recommendation. Each"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := judgeOne(t, tt.rows...).AmbitionSentence()
+			if !ok || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("%q, want %q", got, tt.want)
+			}
+		})
+	}
+	under := pace
+	under.LoadX = 0.8
+	if _, ok := judgeOne(t, under).AmbitionSentence(); ok {
+		t.Error("an ambition under capacity")
 	}
 }
