@@ -37,6 +37,9 @@ const (
 	// ClassCooldown: not sent: the shared cooldown outlasts what the budget
 	// (or MaxWait) allows, so the attempt was refused locally.
 	ClassCooldown = "cooldown"
+	// ClassPaced: not sent: the Pace's next send slot does not come
+	// within the budget, so the attempt was refused locally.
+	ClassPaced = "paced"
 	// ClassFallback: not sent: Policy.Fallback returned an error.
 	ClassFallback = "fallback"
 )

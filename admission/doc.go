@@ -49,6 +49,24 @@
 // U[0, min(cap, base·2^(retry−1))), after AWS's "Exponential Backoff and
 // Jitter".
 //
+// # A fleet told one wait
+//
+// Jitter spreads clients over a fifth of their wait, which is enough for a
+// burst refused by a window (every client is told the window's end) and not
+// for a leaky bucket, the PTU's model: there the advised wait is when the
+// next single request fits, every refused client hears about the same one,
+// and a fifth of 100 ms is 20 ms, so they come back together and all but one
+// are refused again (the herd; ptuprobe policies measures it,
+// docs/policies.md). Three settings answer it, each usable alone or
+// together:
+//   - Slots (NewSlots): refused clients of one fleet take distinct retry
+//     times, the i-th at its advised wait + i × width;
+//   - FloorAdvice: the longer of the advised wait and Backoff, the header as
+//     a floor under full-jitter backoff;
+//   - Pace (NewPace): each client learns the rate the deployment admits
+//     and sends at it, giving up locally what cannot be sent within the
+//     budget (AIMD; see Pace for what it borrows and why).
+//
 // # Example
 //
 // The recommended policy under an http.Client (Example in example_test.go
@@ -122,7 +140,8 @@
 //
 // Every wait is on the runtime clock and ends when the request's context
 // does, so tests run this package inside testing/synctest bubbles, over
-// internal/memnet, with exact timings.
+// internal/memnet, with exact timings. Policy.Clock replaces it: ptuprobe's
+// policy lab runs Transports and its simulator on one virtual clock.
 //
 // # Imports
 //

@@ -134,6 +134,19 @@ type Policy struct {
 	// Observe, when set, gets one Decision per attempt. It is called on
 	// the request's goroutine, so it must be safe for concurrent use.
 	Observe func(Decision)
+	// Slots, when set, spreads the retries of every Transport that shares
+	// it: an honoured wait moves to the next free slot, so refused
+	// clients of one fleet come back at least Slots.Width apart instead
+	// of together. It acts on advice, so not with IgnoreAdvice.
+	Slots *Slots
+	// Pace, when set, paces every attempt to the primary target at the
+	// rate the deployment admits, learned from its answers (see Pace); an
+	// attempt whose send slot does not come within the budget is not sent.
+	Pace *Pace
+	// Clock is the time the Transport reads and waits on; nil means the
+	// runtime clock. A context deadline is read on the runtime clock, so
+	// give a request no deadline with another Clock.
+	Clock Clock
 	// Rand returns a number in [0, 1) for the jitter and the Backoff; nil
 	// means math/rand/v2. It must be safe for concurrent use.
 	Rand func() float64
@@ -148,6 +161,11 @@ const (
 	// IgnoreAdvice always waits Backoff: the "backoff" and "fixed" client
 	// styles (Constant for fixed waits or polling).
 	IgnoreAdvice
+	// FloorAdvice waits the longer of the advised wait (stretched by
+	// Jitter) and Backoff: the header as a floor under exponential
+	// backoff, so a fleet told one wait still spreads out, and a retry
+	// never goes before the server said it could fit.
+	FloorAdvice
 )
 
 func (a Advice) String() string {
@@ -156,6 +174,8 @@ func (a Advice) String() string {
 		return "honour"
 	case IgnoreAdvice:
 		return "ignore"
+	case FloorAdvice:
+		return "floor"
 	}
 	return "Advice(" + strconv.Itoa(int(a)) + ")"
 }
@@ -224,8 +244,10 @@ func (p Policy) validate() (Policy, error) {
 		return p, valid.Errorf("MaxWait", "must not be negative (0 means no bound)")
 	case p.OverMaxWait != GiveUpOverMaxWait && p.OverMaxWait != BackoffOverMaxWait:
 		return p, valid.Errorf("OverMaxWait", "must be GiveUpOverMaxWait or BackoffOverMaxWait")
-	case p.Advice != HonourAdvice && p.Advice != IgnoreAdvice:
-		return p, valid.Errorf("Advice", "must be HonourAdvice or IgnoreAdvice")
+	case p.Advice != HonourAdvice && p.Advice != IgnoreAdvice && p.Advice != FloorAdvice:
+		return p, valid.Errorf("Advice", "must be HonourAdvice, IgnoreAdvice or FloorAdvice")
+	case p.Slots != nil && p.Advice == IgnoreAdvice:
+		return p, valid.Errorf("Slots", "acts on advice, so it cannot be used with IgnoreAdvice ({Advice})")
 	case p.RedirectFirst && p.Fallback == nil:
 		return p, valid.Errorf("RedirectFirst", "needs a {Fallback}")
 	case p.SharedCooldown && p.Advice == IgnoreAdvice:

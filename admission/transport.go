@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/retryafter"
 )
@@ -25,6 +24,7 @@ import (
 type Transport struct {
 	next       http.RoundTripper
 	p          Policy // validated, defaults applied
+	clock      Clock
 	cool       cooldown
 	sdkRetries atomic.Int64
 }
@@ -40,7 +40,11 @@ func New(next http.RoundTripper, p Policy) (*Transport, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return &Transport{next: next, p: p}, nil
+	t := &Transport{next: next, p: p, clock: p.Clock}
+	if t.clock == nil {
+		t.clock = runtimeClock{}
+	}
+	return t, nil
 }
 
 // SDKRetries is the number of requests let through although an SDK marked
@@ -64,7 +68,7 @@ func (t *Transport) CloseIdleConnections() {
 // ReturnLastResponse), or the context's error when it ends during a wait.
 // A *DoubleOwnerError or *ReplayError is returned before anything is sent.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := time.Now()
+	start := t.clock.Now()
 	marked, sdkRetry := sdkRetryCount(req.Header)
 	if sdkRetry != 0 {
 		if !t.p.AllowSDKRetries {
@@ -160,6 +164,18 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 				continue
 			}
 		}
+		if !toFallback && r.t.p.Pace != nil {
+			refused, err := r.paced(a)
+			switch {
+			case err != nil:
+				return nil, err
+			case refused && a.Action == ActionGiveUp:
+				return nil, r.gaveUp(a)
+			case refused:
+				planned, toFallback = a.Done, true
+				continue
+			}
+		}
 
 		resp, err := r.send(a)
 		if err != nil || a.Action == ActionDone {
@@ -175,7 +191,7 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 			planned, toFallback = a.Done, true
 		case ActionSleep:
 			planned = a.Done.Add(a.Slept)
-			if !sleep.Until(r.ctx, planned) {
+			if !sleepUntil(r.ctx, r.t.clock, planned) {
 				next := &Attempt{Planned: planned}
 				next.Attempt, next.Fallback, next.Wait, next.WaitSource = n+1, toFallback, -1, results.WaitNone
 				return nil, r.canceled(next, "the context ended during the wait before this attempt; not sent")
@@ -190,14 +206,14 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 func (r *request) send(a *Attempt) (*http.Response, error) {
 	req, class, err := r.build(a.Attempt, a.Fallback)
 	if err != nil {
-		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, time.Now()
+		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, r.t.clock.Now()
 		a.Reason = "the request for this attempt could not be built; not sent"
 		r.emit(a)
 		return nil, err
 	}
-	a.Sent = time.Now()
+	a.Sent = r.t.clock.Now()
 	resp, err := r.t.next.RoundTrip(req)
-	now := time.Now()
+	now := r.t.clock.Now()
 	if err == nil && resp == nil {
 		// As http.Client does: a RoundTripper must return one or the other.
 		err = fmt.Errorf("admission: RoundTripper implementation (%T) returned a nil *Response with a nil error", r.t.next)
@@ -222,8 +238,13 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		case within < 0:
 			within = 0
 		}
+		if _, runtime := r.t.clock.(runtimeClock); !runtime {
+			// The read's timer is on the runtime clock: with another
+			// Clock the decision is still on the Clock's time after it.
+			within = -1
+		}
 		a.Body = peekBody(resp, within)
-		now = time.Now()
+		now = r.t.clock.Now()
 	}
 	advice := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now).Wait
 	advised, usable := advice.Duration()
@@ -232,12 +253,18 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		a.Wait = advised
 	}
 	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
+		if r.t.p.Pace != nil && !a.Fallback {
+			r.t.p.Pace.admitted(now, a.Sent)
+		}
 		a.Action, a.Reason = ActionDone, why
 		r.emit(a)
 		return resp, nil
 	}
 	if usable && !a.Fallback && r.t.p.SharedCooldown {
 		r.t.cool.extend(now.Add(advised), advice.Source)
+	}
+	if r.t.p.Pace != nil && !a.Fallback {
+		r.t.p.Pace.refusedAt(now, a.Sent, a.Wait)
 	}
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
 	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
@@ -246,7 +273,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	if a.Action != ActionGiveUp || !r.t.p.ReturnLastResponse {
 		drain(resp.Body)
-		a.Done = time.Now()
+		a.Done = r.t.clock.Now()
 	}
 	r.emit(a)
 	return resp, nil
@@ -304,7 +331,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 // attempt is refused locally, not sent: refused is true and a.Action says
 // redirect or give-up, already observed.
 func (r *request) hold(a *Attempt) (refused bool, err error) {
-	now := time.Now()
+	now := r.t.clock.Now()
 	left, source := r.t.cool.left(now)
 	if left <= 0 {
 		return false, nil
@@ -313,8 +340,8 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 	budget, bounded := r.left(now)
 	overMax := r.t.p.MaxWait > 0 && left > r.t.p.MaxWait
 	if !overMax && (!bounded || h < budget) {
-		ok := sleep.Until(r.ctx, now.Add(h))
-		a.Held = time.Since(now)
+		ok := sleepUntil(r.ctx, r.t.clock, now.Add(h))
+		a.Held = r.t.clock.Now().Sub(now)
 		if !ok {
 			return false, r.canceled(a, "the context ended while the shared cooldown held this attempt; not sent")
 		}
@@ -341,6 +368,52 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 	return true, nil
 }
 
+// paced waits for the Pace's send slot before an attempt to the primary
+// target. When the slot does not come within the budget, the attempt is
+// not sent: refused is true and a.Action says redirect or give-up, already
+// observed.
+func (r *request) paced(a *Attempt) (refused bool, err error) {
+	start := r.t.clock.Now()
+	for {
+		now := r.t.clock.Now()
+		at, gen, ok := r.t.p.Pace.reserveGen(now, r.deadline)
+		if !ok {
+			return true, r.paceRefused(a, now, at)
+		}
+		if at.After(now) {
+			slept := sleepUntil(r.ctx, r.t.clock, at)
+			a.Held = r.t.clock.Now().Sub(start)
+			if !slept {
+				return false, r.canceled(a, "the context ended while the pace held this attempt; not sent")
+			}
+		}
+		// A cut while this attempt waited: its slot was spaced at the old
+		// rate, so it takes one at the new.
+		if r.t.p.Pace.confirm(gen, at) {
+			return false, nil
+		}
+	}
+}
+
+// paceRefused refuses attempt a locally at now: its next send slot, at,
+// does not come within the budget.
+func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
+	left, bounded := r.left(now)
+	a.Decision.Err = ClassPaced
+	why := "the pace's next send slot, in " + show(at.Sub(now)) + ", and the answer after it do not fit" + r.leftPhrase(left)
+	if a.Attempt >= r.t.p.MaxAttempts {
+		a.Action, a.Reason = ActionGiveUp, why+"; give up"
+	} else {
+		a.Action, a.Slept, a.Reason = r.elsewhere(why, left, bounded)
+	}
+	if a.Action == ActionRedirect {
+		r.redirected = true
+	}
+	a.Done = now
+	r.emit(a)
+	return nil
+}
+
 // decide applies the rule to a refusal of attempt n that arrived at now:
 // sleep when the wait fits what is left of the budget (and MaxWait), else
 // redirect once to the fallback, else give up.
@@ -354,7 +427,7 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 	if p.RedirectFirst && !r.redirected && (!bounded || left > 0) {
 		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
 	}
-	wait, why, sleepable := r.wait(n, advised, usable)
+	wait, why, sleepable := r.wait(n, advised, usable, now)
 	if sleepable {
 		if !bounded {
 			return ActionSleep, wait, why + "; no budget; sleep"
@@ -369,7 +442,7 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 
 // wait is the wait before retry n and how it came about; sleepable is
 // false for an advised wait over MaxWait under GiveUpOverMaxWait.
-func (r *request) wait(n int, advised time.Duration, usable bool) (wait time.Duration, why string, sleepable bool) {
+func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time) (wait time.Duration, why string, sleepable bool) {
 	p := &r.t.p
 	switch {
 	case !usable:
@@ -385,10 +458,23 @@ func (r *request) wait(n int, advised time.Duration, usable bool) (wait time.Dur
 		return 0, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait), false
 	}
 	wait = r.t.jitter(advised)
-	if wait == advised {
-		return wait, "advised " + show(advised), true
+	why = "advised " + show(advised)
+	if wait != advised {
+		why += ", jittered to " + show(wait)
 	}
-	return wait, "advised " + show(advised) + ", jittered to " + show(wait), true
+	if p.Advice == FloorAdvice {
+		if b := r.t.backoff(n); b > wait {
+			wait = b
+			why += ", under the backoff " + show(b) + " (FloorAdvice)"
+		}
+	}
+	if p.Slots != nil {
+		if slot := p.Slots.take(now, wait); slot != wait {
+			wait = slot
+			why += ", moved to the next free slot, " + show(slot)
+		}
+	}
+	return wait, why, true
 }
 
 // elsewhere is the rule once the wait is not slept: redirect to the
@@ -426,7 +512,7 @@ func (r *request) leftPhrase(left time.Duration) string {
 // was sent.
 func (r *request) canceled(a *Attempt, reason string) error {
 	err := r.ctx.Err()
-	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, time.Now()
+	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, r.t.clock.Now()
 	r.emit(a)
 	return err
 }

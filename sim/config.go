@@ -12,6 +12,11 @@ import (
 const (
 	ProfilePTU     = "ptu"
 	ProfileGateway = "gateway"
+	// ProfileWindow is a fixed-window limiter: WindowRequests requests per
+	// clock-aligned window of WindowSize, a refusal advising the window's
+	// end (what express-rate-limit and most API gateways do). Admitted
+	// requests are answered as the PTU profile answers them.
+	ProfileWindow = "window"
 )
 
 // Dialects: how the simulator writes its answers (Config.Dialect). The
@@ -61,6 +66,8 @@ const (
 	DefaultGatewayOrgTPM = 5_000_000
 	DefaultGatewayOrgs   = 1
 	DefaultMaxKeys       = 1024
+	DefaultWindowSize    = 10 * time.Second
+	DefaultWindowLimit   = 50
 	DefaultSeed          = 1
 	MaxOutputTokens      = 16_384 // larger max_tokens is a 400, as on the service
 	maxRequestBody       = 4 << 20
@@ -144,6 +151,10 @@ type Config struct {
 	GatewayRetryAfter bool
 	// MaxKeys bounds the distinct keys tracked, so memory stays flat.
 	MaxKeys int
+	// WindowSize and WindowLimit are the window profile's limiter:
+	// WindowLimit requests per clock-aligned window of WindowSize.
+	WindowSize  time.Duration
+	WindowLimit int
 
 	// Clock is the model clock; nil means the wall clock run TimeScale
 	// times faster.
@@ -179,6 +190,8 @@ func DefaultConfig() Config {
 		GatewayOrgs:       DefaultGatewayOrgs,
 		GatewayRetryAfter: false,
 		MaxKeys:           DefaultMaxKeys,
+		WindowSize:        DefaultWindowSize,
+		WindowLimit:       DefaultWindowLimit,
 	}
 }
 
@@ -224,8 +237,15 @@ func (p *problems) bad(field, format string, a ...any) {
 func (c Config) checkWire(bad func(field, format string, a ...any)) {
 	switch c.Profile {
 	case ProfilePTU, ProfileGateway:
+	case ProfileWindow:
+		if c.WindowSize < time.Millisecond || c.WindowSize > time.Hour {
+			bad("WindowSize", "%v: want 1ms..1h", c.WindowSize)
+		}
+		if c.WindowLimit < 1 || c.WindowLimit > 1_000_000 {
+			bad("WindowLimit", "%d: want 1..1000000", c.WindowLimit)
+		}
 	default:
-		bad("Profile", "%q: want %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway)
+		bad("Profile", "%q: want %s, %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway, ProfileWindow)
 	}
 	if !knownDialect(c.Dialect) {
 		bad("Dialect", "%q: want one of %s", truncateForError(c.Dialect), strings.Join(AllDialects(), ", "))

@@ -26,6 +26,7 @@ type Server struct {
 	bucket   bucket
 	standard *standard  // nil without spillover
 	orgs     []*ceiling // gateway only
+	fixed    *window    // window profile only
 	cache    promptCache
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
@@ -67,11 +68,20 @@ func New(cfg Config) (*Server, error) {
 			s.orgs[i] = newCeiling(cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
 		}
 	}
+	if cfg.Profile == ProfileWindow {
+		w := newWindow(cfg.WindowSize, int64(cfg.WindowLimit))
+		s.fixed = &w
+	}
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
 	s.bodySeed = maphash.MakeSeed()
 	s.wall = time.Now
+	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
+		// A virtual clock that says what wall time it stands for: the
+		// absolute times written (resets, dates) are on it too.
+		s.wall = c.Wall
+	}
 	return s, nil
 }
 
@@ -352,6 +362,8 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
+	} else if s.fixed != nil {
+		s.decideWindow(now, o)
 	} else {
 		o.util = s.bucket.utilization(now) // as the request found it
 		v := s.bucket.admit(now, o.estimate)
