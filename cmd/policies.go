@@ -134,6 +134,11 @@ func (pc *policiesCmd) lab(stderr io.Writer) (policylab.Lab, policylab.Setup, er
 	target := campaign.Target{Spec: pc.tf.spec(), Sim: pc.tf.sim, FallbackDeployment: pc.fallback}
 	scale := 1.0
 	if target.Embedded() {
+		// The scale divides the plans' durations below: a bad one must be
+		// refused as itself, before it turns a gap negative.
+		if err := pc.tf.sim.Validate(); err != nil {
+			return lab, policylab.Setup{}, settingError(err, pc.names())
+		}
 		scale = pc.tf.sim.TimeScale
 		target.Spec.Timeout = scaleDuration(target.Spec.Timeout, scale)
 	} else if !pc.rf.quiet {
