@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -82,6 +83,9 @@ func TestSIGINTKeepsEveryCompletedRow(t *testing.T) {
 // its signal set-up (the open returns once analyze has opened it).
 func TestSignalEndsAnalyzeOnAPipe(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the runtime polls pipes and FIFOs on Linux; elsewhere (macOS: kqueue and FIFOs) a read cannot be expired")
+	}
 	cases := []struct {
 		name string
 		sig  syscall.Signal
