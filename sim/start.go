@@ -184,14 +184,20 @@ func (l *perClientListener) Accept() (net.Conn, error) {
 // refusing bounds the refusals being answered at once.
 var refusing = make(chan struct{}, 64)
 
-// refuse answers 503 and closes c the way net/http closes a connection
-// it refuses: the client's request is read and dropped for a moment after
-// the answer, since closing on unread bytes resets the connection, and a
-// reset can destroy the answer before the client reads it.
+// refuse answers 503 and closes c. The answer waits for the request's
+// first bytes (an HTTP client takes an answer before its request as a
+// broken connection; a client that sends nothing in time gets none), and
+// what else the client sends is read and dropped for a moment after it,
+// as net/http does when it refuses a connection: closing on unread bytes
+// resets the connection, and a reset can destroy the answer before the
+// client reads it.
 func refuse(c net.Conn) {
 	defer func() { <-refusing }()
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 4<<10)); err != nil {
+		return
+	}
 	if _, err := io.WriteString(c, tooManyConns); err != nil {
 		return
 	}

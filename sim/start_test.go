@@ -121,6 +121,7 @@ func TestConnectionsPerClientAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer extra.Close()
+	io.WriteString(extra, "GET /sim/stats HTTP/1.1\r\nHost: sim\r\n\r\n")
 	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(extra), nil)
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
