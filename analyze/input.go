@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -79,11 +80,22 @@ type ioErrReader struct {
 	r   io.Reader
 	err error
 	n   int64 // bytes read
+	// sum is the CRC-32C of the bytes read, when summed: what a second
+	// read of the file checks it reads again (reread.go).
+	sum    uint32
+	summed bool
 }
+
+// castagnoli is CRC-32C's table: the instruction set computes it at about
+// 15 GB/s, 70 ms for a 10 M-row file.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (e *ioErrReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	e.n += int64(n)
+	if e.summed {
+		e.sum = crc32.Update(e.sum, castagnoli, p[:n])
+	}
 	if err != nil && !errors.Is(err, io.EOF) && e.err == nil {
 		e.err = err
 	}
@@ -98,6 +110,12 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	src := &ioErrReader{r: r}
+	if in.At != nil && t.load != nil {
+		// The overshoot picture may read it again: what it reads then must
+		// be what was read now.
+		src.summed = true
+		in.At = &firstRead{ReaderAt: in.At, src: src}
+	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, err := br.ReadSlice('\n')
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -37,9 +37,11 @@ import (
 // their number, and of the others up to the stop — are counted into the
 // same sums.
 //
-// The second pass checks that it finds, timeline by timeline, as many rows
-// as the first read counted: a file rewritten in between is an error, not
-// a wrong picture.
+// The second pass checks that it reads the bytes the first read read (a
+// CRC-32C of them, firstRead) and finds, timeline by timeline, as many
+// rows as the first read counted: a file rewritten in between — even in
+// place, to the same size and row counts — is an error, not a wrong
+// picture. A file that has only grown since is read to its old end.
 
 // MaxKeptArrivals is how many rows of inputs that can be read again the
 // overshoot picture keeps (16 bytes each: 32 MB, and a block's more)
@@ -57,6 +59,13 @@ const MaxKeptArrivals = 2_000_000
 // rereadColumns are the columns the second pass reads: a row's timeline,
 // intended time and token budget.
 var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}
+
+// firstRead is an input's At as Tally.Read hands it on: the reader, and
+// the first read's count and checksum of the bytes it read.
+type firstRead struct {
+	io.ReaderAt
+	src *ioErrReader
+}
 
 // rereadInput is an input the second pass reads again: its first size
 // bytes, which are what the first read read.
@@ -224,6 +233,8 @@ func (s *secondPass) read(in rereadInput) error {
 		return fmt.Errorf("read %s again for the picture of advised waits against offered load: %w", in.name, err)
 	}
 	src := &ioErrReader{r: io.NewSectionReader(in.at, 0, in.size)}
+	first, _ := in.at.(*firstRead)
+	src.summed = first != nil
 	rd, err := results.NewReader(src, in.name)
 	if err != nil {
 		return fail(err)
@@ -284,6 +295,8 @@ func (s *secondPass) read(in rereadInput) error {
 		return fail(src.err)
 	case !errors.Is(end, io.EOF):
 		return fail(end)
+	case first != nil && (src.n != in.size || src.sum != first.src.sum):
+		return fail(fmt.Errorf("the inputs changed while they were analyzed: its first %d bytes are not the ones read before (rewritten in place?)", in.size))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -89,7 +90,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.IntVar(&c.DefaultMaxTokens, n("DefaultMaxTokens"), c.DefaultMaxTokens, "output budget assumed when a request sets no max_tokens")
 	fs.DurationVar(&c.TTFT, n("TTFT"), c.TTFT, "time to first token")
 	fs.DurationVar(&c.TPOT, n("TPOT"), c.TPOT, "time per output token")
-	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock")
+	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock (at most "+strconv.Itoa(sim.MaxTimeScale)+": faster, the wall clock's own milliseconds distort the model)")
 	fs.Int64Var(&c.Seed, n("Seed"), c.Seed, "seed for completion lengths and faults")
 	fs.Float64Var(&c.FaultRate, n("FaultRate"), c.FaultRate, "share of requests (0..1) answered with an injected fault")
 	fs.Var(&faultsValue{c: c}, n("Faults"), "faults to inject, comma-separated: "+strings.Join(sim.AllFaults(), ",")+" (default all)")

@@ -379,6 +379,8 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"burst", "--start-at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, "in the past (this machine's clock reads"},
 		{[]string{"schedule", "--rate", "1/s", "--start-at", time.Now().Add(30 * time.Hour).UTC().Format(time.RFC3339)}, "ahead (this machine's clock reads"},
 		{[]string{"burst", "--start-at", "2030-01-01T00:00:00Z"}, "days ahead"},
+		// Past about 292 years the difference saturates: compare instants.
+		{[]string{"burst", "--size", "2", "--shard", "0/2", "--start-at", "2400-01-01T00:00:00Z"}, "--start-at 2400-01-01T00:00:00Z is more than 292 years ahead"},
 		{[]string{"burst", "--start-at", "tomorrow"}, `--start-at "tomorrow" is not an RFC 3339 time`},
 		{[]string{"burst", "--start-at", "2026-05-01 12:00:00"}, "is not an RFC 3339 time"},
 		{[]string{"characterize", "--burst-wait-wave", "--start-at", soon, "--out-dir", dir}, "--burst-wait-wave paces each wave by this worker's own answers"},
