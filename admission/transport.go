@@ -151,21 +151,10 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 		a := &Attempt{Planned: planned}
 		a.Attempt, a.Fallback, a.Wait, a.WaitSource = n, toFallback, -1, results.WaitNone
 
-		// The cooldown is the primary target's: the fallback is not held.
-		if !toFallback && r.t.p.SharedCooldown {
-			refused, err := r.hold(a)
-			switch {
-			case err != nil:
-				return nil, err
-			case refused && a.Action == ActionGiveUp:
-				return nil, r.gaveUp(a)
-			case refused:
-				planned, toFallback = a.Done, true
-				continue
-			}
-		}
-		if !toFallback && r.t.p.Pace != nil {
-			refused, err := r.paced(a)
+		// The cooldown and the pace are the primary target's: the
+		// fallback is not held.
+		if !toFallback {
+			refused, err := r.gates(a)
 			switch {
 			case err != nil:
 				return nil, err
@@ -198,6 +187,21 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 			}
 		}
 	}
+}
+
+// gates holds attempt a for the shared cooldown, then for the pace's send
+// slot, as the Policy has them; refused is true when either refused it
+// locally (a.Action says what follows, already observed).
+func (r *request) gates(a *Attempt) (refused bool, err error) {
+	if r.t.p.SharedCooldown {
+		if refused, err := r.hold(a); refused || err != nil {
+			return refused, err
+		}
+	}
+	if r.t.p.Pace != nil {
+		return r.paced(a)
+	}
+	return false, nil
 }
 
 // send sends attempt a and decides what follows. For a refusal it returns

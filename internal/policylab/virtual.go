@@ -143,17 +143,11 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		RawQuery: "api-version=" + apiVersion}
 	out := make([]*labClient, max(v.Clients, 1))
 	for i := range out {
-		p := v.Spec.Policy(1)
-		p.Clock = loop
-		p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
-		p.Slots = slots
-		if v.Spec.Pace {
-			pace, err := admission.NewPace(admission.DefaultPaceConfig())
-			if err != nil {
-				return nil, err
-			}
-			p.Pace = pace
+		p, err := v.clientPolicy(i, slots)
+		if err != nil {
+			return nil, err
 		}
+		p.Clock = loop
 		if v.Spec.Fallback {
 			p.Fallback = toStandard(server.Config().Deployment, fallbackDeployment)
 		}
@@ -164,6 +158,22 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.Duration}
 	}
 	return out, nil
+}
+
+// clientPolicy is client i's retry owner: the policy, its jitter and
+// backoff seeded per client, its own Pace, the fleet's Slots.
+func (v *virtualRun) clientPolicy(i int, slots *admission.Slots) (*admission.Policy, error) {
+	p := v.Spec.Policy(1)
+	p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
+	p.Slots = slots
+	if v.Spec.Pace {
+		pace, err := admission.NewPace(admission.DefaultPaceConfig())
+		if err != nil {
+			return nil, err
+		}
+		p.Pace = pace
+	}
+	return p, nil
 }
 
 // request sends arrival seq as the client's application would: through

@@ -115,15 +115,9 @@ func (v *virtualRun) namedClients(target campaign.Target) ([]*client.Target, err
 	}
 	out := make([]*client.Target, 0, max(v.Clients, 1))
 	for i := range max(v.Clients, 1) {
-		p := v.Spec.Policy(1)
-		p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
-		p.Slots = slots
-		if v.Spec.Pace {
-			pace, err := admission.NewPace(admission.DefaultPaceConfig())
-			if err != nil {
-				return nil, err
-			}
-			p.Pace = pace
+		p, err := v.clientPolicy(i, slots)
+		if err != nil {
+			return nil, err
 		}
 		t := target
 		t.Owner, t.PolicyName, t.Fallback = p, v.Spec.Name, v.Spec.Fallback
