@@ -20,9 +20,13 @@
 //
 // Routes (azure and ietf dialects; the others under "Dialects"): POST
 // /openai/deployments/{name}/chat/completions?api-version=… (no
-// api-version: 400; unknown name: 404 DeploymentNotFound), and the
-// OpenAI-compatible POST /v1/chat/completions and
-// /openai/v1/chat/completions, where "model" names the deployment.
+// api-version: 400), and the OpenAI-compatible POST /v1/chat/completions
+// and /openai/v1/chat/completions, where "model" names the deployment.
+// Any name is the PTU deployment, except the standard deployment's (see
+// Spillover): real clients name the model or deployment their code uses
+// (gpt-4o, a customer's deployment), in every dialect. The name is
+// neither kept nor echoed; a call that names none ("model" missing) is a
+// 400.
 //
 // Tokens: a prompt costs ceil(characters / 4) tokens over all message
 // contents. A leading system message of at least 1,024 tokens seen in
@@ -232,7 +236,7 @@
 // and retry-after) and Azure OpenAI quotas (…/how-to/quota).
 //
 // openai (api.openai.com): POST /v1/chat/completions, "model" naming the
-// deployment (unknown: 404, code model_not_found); on the gateway also
+// deployment (any name: the PTU's); on the gateway also
 // /v1/images/generations; the key in Authorization: Bearer. Every answer
 // carries x-ratelimit-limit-, x-ratelimit-remaining- and
 // x-ratelimit-reset- of requests and tokens (PTU: tokens only), the resets
@@ -255,8 +259,10 @@
 // must be sent; docs.anthropic.com/en/api/versioning), "model" naming the
 // deployment, max_tokens required (missing: 400), "system", "messages",
 // "stream"; on the gateway also /v1/messages/count_tokens; the key in
-// x-api-key. An answer has the Messages shape, {"id","type":"message",
-// "role":"assistant","content":[{"type":"text","text"}],"model",
+// x-api-key, or Authorization: Bearer (what @anthropic-ai/sdk sends when
+// given an auth token rather than an API key). An answer has the
+// Messages shape, {"id","type":"message","role":"assistant",
+// "content":[{"type":"text","text"}],"model",
 // "stop_reason","stop_sequence","usage":{"input_tokens",
 // "cache_creation_input_tokens","cache_read_input_tokens",
 // "output_tokens"}} (cached prompt tokens are cache_read_input_tokens and
@@ -292,7 +298,7 @@
 // gemini (the Gemini API, ai.google.dev/api): POST
 // /v1beta/models/{model}:generateContent and :streamGenerateContent (also
 // under /v1/), ?alt=sse for server-sent events, else a JSON array of
-// chunks; {model} names the deployment (unknown: 404 NOT_FOUND). The key
+// chunks; {model} names the deployment (any name: the PTU's). The key
 // goes in x-goog-api-key, which the reference says every request must
 // carry; a key in the URL (?key=), which the service has long accepted
 // as Google APIs do, is refused with 400 INVALID_ARGUMENT here, so a

@@ -293,9 +293,13 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 }
 
 // ptuTarget finds the deployment a call names (in its route, else in its
-// model) and whether it may spill over to the standard deployment; it
-// answers the call itself (ok false) when either names one that does not
-// exist.
+// model) and whether it may spill over to the standard deployment. Any
+// name but the standard deployment's is the PTU deployment: real clients
+// send the model or deployment their code names (gpt-4o, a customer's
+// deployment), and a test double that refused them would test nothing.
+// The name is neither kept nor echoed. It answers the call itself (ok
+// false) when it names no model at all, or a spillover deployment that
+// does not exist.
 func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req *request) (tgt target, spill, ok bool) {
 	name := rt.deployment
 	if !rt.named {
@@ -305,14 +309,8 @@ func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req
 			return 0, false, false
 		}
 	}
-	switch {
-	case name == s.cfg.Deployment:
-		tgt = targetPTU
-	case s.standard != nil && name == s.standard.name:
+	if s.standard != nil && name == s.standard.name {
 		tgt = targetStandard
-	default:
-		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
-		return 0, false, false
 	}
 	spill = s.standard != nil && !s.cfg.SpilloverPerRequest
 	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
@@ -335,20 +333,6 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 	default:
 		s.respondCompletion(w, r, req, o, done)
 	}
-}
-
-// deploymentNotFound is the dialect's message for a deployment (model)
-// the simulator does not have; it never echoes the name asked for.
-func (s *Server) deploymentNotFound() string {
-	switch s.cfg.Dialect {
-	case DialectOpenAI:
-		return "The model does not exist or you do not have access to it."
-	case DialectAnthropic:
-		return "model: not found"
-	case DialectGemini:
-		return "The model is not found for this API version, or is not supported for generateContent."
-	}
-	return "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."
 }
 
 // decidePTU is the admission model for one arrival at now. Called with
