@@ -45,6 +45,8 @@ type counters struct {
 	faults, rejected, tokenCounts, untrackedKeys       uint64
 	reconciledOrg, reconciledKey, reconcileMissed      uint64
 	earlyReturns, retriesOnTime, sdkRetries            uint64
+	retries, markedRetries, undeclaredRetries          uint64
+	atDeadline, overBudget                             uint64
 }
 
 // New builds a simulator from cfg after validating it.
