@@ -101,8 +101,9 @@ says so), and grades what the simulator's witness saw:
 check's expectation, e.g. --expect 'herd<=0.5' --expect 'owners<=2'.
 
 Scenarios:
-  storm         sustained overload: a deployment so small (--ptu 3, a
-                shallow bucket) that a few concurrent calls refuse the rest
+  storm         sustained overload: a deployment so small (--ptu 1, a
+                shallow bucket) that concurrent calls refuse each other,
+                each 429 advising up to a call's drain (most of a second)
   long-wait     advised waits longer than --budget: a good client gives up
                 or redirects, neither early nor past its budget
   spillover     the storm with a standard deployment (sim-standard) behind
@@ -138,7 +139,7 @@ func init() {
 		f := c.Flags()
 		f.StringVar(&rc.dialect, "dialect", referee.DefaultDialect, "wire the simulator speaks: "+strings.Join(sim.AllDialects(), ", "))
 		f.StringVar(&rc.scenario, "scenario", referee.DefaultScenario, "what the simulator does: "+strings.Join(referee.Scenarios(), ", "))
-		f.Float64Var(&rc.ptu, "ptu", 0, "size of the PTU deployment (0: the scenario's; storm 3)")
+		f.Float64Var(&rc.ptu, "ptu", 0, "size of the PTU deployment (0: the scenario's: 1, in long-wait one token drained per --budget)")
 		f.DurationVar(&rc.budget, "budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")
 		f.DurationVar(&rc.timeout, "timeout", referee.DefaultTimeout, "how long COMMAND may run before its process group is ended")
 		f.StringArrayVar(&rc.expect, "expect", nil, "an expectation NAME OP NUMBER, e.g. 'owners<=1' (repeatable)")

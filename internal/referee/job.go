@@ -38,11 +38,13 @@ const (
 	DefaultDialect  = sim.DialectAzure
 	DefaultTimeout  = 5 * time.Minute
 	DefaultBudget   = 30 * time.Second // admission.DefaultBudget, a request's latency budget
-	// DefaultStormPTU makes D = 125 weighted tokens a second: a short
-	// call (a few prompt tokens, max_tokens 10, 31 tokens) drains in a
-	// quarter of a second, so a handful of concurrent calls is several
-	// times what the deployment sustains.
-	DefaultStormPTU = 3
+	// DefaultStormPTU makes D = 41.7 weighted tokens a second and, with
+	// the referee's 100 ms bucket, a capacity of 4 tokens: a short call
+	// (a few prompt tokens, max_tokens 10: 33 tokens) is refused whenever
+	// another is being drained, and told to wait up to its 0.8 s drain,
+	// longer than the SDKs' first backoff (0.375–0.5 s), so a client that
+	// does not read the advice comes back early.
+	DefaultStormPTU = 1
 	// SpilloverDeployment is the standard deployment's name in the
 	// spillover scenario.
 	SpilloverDeployment = "sim-standard"
