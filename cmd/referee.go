@@ -76,10 +76,11 @@ func (rc *refereeCmd) names() flagNames {
 const refereeLong = `referee answers "is my client's retry stack harmful?" in one command. It
 starts the simulator on 127.0.0.1 (a free port) in --dialect and --scenario,
 runs COMMAND with the variables the SDKs read pointed at it — OPENAI_BASE_URL,
-OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, OPENAI_API_VERSION,
-ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, GEMINI_API_KEY,
-GOOGLE_API_KEY, GOOGLE_GEMINI_BASE_URL (and PTUPROBE_REFEREE_URL for a client
-of no SDK) — with a fresh throwaway key that replaces any real one, waits for
+OPENAI_API_KEY, OPENAI_ADMIN_KEY, AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY,
+AZURE_OPENAI_AD_TOKEN, OPENAI_API_VERSION, ANTHROPIC_BASE_URL,
+ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, GEMINI_API_KEY, GOOGLE_API_KEY,
+GOOGLE_GEMINI_BASE_URL (and PTUPROBE_REFEREE_URL for a client of no SDK) —
+with a fresh throwaway key that replaces any real one, waits for
 it (within --timeout; then its whole process group is ended and the verdict
 says so), and grades what the simulator's witness saw:
 
@@ -123,7 +124,7 @@ prompt or a host.`
 
 const refereeExample = `  ptuprobe referee -- node app.js
   ptuprobe referee --dialect openai --scenario headers-only -- python app.py
-  ptuprobe referee --scenario long-wait --budget 10s -- go test ./...
+  ptuprobe referee --scenario long-wait --budget 10s -- go test -count=1 ./...
   ptuprobe referee --expect 'herd<=0.5' --timeout 2m -- npm test`
 
 func init() {

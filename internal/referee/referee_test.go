@@ -124,7 +124,7 @@ func checkEnv() int {
 	if !strings.HasPrefix(key, "ptuprobe-referee-") {
 		return 3
 	}
-	for _, k := range []string{"AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+	for _, k := range []string{"OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
 		if os.Getenv(k) != key {
 			return 3
 		}

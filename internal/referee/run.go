@@ -100,8 +100,9 @@ func throwawayKey() (string, error) {
 }
 
 // commandEnv is base with every variable the SDKs read for their target
-// and key replaced: the OpenAI (OPENAI_BASE_URL, OPENAI_API_KEY), Azure
-// OpenAI (AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, OPENAI_API_VERSION),
+// and key replaced: the OpenAI (OPENAI_BASE_URL, OPENAI_API_KEY, and
+// openai-go's OPENAI_ADMIN_KEY), Azure OpenAI (AZURE_OPENAI_ENDPOINT,
+// AZURE_OPENAI_API_KEY, AZURE_OPENAI_AD_TOKEN, OPENAI_API_VERSION),
 // Anthropic (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN)
 // and Gemini (@google/genai: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY and
 // GOOGLE_API_KEY, which it prefers; GOOGLE_GENAI_USE_VERTEXAI off) SDKs.
@@ -111,8 +112,10 @@ func commandEnv(base []string, url, key string) []string {
 	set := map[string]string{
 		"OPENAI_BASE_URL":           url + "/v1",
 		"OPENAI_API_KEY":            key,
+		"OPENAI_ADMIN_KEY":          key,
 		"AZURE_OPENAI_ENDPOINT":     url,
 		"AZURE_OPENAI_API_KEY":      key,
+		"AZURE_OPENAI_AD_TOKEN":     key,
 		"OPENAI_API_VERSION":        APIVersion,
 		"ANTHROPIC_BASE_URL":        url,
 		"ANTHROPIC_API_KEY":         key,
