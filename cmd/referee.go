@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -45,6 +46,8 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 	switch {
 	case errors.Is(err, referee.ErrStart):
 		return asUsage(err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the command's process group was ended")}
 	case err != nil:
 		var ee interface{ Field() string }
 		if errors.As(err, &ee) {

@@ -2,6 +2,7 @@ package referee
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -392,5 +393,18 @@ func TestLongWait(t *testing.T) {
 				t.Errorf("a client that gave up left nothing incomplete: %+v", v)
 			}
 		})
+	}
+}
+
+// TestInterruptEndsTheCommand: when the referee's context ends (Ctrl-C),
+// the command's group is ended and Run says why.
+func TestInterruptEndsTheCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, err := Run(ctx, helperJob(t, "hang"))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(began) > killGrace+5*time.Second {
+		t.Errorf("%v after %v: want the context's end, promptly", err, time.Since(began))
 	}
 }
