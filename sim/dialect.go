@@ -29,6 +29,8 @@ func (s *Server) route(u *url.URL) route {
 		switch {
 		case p == "/v1/chat/completions":
 			return route{op: opChat}
+		case p == "/v1/responses":
+			return route{op: opResponses}
 		case gw && p == "/v1/images/generations":
 			return route{op: opImage}
 		}
@@ -56,6 +58,8 @@ func (s *Server) route(u *url.URL) route {
 	switch p {
 	case "/v1/chat/completions", "/openai/v1/chat/completions":
 		return route{op: opChat}
+	case "/v1/responses", "/openai/v1/responses":
+		return route{op: opResponses}
 	}
 	if !gw {
 		return route{}

@@ -26,7 +26,17 @@
 // Spillover): real clients name the model or deployment their code uses
 // (gpt-4o, a customer's deployment), in every dialect. The name is
 // neither kept nor echoed; a call that names none ("model" missing) is a
-// 400.
+// 400. The Responses API is served too, POST /v1/responses and
+// /openai/v1/responses (in the openai dialect /v1/responses): "input" (a
+// string, or messages with role and content as chat's), "instructions"
+// (the prompt's leading system text), "max_output_tokens", "stream"; the
+// answer a response object, {"id","object":"response","created_at",
+// "status":"completed"|"incomplete","model","output":[{"type":"message",
+// "role":"assistant","content":[{"type":"output_text","text"}]}],"usage":
+// {"input_tokens","input_tokens_details":{"cached_tokens"},
+// "output_tokens","total_tokens"}}, or the events response.created,
+// response.output_text.delta and response.completed (with the usage)
+// (platform.openai.com/docs/api-reference/responses).
 //
 // Tokens: a prompt costs ceil(characters / 4) tokens over all message
 // contents. A leading system message of at least 1,024 tokens seen in

@@ -94,12 +94,13 @@ func (s *Server) Config() Config { return s.cfg }
 type operation int
 
 const (
-	opNone     operation = iota
-	opChat               // chat completions (Azure or OpenAI route)
-	opMessages           // messages (anthropic; the gateway in azure and ietf)
-	opGenerate           // generateContent (gemini)
-	opCount              // gateway: token counting, free
-	opImage              // gateway: image generation, reports no tokens
+	opNone      operation = iota
+	opChat                // chat completions (Azure or OpenAI route)
+	opMessages            // messages (anthropic; the gateway in azure and ietf)
+	opGenerate            // generateContent (gemini)
+	opCount               // gateway: token counting, free
+	opImage               // gateway: image generation, reports no tokens
+	opResponses           // the Responses API (openai, azure and ietf routes)
 )
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -149,6 +150,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = kindImage
 	case opGenerate:
 		kind = kindGemini
+	case opResponses:
+		kind = kindResponses
 	}
 	req, err := parseRequest(buf.Bytes(), kind, s.cfg.DefaultMaxTokens)
 	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
@@ -332,6 +335,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 		s.respondMessage(w, r, req, o, done)
 	case opGenerate:
 		s.respondGemini(w, r, rt, req, o, done)
+	case opResponses:
+		s.respondResponse(w, r, req, o, done)
 	default:
 		s.respondCompletion(w, r, req, o, done)
 	}
