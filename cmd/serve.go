@@ -90,8 +90,10 @@ advice.
 It is also a witness of the client: per key it counts retries that came back
 before the wait their 429 advised (early_returns), at or after it
 (retries_on_time), and requests declaring themselves SDK retries
-(X-Stainless-Retry-Count > 0). A retry is the same key, deployment and body.
-On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).
+(X-Stainless-Retry-Count > 0). A retry is the same key, deployment and call:
+its Idempotency-Key or x-ms-client-request-id when it sends one, else its
+body. /sim/stats has more (marked and undeclared retries, retries at their
+deadline, over --witness-budget). 'ptuprobe referee' grades them. On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).
 
 --metrics-addr serves the same counts live to Prometheus (admitted,
 refused, spilled, utilization, early returns…; docs/metrics.md). After

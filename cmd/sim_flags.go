@@ -47,6 +47,7 @@ var simFlags = map[string]string{
 	"GatewayRetryAfter":   "gateway-retry-after",
 	"WindowSize":          "window-size",
 	"WindowLimit":         "window-limit",
+	"WitnessBudget":       "witness-budget",
 	"MaxKeys":             "max-keys",
 }
 
@@ -109,6 +110,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.BoolVar(&c.GatewayRetryAfter, n("GatewayRetryAfter"), c.GatewayRetryAfter, "gateway, azure dialect: add retry-after to refusals")
 	fs.DurationVar(&c.WindowSize, n("WindowSize"), c.WindowSize, "window: the fixed window's length")
 	fs.IntVar(&c.WindowLimit, n("WindowLimit"), c.WindowLimit, "window: requests admitted per window")
+	fs.DurationVar(&c.WitnessBudget, n("WitnessBudget"), c.WitnessBudget, "witness: count retries that came back more than this after their refusal as over budget (0: off)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 }
 

@@ -165,6 +165,12 @@ type Config struct {
 	WindowSize  time.Duration
 	WindowLimit int
 
+	// WitnessBudget, when > 0, is a client's latency budget in wall time:
+	// the witness counts retries that came back more than WitnessBudget
+	// after the refusal they answer (Stats.OverBudget), a client that slept
+	// past its budget instead of giving up or redirecting.
+	WitnessBudget time.Duration
+
 	// Clock is the model clock; nil means the wall clock run TimeScale
 	// times faster.
 	Clock Clock
@@ -304,7 +310,7 @@ func (c Config) checkModel(bad func(field, format string, a ...any)) {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"TTFT", c.TTFT}, {"TPOT", c.TPOT}, {"SlowDelay", c.SlowDelay}} {
+	}{{"TTFT", c.TTFT}, {"TPOT", c.TPOT}, {"SlowDelay", c.SlowDelay}, {"WitnessBudget", c.WitnessBudget}} {
 		if d.v < 0 {
 			bad(d.field, "%v: must not be negative", d.v)
 		}

@@ -29,6 +29,8 @@ func (s *Server) route(u *url.URL) route {
 		switch {
 		case p == "/v1/chat/completions":
 			return route{op: opChat}
+		case p == "/v1/responses":
+			return route{op: opResponses}
 		case gw && p == "/v1/images/generations":
 			return route{op: opImage}
 		}
@@ -56,6 +58,8 @@ func (s *Server) route(u *url.URL) route {
 	switch p {
 	case "/v1/chat/completions", "/openai/v1/chat/completions":
 		return route{op: opChat}
+	case "/v1/responses", "/openai/v1/responses":
+		return route{op: opResponses}
 	}
 	if !gw {
 		return route{}
@@ -116,15 +120,19 @@ func (c Config) Path(stream bool) string {
 }
 
 // dialectKey is the caller's key where the dialect's clients send it:
-// Bearer (openai), x-api-key (anthropic), x-goog-api-key (gemini), or any
-// of api-key, x-api-key and Bearer (azure, ietf, as before dialects).
+// Bearer (openai), x-api-key or Bearer (anthropic: @anthropic-ai/sdk sends
+// its key as Authorization: Bearer when given an auth token),
+// x-goog-api-key (gemini), or any of api-key, x-api-key and Bearer (azure,
+// ietf, as before dialects).
 func (s *Server) dialectKey(h http.Header) (string, bool) {
 	switch s.cfg.Dialect {
 	case DialectOpenAI:
 		return bearerKey(h)
 	case DialectAnthropic:
-		v := h.Get("X-Api-Key")
-		return v, v != ""
+		if v := h.Get("X-Api-Key"); v != "" {
+			return v, true
+		}
+		return bearerKey(h)
 	case DialectGemini:
 		v := h.Get("X-Goog-Api-Key")
 		return v, v != ""
@@ -215,8 +223,6 @@ func openAIErrorType(status int) string {
 // from the Azure code the call site names; "" (null) for the rest.
 func openAICode(status int, azureCode string) string {
 	switch {
-	case azureCode == "DeploymentNotFound":
-		return "model_not_found"
 	case status == http.StatusUnauthorized:
 		return "invalid_api_key"
 	case status == http.StatusNotFound:

@@ -128,7 +128,7 @@ func TestDialectRoutes(t *testing.T) {
 		kind             string // the error, as errorKind names it
 	}{
 		{DialectOpenAI, ProfilePTU, "chat", "/v1/chat/completions", chat, nil, 200, ""},
-		{DialectOpenAI, ProfilePTU, "unknown model", "/v1/chat/completions", strings.Replace(chat, "sim-ptu", "nope", 1), nil, 404, "invalid_request_error/model_not_found"},
+		{DialectOpenAI, ProfilePTU, "any model", "/v1/chat/completions", strings.Replace(chat, "sim-ptu", "gpt-4o", 1), nil, 200, ""},
 		{DialectOpenAI, ProfilePTU, "no model", "/v1/chat/completions", `{"messages":[{"content":"hi"}]}`, nil, 400, "invalid_request_error/null"},
 		{DialectOpenAI, ProfilePTU, "the Azure route", azurePath, chat, nil, 404, "invalid_request_error/unknown_url"},
 		{DialectOpenAI, ProfilePTU, "the Azure v1 route", "/openai/v1/chat/completions", chat, nil, 404, "invalid_request_error/unknown_url"},
@@ -139,7 +139,7 @@ func TestDialectRoutes(t *testing.T) {
 		{DialectAnthropic, ProfilePTU, "messages", "/v1/messages", chat, av, 200, ""},
 		{DialectAnthropic, ProfilePTU, "no anthropic-version", "/v1/messages", chat, nil, 400, "invalid_request_error"},
 		{DialectAnthropic, ProfilePTU, "no max_tokens", "/v1/messages", `{"model":"sim-ptu","messages":[{"content":"hi"}]}`, av, 400, "invalid_request_error"},
-		{DialectAnthropic, ProfilePTU, "unknown model", "/v1/messages", strings.Replace(chat, "sim-ptu", "nope", 1), av, 404, "not_found_error"},
+		{DialectAnthropic, ProfilePTU, "any model", "/v1/messages", strings.Replace(chat, "sim-ptu", "claude-sonnet-4-5", 1), av, 200, ""},
 		{DialectAnthropic, ProfilePTU, "chat completions", "/v1/chat/completions", chat, av, 404, "not_found_error"},
 		{DialectAnthropic, ProfilePTU, "token counting on the PTU", "/v1/messages/count_tokens", chat, av, 404, "not_found_error"},
 		{DialectAnthropic, ProfileGateway, "token counting on the gateway", "/v1/messages/count_tokens", chat, av, 200, ""},
@@ -149,7 +149,7 @@ func TestDialectRoutes(t *testing.T) {
 		{DialectGemini, ProfilePTU, "v1", "/v1/models/sim-ptu:generateContent", gem, nil, 200, ""},
 		{DialectGemini, ProfilePTU, "stream as SSE", "/v1beta/models/sim-ptu:streamGenerateContent?alt=sse", gem, nil, 200, ""},
 		{DialectGemini, ProfilePTU, "stream as a JSON array", "/v1beta/models/sim-ptu:streamGenerateContent", gem, nil, 200, ""},
-		{DialectGemini, ProfilePTU, "unknown model", "/v1beta/models/nope:generateContent", gem, nil, 404, "NOT_FOUND"},
+		{DialectGemini, ProfilePTU, "any model", "/v1beta/models/gemini-2.5-flash:generateContent", gem, nil, 200, ""},
 		{DialectGemini, ProfilePTU, "key in the URL", "/v1beta/models/sim-ptu:generateContent?key=sekrit", gem, nil, 400, "INVALID_ARGUMENT"},
 		{DialectGemini, ProfilePTU, "countTokens", "/v1beta/models/sim-ptu:countTokens", gem, nil, 404, "NOT_FOUND"},
 		{DialectGemini, ProfilePTU, "no method", "/v1beta/models/sim-ptu", gem, nil, 404, "NOT_FOUND"},
@@ -161,7 +161,7 @@ func TestDialectRoutes(t *testing.T) {
 		{DialectIETF, ProfilePTU, "the Azure route", azurePath, chat, nil, 200, ""},
 		{DialectIETF, ProfilePTU, "the OpenAI-compatible route", "/v1/chat/completions", chat, nil, 200, ""},
 		{DialectIETF, ProfilePTU, "no api-version", "/openai/deployments/sim-ptu/chat/completions", chat, nil, 400, "MissingApiVersionParameter"},
-		{DialectIETF, ProfilePTU, "unknown deployment", "/openai/deployments/nope/chat/completions?api-version=x", chat, nil, 404, "DeploymentNotFound"},
+		{DialectIETF, ProfilePTU, "any deployment", "/openai/deployments/nope/chat/completions?api-version=x", chat, nil, 200, ""},
 		{DialectIETF, ProfileGateway, "messages on the gateway", "/v1/messages", chat, nil, 200, ""},
 	}
 	servers := map[string]string{}
@@ -542,5 +542,51 @@ func TestPathIsRouted(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAnthropicBearerKey: the anthropic dialect reads the key from
+// x-api-key or Authorization: Bearer (what @anthropic-ai/sdk sends given
+// an auth token), and the same key either way is one key.
+func TestAnthropicBearerKey(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Dialect, cfg.RequireKey = DialectAnthropic, true
+	s, _, ts := newSim(t, cfg)
+	path, body, hdr := dialectCall(DialectAnthropic, 40, 1, "k1")
+	for _, h := range [][]string{hdr, {"Authorization", "Bearer k1", "anthropic-version", "2023-06-01"}} {
+		if resp, b := post(t, ts.URL, path, body, h...); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", h[0], resp.StatusCode, b)
+		}
+	}
+	if st := s.Stats(); st.Admitted != 2 || len(st.Keys) != 1 {
+		t.Errorf("admitted %d as %d keys, want 2 as one key", st.Admitted, len(st.Keys))
+	}
+}
+
+// TestAnyNameIsThePTUDeployment: whatever model or deployment a call
+// names, it is served by (and refused by) the PTU deployment, unless it
+// names the standard deployment; the name is never echoed.
+func TestAnyNameIsThePTUDeployment(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.SpilloverDeployment, cfg.SpilloverPerRequest = "sim-standard", true
+	s, _, ts := newSim(t, cfg)
+	fill := chatBody(4000, 1) // 1,001 tokens: the whole bucket
+	if resp, b := post(t, ts.URL, "/openai/deployments/customer-gpt4o/chat/completions?api-version=x", fill); resp.StatusCode != 200 {
+		t.Fatalf("any deployment: %d %s", resp.StatusCode, b)
+	}
+	resp, b := post(t, ts.URL, "/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 429 {
+		t.Fatalf("any model after the PTU is full: %d, want 429", resp.StatusCode)
+	}
+	if strings.Contains(b, "gpt-4o") || strings.Contains(b, "customer") {
+		t.Errorf("the answer echoes the name: %s", b)
+	}
+	if resp, b := post(t, ts.URL, "/openai/deployments/sim-standard/chat/completions?api-version=x", chatBody(40, 1)); resp.StatusCode != 200 || resp.Header.Get("X-Ms-Deployment-Name") != "sim-standard" {
+		t.Fatalf("the standard deployment by name: %d %s", resp.StatusCode, b)
+	}
+	if st := s.Stats(); st.Admitted != 2 || st.Refused != 1 {
+		t.Errorf("admitted %d refused %d, want 2 and 1", st.Admitted, st.Refused)
 	}
 }

@@ -20,9 +20,23 @@
 //
 // Routes (azure and ietf dialects; the others under "Dialects"): POST
 // /openai/deployments/{name}/chat/completions?api-version=… (no
-// api-version: 400; unknown name: 404 DeploymentNotFound), and the
-// OpenAI-compatible POST /v1/chat/completions and
-// /openai/v1/chat/completions, where "model" names the deployment.
+// api-version: 400), and the OpenAI-compatible POST /v1/chat/completions
+// and /openai/v1/chat/completions, where "model" names the deployment.
+// Any name is the PTU deployment, except the standard deployment's (see
+// Spillover): real clients name the model or deployment their code uses
+// (gpt-4o, a customer's deployment), in every dialect. The name is
+// neither kept nor echoed; a call that names none ("model" missing) is a
+// 400. The Responses API is served too, POST /v1/responses and
+// /openai/v1/responses (in the openai dialect /v1/responses): "input" (a
+// string, or messages with role and content as chat's), "instructions"
+// (the prompt's leading system text), "max_output_tokens", "stream"; the
+// answer a response object, {"id","object":"response","created_at",
+// "status":"completed"|"incomplete","model","output":[{"type":"message",
+// "role":"assistant","content":[{"type":"output_text","text"}]}],"usage":
+// {"input_tokens","input_tokens_details":{"cached_tokens"},
+// "output_tokens","total_tokens"}}, or the events response.created,
+// response.output_text.delta and response.completed (with the usage)
+// (platform.openai.com/docs/api-reference/responses).
 //
 // Tokens: a prompt costs ceil(characters / 4) tokens over all message
 // contents. A leading system message of at least 1,024 tokens seen in
@@ -151,24 +165,52 @@
 //
 // The simulator is also a test double that tells whether a client honours
 // the waits it advises. Per key and in total (Stats, GET /sim/stats, and
-// the summary `ptuprobe serve` prints when it stops) it counts:
+// the summary `ptuprobe serve` prints when it stops) it counts (the ones
+// from retries on in total only):
 //   - early_returns: retries that arrived before the wait their refusal
 //     advised had passed;
 //   - retries_on_time: retries that arrived at or after it;
 //   - sdk_retries: requests that declare themselves an SDK's own retry,
 //     X-Stainless-Retry-Count a decimal integer > 0 (the OpenAI and
 //     Anthropic SDKs set it on their retries; 0, a sign or garbage is not
-//     counted).
+//     counted);
+//   - retries: every request recognized as a retry (a comeback, early or
+//     on time, or a declared SDK retry), each once; marked_retries and
+//     undeclared_retries split the comebacks (below); retries_at_deadline
+//     the ones on time within HerdWindow (5 ms) of their deadline, waits
+//     honoured without jitter, which a fleet refused in one wave honours
+//     together; over_budget the ones on time that came back more than
+//     Config.WitnessBudget after their refusal; advised_waits_pending the
+//     refusals no request has come back to (yet).
 //
-// A retry is the same request coming back: the same key, the same body
-// and the same deployment. Clients and SDKs resend the body they were
+// A retry is the same request coming back: the same key and deployment,
+// and the same call. A call is recognized by a marker when the client
+// sets one — a header set once per call and repeated on each of its
+// retries: Idempotency-Key (the IETF draft-ietf-httpapi-idempotency-key-
+// header field; the Stainless generator sends it when enabled, which the
+// OpenAI and Anthropic SDKs leave off: openai-node declares
+// idempotencyHeader and never sets it, src/client.ts buildHeaders;
+// anthropic-sdk-python sets _idempotency_header = None), then
+// x-ms-client-request-id (the Azure SDKs' request-id policy sets it once
+// per operation, only when absent, ahead of the retry policy: azcore
+// runtime/policy_request_id.go, @azure/core-rest-pipeline, azure-core for
+// Python). A marked comeback is counted in marked_retries. Otherwise the
+// body identifies the call: clients and SDKs resend the body they were
 // refused, and ptuprobe's prompts are unique per request, so a 64-bit
-// hash of the body identifies it. The deployment is part of it because
-// an advised wait is about the deployment that gave it: the same body
-// redirected at once to the standard deployment is a new request there,
-// not an early return.
+// hash of it is the call. X-Stainless-Retry-Count numbers the attempts of
+// one call (openai-node, openai-go, anthropic-sdk-go: 0, then 1, 2 on the
+// SDK's retries, internal/requestconfig Execute) but not the calls, so it
+// cannot tell two calls with one body apart; a comeback neither marked
+// nor declared is undeclared (an application loop, a gateway, a retry
+// owner beneath the SDK). Unmarked callers that send one body from
+// several workers are the one case the witness cannot judge: one
+// worker's first attempt reads as another's comeback
+// (TestWitnessTellsMarkedCallsApart). The deployment is part of a
+// request's identity because an advised wait is about the deployment
+// that gave it: the same body redirected at once to the standard
+// deployment is a new request there, not an early return.
 //
-// Every refusal that advises a wait remembers (key, deployment, body) →
+// Every refusal that advises a wait remembers (key, deployment, call) →
 // the model time until which the client was told to wait: PTU 429s and
 // full-spillover 429s, 429s of the standard deployment called by name,
 // and gateway 429s that advise a wait (in the azure dialect only with
@@ -195,7 +237,7 @@
 // refusals, in a ring; remembering one more forgets the oldest, and if
 // that one was still unanswered it is counted in advised_waits_evicted
 // (its retry will be judged neither early nor on time). Full, it holds
-// about 6 MB. Keys and bodies are kept only as hashes.
+// about 7 MB. Keys, markers and bodies are kept only as hashes.
 //
 // # Dialects
 //
@@ -245,7 +287,7 @@
 // and retry-after) and Azure OpenAI quotas (…/how-to/quota).
 //
 // openai (api.openai.com): POST /v1/chat/completions, "model" naming the
-// deployment (unknown: 404, code model_not_found); on the gateway also
+// deployment (any name: the PTU's); on the gateway also
 // /v1/images/generations; the key in Authorization: Bearer. Every answer
 // carries x-ratelimit-limit-, x-ratelimit-remaining- and
 // x-ratelimit-reset- of requests and tokens (PTU: tokens only), the resets
@@ -268,8 +310,10 @@
 // must be sent; docs.anthropic.com/en/api/versioning), "model" naming the
 // deployment, max_tokens required (missing: 400), "system", "messages",
 // "stream"; on the gateway also /v1/messages/count_tokens; the key in
-// x-api-key. An answer has the Messages shape, {"id","type":"message",
-// "role":"assistant","content":[{"type":"text","text"}],"model",
+// x-api-key, or Authorization: Bearer (what @anthropic-ai/sdk sends when
+// given an auth token rather than an API key). An answer has the
+// Messages shape, {"id","type":"message","role":"assistant",
+// "content":[{"type":"text","text"}],"model",
 // "stop_reason","stop_sequence","usage":{"input_tokens",
 // "cache_creation_input_tokens","cache_read_input_tokens",
 // "output_tokens"}} (cached prompt tokens are cache_read_input_tokens and
@@ -305,7 +349,7 @@
 // gemini (the Gemini API, ai.google.dev/api): POST
 // /v1beta/models/{model}:generateContent and :streamGenerateContent (also
 // under /v1/), ?alt=sse for server-sent events, else a JSON array of
-// chunks; {model} names the deployment (unknown: 404 NOT_FOUND). The key
+// chunks; {model} names the deployment (any name: the PTU's). The key
 // goes in x-goog-api-key, which the reference says every request must
 // carry; a key in the URL (?key=), which the service has long accepted
 // as Google APIs do, is refused with 400 INVALID_ARGUMENT here, so a

@@ -45,6 +45,8 @@ type counters struct {
 	faults, rejected, tokenCounts, untrackedKeys       uint64
 	reconciledOrg, reconciledKey, reconcileMissed      uint64
 	earlyReturns, retriesOnTime, sdkRetries            uint64
+	retries, markedRetries, undeclaredRetries          uint64
+	atDeadline, overBudget                             uint64
 }
 
 // New builds a simulator from cfg after validating it.
@@ -92,12 +94,13 @@ func (s *Server) Config() Config { return s.cfg }
 type operation int
 
 const (
-	opNone     operation = iota
-	opChat               // chat completions (Azure or OpenAI route)
-	opMessages           // messages (anthropic; the gateway in azure and ietf)
-	opGenerate           // generateContent (gemini)
-	opCount              // gateway: token counting, free
-	opImage              // gateway: image generation, reports no tokens
+	opNone      operation = iota
+	opChat                // chat completions (Azure or OpenAI route)
+	opMessages            // messages (anthropic; the gateway in azure and ietf)
+	opGenerate            // generateContent (gemini)
+	opCount               // gateway: token counting, free
+	opImage               // gateway: image generation, reports no tokens
+	opResponses           // the Responses API (openai, azure and ietf routes)
 )
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -147,6 +150,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = kindImage
 	case opGenerate:
 		kind = kindGemini
+	case opResponses:
+		kind = kindResponses
 	}
 	req, err := parseRequest(buf.Bytes(), kind, s.cfg.DefaultMaxTokens)
 	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
@@ -293,9 +298,13 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 }
 
 // ptuTarget finds the deployment a call names (in its route, else in its
-// model) and whether it may spill over to the standard deployment; it
-// answers the call itself (ok false) when either names one that does not
-// exist.
+// model) and whether it may spill over to the standard deployment. Any
+// name but the standard deployment's is the PTU deployment: real clients
+// send the model or deployment their code names (gpt-4o, a customer's
+// deployment), and a test double that refused them would test nothing.
+// The name is neither kept nor echoed. It answers the call itself (ok
+// false) when it names no model at all, or a spillover deployment that
+// does not exist.
 func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req *request) (tgt target, spill, ok bool) {
 	name := rt.deployment
 	if !rt.named {
@@ -305,14 +314,8 @@ func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req
 			return 0, false, false
 		}
 	}
-	switch {
-	case name == s.cfg.Deployment:
-		tgt = targetPTU
-	case s.standard != nil && name == s.standard.name:
+	if s.standard != nil && name == s.standard.name {
 		tgt = targetStandard
-	default:
-		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
-		return 0, false, false
 	}
 	spill = s.standard != nil && !s.cfg.SpilloverPerRequest
 	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
@@ -332,23 +335,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 		s.respondMessage(w, r, req, o, done)
 	case opGenerate:
 		s.respondGemini(w, r, rt, req, o, done)
+	case opResponses:
+		s.respondResponse(w, r, req, o, done)
 	default:
 		s.respondCompletion(w, r, req, o, done)
 	}
-}
-
-// deploymentNotFound is the dialect's message for a deployment (model)
-// the simulator does not have; it never echoes the name asked for.
-func (s *Server) deploymentNotFound() string {
-	switch s.cfg.Dialect {
-	case DialectOpenAI:
-		return "The model does not exist or you do not have access to it."
-	case DialectAnthropic:
-		return "model: not found"
-	case DialectGemini:
-		return "The model is not found for this API version, or is not supported for generateContent."
-	}
-	return "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."
 }
 
 // decidePTU is the admission model for one arrival at now. Called with

@@ -39,10 +39,11 @@ func badRequest(format string, a ...any) error {
 type bodyKind int
 
 const (
-	kindChat   bodyKind = iota // chat completions and messages
-	kindCount                  // token counting: messages required, no budget
-	kindImage                  // image generation: prompt, n
-	kindGemini                 // generateContent: contents, systemInstruction, generationConfig
+	kindChat      bodyKind = iota // chat completions and messages
+	kindCount                     // token counting: messages required, no budget
+	kindImage                     // image generation: prompt, n
+	kindGemini                    // generateContent: contents, systemInstruction, generationConfig
+	kindResponses                 // the Responses API: input, instructions, max_output_tokens
 )
 
 // parseRequest decodes a request body: the chat-completions body
@@ -65,6 +66,8 @@ func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
 		return f.countRequest()
 	case kindGemini:
 		return f.geminiRequest(defaultMax)
+	case kindResponses:
+		return f.responsesRequest(defaultMax)
 	}
 	return f.chatRequest(defaultMax)
 }
@@ -159,6 +162,13 @@ type fields struct {
 	contents          messages
 	systemInstruction content
 	maxOutputTokens   optInt
+
+	// The Responses API: input (a string, or an array of messages),
+	// instructions, max_output_tokens.
+	input            messages
+	inputText        content
+	instructions     content
+	maxOutputTokensR optInt
 }
 
 // messages is what the messages array holds for the model.
@@ -238,6 +248,12 @@ func (f *fields) scanField(sc *jsonscan.Scanner, key []byte) error {
 		f.systemInstruction, err = scanGeminiContent(sc)
 	case "generationConfig", "generation_config":
 		return f.scanGenerationConfig(sc)
+	case "input":
+		return f.scanInput(sc)
+	case "instructions":
+		f.instructions, err = scanContent(sc)
+	case "max_output_tokens":
+		f.maxOutputTokensR, err = scanOptInt(sc)
 	default:
 		return sc.Skip()
 	}
@@ -392,6 +408,51 @@ func scanTextPart(sc *jsonscan.Scanner) (chars int, err error) {
 		return err
 	})
 	return chars, err
+}
+
+// scanInput reads the Responses API's "input": a string (one user
+// message), an array of messages (role and content, as chat's), or null.
+func (f *fields) scanInput(sc *jsonscan.Scanner) error {
+	if sc.Peek() == '[' {
+		var err error
+		f.input, err = scanMessages(sc)
+		return err
+	}
+	c, err := scanContent(sc)
+	if errors.Is(err, errNotParts) {
+		err = errors.New("must be a string or an array of messages")
+	}
+	f.inputText = c
+	return named(err, "input")
+}
+
+// responsesRequest is a Responses API body: the prompt is the input plus
+// the instructions (the leading system text the prompt cache may hold,
+// else a first input message whose role is system or developer), the
+// budget max_output_tokens.
+func (f *fields) responsesRequest(defaultMax int) (request, error) {
+	r := request{Model: f.model}
+	if !f.input.seen && !f.inputText.set() {
+		return r, badRequest("'input' must be a string or a non-empty array")
+	}
+	chars := f.input.chars + f.inputText.chars
+	system, hasSystem := f.input.first, f.input.firstSystem
+	if f.instructions.set() {
+		chars += f.instructions.chars
+		system, hasSystem = f.instructions, true
+	}
+	r.PromptTokens = ceilDiv(chars, charsPerToken)
+	if hasSystem {
+		r.SystemTokens = ceilDiv(system.chars, charsPerToken)
+		if r.SystemTokens >= cacheMinTokens {
+			r.SystemDigest = sha256.Sum256(system.raw)
+		}
+	}
+	if err := r.setBudget(f.maxOutputTokensR, defaultMax, "max_output_tokens"); err != nil {
+		return r, err
+	}
+	r.Stream = f.stream
+	return r, nil
 }
 
 func scanOptInt(sc *jsonscan.Scanner) (optInt, error) {

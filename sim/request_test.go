@@ -76,6 +76,13 @@ func TestParseRequest(t *testing.T) {
 		{"gemini zero budget", `{"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"maxOutputTokens":0}}`, kindGemini, 0, 0, 0, false, false, "generationConfig.maxOutputTokens must be"},
 		{"gemini generationConfig not an object", `{"contents":[{"parts":[{"text":"x"}]}],"generationConfig":3}`, kindGemini, 0, 0, 0, false, false, "'generationConfig': must be an object"},
 		{"chat body with bad contents", `{"messages":[{"content":"x"}],"contents":5}`, kindChat, 0, 0, 0, false, false, "'contents': must be an array"},
+		{"responses string input", `{"input":"abcdefgh","max_output_tokens":9,"stream":true}`, kindResponses, 2, 0, 9, true, false, ""},
+		{"responses messages and instructions", `{"instructions":"ssss","input":[{"role":"user","content":[{"type":"input_text","text":"uuuu"}]}]}`, kindResponses, 2, 1, 256, false, false, ""},
+		{"responses developer message first", `{"input":[{"role":"developer","content":"ssssssss"},{"role":"user","content":"u"}]}`, kindResponses, 3, 2, 256, false, false, ""},
+		{"responses ignore max_tokens", `{"input":"x","max_tokens":3}`, kindResponses, 1, 0, 256, false, false, ""},
+		{"responses without input", `{"messages":[{"content":"x"}]}`, kindResponses, 0, 0, 0, false, false, "'input' must be"},
+		{"responses input a number", `{"input":5}`, kindResponses, 0, 0, 0, false, false, "'input': must be a string or an array of messages"},
+		{"responses zero budget", `{"input":"x","max_output_tokens":0}`, kindResponses, 0, 0, 0, false, false, "max_output_tokens must be"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,8 +114,9 @@ func FuzzParseRequest(f *testing.F) {
 		f.Add([]byte(s), uint8(0))
 	}
 	f.Add([]byte(`{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"parts":[{"text":"u"}]}],"generationConfig":{"maxOutputTokens":3}}`), uint8(kindGemini))
+	f.Add([]byte(`{"instructions":"s","input":[{"role":"user","content":"u"}],"max_output_tokens":3}`), uint8(kindResponses))
 	f.Fuzz(func(t *testing.T, body []byte, k uint8) {
-		kind := bodyKind(k % 4)
+		kind := bodyKind(k % 5)
 		r, err := parseRequest(body, kind, DefaultMaxTokens)
 		// parseRequest accepts only JSON, and calls "not valid JSON" only what
 		// is not (the scanner itself is fuzzed in internal/jsonscan).
@@ -124,7 +132,7 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if r.PromptTokens < 0 || r.SystemTokens > r.PromptTokens || ((kind == kindChat || kind == kindGemini) && (r.MaxTokens < 1 || r.MaxTokens > MaxOutputTokens)) {
+		if r.PromptTokens < 0 || r.SystemTokens > r.PromptTokens || ((kind == kindChat || kind == kindGemini || kind == kindResponses) && (r.MaxTokens < 1 || r.MaxTokens > MaxOutputTokens)) {
 			t.Fatalf("parsed %+v from %q", r, body)
 		}
 	})

@@ -39,6 +39,25 @@ type Stats struct {
 	// SDKRetries counts requests that declare themselves an SDK's retry
 	// (X-Stainless-Retry-Count > 0).
 	SDKRetries uint64 `json:"sdk_retries"`
+	// Retries counts the requests recognized as retries: comebacks
+	// (early or on time) and declared SDK retries, each once.
+	Retries uint64 `json:"retries"`
+	// MarkedRetries counts comebacks recognized by their marker
+	// (Idempotency-Key, x-ms-client-request-id): the client's own retries
+	// of one call. UndeclaredRetries counts comebacks that are neither
+	// marked nor declared SDK retries: an application loop, a gateway, a
+	// retry owner that does not say so.
+	MarkedRetries     uint64 `json:"marked_retries"`
+	UndeclaredRetries uint64 `json:"undeclared_retries"`
+	// RetriesAtDeadline counts retries on time that came back within
+	// HerdWindow of their deadline: waits honoured without jitter.
+	RetriesAtDeadline uint64 `json:"retries_at_deadline"`
+	// OverBudget counts retries on time that came back more than
+	// Config.WitnessBudget after their refusal (0 without a budget).
+	OverBudget uint64 `json:"over_budget"`
+	// AdvisedWaitsPending counts refusals remembered and not answered
+	// (yet): requests whose client has not come back.
+	AdvisedWaitsPending uint64 `json:"advised_waits_pending"`
 	// AdvisedWaitsEvicted counts refusals forgotten before their retry
 	// came back, to keep the witness's memory within MaxAdvisedWaits.
 	AdvisedWaitsEvicted uint64 `json:"advised_waits_evicted,omitempty"`
@@ -97,6 +116,12 @@ func (s *Server) Stats() Stats {
 		EarlyReturns:        s.n.earlyReturns,
 		RetriesOnTime:       s.n.retriesOnTime,
 		SDKRetries:          s.n.sdkRetries,
+		Retries:             s.n.retries,
+		MarkedRetries:       s.n.markedRetries,
+		UndeclaredRetries:   s.n.undeclaredRetries,
+		RetriesAtDeadline:   s.n.atDeadline,
+		OverBudget:          s.n.overBudget,
+		AdvisedWaitsPending: uint64(len(s.advised.byID)),
 		AdvisedWaitsEvicted: s.advised.evicted,
 		Advised:             s.advice.stats(),
 		AdvisedRefusals:     s.advice.refusals,

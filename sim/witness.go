@@ -11,7 +11,7 @@ import (
 // last MaxAdvisedWaits refusals are remembered, older ones are forgotten
 // (and counted in Stats.AdvisedWaitsEvicted), so a retry that comes back
 // after that many newer refusals counts as neither early nor on time.
-// Full, the table holds about 6 MB.
+// Full, the table holds about 7 MB.
 const MaxAdvisedWaits = 1 << 16
 
 // witnessSlack is how far before its deadline a retry may arrive and
@@ -26,15 +26,28 @@ const witnessSlack = time.Microsecond
 // retries: the number of the retry, 0 (or absent) on a first attempt.
 const sdkRetryHeader = "X-Stainless-Retry-Count"
 
-// retryID is what makes two requests "the same request": the same key
-// and the same body sent to the same deployment, hashed. Clients and SDKs
-// resend the body they were refused; ptuprobe's prompts are unique per
-// request. The deployment is part of it because an advised wait is about
-// the deployment that gave it: the same body redirected to a fallback
+// retryMarkers are the headers a client sets once per call and repeats
+// on every retry of that call, so two calls with the same body are told
+// apart: Idempotency-Key (the IETF draft's header, which the Stainless
+// SDKs send when their generator enables it) and x-ms-client-request-id
+// (set once per operation by the Azure SDKs' request-id policy, before
+// their retry policy). The first one present is the request's marker.
+var retryMarkers = [...]string{"Idempotency-Key", "X-Ms-Client-Request-Id"}
+
+// markerSalt keeps a marker's hash apart from a body's with the same bytes.
+const markerSalt = 0x6d61726b65722121
+
+// retryID is what makes two requests "the same request": the same key and,
+// when the client marks its calls (retryMarkers), the same marker, else
+// the same body; sent to the same deployment; hashed. Clients and SDKs
+// resend the body they were refused, and ptuprobe's prompts are unique
+// per request; a marker tells apart identical bodies that several callers
+// send. The deployment is part of it because an advised wait is about the
+// deployment that gave it: the same body redirected to a fallback
 // deployment is not a retry of it.
 type retryID struct {
 	key  uint64 // keyHash of the key
-	body uint64 // the body's hash, mixed with the deployment (to)
+	body uint64 // the marker's or the body's hash, mixed with the deployment (to)
 }
 
 // to is the id of the same body sent to deployment t: its hash mixed with
@@ -48,17 +61,32 @@ func (id retryID) to(t target) retryID {
 // visit is one request as the witness sees it.
 type visit struct {
 	id       retryID
-	sdkRetry bool
+	sdkRetry bool      // X-Stainless-Retry-Count > 0
+	marked   bool      // identified by a marker, not by its body
 	at       time.Time // model time of arrival, before any injected delay
 }
 
-// newVisit identifies a request by its key and body; the deployment and
-// the arrival time are filled in later.
+// newVisit identifies a request by its key and its marker or body; the
+// deployment and the arrival time are filled in later.
 func (s *Server) newVisit(key string, body []byte, h http.Header) visit {
-	return visit{
-		id:       retryID{key: keyHash(key), body: maphash.Bytes(s.bodySeed, body)},
-		sdkRetry: declaresSDKRetry(h),
+	v := visit{id: retryID{key: keyHash(key)}, sdkRetry: declaresSDKRetry(h)}
+	if m := retryMarker(h); m != "" {
+		v.marked = true
+		v.id.body = maphash.String(s.bodySeed, m) ^ markerSalt
+	} else {
+		v.id.body = maphash.Bytes(s.bodySeed, body)
 	}
+	return v
+}
+
+// retryMarker is the request's marker, "" when it has none.
+func retryMarker(h http.Header) string {
+	for _, name := range retryMarkers {
+		if v := h.Get(name); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // declaresSDKRetry reports whether the request says it is an SDK's own
@@ -87,12 +115,12 @@ func (c comeback) String() string {
 }
 
 // advisedWait is one remembered refusal: the model time until which the
-// client was told to wait, as an offset from the table's epoch (8 bytes
-// where a time.Time takes 24; Sub keeps the monotonic reading), and the
-// ring slot that holds it.
+// client was told to wait and the refusal's own time, as offsets from the
+// table's epoch (8 bytes each where a time.Time takes 24; Sub keeps the
+// monotonic reading), and the ring slot that holds it.
 type advisedWait struct {
-	until time.Duration
-	slot  int32
+	until, at time.Duration
+	slot      int32
 }
 
 // advisedWaits is the witness's memory: retryID → the end of the wait its
@@ -101,7 +129,7 @@ type advisedWait struct {
 // overwrites the oldest slot, and forgets that slot's entry if the entry
 // still lives there (its request has not come back, nor been refused
 // again since). An entry is forgotten too when its request comes back.
-// Full, at MaxAdvisedWaits, it holds about 6 MB.
+// Full, at MaxAdvisedWaits, it holds about 7 MB.
 type advisedWaits struct {
 	max     int
 	epoch   time.Time // the first refusal's time; until is measured from it
@@ -111,12 +139,13 @@ type advisedWaits struct {
 	evicted uint64 // entries forgotten unanswered to keep the bound
 }
 
-// remember records that the request id was told, at a refusal, to wait
-// until until.
-func (t *advisedWaits) remember(id retryID, until time.Time) {
+// remember records that the request id, refused at at, was told to wait
+// until until. (The witness recalls a request before it remembers its
+// refusal, so an id is never remembered twice.)
+func (t *advisedWaits) remember(id retryID, at, until time.Time) {
 	if t.byID == nil {
 		t.byID = make(map[retryID]advisedWait)
-		t.epoch = until
+		t.epoch = at
 	}
 	slot := len(t.ring)
 	if slot < t.max {
@@ -134,32 +163,49 @@ func (t *advisedWaits) remember(id retryID, until time.Time) {
 		t.ring[slot] = id
 		t.next = (slot + 1) % t.max
 	}
-	t.byID[id] = advisedWait{until: until.Sub(t.epoch), slot: int32(slot)}
+	t.byID[id] = advisedWait{until: until.Sub(t.epoch), at: at.Sub(t.epoch), slot: int32(slot)}
+}
+
+// recalled is how a request relates to its last remembered refusal:
+// whether it came back early or on time, how long after its deadline
+// (late) and after the refusal (since), in model time.
+type recalled struct {
+	comeback
+	late, since time.Duration
 }
 
 // recall says how the request id arriving at at relates to its last
 // remembered refusal, and forgets that refusal: one refusal is answered
 // by one comeback.
-func (t *advisedWaits) recall(id retryID, at time.Time) comeback {
+func (t *advisedWaits) recall(id retryID, at time.Time) recalled {
 	w, ok := t.byID[id]
 	if !ok {
-		return firstVisit
+		return recalled{}
 	}
 	delete(t.byID, id)
-	if at.Sub(t.epoch)+witnessSlack < w.until {
-		return cameBackEarly
+	r := recalled{comeback: cameBackOnTime, late: at.Sub(t.epoch) - w.until, since: at.Sub(t.epoch) - w.at}
+	if r.late+witnessSlack < 0 {
+		r.comeback = cameBackEarly
 	}
-	return cameBackOnTime
+	return r
 }
 
+// HerdWindow is how close to its deadline, in wall time, a retry on time
+// must come back to count in Stats.RetriesAtDeadline: a client that waits
+// exactly the advised time, without jitter, lands within it, and so does
+// every other caller refused in the same wave.
+const HerdWindow = 5 * time.Millisecond
+
 // witness counts what one request the model decided on says about its
-// client: whether it is a retry that came back early or on time, and
-// whether it declares itself an SDK retry. When it was refused with an
-// advised wait of advisedMS wall milliseconds (0: none), that wait is
-// remembered from now, in model time. ks is nil for a key the table has
-// no room for: totals only. Called with s.mu held.
+// client: whether it is a retry that came back early or on time (near its
+// deadline, past the budget), whether it declares itself an SDK retry or
+// is an undeclared one. When it was refused with an advised wait of
+// advisedMS wall milliseconds (0: none), that wait is remembered from
+// now, in model time. ks is nil for a key the table has no room for:
+// totals only. Called with s.mu held.
 func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) {
-	switch s.advised.recall(v.id, v.at) {
+	r := s.advised.recall(v.id, v.at)
+	switch r.comeback {
 	case cameBackEarly:
 		s.n.earlyReturns++
 		if ks != nil {
@@ -170,6 +216,12 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) 
 		if ks != nil {
 			ks.retriesOnTime++
 		}
+		if r.late < s.modelTime(HerdWindow.Milliseconds()) {
+			s.n.atDeadline++
+		}
+		if b := s.cfg.WitnessBudget; b > 0 && r.since > s.modelTime(b.Milliseconds()) {
+			s.n.overBudget++
+		}
 	}
 	if v.sdkRetry {
 		s.n.sdkRetries++
@@ -177,8 +229,18 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) 
 			ks.sdkRetries++
 		}
 	}
+	if r.comeback != firstVisit || v.sdkRetry {
+		s.n.retries++
+	}
+	switch {
+	case r.comeback == firstVisit:
+	case v.marked:
+		s.n.markedRetries++
+	case !v.sdkRetry:
+		s.n.undeclaredRetries++
+	}
 	if advisedMS > 0 {
-		s.advised.remember(v.id, now.Add(s.modelTime(advisedMS)))
+		s.advised.remember(v.id, now, now.Add(s.modelTime(advisedMS)))
 	}
 }
 

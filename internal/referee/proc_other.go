@@ -1,0 +1,15 @@
+//go:build !unix
+
+package referee
+
+import "os/exec"
+
+// ownGroup: without process groups, the command alone is ended.
+func ownGroup(*exec.Cmd) {}
+
+// endGroup kills the command (a signal to its group needs unix).
+func endGroup(c *exec.Cmd, _ bool) {
+	if c.Process != nil {
+		_ = c.Process.Kill()
+	}
+}

@@ -1,0 +1,410 @@
+package referee
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// helperEnv tells the test binary, run as the referee's command, which
+// client to play (TestHelperProcess).
+const helperEnv = "PTUPROBE_REFEREE_HELPER"
+
+// TestHelperProcess is not a test: run by the referee as its command
+// (the test binary itself, -test.run=TestHelperProcess), it plays the
+// client its environment names, against the simulator the SDK
+// variables point at, and exits.
+func TestHelperProcess(t *testing.T) {
+	mode := os.Getenv(helperEnv)
+	if mode == "" {
+		t.Skip("a helper for the referee's tests, not a test")
+	}
+	os.Exit(playClient(mode))
+}
+
+// playClient is one of the clients the tests grade: four workers, three
+// calls each, every call its own body, sent the way an OpenAI client
+// sends them (OPENAI_BASE_URL, a Bearer key, any model name).
+func playClient(mode string) int {
+	switch mode {
+	case "env":
+		return checkEnv()
+	case "hang":
+		time.Sleep(time.Hour)
+		return 0
+	case "exit7":
+		return 7
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for c := range 3 {
+				body := fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"call %d-%d"}]}`, w, c)
+				switch mode {
+				case "naive":
+					naiveCall(body)
+				case "honor":
+					sdkCall(body, 20)
+				case "stacked":
+					for range 5 { // an application's loop around an SDK
+						if ms := sdkCall(body, 1); ms == 0 {
+							break
+						} else {
+							time.Sleep(time.Duration(ms) * time.Millisecond)
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return 0
+}
+
+// send posts one attempt and returns its status and advised wait.
+func send(body string, hdr ...string) (int, int) {
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+os.Getenv("OPENAI_API_KEY"))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0
+	}
+	resp.Body.Close()
+	ms, _ := strconv.Atoi(resp.Header.Get("Retry-After-Ms"))
+	return resp.StatusCode, ms
+}
+
+// naiveCall retries a 429 at once, up to 100 attempts.
+func naiveCall(body string) {
+	for range 100 {
+		if status, _ := send(body); status != http.StatusTooManyRequests {
+			return
+		}
+	}
+}
+
+// sdkCall is an SDK's call: attempts numbered in X-Stainless-Retry-Count,
+// each 429 waited out as retry-after-ms says (given up past 2 s, a
+// budget), up to retries retries. It returns the last 429's advised wait,
+// 0 when the call succeeded or gave up.
+func sdkCall(body string, retries int) int {
+	for n := 0; ; n++ {
+		status, ms := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n))
+		if status != http.StatusTooManyRequests || ms > 2000 {
+			return 0
+		}
+		if n == retries {
+			return ms
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+}
+
+// checkEnv exits 0 when every key variable holds the referee's
+// throwaway key and every base URL is loopback, else 3.
+func checkEnv() int {
+	key := os.Getenv("OPENAI_API_KEY")
+	if !strings.HasPrefix(key, "ptuprobe-referee-") {
+		return 3
+	}
+	for _, k := range []string{"OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+		if os.Getenv(k) != key {
+			return 3
+		}
+	}
+	for _, k := range []string{"OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"} {
+		if !strings.HasPrefix(os.Getenv(k), "http://127.0.0.1:") {
+			return 3
+		}
+	}
+	if os.Getenv("OPENAI_API_VERSION") == "" || os.Getenv("GOOGLE_GENAI_USE_VERTEXAI") != "false" || !strings.Contains(os.Getenv("NO_PROXY"), "127.0.0.1") {
+		return 3
+	}
+	return 0
+}
+
+// helperJob is a job that runs the test binary as the client mode.
+func helperJob(t *testing.T, mode string) Job {
+	t.Helper()
+	env := append(os.Environ(), helperEnv+"="+mode, "OPENAI_API_KEY=sk-real-key-of-the-user", "ANTHROPIC_API_KEY=sk-ant-real")
+	return Job{
+		Scenario: ScenarioStorm, Dialect: sim.DialectAzure, PTU: 12, Budget: 2 * time.Second, Timeout: time.Minute,
+		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: env, OutDir: t.TempDir(), Seed: 1,
+	}
+}
+
+func check(t *testing.T, v Verdict, name string) Check {
+	t.Helper()
+	for _, c := range v.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %s", name)
+	return Check{}
+}
+
+// TestGradesRealClients runs real processes under the referee: a loop
+// that retries at once fails early_returns; an SDK-like client that
+// waits what retry-after-ms says passes every check; the same SDK inside
+// an application loop that also waits passes early_returns and fails
+// owners.
+func TestGradesRealClients(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode           string
+		pass           bool
+		early, owners  bool // whether the check passes
+		declared, undo bool // sdk retries seen, undeclared retries seen
+	}{
+		{"naive", false, false, true, false, true},
+		{"honor", true, true, true, true, false},
+		{"stacked", false, true, false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			v, written, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %+v", tc.mode, v)
+			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || check(t, v, CheckOwners).Pass != tc.owners {
+				t.Errorf("pass %v, early_returns %+v, owners %+v; want %v, %v, %v", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), tc.pass, tc.early, tc.owners)
+			}
+			if (v.SDKRetries > 0) != tc.declared || (v.UndeclaredRetries > 0) != tc.undo || v.Refused == 0 || (v.Admitted != 12 && tc.mode != "naive") {
+				t.Errorf("sdk %d, undeclared %d, refused %d, admitted %d", v.SDKRetries, v.UndeclaredRetries, v.Refused, v.Admitted)
+			}
+			if v.CommandExit != 0 || v.TimedOut {
+				t.Errorf("exit %d, timed out %v", v.CommandExit, v.TimedOut)
+			}
+			checkOutputs(t, written, v)
+		})
+	}
+}
+
+// checkOutputs reads the three files back: the JSON is the verdict, the
+// page is self-contained, and no file holds a key or the host.
+func checkOutputs(t *testing.T, written []string, v Verdict) {
+	t.Helper()
+	if len(written) != 3 {
+		t.Fatalf("wrote %v", written)
+	}
+	for _, p := range written {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"sk-real", "sk-ant", "ptuprobe-referee-", "127.0.0.1", "TestHelperProcess", "call 0-0"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds %q", filepath.Base(p), secret)
+			}
+		}
+		switch filepath.Base(p) {
+		case "referee.json":
+			var got struct {
+				Checks      []Check `json:"checks"`
+				Scenario    string  `json:"scenario"`
+				Dialect     string  `json:"dialect"`
+				CommandExit int     `json:"command_exit"`
+			}
+			if err := json.Unmarshal(b, &got); err != nil || len(got.Checks) != len(v.Checks) || got.Scenario != v.Scenario || got.Dialect != v.Dialect {
+				t.Errorf("referee.json: %v %+v", err, got)
+			}
+		case "report.html":
+			root, err := pagecheck.Parse(b)
+			if err == nil {
+				err = pagecheck.SelfContained(root)
+			}
+			if err != nil {
+				t.Fatalf("report.html: %v", err)
+			}
+			if rows := pagecheck.Rows(root.ByID("checks-table")); len(rows) != len(v.Checks) {
+				t.Errorf("report.html: %d rows in the checks table, want %d", len(rows), len(v.Checks))
+			}
+		}
+	}
+}
+
+// TestTheCommandSeesOnlyTheThrowawayKey: the user's real keys in the
+// environment are replaced, every base URL is the loopback simulator,
+// and the command's own exit status is reported as it is.
+func TestTheCommandSeesOnlyTheThrowawayKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode string
+		exit int
+	}{{"env", 0}, {"exit7", 7}} {
+		j := helperJob(t, tc.mode)
+		j.OutDir = ""
+		v, _, err := Run(t.Context(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.CommandExit != tc.exit {
+			t.Errorf("%s: exit %d, want %d", tc.mode, v.CommandExit, tc.exit)
+		}
+		if c := check(t, v, CheckRequests); c.Pass {
+			t.Errorf("%s: a command that sent nothing passes %+v", tc.mode, c)
+		}
+	}
+}
+
+// TestTimeoutEndsTheProcessGroup: a command that never ends is ended
+// with its group when --timeout expires, and the verdict says so.
+func TestTimeoutEndsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "hang")
+	j.Timeout = 200 * time.Millisecond
+	began := time.Now()
+	v, _, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.TimedOut || v.Pass || v.CommandExit != -1 || time.Since(began) > killGrace+5*time.Second {
+		t.Errorf("timed out %v, pass %v, exit %d after %v", v.TimedOut, v.Pass, v.CommandExit, time.Since(began))
+	}
+	if !strings.Contains(Summary(v), "did not finish in time") {
+		t.Errorf("summary %q", Summary(v))
+	}
+}
+
+// TestBadJobs: each bad setting is one refusal naming its field, before
+// anything starts; a command that cannot start is ErrStart.
+func TestBadJobs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		field string
+		edit  func(*Job)
+	}{
+		{"Command", func(j *Job) { j.Command = nil }},
+		{"Scenario", func(j *Job) { j.Scenario = "calm" }},
+		{"Scenario", func(j *Job) { j.Scenario = ScenarioHeadersOnly }},
+		{"Timeout", func(j *Job) { j.Timeout = 0 }},
+		{"Budget", func(j *Job) { j.Budget = -time.Second }},
+		{"PTU", func(j *Job) { j.PTU = -1 }},
+		{"Expect", func(j *Job) { j.Expect = []Expectation{{Name: "speed", Op: "<=", Value: 1}} }},
+		{"Dialect", func(j *Job) { j.Dialect = "klingon" }},
+	} {
+		j := helperJob(t, "env")
+		tc.edit(&j)
+		_, _, err := Run(t.Context(), j)
+		var ve *valid.Error
+		if !errors.As(err, &ve) || ve.Field() != tc.field {
+			t.Errorf("%s: %v, want a refusal of %s", tc.field, err, tc.field)
+		}
+	}
+	j := helperJob(t, "env")
+	j.Command = []string{"/nonexistent/ptuprobe-no-such-program", "--key=sk-secret"}
+	_, _, err := Run(t.Context(), j)
+	if !errors.Is(err, ErrStart) || strings.Contains(err.Error(), "nonexistent") || strings.Contains(err.Error(), "sk-secret") {
+		t.Errorf("%v: want ErrStart, naming neither the directory nor the arguments", err)
+	}
+}
+
+func TestParseExpectation(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"owners<=1": "owners<=1", " early_returns == 0 ": "early_returns==0", "herd<0.5": "herd<0.5",
+		"http_429_per_success>=2": "http_429_per_success>=2", "incomplete!=3": "incomplete!=3",
+	} {
+		e, err := ParseExpectation(in)
+		if err != nil || e.String() != want {
+			t.Errorf("%q: %v %v, want %s", in, e, err, want)
+		}
+	}
+	for _, bad := range []string{"", "owners", "owners<=x", "speed<=1", "<=1", "owners<=NaN", "owners=1"} {
+		if _, err := ParseExpectation(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestGrade: the checks from the witness's counts, under defaults and
+// overrides.
+func TestGrade(t *testing.T) {
+	t.Parallel()
+	st := sim.Stats{Admitted: 10, Refused: 20, Retries: 15, EarlyReturns: 0, RetriesOnTime: 10, RetriesAtDeadline: 9,
+		SDKRetries: 5, UndeclaredRetries: 3, AdvisedWaitsPending: 2}
+	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}})
+	got := map[string]Check{}
+	for _, c := range cs {
+		got[c.Name] = c
+	}
+	for name, want := range map[string]Check{
+		CheckRequests:           {CheckRequests, 30, ">= 1", true},
+		CheckEarlyReturns:       {CheckEarlyReturns, 0, "<= 0", true},
+		CheckOwners:             {CheckOwners, 2, "<= 1", false},
+		CheckAttemptsPerRequest: {CheckAttemptsPerRequest, 2, "", true},
+		CheckHTTP429PerSuccess:  {CheckHTTP429PerSuccess, 2, "", true},
+		CheckHerd:               {CheckHerd, 0.9, "<= 0.5", false},
+		CheckOverBudget:         {CheckOverBudget, 0, "<= 0", true},
+		CheckIncomplete:         {CheckIncomplete, 2, "", true},
+	} {
+		if got[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, got[name], want)
+		}
+	}
+	if cs[0].Name != CheckRequests || cs[len(cs)-1].Name != CheckIncomplete {
+		t.Errorf("order %v", cs)
+	}
+}
+
+// TestLongWait: advised waits past the budget; a client that gives up
+// past its budget passes (its refusals are incomplete, not early), a
+// loop that retries at once does not.
+func TestLongWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode string
+		pass bool
+	}{{"honor", true}, {"naive", false}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
+			v, _, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Pass != tc.pass || v.Refused == 0 || check(t, v, CheckOverBudget).Value != 0 {
+				t.Errorf("%+v", v)
+			}
+			if tc.pass && check(t, v, CheckIncomplete).Value == 0 {
+				t.Errorf("a client that gave up left nothing incomplete: %+v", v)
+			}
+		})
+	}
+}
+
+// TestInterruptEndsTheCommand: when the referee's context ends (Ctrl-C),
+// the command's group is ended and Run says why.
+func TestInterruptEndsTheCommand(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, err := Run(ctx, helperJob(t, "hang"))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(began) > killGrace+5*time.Second {
+		t.Errorf("%v after %v: want the context's end, promptly", err, time.Since(began))
+	}
+}
