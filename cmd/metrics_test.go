@@ -259,6 +259,7 @@ func TestMetricsEqualTheRows(t *testing.T) {
 // probe as a plan of its group: the last scrape's counters equal the rows
 // of --results, and the planned requests are every probe's plan.
 func TestCalibrateMetricsEqualTheRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.csv")
 	r := startWithMetrics(t, "calibrate", "--sim-time-scale", "20", "--sim-ptu", "50",
@@ -297,6 +298,7 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 // simulator serves the simulator's own counts beside the client's, and
 // they agree with the rows.
 func TestEmbeddedSimulatorMetrics(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	r := startWithMetrics(t, "burst", "--size", "30", "--waves", "2", "--gap", "100ms", "--sim-time-scale", "20",
 		"-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
