@@ -263,13 +263,48 @@ func plainValue(b []byte) (v float64, n int, ok bool) {
 	return decimalValue(m, scale), n, true
 }
 
+// checkPlainNumber checks that the strict parsers read b, a plain decimal
+// of at most 15 digits, as ParseFloat and Atoi do, whether a cell ends it.
+func checkPlainNumber(t *testing.T, b []byte) {
+	t.Helper()
+	want, err := strconv.ParseFloat(string(b), 64)
+	for _, cell := range [][]byte{b, append(slices.Clone(b), ",7,x"...)} {
+		got, n, ok := plainValue(cell)
+		if !ok || n != len(b) || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("plainValue(%q) = %v, %d, %v; ParseFloat %v, %v", cell, got, n, ok, want, err)
+		}
+	}
+	if bytes.IndexByte(b, '.') < 0 {
+		want, err := strconv.Atoi(string(b))
+		if got, n, ok := plainCount(append(slices.Clone(b), ',')); !ok || n != len(b) || err != nil || got != want {
+			t.Fatalf("plainCount(%q) = %v, %d, %v; Atoi %v, %v", b, got, n, ok, want, err)
+		}
+	}
+}
+
+// FuzzPlainNumbers: any plain decimal of 1 to 15 digits, with at most one
+// point inside it, reads as ParseFloat and Atoi read it.
+func FuzzPlainNumbers(f *testing.F) {
+	f.Add(uint64(12345), uint8(5), uint8(2))
+	f.Add(uint64(999999999999999), uint8(15), uint8(0))
+	f.Add(uint64(1), uint8(15), uint8(14))
+	f.Fuzz(func(t *testing.T, m uint64, digits, point uint8) {
+		d := 1 + int(digits)%15
+		b := []byte(fmt.Sprintf("%0*d", d, m%uint64(math.Pow10(d))))
+		if p := int(point) % (d + 1); p > 0 && p < d {
+			b = slices.Insert(b, p, '.')
+		}
+		checkPlainNumber(t, b)
+	})
+}
+
 // TestPlainNumbers: the strict parsers give ParseFloat's float64 to the
 // bit and Atoi's int, stop at the comma that ends the cell, and leave
 // every other form to the general path.
 func TestPlainNumbers(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200000 {
+	for range 2000 { // a sample; FuzzPlainNumbers searches further
 		digits := 1 + rng.IntN(15)
 		var b []byte
 		for range digits {
@@ -278,19 +313,10 @@ func TestPlainNumbers(t *testing.T) {
 		if p := rng.IntN(digits + 1); p > 0 && p < digits {
 			b = slices.Insert(b, p, '.')
 		}
-		want, err := strconv.ParseFloat(string(b), 64)
-		for _, cell := range [][]byte{b, append(slices.Clone(b), ",7,x"...)} {
-			got, n, ok := plainValue(cell)
-			if !ok || n != len(b) || err != nil || math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("plainValue(%q) = %v, %d, %v; ParseFloat %v, %v", cell, got, n, ok, want, err)
-			}
-		}
-		if bytes.IndexByte(b, '.') < 0 {
-			want, err := strconv.Atoi(string(b))
-			if got, n, ok := plainCount(append(b, ',')); !ok || n != len(b) || err != nil || got != want {
-				t.Fatalf("plainCount(%q) = %v, %d, %v; Atoi %v, %v", b, got, n, ok, want, err)
-			}
-		}
+		checkPlainNumber(t, b)
+	}
+	for _, b := range []string{"0", "0.0", "000000000000000", "999999999999999", "99999999999999.9", "0.00000000000001", "1.5", "12345.678901234"} {
+		checkPlainNumber(t, []byte(b))
 	}
 	for _, s := range []string{"", ",5"} {
 		if v, n, ok := plainValue([]byte(s)); !ok || n != 0 || v != None {
@@ -548,24 +574,38 @@ func TestSkipCells(t *testing.T) {
 	t.Parallel()
 	alphabet := []byte{',', ',', '+', '-', 0, 0x80, 0xac, 'a', '1', '.'}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for range 20000 {
+	for range 2000 { // a sample; FuzzSkipCells searches further
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
 			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
-		for k := 1; k <= 12; k++ {
-			want, seen := -1, 0
-			for i, c := range b {
-				if c == ',' {
-					if seen++; seen == k {
-						want = i + 1
-						break
-					}
+		checkSkipCells(t, b)
+	}
+}
+
+// checkSkipCells compares skipCells on b with a byte loop, for the 1st to
+// the 12th comma.
+func checkSkipCells(t *testing.T, b []byte) {
+	t.Helper()
+	for k := 1; k <= 12; k++ {
+		want, seen := -1, 0
+		for i, c := range b {
+			if c == ',' {
+				if seen++; seen == k {
+					want = i + 1
+					break
 				}
 			}
-			if got := skipCells(b, k); got != want {
-				t.Fatalf("%q, comma %d: %d, want %d", b, k, got, want)
-			}
+		}
+		if got := skipCells(b, k); got != want {
+			t.Fatalf("%q, comma %d: %d, want %d", b, k, got, want)
 		}
 	}
+}
+
+// FuzzSkipCells: for any bytes, skipCells finds the comma a byte loop finds.
+func FuzzSkipCells(f *testing.F) {
+	f.Add([]byte("a,b,,c,+1,-2,\x00,\x80,\xac,,,,,,,,,x"))
+	f.Add([]byte(",,,,,,,,,,,,,,,,"))
+	f.Fuzz(checkSkipCells)
 }
