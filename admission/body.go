@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/retryafter"
 )
@@ -73,13 +75,30 @@ const drainLimit = retryafter.MaxBody
 // for the advice it may hold, and puts what it read back in front of the
 // rest: a refusal returned to the caller (an outage, or ReturnLastResponse)
 // keeps its whole body, and a read error comes back to the caller at the
-// same place.
-func peekBody(resp *http.Response) []byte {
+// same place. A read still going after within (when it is not negative)
+// is ended by closing the body: the rest of it is errBodyPastBudget.
+func peekBody(resp *http.Response, within time.Duration) []byte {
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return nil
 	}
+	// state settles who ends the read: the read itself (readDone) or the
+	// timer (closedLate), whichever comes first; the timer closes the body
+	// only when it wins.
+	var state atomic.Int32
+	if within >= 0 {
+		body := resp.Body
+		timer := time.AfterFunc(within, func() {
+			if state.CompareAndSwap(reading, closedLate) {
+				body.Close()
+			}
+		})
+		defer timer.Stop()
+	}
 	var buf bytes.Buffer
 	_, err := io.CopyN(&buf, resp.Body, drainLimit)
+	if !state.CompareAndSwap(reading, readDone) {
+		err = errBodyPastBudget
+	}
 	data := buf.Bytes()
 	rest := io.Reader(resp.Body)
 	switch {
@@ -91,6 +110,17 @@ func peekBody(resp *http.Response) []byte {
 	resp.Body = &peekedBody{Reader: io.MultiReader(bytes.NewReader(data), rest), Closer: resp.Body}
 	return data
 }
+
+// The states of peekBody's read.
+const (
+	reading int32 = iota
+	readDone
+	closedLate
+)
+
+// errBodyPastBudget is what reading a refusal's body returns past what the
+// Transport read when the budget ran out during its read.
+var errBodyPastBudget = errors.New("admission: the refusal's body was still arriving when the budget ran out; it was closed")
 
 // peekedBody is a body whose start was read: what was read, then the rest,
 // closed as the original.

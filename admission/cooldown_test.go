@@ -41,13 +41,15 @@ func TestSharedCooldownHoldsNewRequests(t *testing.T) {
 			g := &gate{open: time.Now().Add(10 * time.Second)}
 			var mu sync.Mutex
 			var firsts []Decision
-			tr, err := New(serveMem(t, g), Policy{SharedCooldown: shared, Observe: func(d Decision) {
+			p := DefaultPolicy()
+			p.SharedCooldown, p.Observe = shared, func(d Decision) {
 				if d.Attempt == 1 {
 					mu.Lock()
 					firsts = append(firsts, d)
 					mu.Unlock()
 				}
-			}})
+			}
+			tr, err := New(serveMem(t, g), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +98,7 @@ func TestSharedCooldownHoldsNewRequests(t *testing.T) {
 func TestSharedCooldownHoldsRetries(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		l := newLab(t, Policy{SharedCooldown: true, Budget: -1, Rand: fixed(0.5)}, map[string][]reply{
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, SharedCooldown: true, Rand: fixed(0.5)}, map[string][]reply{
 			"/": {refuse(429, "Retry-After-Ms", "2000"), refuse(429, "Retry-After-Ms", "20000"), ok200},
 		})
 		var seen sync.Map
@@ -141,7 +143,7 @@ func TestSharedCooldownRefusesLocally(t *testing.T) {
 	t.Parallel()
 	for _, withFallback := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			p := Policy{SharedCooldown: true, Budget: 5 * time.Second, Jitter: -1}
+			p := Policy{MaxAttempts: DefaultMaxAttempts, SharedCooldown: true, Budget: 5 * time.Second}
 			if withFallback {
 				p.Fallback = toPath("/fallback")
 			}
@@ -155,7 +157,7 @@ func TestSharedCooldownRefusesLocally(t *testing.T) {
 				t.Fatalf("the primary saw %d requests, want the first only", n)
 			}
 			first := ds[0]
-			if first.Status != 0 || first.Err != ErrCooldown || first.Wait != 50*time.Second || first.Held != 0 {
+			if first.Status != 0 || first.Err != ClassCooldown || first.Wait != 50*time.Second || first.Held != 0 {
 				t.Fatalf("local refusal %+v", first)
 			}
 			if withFallback {
@@ -180,7 +182,7 @@ func TestSharedCooldownRefusesLocally(t *testing.T) {
 func TestCancelWhileHeld(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		l := newLab(t, Policy{SharedCooldown: true, MaxAttempts: 1, ReturnLastResponse: true}, map[string][]reply{"/": {refuse(429, "Retry-After", "10")}})
+		l := newLab(t, Policy{Budget: DefaultBudget, Jitter: DefaultJitter, SharedCooldown: true, MaxAttempts: 1, ReturnLastResponse: true}, map[string][]reply{"/": {refuse(429, "Retry-After", "10")}})
 		l.do(t.Context(), "GET", "/", "") // sets the cooldown to 10 s
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(3*time.Second, cancel)
@@ -189,7 +191,7 @@ func TestCancelWhileHeld(t *testing.T) {
 		ds := l.recorded()
 		last := ds[len(ds)-1]
 		if !errors.Is(err, context.Canceled) || time.Since(start) != 3*time.Second || len(ds) != 2 ||
-			last.Err != ErrCanceled || last.Held != 3*time.Second || last.Status != 0 || last.Action != ActionDone {
+			last.Err != ClassCanceled || last.Held != 3*time.Second || last.Status != 0 || last.Action != ActionDone {
 			t.Fatalf("error %v after %v, decisions %+v", err, time.Since(start), ds)
 		}
 		if n := len(l.srv.seen("/")); n != 1 {

@@ -28,17 +28,20 @@ const (
 
 // Classes of Decision.Err.
 const (
-	// ErrTransport: no response came (connection refused, reset, TLS…).
-	ErrTransport = "transport"
-	// ErrTimeout: the request's context deadline passed.
-	ErrTimeout = results.ErrTimeout
-	// ErrCanceled: the request's context was canceled.
-	ErrCanceled = results.ErrCanceled
-	// ErrCooldown: not sent: the shared cooldown outlasts what the budget
+	// ClassTransport: no response came (connection refused, reset, TLS…).
+	ClassTransport = "transport"
+	// ClassTimeout: the request's context deadline passed.
+	ClassTimeout = results.ClassTimeout
+	// ClassCanceled: the request's context was canceled.
+	ClassCanceled = results.ClassCanceled
+	// ClassCooldown: not sent: the shared cooldown outlasts what the budget
 	// (or MaxWait) allows, so the attempt was refused locally.
-	ErrCooldown = "cooldown"
-	// ErrFallback: not sent: Policy.Fallback returned an error.
-	ErrFallback = "fallback"
+	ClassCooldown = "cooldown"
+	// ClassPaced: not sent: the Pace's next send slot does not come
+	// within the budget, so the attempt was refused locally.
+	ClassPaced = "paced"
+	// ClassFallback: not sent: Policy.Fallback returned an error.
+	ClassFallback = "fallback"
 )
 
 // Decision is one attempt and what the Transport decided after it. It is
@@ -47,7 +50,7 @@ const (
 type Decision struct {
 	Attempt int // 1 for the first attempt
 	Status  int // 0 when no response came (or the attempt was not sent)
-	// Err is "" or one of the Err* classes; never an error's message,
+	// Err is "" or one of the Class* error classes; never an error's message,
 	// which may name the host.
 	Err string
 	// Wait is the advised wait of the response, -1 when none was usable

@@ -63,7 +63,7 @@ func TestEveryDialectIsHonoured(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				l := newLab(t, Policy{Jitter: -1, Budget: 5 * time.Minute}, map[string][]reply{"/": {tt.reply(time.Now()), ok200}})
+				l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: 5 * time.Minute}, map[string][]reply{"/": {tt.reply(time.Now()), ok200}})
 				status, _, err := l.do(t.Context(), "GET", "/", "")
 				if err != nil || status != 200 {
 					t.Fatalf("status %d, error %v", status, err)
@@ -87,7 +87,7 @@ func TestAdviceOnlyInRefusals(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		outage := `{"error":{"code":503,"status":"UNAVAILABLE","details":[]}}` + strings.Repeat(" ", 100<<10)
-		l := newLab(t, Policy{}, map[string][]reply{
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter}, map[string][]reply{
 			"/outage":    {{status: 503, header: map[string]string{}, body: outage}},
 			"/forbidden": {refuse(403, "X-Ratelimit-Remaining-Tokens", "0", "X-Ratelimit-Reset-Tokens", "1s")},
 		})
@@ -114,7 +114,7 @@ func TestAttemptCarriesTheRefusalBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		body := geminiRefusal("1s")
 		srv := newScript(map[string][]reply{"/": {{status: 429, header: map[string]string{}, body: body}, ok200}})
-		tr, err := New(serveMem(t, srv), Policy{Jitter: -1})
+		tr, err := New(serveMem(t, srv), Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget})
 		if err != nil {
 			t.Fatal(err)
 		}

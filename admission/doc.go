@@ -38,7 +38,8 @@
 //
 // # Jitter
 //
-// An advised wait W is slept as W × U[1, 1+Jitter] (Jitter 0.2 by default).
+// An advised wait W is slept as W × U[1, 1+Jitter] (DefaultJitter 0.2 is
+// recommended; a Policy without Jitter sleeps W exactly).
 // Never less than W: a retry sent before the advised time is refused again
 // and spends quota (a rate limiter counts refused requests too). Up to 20%
 // more: clients told the same wait, as a burst refused together is, return
@@ -48,17 +49,55 @@
 // U[0, min(cap, base·2^(retry−1))), after AWS's "Exponential Backoff and
 // Jitter".
 //
+// # A fleet told one wait
+//
+// Jitter spreads clients over a fifth of their wait, which is enough for a
+// burst refused by a window (every client is told the window's end) and not
+// for a leaky bucket, the PTU's model: there the advised wait is when the
+// next single request fits, every refused client hears about the same one,
+// and a fifth of 100 ms is 20 ms, so they come back together and all but one
+// are refused again (the herd; ptuprobe policies measures it,
+// docs/policies.md). Three settings answer it, each usable alone or
+// together:
+//   - Slots (NewSlots): refused clients of one fleet take distinct retry
+//     times, the i-th at its advised wait + i × width;
+//   - FloorAdvice: the longer of the advised wait and Backoff, the header as
+//     a floor under full-jitter backoff;
+//   - Pace (NewPace): each client learns the rate the deployment admits
+//     and sends at it, giving up locally what cannot be sent within the
+//     budget (AIMD; see Pace for what it borrows and why).
+//
+// # Example
+//
+// The recommended policy under an http.Client (Example in example_test.go
+// runs it against a loopback server that refuses once; go test runs it,
+// and pkgsite or go doc -http show it):
+//
+//	p := admission.DefaultPolicy()
+//	p.Observe = func(d admission.Decision) { log.Println(d.Attempt, d.Status, d.Action, d.Reason) }
+//	t, err := admission.New(nil, p)
+//	if err != nil {
+//		return err
+//	}
+//	client := &http.Client{Transport: t}
+//	resp, err := client.Get(url) // a 429 is waited out and sent again
+//
 // # Defaults
 //
-// The zero Policy: at most 3 attempts (DefaultMaxAttempts), a 30 s budget
-// (DefaultBudget), jitter 0.2 (DefaultJitter), no MaxWait beyond the budget,
-// Exponential(500ms, 8s) when there is no usable advice, refusals 429 and
-// 503-with-advice, no fallback, no shared cooldown, SDK retries refused, a
-// body without GetBody buffered up to 1 MiB for replay.
+// A Policy's zero numbers mean what they say: the zero Policy sends each
+// request once (MaxAttempts 0 is one attempt, as 1 is), with no budget, no
+// jitter and no MaxWait. DefaultPolicy returns the recommended settings: at
+// most 3 attempts (DefaultMaxAttempts), a 30 s budget (DefaultBudget),
+// jitter 0.2 (DefaultJitter). Only what would be unusable at zero takes a
+// default in every Policy: Exponential(500ms, 8s) when there is no usable
+// advice (Backoff nil), refusals 429 and 503-with-advice (Statuses empty),
+// a body without GetBody buffered up to 1 MiB for replay (MaxReplayBody
+// 0). No fallback, no shared cooldown, SDK retries refused. No setting
+// takes a negative value.
 //
 // The Policy can also emulate other clients' handling of refusals, for
 // comparison: the OpenAI and Anthropic Python and Node SDKs (MaxAttempts 3,
-// MaxWait 60s with BackoffOverMaxWait, Jitter −1, Budget −1; they also
+// MaxWait 60s with BackoffOverMaxWait, no jitter, no budget; they also
 // retry 408, 409, other 5xx and connection errors, which this package
 // does not), the current openai-go (the same without MaxWait: it honours
 // any advised wait), fixed waits or polling (IgnoreAdvice with Constant),
@@ -82,9 +121,10 @@
 //
 // The OpenAI and Anthropic SDKs set X-Stainless-Retry-Count (SDKRetryHeader)
 // on every attempt: 0 on the first, n on their n-th retry. A request that
-// reaches this Transport with a value above 0 proves a second owner. When a
-// request carries the header, this Transport's own retries carry their
-// retry number in it too.
+// reaches this Transport with any value but a plain 0 proves a second owner
+// (a value that is no plain number is a retry whose number is unknown).
+// With Policy.MarkRetries, when a request carries the header, this
+// Transport's own retries carry their retry number in it too.
 //
 // # Observing
 //
@@ -100,12 +140,13 @@
 //
 // Every wait is on the runtime clock and ends when the request's context
 // does, so tests run this package inside testing/synctest bubbles, over
-// internal/memnet, with exact timings.
+// internal/memnet, with exact timings. Policy.Clock replaces it: ptuprobe's
+// policy lab runs Transports and its simulator on one virtual clock.
 //
 // # Imports
 //
 // It imports the standard library, retryafter (the advised wait), results
-// (the Decision constants, the wait sources, error classes) and internal
+// (the Decision constants, the wait sources, the Class* error classes) and internal
 // helpers (sleep, valid); never client, dispatch, sim or cmd: it is a
 // library those may use, not a part of them. A refused Policy setting is a
 // validation error naming the Policy field; from outside this module read

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/valid"
@@ -33,15 +34,22 @@ func (e *GiveUpError) Error() string {
 }
 
 // DoubleOwnerError refuses, before sending, a request that an SDK marked as
-// its own retry (SDKRetryHeader above 0): two retry owners multiply the
-// attempts. Turn the SDK's retries off (see the package documentation), or
-// set Policy.AllowSDKRetries to let such requests through and count them.
+// its own retry (SDKRetryHeader other than 0): two retry owners multiply
+// the attempts. Turn the SDK's retries off (see the package documentation),
+// or set Policy.AllowSDKRetries to let such requests through and count them.
 type DoubleOwnerError struct {
-	RetryCount int // the SDK's retry number
+	// RetryCount is the SDK's retry number, -1 when the header holds no
+	// plain number (a sign, a fraction, a value past int64): a retry
+	// whose number is unknown.
+	RetryCount int
 }
 
 func (e *DoubleOwnerError) Error() string {
-	return fmt.Sprintf("admission: the request is the SDK's retry %d (%s); turn the SDK's retries off so that one owner retries", e.RetryCount, SDKRetryHeader)
+	retry := "retry " + strconv.Itoa(e.RetryCount)
+	if e.RetryCount < 0 {
+		retry = "retry (its count is no plain number)"
+	}
+	return fmt.Sprintf("admission: the request is the SDK's %s (%s); turn the SDK's retries off so that one owner retries", retry, SDKRetryHeader)
 }
 
 // ReplayError refuses, before sending, a request whose body cannot be

@@ -29,18 +29,18 @@ func refusingOnce() *httptest.Server {
 	}))
 }
 
-// A client whose Transport owns the retries: the 429 is waited out (20 ms
-// advised, up to 24 ms with the jitter) and the request sent again; every
-// attempt is a Decision.
+// A client whose Transport owns the retries by the recommended policy: the
+// 429 is waited out (20 ms advised, up to 24 ms with the jitter) and the
+// request sent again; every attempt is a Decision.
 func Example() {
 	srv := refusingOnce()
 	defer srv.Close()
 
-	t, err := admission.New(nil, admission.Policy{
-		Observe: func(d admission.Decision) {
-			fmt.Println("attempt", d.Attempt, d.Status, d.WaitSource, d.Action)
-		},
-	})
+	p := admission.DefaultPolicy()
+	p.Observe = func(d admission.Decision) {
+		fmt.Println("attempt", d.Attempt, d.Status, d.WaitSource, d.Action)
+	}
+	t, err := admission.New(nil, p)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,16 +75,16 @@ func ExamplePolicy_budget() {
 	defer standard.Close()
 	standardURL, _ := url.Parse(standard.URL)
 
-	t, _ := admission.New(nil, admission.Policy{
-		Budget: 12 * time.Second,
-		Fallback: func(r *http.Request) (*http.Request, error) {
-			r.URL.Scheme, r.URL.Host, r.Host = standardURL.Scheme, standardURL.Host, ""
-			return r, nil
-		},
-		Observe: func(d admission.Decision) {
-			fmt.Printf("attempt %d: status %d, advised %v, fallback %v: %s\n", d.Attempt, d.Status, max(d.Wait, 0), d.Fallback, d.Action)
-		},
-	})
+	p := admission.DefaultPolicy()
+	p.Budget = 12 * time.Second
+	p.Fallback = func(r *http.Request) (*http.Request, error) {
+		r.URL.Scheme, r.URL.Host, r.Host = standardURL.Scheme, standardURL.Host, ""
+		return r, nil
+	}
+	p.Observe = func(d admission.Decision) {
+		fmt.Printf("attempt %d: status %d, advised %v, fallback %v: %s\n", d.Attempt, d.Status, max(d.Wait, 0), d.Fallback, d.Action)
+	}
+	t, _ := admission.New(nil, p)
 	resp, err := (&http.Client{Transport: t}).Get(primary.URL)
 	if err != nil {
 		fmt.Println(err)
@@ -109,7 +109,9 @@ func ExampleGiveUpError() {
 	}))
 	defer srv.Close()
 
-	t, _ := admission.New(nil, admission.Policy{MaxWait: time.Minute})
+	p := admission.DefaultPolicy()
+	p.MaxWait = time.Minute
+	t, _ := admission.New(nil, p)
 	_, err := (&http.Client{Transport: t}).Get(srv.URL)
 
 	var g *admission.GiveUpError
@@ -136,7 +138,7 @@ func ExampleWithAttemptObserver() {
 	srv := refusingOnce()
 	defer srv.Close()
 
-	t, _ := admission.New(nil, admission.Policy{})
+	t, _ := admission.New(nil, admission.DefaultPolicy())
 	ctx := admission.WithAttemptObserver(context.Background(), func(a admission.Attempt) {
 		fmt.Printf("attempt %d: %d, retry-after-ms %q, sent after planned: %v, body closed: %v\n",
 			a.Attempt, a.Status, a.Header.Get("Retry-After-Ms"), !a.Sent.Before(a.Planned), !a.Done.IsZero())

@@ -40,11 +40,13 @@ func TestDecisionHoldsNoSecrets(t *testing.T) {
 
 	var mu sync.Mutex
 	var out strings.Builder
-	tr, err := New(nil, Policy{Backoff: Constant(0), Observe: func(d Decision) {
+	p := DefaultPolicy()
+	p.Backoff, p.Observe = Constant(0), func(d Decision) {
 		mu.Lock()
 		fmt.Fprintf(&out, "%+v\n%#v\n", d, d)
 		mu.Unlock()
-	}})
+	}
+	tr, err := New(nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestRefusalBodyIsDrainedForReuse(t *testing.T) {
 			}
 		}
 		srv.Start()
-		tr, _ := New(srv.Client().Transport, Policy{})
+		tr, _ := New(srv.Client().Transport, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter})
 		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatal(resp, err)
@@ -141,7 +143,7 @@ func TestConcurrentRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	var decisions atomic.Int64
-	tr, _ := New(srv.Client().Transport, Policy{SharedCooldown: true, MaxAttempts: 2, MarkRetries: true, Observe: func(Decision) { decisions.Add(1) }})
+	tr, _ := New(srv.Client().Transport, Policy{Budget: DefaultBudget, Jitter: DefaultJitter, SharedCooldown: true, MaxAttempts: 2, MarkRetries: true, Observe: func(Decision) { decisions.Add(1) }})
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	var wg sync.WaitGroup

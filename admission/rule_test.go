@@ -39,7 +39,7 @@ func TestDecisionRule(t *testing.T) {
 	}{
 		{
 			name:        "advice fits the budget: sleep advised × (1 + 0.2×0.5)",
-			policy:      Policy{Rand: fixed(0.5)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Rand: fixed(0.5)},
 			primary:     []reply{ms("2000"), ok200},
 			wantPrimary: []time.Duration{0, 2200 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -49,7 +49,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:         "advice does not fit: redirect at once",
-			policy:       Policy{Budget: 12 * s, Fallback: toPath("/fallback"), Jitter: -1},
+			policy:       Policy{MaxAttempts: DefaultMaxAttempts, Budget: 12 * s, Fallback: toPath("/fallback")},
 			primary:      []reply{sec("45")},
 			fallback:     []reply{ok200},
 			wantPrimary:  []time.Duration{0},
@@ -61,7 +61,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "advice does not fit, no fallback: give up at once",
-			policy:      Policy{Budget: 12 * s},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, Budget: 12 * s},
 			primary:     []reply{sec("45")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
@@ -69,7 +69,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:         "the fallback's refusal sleeps by the same rule",
-			policy:       Policy{Budget: 12 * s, Fallback: toPath("/fallback"), Rand: fixed(0.5)},
+			policy:       Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, Budget: 12 * s, Fallback: toPath("/fallback"), Rand: fixed(0.5)},
 			primary:      []reply{sec("45")},
 			fallback:     []reply{ms("1000"), ok200},
 			wantPrimary:  []time.Duration{0},
@@ -79,7 +79,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:         "never a second redirect",
-			policy:       Policy{Budget: 12 * s, Fallback: toPath("/fallback")},
+			policy:       Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, Budget: 12 * s, Fallback: toPath("/fallback")},
 			primary:      []reply{sec("45")},
 			fallback:     []reply{sec("45")},
 			wantPrimary:  []time.Duration{0},
@@ -89,7 +89,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "an attempt's own time counts: 5 s + 8.8 s does not fit 12 s",
-			policy:      Policy{Budget: 12 * s, Rand: fixed(0.5)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, Budget: 12 * s, Rand: fixed(0.5)},
 			primary:     []reply{{status: 429, header: map[string]string{"Retry-After-Ms": "8000"}, delay: 5 * s}},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
@@ -97,7 +97,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "an attempt's own time counts: 5 s + 8.8 s fits 15 s",
-			policy:      Policy{Budget: 15 * s, Rand: fixed(0.5)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, Budget: 15 * s, Rand: fixed(0.5)},
 			primary:     []reply{{status: 429, header: map[string]string{"Retry-After-Ms": "8000"}, delay: 5 * s}, ok200},
 			wantPrimary: []time.Duration{0, 13800 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -105,7 +105,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "budget spent by the attempt: give up rather than redirect",
-			policy:      Policy{Budget: 12 * s, Fallback: toPath("/fallback"), Jitter: -1},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: 12 * s, Fallback: toPath("/fallback")},
 			primary:     []reply{{status: 429, header: map[string]string{"Retry-After-Ms": "1000"}, delay: 13 * s}},
 			fallback:    []reply{ok200},
 			wantPrimary: []time.Duration{0},
@@ -114,7 +114,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "attempts exhausted",
-			policy:      Policy{MaxAttempts: 2, Rand: fixed(0.5)},
+			policy:      Policy{Budget: DefaultBudget, Jitter: DefaultJitter, MaxAttempts: 2, Rand: fixed(0.5)},
 			primary:     []reply{ms("1000")},
 			wantPrimary: []time.Duration{0, 1100 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionGiveUp},
@@ -122,7 +122,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "MaxAttempts 1: a refusal gives up at once",
-			policy:      Policy{MaxAttempts: 1},
+			policy:      Policy{Budget: DefaultBudget, Jitter: DefaultJitter, MaxAttempts: 1},
 			primary:     []reply{ms("10")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
@@ -130,7 +130,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:         "RedirectFirst: a wait that fits still redirects",
-			policy:       Policy{RedirectFirst: true, Fallback: toPath("/fallback")},
+			policy:       Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, RedirectFirst: true, Fallback: toPath("/fallback")},
 			primary:      []reply{ms("100")},
 			fallback:     []reply{ok200},
 			wantPrimary:  []time.Duration{0},
@@ -141,7 +141,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "no budget: an hour is slept",
-			policy:      Policy{Budget: -1, Jitter: -1},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts},
 			primary:     []reply{sec("3600"), ok200},
 			wantPrimary: []time.Duration{0, time.Hour},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -150,7 +150,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "over MaxWait, GiveUpOverMaxWait: give up",
-			policy:      Policy{Budget: -1, MaxWait: 60 * s},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, MaxWait: 60 * s},
 			primary:     []reply{sec("90")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
@@ -158,7 +158,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:         "over MaxWait, GiveUpOverMaxWait, with a fallback: redirect",
-			policy:       Policy{Budget: -1, MaxWait: 60 * s, Fallback: toPath("/fallback")},
+			policy:       Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, MaxWait: 60 * s, Fallback: toPath("/fallback")},
 			primary:      []reply{sec("90")},
 			fallback:     []reply{ok200},
 			wantPrimary:  []time.Duration{0},
@@ -169,7 +169,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "over MaxWait, BackoffOverMaxWait: back off instead (the OpenAI SDKs above 60 s)",
-			policy:      Policy{Budget: -1, MaxWait: 60 * s, OverMaxWait: BackoffOverMaxWait, Backoff: Constant(s)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter, MaxWait: 60 * s, OverMaxWait: BackoffOverMaxWait, Backoff: Constant(s)},
 			primary:     []reply{sec("90"), ok200},
 			wantPrimary: []time.Duration{0, s},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -179,7 +179,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "IgnoreAdvice with Constant: a poll every second",
-			policy:      Policy{MaxAttempts: 5, Advice: IgnoreAdvice, Backoff: Constant(s)},
+			policy:      Policy{Budget: DefaultBudget, Jitter: DefaultJitter, MaxAttempts: 5, Advice: IgnoreAdvice, Backoff: Constant(s)},
 			primary:     []reply{sec("10"), sec("10"), sec("10"), sec("10"), ok200},
 			wantPrimary: []time.Duration{0, s, 2 * s, 3 * s, 4 * s},
 			wantActions: []Action{ActionSleep, ActionSleep, ActionSleep, ActionSleep, ActionDone},
@@ -189,7 +189,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "503 with advice is a refusal",
-			policy:      Policy{Rand: fixed(0.5)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Rand: fixed(0.5)},
 			primary:     []reply{refuse(503, "Retry-After", "2"), ok200},
 			wantPrimary: []time.Duration{0, 2200 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -212,7 +212,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "a status outside Statuses is returned",
-			policy:      Policy{Statuses: []int{429}},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Statuses: []int{429}},
 			primary:     []reply{refuse(503, "Retry-After", "2")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionDone},
@@ -228,7 +228,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "a context deadline shortens the budget",
-			policy:      Policy{Budget: 30 * s, Jitter: -1},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: 30 * s},
 			timeout:     5 * s,
 			primary:     []reply{sec("8")},
 			wantPrimary: []time.Duration{0},
@@ -237,7 +237,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "within the context deadline: sleep",
-			policy:      Policy{Budget: -1, Jitter: -1},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts},
 			timeout:     5 * s,
 			primary:     []reply{sec("3"), ok200},
 			wantPrimary: []time.Duration{0, 3 * s},
@@ -247,7 +247,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "a 429 without advice backs off",
-			policy:      Policy{Backoff: Constant(700 * time.Millisecond)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Backoff: Constant(700 * time.Millisecond)},
 			primary:     []reply{refuse(429), ok200},
 			wantPrimary: []time.Duration{0, 700 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -256,7 +256,7 @@ func TestDecisionRule(t *testing.T) {
 		},
 		{
 			name:        "retry-after 0 retries at once",
-			policy:      Policy{Rand: fixed(0.5)},
+			policy:      Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Rand: fixed(0.5)},
 			primary:     []reply{sec("0"), ok200},
 			wantPrimary: []time.Duration{0, 0},
 			wantActions: []Action{ActionSleep, ActionDone},
@@ -333,7 +333,7 @@ func TestHonourAdviceJitterBounds(t *testing.T) {
 			paths[i] = "/r" + strconv.Itoa(i)
 			replies[paths[i]] = []reply{refuse(429, "Retry-After-Ms", "2000"), ok200}
 		}
-		l := newLab(t, Policy{}, replies)
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter}, replies)
 		lo, hi := time.Duration(1<<62), time.Duration(0)
 		for _, p := range paths {
 			start := time.Now()
@@ -368,7 +368,7 @@ func TestBackoffWithoutAdviceBounds(t *testing.T) {
 		for i := range n {
 			replies["/r"+strconv.Itoa(i)] = []reply{refuse(429), refuse(429), refuse(429), refuse(429), refuse(429), ok200}
 		}
-		l := newLab(t, Policy{MaxAttempts: 6, Budget: -1}, replies)
+		l := newLab(t, Policy{Jitter: DefaultJitter, MaxAttempts: 6}, replies)
 		for i := range n {
 			p := "/r" + strconv.Itoa(i)
 			if status, _, err := l.do(t.Context(), "GET", p, ""); status != 200 || err != nil {

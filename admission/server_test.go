@@ -13,12 +13,14 @@ import (
 )
 
 // reply is one scripted answer: status, headers, body, after a delay (on
-// the fake clock under synctest).
+// the fake clock under synctest); with bodyDelay, the headers go at once
+// and the body that long after them.
 type reply struct {
-	status int
-	header map[string]string
-	body   string
-	delay  time.Duration
+	status    int
+	header    map[string]string
+	body      string
+	delay     time.Duration
+	bodyDelay time.Duration
 }
 
 func refuse(status int, header ...string) reply {
@@ -78,6 +80,14 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.WriteHeader(rep.status)
+	if rep.bodyDelay > 0 {
+		w.(http.Flusher).Flush()
+		select {
+		case <-time.After(rep.bodyDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	io.WriteString(w, rep.body)
 }
 

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/retryafter"
 )
@@ -25,6 +24,7 @@ import (
 type Transport struct {
 	next       http.RoundTripper
 	p          Policy // validated, defaults applied
+	clock      Clock
 	cool       cooldown
 	sdkRetries atomic.Int64
 }
@@ -40,7 +40,11 @@ func New(next http.RoundTripper, p Policy) (*Transport, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return &Transport{next: next, p: p}, nil
+	t := &Transport{next: next, p: p, clock: p.Clock}
+	if t.clock == nil {
+		t.clock = runtimeClock{}
+	}
+	return t, nil
 }
 
 // SDKRetries is the number of requests let through although an SDK marked
@@ -64,9 +68,9 @@ func (t *Transport) CloseIdleConnections() {
 // ReturnLastResponse), or the context's error when it ends during a wait.
 // A *DoubleOwnerError or *ReplayError is returned before anything is sent.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := time.Now()
+	start := t.clock.Now()
 	marked, sdkRetry := sdkRetryCount(req.Header)
-	if sdkRetry > 0 {
+	if sdkRetry != 0 {
 		if !t.p.AllowSDKRetries {
 			if req.Body != nil {
 				req.Body.Close()
@@ -93,17 +97,32 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // sdkRetryCount reads SDKRetryHeader: whether it is present, and the retry
-// number it gives (0 when it is no plain non-negative number).
+// number it gives: 0 for a first attempt, -1 for a retry of unknown number.
+// Only plain decimal digits are a number; anything else (a sign, a
+// fraction, a value past int64, junk) is no proof of a first attempt, so
+// it counts as a retry. Of several values, the highest counts.
 func sdkRetryCount(h http.Header) (marked bool, n int) {
 	vs := h.Values(SDKRetryHeader)
-	if len(vs) == 0 {
-		return false, 0
+	for _, v := range vs {
+		c := plainCount(strings.TrimSpace(v))
+		if c < 0 {
+			return true, -1
+		}
+		n = max(n, c)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(vs[0]))
-	if err != nil || n < 0 {
-		return true, 0
+	return len(vs) > 0, n
+}
+
+// plainCount is v as a non-negative number of plain decimal digits, or -1.
+func plainCount(v string) int {
+	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
+		return -1
 	}
-	return true, n
+	n, err := strconv.Atoi(v)
+	if err != nil { // past the int range
+		return -1
+	}
+	return n
 }
 
 // request is one RoundTrip: its attempts, budget and observers.
@@ -119,7 +138,7 @@ type request struct {
 	marked bool // the request carries SDKRetryHeader
 	// markRetries: Policy.MarkRetries
 	markRetries bool
-	sdkRetry    int // its value
+	sdkRetry    int // its value: -1 when it is no plain number
 
 	redirected bool
 	lastStatus int           // the last refusal's status
@@ -132,9 +151,10 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 		a := &Attempt{Planned: planned}
 		a.Attempt, a.Fallback, a.Wait, a.WaitSource = n, toFallback, -1, results.WaitNone
 
-		// The cooldown is the primary target's: the fallback is not held.
-		if !toFallback && r.t.p.SharedCooldown {
-			refused, err := r.hold(a)
+		// The cooldown and the pace are the primary target's: the
+		// fallback is not held.
+		if !toFallback {
+			refused, err := r.gates(a)
 			switch {
 			case err != nil:
 				return nil, err
@@ -160,7 +180,7 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 			planned, toFallback = a.Done, true
 		case ActionSleep:
 			planned = a.Done.Add(a.Slept)
-			if !sleep.Until(r.ctx, planned) {
+			if !sleepUntil(r.ctx, r.t.clock, planned) {
 				next := &Attempt{Planned: planned}
 				next.Attempt, next.Fallback, next.Wait, next.WaitSource = n+1, toFallback, -1, results.WaitNone
 				return nil, r.canceled(next, "the context ended during the wait before this attempt; not sent")
@@ -169,20 +189,39 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 	}
 }
 
+// gates holds attempt a for the shared cooldown, then for the pace's send
+// slot, as the Policy has them; refused is true when either refused it
+// locally (a.Action says what follows, already observed).
+func (r *request) gates(a *Attempt) (refused bool, err error) {
+	if r.t.p.SharedCooldown {
+		if refused, err := r.hold(a); refused || err != nil {
+			return refused, err
+		}
+	}
+	if r.t.p.Pace != nil {
+		return r.paced(a)
+	}
+	return false, nil
+}
+
 // send sends attempt a and decides what follows. For a refusal it returns
 // the response, its body drained and closed unless it is to be returned
 // (give-up with ReturnLastResponse); a.Action says what follows.
 func (r *request) send(a *Attempt) (*http.Response, error) {
 	req, class, err := r.build(a.Attempt, a.Fallback)
 	if err != nil {
-		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, time.Now()
+		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, r.t.clock.Now()
 		a.Reason = "the request for this attempt could not be built; not sent"
 		r.emit(a)
 		return nil, err
 	}
-	a.Sent = time.Now()
+	a.Sent = r.t.clock.Now()
 	resp, err := r.t.next.RoundTrip(req)
-	now := time.Now()
+	now := r.t.clock.Now()
+	if err == nil && resp == nil {
+		// As http.Client does: a RoundTripper must return one or the other.
+		err = fmt.Errorf("admission: RoundTripper implementation (%T) returned a nil *Response with a nil error", r.t.next)
+	}
 	if err != nil {
 		a.Decision.Err, a.Err, a.Action, a.Done = errClass(err), err, ActionDone, now
 		a.Reason = "no response; this owner retries admission refusals, not network failures; done"
@@ -191,10 +230,25 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	a.Status, a.Header, a.Headers = resp.StatusCode, resp.Header, now
 	// A refusal's body may hold advice (Gemini's RetryInfo): it is read
-	// before the decision, bounded, and kept for the caller. Any other
-	// response's body is the caller's alone, unread.
+	// before the decision, bounded in size and by what is left of the
+	// budget, and kept for the caller. The decision is on the time the
+	// read ended: a slow body spends the budget as a slow header does.
+	// Any other response's body is the caller's alone, unread.
 	if slices.Contains(r.t.p.Statuses, resp.StatusCode) {
-		a.Body = peekBody(resp)
+		within, bounded := r.left(now)
+		switch {
+		case !bounded:
+			within = -1 // bounded by drainLimit only
+		case within < 0:
+			within = 0
+		}
+		if _, runtime := r.t.clock.(runtimeClock); !runtime {
+			// The read's timer is on the runtime clock: with another
+			// Clock the decision is still on the Clock's time after it.
+			within = -1
+		}
+		a.Body = peekBody(resp, within)
+		now = r.t.clock.Now()
 	}
 	advice := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now).Wait
 	advised, usable := advice.Duration()
@@ -203,12 +257,18 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		a.Wait = advised
 	}
 	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
+		if r.t.p.Pace != nil && !a.Fallback {
+			r.t.p.Pace.admitted(now, a.Sent)
+		}
 		a.Action, a.Reason = ActionDone, why
 		r.emit(a)
 		return resp, nil
 	}
 	if usable && !a.Fallback && r.t.p.SharedCooldown {
 		r.t.cool.extend(now.Add(advised), advice.Source)
+	}
+	if r.t.p.Pace != nil && !a.Fallback {
+		r.t.p.Pace.refusedAt(now, a.Sent, a.Wait)
 	}
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
 	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
@@ -217,7 +277,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	if a.Action != ActionGiveUp || !r.t.p.ReturnLastResponse {
 		drain(resp.Body)
-		a.Done = time.Now()
+		a.Done = r.t.clock.Now()
 	}
 	r.emit(a)
 	return resp, nil
@@ -229,7 +289,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 func (r *request) build(n int, toFallback bool) (req *http.Request, class string, err error) {
 	body, err := r.body.next()
 	if err != nil {
-		return nil, ErrTransport, fmt.Errorf("admission: replay the request body: %w", err)
+		return nil, ClassTransport, fmt.Errorf("admission: replay the request body: %w", err)
 	}
 	if body == nil && r.orig.Body == http.NoBody {
 		body = http.NoBody
@@ -243,8 +303,10 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		}
 		// With MarkRetries a retry says which retry it is, as the SDKs'
 		// own do, so that an owner below this one (or the server) sees it.
-		if r.marked && r.markRetries && n > 1 {
-			req.Header.Set(SDKRetryHeader, strconv.Itoa(r.sdkRetry+n-1))
+		// A count of unknown number goes on unchanged; a known one is
+		// added in uint64, which holds any int64 plus MaxAttempts.
+		if r.marked && r.markRetries && n > 1 && r.sdkRetry >= 0 {
+			req.Header.Set(SDKRetryHeader, strconv.FormatUint(uint64(r.sdkRetry)+uint64(n-1), 10))
 		}
 	}
 	if !toFallback {
@@ -260,7 +322,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		}
 	}
 	if err != nil {
-		return nil, ErrFallback, fmt.Errorf("admission: Fallback: %w", err)
+		return nil, ClassFallback, fmt.Errorf("admission: Fallback: %w", err)
 	}
 	if fb.Context() != r.ctx {
 		fb = fb.WithContext(r.ctx)
@@ -273,7 +335,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 // attempt is refused locally, not sent: refused is true and a.Action says
 // redirect or give-up, already observed.
 func (r *request) hold(a *Attempt) (refused bool, err error) {
-	now := time.Now()
+	now := r.t.clock.Now()
 	left, source := r.t.cool.left(now)
 	if left <= 0 {
 		return false, nil
@@ -282,14 +344,14 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 	budget, bounded := r.left(now)
 	overMax := r.t.p.MaxWait > 0 && left > r.t.p.MaxWait
 	if !overMax && (!bounded || h < budget) {
-		ok := sleep.Until(r.ctx, now.Add(h))
-		a.Held = time.Since(now)
+		ok := sleepUntil(r.ctx, r.t.clock, now.Add(h))
+		a.Held = r.t.clock.Now().Sub(now)
 		if !ok {
 			return false, r.canceled(a, "the context ended while the shared cooldown held this attempt; not sent")
 		}
 		return false, nil
 	}
-	a.Decision.Err, a.Wait, a.WaitSource = ErrCooldown, left, source
+	a.Decision.Err, a.Wait, a.WaitSource = ClassCooldown, left, source
 	r.lastWait = left
 	why := "the shared cooldown's " + show(left)
 	switch {
@@ -310,6 +372,52 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 	return true, nil
 }
 
+// paced waits for the Pace's send slot before an attempt to the primary
+// target. When the slot does not come within the budget, the attempt is
+// not sent: refused is true and a.Action says redirect or give-up, already
+// observed.
+func (r *request) paced(a *Attempt) (refused bool, err error) {
+	start := r.t.clock.Now()
+	for {
+		now := r.t.clock.Now()
+		at, gen, ok := r.t.p.Pace.reserveGen(now, r.deadline)
+		if !ok {
+			return true, r.paceRefused(a, now, at)
+		}
+		if at.After(now) {
+			slept := sleepUntil(r.ctx, r.t.clock, at)
+			a.Held = r.t.clock.Now().Sub(start)
+			if !slept {
+				return false, r.canceled(a, "the context ended while the pace held this attempt; not sent")
+			}
+		}
+		// A cut while this attempt waited: its slot was spaced at the old
+		// rate, so it takes one at the new.
+		if r.t.p.Pace.confirm(gen, at) {
+			return false, nil
+		}
+	}
+}
+
+// paceRefused refuses attempt a locally at now: its next send slot, at,
+// does not come within the budget.
+func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
+	left, bounded := r.left(now)
+	a.Decision.Err = ClassPaced
+	why := "the pace's next send slot, in " + show(at.Sub(now)) + ", and the answer after it do not fit" + r.leftPhrase(left)
+	if a.Attempt >= r.t.p.MaxAttempts {
+		a.Action, a.Reason = ActionGiveUp, why+"; give up"
+	} else {
+		a.Action, a.Slept, a.Reason = r.elsewhere(why, left, bounded)
+	}
+	if a.Action == ActionRedirect {
+		r.redirected = true
+	}
+	a.Done = now
+	r.emit(a)
+	return nil
+}
+
 // decide applies the rule to a refusal of attempt n that arrived at now:
 // sleep when the wait fits what is left of the budget (and MaxWait), else
 // redirect once to the fallback, else give up.
@@ -318,11 +426,12 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 	if n >= p.MaxAttempts {
 		return ActionGiveUp, 0, fmt.Sprintf("attempt %d of %d (MaxAttempts) refused; give up", n, p.MaxAttempts)
 	}
-	if p.RedirectFirst && !r.redirected {
+	left, bounded := r.left(now)
+	// A spent budget sends nothing more, RedirectFirst's redirect neither.
+	if p.RedirectFirst && !r.redirected && (!bounded || left > 0) {
 		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
 	}
-	wait, why, sleepable := r.wait(n, advised, usable)
-	left, bounded := r.left(now)
+	wait, why, sleepable := r.wait(n, advised, usable, now)
 	if sleepable {
 		if !bounded {
 			return ActionSleep, wait, why + "; no budget; sleep"
@@ -337,7 +446,7 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 
 // wait is the wait before retry n and how it came about; sleepable is
 // false for an advised wait over MaxWait under GiveUpOverMaxWait.
-func (r *request) wait(n int, advised time.Duration, usable bool) (wait time.Duration, why string, sleepable bool) {
+func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time) (wait time.Duration, why string, sleepable bool) {
 	p := &r.t.p
 	switch {
 	case !usable:
@@ -353,10 +462,23 @@ func (r *request) wait(n int, advised time.Duration, usable bool) (wait time.Dur
 		return 0, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait), false
 	}
 	wait = r.t.jitter(advised)
-	if wait == advised {
-		return wait, "advised " + show(advised), true
+	why = "advised " + show(advised)
+	if wait != advised {
+		why += ", jittered to " + show(wait)
 	}
-	return wait, "advised " + show(advised) + ", jittered to " + show(wait), true
+	if p.Advice == FloorAdvice {
+		if b := r.t.backoff(n); b > wait {
+			wait = b
+			why += ", under the backoff " + show(b) + " (FloorAdvice)"
+		}
+	}
+	if p.Slots != nil {
+		if slot := p.Slots.take(now, wait); slot != wait {
+			wait = slot
+			why += ", moved to the next free slot, " + show(slot)
+		}
+	}
+	return wait, why, true
 }
 
 // elsewhere is the rule once the wait is not slept: redirect to the
@@ -394,7 +516,7 @@ func (r *request) leftPhrase(left time.Duration) string {
 // was sent.
 func (r *request) canceled(a *Attempt, reason string) error {
 	err := r.ctx.Err()
-	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, time.Now()
+	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, r.t.clock.Now()
 	r.emit(a)
 	return err
 }
@@ -457,11 +579,11 @@ func errClass(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled):
-		return ErrCanceled
+		return ClassCanceled
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return ErrTimeout
+		return ClassTimeout
 	}
-	return ErrTransport
+	return ClassTransport
 }
 
 // show formats a duration for a Reason: to the millisecond from a second

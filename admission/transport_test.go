@@ -25,6 +25,9 @@ func TestNewValidates(t *testing.T) {
 		p     Policy
 	}{
 		{"MaxAttempts", Policy{MaxAttempts: -1}},
+		{"Budget", Policy{Budget: -1}},
+		{"Jitter", Policy{Jitter: -0.1}},
+		{"Jitter", Policy{Jitter: math.Inf(-1)}},
 		{"Jitter", Policy{Jitter: 1.5}},
 		{"Jitter", Policy{Jitter: math.NaN()}},
 		{"Jitter", Policy{Jitter: math.Inf(1)}},
@@ -46,20 +49,27 @@ func TestNewValidates(t *testing.T) {
 	}
 	good := []Policy{
 		{},
-		{MaxAttempts: 1, Budget: -1, Jitter: -1, MaxWait: time.Minute, OverMaxWait: BackoffOverMaxWait},
+		DefaultPolicy(),
+		{MaxAttempts: 1, MaxWait: time.Minute, OverMaxWait: BackoffOverMaxWait},
 		{Jitter: 1, Advice: IgnoreAdvice, Backoff: Constant(time.Second)},
 		{Fallback: fb, RedirectFirst: true, Statuses: []int{429, 503, 529}, SharedCooldown: true},
-		{Jitter: math.Inf(-1)},
 	}
 	for _, p := range good {
 		if _, err := New(nil, p); err != nil {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
+	// The zero numbers mean none; only the settings unusable at zero take
+	// a default.
 	tr, _ := New(nil, Policy{})
-	if tr.next != http.DefaultTransport || tr.p.MaxAttempts != DefaultMaxAttempts || tr.p.Budget != DefaultBudget ||
-		tr.p.Jitter != DefaultJitter || tr.p.MaxReplayBody != DefaultMaxReplayBody || !slices.Equal(tr.p.Statuses, []int{429, 503}) {
-		t.Errorf("defaults: %+v", tr.p)
+	if tr.next != http.DefaultTransport || tr.p.MaxAttempts != 1 || tr.p.Budget != 0 || tr.p.Jitter != 0 ||
+		tr.p.Backoff == nil || tr.p.MaxReplayBody != DefaultMaxReplayBody || !slices.Equal(tr.p.Statuses, []int{429, 503}) {
+		t.Errorf("zero Policy: %+v", tr.p)
+	}
+	tr, _ = New(nil, DefaultPolicy())
+	if tr.p.MaxAttempts != DefaultMaxAttempts || tr.p.Budget != DefaultBudget || tr.p.Jitter != DefaultJitter ||
+		tr.p.Advice != HonourAdvice || tr.p.Fallback != nil || tr.p.MaxReplayBody != DefaultMaxReplayBody {
+		t.Errorf("DefaultPolicy: %+v", tr.p)
 	}
 	statuses := []int{429}
 	tr, _ = New(nil, Policy{Statuses: statuses})
@@ -79,7 +89,7 @@ func TestActionsAreResultsDecisions(t *testing.T) {
 			t.Errorf("%q != results %q", a, want)
 		}
 	}
-	if ErrCanceled != results.ErrCanceled || ErrTimeout != results.ErrTimeout {
+	if ClassCanceled != results.ClassCanceled || ClassTimeout != results.ClassTimeout {
 		t.Error("error classes differ from results'")
 	}
 }
@@ -90,7 +100,7 @@ func TestCancelDuringWait(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var seen []Attempt
-		l := newLab(t, Policy{Rand: fixed(0)}, map[string][]reply{"/": {refuse(429, "Retry-After", "10"), ok200}})
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Rand: fixed(0)}, map[string][]reply{"/": {refuse(429, "Retry-After", "10"), ok200}})
 		ctx, cancel := context.WithCancel(t.Context())
 		ctx = WithAttemptObserver(ctx, func(a Attempt) { seen = append(seen, a) })
 		time.AfterFunc(time.Second, cancel)
@@ -100,7 +110,7 @@ func TestCancelDuringWait(t *testing.T) {
 			t.Fatalf("error %v after %v, want context.Canceled after 1s", err, time.Since(start))
 		}
 		ds := l.recorded()
-		if len(ds) != 2 || ds[0].Action != ActionSleep || ds[1].Action != ActionDone || ds[1].Err != ErrCanceled ||
+		if len(ds) != 2 || ds[0].Action != ActionSleep || ds[1].Action != ActionDone || ds[1].Err != ClassCanceled ||
 			ds[1].Attempt != 2 || ds[1].Status != 0 {
 			t.Fatalf("decisions %+v", ds)
 		}
@@ -149,7 +159,7 @@ func TestGiveUpAndReturnLastResponse(t *testing.T) {
 			srv := newScript(map[string][]reply{"/": {{status: 429, header: map[string]string{"Retry-After-Ms": "1000"}, body: "refused"}}})
 			tracker := &bodyTracker{next: serveMem(t, srv)}
 			var ds []Attempt
-			tr, err := New(tracker, Policy{MaxAttempts: 2, ReturnLastResponse: returnLast})
+			tr, err := New(tracker, Policy{Budget: DefaultBudget, Jitter: DefaultJitter, MaxAttempts: 2, ReturnLastResponse: returnLast})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +220,10 @@ func TestReplay(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				p := tt.policy
-				p.Fallback, p.Jitter = toPath("/fallback"), -1
+				if p.MaxAttempts == 0 {
+					p.MaxAttempts = DefaultMaxAttempts
+				}
+				p.Fallback, p.Budget = toPath("/fallback"), DefaultBudget
 				l := newLab(t, p, map[string][]reply{
 					"/":         {refuse(429, "Retry-After-Ms", "100"), refuse(429, "Retry-After", "3600")},
 					"/fallback": {ok200},
@@ -279,30 +292,41 @@ func TestSDKRetryMarker(t *testing.T) {
 		value      string
 		allow      bool
 		mark       bool
-		wantErr    int      // DoubleOwnerError.RetryCount; 0: none
+		refused    bool
+		wantErr    int      // DoubleOwnerError.RetryCount, when refused
 		wantSent   []string // the header values the server saw
 		wantCounts int64
 	}{
-		{name: "an SDK retry is refused", value: "1", wantErr: 1},
+		{name: "an SDK retry is refused", value: "1", refused: true, wantErr: 1},
 		{name: "an SDK retry, let through and counted", value: "2", allow: true, wantSent: []string{"2", "2"}, wantCounts: 1},
 		{name: "an SDK retry, let through, counted, marked", value: "2", allow: true, mark: true, wantSent: []string{"2", "3"}, wantCounts: 1},
 		{name: "an SDK's first attempt", value: "0", wantSent: []string{"0", "0"}},
 		{name: "an SDK's first attempt, marked", value: "0", mark: true, wantSent: []string{"0", "1"}},
-		{name: "no number is no retry", value: "x", mark: true, wantSent: []string{"x", "1"}},
+		// Only a plain 0 proves a first attempt: anything else is a retry
+		// of unknown number (it once slipped past as 0).
+		{name: "past int64 is a retry", value: "99999999999999999999", refused: true, wantErr: -1},
+		{name: "a fraction is a retry", value: "1.0", refused: true, wantErr: -1},
+		{name: "a sign is a retry", value: "+1", refused: true, wantErr: -1},
+		{name: "a negative count is a retry", value: "-1", refused: true, wantErr: -1},
+		{name: "no number is a retry", value: "x", refused: true, wantErr: -1},
+		{name: "no number, let through and marked: unchanged", value: "x", allow: true, mark: true, wantSent: []string{"x", "x"}, wantCounts: 1},
+		// It once wrapped negative.
+		{name: "MaxInt64, marked, does not wrap", value: "9223372036854775807", allow: true, mark: true,
+			wantSent: []string{"9223372036854775807", "9223372036854775808"}, wantCounts: 1},
 		{name: "no header", mark: true, wantSent: []string{"", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				l := newLab(t, Policy{AllowSDKRetries: tt.allow, MarkRetries: tt.mark}, map[string][]reply{"/": {refuse(429, "Retry-After-Ms", "10"), ok200}})
+				l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, AllowSDKRetries: tt.allow, MarkRetries: tt.mark}, map[string][]reply{"/": {refuse(429, "Retry-After-Ms", "10"), ok200}})
 				var closed atomic.Bool
 				req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://primary.invalid/", &closeFlag{Reader: strings.NewReader("{}"), closed: &closed})
 				if tt.value != "" {
 					req.Header.Set(SDKRetryHeader, tt.value)
 				}
 				resp, err := l.tr.RoundTrip(req)
-				if tt.wantErr != 0 {
+				if tt.refused {
 					var d *DoubleOwnerError
 					if !errors.As(err, &d) || d.RetryCount != tt.wantErr || !closed.Load() || len(l.srv.seen("/")) != 0 || len(l.recorded()) != 0 {
 						t.Fatalf("error %v, body closed %v, %d sent", err, closed.Load(), len(l.srv.seen("/")))
@@ -333,7 +357,7 @@ func TestSDKRetryMarker(t *testing.T) {
 func TestObserversSeeEveryAttempt(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		l := newLab(t, Policy{MaxAttempts: 4, Rand: fixed(0.5), Backoff: Constant(300 * time.Millisecond), Fallback: toPath("/fallback"), Budget: 5 * time.Second},
+		l := newLab(t, Policy{Jitter: DefaultJitter, MaxAttempts: 4, Rand: fixed(0.5), Backoff: Constant(300 * time.Millisecond), Fallback: toPath("/fallback"), Budget: 5 * time.Second},
 			map[string][]reply{
 				"/":         {refuse(429, "Retry-After-Ms", "1000"), {status: 429, delay: 200 * time.Millisecond}, refuse(429, "Retry-After", "60")},
 				"/fallback": {{status: 200, body: "ok", delay: 50 * time.Millisecond}},
@@ -396,14 +420,14 @@ func TestTransportErrorIsNotRetried(t *testing.T) {
 		ln := memnet.Listen()
 		ln.Close()
 		var ds []Decision
-		tr, _ := New(&http.Transport{DialContext: ln.DialContext}, Policy{Observe: func(d Decision) { ds = append(ds, d) }})
+		tr, _ := New(&http.Transport{DialContext: ln.DialContext}, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, Observe: func(d Decision) { ds = append(ds, d) }})
 		var seen []Attempt
 		req, _ := http.NewRequestWithContext(WithAttemptObserver(t.Context(), func(a Attempt) { seen = append(seen, a) }), "GET", "http://primary.invalid/", nil)
 		resp, err := tr.RoundTrip(req)
 		if err == nil || resp != nil {
 			t.Fatalf("response %v, error %v", resp, err)
 		}
-		if len(ds) != 1 || ds[0].Action != ActionDone || ds[0].Err != ErrTransport || ds[0].Status != 0 || ds[0].Wait != -1 {
+		if len(ds) != 1 || ds[0].Action != ActionDone || ds[0].Err != ClassTransport || ds[0].Status != 0 || ds[0].Wait != -1 {
 			t.Fatalf("decisions %+v", ds)
 		}
 		if len(seen) != 1 || seen[0].Err != err || seen[0].Header != nil || seen[0].Done.IsZero() {
@@ -418,11 +442,11 @@ func TestFallbackError(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("no fallback deployment configured")
-		l := newLab(t, Policy{RedirectFirst: true, Fallback: func(*http.Request) (*http.Request, error) { return nil, boom }},
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, RedirectFirst: true, Fallback: func(*http.Request) (*http.Request, error) { return nil, boom }},
 			map[string][]reply{"/": {refuse(429, "Retry-After", "1")}})
 		_, _, err := l.do(t.Context(), "POST", "/", "{}")
 		ds := l.recorded()
-		if !errors.Is(err, boom) || len(ds) != 2 || ds[1].Err != ErrFallback || ds[1].Action != ActionDone || !ds[1].Fallback {
+		if !errors.Is(err, boom) || len(ds) != 2 || ds[1].Err != ClassFallback || ds[1].Action != ActionDone || !ds[1].Fallback {
 			t.Fatalf("error %v, decisions %+v", err, ds)
 		}
 	})
@@ -437,7 +461,7 @@ func TestFallbackOwnRequest(t *testing.T) {
 		fallback := func(r *http.Request) (*http.Request, error) {
 			return http.NewRequestWithContext(context.Background(), "POST", "http://standard.invalid/fallback", strings.NewReader(`{"model":"standard"}`))
 		}
-		l := newLab(t, Policy{RedirectFirst: true, Fallback: fallback}, map[string][]reply{
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, RedirectFirst: true, Fallback: fallback}, map[string][]reply{
 			"/":         {refuse(429, "Retry-After", "1")},
 			"/fallback": {{status: 200, delay: 10 * time.Second}},
 		})
@@ -451,7 +475,7 @@ func TestFallbackOwnRequest(t *testing.T) {
 		if hits := l.srv.seen("/fallback"); len(hits) != 1 || hits[0].body != `{"model":"standard"}` {
 			t.Fatalf("fallback saw %+v", hits)
 		}
-		if ds := l.recorded(); len(ds) != 2 || ds[1].Err != ErrCanceled || !ds[1].Fallback {
+		if ds := l.recorded(); len(ds) != 2 || ds[1].Err != ClassCanceled || !ds[1].Fallback {
 			t.Fatalf("decisions %+v", ds)
 		}
 	})

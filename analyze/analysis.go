@@ -194,30 +194,75 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	if t.overflow != nil {
 		return nil, &BadInputError{Err: errTooManyGroups}
 	}
-	raws := make([]string, 0, len(t.groups))
+	raws, published, waits, err := t.publish(labels)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{
+		MinGroup:       minGroup,
+		Overall:        Group{Label: OverallLabel},
+		ResultsFiles:   t.resultsFiles,
+		ForeignFiles:   t.foreignFiles,
+		InvalidValues:  t.invalid.clone(),
+		UnreadableRows: t.unreadable.clone(),
+		TruncatedLines: slices.Clone(t.truncated),
+	}
+	a.setGroups(t.groupsByLabel(raws, published, waits), minGroup)
+	a.Totals = t.totals(&a.Overall)
+	if t.timeline {
+		labels := make([]string, len(t.byID))
+		for i, g := range t.byID {
+			labels[i] = published[g.raw]
+		}
+		a.Timeline = t.points.published(labels)
+	}
+	o, err := t.overshoot(published, a.Groups)
+	if err != nil {
+		return nil, err
+	}
+	a.Overshoot = o
+	a.Flags = flagsFor(a)
+	a.Warnings = warningsFor(a)
+	if w := t.load.warning(); w != "" {
+		a.Warnings = append(a.Warnings, w)
+	}
+	return a, nil
+}
+
+// publish names the label each raw group is published under (raws: the
+// raw groups, sorted; waits: the listed waits of each label), and fails
+// on a label that cannot be published or on more labels than a report
+// publishes.
+func (t *Tally) publish(labels Labels) (raws []string, published map[string]string, waits map[string]int, err error) {
+	raws = make([]string, 0, len(t.groups))
 	for raw := range t.groups {
 		raws = append(raws, raw)
 	}
 	sort.Strings(raws)
-	published := map[string]string{}
-	waits := map[string]int{} // by label
+	published = map[string]string{}
+	waits = map[string]int{}
 	for _, raw := range raws {
 		label := labels.Published(raw)
 		if err := results.ValidateGroup(label); err != nil {
-			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q from the input cannot be published: %s", clip(raw, results.MaxGroupLen), labelError(err))}
+			return nil, nil, nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q from the input cannot be published: %s", clip(raw, results.MaxGroupLen), labelError(err))}
 		}
 		if label == OverallLabel {
-			return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
+			return nil, nil, nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("group %q would be published as %q, which is the combined row", clip(raw, results.MaxGroupLen), OverallLabel)}
 		}
 		published[raw] = label
 		waits[label] += t.groups[raw].listedCount()
 	}
 	if len(waits) > MaxPublishedGroups {
-		return nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(waits), MaxPublishedGroups)}
+		return nil, nil, nil, &BadInputError{Setting: "Labels", Err: fmt.Errorf("the inputs hold %d groups, more than the %d a report can publish: merge groups by giving them one label", len(waits), MaxPublishedGroups)}
 	}
-	// Each group's waits are copied once, into a slice of their size, and
-	// sorted there; Overall merges them (mergeSorted). A copy, because the
-	// Tally may go on counting.
+	return raws, published, waits, nil
+}
+
+// groupsByLabel merges the raw groups into one Group per published label,
+// in label order, their waits sorted. Each group's waits are copied once,
+// into a slice of their size, and sorted there; Overall merges them
+// (mergeSorted). A copy, because the Tally may go on counting.
+func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits map[string]int) []*Group {
 	byLabel := map[string]*Group{}
 	var order []string
 	for _, raw := range raws {
@@ -240,16 +285,12 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		sorted[i].settle()
 	}
 	sortEach(sorted)
+	return sorted
+}
 
-	a := &Analysis{
-		MinGroup:       minGroup,
-		Overall:        Group{Label: OverallLabel},
-		ResultsFiles:   t.resultsFiles,
-		ForeignFiles:   t.foreignFiles,
-		InvalidValues:  t.invalid.clone(),
-		UnreadableRows: t.unreadable.clone(),
-		TruncatedLines: slices.Clone(t.truncated),
-	}
+// setGroups computes the statistics of each group and of Overall, the
+// sum of them all.
+func (a *Analysis) setGroups(sorted []*Group, minGroup int) {
 	a.Overall.setWaits(sorted)
 	for _, g := range sorted {
 		g.Stats = statsFor(g.sorted(), minGroup)
@@ -266,38 +307,24 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	}
 	a.Overall.Stats = statsFor(a.Overall.sorted(), minGroup)
 	a.Overall.Shape = "mixed"
+}
 
-	a.Totals = Totals{
-		Attempts:     a.Overall.Attempts,
-		Total429:     a.Overall.Total429(),
-		Errors:       a.Overall.Errors,
-		Late:         a.Overall.Late,
+// totals are the counts over every group (overall) and those the Tally
+// keeps only in total.
+func (t *Tally) totals(overall *Group) Totals {
+	return Totals{
+		Attempts:     overall.Attempts,
+		Total429:     overall.Total429(),
+		Errors:       overall.Errors,
+		Late:         overall.Late,
 		MaxLateMS:    t.maxLateMS,
 		Spillover:    t.spillover,
 		ByStatus:     maps.Clone(t.statuses),
 		ByErrorClass: maps.Clone(t.errorClasses),
-		NoWait:       a.Overall.NoWait,
+		NoWait:       overall.NoWait,
 		WaitSources:  maps.Clone(t.sources),
 		Dialects:     t.dialectCounts(),
 	}
-	if t.timeline {
-		labels := make([]string, len(t.byID))
-		for i, g := range t.byID {
-			labels[i] = published[g.raw]
-		}
-		a.Timeline = t.points.published(labels)
-	}
-	o, err := t.overshoot(published, a.Groups)
-	if err != nil {
-		return nil, err
-	}
-	a.Overshoot = o
-	a.Flags = flagsFor(a)
-	a.Warnings = warningsFor(a)
-	if w := t.load.warning(); w != "" {
-		a.Warnings = append(a.Warnings, w)
-	}
-	return a, nil
 }
 
 // setWaits gives o (Overall) the waits of every group: counted when each
@@ -359,23 +386,23 @@ func warningsFor(a *Analysis) []string {
 		w = append(w, "no 429 with a usable advised wait in the input; the report has zero counts")
 	}
 	if n := a.InvalidValues.Count; n > 0 {
-		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, FormatLineRefs(a.InvalidValues.First, a.inputs())))
+		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, formatLineRefs(a.InvalidValues.First, a.inputs())))
 	}
 	if n := a.UnreadableRows.Count; n > 0 {
-		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, FormatLineRefs(a.UnreadableRows.First, a.inputs())))
+		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, formatLineRefs(a.UnreadableRows.First, a.inputs())))
 	}
 	for _, ref := range a.TruncatedLines {
-		w = append(w, fmt.Sprintf("an incomplete last line (an interrupted run) was skipped at %s", FormatLineRefs([]LineRef{ref}, a.inputs())))
+		w = append(w, fmt.Sprintf("an incomplete last line (an interrupted run) was skipped at %s", formatLineRefs([]LineRef{ref}, a.inputs())))
 	}
 	return w
 }
 
 func (a *Analysis) inputs() int { return a.ResultsFiles + a.ForeignFiles }
 
-// FormatLineRefs writes line references for a published text: "line 7,
+// formatLineRefs writes line references for a published text: "line 7,
 // line 9" with one input, "input 2 line 7" with several. File names are
 // left out on purpose: a path can name a host or a deployment.
-func FormatLineRefs(refs []LineRef, inputs int) string {
+func formatLineRefs(refs []LineRef, inputs int) string {
 	s := ""
 	for i, r := range refs {
 		if i > 0 {

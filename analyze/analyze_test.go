@@ -69,7 +69,7 @@ func TestResultsCounts(t *testing.T) {
 	onTime := attempt("burst-shaped", "burst", 200, -1, results.WaitNone)
 	onTime.SentMS = onTime.IntendedMS + 10
 	refused := attempt("", "burst", 0, -1, results.WaitNone)
-	refused.Error = results.ErrRefused
+	refused.Error = results.ClassRefused
 	odd := attempt("scheduled-shaped", "scheduled", 0, -1, results.WaitNone)
 	odd.Error = "dial tcp secret.example.com" // hand-edited: must not be published
 	recs := []results.Record{
@@ -109,8 +109,8 @@ func TestResultsCounts(t *testing.T) {
 		{"total 429", a.Totals.Total429, 5},
 		{"status 429", a.Totals.ByStatus[429], 5},
 		{"status 0", a.Totals.ByStatus[0], 2},
-		{"class refused", a.Totals.ByErrorClass[results.ErrRefused], 1},
-		{"class other", a.Totals.ByErrorClass[results.ErrOther], 1},
+		{"class refused", a.Totals.ByErrorClass[results.ClassRefused], 1},
+		{"class other", a.Totals.ByErrorClass[results.ClassOther], 1},
 		{"classes", len(a.Totals.ByErrorClass), 2},
 		{"timeline", len(a.Timeline), 3},
 	}

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,14 +9,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // Reading a ptuprobe results file on every core.
 //
 // The calling goroutine cuts the file into blocks of whole lines
-// (results.Reader.ReadBlock), a few at a time; workers decode the rows of
-// a block (results.LineDecoder, which takes the rows ptuprobe writes by a
+// (rowdecode.ReadBlock), a few at a time; workers decode the rows of
+// a block (a rowdecode.Decoder, which takes the rows ptuprobe writes by a
 // fast path and any other row through the Reader's own decoding) and count
 // them into a Tally of their own, with addRecord, as a sequential read
 // would; the calling goroutine merges these tallies into the file's Tally
@@ -54,8 +54,8 @@ const (
 	maxWorkers = 16
 )
 
-// analyzedColumns are the columns addRecord reads; a LineDecoder fills
-// only them. TestAddRecordReadsAnalyzedColumns guards the list.
+// analyzedColumns are the columns addRecord reads; a rowdecode.Decoder
+// fills only them. TestAddRecordReadsAnalyzedColumns guards the list.
 var analyzedColumns = []string{
 	"shape", "group", "status", "error", "intended_ms", "sent_ms",
 	"wait_ms", "wait_source", "spillover", "dialect", "worker",
@@ -65,7 +65,7 @@ var analyzedColumns = []string{
 
 // block is one block of a results file on its way through the workers.
 type block struct {
-	results.Block
+	rowdecode.Block
 	buf  []byte        // the buffer Block.Text is a slice of, to reuse
 	part *Tally        // its rows, counted
 	stop error         // what ended the block early, as a sequential read would return it
@@ -76,69 +76,58 @@ type block struct {
 func workers() int { return min(runtime.GOMAXPROCS(0), maxWorkers) }
 
 // readResults streams the rows of a ptuprobe results file into t (t.mu
-// held), on every core; see above.
+// held), on every core; see above. The overshoot picture follows the
+// input through its states (loadTally.begin, absorbed, readWhole, end).
 func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, in Input) (err error) {
 	rd, err := results.NewReader(r, in.Name)
 	if err != nil {
 		return badInput("%v", err)
 	}
-	dec, err := rd.Decoder(analyzedColumns...)
+	dec, err := rowdecode.NewDecoder[results.Record](rd, analyzedColumns...)
 	if err != nil {
 		return err
 	}
 	unreadable := t.unreadable.Count
-	if l := t.load; l != nil {
-		// The rows of this input are kept, or read again, as it allows.
-		l.again = in.At != nil
-		l.from = 0 // kept whole, unless the second pass is taken
-		if l.twoPass {
-			l.from = 1
-		}
-		if l.again && !l.dropped {
-			l.spilled = new(atomic.Bool)
-			l.spilled.Store(l.twoPass)
-		}
-		defer func() {
-			l.spilled = nil
-			t.sealLoad()
-			// A second pass could not find the rows of a read that failed.
-			l.partial = l.partial || (l.again && err != nil)
-			l.again = false
-		}()
-	}
-	jobs := make(chan *block)
-	var wg sync.WaitGroup
-	defer func() {
-		close(jobs)
-		wg.Wait() // no worker outlives the read: the caller may close r
-	}()
-	workers := workers()
 	var spilled *atomic.Bool // read by the workers, not t.load's: the reading goroutine writes t.load
-	if t.load != nil {
-		spilled = t.load.spilled
+	if l := t.load; l != nil {
+		spilled = l.begin(in)
+		defer func() { l.end(err) }()
 	}
-	for range workers {
-		dec := dec.Clone()
-		wg.Go(func() {
-			for b := range jobs {
-				b.part = t.fork()
-				if spilled != nil && spilled.Load() && b.part.load != nil {
-					b.part.load.counting = true
-				}
-				b.stop = b.part.count(dec, b.Block, in)
-				b.part.sealLoad()
-				close(b.done)
-			}
-		})
+	end, err := t.readBlocks(ctx, rd, dec, in, spilled)
+	switch {
+	case err != nil:
+		return err
+	case src.err != nil:
+		return fmt.Errorf("read %s: %w", in.Name, src.err)
+	case errors.Is(end, results.ErrLineTooLong):
+		return &BadInputError{Err: end}
+	case !errors.Is(end, io.EOF):
+		return end
 	}
+	if l := rd.Truncated(); l > 0 {
+		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
+	}
+	if l := t.load; l != nil {
+		l.readWhole(in, src.n, t.unreadable.Count == unreadable)
+	}
+	return nil
+}
 
+// readBlocks cuts rd into blocks, has the workers count them and merges
+// them into t in file order. It returns what ended the reading (io.EOF,
+// or the reader's error) once every block read is merged, or, as err,
+// what ended it before: a cancel, or a block's error.
+func (t *Tally) readBlocks(ctx context.Context, rd *results.Reader, dec rowdecode.Decoder[results.Record], in Input, spilled *atomic.Bool) (end, err error) {
+	workers := workers()
+	jobs, stop := t.countBlocks(workers, dec, in, spilled)
+	// No worker outlives the read: the caller may close the input.
+	defer stop()
 	var queue []*block // read, not yet merged, in file order
 	var free [][]byte  // buffers of merged blocks
-	var end error      // what ended the reading: io.EOF or a final error
 	for end == nil || len(queue) > 0 {
 		for end == nil && len(queue) < 2*workers {
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			var buf []byte
 			if n := len(free); n > 0 {
@@ -146,7 +135,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 			} else {
 				buf = make([]byte, blockSize)
 			}
-			blk, err := rd.ReadBlock(buf)
+			blk, err := rowdecode.ReadBlock(rd, buf)
 			if err != nil {
 				end = err
 				break
@@ -162,44 +151,43 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 		queue[0], queue = nil, queue[1:] // let the merged block go
 		<-b.done
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		if err := t.merge(b, dec, in); err != nil {
-			return err
+			return nil, err
 		}
-		if l := t.load; l != nil && l.spillPending {
-			// Rows up to b's are kept: the second pass reads the lines after.
-			l.spillPending = false
-			l.from = b.Line + bytes.Count(b.Text, []byte{'\n'})
+		if t.load != nil {
+			t.load.absorbed(b)
 		}
 		free = append(free, b.buf)
 	}
-	switch {
-	case src.err != nil:
-		return fmt.Errorf("read %s: %w", in.Name, src.err)
-	case errors.Is(end, results.ErrLineTooLong):
-		return &BadInputError{Err: end}
-	case !errors.Is(end, io.EOF):
-		return end
+	return end, nil
+}
+
+// countBlocks starts n workers that count the blocks sent on jobs, each
+// into a Tally of its own (only counting the overshoot picture's rows
+// once spilled is set); stop ends them and waits until they have.
+func (t *Tally) countBlocks(n int, dec rowdecode.Decoder[results.Record], in Input, spilled *atomic.Bool) (jobs chan<- *block, stop func()) {
+	ch := make(chan *block)
+	var wg sync.WaitGroup
+	for range n {
+		dec := dec.Clone()
+		wg.Go(func() {
+			for b := range ch {
+				b.part = t.fork()
+				if spilled != nil && spilled.Load() && b.part.load != nil {
+					b.part.load.onlyCount()
+				}
+				b.stop = b.part.count(dec, b.Block, in)
+				b.part.sealLoad()
+				close(b.done)
+			}
+		})
 	}
-	if l := rd.Truncated(); l > 0 {
-		t.truncated = append(t.truncated, LineRef{Input: in.Ordinal, Line: l})
+	return ch, func() {
+		close(ch)
+		wg.Wait()
 	}
-	if l := t.load; l != nil && in.At != nil && !l.dropped {
-		t.sealLoad()
-		switch {
-		case l.spillPending:
-			// Taken by rows counted again into t (blocks.go's merge), past
-			// a block: which line to read from is not known.
-			l.partial = true
-		case l.from > 0:
-			// What was read, to read again from l.from: a file may have
-			// grown since.
-			l.inputs = append(l.inputs, rereadInput{at: in.At, size: src.n, name: in.Name, from: l.from,
-				readable: t.unreadable.Count == unreadable})
-		}
-	}
-	return nil
 }
 
 // count counts the rows of one block into t, which is a worker's own
@@ -207,7 +195,7 @@ func (t *Tally) readResults(ctx context.Context, r io.Reader, src *ioErrReader, 
 // read at a row of the block, having counted the rows before it. It does
 // not look at the context: the reading goroutine does, between blocks of
 // a few milliseconds' work.
-func (t *Tally) count(dec *results.LineDecoder, b results.Block, in Input) error {
+func (t *Tally) count(dec rowdecode.Decoder[results.Record], b rowdecode.Block, in Input) error {
 	rec := results.Blank()
 	for line, err := range dec.Rows(b, &rec) {
 		if err != nil {
@@ -232,7 +220,7 @@ func (t *Tally) count(dec *results.LineDecoder, b results.Block, in Input) error
 // block early. A block that brings the groups past MaxRawGroups, or whose
 // own tally overflowed, is counted again into t, which then stops at the
 // row that brings the first group too many.
-func (t *Tally) merge(b *block, dec *results.LineDecoder, in Input) error {
+func (t *Tally) merge(b *block, dec rowdecode.Decoder[results.Record], in Input) error {
 	if b.part.overflow != nil || t.newGroups(b.part)+len(t.groups) > MaxRawGroups {
 		return t.count(dec, b.Block, in)
 	}

@@ -38,7 +38,7 @@ func TestForeignQuotedLineBreaks(t *testing.T) {
 	if day.Count() != 1 || day.Events != 3 || day.NoWait.Invalid != 2 {
 		t.Errorf("day: n=%d events=%d invalid=%d, want 1 3 2", day.Count(), day.Events, day.NoWait.Invalid)
 	}
-	if got := FormatLineRefs(a.InvalidValues.First, 1); got != "line 6, line 10" {
+	if got := formatLineRefs(a.InvalidValues.First, 1); got != "line 6, line 10" {
 		t.Errorf("invalid values at %q, want line 6, line 10", got)
 	}
 	if a.UnreadableRows.Count != 0 {
@@ -75,7 +75,7 @@ func TestForeignMalformedRecords(t *testing.T) {
 	if g := a.GroupByLabel("a"); g == nil || g.Count() != 2 {
 		t.Fatalf("group a: %+v", g)
 	}
-	if got := FormatLineRefs(a.UnreadableRows.First, 1); got != "line 3, line 4, line 5, line 8" {
+	if got := formatLineRefs(a.UnreadableRows.First, 1); got != "line 3, line 4, line 5, line 8" {
 		t.Errorf("unreadable rows at %q", got)
 	}
 }
@@ -137,7 +137,7 @@ func TestForeignRecordCap(t *testing.T) {
 func TestResultsLineCap(t *testing.T) {
 	t.Parallel()
 	r := attempt("burst-shaped", "burst", 429, 5, results.WaitRetryAfterMS)
-	content := strings.Join(results.Columns, ",") + "\n" + string(results.AppendCSV(nil, &r)) + strings.Repeat("x", 4*results.MaxLine)
+	content := strings.Join(results.Columns, ",") + "\n" + string(csvRow(&r)) + strings.Repeat("x", 4*results.MaxLine)
 	src := &countingReader{r: strings.NewReader(content)}
 	err := NewTally(false).Read(context.Background(), src, Input{Name: "r.csv", Ordinal: 1}, ForeignColumns{})
 	var bad *BadInputError

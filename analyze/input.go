@@ -7,11 +7,13 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -78,11 +80,22 @@ type ioErrReader struct {
 	r   io.Reader
 	err error
 	n   int64 // bytes read
+	// sum is the CRC-32C of the bytes read, when summed: what a second
+	// read of the file checks it reads again (reread.go).
+	sum    uint32
+	summed bool
 }
+
+// castagnoli is CRC-32C's table: the instruction set computes it at about
+// 15 GB/s, 70 ms for a 10 M-row file.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (e *ioErrReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	e.n += int64(n)
+	if e.summed {
+		e.sum = crc32.Update(e.sum, castagnoli, p[:n])
+	}
 	if err != nil && !errors.Is(err, io.EOF) && e.err == nil {
 		e.err = err
 	}
@@ -97,6 +110,12 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	src := &ioErrReader{r: r}
+	if in.At != nil && t.load != nil {
+		// The overshoot picture may read it again: what it reads then must
+		// be what was read now.
+		src.summed = true
+		in.At = &firstRead{ReaderAt: in.At, src: src}
+	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, err := br.ReadSlice('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -110,7 +129,7 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 	if len(bytes.TrimSpace(line)) == 0 {
 		return badInput("%s: empty file or empty header line", in.Name)
 	}
-	header, err := results.SplitCSVLine(nil, line)
+	header, err := rowdecode.SplitCSVLine(nil, line)
 	if err != nil {
 		return badInput("%s line 1: %v", in.Name, err)
 	}
@@ -125,22 +144,9 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 }
 
 func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, in Input, header []string, cols ForeignColumns) error {
-	valueName := cols.Value
-	if valueName == "" {
-		valueName = DefaultValueColumn
-	}
-	value := columnIndex(header, valueName)
-	if value < 0 {
-		return &BadInputError{Setting: "Value", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, valueName, describeColumns(header))}
-	}
-	group := -1
-	switch {
-	case cols.Group != "":
-		if group = columnIndex(header, cols.Group); group < 0 {
-			return &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
-		}
-	default:
-		group = columnIndex(header, autoGroupColumn)
+	value, group, err := foreignIndexes(header, cols, in)
+	if err != nil {
+		return err
 	}
 	fileGroup := fileGroupName(in.Name)
 
@@ -210,6 +216,25 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
 	return nil
+}
+
+// foreignIndexes finds the value column and the group column (-1 for
+// none: the file's name is the group) of a foreign CSV's header.
+func foreignIndexes(header []string, cols ForeignColumns, in Input) (value, group int, err error) {
+	valueName := cols.Value
+	if valueName == "" {
+		valueName = DefaultValueColumn
+	}
+	if value = columnIndex(header, valueName); value < 0 {
+		return 0, 0, &BadInputError{Setting: "Value", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, valueName, describeColumns(header))}
+	}
+	if cols.Group == "" {
+		return value, columnIndex(header, autoGroupColumn), nil
+	}
+	if group = columnIndex(header, cols.Group); group < 0 {
+		return 0, 0, &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
+	}
+	return value, group, nil
 }
 
 // errTooManyGroups ends reading at the row of the first group past

@@ -30,9 +30,9 @@ func labelError(err error) string {
 // entry keeps its DefaultLabels label, or else itself.
 type Labels map[string]string
 
-// ParseLabel parses one --label FROM=TO and validates TO with
+// parseLabel parses one --label FROM=TO and validates TO with
 // results.ValidateGroup, the one rule for a label.
-func ParseLabel(spec string) (from, to string, err error) {
+func parseLabel(spec string) (from, to string, err error) {
 	from, to, ok := strings.Cut(spec, "=")
 	if !ok || from == "" {
 		return "", "", fmt.Errorf("%q: want FROM=TO", clip(spec, results.MaxGroupLen))
@@ -47,7 +47,7 @@ func ParseLabel(spec string) (from, to string, err error) {
 func ParseLabels(specs []string) (Labels, error) {
 	l := Labels{}
 	for _, s := range specs {
-		from, to, err := ParseLabel(s)
+		from, to, err := parseLabel(s)
 		if err != nil {
 			return nil, err
 		}

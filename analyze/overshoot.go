@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -241,7 +242,7 @@ type loadTimeline struct {
 	// reread counts the rows with an intended time of inputs that can be
 	// read again that were not kept: what the second pass must find.
 	reread    int64
-	counted   int64 // rows a block's Tally counted without keeping them (loadTally.counting)
+	counted   int64 // rows a block's Tally counted without keeping them (loadCounting)
 	placed    [][]placed
 	promptSum int64 // prompt_tokens of the rows that reported one
 	promptN   int
@@ -253,30 +254,123 @@ type loadTimeline struct {
 // into one exact run per timeline when sealed: a block's rows spread over
 // a few timelines in shares no one knows beforehand, and growing a slice
 // per timeline copied and wasted more than the rows themselves.
+//
+// Where it stands is two states: its phase, over all its inputs
+// (loadPhase), and the state of the input it reads (inputState), which
+// readResults moves through begin, absorbed, readWhole and end.
 type loadTally struct {
 	window  time.Duration
-	maxKept int  // MaxKeptArrivals, or a test's
-	again   bool // the input being read can be read again (Input.At)
-	kept    int  // rows of arrivals (inputs that can be read again)
-	twoPass bool // past maxKept: their windows are counted by a second pass (reread.go)
-	partial bool // the read of an input that can be read again failed
+	maxKept int        // MaxKeptArrivals, or a test's
+	phase   loadPhase  // over all inputs
+	input   inputState // of the input being read
+	kept    int        // rows of arrivals (inputs that can be read again)
+	// partial: the read of an input that can be read again failed, or
+	// took the second pass at a line not known; the second pass cannot
+	// find its rows.
+	partial bool
 	// spilled, while an input that can be read again is read, is set once
 	// the second pass is taken, for the workers: the Tallies of the blocks
-	// they count from then on only count their rows (counting).
-	spilled  *atomic.Bool
-	counting bool
-	// spillPending: the last block absorbed took the second pass, and
-	// from (the input's first line the second pass reads) is to be noted.
-	spillPending bool
-	from         int
-	inputs       []rereadInput
-	timelines    []*loadTimeline // in the order first seen
-	byKey        map[timelineKey]*loadTimeline
-	recent       [4]recentTimeline // timelines of recent rows
-	evict        int               // the entry of recent a new timeline replaces
-	scratch      *loadScratch      // rows counted since the last seal
-	unplaced     int
-	dropped      bool // more than MaxLoadTimelines: nothing is kept
+	// they count from then on only count their rows (loadCounting).
+	spilled   *atomic.Bool
+	from      int // once the input is inputReread, its first line the second pass reads
+	inputs    []rereadInput
+	timelines []*loadTimeline // in the order first seen
+	byKey     map[timelineKey]*loadTimeline
+	recent    [4]recentTimeline // timelines of recent rows
+	evict     int               // the entry of recent a new timeline replaces
+	scratch   *loadScratch      // rows counted since the last seal
+	unplaced  int
+}
+
+// loadPhase is where a loadTally's picture stands over all its inputs. It
+// only moves forward: from loadKeeping to loadSpilled (spill), and from
+// either to loadDropped (drop). A block's Tally counted once the file's
+// Tally has spilled is loadCounting from its start (onlyCount).
+type loadPhase uint8
+
+const (
+	loadKeeping  loadPhase = iota // every row is kept; the windows are counted from memory
+	loadSpilled                   // past maxKept: the windows of rows of inputs that can be read again are counted by a second pass (reread.go)
+	loadCounting                  // a block's Tally after the spill: its rows are only counted, for the second pass to find
+	loadDropped                   // past MaxLoadTimelines: nothing is kept, there is no picture
+)
+
+// inputState is where the input a loadTally reads stands.
+type inputState uint8
+
+const (
+	noInput       inputState = iota // none is read (between inputs; a live Tally, a block's)
+	inputPinned                     // it cannot be read again (a pipe): its rows are kept whatever their number
+	inputKept                       // it can be read again, and its rows are kept so far
+	inputSpilling                   // the last block absorbed took the second pass: the line after it is still to be noted (absorbed)
+	inputReread                     // its rows from line from on are counted by the second pass
+)
+
+// rereadable reports whether the input being read can be read again.
+func (l *loadTally) rereadable() bool { return l.input >= inputKept }
+
+// begin starts reading in: its rows are pinned if it cannot be read
+// again, else kept, or read again whole once the picture has spilled. It
+// returns the signal the workers read (spilled), nil when there is none.
+func (l *loadTally) begin(in Input) *atomic.Bool {
+	switch {
+	case l.phase == loadDropped:
+		l.input = noInput
+	case in.At == nil:
+		l.input = inputPinned
+	case l.phase == loadSpilled:
+		l.input, l.from = inputReread, 1
+	default:
+		l.input, l.from = inputKept, 0
+	}
+	if l.rereadable() {
+		l.spilled = new(atomic.Bool)
+		l.spilled.Store(l.phase == loadSpilled)
+	}
+	return l.spilled
+}
+
+// onlyCount makes a block's loadTally count its rows without keeping
+// them: the file's Tally has spilled.
+func (l *loadTally) onlyCount() {
+	if l.phase == loadKeeping {
+		l.phase = loadCounting
+	}
+}
+
+// absorbed notes that block b was absorbed: if it took the second pass,
+// the lines after it are the ones to read again.
+func (l *loadTally) absorbed(b *block) {
+	if l.input == inputSpilling {
+		l.input, l.from = inputReread, b.Line+bytes.Count(b.Text, []byte{'\n'})
+	}
+}
+
+// readWhole notes that the input was read to its end: one that is read
+// again from a line is listed for the second pass (size: the bytes read,
+// as a file may grow; readable: no row of it was unreadable).
+func (l *loadTally) readWhole(in Input, size int64, readable bool) {
+	if !l.rereadable() {
+		return
+	}
+	l.seal()
+	switch l.input {
+	case inputSpilling:
+		// Taken by rows counted again into the file's Tally (blocks.go's
+		// merge), past a block: which line to read from is not known.
+		l.partial = true
+	case inputReread:
+		l.inputs = append(l.inputs, rereadInput{at: in.At, size: size, name: in.Name, from: l.from, readable: readable})
+	}
+}
+
+// end ends the input's read, whole or not (err): a second pass could
+// not find the rows of a read that failed.
+func (l *loadTally) end(err error) {
+	l.spilled = nil
+	l.seal()
+	l.partial = l.partial || (l.rereadable() && err != nil)
+	l.input = noInput
 }
 
 // loadScratch holds rows not yet sealed, each with its timeline's index.
@@ -303,7 +397,7 @@ type recentTimeline struct {
 
 // add counts one row (addRecord); group is its group's number.
 func (l *loadTally) add(rec *results.Record, group int32) {
-	if l.dropped {
+	if l.phase == loadDropped {
 		return
 	}
 	usable := rec.Is429() && rec.HasWait() && usableWait(rec.WaitMS)
@@ -322,7 +416,7 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc = scratchPool.Get().(*loadScratch)
 		l.scratch = sc
 	}
-	if l.counting {
+	if l.phase == loadCounting {
 		tl.counted++
 	} else {
 		sc.arrivals = append(sc.arrivals, arrivalOf(rec))
@@ -404,7 +498,7 @@ func (l *loadTally) drop() {
 		l.scratch.reset()
 		scratchPool.Put(l.scratch)
 	}
-	*l = loadTally{window: l.window, maxKept: l.maxKept, dropped: true}
+	*l = loadTally{window: l.window, maxKept: l.maxKept, phase: loadDropped}
 }
 
 func (sc *loadScratch) reset() {
@@ -479,10 +573,10 @@ func cut[E any](es []E, tls []int32, n int) [][]E {
 // absorb adds o's timelines to l's, o's rows after l's; remap renumbers
 // o's groups (o's number to l's Tally's). o is not used afterwards.
 func (l *loadTally) absorb(o *loadTally, remap []int32) {
-	if l.dropped {
+	if l.phase == loadDropped {
 		return
 	}
-	if o.dropped {
+	if o.phase == loadDropped {
 		l.drop()
 		return
 	}
@@ -530,9 +624,9 @@ func (l *loadTally) absorb(o *loadTally, remap []int32) {
 // its windows instead.
 func (l *loadTally) keep(tl *loadTimeline, run []arrival) {
 	switch {
-	case !l.again:
+	case !l.rereadable():
 		tl.pinned = append(tl.pinned, run)
-	case l.twoPass:
+	case l.phase == loadSpilled:
 		tl.reread += int64(len(run))
 	default:
 		tl.arrivals = append(tl.arrivals, run)
@@ -544,13 +638,16 @@ func (l *loadTally) keep(tl *loadTimeline, run []arrival) {
 // than maxKept are kept: from then on their windows are counted by a
 // second pass (reread.go), which reads the input being read from the
 // block after the one that brought them past (readResults notes its line:
-// spillPending), and the inputs after it whole. The rows kept stay, and
+// inputSpilling), and the inputs after it whole. The rows kept stay, and
 // are counted from memory: at most maxKept and a block's.
 func (l *loadTally) spill() {
-	if l.twoPass || l.kept <= l.maxKept {
+	if l.phase != loadKeeping || l.kept <= l.maxKept {
 		return
 	}
-	l.twoPass, l.spillPending = true, true
+	l.phase = loadSpilled
+	if l.input == inputKept {
+		l.input = inputSpilling
+	}
 	if l.spilled != nil {
 		l.spilled.Store(true)
 	}
@@ -558,7 +655,7 @@ func (l *loadTally) spill() {
 
 // warning says why the picture was left out, if it was.
 func (l *loadTally) warning() string {
-	if l == nil || !l.dropped {
+	if l == nil || l.phase != loadDropped {
 		return ""
 	}
 	return fmt.Sprintf("the inputs hold more than %d timelines (run × group × shape); the picture of advised waits against offered load is left out", MaxLoadTimelines)
@@ -652,7 +749,7 @@ func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
 // that changed.
 func (t *Tally) overshoot(published map[string]string, groups []Group) (*Overshoot, error) {
 	l := t.load
-	if l == nil || l.dropped || t.resultsFiles == 0 {
+	if l == nil || l.phase == loadDropped || t.resultsFiles == 0 {
 		return nil, nil
 	}
 	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
@@ -703,7 +800,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 	}
 	window := float64(l.window) / float64(time.Millisecond)
 	var sums [][]windowSum // with a second pass, each timeline's windows, in the order of its points
-	if l.twoPass {
+	if l.phase == loadSpilled {
 		var err error
 		if sums, err = l.windowSums(placedRuns, window); err != nil {
 			return nil, err

@@ -36,7 +36,7 @@ func (r row) record() results.Record {
 	}
 	rec.PromptTokens, rec.MaxTokens, rec.UtilizationPct = r.prompt, r.max, r.util
 	if r.status == 0 {
-		rec.Error = results.ErrTimeout
+		rec.Error = results.ClassTimeout
 	}
 	if r.wait >= 0 {
 		rec.WaitMS, rec.WaitSource = r.wait, results.WaitRetryAfterMS

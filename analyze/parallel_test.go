@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -82,7 +83,7 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 	r.TTFBMS, r.LatencyMS = float64(rng.IntN(100)), float64(rng.IntN(1000))+0.125
 	r.Status = []int{200, 200, 429, 429, 429, 0, 503}[rng.IntN(7)]
 	if r.Status == 0 {
-		r.Error = []string{results.ErrTimeout, results.ErrReset, "dial tcp secret.example.com", ""}[rng.IntN(4)]
+		r.Error = []string{results.ClassTimeout, results.ClassReset, "dial tcp secret.example.com", ""}[rng.IntN(4)]
 	}
 	r.WaitSource = results.WaitNone
 	if r.Status == 429 || r.Status == 503 {
@@ -130,7 +131,7 @@ func variedFile(seed uint64, hdr []string, rows int, truncate bool) string {
 	}
 	for i := range rows {
 		r := variedRecord(rng, i)
-		full, _ := results.SplitCSVLine(nil, bytes.TrimSuffix(results.AppendCSV(nil, &r), []byte("\n")))
+		full, _ := rowdecode.SplitCSVLine(nil, bytes.TrimSuffix(csvRow(&r), []byte("\n")))
 		cells := make([]string, len(hdr))
 		for k, j := range index {
 			if j >= 0 {
@@ -318,7 +319,7 @@ func TestParallelReadFailure(t *testing.T) {
 
 // TestAddRecordReadsAnalyzedColumns guards analyzedColumns: addRecord must
 // count a row the same whatever its other columns hold, since a
-// LineDecoder fills only those.
+// rowdecode.Decoder fills only those.
 func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 	t.Parallel()
 	fieldOf := map[string]string{ // the Record field of each analyzed column
@@ -407,7 +408,7 @@ func TestReadCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const cancelAt = 20 << 20
-	src := &endlessRows{head: []byte(strings.Join(results.Columns, ",") + "\n"), row: results.AppendCSV(nil, &r), cancelAt: cancelAt, cancel: cancel}
+	src := &endlessRows{head: []byte(strings.Join(results.Columns, ",") + "\n"), row: csvRow(&r), cancelAt: cancelAt, cancel: cancel}
 	err := NewTally(false).Read(ctx, src, Input{Name: "endless.csv", Ordinal: 1}, ForeignColumns{})
 	src.closed.Store(true)
 	if !errors.Is(err, context.Canceled) {

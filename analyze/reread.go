@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -36,9 +37,11 @@ import (
 // their number, and of the others up to the stop — are counted into the
 // same sums.
 //
-// The second pass checks that it finds, timeline by timeline, as many rows
-// as the first read counted: a file rewritten in between is an error, not
-// a wrong picture.
+// The second pass checks that it reads the bytes the first read read (a
+// CRC-32C of them, firstRead) and finds, timeline by timeline, as many
+// rows as the first read counted: a file rewritten in between — even in
+// place, to the same size and row counts — is an error, not a wrong
+// picture. A file that has only grown since is read to its old end.
 
 // MaxKeptArrivals is how many rows of inputs that can be read again the
 // overshoot picture keeps (16 bytes each: 32 MB, and a block's more)
@@ -57,6 +60,13 @@ const MaxKeptArrivals = 2_000_000
 // intended time and token budget.
 var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}
 
+// firstRead is an input's At as Tally.Read hands it on: the reader, and
+// the first read's count and checksum of the bytes it read.
+type firstRead struct {
+	io.ReaderAt
+	src *ioErrReader
+}
+
 // rereadInput is an input the second pass reads again: its first size
 // bytes, which are what the first read read.
 type rereadInput struct {
@@ -65,7 +75,7 @@ type rereadInput struct {
 	name string
 	from int // the first line to count: the lines before were kept
 	// readable: none of its rows failed to read, so the second read need
-	// check only the columns it reads (results.Reader.ReadableDecoder).
+	// check only the columns it reads (rowdecode.NewReadableDecoder).
 	readable bool
 }
 
@@ -223,20 +233,22 @@ func (s *secondPass) read(in rereadInput) error {
 		return fmt.Errorf("read %s again for the picture of advised waits against offered load: %w", in.name, err)
 	}
 	src := &ioErrReader{r: io.NewSectionReader(in.at, 0, in.size)}
+	first, _ := in.at.(*firstRead)
+	src.summed = first != nil
 	rd, err := results.NewReader(src, in.name)
 	if err != nil {
 		return fail(err)
 	}
-	decoder := rd.Decoder
+	decoder := rowdecode.NewDecoder[results.Record]
 	if in.readable {
-		decoder = rd.ReadableDecoder
+		decoder = rowdecode.NewReadableDecoder[results.Record]
 	}
-	dec, err := decoder(rereadColumns...)
+	dec, err := decoder(rd, rereadColumns...)
 	if err != nil {
 		return fail(err)
 	}
 	workers := workers()
-	jobs := make(chan results.Block)
+	jobs := make(chan rowdecode.Block)
 	free := make(chan []byte, 2*workers)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -259,7 +271,7 @@ func (s *secondPass) read(in rereadInput) error {
 	}
 	var end error
 	for {
-		blk, err := rd.ReadBlock(<-free)
+		blk, err := rowdecode.ReadBlock(rd, <-free)
 		if err != nil {
 			end = err
 			break
@@ -283,6 +295,8 @@ func (s *secondPass) read(in rereadInput) error {
 		return fail(src.err)
 	case !errors.Is(end, io.EOF):
 		return fail(end)
+	case first != nil && (src.n != in.size || src.sum != first.src.sum):
+		return fail(fmt.Errorf("the inputs changed while they were analyzed: its first %d bytes are not the ones read before (rewritten in place?)", in.size))
 	}
 	return nil
 }
@@ -291,7 +305,7 @@ func (s *secondPass) read(in rereadInput) error {
 // block are summed apart and added to the differences at its end.
 type passWorker struct {
 	s       *secondPass
-	dec     *results.LineDecoder
+	dec     rowdecode.Decoder[results.Record]
 	from    int // the first line to count
 	recent  [4]recentTimeline
 	evict   int
@@ -302,7 +316,7 @@ type passWorker struct {
 	spans   []span
 }
 
-func (s *secondPass) worker(dec *results.LineDecoder, from int) *passWorker {
+func (s *secondPass) worker(dec rowdecode.Decoder[results.Record], from int) *passWorker {
 	n := len(s.l.timelines)
 	w := &passWorker{s: s, dec: dec, from: from, open: make([]span, n), hints: make([][2]int, n), rows: make([]int64, n)}
 	for i := range w.open {
@@ -312,7 +326,7 @@ func (s *secondPass) worker(dec *results.LineDecoder, from int) *passWorker {
 }
 
 // count counts the rows of one block.
-func (w *passWorker) count(b results.Block) error {
+func (w *passWorker) count(b rowdecode.Block) error {
 	s := w.s
 	rec := results.Blank()
 	for line, err := range w.dec.Rows(b, &rec) {

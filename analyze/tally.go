@@ -327,9 +327,9 @@ func (t *Tally) adopt(g *groupTally) {
 // the column (a hand-edited file) is counted as "other", so free text never
 // reaches a report.
 var knownErrorClasses = map[string]bool{
-	results.ErrTimeout: true, results.ErrRefused: true, results.ErrReset: true,
-	results.ErrCanceled: true, results.ErrTLS: true, results.ErrBody: true,
-	results.ErrHeaders: true, results.ErrLocal: true, results.ErrOther: true,
+	results.ClassTimeout: true, results.ClassRefused: true, results.ClassReset: true,
+	results.ClassCanceled: true, results.ClassTLS: true, results.ClassBody: true,
+	results.ClassHeaders: true, results.ClassLocal: true, results.ClassOther: true,
 }
 
 // Observe counts one ptuprobe attempt as it completes, for a live run: it
@@ -383,7 +383,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	if rec.Error != "" {
 		class := rec.Error
 		if !knownErrorClasses[class] {
-			class = results.ErrOther
+			class = results.ClassOther
 		}
 		t.errorClasses[class]++
 	}

@@ -43,7 +43,7 @@ func TestObserveConcurrently(t *testing.T) {
 	none := attempt(results.GroupScheduled, results.ShapeScheduled, 429, -1, results.WaitNone)
 	invalid := attempt(results.GroupScheduled, results.ShapeScheduled, 429, -1, results.WaitInvalid)
 	failed := attempt(results.GroupScheduled, results.ShapeScheduled, 0, -1, results.WaitNone)
-	failed.Error = results.ErrReset
+	failed.Error = results.ClassReset
 	for _, r := range []*results.Record{&none, &invalid, &failed} {
 		wg.Go(func() { tally.Observe(r) })
 	}
@@ -65,7 +65,7 @@ func TestObserveConcurrently(t *testing.T) {
 		{"429s", float64(tot.Total429), 102},
 		{"status 200", float64(tot.ByStatus[200]), 100},
 		{"no response", float64(tot.ByStatus[0]), 1},
-		{"reset", float64(tot.ByErrorClass[results.ErrReset]), 1},
+		{"reset", float64(tot.ByErrorClass[results.ClassReset]), 1},
 		{"no wait", float64(tot.NoWait.None + tot.NoWait.Invalid), 2},
 		{"spillover", float64(tot.Spillover), 10},
 		{"late", float64(tot.Late), 60},

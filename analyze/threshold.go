@@ -34,8 +34,8 @@ var TopLevelMetrics = []string{"errors", "attempts", "total_429", "late"}
 // names (p50_ms, …) are the others, with share_429.
 var groupCounters = []string{"count", "attempts", "invalid", "late", "share_429"}
 
-// GroupMetrics lists every per-group metric name.
-func GroupMetrics() []string {
+// groupMetrics lists every per-group metric name.
+func groupMetrics() []string {
 	out := append([]string(nil), groupCounters...)
 	for _, s := range Statistics {
 		out = append(out, s.Name)
@@ -93,8 +93,8 @@ func ParseThreshold(expr string) (Threshold, error) {
 		if t.Selector == "" {
 			return fail("empty group before %q", "."+t.Metric)
 		}
-		if !contains(GroupMetrics(), t.Metric) {
-			return fail("unknown group metric %q (known: %s)", clip(t.Metric, 32), strings.Join(GroupMetrics(), ", "))
+		if !contains(groupMetrics(), t.Metric) {
+			return fail("unknown group metric %q (known: %s)", clip(t.Metric, 32), strings.Join(groupMetrics(), ", "))
 		}
 		if strings.ContainsAny(t.Selector, "<>=!") {
 			return fail("more than one comparison operator")

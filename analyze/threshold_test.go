@@ -61,7 +61,7 @@ func TestEvaluateThreshold(t *testing.T) {
 	}
 	recs = append(recs, attempt("nightly", "scheduled", 429, 7, results.WaitRetryAfterMS))
 	failed := attempt("nightly", "scheduled", 0, -1, results.WaitNone)
-	failed.Error = results.ErrTimeout
+	failed.Error = results.ClassTimeout
 	recs = append(recs, failed)
 	path := resultsFile(t, dir, "r.csv", recs)
 	events := writeFile(t, dir, "foreign.csv", lines("retry_after_ms", "1", "2", "3", "4", "5"))

@@ -103,7 +103,7 @@ func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*
 	if req.Seq%3 == 0 {
 		r.Status = 200
 	} else {
-		r.Error = results.ErrTimeout
+		r.Error = results.ClassTimeout
 	}
 	record(&r)
 }

@@ -63,7 +63,7 @@ func TestUsageOfLongBodies(t *testing.T) {
 		{"long stream", strings.Repeat(`data: {"choices":[{"delta":{"content":"lorem ipsum "}}]}`+"\n\n", 3*keptBodyBytes/60) +
 			`data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":8000}}` + "\n\ndata: [DONE]\n\n", 7, results.None, 8000, ""},
 		{"over MaxBodyBytes", `{"choices":[{"message":{"content":"` + strings.Repeat("x", MaxBodyBytes) + `"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`,
-			results.None, results.None, results.None, results.ErrBody},
+			results.None, results.None, results.None, results.ClassBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -110,8 +110,8 @@ func TestHostileBurstsKeepMemoryBounded(t *testing.T) {
 		requests int
 		row      string // status and error class of every row
 	}{
-		{"huge-header", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 9_500_000}, 64, "0 " + results.ErrHeaders},
-		{"endless-body", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, 256, "200 " + results.ErrBody},
+		{"huge-header", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 9_500_000}, 64, "0 " + results.ClassHeaders},
+		{"endless-body", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, 256, "200 " + results.ClassBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,8 +210,8 @@ func TestRealEMFILEIsLocal(t *testing.T) {
 	if got["warm"] != "429 " || got["exhausted"] != "true" {
 		t.Fatalf("the child did not reach the target first, or did not run out of descriptors: %v", got)
 	}
-	if got["row"] != "0 "+results.ErrLocal {
-		t.Fatalf("row %q, want 0 %s", got["row"], results.ErrLocal)
+	if got["row"] != "0 "+results.ClassLocal {
+		t.Fatalf("row %q, want 0 %s", got["row"], results.ClassLocal)
 	}
 }
 

@@ -123,6 +123,9 @@ func TestEchoedSecretsInDialectFields(t *testing.T) {
 		{"a key of digits as a reset", digits, func(k string) http.HandlerFunc {
 			return answer(429, "", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", k)
 		}, dialectRow{none, results.WaitInvalid, results.DialectXRate, 0, none, none, none, none, none}},
+		{"a key of digits as x-ms-retry-after-ms", digits, func(k string) http.HandlerFunc {
+			return answer(429, "", "X-Ms-Retry-After-Ms", k)
+		}, dialectRow{none, results.WaitInvalid, results.DialectAzure, none, none, none, none, none, none}},
 		{"a key of digits as Gemini's retryDelay", digits, func(k string) http.HandlerFunc {
 			return answer(429, geminiRefusalBody(k+"s"))
 		}, dialectRow{none, results.WaitNone, results.DialectNone, none, none, none, none, none, none}},
@@ -183,7 +186,7 @@ func TestOwnerRecordsBodyAdvice(t *testing.T) {
 		go srv.Serve(ln)
 		defer srv.Close()
 		tg, err := New(Config{API: APIAzure, Endpoint: "http://sim.invalid", Deployment: "d", PromptTokens: 10, MaxTokens: 1,
-			DialContext: ln.DialContext, Owner: &admission.Policy{MaxAttempts: 2, Jitter: -1, Budget: 10 * time.Second}, PolicyName: "honor"})
+			DialContext: ln.DialContext, Owner: &admission.Policy{MaxAttempts: 2, Budget: 10 * time.Second}, PolicyName: "honor"})
 		if err != nil {
 			t.Fatal(err)
 		}

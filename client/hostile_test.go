@@ -30,17 +30,17 @@ func TestHostileTargets(t *testing.T) {
 		cfg  hostile.Config
 		want row
 	}{
-		{"9.5 MB header", hostile.Config{Mode: hostile.HugeHeader}, row{0, results.ErrHeaders, results.WaitNone, "", ""}},
-		{"header at the limit", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: MaxHeaderBytes}, row{0, results.ErrHeaders, results.WaitNone, "", ""}},
+		{"9.5 MB header", hostile.Config{Mode: hostile.HugeHeader}, row{0, results.ClassHeaders, results.WaitNone, "", ""}},
+		{"header at the limit", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: MaxHeaderBytes}, row{0, results.ClassHeaders, results.WaitNone, "", ""}},
 		{"32 KiB header is read", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 32 << 10}, row{429, "", results.WaitRetryAfterMS, "10", ""}},
 		{"invalid UTF-8", hostile.Config{Mode: hostile.NonUTF8},
 			row{429, "", results.WaitInvalid, "25\ufffd\ufffd", "\ufffd\ufffd7" + strings.Repeat("é", 28)}},
 		{"repeated retry headers that differ", hostile.Config{Mode: hostile.DupRetryAfter},
 			row{429, "", results.WaitInvalid, "10, 20000", "1, 30"}},
-		{"endless body", hostile.Config{Mode: hostile.EndlessBody}, row{429, results.ErrBody, results.WaitNone, "", ""}},
-		{"endless body, status 200", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, row{200, results.ErrBody, results.WaitNone, "", ""}},
-		{"garbage", hostile.Config{Mode: hostile.Garbage}, row{0, results.ErrOther, results.WaitNone, "", ""}},
-		{"reset mid-headers", hostile.Config{Mode: hostile.Reset}, row{0, results.ErrReset, results.WaitNone, "", ""}},
+		{"endless body", hostile.Config{Mode: hostile.EndlessBody}, row{429, results.ClassBody, results.WaitNone, "", ""}},
+		{"endless body, status 200", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, row{200, results.ClassBody, results.WaitNone, "", ""}},
+		{"garbage", hostile.Config{Mode: hostile.Garbage}, row{0, results.ClassOther, results.WaitNone, "", ""}},
+		{"reset mid-headers", hostile.Config{Mode: hostile.Reset}, row{0, results.ClassReset, results.WaitNone, "", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,8 +89,8 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		status  int
 		err     string
 	}{
-		{"a byte every 100 ms", hostile.Config{Mode: hostile.SlowBody, Trickle: 100 * time.Millisecond}, 2 * time.Second, 429, results.ErrTimeout},
-		{"a byte every 10 s", hostile.Config{Mode: hostile.SlowBody, Trickle: 10 * time.Second, Status: 200}, 3 * time.Second, 200, results.ErrTimeout},
+		{"a byte every 100 ms", hostile.Config{Mode: hostile.SlowBody, Trickle: 100 * time.Millisecond}, 2 * time.Second, 429, results.ClassTimeout},
+		{"a byte every 10 s", hostile.Config{Mode: hostile.SlowBody, Trickle: 10 * time.Second, Status: 200}, 3 * time.Second, 200, results.ClassTimeout},
 		{"done within the timeout", hostile.Config{Mode: hostile.SlowBody, Trickle: 10 * time.Millisecond, BodyBytes: 50}, time.Second, 429, ""},
 	}
 	for _, tt := range tests {
@@ -113,7 +113,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 				if r.Status != tt.status || r.Error != tt.err || r.TTFBMS != 0 {
 					t.Fatalf("row %+v, want status %d, error %q", r, tt.status, tt.err)
 				}
-				if tt.err == results.ErrTimeout && r.LatencyMS != float64(tt.timeout/time.Millisecond) {
+				if tt.err == results.ClassTimeout && r.LatencyMS != float64(tt.timeout/time.Millisecond) {
 					t.Fatalf("latency %v ms, want the timeout, %v", r.LatencyMS, tt.timeout)
 				}
 			})

@@ -82,7 +82,7 @@ func ownedSend(t *testing.T, s *script, cfg Config, stopAfter time.Duration) []r
 }
 
 func honour() *admission.Policy {
-	return &admission.Policy{MaxAttempts: 3, Jitter: -1, Budget: 10 * time.Second}
+	return &admission.Policy{MaxAttempts: 3, Budget: 10 * time.Second}
 }
 
 // TestOwnerRecordsEveryAttempt: each attempt the owner makes is a row,
@@ -162,7 +162,7 @@ func TestOwnerGiveUpRedirectAndStop(t *testing.T) {
 func TestStackedOwnersAndSDKMarks(t *testing.T) {
 	t.Parallel()
 	s := &script{answers: map[string][]int{primaryPath: {429, 429, 429, 429, 429}}}
-	p := &admission.Policy{MaxAttempts: 2, Jitter: -1, Budget: -1, ReturnLastResponse: true}
+	p := &admission.Policy{MaxAttempts: 2, ReturnLastResponse: true}
 	rows := ownedSend(t, s, Config{Owner: p, AppAttempts: 3, AppDelay: time.Second, MarkSDKRetries: true}, 0)
 	if len(rows) != 6 {
 		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)

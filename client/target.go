@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -532,7 +533,7 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 	req, err := t.newRequest(admission.WithAttemptObserver(ctx, o.observe), o.first.Seq)
 	if err != nil {
 		rec := o.next(time.Time{}, time.Now())
-		rec.Error = results.ErrOther
+		rec.Error = results.ClassOther
 		o.record(&rec)
 		return false
 	}
@@ -627,7 +628,7 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 	rec.MaxTokens = t.MaxTokens()
 	req, err := t.newRequest(ctx, seq)
 	if err != nil {
-		rec.Error = results.ErrOther
+		rec.Error = results.ClassOther
 		return
 	}
 	start := time.Now()
@@ -652,13 +653,13 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	switch {
 	case rerr != nil:
 		rec.Error = Classify(ctx, rerr)
-		if rec.Error == results.ErrOther {
-			rec.Error = results.ErrBody
+		if rec.Error == results.ClassOther {
+			rec.Error = results.ClassBody
 		}
 	case body.n > MaxBodyBytes:
 		// Not read to its end: a body that never ends must not hold the
 		// request until the timeout, nor usage be parsed from a part.
-		rec.Error = results.ErrBody
+		rec.Error = results.ClassBody
 	}
 	// The advice of a body (Gemini's RetryInfo) is read from a body read
 	// whole and kept whole: a part of a document is no document.
@@ -684,8 +685,8 @@ func sinceMS(t time.Time) float64 {
 // (and so gives no wait), a numeric one is left absent, and an error body
 // holding one is not read for advice.
 func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record) {
-	rec.RetryAfterMS = t.recordHeader(retryafter.Field(h, "Retry-After-Ms"))
-	rec.RetryAfter = t.recordHeader(retryafter.Field(h, "Retry-After"))
+	rec.RetryAfterMS = t.recordHeader(httpfield.Field(h, "Retry-After-Ms"))
+	rec.RetryAfter = t.recordHeader(httpfield.Field(h, "Retry-After"))
 	a := retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
 	rec.WaitMS, rec.WaitSource, rec.Dialect = a.Wait.MS, a.Wait.Source, a.Dialect
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
@@ -701,12 +702,12 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 }
 
 // vetted is h as retryafter may read it: every value of a field it reads
-// (retryafter.Reads) that carries a secret is Redacted, which reads as no
+// (httpfield.Reads) that carries a secret is Redacted, which reads as no
 // number and no date. It is h itself when no value does, as is usual.
 func (t *Target) vetted(h http.Header) http.Header {
 	var out http.Header
 	for k, vs := range h {
-		if !retryafter.Reads(k) {
+		if !httpfield.Reads(k) {
 			continue
 		}
 		for i, v := range vs {
@@ -761,15 +762,15 @@ func (t *Target) header(h http.Header, name string) string {
 // ParseUtilization reads "NN.N%" (the % optional) into a percentage, or
 // results.None.
 func ParseUtilization(v string) float64 {
-	v = strings.TrimSuffix(retryafter.TrimOWS(v), "%")
-	f, ok := retryafter.Number(retryafter.TrimOWS(v))
+	v = strings.TrimSuffix(httpfield.TrimOWS(v), "%")
+	f, ok := httpfield.Number(httpfield.TrimOWS(v))
 	if !ok || f > 1e6 {
 		return results.None
 	}
 	return f
 }
 
-// Classify maps a transport error to one of the results.Err* classes.
+// Classify maps a transport error to one of the results.Class* error classes.
 //
 // A failure on this machine is "local", not a fault of the target: out of
 // file descriptors (EMFILE, ENFILE), of local ports (EADDRNOTAVAIL), of
@@ -785,44 +786,44 @@ func Classify(ctx context.Context, err error) string {
 	case err == nil:
 		return ""
 	case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
-		return results.ErrCanceled
+		return results.ClassCanceled
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
-		return results.ErrTimeout
+		return results.ClassTimeout
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return results.ErrTimeout
+		return results.ClassTimeout
 	}
 	switch {
 	case isLocal(err):
-		return results.ErrLocal
+		return results.ClassLocal
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return results.ErrRefused
+		return results.ClassRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		// The transport closed the connection under the request's writer
 		// when its reader saw the peer's reset: a reset all the same (a
 		// cancel was classified above).
 		errors.Is(err, net.ErrClosed):
-		return results.ErrReset
+		return results.ClassReset
 	}
 	msg := innermost(err).Error()
 	switch {
 	case strings.HasPrefix(msg, "malformed HTTP"):
-		return results.ErrOther
+		return results.ClassOther
 	case isHeadersTooLarge(msg):
-		return results.ErrHeaders
+		return results.ClassHeaders
 	}
 	var rhe tls.RecordHeaderError
 	var ae tls.AlertError
 	var cve *tls.CertificateVerificationError
 	if errors.As(err, &rhe) || errors.As(err, &ae) || errors.As(err, &cve) || strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ") {
-		return results.ErrTLS
+		return results.ClassTLS
 	}
 	if strings.Contains(err.Error(), "server closed") || strings.Contains(err.Error(), "connection reset") {
-		return results.ErrReset
+		return results.ClassReset
 	}
-	return results.ErrOther
+	return results.ClassOther
 }
 
 // localErrnos are the failures of a system call that say this machine ran

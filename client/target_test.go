@@ -179,7 +179,7 @@ func TestSendScriptedResponses(t *testing.T) {
 			conn.(*net.TCPConn).SetLinger(0)
 			conn.Close()
 		}, func(t *testing.T, r results.Record) {
-			if r.Status != 0 || r.Error != results.ErrReset {
+			if r.Status != 0 || r.Error != results.ClassReset {
 				t.Fatalf("%+v", r)
 			}
 		}},
@@ -191,7 +191,7 @@ func TestSendScriptedResponses(t *testing.T) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
 		}, func(t *testing.T, r results.Record) {
-			if r.Status != 200 || (r.Error != results.ErrReset && r.Error != results.ErrBody) {
+			if r.Status != 200 || (r.Error != results.ClassReset && r.Error != results.ClassBody) {
 				t.Fatalf("%+v", r)
 			}
 		}},
@@ -242,7 +242,7 @@ func TestTimeout(t *testing.T) {
 				}
 				defer tg.Close()
 				r := send(tg)
-				if r.Error != results.ErrTimeout || r.Status != tt.status || r.LatencyMS != float64(DefaultTimeout/time.Millisecond) {
+				if r.Error != results.ClassTimeout || r.Status != tt.status || r.LatencyMS != float64(DefaultTimeout/time.Millisecond) {
 					t.Fatalf("%+v, want error timeout, status %d, latency %v", r, tt.status, DefaultTimeout)
 				}
 			})
@@ -367,14 +367,14 @@ func TestRefusedAndCanceled(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	tg := newAzure(t, "http://"+addr)
-	if r := send(tg); r.Error != results.ErrRefused || r.Status != 0 {
+	if r := send(tg); r.Error != results.ClassRefused || r.Status != 0 {
 		t.Fatalf("%+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := results.Blank()
 	sendOne(ctx, tg, 1, &r)
-	if r.Error != results.ErrCanceled {
+	if r.Error != results.ClassCanceled {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -580,7 +580,7 @@ func TestUntrustedCertificateIsTLS(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	tg := newAzure(t, srv.URL)
-	if r := send(tg); r.Error != results.ErrTLS || r.Status != 0 {
+	if r := send(tg); r.Error != results.ClassTLS || r.Status != 0 {
 		t.Fatalf("%+v", r)
 	}
 }

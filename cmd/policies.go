@@ -3,85 +3,83 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
-	"github.com/ptuprobe/ptuprobe/internal/charplan"
-	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
-	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // Defaults of the policy lab.
 const (
-	DefaultPoliciesOutDir  = "ptuprobe-policies"
-	DefaultPolicyTimeScale = 20
-	DefaultPolicyCooldown  = 30 * time.Second
-	DefaultPolicyBudget    = 30 * time.Second
+	DefaultPoliciesOutDir = "ptuprobe-policies"
+	DefaultPolicyLoads    = "0.8x,1.5x,3x"
+	DefaultPolicyClients  = "16"
+	DefaultPolicyRepeat   = 3
+	DefaultPolicyDuration = 40 * time.Second
+	DefaultPolicyArrivals = "poisson"
+	// DefaultPolicyPause and DefaultPolicyMaxRequests are a named
+	// target's: a pause between runs, and the lab's cap on requests.
+	DefaultPolicyPause       = 30 * time.Second
+	DefaultPolicyMaxRequests = 10_000
+	policyProgressInterval   = 10
 )
 
 type policiesCmd struct {
-	tf           targetFlags
-	rf           runFlags
-	bf           burstFlags
-	sf           scheduleFlags
-	policies     []string
-	outDir       string
-	budget       time.Duration
-	repeat       int
-	cooldown     time.Duration
-	fallback     string
-	skipBurst    bool
-	skipSchedule bool
-	maxDuration  time.Duration
+	tf          targetFlags
+	capacity    float64
+	pause       time.Duration
+	maxRequests int
+	fallback    string
+	policies    []string
+	loads       string
+	clients     string
+	repeat      int
+	budget      time.Duration
+	maxAttempts int
+	duration    time.Duration
+	arrivals    string
+	outDir      string
+	quiet       bool
 }
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-	lab, setup, err := pc.lab(stderr)
+	job, err := pc.job()
 	if err != nil {
 		return err
 	}
-	setup.Command, setup.Settings = c.CommandPath(), reportSettings(c.Flags())
-	if err := os.MkdirAll(pc.outDir, 0o755); err != nil {
-		return asUsage(fmt.Errorf("create --out-dir: %w", err))
+	job.Setup.Command, job.Setup.Settings = c.CommandPath(), reportSettings(c.Flags())
+	if !pc.quiet {
+		total := job.Lab.Runs()
+		where := "on the embedded simulator, on a virtual clock"
+		if n := job.Lab.Named; n != nil {
+			expect := time.Duration(total)*(job.Lab.Duration+job.Lab.Budget) + time.Duration(max(total-1, 0))*n.Pause
+			where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", job.Lab.Planned(n.Capacity), expect.Round(time.Second))
+		}
+		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) %s\n",
+			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
+		step := max(1, total/policyProgressInterval)
+		job.Lab.Progress = func(done, total int) {
+			if done%step == 0 || done == total {
+				fmt.Fprintf(stderr, "ptuprobe: %d of %d runs done\n", done, total)
+			}
+		}
 	}
-	if err := os.Remove(lab.Output); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("replace %s: %w", lab.Output, err)
-	}
-	if err := pc.rf.metrics.start(stderr, pc.rf.quiet); err != nil {
-		return err
-	}
-	defer pc.rf.metrics.stop(stderr, pc.rf.quiet)
-	if lab.Options.Metrics, err = pc.rf.metrics.traffic(); err != nil {
-		return err
-	}
-	ms, runErr := policylab.Run(c.Context(), lab)
-	pc.rf.metrics.finish()
-	var v *valid.Error
-	if errors.As(runErr, &v) {
-		return settingError(runErr, pc.names())
-	}
-	if errors.Is(runErr, dispatch.ErrInterrupted) {
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: every completed attempt is kept in %s; no table written", lab.Output)}
+	sw, written, runErr := policylab.Execute(c.Context(), job)
+	if errors.Is(runErr, policylab.ErrInterrupted) {
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: the %d rows completed are in %s", len(sw.Rows), pc.outDir)}
 	}
 	if runErr != nil {
-		return runErr
+		return settingError(runErr, pc.names())
 	}
-	written, err := policylab.Publish(pc.outDir, ms, setup)
-	if err != nil {
+	if err := policylab.PrintTable(stdout, sw); err != nil {
 		return err
 	}
-	printPolicyTable(stdout, ms)
-	fmt.Fprintf(stdout, "\nwrote %s\n", lab.Output)
+	fmt.Fprintln(stdout)
 	for _, p := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
@@ -89,136 +87,69 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 }
 
 func (pc *policiesCmd) names() flagNames {
-	return merge(runFlagNames, targetFlagNames, simFlagNames("sim-"), pc.bf.names(), scheduleFlagNames,
-		flagNames{"Budget": "--max-duration", "Output": "--out-dir", "FallbackDeployment": "--fallback-deployment"})
+	return merge(targetFlagNames, simFlagNames("sim-"), flagNames{
+		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
+		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--budget",
+		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
+		"MaxTokens": "--max-tokens", "OutDir": "--out-dir",
+	})
 }
 
-// lab checks every flag, the policies and the target, and builds the lab.
-func (pc *policiesCmd) lab(stderr io.Writer) (policylab.Lab, policylab.Setup, error) {
+// job reads the flags into the lab's job; a value out of range is one
+// usage line naming its flag.
+func (pc *policiesCmd) job() (policylab.Job, error) {
 	var lab policylab.Lab
-	if pc.skipBurst && pc.skipSchedule {
-		return lab, policylab.Setup{}, usageError("--skip-burst and --skip-schedule leave nothing to run")
-	}
-	if pc.budget <= 0 || pc.budget > time.Hour {
-		return lab, policylab.Setup{}, usageError("--budget must be positive and at most 1h")
-	}
-	if pc.repeat < 1 || pc.repeat > 20 {
-		return lab, policylab.Setup{}, usageError("--repeat must be between 1 and 20")
-	}
-	if pc.cooldown < 0 || pc.cooldown > time.Hour {
-		return lab, policylab.Setup{}, usageError("--cooldown must be between 0 and 1h")
-	}
-	if pc.maxDuration <= 0 {
-		return lab, policylab.Setup{}, usageError("--max-duration must be positive")
-	}
 	names := pc.policies
 	if len(names) == 0 {
 		names = policylab.DefaultPolicies()
 	}
-	seen := map[string]bool{}
 	for _, n := range names {
 		s, err := policylab.ParseSpec(n)
 		if err != nil {
-			return lab, policylab.Setup{}, usageError("--policy: %v", err)
+			return policylab.Job{}, usageError("--policy: %v", err)
 		}
-		if seen[s.Name] {
-			return lab, policylab.Setup{}, usageError("--policy: %s is named twice", s.Name)
-		}
-		seen[s.Name] = true
 		lab.Policies = append(lab.Policies, s)
 	}
-	opts, err := pc.rf.options(pc.maxDuration)
+	loads, err := policylab.ParseLoads(pc.loads)
 	if err != nil {
-		return lab, policylab.Setup{}, err
+		return policylab.Job{}, usageError("--load: %v", err)
 	}
-	target := campaign.Target{Spec: pc.tf.spec(), Sim: pc.tf.sim, FallbackDeployment: pc.fallback}
-	scale := 1.0
-	if target.Embedded() {
-		scale = pc.tf.sim.TimeScale
-		target.Spec.Timeout = scaleDuration(target.Spec.Timeout, scale)
-	} else if !pc.rf.quiet {
-		fmt.Fprintf(stderr, "ptuprobe: a real target: the policies run in turn, %s apart, %d time(s) each, interleaved; drift in the deployment between runs is not cancelled beyond that\n", pc.cooldown, pc.repeat)
-	}
-	lab.Plans = func(scale float64) ([]campaign.Plan, error) {
-		var plans []campaign.Plan
-		if !pc.skipBurst {
-			p, err := pc.bf.scaledPlan(scale)
-			if err != nil {
-				return nil, err
-			}
-			plans = append(plans, p)
-		}
-		if !pc.skipSchedule {
-			p, err := pc.sf.scaledPlan(charplan.Phases(), scale)
-			if err != nil {
-				return nil, err
-			}
-			plans = append(plans, p)
-		}
-		return plans, nil
-	}
-	lab.Target, lab.Options = target, opts
-	lab.Options.Budget = scaleDuration(pc.maxDuration, scale)
-	lab.Output = filepath.Join(pc.outDir, "results.csv")
-	lab.Repeat, lab.Cooldown, lab.ReferenceBudget = pc.repeat, pc.cooldown, pc.budget
-	// Check every policy's job now, before any traffic: a fallback without
-	// a target for it, a plan over the caps.
-	plans, err := lab.Plans(scale)
+	clients, err := parseClients(pc.clients)
 	if err != nil {
-		return lab, policylab.Setup{}, err
+		return policylab.Job{}, err
 	}
-	for _, s := range lab.Policies {
-		t := target
-		t.Owner, t.PolicyName, t.Fallback = s.Policy(scale), s.Name, s.Fallback
-		job := campaign.Job{Plans: plans, Target: t, Output: lab.Output, Options: lab.Options}
-		if err := job.Validate(); err != nil {
-			if s.Fallback && !target.Embedded() && pc.fallback == "" {
-				return lab, policylab.Setup{}, usageError("--policy %s redirects to a fallback: name it with --fallback-deployment (an Azure deployment on the same endpoint)", s.Name)
-			}
-			return lab, policylab.Setup{}, settingError(err, pc.names())
-		}
+	switch pc.arrivals {
+	case "poisson", "constant":
+	default:
+		return policylab.Job{}, usageError("--arrivals: %q: want poisson or constant", pc.arrivals)
 	}
-	requests := 0
-	for _, p := range plans {
-		requests += p.Planned
+	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
+	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
+	lab.Sim, lab.PromptTokens, lab.MaxTokens = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens
+	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
+	if !target.Embedded() {
+		lab.Named = &policylab.Named{Target: target, Capacity: pc.capacity, Pause: pc.pause, MaxRequests: pc.maxRequests}
+	} else if pc.capacity != 0 || pc.fallback != "" {
+		return policylab.Job{}, usageError("--capacity and --fallback-deployment are for a named target (--endpoint or --url); the simulator's capacity follows from its model")
 	}
-	setup := policylab.Setup{Requests: requests, Budget: num.Grouped(pc.budget.Seconds(), 2) + " s", Target: "the named target"}
-	if target.Embedded() {
-		setup.Target = fmt.Sprintf("a fresh embedded simulator each (seed %d, time scale %g; times shown in model time)", pc.tf.sim.Seed, scale)
+	job := policylab.Job{Lab: lab, OutDir: pc.outDir}
+	if err := job.Lab.Validate(); err != nil {
+		return job, settingError(err, pc.names())
 	}
-	if !pc.rf.quiet {
-		shard := opts.Shard
-		lab.Watch = func(policy string, p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
-			tally := newRunTally()
-			announceStart(stderr, policy+" "+p.Shape, p.Start, shard)
-			prog := newProgress(stderr, false, policy+" "+p.Shape, shard.Share(p.Planned), p.Start, pc.rf.progress, tally)
-			return func(r *results.Record) {
-					tally.observe(r)
-					if r.Attempt == 1 {
-						prog.add()
-					}
-				}, func(dispatch.Outcome) {
-					prog.finish()
-				}
-		}
-	}
-	return lab, setup, nil
+	return job, nil
 }
 
-// printPolicyTable prints the ranked table for a terminal.
-func printPolicyTable(w interface{ Write([]byte) (int, error) }, ms []policylab.Measure) {
-	fmt.Fprintf(w, "%-18s %8s %9s %8s %10s %9s %10s %10s\n", "policy", "requests", "success", "gave up", "att/req", "429s", "e2e p50", "e2e p99")
-	for _, m := range policylab.Ranked(ms) {
-		fmt.Fprintf(w, "%-18s %8d %8s%% %8d %10s %9d %10s %10s\n", m.Policy, m.Requests, num.Decimal(100*m.SuccessShare(), 1),
-			m.GaveUp, num.Decimal(m.AttemptsPerRequest(), 2), m.HTTP429, msCell(m.E2EPercentile(50)), msCell(m.E2EPercentile(99)))
+// parseClients reads --clients: fleet sizes, comma-separated.
+func parseClients(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > policylab.MaxClients {
+			return nil, usageError("--clients: %q: want fleet sizes from 1 to %d, comma-separated", f, policylab.MaxClients)
+		}
+		out = append(out, n)
 	}
-}
-
-func msCell(v float64) string {
-	if v < 0 {
-		return "—"
-	}
-	return num.Grouped(v, 0) + " ms"
+	return out, nil
 }
 
 func policyHelp() string {
@@ -234,70 +165,74 @@ func init() {
 		pc := &policiesCmd{}
 		c := &cobra.Command{
 			Use:   "policies",
-			Short: "Send the same traffic through many client retry policies and compare what each achieved",
-			Long: `policies answers "what should my client do with the advised wait?" by
-measuring it: the same plan (the same arrivals, the same seed) is sent once per
---policy, each through ptuprobe's retry owner (the admission library)
-configured as that client, each against a fresh embedded simulator so each
-meets the same deployment state. Against a real target the policies run in
-turn, --cooldown apart, --repeat times interleaved (A B C A B C).
+			Short: "Compare client retry policies fairly, over load and fleet size, and recommend one",
+			Long: `policies answers "what should my client do with a 429?" by measuring it on
+the embedded simulator: open-loop arrivals at each --load (a multiple of what
+the deployment sustains, or a rate), spread over --clients application
+instances, each its own retry owner (the admission library) configured as the
+policy, --repeat times with different seeds.
 
-The embedded simulator runs --sim-time-scale times faster (default ` + fmt.Sprint(DefaultPolicyTimeScale) + `), and
-the plan and the policies with it; every time in the outputs is model time.
+The comparison is fair: every retrying policy gets the same --budget per
+request (a request not answered within it has failed) and the same
+--max-attempts, except none, sdk and stacked, which model named clients and
+keep their caps (the table says so). Runs are on a virtual clock: the same
+flags give the same policies.csv, byte for byte, on any machine, in seconds.
 
-Built-in policies (fixed:D and poll:D take any duration):
+Built-in policies (fixed:D and poll:D take 50ms to 1m):
 ` + policyHelp() + `
-A custom policy starts from a built-in: NAME=BASE,key=value,… with keys
-attempts, budget (or none), jitter (0–1, or none), max-wait, fallback (on/off),
-cooldown (on/off), advice (honor/ignore), backoff (BASE-CAP or fixed-D), e.g.
---policy 'mine=honor,attempts=5,budget=10s,jitter=0.1,fallback=on'.
+Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait,
+fallback, cooldown, advice (honor/ignore/floor), backoff (BASE-CAP or
+fixed-D), slots (off or a width), pace (on/off); e.g.
+--policy 'mine=honor,jitter=1'. A custom spec that sets attempts or budget
+keeps them and is marked as not under the fair caps.
 
-Written into --out-dir: policies.csv, policies.md (ranked by success, then p99,
-with what the simulator witnessed: requests that came back before their
-advised wait, declared SDK retries), policy_latency_ecdf.png/.svg (end-to-end
-latency, waits included), policy_tradeoff.png (success against p99),
-report.html (all of it on one self-contained page), and results.csv (every
-attempt, group = policy; ptuprobe analyze reads it).
-results.csv holds what was measured, in wall time: with --sim-time-scale 20
-its times are 20 times shorter than the model times of the table.
-` + fleetHelp + `
-In a fleet every worker runs the policies in the same order on one
-timeline: run i (policy by policy, round by round) starts at --start-at +
-i × (the plan's length + --cooldown), on the embedded simulator too (in
-model time), so all workers send each policy's run together; each
-worker's table measures its own share, and 'ptuprobe analyze' over every
-worker's results.csv the fleet's.`,
-			Example: `  # Every built-in policy on the main job's plan, on the embedded simulator
+How to read it: policies.md, report.html and the printed table open with a
+Recommendation per load — the highest goodput within the budget and, among
+those tied with it (within its spread over the repeats), the fewest attempts
+per success — then one sentence per documented rule, confirmed or
+contradicted on these runs. Also written: policies.csv (one row per policy,
+load and fleet size), a frontier chart per load (capacity share against
+attempts per success) and the ECDF of successful requests' latency.
+The simulator's flags (--sim-profile ptu|gateway|window and the rest) are
+listed in 'ptuprobe serve --help' without their prefix.
+
+Against a named target (--endpoint and --deployment, or --url) the same lab
+runs on the wall clock, one run at a time, --pause apart, the policies
+interleaved in each repeat; loads given as multiples need --capacity (from
+'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.`,
+			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
-  # Three policies, a smaller plan
-  ptuprobe policies --policy honor --policy budget --policy 'patient=honor,attempts=6,budget=60s' \
-      --burst-size 20 --rate 8/s --duration 20s
+  # Three policies against a fixed-window limiter, a fleet of 4 and of 64
+  ptuprobe policies --policy honor --policy backoff --policy pace --clients 4,64 --sim-profile window
 
-  # A real Azure deployment, with a standard deployment to redirect to
+  # A real deployment that calibrate found sustains 6 requests/s
   ptuprobe policies --endpoint https://NAME.openai.azure.com --deployment PTU-DEPLOYMENT \
-      --fallback-deployment STANDARD-DEPLOYMENT --policy honor --policy budget --repeat 3 --cooldown 2m`,
+      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s`,
 			Args: noArgs,
 			RunE: pc.run,
 		}
 		fs := c.Flags()
-		fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy to run: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
-		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and results.csv (replaced)")
-		fs.DurationVar(&pc.budget, "budget", DefaultPolicyBudget, "the latency a request should stay within, for the over_budget count")
-		fs.IntVar(&pc.repeat, "repeat", 1, "run every policy this many times, interleaved")
-		fs.DurationVar(&pc.cooldown, "cooldown", DefaultPolicyCooldown, "pause between runs against a real target (with --start-at, between all runs, on the simulator too, in model time)")
-		fs.StringVar(&pc.fallback, "fallback-deployment", "", "the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on policies need it against a real target)")
-		fs.BoolVar(&pc.skipBurst, "skip-burst", false, "run only the scheduled plan")
-		fs.BoolVar(&pc.skipSchedule, "skip-schedule", false, "run only the burst plan")
-		fs.DurationVar(&pc.maxDuration, "max-duration", charplan.Cap, "safety cap on the time one policy's run spends sending (model time)")
-		pc.bf.add(c, "burst-", charplan.Burst())
-		pc.sf.add(fs, DefaultScheduleDuration)
-		pc.rf.add(fs, false)
-		pc.rf.addFleet(fs)
-		pc.rf.addMetrics(fs)
+		fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
+		fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
+		fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
+		fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
+		fs.DurationVar(&pc.budget, "budget", policylab.DefaultBudget, "latency budget of every request, the same for every fair policy")
+		fs.IntVar(&pc.maxAttempts, "max-attempts", policylab.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy")
+		fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "length of the plan's arrivals (model time)")
+		fs.StringVar(&pc.arrivals, "arrivals", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
+		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
+		fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
+		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
+		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
+		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
+		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
 		pc.tf.add(fs)
-		pc.tf.sim.TimeScale = DefaultPolicyTimeScale
-		fs.Lookup("sim-time-scale").DefValue = fmt.Sprint(DefaultPolicyTimeScale)
+		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
+			if fs.Lookup(f) != nil {
+				_ = fs.MarkHidden(f)
+			}
+		}
 		return c
 	})
 }

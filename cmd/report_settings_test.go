@@ -65,7 +65,7 @@ func TestReportHTMLWithholdsWhatNamesTheTarget(t *testing.T) {
 	srv := canaryTarget(t)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	target := []string{"--endpoint", srv.URL, "--deployment", canaryDeployment, "--api-key-env", settingsCanaryEnv,
-		"--header", "X-Canary: " + settingsCanaryHeader, "--quiet", "--burst-size", "6", "--burst-waves", "2", "--burst-gap", "50ms", "--skip-schedule"}
+		"--header", "X-Canary: " + settingsCanaryHeader, "--quiet"}
 	withheld := []string{"--api-key-env", "--deployment", "--endpoint", "--header", "--out-dir"}
 	canaries := []string{settingsCanaryKey, settingsCanaryEnv, settingsCanaryHeader, settingsCanaryGroup, settingsCanaryRID, canaryDeployment, host, "canary"}
 
@@ -76,10 +76,11 @@ func TestReportHTMLWithholdsWhatNamesTheTarget(t *testing.T) {
 		shown    map[string]string
 	}{
 		{"characterize", []string{"characterize", "--group", settingsCanaryGroup, "--label", settingsCanaryGroup + "=Published",
-			"--fail-if", settingsCanaryGroup + ".count<0"},
+			"--fail-if", settingsCanaryGroup + ".count<0", "--burst-size", "6", "--burst-waves", "2", "--burst-gap", "50ms", "--skip-schedule"},
 			[]string{"--fail-if", "--group", "--label"}, map[string]string{"--burst-size": "6", "--burst-gap": "50ms", "--skip-schedule": "true"}},
-		{"policies", []string{"policies", "--policy", "none", "--policy", "honor", "--cooldown", "0s"},
-			nil, map[string]string{"--burst-waves": "2", "--policy": "none", "--cooldown": "0s"}},
+		{"policies", []string{"policies", "--policy", "none", "--policy", "honor", "--pause", "0s", "--load", "6/s", "--duration", "1s",
+			"--repeat", "1", "--clients", "2"},
+			nil, map[string]string{"--load": "6/s", "--policy": "none", "--pause": "0s"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

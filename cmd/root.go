@@ -101,54 +101,70 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
-	var cpuProfile, memProfile string
-	var stopProfile func()
-	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
-	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
+	var p profiles
+	p.flags(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
+	return root, p.finish
+}
+
+// profiles are the hidden --cpuprofile and --memprofile flags: profiles of
+// ptuprobe itself, for benchmarking it.
+type profiles struct {
+	cpu, mem string
+	stop     func() // ends what start began; nil before
+}
+
+func (p *profiles) flags(root *cobra.Command) {
+	root.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
+	root.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if memProfile != "" {
-			runtime.MemProfileRate = 64 << 10
-			stopMem := func() {
-				if f, err := os.Create(memProfile); err == nil {
-					_ = pprof.Lookup("allocs").WriteTo(f, 0)
-					f.Close()
-				}
-			}
-			prev := stopProfile
-			stopProfile = func() {
-				if prev != nil {
-					prev()
-				}
-				stopMem()
+}
+
+// start begins the profiles asked for, before the command runs.
+func (p *profiles) start() error {
+	if p.mem != "" {
+		runtime.MemProfileRate = 64 << 10
+		stopMem := func() {
+			if f, err := os.Create(p.mem); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
 			}
 		}
-		if cpuProfile == "" {
-			return nil
-		}
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return asUsage(fmt.Errorf("--cpuprofile: %w", err))
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		prev := stopProfile
-		stopProfile = func() {
-			pprof.StopCPUProfile()
-			f.Close()
+		prev := p.stop
+		p.stop = func() {
 			if prev != nil {
 				prev()
 			}
+			stopMem()
 		}
+	}
+	if p.cpu == "" {
 		return nil
 	}
-	return root, func() {
-		if stopProfile != nil {
-			stopProfile()
+	f, err := os.Create(p.cpu)
+	if err != nil {
+		return asUsage(fmt.Errorf("--cpuprofile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	prev := p.stop
+	p.stop = func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		if prev != nil {
+			prev()
 		}
+	}
+	return nil
+}
+
+// finish writes the profiles, once the command has run.
+func (p *profiles) finish() {
+	if p.stop != nil {
+		p.stop()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -16,9 +17,10 @@ import (
 const DefaultServeAddr = "127.0.0.1:8089"
 
 type serveCmd struct {
-	cfg  sim.Config
-	addr string
-	mf   metricsFlags
+	cfg               sim.Config
+	addr              string
+	maxConnsPerClient int
+	mf                metricsFlags
 }
 
 // run serves the simulator until Ctrl-C.
@@ -29,6 +31,9 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if _, port, err := net.SplitHostPort(s.addr); err != nil || !validPort(port) {
 		return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", s.addr, DefaultServeAddr)
 	}
+	if s.maxConnsPerClient < 0 {
+		return usageError("--max-conns-per-client must not be negative (0: no limit)")
+	}
 	if err := s.mf.check(); err != nil {
 		return err
 	}
@@ -36,7 +41,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer s.mf.stop(c.ErrOrStderr(), false)
-	run, err := sim.Start(c.Context(), s.cfg, s.addr)
+	run, err := sim.Start(c.Context(), s.cfg, s.addr, sim.MaxConnsPerClient(s.maxConnsPerClient))
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
@@ -60,7 +65,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 
 func init() {
 	register(func() *cobra.Command {
-		sc := &serveCmd{cfg: sim.DefaultConfig(), addr: DefaultServeAddr}
+		sc := &serveCmd{cfg: sim.DefaultConfig(), addr: DefaultServeAddr, maxConnsPerClient: sim.DefaultMaxConnsPerClient}
 		c := &cobra.Command{
 			Use:   "serve",
 			Short: "Run the embedded PTU simulator (or the gateway profile), in any vendor's dialect, on loopback",
@@ -91,7 +96,12 @@ On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).
 --metrics-addr serves the same counts live to Prometheus (admitted,
 refused, spilled, utilization, early returns…; docs/metrics.md). After
 Ctrl-C it waits up to --metrics-linger for one last scrape, if anything has
-been scraping; a second Ctrl-C ends the wait.`,
+been scraping; a second Ctrl-C ends the wait.
+
+Like any server it bounds what a client may hold: a request must arrive
+within ` + campaign.Roughly(sim.BodyReadTimeout) + ` (its headers within ` + campaign.Roughly(sim.HeaderReadTimeout) + `), an idle connection is closed
+after ` + campaign.Roughly(sim.IdleTimeout) + `, and one address may hold --max-conns-per-client connections;
+one more is answered 503 and closed. Answers are never cut short.`,
 			Args: noArgs,
 			Example: `  ptuprobe serve
   ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
@@ -103,6 +113,7 @@ been scraping; a second Ctrl-C ends the wait.`,
 			RunE: sc.run,
 		}
 		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
+		c.Flags().IntVar(&sc.maxConnsPerClient, "max-conns-per-client", sc.maxConnsPerClient, "connections one client address may hold open at once; one more is answered 503 (0: no limit; raise it for a traffic command whose --max-in-flight is higher)")
 		addSimFlags(c.Flags(), &sc.cfg, "")
 		sc.mf.add(c.Flags())
 		return c

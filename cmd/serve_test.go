@@ -110,6 +110,38 @@ func startServe(ctx context.Context, t *testing.T, args ...string) *serving {
 	return sv
 }
 
+// TestServeBoundsConnectionsPerClient: serve passes
+// --max-conns-per-client to the simulator: with one connection held, a
+// second from the same address is answered 503.
+func TestServeBoundsConnectionsPerClient(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sv := startServe(ctx, t, "--max-conns-per-client", "1")
+	addr := strings.TrimPrefix(sv.url, "http://")
+	held, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	io.WriteString(held, "GET /sim/stats HTTP/1.1\r\nHost: sim\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(held), nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the first connection: %v %v", resp, err)
+	}
+	resp, err := http.Get(sv.url + "/sim/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a second connection from the same address: %d, want 503", resp.StatusCode)
+	}
+	cancel()
+	if code := <-sv.done; code != ExitOK {
+		t.Errorf("exit %d; stderr %q", code, sv.stderr.String())
+	}
+}
+
 func TestServeUsageErrors(t *testing.T) {
 	t.Parallel()
 	// An address already in use is a failure to listen, not bad input.
@@ -137,6 +169,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--dialect", "ietf", "--ietf-retry-after", "--omit-retry-headers"}, ExitUsage, "--ietf-retry-after contradicts --omit-retry-headers"},
 		{[]string{"serve", "--dialect", "anthropic", "--profile", "gateway", "--gateway-retry-after"}, ExitUsage, "--gateway-retry-after goes only with --dialect azure"},
 		{[]string{"serve", "--omit-retry-headers=maybe"}, ExitUsage, "omit-retry-headers"},
+		{[]string{"serve", "--max-conns-per-client", "-1"}, ExitUsage, "--max-conns-per-client must not be negative"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(context.Background(), tc.args...)

@@ -3,11 +3,13 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -72,6 +74,108 @@ func TestSIGINTKeepsEveryCompletedRow(t *testing.T) {
 			if !strings.Contains(stderr.String(), "interrupted:") || !strings.Contains(stdout.String(), "requests:") {
 				t.Fatalf("stdout %q stderr %q", stdout.String(), stderr.String())
 			}
+		})
+	}
+}
+
+// TestSignalEndsAnalyzeOnAPipe: analyze blocked on a pipe or a FIFO (in
+// the open, which waits for a writer, or in a read) still ends on the first
+// SIGINT or SIGTERM: exit 130 within moments, while every writer stays
+// open. The FIFO the test opens for writing is how it knows analyze is past
+// its signal set-up (the open returns once analyze has opened it).
+func TestSignalEndsAnalyzeOnAPipe(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the runtime polls pipes and FIFOs on Linux; elsewhere (macOS: kqueue and FIFOs) a read cannot be expired")
+	}
+	cases := []struct {
+		name string
+		sig  syscall.Signal
+		// args are analyze's inputs after the ready FIFO's place: "ready"
+		// is the FIFO the test opens, "stdin" /dev/stdin, "unopened" a FIFO
+		// no one writes.
+		args  []string
+		write string // what the test writes into ready and stdin, then holds
+	}{
+		{name: "opening a FIFO", sig: syscall.SIGTERM, args: []string{"ready", "unopened"}},
+		{name: "reading a FIFO", sig: syscall.SIGINT, args: []string{"ready"}, write: "retry_after_ms\n5\n"},
+		{name: "reading a pipe", sig: syscall.SIGINT, args: []string{"stdin", "ready"}, write: "retry_after_ms\n5\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			ready, unopened := filepath.Join(dir, "ready"), filepath.Join(dir, "unopened")
+			for _, p := range []string{ready, unopened} {
+				if err := syscall.Mkfifo(p, 0o600); err != nil {
+					t.Skipf("no FIFOs here: %v", err)
+				}
+			}
+			args := []string{"analyze", "--out-dir", filepath.Join(dir, "report")}
+			for _, a := range c.args {
+				args = append(args, map[string]string{"ready": ready, "stdin": "/dev/stdin", "unopened": unopened}[a])
+			}
+			stdinR, stdinW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdinW.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			stdinR.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			opened := make(chan *os.File, 1)
+			go func() {
+				if w, err := os.OpenFile(ready, os.O_WRONLY, 0); err == nil {
+					opened <- w
+				}
+			}()
+			var w *os.File
+			select {
+			case w = <-opened:
+				defer w.Close()
+			case err := <-exited:
+				t.Fatalf("analyze exited (%v) before opening its input; stderr %q", err, stderr.String())
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("analyze never opened its input")
+			}
+			if c.write != "" {
+				if _, err := io.WriteString(w, c.write); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.WriteString(stdinW, c.write); err != nil {
+					t.Fatal(err)
+				}
+			}
+			signaled := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-exited:
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Fatalf("analyze still running 5 s after %v, its writers open; stderr %q", c.sig, stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+				t.Fatalf("exit %v, want 130; stderr %q", err, stderr.String())
+			}
+			if got := strings.Count(stderr.String(), "\n"); got != 1 || !strings.Contains(stderr.String(), "interrupted") {
+				t.Fatalf("stderr %q, want one line saying it was interrupted", stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(dir, "report")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a report directory after an interrupt: %v", err)
+			}
+			t.Logf("%v ended analyze in %s", c.sig, time.Since(signaled).Round(time.Millisecond))
 		})
 	}
 }

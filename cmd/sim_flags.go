@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -44,6 +45,8 @@ var simFlags = map[string]string{
 	"GatewayOrgTPM":       "gateway-org-tpm",
 	"GatewayOrgs":         "gateway-orgs",
 	"GatewayRetryAfter":   "gateway-retry-after",
+	"WindowSize":          "window-size",
+	"WindowLimit":         "window-limit",
 	"MaxKeys":             "max-keys",
 }
 
@@ -72,7 +75,7 @@ func simFlagNames(prefix string) flagNames {
 // flags of the same name (--seed, --time-scale) use "sim-".
 func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	n := func(field string) string { return prefix + simFlags[field] }
-	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment) or gateway (per-key/per-org ceilings)")
+	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment), gateway (per-key/per-org ceilings) or window (a fixed-window limiter, as express-rate-limit and most API gateways)")
 	fs.StringVar(&c.Dialect, n("Dialect"), c.Dialect, "whose wire to speak: "+strings.Join(sim.AllDialects(), ", ")+" (request paths, rate-limit headers, error bodies; the admission model is the same)")
 	fs.BoolVar(&c.OmitRetryHeaders, n("OmitRetryHeaders"), c.OmitRetryHeaders, "leave retry-after and retry-after-ms off 429s: the dialect's rate-limit headers are their only advice")
 	fs.BoolVar(&c.IETFRetryAfter, n("IETFRetryAfter"), c.IETFRetryAfter, "ietf dialect: add Retry-After to 429s")
@@ -87,7 +90,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.IntVar(&c.DefaultMaxTokens, n("DefaultMaxTokens"), c.DefaultMaxTokens, "output budget assumed when a request sets no max_tokens")
 	fs.DurationVar(&c.TTFT, n("TTFT"), c.TTFT, "time to first token")
 	fs.DurationVar(&c.TPOT, n("TPOT"), c.TPOT, "time per output token")
-	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock")
+	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock (at most "+strconv.Itoa(sim.MaxTimeScale)+": faster, the wall clock's own milliseconds distort the model)")
 	fs.Int64Var(&c.Seed, n("Seed"), c.Seed, "seed for completion lengths and faults")
 	fs.Float64Var(&c.FaultRate, n("FaultRate"), c.FaultRate, "share of requests (0..1) answered with an injected fault")
 	fs.Var(&faultsValue{c: c}, n("Faults"), "faults to inject, comma-separated: "+strings.Join(sim.AllFaults(), ",")+" (default all)")
@@ -104,6 +107,8 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.IntVar(&c.GatewayOrgTPM, n("GatewayOrgTPM"), c.GatewayOrgTPM, "gateway: tokens per minute per organization")
 	fs.IntVar(&c.GatewayOrgs, n("GatewayOrgs"), c.GatewayOrgs, "gateway: organizations keys are spread over (by a hash of the key)")
 	fs.BoolVar(&c.GatewayRetryAfter, n("GatewayRetryAfter"), c.GatewayRetryAfter, "gateway, azure dialect: add retry-after to refusals")
+	fs.DurationVar(&c.WindowSize, n("WindowSize"), c.WindowSize, "window: the fixed window's length")
+	fs.IntVar(&c.WindowLimit, n("WindowLimit"), c.WindowLimit, "window: requests admitted per window")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 }
 

@@ -119,11 +119,7 @@ func (f *runFlags) owner() (*admission.Policy, error) {
 	if f.maxAttempts == 1 {
 		return nil, nil
 	}
-	jitter := f.retryJitter
-	if jitter == 0 {
-		jitter = -1 // admission: 0 is its default, negative is none
-	}
-	p := &admission.Policy{MaxAttempts: f.maxAttempts, Jitter: jitter, MaxWait: f.retryMax, Budget: f.retryBudget}
+	p := &admission.Policy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax, Budget: f.retryBudget}
 	if _, err := admission.New(nil, *p); err != nil {
 		return nil, settingError(err, runFlagNames)
 	}

@@ -103,7 +103,7 @@ func TestBurstAgainstScriptedTarget(t *testing.T) {
 			invalid++
 		case r.Status == 429:
 			none++
-		case r.Error == results.ErrReset:
+		case r.Error == results.ClassReset:
 			resets++
 		case r.Status == 503:
 			s503++
@@ -212,7 +212,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 		switch {
 		case r.Status == 429:
 			ok++
-		case r.Error == results.ErrCanceled:
+		case r.Error == results.ClassCanceled:
 			canceled++
 		}
 	}
@@ -295,7 +295,7 @@ func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, r := range readResults(t, out) {
-		if r.Status != 0 || r.Error != results.ErrRefused {
+		if r.Status != 0 || r.Error != results.ClassRefused {
 			t.Fatalf("row %+v", r)
 		}
 	}
@@ -355,11 +355,12 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"burst", "--shard", "4/4", "--start-at", soon}, `--shard "4/4": the index 4 must be between 0 and 3`},
 		{[]string{"schedule", "--rate", "1/s", "--shard", "0/0", "--start-at", soon}, `--shard "0/0": the count 0 must be between 1 and`},
 		{[]string{"characterize", "--shard", "x/y", "--out-dir", dir}, `--shard "x/y": want I/N`},
-		{[]string{"policies", "--shard", "1/4", "--out-dir", dir}, "--shard needs --start-at"},
 		{[]string{"burst", "--start-at", "2000-01-01T00:00:00Z"}, "--start-at 2000-01-01T00:00:00Z is 9"},
 		{[]string{"burst", "--start-at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, "in the past (this machine's clock reads"},
 		{[]string{"schedule", "--rate", "1/s", "--start-at", time.Now().Add(30 * time.Hour).UTC().Format(time.RFC3339)}, "ahead (this machine's clock reads"},
 		{[]string{"burst", "--start-at", "2030-01-01T00:00:00Z"}, "days ahead"},
+		// Past about 292 years the difference saturates: compare instants.
+		{[]string{"burst", "--size", "2", "--shard", "0/2", "--start-at", "2400-01-01T00:00:00Z"}, "--start-at 2400-01-01T00:00:00Z is more than 292 years ahead"},
 		{[]string{"burst", "--start-at", "tomorrow"}, `--start-at "tomorrow" is not an RFC 3339 time`},
 		{[]string{"burst", "--start-at", "2026-05-01 12:00:00"}, "is not an RFC 3339 time"},
 		{[]string{"characterize", "--burst-wait-wave", "--start-at", soon, "--out-dir", dir}, "--burst-wait-wave paces each wave by this worker's own answers"},

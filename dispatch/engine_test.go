@@ -67,7 +67,7 @@ func (s *fakeSender) Send(ctx context.Context, req Request, record func(*results
 	defer record(&r)
 	if s.block {
 		<-ctx.Done()
-		r.Error = results.ErrCanceled
+		r.Error = results.ClassCanceled
 		return
 	}
 	time.Sleep(s.latency)
@@ -232,7 +232,7 @@ func TestInterruptKeepsEverySentRequest(t *testing.T) {
 			t.Fatalf("sent %d, recorded %d", out.Sent, len(sink.recs))
 		}
 		for _, r := range sink.recs {
-			if r.Error != results.ErrCanceled {
+			if r.Error != results.ClassCanceled {
 				t.Fatalf("in-flight request recorded as %+v", r)
 			}
 		}

@@ -2,10 +2,8 @@ package report
 
 import (
 	"io"
-	"math"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -61,24 +59,14 @@ func WriteECDF(w io.Writer, a *analyze.Analysis, opts Options, format ImageForma
 }
 
 func addECDF(p *plot.Plot, g *analyze.Group, style lineStyle, floor float64) error {
-	steps := analyze.ECDF(g.Waits, maxECDFSteps)
 	label := g.Label
 	if g.Label == analyze.OverallLabel {
 		label = "All groups combined"
 	}
-	if len(steps) == 0 {
-		return nil
-	}
-	pts := make(plotter.XYs, 0, len(steps)+1)
-	for _, s := range steps {
-		pts = append(pts, plotter.XY{X: math.Max(s.Wait, floor), Y: s.Share})
-	}
-	line, err := plotter.NewLine(pts)
-	if err != nil {
+	line, err := ECDFLine(g.Waits, maxECDFSteps, floor, style)
+	if line == nil || err != nil {
 		return err
 	}
-	line.StepStyle = plotter.PostStep
-	line.LineStyle = style
 	p.Add(line)
 	p.Legend.Add(legendName(label, g.Count()), line)
 	return nil

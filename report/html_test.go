@@ -202,30 +202,6 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
-// TestPolicyPageSelfContained checks a page of the policy lab's charts.
-func TestPolicyPageSelfContained(t *testing.T) {
-	t.Parallel()
-	curves := []PolicyCurve{{Policy: "none", E2E: []float64{5, 9, 700}}, {Policy: "honor", E2E: []float64{12, 800, 2500}}}
-	points := []PolicyPoint{{Policy: "none", SuccessPct: 60, P99MS: 700}, {Policy: "honor", SuccessPct: 100, P99MS: 2500}}
-	p := &Page{Title: "Client policies", Sections: []Section{{ID: "charts", Heading: "Charts", Blocks: []Block{
-		{Figure: PolicyECDFFigure(curves)}, {Figure: PolicyTradeoffFigure(points)},
-	}}}}
-	var b bytes.Buffer
-	if err := WritePage(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	root, err := pagecheck.Parse(b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pagecheck.SelfContained(root); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(root.Named("svg")); n != 4 {
-		t.Errorf("%d charts, want 2 × 2", n)
-	}
-}
-
 func TestWritePageRefusesBadIDs(t *testing.T) {
 	t.Parallel()
 	for _, p := range []*Page{

@@ -10,8 +10,8 @@ func Number(v float64) string { return num.Decimal(v, 2) }
 // "16,921.12".
 func Grouped(v float64) string { return num.Grouped(v, 2) }
 
-// Millis formats a wait for reading: "16,921.12 ms".
-func Millis(v float64) string { return num.Grouped(v, 2) + " ms" }
+// Millis formats a wait for reading: "16,921.12 ms" (num.Millis).
+func Millis(v float64) string { return num.Millis(v, 2) }
 
 // Percent formats a share as a percentage with one decimal: "12.5%".
 func Percent(share float64) string { return num.Decimal(100*share, 1) + "%" }

@@ -52,7 +52,7 @@ var measures = []measure{
 func windowText(d time.Duration) string {
 	switch {
 	case d < time.Second:
-		return Grouped(float64(d)/float64(time.Millisecond)) + " ms"
+		return Millis(float64(d) / float64(time.Millisecond))
 	case d < time.Minute:
 		return Grouped(d.Seconds()) + " s"
 	}

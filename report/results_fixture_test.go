@@ -58,7 +58,7 @@ func resultsAnalysis(t *testing.T) *analyze.Analysis {
 		case i%10 == 3:
 			add("scheduled", "scheduled-shaped", i, 429, float64(i), results.WaitRetryAfterMS, "")
 		case i%10 == 7:
-			add("scheduled", "scheduled-shaped", i, 0, results.None, results.WaitNone, results.ErrTimeout)
+			add("scheduled", "scheduled-shaped", i, 0, results.None, results.WaitNone, results.ClassTimeout)
 		case i%10 == 9:
 			add("scheduled", "scheduled-shaped", i, 429, results.None, results.WaitNone, "")
 		default:

@@ -49,7 +49,7 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 	}
 	fmt.Fprintf(&b, "429s: %d", t.Total429)
 	if o := &a.Overall; o.Count() > 0 {
-		fmt.Fprintf(&b, ", advised wait p50 %s ms, p99 %s ms", Number(o.Percentile(50)), Number(o.Percentile(99)))
+		fmt.Fprintf(&b, ", advised wait p50 %s, p99 %s", Millis(o.Percentile(50)), Millis(o.Percentile(99)))
 	}
 	if n := t.NoWait.None + t.NoWait.Invalid; n > 0 {
 		fmt.Fprintf(&b, ", %d without a usable wait", n)

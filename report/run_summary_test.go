@@ -28,7 +28,7 @@ func TestWriteRunSummary(t *testing.T) {
 		row(429, 40, 3), row(429, -1, 0), row(503, -1, 0), row(0, -1, 0),
 	}
 	mixed[1].Spillover = true
-	mixed[7].Error = results.ErrReset
+	mixed[7].Error = results.ClassReset
 	var oneTo100 []results.Record
 	for i := 1; i <= 100; i++ {
 		oneTo100 = append(oneTo100, row(429, float64(i), 0))
@@ -47,7 +47,7 @@ func TestWriteRunSummary(t *testing.T) {
 			"requests: 8 (no response ×1, 200 ×2, 429 ×4, 503 ×1)",
 			"errors: reset ×1",
 			// Three waits: below --min-group, yet the summary shows them.
-			"429s: 4, advised wait p50 43 ms, p99 1951.55 ms, 1 without a usable wait",
+			"429s: 4, advised wait p50 43 ms, p99 1,951.55 ms, 1 without a usable wait",
 			"served by spillover: 1",
 			"sends late by more than 10 ms: 1 (max 12.35 ms)",
 		}},

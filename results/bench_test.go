@@ -14,7 +14,7 @@ func BenchmarkAppendCSV(b *testing.B) {
 	buf := make([]byte, 0, 512)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendCSV(buf[:0], &r)
+		buf = appendCSV(buf[:0], &r)
 	}
 }
 

@@ -11,13 +11,13 @@ import (
 // column is one column of a results file: its header name, how a
 // Record's field is appended to a line, and how a cell decodes back into
 // the Record. The one table, table, drives the header (Columns), the
-// writer (AppendCSV) and the reader (Reader): a new column is one entry
+// writer (appendCSV) and the reader (Reader): a new column is one entry
 // at the end of it, plus its line in docs/results.md.
 type column struct {
 	name   string
 	append func(dst []byte, r *Record) []byte
 	decode func(r *Record, cell string) error
-	// kind and field serve the LineDecoder's fast path (decoder.go): the
+	// kind and field serve the lineDecoder's fast path (decoder.go): the
 	// form of the cell, and the Record field it fills (a *string, *int,
 	// *float64 or *bool, by kind).
 	kind  cellKind
@@ -251,8 +251,8 @@ func needsQuotes(s string) bool {
 	return false
 }
 
-// AppendCSV appends r as one CSV line (with its newline) to dst.
-func AppendCSV(dst []byte, r *Record) []byte {
+// appendCSV appends r as one CSV line (with its newline) to dst.
+func appendCSV(dst []byte, r *Record) []byte {
 	for i := range table {
 		if i > 0 {
 			dst = append(dst, ',')

@@ -63,7 +63,7 @@ func TestEveryColumnRoundTrips(t *testing.T) {
 			if got := string(c.append(nil, &rec)); got != cell {
 				t.Errorf("append wrote %q, decode read %q", got, cell)
 			}
-			if got := readLine(t, AppendCSV(nil, &rec)); got != rec {
+			if got := readLine(t, appendCSV(nil, &rec)); got != rec {
 				t.Errorf("row round trip:\n got %+v\nwant %+v", got, rec)
 			}
 		})
@@ -135,8 +135,8 @@ func TestFormatMS(t *testing.T) {
 		}
 		r := Blank()
 		r.WaitMS = c.v
-		if line := string(AppendCSV(nil, &r)); !strings.Contains(line, ","+c.want+",") {
-			t.Errorf("AppendCSV with wait_ms %v = %q, want the cell %q", c.v, line, c.want)
+		if line := string(appendCSV(nil, &r)); !strings.Contains(line, ","+c.want+",") {
+			t.Errorf("appendCSV with wait_ms %v = %q, want the cell %q", c.v, line, c.want)
 		}
 	}
 }
@@ -144,7 +144,7 @@ func TestFormatMS(t *testing.T) {
 func TestReaderLineCap(t *testing.T) {
 	t.Parallel()
 	r := sample(0)
-	row := string(AppendCSV(nil, &r))
+	row := string(appendCSV(nil, &r))
 	long := strings.Repeat("x", 3*MaxLine) // a few MB, no newline
 	cases := []struct {
 		name     string

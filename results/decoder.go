@@ -7,12 +7,15 @@ import (
 	"iter"
 	"math/bits"
 	"slices"
+
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 )
 
-// LineDecoder decodes the rows of one results file that a caller cut into
-// blocks itself (Reader.ReadBlock), so that several goroutines can decode
-// them at once, each with its own LineDecoder (Clone). It is the Reader's
-// decoding without the reading:
+// lineDecoder decodes the rows of one results file that a caller cut into
+// blocks itself (rowdecode.ReadBlock), so that several goroutines can
+// decode them at once, each with its own lineDecoder (Clone). It is the
+// Reader's decoding without the reading, and results' implementation of
+// rowdecode.Decoder:
 //
 //   - A line it decodes without error is a line Read reads without error,
 //     and the other way round; an error is the one Read returns for it.
@@ -30,10 +33,10 @@ import (
 // the numbers it does not keep are only checked to be plain. Any other
 // line — a quote, an exponent, a sign, a column in an unexpected form, a
 // row the fast path would have to reject — goes through the Reader's own
-// decoding (SplitCSVLine and the column table), so every error, and every
+// decoding (rowdecode.SplitCSVLine and the column table), so every error, and every
 // value of an unusual row, comes from the one general decoder.
-// FuzzLineDecoder checks the two against each other.
-type LineDecoder struct {
+// FuzzlineDecoder checks the two against each other.
+type lineDecoder struct {
 	name  string
 	index []int  // index[i] = position of table[i] in the file's header, or -1
 	keep  []bool // keep[i]: fill the field of table[i]
@@ -46,24 +49,24 @@ type LineDecoder struct {
 	absent   []int
 	plain    bool
 	// readable: the rows are known to read without error
-	// (Reader.ReadableDecoder), so the cells of the columns not kept are
+	// (Reader.readableDecoder), so the cells of the columns not kept are
 	// only skipped (decodeReadable); kept are the file positions of the
 	// kept columns, ascending.
 	readable bool
 	kept     []int
-	// Scratch, and what makes a LineDecoder unsafe for concurrent use.
+	// Scratch, and what makes a lineDecoder unsafe for concurrent use.
 	fields []string          // the general path's cells
 	texts  map[string]string // interned text cells
 	last   [][2]string       // by table column: its last two distinct text cells, the latest first
 }
 
-// maxInterned bounds the interned texts of one LineDecoder: past it a new
+// maxInterned bounds the interned texts of one lineDecoder: past it a new
 // text costs a string, as it would without interning.
 const maxInterned = 4096
 
 // newLineDecoder keeps the columns named in keep, or every column.
-func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, error) {
-	d := &LineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, last: make([][2]string, len(table))}
+func newLineDecoder(name string, index []int, keep []string) (*lineDecoder, error) {
+	d := &lineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, last: make([][2]string, len(table))}
 	for _, k := range keep {
 		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
 		if i < 0 {
@@ -90,10 +93,12 @@ func newLineDecoder(name string, index []int, keep []string) (*LineDecoder, erro
 	return d, nil
 }
 
-// Clone returns a LineDecoder of the same file and columns that shares no
+// Clone returns a lineDecoder of the same file and columns that shares no
 // scratch with d, for another goroutine.
-func (d *LineDecoder) Clone() *LineDecoder {
-	return &LineDecoder{
+func (d *lineDecoder) Clone() rowdecode.Decoder[Record] { return d.clone() }
+
+func (d *lineDecoder) clone() *lineDecoder {
+	return &lineDecoder{
 		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
 		readable: d.readable, kept: d.kept,
 		texts: map[string]string{}, last: make([][2]string, len(table)),
@@ -104,7 +109,7 @@ func (d *LineDecoder) Clone() *LineDecoder {
 // fills rec and yields the line's number and Read's error for it (nil when
 // the row reads). A line longer than MaxLine yields Read's final error,
 // wrapping ErrLineTooLong, and ends the rows.
-func (d *LineDecoder) Rows(b Block, rec *Record) iter.Seq2[int, error] {
+func (d *lineDecoder) Rows(b rowdecode.Block, rec *Record) iter.Seq2[int, error] {
 	return func(yield func(int, error) bool) {
 		text, n := b.Text, b.Line
 		for len(text) > 0 {
@@ -129,7 +134,7 @@ func (d *LineDecoder) Rows(b Block, rec *Record) iter.Seq2[int, error] {
 
 // decode fills rec from one row (its line end trimmed); line numbers the
 // error as Read does.
-func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
+func (d *lineDecoder) decode(row []byte, rec *Record, line int) error {
 	if d.readable && d.plain {
 		if d.decodeReadable(row, rec) {
 			return nil
@@ -138,7 +143,7 @@ func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
 		return nil
 	}
 	var err error
-	if d.fields, err = SplitCSVLine(d.fields[:0], row); err == nil {
+	if d.fields, err = rowdecode.SplitCSVLine(d.fields[:0], row); err == nil {
 		err = decodeFields(d.index, d.fields, rec)
 	}
 	if err != nil {
@@ -151,11 +156,11 @@ func (d *LineDecoder) decode(row []byte, rec *Record, line int) error {
 // Writer writes, and reports false for any other row, which the general
 // path then decodes (filling every field again).
 //
-// It walks the row once, cell by cell in file order, as SplitCSVLine cuts
+// It walks the row once, cell by cell in file order, as rowdecode.SplitCSVLine cuts
 // a row without quotes (at every comma): each cell is read by its
 // column's kind up to the comma that ends it, so each byte is looked at
 // once. Columns the row or the file lacks then read as empty cells.
-func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
+func (d *lineDecoder) decodePlain(row []byte, rec *Record) bool {
 	if !d.plain || bytes.IndexByte(row, '"') >= 0 {
 		return false
 	}
@@ -217,8 +222,8 @@ func (d *LineDecoder) decodePlain(row []byte, rec *Record) bool {
 	return true
 }
 
-// markReadable makes d a decoder of rows known to read (ReadableDecoder).
-func (d *LineDecoder) markReadable() {
+// markReadable makes d a decoder of rows known to read (readableDecoder).
+func (d *lineDecoder) markReadable() {
 	d.readable = true
 	for j, i := range d.columnAt {
 		if i >= 0 && d.keep[i] {
@@ -231,7 +236,7 @@ func (d *LineDecoder) markReadable() {
 // (readable): it reads the kept cells as decodePlain does, and skips the
 // cells between them eight bytes at a time (skipCells), unchecked. It
 // reports false, for the general path, when a kept cell is not plain.
-func (d *LineDecoder) decodeReadable(row []byte, rec *Record) bool {
+func (d *lineDecoder) decodeReadable(row []byte, rec *Record) bool {
 	if bytes.IndexByte(row, '"') >= 0 {
 		return false
 	}
@@ -324,7 +329,7 @@ func skipCells(b []byte, k int) int {
 // emptyCell decodes an empty cell for table column i, for a column the
 // file or the row lacks; false when the general path must (a count, which
 // is never empty).
-func (d *LineDecoder) emptyCell(i int, rec *Record) bool {
+func (d *lineDecoder) emptyCell(i int, rec *Record) bool {
 	c := &table[i]
 	if !d.keep[i] {
 		return c.kind != kindCount && c.kind != kindUnknown
@@ -358,7 +363,7 @@ func cellLen(b []byte) int {
 // recent is intern for a cell of table column i, which mostly holds one
 // of the column's last two texts (a run id, two groups taking turns):
 // those are found without a look-up.
-func (d *LineDecoder) recent(i int, cell []byte) string {
+func (d *lineDecoder) recent(i int, cell []byte) string {
 	last := &d.last[i]
 	switch {
 	case len(last[0]) == len(cell) && last[0] == string(cell):
@@ -371,7 +376,7 @@ func (d *LineDecoder) recent(i int, cell []byte) string {
 	return last[0]
 }
 
-func (d *LineDecoder) intern(cell []byte) string {
+func (d *lineDecoder) intern(cell []byte) string {
 	if len(cell) == 0 {
 		return ""
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 )
 
 // analysisColumns are the columns package analyze keeps.
@@ -31,7 +33,7 @@ var headers = []string{
 
 // general decodes a row as Read does: the reference of the fast path.
 func general(index []int, row []byte, rec *Record) error {
-	fields, err := SplitCSVLine(nil, row)
+	fields, err := rowdecode.SplitCSVLine(nil, row)
 	if err == nil {
 		err = decodeFields(index, fields, rec)
 	}
@@ -79,7 +81,7 @@ func sameKept(a, b *Record, keep []string) bool {
 // fields.
 func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	t.Helper()
-	head, _ := SplitCSVLine(nil, []byte(hdr))
+	head, _ := rowdecode.SplitCSVLine(nil, []byte(hdr))
 	index := layout(head)
 	d, err := newLineDecoder("f.csv", index, keep)
 	if err != nil {
@@ -101,7 +103,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	// keeps (ReadableDecoder): the same kept fields.
 	d.markReadable()
 	again := sample(3)
-	if err := d.Clone().decode(row, &again, 2); err != nil || !sameKept(&again, &want, keep) {
+	if err := d.clone().decode(row, &again, 2); err != nil || !sameKept(&again, &want, keep) {
 		t.Fatalf("header %q row %q, known to read (%v):\nLineDecoder %s\n      Read %s", hdr, row, err, kept(&again, keep), kept(&want, keep))
 	}
 }
@@ -112,7 +114,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 func FuzzLineDecoder(f *testing.F) {
 	for i := range 4 {
 		r := sample(i)
-		f.Add(uint8(i), bytes.TrimSuffix(AppendCSV(nil, &r), []byte("\n")))
+		f.Add(uint8(i), bytes.TrimSuffix(appendCSV(nil, &r), []byte("\n")))
 	}
 	for _, row := range []string{
 		"5eed1234,burst,burst-shaped,0,1,0,0,3,80,400,429,,0.5,1,0.5,retry-after-ms,0,,,,1200,,,100",
@@ -193,7 +195,7 @@ func TestLineDecoderAgrees(t *testing.T) {
 	t.Parallel()
 	r := sample(3)
 	r.RetryAfter = "" // no quoted cell: the fast path's row
-	base := strings.Split(string(bytes.TrimSuffix(AppendCSV(nil, &r), []byte("\n"))), ",")
+	base := strings.Split(string(bytes.TrimSuffix(appendCSV(nil, &r), []byte("\n"))), ",")
 	for col := range base {
 		for _, c := range cells {
 			row := slices.Clone(base)
@@ -216,7 +218,7 @@ func TestLineDecoderAgrees(t *testing.T) {
 // the fast path; were they not, it would be correct and slow.
 func TestFastPathTakesWrittenRows(t *testing.T) {
 	t.Parallel()
-	head, _ := SplitCSVLine(nil, []byte(header))
+	head, _ := rowdecode.SplitCSVLine(nil, []byte(header))
 	d, err := newLineDecoder("f.csv", layout(head), analysisColumns)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +229,7 @@ func TestFastPathTakesWrittenRows(t *testing.T) {
 	}
 	for i := range recs {
 		recs[i].RetryAfter = "" // an HTTP-date is quoted: the general path's
-		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		row := bytes.TrimSuffix(appendCSV(nil, &recs[i]), []byte("\n"))
 		if bytes.IndexByte(row, '"') >= 0 {
 			continue // a group with a quote: the general path's
 		}
@@ -249,7 +251,7 @@ func TestReadableDecoder(t *testing.T) {
 		recs = append(recs, sample(i))
 	}
 	for i := range recs {
-		row := bytes.TrimSuffix(AppendCSV(nil, &recs[i]), []byte("\n"))
+		row := bytes.TrimSuffix(appendCSV(nil, &recs[i]), []byte("\n"))
 		checkEveryHeader(t, row)
 	}
 }
@@ -355,7 +357,7 @@ func (o outcome) String() string {
 	return fmt.Sprintf("line %d: %+v", o.line, o.rec)
 }
 
-// blockOutcomes reads content with ReadBlock and Rows (buffer size size),
+// blockOutcomes reads content with readBlock and Rows (buffer size size),
 // one outcome per row or error, as readOutcomes does with Read; they are
 // yielded, not kept, as a file of rows is long.
 func blockOutcomes(t *testing.T, content string, size int) iter.Seq[outcome] {
@@ -364,14 +366,14 @@ func blockOutcomes(t *testing.T, content string, size int) iter.Seq[outcome] {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := rd.Decoder()
+		d, err := rd.decoder()
 		if err != nil {
 			t.Fatal(err)
 		}
 		buf := make([]byte, size)
 		var rec Record
 		for {
-			blk, err := rd.ReadBlock(buf)
+			blk, err := rd.readBlock(buf)
 			if errors.Is(err, io.EOF) {
 				yield(outcome{msg: fmt.Sprintf("end, truncated %d", rd.Truncated())})
 				return
@@ -432,7 +434,7 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		if i%3 == 0 {
 			r.RetryAfter = "" // unquoted: the fast path
 		}
-		rows.Write(AppendCSV(nil, &r))
+		rows.Write(appendCSV(nil, &r))
 		switch i % 1000 {
 		case 7:
 			rows.WriteString("\n   \n")
@@ -445,7 +447,7 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		}
 	}
 	r := sample(1)
-	row := string(AppendCSV(nil, &r))
+	row := string(appendCSV(nil, &r))
 	long := strings.Repeat("y", MaxLine+10)
 	head := header + "\n"
 	cases := []struct{ name, content string }{
@@ -482,8 +484,8 @@ func TestReadBlockMatchesRead(t *testing.T) {
 		})
 	}
 	rd, _ := NewReader(strings.NewReader(head), "f.csv")
-	if _, err := rd.ReadBlock(make([]byte, MaxLine)); err == nil {
-		t.Error("ReadBlock took a buffer no longer than MaxLine")
+	if _, err := rd.readBlock(make([]byte, MaxLine)); err == nil {
+		t.Error("readBlock took a buffer no longer than MaxLine")
 	}
 }
 
@@ -514,23 +516,23 @@ func BenchmarkRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	blk, err := rd.ReadBlock(make([]byte, 4<<20))
+	blk, err := rd.readBlock(make([]byte, 4<<20))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The analysis's columns, and the overshoot picture's second read's
 	// (analyze/reread.go), rows known to read.
-	analysis, err := rd.Decoder(analysisColumns...)
+	analysis, err := rd.decoder(analysisColumns...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	again, err := rd.ReadableDecoder("shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens")
+	again, err := rd.readableDecoder("shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		d    *LineDecoder
+		d    *lineDecoder
 	}{{"analysis", analysis}, {"readable", again}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(blk.Text)))

@@ -22,7 +22,7 @@ func goldenRecords() []Record {
 	odd.Worker = "11/12"
 	absent := Blank()
 	absent.RunID, absent.Shape, absent.Group, absent.Seq, absent.Attempt = "ffffffff", ShapeScheduled, GroupScheduled, 7, 2
-	absent.Error = ErrTimeout
+	absent.Error = ClassTimeout
 	return []Record{full, odd, absent}
 }
 

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 )
 
 // MaxLine bounds one line of a results file, its line end included. A
@@ -33,7 +34,7 @@ type Reader struct {
 	truncated int
 	pending   []byte
 	err       error // a read error, returned from then on
-	// For ReadBlock: the start of a line that did not fit in the last
+	// For readBlock: the start of a line that did not fit in the last
 	// block, and what the underlying reader last returned.
 	carry   []byte
 	readErr error
@@ -53,7 +54,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("read %s line 1: %w", name, err)
 	}
-	header, err := SplitCSVLine(nil, line)
+	header, err := rowdecode.SplitCSVLine(nil, line)
 	if err != nil {
 		return nil, fmt.Errorf("%s line 1: %w", name, err)
 	}
@@ -75,19 +76,19 @@ func layout(header []string) []int {
 	return index
 }
 
-// Decoder returns a LineDecoder of this file's rows that fills the fields
+// decoder returns a lineDecoder of this file's rows that fills the fields
 // of the columns named in keep (of Columns), or of every column when keep
-// is empty, for rows cut by ReadBlock.
-func (rd *Reader) Decoder(keep ...string) (*LineDecoder, error) {
+// is empty, for rows cut by readBlock (rowdecode.NewDecoder).
+func (rd *Reader) decoder(keep ...string) (*lineDecoder, error) {
 	return newLineDecoder(rd.name, rd.index, keep)
 }
 
-// ReadableDecoder is Decoder for rows known to read without error: rows
+// readableDecoder is decoder for rows known to read without error: rows
 // of a file read before, none of whose rows failed. It checks only the
-// cells of the columns it keeps, which it fills as Decoder's LineDecoder
+// cells of the columns it keeps, which it fills as decoder's lineDecoder
 // does; a row that would not read may then be taken, its kept fields
-// holding anything.
-func (rd *Reader) ReadableDecoder(keep ...string) (*LineDecoder, error) {
+// holding anything (rowdecode.NewReadableDecoder).
+func (rd *Reader) readableDecoder(keep ...string) (*lineDecoder, error) {
 	d, err := newLineDecoder(rd.name, rd.index, keep)
 	if d != nil {
 		d.markReadable()
@@ -175,7 +176,7 @@ func (rd *Reader) Read(rec *Record) error {
 		if isBlank(line) {
 			continue
 		}
-		rd.fields, err = SplitCSVLine(rd.fields[:0], line)
+		rd.fields, err = rowdecode.SplitCSVLine(rd.fields[:0], line)
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", rd.name, rd.line, err)
 		}
@@ -229,86 +230,24 @@ func decodeFields(index []int, fields []string, r *Record) error {
 	return first
 }
 
-// SplitCSVLine splits one RFC 4180 line (no embedded newlines) into
-// fields, appending to dst. It rejects stray quotes. Unquoted fields are
-// slices of one string made from the line, so a row costs one allocation
-// rather than one per field.
-func SplitCSVLine(dst []string, line []byte) ([]string, error) {
-	s := string(line)
-	i := 0
-	for {
-		if i < len(s) && s[i] == '"' {
-			var b strings.Builder
-			i++
-			for {
-				q := strings.IndexByte(s[i:], '"')
-				if q < 0 {
-					return dst, errors.New("unterminated quoted field")
-				}
-				b.WriteString(s[i : i+q])
-				i += q + 1
-				if i < len(s) && s[i] == '"' {
-					b.WriteByte('"')
-					i++
-					continue
-				}
-				break
-			}
-			dst = append(dst, b.String())
-			if i == len(s) {
-				return dst, nil
-			}
-			if s[i] != ',' {
-				return dst, errors.New("text after a closing quote")
-			}
-			i++
-			continue
-		}
-		c := strings.IndexByte(s[i:], ',')
-		end := len(s)
-		if c >= 0 {
-			end = i + c
-		}
-		f := s[i:end]
-		if strings.IndexByte(f, '"') >= 0 {
-			return dst, errors.New("stray quote in unquoted field")
-		}
-		dst = append(dst, f)
-		if c < 0 {
-			return dst, nil
-		}
-		i = end + 1
-	}
-}
-
-// Block is a run of whole lines of a results file, as ReadBlock cuts it,
-// for a LineDecoder to decode (Rows).
-type Block struct {
-	// Text holds whole lines, each with its newline: a slice of the buffer
-	// given to ReadBlock.
-	Text []byte
-	// Line is the number of the first line of Text in the file.
-	Line int
-}
-
-// ReadBlock reads the next lines into buf, as many whole lines as fit,
-// instead of one Record as Read does, so that the rows can be decoded
-// elsewhere, on several cores at once (Decoder, LineDecoder.Rows). buf
-// must be longer than MaxLine; a partial line at its end is kept for the
-// next call, which starts with it.
+// readBlock is rowdecode.ReadBlock: it reads the next lines into buf, as
+// many whole lines as fit, instead of one Record as Read does, so that
+// the rows can be decoded elsewhere, on several cores at once (decoder,
+// lineDecoder.Rows). buf must be longer than MaxLine; a partial line at
+// its end is kept for the next call, which starts with it.
 //
 // The end of the file is io.EOF, after a truncated last line is skipped
 // and reported (Truncated), as with Read. A line longer than MaxLine, as
-// far as ReadBlock can see it, and a failed read are the final errors of
+// far as readBlock can see it, and a failed read are the final errors of
 // Read, returned once the lines before them are; a long line inside a
 // block is Rows' to report. Line then returns the last line read. A
-// Reader is read either with Read or with ReadBlock, not both.
-func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
+// Reader is read either with Read or with readBlock, not both.
+func (rd *Reader) readBlock(buf []byte) (rowdecode.Block, error) {
 	if rd.err != nil {
-		return Block{}, rd.err
+		return rowdecode.Block{}, rd.err
 	}
 	if len(buf) <= MaxLine {
-		return Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), MaxLine)
+		return rowdecode.Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), MaxLine)
 	}
 	n := copy(buf, rd.carry)
 	rd.carry = rd.carry[:0]
@@ -324,7 +263,7 @@ func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
 	}
 	end := bytes.LastIndexByte(buf[:n], '\n') + 1
 	rd.carry = append(rd.carry, buf[end:n]...)
-	blk := Block{Text: buf[:end], Line: rd.line + 1}
+	blk := rowdecode.Block{Text: buf[:end], Line: rd.line + 1}
 	rd.line += bytes.Count(blk.Text, []byte{'\n'})
 	switch {
 	case len(rd.carry) > MaxLine:
@@ -338,12 +277,12 @@ func (rd *Reader) ReadBlock(buf []byte) (Block, error) {
 			rd.truncated = rd.line
 			rd.carry = rd.carry[:0]
 		}
-		return Block{}, io.EOF
+		return rowdecode.Block{}, io.EOF
 	default:
 		rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, rd.readErr)
 	}
 	if end == 0 && rd.err != nil {
-		return Block{}, rd.err
+		return rowdecode.Block{}, rd.err
 	}
 	return blk, nil
 }

@@ -25,25 +25,26 @@ const (
 
 // Error classes for attempts that got no complete response.
 const (
-	ErrTimeout  = "timeout"
-	ErrRefused  = "refused"
-	ErrReset    = "reset"
-	ErrCanceled = "canceled"
-	ErrTLS      = "tls"
-	ErrBody     = "body"
-	// ErrHeaders: the response headers were larger than the client accepts
+	ClassTimeout  = "timeout"
+	ClassRefused  = "refused"
+	ClassReset    = "reset"
+	ClassCanceled = "canceled"
+	ClassTLS      = "tls"
+	ClassBody     = "body"
+	// ClassHeaders: the response headers were larger than the client accepts
 	// (a hostile or broken target); they were not read.
-	ErrHeaders = "headers"
-	// ErrLocal: the attempt failed on this machine before reaching the
+	ClassHeaders = "headers"
+	// ClassLocal: the attempt failed on this machine before reaching the
 	// target (out of file descriptors or local ports), not at the target.
-	ErrLocal = "local"
-	ErrOther = "other"
+	ClassLocal = "local"
+	ClassOther = "other"
 )
 
 // Sources of the advised wait: which field of the response the wait was
 // read from (package retryafter documents each and their precedence).
 const (
 	WaitRetryAfterMS      = "retry-after-ms"
+	WaitXMSRetryAfterMS   = "x-ms-retry-after-ms" // other Azure services' ms field, read after retry-after-ms
 	WaitRetryAfterSeconds = "retry-after-seconds"
 	WaitRetryAfterDate    = "retry-after-date"
 	// WaitGeminiRetryDelay: the retryDelay of a google.rpc.RetryInfo in
@@ -66,7 +67,7 @@ const (
 // WaitSources lists every wait source, in the order of precedence (none
 // and invalid last). A reader checks a wait_source cell against it.
 var WaitSources = []string{
-	WaitRetryAfterMS, WaitRetryAfterSeconds, WaitRetryAfterDate, WaitGeminiRetryDelay,
+	WaitRetryAfterMS, WaitXMSRetryAfterMS, WaitRetryAfterSeconds, WaitRetryAfterDate, WaitGeminiRetryDelay,
 	WaitIETFReset, WaitRateLimitReset, WaitXRateLimitReset, WaitOpenAIReset, WaitAnthropicReset,
 	WaitNone, WaitInvalid,
 }
@@ -113,7 +114,7 @@ type Record struct {
 	TTFBMS     float64 // None when no response headers arrived
 	LatencyMS  float64
 	Status     int    // 0 when no response came
-	Error      string // "" or one of the Err* classes
+	Error      string // "" or one of the Class* error classes
 	// RetryAfterMS and RetryAfter are the headers as received: trimmed,
 	// control characters removed, at most MaxHeaderLen bytes.
 	RetryAfterMS string

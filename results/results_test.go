@@ -41,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	blank := Blank()
 	blank.RunID, blank.Shape, blank.Group, blank.Seq, blank.Attempt = "ffffffff", ShapeScheduled, `quoted "group"`, 3, 1
-	blank.Error = ErrReset
+	blank.Error = ClassReset
 	want := []Record{sample(0), sample(1), blank}
 	for i := range want {
 		if err := w.Write(&want[i]); err != nil {
@@ -163,7 +163,7 @@ func TestTruncatedLastLine(t *testing.T) {
 // turn into a row that reads — and reports how many bytes it dropped.
 func TestCreateDropsTornLine(t *testing.T) {
 	t.Parallel()
-	full := string(AppendCSV(nil, ptr(sample(7))))
+	full := string(appendCSV(nil, ptr(sample(7))))
 	full = full[:len(full)-1] // every field, no newline
 	cases := []struct {
 		name, torn string
@@ -219,7 +219,7 @@ func TestCreateEndsOfFile(t *testing.T) {
 		rows          int    // rows read back after one Write
 	}{
 		{"the header without its newline", header, "", 1},
-		{"a header and a row", header + "\n" + string(AppendCSV(nil, ptr(sample(0)))), "", 2},
+		{"a header and a row", header + "\n" + string(appendCSV(nil, ptr(sample(0)))), "", 2},
 		{"a last line over the cap", header + "\n" + strings.Repeat("x", MaxLine+1), "more than 1048576 bytes without a newline", 0},
 	}
 	for _, c := range cases {
@@ -547,7 +547,7 @@ func FuzzReader(f *testing.F) {
 				continue
 			}
 			// A record that was read writes back and reads again the same.
-			line := AppendCSV(nil, &rec)
+			line := appendCSV(nil, &rec)
 			rd2, err := NewReader(bytes.NewReader(append([]byte(strings.Join(Columns, ",")+"\n"), line...)), "again")
 			if err != nil {
 				t.Fatal(err)
@@ -556,8 +556,8 @@ func FuzzReader(f *testing.F) {
 			if err := rd2.Read(&again); err != nil {
 				t.Fatalf("re-read %q: %v", line, err)
 			}
-			if AppendCSV(nil, &again) == nil || string(AppendCSV(nil, &again)) != string(line) {
-				t.Fatalf("round trip changed %q into %q", line, AppendCSV(nil, &again))
+			if appendCSV(nil, &again) == nil || string(appendCSV(nil, &again)) != string(line) {
+				t.Fatalf("round trip changed %q into %q", line, appendCSV(nil, &again))
 			}
 		}
 	})

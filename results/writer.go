@@ -197,7 +197,7 @@ func (w *Writer) Write(r *Record) error {
 	if w.written.L == nil {
 		w.written.L = &w.mu
 	}
-	w.buf = AppendCSV(w.buf, r)
+	w.buf = appendCSV(w.buf, r)
 	w.pending++
 	mine := w.open
 	// Group commit: the first writer to find no write in progress writes

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -45,7 +46,7 @@ const MaxBody = 64 << 10
 func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
 	date := h.Get("Date")
 	ref := now
-	if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+	if d, ok := httpDate(httpfield.TrimOWS(date)); ok {
 		ref = d
 	}
 	items, dict := rateLimitField(h)
@@ -53,7 +54,7 @@ func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice 
 	fams := [...]family{
 		openAIFamily(h),
 		anthropicFamily(h, ref),
-		ietfFamily(items, named),
+		ietfFamily(items, newPolicySet(named)),
 		legacyFamily(h, dict, numeric, ref),
 		xRateLimitFamily(h, ref),
 	}
@@ -61,7 +62,7 @@ func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice 
 	a.RemainingRequests, a.LimitRequests, a.ResetRequestsMS = firstKnown(fams[:], func(f *family) limit { return f.requests })
 	a.RemainingTokens, a.LimitTokens, a.ResetTokensMS = firstKnown(fams[:], func(f *family) limit { return f.tokens })
 
-	w := Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), date, now)
+	w := parseWait(retryFieldsOf(h), date, now)
 	g := geminiAdvice(status, body)
 	switch {
 	case w.Usable():
@@ -175,7 +176,7 @@ func dialect(h http.Header, source string, fams []family, gemini bool) string {
 		return results.DialectXRate
 	case gemini:
 		return results.DialectGemini
-	case TrimOWS(Field(h, "Retry-After")) != "":
+	case httpfield.TrimOWS(httpfield.Field(h, "Retry-After")) != "":
 		return results.DialectRFC9110
 	}
 	return results.DialectNone
@@ -186,7 +187,7 @@ func dialect(h http.Header, source string, fams []family, gemini bool) string {
 // deployment name, spillover) or apim-request-id. Only their presence is
 // read, never their values.
 func azure(h http.Header) bool {
-	if TrimOWS(Field(h, "Retry-After-Ms")) != "" {
+	if httpfield.TrimOWS(httpfield.Field(h, "Retry-After-Ms")) != "" {
 		return true
 	}
 	for k := range h {
@@ -201,27 +202,10 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// Reads reports whether FromResponse reads the value of header field name:
-// a caller that must vet values before they are read (ptuprobe's client
-// checks them for echoed secrets) vets these. Of any other field
-// FromResponse reads at most its presence.
-func Reads(name string) bool { return readFields[http.CanonicalHeaderKey(name)] }
-
-// readFields are the fields whose values FromResponse reads.
-var readFields = func() map[string]bool {
-	m := map[string]bool{"Retry-After-Ms": true, "Retry-After": true, "Date": true}
-	for _, names := range [][]string{openAIFields[:], anthropicFields[:], ietfFields[:]} {
-		for _, n := range names {
-			m[n] = true
-		}
-	}
-	return m
-}()
-
 // count reads a non-negative integer of at most 18 digits (no sign, no
 // point), or results.None.
 func count(s string) int {
-	s = TrimOWS(s)
+	s = httpfield.TrimOWS(s)
 	if s == "" || len(s) > 18 {
 		return results.None
 	}

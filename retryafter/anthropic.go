@@ -4,17 +4,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
-
-// anthropicFields are Anthropic's rate-limit fields, per limit (requests,
-// tokens, input tokens, output tokens): limit, remaining, reset.
-var anthropicFields = [...]string{
-	"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset",
-	"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset",
-	"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset",
-	"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset",
-}
 
 // anthropicFamily reads Anthropic's fields. The tokens-* fields are the
 // token limit (Anthropic: "the most restrictive limit currently in
@@ -30,8 +22,8 @@ func anthropicFamily(h http.Header, ref time.Time) family {
 		return untilMS(t, ref)
 	}
 	f.limits = make([]limit, 0, 4)
-	for i := 0; i < len(anthropicFields); i += 3 {
-		f.limits = append(f.limits, fieldLimit(h, anthropicFields[i:i+3], &f.present, readReset))
+	for i := 0; i < len(httpfield.AnthropicFields); i += 3 {
+		f.limits = append(f.limits, fieldLimit(h, httpfield.AnthropicFields[i:i+3], &f.present, readReset))
 	}
 	f.requests, f.tokens = f.limits[0], f.limits[1]
 	return f

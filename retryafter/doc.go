@@ -7,7 +7,7 @@
 // would agree on a bug.
 //
 // FromResponse reads it all from a response's status, header and (bounded)
-// body; Parse and FromHeader read the two retry-after fields alone.
+// body; FromHeader reads the retry-after fields alone.
 //
 // # Precedence of the advised wait
 //
@@ -16,14 +16,20 @@
 //
 //  1. retry-after-ms, a non-negative number of ms, decimals allowed
 //     (retry-after-ms);
-//  2. retry-after as delay-seconds × 1000, decimals allowed: gateways send
+//  2. x-ms-retry-after-ms, the same, as other Azure services send it; the
+//     Azure SDK for Go (azcore) reads retry-after-ms, then this, then
+//     retry-after (x-ms-retry-after-ms);
+//  3. retry-after as delay-seconds × 1000, decimals allowed: gateways send
 //     them (retry-after-seconds);
-//  3. retry-after as an HTTP-date, against the response's Date header when
+//  4. retry-after as an HTTP-date, against the response's Date header when
 //     it parses, else the local clock; a date passed advises 0 ms
-//     (retry-after-date);
-//  4. Gemini's retryDelay, in the error body of a response with status 400
+//     (retry-after-date). An HTTP-date is GMT in each of RFC 9110's three
+//     forms (§5.6.7): IMF-fixdate and RFC 850 dates must say GMT, asctime
+//     dates are UTC; a date in another zone is no HTTP-date, whatever the
+//     host's zone (as Date, too);
+//  5. Gemini's retryDelay, in the error body of a response with status 400
 //     or more (gemini-retry-delay);
-//  5. only for a 429 or 503 that carries none of the above, not even an
+//  6. only for a 429 or 503 that carries none of the above, not even an
 //     unusable one: the reset of an exhausted limit, the longest if
 //     several are: the IETF RateLimit t of a policy with r=0
 //     (ietf-reset); RateLimit-Reset, or the draft-7 reset key, when the
@@ -35,13 +41,12 @@
 //     nothing; one whose reset cannot be read leaves the wait invalid
 //     unless another exhausted limit's can.
 //
-// When none gives a usable wait, the source is "invalid" if any of 1 to 4
-// (or, for step 5, an exhausted limit's reset) was present but unusable,
+// When none gives a usable wait, the source is "invalid" if any of 1 to 5
+// (or, for step 6, an exhausted limit's reset) was present but unusable,
 // else "none"; both carry results.None. Whatever the unit and the source,
 // a wait over results.MaxWaitMS (10¹² ms) is unusable. A field repeated
-// with different values is a list, not a number nor a date: unusable
-// (Field). Numbers are plain decimals: no sign, exponent, "inf" or "nan"
-// (Number). Garbage never becomes a wait, and nothing panics (a fuzz test
+// with different values is a list, not a number nor a date: unusable.
+// Numbers are plain decimals: no sign, exponent, "inf" or "nan". Garbage never becomes a wait, and nothing panics (a fuzz test
 // holds FromResponse to that).
 //
 // # Dialects
@@ -55,13 +60,16 @@
 // them, in the order openai, anthropic, ietf, ietf-legacy, x-ratelimit;
 // absent or unreadable, they are results.None.
 //
-//   - azure, Azure OpenAI: retry-after-ms and retry-after, with
+//   - azure, Azure OpenAI and other Azure services: retry-after-ms,
+//     x-ms-retry-after-ms and retry-after, with
 //     x-ratelimit-remaining-requests/-tokens; recognized by retry-after-ms,
 //     azure-openai-* (azure-openai-deployment-utilization), x-ms-* (region,
 //     deployment, spillover) or apim-request-id, of which only the presence
-//     is read (the client reads utilization and spillover itself).
+//     is read but for x-ms-retry-after-ms (the client reads utilization
+//     and spillover itself).
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/provisioned-get-started
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/quotas-limits
+//     https://github.com/Azure/azure-sdk-for-go/blob/main/sdk/azcore/internal/shared/shared.go
 //   - openai: x-ratelimit-limit-, -remaining- and -reset-requests/-tokens;
 //     a reset is a duration as OpenAI writes it ("12ms", "1s", "6m0s",
 //     "1m30.5s", "2h3m"), read strictly: units h, m, s in that order, or
@@ -76,12 +84,16 @@
 //     exhausted.
 //     https://docs.anthropic.com/en/api/rate-limits#response-headers
 //   - ietf: the current draft's RateLimit and RateLimit-Policy, Lists of
-//     Structured Field Values (RFC 8941, parsed by its algorithm: a
-//     malformed field is ignored whole, as the draft requires). RateLimit
+//     Structured Field Values (RFC 8941, parsed by its algorithm and held
+//     to every RFC 8941 case of the IETF test suite, Byte Sequences
+//     base64-decoded; a malformed field is ignored whole, as the draft
+//     requires). RateLimit
 //     items name a policy, r its remaining quota (required), t the seconds
 //     until it resets; RateLimit-Policy items give q, the quota, qu, its
 //     unit (requests by default; "tokens" makes it the token limit), w, the
 //     window. Several items are read; the most restrictive is reported.
+//     The cost is linear in the fields' length, however many items,
+//     keys and policies they hold (BenchmarkFromResponseRateLimit).
 //     https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/11/
 //     https://www.rfc-editor.org/rfc/rfc8941
 //   - ietf-legacy: draft 7's RateLimit Dictionary (limit=100, remaining=0,
@@ -115,9 +127,12 @@
 //
 // # Secrets
 //
-// Reads names the fields whose values FromResponse reads; of any other it
-// reads at most whether it is present. A caller that must vet values
-// first (ptuprobe's client checks them for echoed secrets) vets those.
+// FromResponse reads the values of the fields named above and of Date,
+// and nothing else of a header: of any other field it reads at most
+// whether it is present. A caller that must vet values first (ptuprobe's
+// client checks them for echoed secrets) vets those.
 //
-// It imports results only (the wait sources, the dialects and the cap).
+// It imports results (the wait sources, the dialects and the cap) and
+// internal/httpfield (how a field value is read, and the names of the
+// fields read, which the client vets), nothing else.
 package retryafter

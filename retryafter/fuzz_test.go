@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -60,6 +61,7 @@ func FuzzFromResponse(f *testing.F) {
 		{429, "Retry-After: soon", "[" + retryInfo(`"1.5s"`, `"2s"`) + "]"},
 		{503, "Retry-After: Sun, 29 Nov 2026 12:00:05 GMT\nDate: Sun, 29 Nov 2026 12:00:00 GMT", ""},
 		{200, "X-Ms-Region: East US\nRetry-After: 999999999999", ""},
+		{429, "X-Ms-Retry-After-Ms: 400\nRetry-After: 3", ""},
 		{429, "Ratelimit: (1 2);r=0, \"a\";r=0;t=1.5\nX-Ratelimit-Reset-Requests: 6m0s", ""},
 	}
 	for _, s := range seeds {
@@ -104,7 +106,7 @@ func FuzzFromResponse(f *testing.F) {
 				t.Fatalf("a bare retry-after with source %s", w.Source)
 			}
 		}
-		if w.Source == results.WaitRetryAfterMS && a.Dialect != results.DialectAzure && a.Dialect != results.DialectAnthropic {
+		if (w.Source == results.WaitRetryAfterMS || w.Source == results.WaitXMSRetryAfterMS) && a.Dialect != results.DialectAzure && a.Dialect != results.DialectAnthropic {
 			t.Fatalf("retry-after-ms in dialect %s", a.Dialect)
 		}
 		for _, n := range []int{a.RemainingRequests, a.RemainingTokens, a.LimitRequests, a.LimitTokens} {
@@ -120,7 +122,7 @@ func FuzzFromResponse(f *testing.F) {
 		// What Reads does not claim is read for its presence only.
 		masked := http.Header{}
 		for k, vs := range h {
-			if Reads(k) {
+			if httpfield.Reads(k) {
 				masked[k] = vs
 			} else {
 				masked[k] = []string{"masked"}

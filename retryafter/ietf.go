@@ -5,16 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
-
-// ietfFields are the fields of every version of the IETF draft, and the
-// X-RateLimit-* fields before it.
-var ietfFields = [...]string{
-	"Ratelimit", "Ratelimit-Policy",
-	"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
-	"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset",
-}
 
 // Quota units of a RateLimit-Policy item (its qu parameter): requests is
 // the draft's default; tokens is no registered unit, but is what an LLM
@@ -66,6 +59,8 @@ func policyField(h http.Header) (named, numeric []sfItem) {
 	if !ok {
 		return nil, nil
 	}
+	// named is filtered in place: a long field is not copied whole.
+	named = list[:0]
 	for _, it := range list {
 		switch _, isName := it.bare.name(); {
 		case it.inner:
@@ -74,6 +69,9 @@ func policyField(h http.Header) (named, numeric []sfItem) {
 		case it.bare.kind == sfInteger:
 			numeric = append(numeric, it)
 		}
+	}
+	if len(named) == 0 {
+		named = nil
 	}
 	return named, numeric
 }
@@ -84,11 +82,44 @@ type quota struct {
 	unit string
 }
 
-// policyOf returns the quota of policy name.
-func policyOf(policies []sfItem, name string) (quota, bool) {
-	for i := range policies {
-		if n, _ := policies[i].bare.name(); n == name {
-			return quotaOf(&policies[i]), true
+// policySet finds the RateLimit-Policy item of a name, the first of that
+// name: by a scan while there are few, by a map from name to item once
+// there are more than sfScanKeys, so n RateLimit items against n policies
+// cost O(n), not O(n²).
+type policySet struct {
+	items  []sfItem
+	byName map[string]int
+	// probes counts the name comparisons and map probes: the tests hold
+	// it linear in the number of lookups.
+	probes int
+}
+
+func newPolicySet(items []sfItem) *policySet {
+	s := &policySet{items: items}
+	if len(items) > sfScanKeys {
+		s.byName = make(map[string]int, len(items))
+		for i := len(items) - 1; i >= 0; i-- { // the first of a name wins
+			if n, ok := items[i].bare.name(); ok {
+				s.byName[n] = i
+			}
+		}
+	}
+	return s
+}
+
+// quota returns the quota of policy name.
+func (s *policySet) quota(name string) (quota, bool) {
+	if s.byName != nil {
+		s.probes++
+		if i, ok := s.byName[name]; ok {
+			return quotaOf(&s.items[i]), true
+		}
+		return quota{}, false
+	}
+	for i := range s.items {
+		s.probes++
+		if n, _ := s.items[i].bare.name(); n == name {
+			return quotaOf(&s.items[i]), true
 		}
 	}
 	return quota{}, false
@@ -116,10 +147,10 @@ func quotaOf(it *sfItem) quota {
 // restrictive is reported: the lowest r, then the longest t. Every item
 // counts for the exhausted-limit wait, whatever its unit. items and
 // policies are the current forms of RateLimit and RateLimit-Policy.
-func ietfFamily(items, policies []sfItem) family {
+func ietfFamily(items []sfItem, policies *policySet) family {
 	f := family{dialect: results.DialectIETF, source: results.WaitIETFReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
-	f.present = items != nil || policies != nil
+	f.present = items != nil || policies.items != nil
 	for i := range items {
 		it := &items[i]
 		name, ok := it.bare.name()
@@ -141,7 +172,7 @@ func ietfFamily(items, policies []sfItem) family {
 			}
 		}
 		unit := unitRequests
-		if p, ok := policyOf(policies, name); ok {
+		if p, ok := policies.quota(name); ok {
 			l.max, unit = p.q, p.unit
 		}
 		f.limits = append(f.limits, l)
@@ -155,10 +186,10 @@ func ietfFamily(items, policies []sfItem) family {
 	// A policy alone (no RateLimit item for it) still says the limit,
 	// when it is the only one of its unit.
 	if !f.requests.known() {
-		f.requests.max = onlyQuota(policies, unitRequests)
+		f.requests.max = onlyQuota(policies.items, unitRequests)
 	}
 	if !f.tokens.known() {
-		f.tokens.max = onlyQuota(policies, unitTokens)
+		f.tokens.max = onlyQuota(policies.items, unitTokens)
 	}
 	return f
 }
@@ -226,7 +257,7 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 	if numeric != nil {
 		f.present = true
 	}
-	sep := separateLimit(h, ietfFields[2:5], ref, &f.present)
+	sep := separateLimit(h, httpfield.IETFFields[2:5], ref, &f.present)
 	f.limits = append(f.limits, sep)
 	if !f.requests.known() {
 		f.requests = sep
@@ -239,7 +270,7 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 // counted in requests.
 func xRateLimitFamily(h http.Header, ref time.Time) family {
 	f := family{dialect: results.DialectXRate, source: results.WaitXRateLimitReset, tokens: unknownLimit()}
-	f.requests = separateLimit(h, ietfFields[5:8], ref, &f.present)
+	f.requests = separateLimit(h, httpfield.IETFFields[5:8], ref, &f.present)
 	f.limits = []limit{f.requests}
 	return f
 }
@@ -250,7 +281,7 @@ func xRateLimitFamily(h http.Header, ref time.Time) family {
 // resetIn.
 func separateLimit(h http.Header, names []string, ref time.Time, present *bool) limit {
 	l := fieldLimit(h, names, present, func(v string) (float64, bool) { return resetIn(v, ref) })
-	if max := Field(h, names[0]); l.max < 0 {
+	if max := httpfield.Field(h, names[0]); l.max < 0 {
 		if i := strings.IndexAny(max, ",;"); i >= 0 {
 			l.max = count(max[:i])
 		}
@@ -273,7 +304,7 @@ const (
 // 0; a decimal number is read as such ("1.5"); anything else, or a wait
 // over results.MaxWaitMS, is unreadable.
 func resetIn(v string, ref time.Time) (float64, bool) {
-	x, ok := Number(TrimOWS(v))
+	x, ok := httpfield.Number(httpfield.TrimOWS(v))
 	if !ok {
 		return 0, false
 	}

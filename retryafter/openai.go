@@ -4,20 +4,14 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// openAIFields are OpenAI's rate-limit fields (Azure OpenAI sends the
-// remaining-* ones too), requests then tokens: limit, remaining, reset.
-var openAIFields = [...]string{
-	"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
-	"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
-}
-
 func openAIFamily(h http.Header) family {
 	f := family{dialect: results.DialectOpenAI, source: results.WaitOpenAIReset}
-	f.requests = fieldLimit(h, openAIFields[0:3], &f.present, openAIDuration)
-	f.tokens = fieldLimit(h, openAIFields[3:6], &f.present, openAIDuration)
+	f.requests = fieldLimit(h, httpfield.OpenAIFields[0:3], &f.present, openAIDuration)
+	f.tokens = fieldLimit(h, httpfield.OpenAIFields[3:6], &f.present, openAIDuration)
 	f.limits = []limit{f.requests, f.tokens}
 	return f
 }
@@ -27,7 +21,7 @@ func openAIFamily(h http.Header) family {
 // any of the three is in h.
 func fieldLimit(h http.Header, names []string, present *bool, readReset func(string) (float64, bool)) limit {
 	l := unknownLimit()
-	max, rem, reset := Field(h, names[0]), Field(h, names[1]), Field(h, names[2])
+	max, rem, reset := httpfield.Field(h, names[0]), httpfield.Field(h, names[1]), httpfield.Field(h, names[2])
 	if max == "" && rem == "" && reset == "" {
 		return l
 	}

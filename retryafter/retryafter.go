@@ -2,10 +2,9 @@ package retryafter
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -28,60 +27,54 @@ func (w Wait) Duration() (d time.Duration, ok bool) {
 }
 
 // FromHeader reads the advised wait of a response's header h from its
-// retry-after fields alone (Retry-After-Ms, Retry-After, Date), repeats of
-// a field handled as Field does; now is the clock for an HTTP-date when the
-// response has no usable Date. FromResponse reads every dialect.
+// retry-after fields alone (Retry-After-Ms, X-Ms-Retry-After-Ms,
+// Retry-After, Date), with the precedence of the package documentation;
+// now is the clock for an HTTP-date when the response has no usable Date.
+// FromResponse reads every dialect.
 func FromHeader(h http.Header, now time.Time) Wait {
-	return Parse(Field(h, "Retry-After-Ms"), Field(h, "Retry-After"), h.Get("Date"), now)
+	return parseWait(retryFieldsOf(h), h.Get("Date"), now)
 }
 
-// Field is the value of header name (canonical form), repeats included.
-// Repeats that agree, once trimmed, are one value. Repeats that differ are
-// joined with ", ", as RFC 9110 §5.3 combines a repeated field: a list is no
-// number nor date, so Parse finds that header unusable rather than silently
-// keeping the first value.
-func Field(h http.Header, name string) string {
-	vs := h[name]
-	if len(vs) == 0 {
-		return ""
-	}
-	first := TrimOWS(vs[0])
-	for _, v := range vs[1:] {
-		if TrimOWS(v) != first {
-			trimmed := make([]string, len(vs))
-			for i, v := range vs {
-				trimmed[i] = TrimOWS(v)
-			}
-			return strings.Join(trimmed, ", ")
-		}
-	}
-	return first
+// retryFields are the values of a response's retry-after fields.
+type retryFields struct {
+	ms    string // retry-after-ms
+	xmsMS string // x-ms-retry-after-ms
+	after string // retry-after
 }
 
-// Parse applies the documented precedence: retry-after-ms when
-// it is a non-negative number (decimals allowed); otherwise retry-after as
-// delay-seconds × 1000; otherwise retry-after as an HTTP-date, measured
-// against the response Date header when it parses, else against now. A
-// header that is present but fits none of these gives Source "invalid";
-// no header at all gives "none".
+// retryFieldsOf reads the retry-after fields of h, repeats handled as
+// Field does.
+func retryFieldsOf(h http.Header) retryFields {
+	return retryFields{ms: httpfield.Field(h, "Retry-After-Ms"), xmsMS: httpfield.Field(h, "X-Ms-Retry-After-Ms"), after: httpfield.Field(h, "Retry-After")}
+}
+
+// parseWait applies the documented precedence to the retry-after fields
+// f: the first ms field that is a non-negative number (decimals
+// allowed); otherwise retry-after as delay-seconds × 1000; otherwise
+// retry-after as an HTTP-date, measured against the response Date header
+// when it parses, else against now. A field that is present but fits none
+// of these gives Source "invalid"; no field at all gives "none".
 //
 // Whatever the unit, a wait over maxWaitMS is no wait a server means: the
-// header that gave it counts as unusable, as if it were not a number.
+// field that gave it counts as unusable, as if it were not a number.
 //
 // An HTTP-date in the past advises no wait at all, so it yields 0 ms
 // rather than a negative value.
-func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
-	ms, ra := TrimOWS(retryAfterMS), TrimOWS(retryAfter)
-	if v, ok := Number(ms); ok && v <= maxWaitMS {
+func parseWait(f retryFields, date string, now time.Time) Wait {
+	ms, xms, ra := httpfield.TrimOWS(f.ms), httpfield.TrimOWS(f.xmsMS), httpfield.TrimOWS(f.after)
+	if v, ok := httpfield.Number(ms); ok && v <= maxWaitMS {
 		return Wait{MS: v, Source: results.WaitRetryAfterMS}
 	}
-	if v, ok := Number(ra); ok && v*1000 <= maxWaitMS {
+	if v, ok := httpfield.Number(xms); ok && v <= maxWaitMS {
+		return Wait{MS: v, Source: results.WaitXMSRetryAfterMS}
+	}
+	if v, ok := httpfield.Number(ra); ok && v*1000 <= maxWaitMS {
 		return Wait{MS: v * 1000, Source: results.WaitRetryAfterSeconds}
 	}
 	if ra != "" {
-		if t, err := http.ParseTime(ra); err == nil {
+		if t, ok := httpDate(ra); ok {
 			ref := now
-			if d, err := http.ParseTime(TrimOWS(date)); err == nil {
+			if d, ok := httpDate(httpfield.TrimOWS(date)); ok {
 				ref = d
 			}
 			// Sub saturates at about 292 years, well past the cap.
@@ -91,54 +84,30 @@ func Parse(retryAfterMS, retryAfter, date string, now time.Time) Wait {
 			}
 		}
 	}
-	if ms == "" && ra == "" {
+	if ms == "" && xms == "" && ra == "" {
 		return Wait{MS: results.None, Source: results.WaitNone}
 	}
 	return Wait{MS: results.None, Source: results.WaitInvalid}
+}
+
+// httpDateLayouts are RFC 9110's three forms of an HTTP-date (§5.6.7):
+// IMF-fixdate, the obsolete RFC 850 form and asctime's. An HTTP-date is
+// GMT: the first two must say so, and asctime's, which has no zone, is
+// UTC. http.ParseTime would take any zone name in the RFC 850 form, and
+// read one the host knows (EST in New York) in the host's zone.
+var httpDateLayouts = [...]string{http.TimeFormat, "Monday, 02-Jan-06 15:04:05 GMT", time.ANSIC}
+
+// httpDate reads an HTTP-date, always in UTC.
+func httpDate(s string) (time.Time, bool) {
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // maxWaitMS is results.MaxWaitMS: a believable advised wait in ms (about 31.7
 // years), applied to the result of every source; beyond it the value is
 // treated as garbage rather than a wait.
 const maxWaitMS = results.MaxWaitMS
-
-// Number accepts only plain decimal numbers: digits with at most
-// one '.', no sign, no exponent, no "inf"/"nan". strconv.ParseFloat alone
-// would take "1e3", "+5", "0x10" and "Inf", none of which a server means.
-// It knows no unit: the caller bounds the value.
-func Number(s string) (float64, bool) {
-	if s == "" || len(s) > 32 {
-		return 0, false
-	}
-	digits, dots := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.':
-			dots++
-		default:
-			return 0, false
-		}
-	}
-	if digits == 0 || dots > 1 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, false
-	}
-	return v, true
-}
-
-// TrimOWS removes HTTP optional white space (spaces and tabs).
-func TrimOWS(s string) string {
-	i, j := 0, len(s)
-	for i < j && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
-		j--
-	}
-	return s[i:j]
-}

@@ -1,9 +1,11 @@
 package retryafter
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -56,23 +58,25 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Parse(tt.ms, tt.ra, tt.dateHdr, now)
+			got := parseWait(retryFields{ms: tt.ms, after: tt.ra}, tt.dateHdr, now)
 			if got.MS != tt.want || got.Source != tt.source {
-				t.Fatalf("Parse(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
+				t.Fatalf("parseWait(%q, %q, %q) = %+v, want {%v %s}", tt.ms, tt.ra, tt.dateHdr, got, tt.want, tt.source)
 			}
 		})
 	}
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range [][3]string{{"43", "", ""}, {"", "17", ""}, {"", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"}, {"-1", "x", ""}, {"1.5", "2", ""}, {"", "", ""}, {"", "999999999999", ""}, {"", "Fri, 31 Dec 9999 23:59:59 GMT", ""}} {
-		f.Add(s[0], s[1], s[2])
+	for _, s := range [][4]string{{"43", "", "", ""}, {"", "", "17", ""}, {"", "", "Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:27:00 GMT"},
+		{"-1", "", "x", ""}, {"1.5", "", "2", ""}, {"", "", "", ""}, {"", "", "999999999999", ""}, {"", "", "Fri, 31 Dec 9999 23:59:59 GMT", ""},
+		{"", "400", "3", ""}, {"x", "-4", "Sunday, 06-Nov-94 08:49:37 GMT", ""}, {"", "", "Sun Nov  6 08:49:37 1994", ""}} {
+		f.Add(s[0], s[1], s[2], s[3])
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, ms, ra, date string) {
-		w := Parse(ms, ra, date, now)
+	f.Fuzz(func(t *testing.T, ms, xms, ra, date string) {
+		w := parseWait(retryFields{ms: ms, xmsMS: xms, after: ra}, date, now)
 		switch w.Source {
-		case results.WaitRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
+		case results.WaitRetryAfterMS, results.WaitXMSRetryAfterMS, results.WaitRetryAfterSeconds, results.WaitRetryAfterDate:
 			if w.MS < 0 || w.MS != w.MS || w.MS > maxWaitMS {
 				t.Fatalf("usable wait %v from %q %q %q", w.MS, ms, ra, date)
 			}
@@ -80,11 +84,98 @@ func FuzzParse(f *testing.F) {
 			if w.MS != results.None {
 				t.Fatalf("%s with a value %v", w.Source, w.MS)
 			}
-			if w.Source == results.WaitNone && (TrimOWS(ms) != "" || TrimOWS(ra) != "") {
-				t.Fatalf("none although a header is present: %q %q", ms, ra)
+			if w.Source == results.WaitNone && (httpfield.TrimOWS(ms) != "" || httpfield.TrimOWS(xms) != "" || httpfield.TrimOWS(ra) != "") {
+				t.Fatalf("none although a header is present: %q %q %q", ms, xms, ra)
 			}
 		default:
 			t.Fatalf("unknown source %q", w.Source)
 		}
 	})
+}
+
+// TestXMSRetryAfterMS reads x-ms-retry-after-ms, other Azure services' ms
+// field, as azcore does: after retry-after-ms, before retry-after.
+func TestXMSRetryAfterMS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		h      http.Header
+		want   float64
+		source string
+	}{
+		{"alone", header("X-Ms-Retry-After-Ms", "400"), 400, results.WaitXMSRetryAfterMS},
+		{"decimals and white space", header("x-ms-retry-after-ms", " 16.5\t"), 16.5, results.WaitXMSRetryAfterMS},
+		{"retry-after-ms first", header("Retry-After-Ms", "500", "X-Ms-Retry-After-Ms", "400", "Retry-After", "300"), 500, results.WaitRetryAfterMS},
+		{"before retry-after", header("X-Ms-Retry-After-Ms", "400", "Retry-After", "3"), 400, results.WaitXMSRetryAfterMS},
+		{"before a retry-after date", header("X-Ms-Retry-After-Ms", "400", "Retry-After", "Sun, 29 Nov 2026 12:00:30 GMT"), 400, results.WaitXMSRetryAfterMS},
+		{"after an unusable retry-after-ms", header("Retry-After-Ms", "soon", "X-Ms-Retry-After-Ms", "400"), 400, results.WaitXMSRetryAfterMS},
+		{"unusable: retry-after next", header("X-Ms-Retry-After-Ms", "-1", "Retry-After", "3"), 3000, results.WaitRetryAfterSeconds},
+		{"over the cap: retry-after next", header("X-Ms-Retry-After-Ms", "1000000000001", "Retry-After", "3"), 3000, results.WaitRetryAfterSeconds},
+		{"unusable alone", header("X-Ms-Retry-After-Ms", "1e3"), results.None, results.WaitInvalid},
+		{"repeats that differ", header("X-Ms-Retry-After-Ms", "400", "X-Ms-Retry-After-Ms", "500"), results.None, results.WaitInvalid},
+		{"repeats that agree", header("X-Ms-Retry-After-Ms", "400", "X-Ms-Retry-After-Ms", "400 "), 400, results.WaitXMSRetryAfterMS},
+		{"blank", header("X-Ms-Retry-After-Ms", " "), results.None, results.WaitNone},
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		if got := FromHeader(tt.h, now); got.MS != tt.want || got.Source != tt.source {
+			t.Errorf("%s: FromHeader(%v) = %+v, want {%v %s}", tt.name, tt.h, got, tt.want, tt.source)
+		}
+		a := FromResponse(429, tt.h, nil, now)
+		if a.Wait.MS != tt.want || a.Wait.Source != tt.source {
+			t.Errorf("%s: FromResponse(429, %v).Wait = %+v, want {%v %s}", tt.name, tt.h, a.Wait, tt.want, tt.source)
+		}
+		if tt.source != results.WaitNone && a.Dialect != results.DialectAzure {
+			t.Errorf("%s: dialect %s, want azure", tt.name, a.Dialect)
+		}
+	}
+}
+
+// TestHTTPDateIsGMT reads the three forms of an HTTP-date on a host in New
+// York: each is GMT (RFC 9110 §5.6.7) whatever the host's zone, and an
+// IMF-fixdate or RFC 850 date in any other zone is no HTTP-date, as
+// Retry-After and as Date. It sets time.Local, so it is not parallel (the
+// parallel tests run after it).
+func TestHTTPDateIsGMT(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := time.Local
+	time.Local = ny
+	defer func() { time.Local = saved }()
+
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name, ra, date string
+		want           float64
+		source         string
+	}{
+		{"IMF-fixdate", "Sun, 29 Nov 2026 12:00:37 GMT", "", 37000, results.WaitRetryAfterDate},
+		{"RFC 850", "Sunday, 29-Nov-26 12:00:37 GMT", "", 37000, results.WaitRetryAfterDate},
+		{"asctime is UTC", "Sun Nov 29 12:00:37 2026", "", 37000, results.WaitRetryAfterDate},
+		{"asctime, one-digit day", "Mon Nov  2 12:00:00 2026", "Sun Nov  1 12:00:00 2026", 86_400_000, results.WaitRetryAfterDate},
+		{"RFC 850 in EST", "Sunday, 29-Nov-26 12:00:37 EST", "", results.None, results.WaitInvalid},
+		{"RFC 850 in UTC", "Sunday, 29-Nov-26 12:00:37 UTC", "", results.None, results.WaitInvalid},
+		{"IMF-fixdate in EST", "Sun, 29 Nov 2026 12:00:37 EST", "", results.None, results.WaitInvalid},
+		{"IMF-fixdate in lower case gmt", "Sun, 29 Nov 2026 12:00:37 gmt", "", results.None, results.WaitInvalid},
+		{"asctime with a zone", "Sun Nov 29 12:00:37 EST 2026", "", results.None, results.WaitInvalid},
+		{"Date in EST is no Date: the local clock", "Sun, 29 Nov 2026 12:00:37 GMT", "Sunday, 29-Nov-26 07:00:30 EST", 37000, results.WaitRetryAfterDate},
+		{"Date in RFC 850 GMT", "Sun, 29 Nov 2026 12:00:37 GMT", "Sunday, 29-Nov-26 12:00:30 GMT", 7000, results.WaitRetryAfterDate},
+	}
+	for _, tt := range tests {
+		h := http.Header{"Retry-After": {tt.ra}}
+		if tt.date != "" {
+			h.Set("Date", tt.date)
+		}
+		if got := FromHeader(h, now); got.MS != tt.want || got.Source != tt.source {
+			t.Errorf("%s: FromHeader(%v) = %+v, want {%v %s}", tt.name, h, got, tt.want, tt.source)
+		}
+	}
+	// The Date header is the clock of the other dialects' dates too.
+	h := http.Header{"Anthropic-Ratelimit-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Tokens-Reset": {"2026-11-29T12:00:45Z"},
+		"Date": {"Sunday, 29-Nov-26 07:00:30 EST"}}
+	if got := FromResponse(429, h, nil, now).Wait; got.MS != 45000 {
+		t.Errorf("an EST Date moved the clock of Anthropic's reset: %+v, want 45000 ms from the local clock", got)
+	}
 }

@@ -1,16 +1,26 @@
 package retryafter
 
-import "strings"
+import (
+	"encoding/base64"
+	"strings"
+)
 
 // A structured field value (RFC 8941, "Structured Field Values for
 // HTTP"), as the IETF RateLimit fields are defined: a List of Items, or,
 // in the draft-7 form of RateLimit, a Dictionary. This is the RFC's
-// parsing algorithm (§4.2), all of it but what the RateLimit fields
-// cannot use: it keeps Integers, Strings and Tokens, and checks the
-// syntax of the other bare items (Decimals, Byte Sequences, Booleans)
-// without keeping their values. A value that breaks the syntax anywhere
-// is refused whole, as §4.2 requires ("fail parsing"), and the draft says
-// of a malformed field: ignore it.
+// parsing algorithm (§4.2), all of it: Integers, Decimals, Strings,
+// Tokens, Byte Sequences (base64-decoded: one that does not decode fails,
+// §4.2.7) and Booleans, Inner Lists and Parameters. RFC 9651's later
+// additions, Dates and Display Strings, are not read: they fail, as in
+// RFC 8941. A value that breaks the syntax anywhere is refused whole, as
+// §4.2 requires ("fail parsing"), and the draft says of a malformed
+// field: ignore it. The IETF test suite (testdata/sfv-tests) holds it to
+// every case of RFC 8941.
+//
+// The cost is linear in the field: a repeated key of a Dictionary or of
+// Parameters is found by a scan while there are few, by a map once there
+// are more than sfScanKeys, so a field of n distinct keys costs O(n), not
+// O(n²).
 
 // sfKind is the type of a bare item.
 type sfKind uint8
@@ -24,12 +34,21 @@ const (
 	sfBoolean
 )
 
-// sfBare is a bare item: Integer in i, String or Token in s.
+// sfBare is a bare item: an Integer in i, a Decimal in i as thousandths
+// (exact: at most 3 decimal places), a Boolean in i as 0 or 1, a String or
+// Token, or the decoded bytes of a Byte Sequence, in s. One number field
+// keeps an item small: a long field holds many.
 type sfBare struct {
 	kind sfKind
 	i    int64
 	s    string
 }
+
+// decimal is the value of a Decimal.
+func (b sfBare) decimal() float64 { return float64(b.i) / 1000 }
+
+// boolean is the value of a Boolean.
+func (b sfBare) boolean() bool { return b.i == 1 }
 
 // sfParam is one parameter of an item.
 type sfParam struct {
@@ -37,12 +56,15 @@ type sfParam struct {
 	value sfBare
 }
 
+func (p sfParam) keyName() string { return p.key }
+
 // sfItem is a member of a List or Dictionary: an Item, or an Inner List
-// (inner set, bare unset) with its own parameters.
+// (inner set, its items in members, bare unset) with its own parameters.
 type sfItem struct {
-	bare   sfBare
-	inner  bool
-	params []sfParam
+	bare    sfBare
+	inner   bool
+	members []sfItem
+	params  []sfParam
 }
 
 // param returns the parameter key of it.
@@ -70,70 +92,31 @@ type sfMember struct {
 	item sfItem
 }
 
+func (m sfMember) keyName() string { return m.key }
+
 // sfField joins the field lines of name as §4.2 says: with a comma.
 func sfField(lines []string) string { return strings.Join(lines, ", ") }
 
 // parseSFList parses a List (§4.2.1). An empty value is an empty List.
 func parseSFList(s string) ([]sfItem, bool) {
 	p := sfParser{s: s}
-	p.skipSP()
-	var out []sfItem
-	for !p.eof() {
-		it, ok := p.itemOrInnerList()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, it)
-		if !p.nextMember() {
-			return nil, false
-		}
-	}
-	return out, true
+	return p.list()
 }
 
 // parseSFDictionary parses a Dictionary (§4.2.2); a repeated key keeps
 // its first place and its last value.
 func parseSFDictionary(s string) ([]sfMember, bool) {
 	p := sfParser{s: s}
-	p.skipSP()
-	var out []sfMember
-	for !p.eof() {
-		key, ok := p.key()
-		if !ok {
-			return nil, false
-		}
-		var it sfItem
-		if p.peek() == '=' {
-			p.i++
-			if it, ok = p.itemOrInnerList(); !ok {
-				return nil, false
-			}
-		} else {
-			it.bare = sfBare{kind: sfBoolean}
-			if it.params, ok = p.parameters(); !ok {
-				return nil, false
-			}
-		}
-		replaced := false
-		for j := range out {
-			if out[j].key == key {
-				out[j].item, replaced = it, true
-			}
-		}
-		if !replaced {
-			out = append(out, sfMember{key: key, item: it})
-		}
-		if !p.nextMember() {
-			return nil, false
-		}
-	}
-	return out, true
+	return p.dictionary()
 }
 
 // sfParser walks one field value.
 type sfParser struct {
 	s string
 	i int
+	// work counts the key comparisons and map probes of the search for
+	// repeated keys: the tests hold it linear in the number of keys.
+	work int
 }
 
 func (p *sfParser) eof() bool { return p.i >= len(p.s) }
@@ -158,6 +141,107 @@ func (p *sfParser) skipOWS() {
 	}
 }
 
+// list parses the whole value as a List (§4.2, §4.2.1).
+func (p *sfParser) list() ([]sfItem, bool) {
+	p.skipSP()
+	var out []sfItem
+	for !p.eof() {
+		it, ok := p.itemOrInnerList()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, it)
+		if !p.nextMember() {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// dictionary parses the whole value as a Dictionary (§4.2, §4.2.2).
+func (p *sfParser) dictionary() ([]sfMember, bool) {
+	p.skipSP()
+	var keys sfKeys[sfMember]
+	for !p.eof() {
+		key, ok := p.key()
+		if !ok {
+			return nil, false
+		}
+		var it sfItem
+		if p.peek() == '=' {
+			p.i++
+			if it, ok = p.itemOrInnerList(); !ok {
+				return nil, false
+			}
+		} else {
+			it.bare = sfBare{kind: sfBoolean, i: 1}
+			if it.params, ok = p.parameters(); !ok {
+				return nil, false
+			}
+		}
+		if j := keys.find(p, key); j >= 0 {
+			keys.list[j].item = it
+		} else {
+			keys.add(sfMember{key: key, item: it})
+		}
+		if !p.nextMember() {
+			return nil, false
+		}
+	}
+	return keys.list, true
+}
+
+// item parses the whole value as an Item (§4.2, §4.2.3).
+func (p *sfParser) item() (sfItem, bool) {
+	p.skipSP()
+	it, ok := p.itemAt()
+	p.skipSP()
+	return it, ok && p.eof()
+}
+
+// sfScanKeys is how many keys are searched by a scan; past it, a map.
+const sfScanKeys = 8
+
+// sfKeys keeps the members of a Dictionary, or the Parameters of an item,
+// in order, and finds a repeated key among them: by a scan while they are
+// few, by a map from key to place once there are more than sfScanKeys.
+type sfKeys[T interface{ keyName() string }] struct {
+	list  []T
+	index map[string]int
+}
+
+// find is the place of key in k.list, or -1.
+func (k *sfKeys[T]) find(p *sfParser, key string) int {
+	if k.index != nil {
+		p.work++
+		if j, ok := k.index[key]; ok {
+			return j
+		}
+		return -1
+	}
+	for j := range k.list {
+		p.work++
+		if k.list[j].keyName() == key {
+			return j
+		}
+	}
+	return -1
+}
+
+// add appends v, whose key k does not hold yet.
+func (k *sfKeys[T]) add(v T) {
+	k.list = append(k.list, v)
+	switch {
+	case k.index != nil:
+		k.index[v.keyName()] = len(k.list) - 1
+	case len(k.list) > sfScanKeys:
+		k.index = make(map[string]int, 2*len(k.list))
+		for j := range k.list {
+			k.index[k.list[j].keyName()] = j
+		}
+	}
+}
+
 // nextMember consumes what follows a member of a List or Dictionary: the
 // end, or a comma and optional white space before another member (a
 // trailing comma fails).
@@ -179,23 +263,26 @@ func (p *sfParser) itemOrInnerList() (sfItem, bool) {
 	if p.peek() == '(' {
 		return p.innerList()
 	}
-	return p.item()
+	return p.itemAt()
 }
 
-// innerList parses an Inner List (§4.2.1.2); its items are checked, not
-// kept: no RateLimit field has one.
+// innerList parses an Inner List (§4.2.1.2).
 func (p *sfParser) innerList() (sfItem, bool) {
 	p.i++ // (
+	out := sfItem{inner: true}
 	for !p.eof() {
 		p.skipSP()
 		if p.peek() == ')' {
 			p.i++
-			params, ok := p.parameters()
-			return sfItem{inner: true, params: params}, ok
+			var ok bool
+			out.params, ok = p.parameters()
+			return out, ok
 		}
-		if _, ok := p.item(); !ok {
+		it, ok := p.itemAt()
+		if !ok {
 			return sfItem{}, false
 		}
+		out.members = append(out.members, it)
 		if c := p.peek(); c != ' ' && c != ')' {
 			return sfItem{}, false
 		}
@@ -203,8 +290,8 @@ func (p *sfParser) innerList() (sfItem, bool) {
 	return sfItem{}, false
 }
 
-// item parses an Item (§4.2.3).
-func (p *sfParser) item() (sfItem, bool) {
+// itemAt parses an Item (§4.2.3) where the parser stands.
+func (p *sfParser) itemAt() (sfItem, bool) {
 	b, ok := p.bareItem()
 	if !ok {
 		return sfItem{}, false
@@ -216,7 +303,7 @@ func (p *sfParser) item() (sfItem, bool) {
 // parameters parses Parameters (§4.2.3.2); a repeated key keeps its first
 // place and its last value.
 func (p *sfParser) parameters() ([]sfParam, bool) {
-	var out []sfParam
+	var keys sfKeys[sfParam]
 	for p.peek() == ';' {
 		p.i++
 		p.skipSP()
@@ -224,24 +311,23 @@ func (p *sfParser) parameters() ([]sfParam, bool) {
 		if !ok {
 			return nil, false
 		}
-		v := sfBare{kind: sfBoolean}
+		v := sfBare{kind: sfBoolean, i: 1}
 		if p.peek() == '=' {
 			p.i++
 			if v, ok = p.bareItem(); !ok {
 				return nil, false
 			}
 		}
-		replaced := false
-		for j := range out {
-			if out[j].key == key {
-				out[j].value, replaced = v, true
-			}
+		if keys.list == nil {
+			keys.list = make([]sfParam, 0, 2) // RateLimit items have r and t
 		}
-		if !replaced {
-			out = append(out, sfParam{key: key, value: v})
+		if j := keys.find(p, key); j >= 0 {
+			keys.list[j].value = v
+		} else {
+			keys.add(sfParam{key: key, value: v})
 		}
 	}
-	return out, true
+	return keys.list, true
 }
 
 // key parses a Key (§4.2.3.3): lcalpha or "*", then lcalpha, digits,
@@ -304,21 +390,27 @@ digits:
 			return sfBare{}, false
 		}
 	}
+	kind := sfInteger
+	var v int64
+	for _, c := range []byte(p.s[start:p.i]) {
+		if c != '.' {
+			v = v*10 + int64(c-'0')
+		}
+	}
 	if point >= 0 {
 		frac := p.i - point - 1
 		if frac < 1 || frac > 3 {
 			return sfBare{}, false
 		}
-		return sfBare{kind: sfDecimal}, true
-	}
-	var v int64
-	for _, c := range []byte(p.s[start:p.i]) {
-		v = v*10 + int64(c-'0')
+		kind = sfDecimal
+		for ; frac < 3; frac++ {
+			v *= 10
+		}
 	}
 	if neg {
 		v = -v
 	}
-	return sfBare{kind: sfInteger, i: v}, true
+	return sfBare{kind: kind, i: v}, true
 }
 
 // str parses a String (§4.2.5): printable ASCII, with \" and \\ the only
@@ -361,15 +453,20 @@ func (p *sfParser) token() (sfBare, bool) {
 	return sfBare{kind: sfToken, s: p.s[start:p.i]}, true
 }
 
-// byteSequence checks a Byte Sequence (§4.2.7): base64 between colons.
+// byteSequence parses a Byte Sequence (§4.2.7): base64 between colons,
+// decoded; content that does not decode fails ("=" anywhere but at the
+// end, a length no padding can mend). As the RFC asks of a recipient, a
+// missing "=" padding is synthesized and non-zero pad bits are accepted.
 func (p *sfParser) byteSequence() (sfBare, bool) {
 	p.i++ // :
+	start := p.i
 	for !p.eof() {
 		c := p.s[p.i]
 		p.i++
 		switch {
 		case c == ':':
-			return sfBare{kind: sfBytes}, true
+			b, ok := decodeBase64(p.s[start : p.i-1])
+			return sfBare{kind: sfBytes, s: b}, ok
 		case isAlpha(c) || isDigit(c) || c == '+' || c == '/' || c == '=':
 		default:
 			return sfBare{}, false
@@ -378,12 +475,23 @@ func (p *sfParser) byteSequence() (sfBare, bool) {
 	return sfBare{}, false
 }
 
+// decodeBase64 decodes standard base64 whose "=" padding may be missing.
+// Its characters are checked already: the alphabet and "=" only, so none
+// is the line break encoding/base64 would skip.
+func decodeBase64(s string) (string, bool) {
+	if r := len(s) % 4; r != 0 {
+		s += "==="[:4-r]
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	return string(b), err == nil
+}
+
 // boolean parses a Boolean (§4.2.8): ?0 or ?1.
 func (p *sfParser) boolean() (sfBare, bool) {
 	p.i++ // ?
 	if c := p.peek(); c == '0' || c == '1' {
 		p.i++
-		return sfBare{kind: sfBoolean}, true
+		return sfBare{kind: sfBoolean, i: int64(c - '0')}, true
 	}
 	return sfBare{}, false
 }

@@ -145,22 +145,26 @@ grep -q 'id="overshoot"' "$out/characterize/report.html" || fail "characterize: 
 check_percentiles "$out/characterize"
 screenshots "$out/characterize" characterize
 
-"$bin" policies --out-dir "$out/policies" --quiet --policy none --policy honor --policy redirect \
-  --burst-size 20 --burst-waves 1 --rate 10/s --duration 2s --sim-time-scale 50 >/dev/null
-check_page "$out/policies" 2
-# Every policy of policies.csv is a row of the page, with its requests and 429s.
-want=$(awk -F, 'NR > 1 { print $1 "," $2 "," $9 }' "$out/policies/policies.csv" | sort)
+"$bin" policies --out-dir "$out/policies" --quiet --policy none --policy honor --policy pace \
+  --load 1.5x,3x --duration 5s --repeat 1 --clients 4 >/dev/null
+# A frontier and a latency ECDF per load.
+check_page "$out/policies" 4
+# Every (load, clients, policy) of policies.csv is a row of its group's
+# ranked table in the browser's DOM, and one row of each is the
+# recommendation.
+want=$(awk -F, 'NR > 1 { id = $25 "-" $3; gsub(/[^a-z0-9.]/, "-", id); gsub(/\./, "-", id); print "ranking-" id "," $1 }' "$out/policies/policies.csv" | sort)
 got=$(awk '
-  index($0, "<table id=\"policy-table\"") { inside = 1 }
-  inside && /<\/table>/ { inside = 0 }
-  inside && /^<tr><th scope="row">/ {
+  match($0, /<table id="ranking-[^"]*"/) { table = substr($0, RSTART + 11, RLENGTH - 12) }
+  /<\/table>/ { table = "" }
+  table != "" && /^<tr><th scope="row">/ {
     n = split($0, cell, /<\/?t[hd][^>]*>/)
-    # cell[2] is the policy, then every other piece is a cell.
-    requests = cell[4]; refused = cell[14]; gsub(/,/, "", requests); gsub(/,/, "", refused)
-    print cell[2] "," requests "," refused
+    name = cell[2]; sub(/ \(recommended\)$/, "", name)
+    print table "," name
   }' "$out/policies/dom.html" | sort)
-[ -n "$got" ] && [ "$got" = "$want" ] || { printf 'page:\n%s\nCSV:\n%s\n' "$got" "$want" >&2; fail "the policy table in the browser differs from policies.csv"; }
-echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) policies match policies.csv in the browser's DOM"
+[ -n "$got" ] && [ "$got" = "$want" ] || { printf 'page:\n%s\nCSV:\n%s\n' "$got" "$want" >&2; fail "the ranked tables in the browser differ from policies.csv"; }
+recommended=$(grep -c '<tr><th scope="row">[^<]* (recommended)</th>' "$out/policies/dom.html" || true)
+[ "$recommended" -eq 2 ] || fail "policies: $recommended recommended rows, want one per load"
+echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) rows match policies.csv in the browser's DOM, one recommended per load"
 screenshots "$out/policies" policies
 
 if [ -n "$docs" ]; then

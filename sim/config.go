@@ -12,6 +12,11 @@ import (
 const (
 	ProfilePTU     = "ptu"
 	ProfileGateway = "gateway"
+	// ProfileWindow is a fixed-window limiter: WindowRequests requests per
+	// clock-aligned window of WindowSize, a refusal advising the window's
+	// end (what express-rate-limit and most API gateways do). Admitted
+	// requests are answered as the PTU profile answers them.
+	ProfileWindow = "window"
 )
 
 // Dialects: how the simulator writes its answers (Config.Dialect). The
@@ -61,10 +66,21 @@ const (
 	DefaultGatewayOrgTPM = 5_000_000
 	DefaultGatewayOrgs   = 1
 	DefaultMaxKeys       = 1024
+	DefaultWindowSize    = 10 * time.Second
+	DefaultWindowLimit   = 50
 	DefaultSeed          = 1
 	MaxOutputTokens      = 16_384 // larger max_tokens is a 400, as on the service
 	maxRequestBody       = 4 << 20
 )
+
+// MaxTimeScale bounds Config.TimeScale on the real clock. One millisecond
+// of wall time — the resolution of retry-after-ms, and about a loopback
+// round trip on a busy machine — is TimeScale milliseconds of model time:
+// at 100 it is half the default TTFT. Faster, the wall clock's own costs
+// become the model's: measured on two cores, the default burst's 429s
+// thin out from 150 and are gone at 500, and the policy lab's ranking
+// drifts from 100 until, at 10⁴, every request times out.
+const MaxTimeScale = 100
 
 // Config is everything the simulator needs. The zero value is not useful;
 // start from DefaultConfig.
@@ -144,6 +160,10 @@ type Config struct {
 	GatewayRetryAfter bool
 	// MaxKeys bounds the distinct keys tracked, so memory stays flat.
 	MaxKeys int
+	// WindowSize and WindowLimit are the window profile's limiter:
+	// WindowLimit requests per clock-aligned window of WindowSize.
+	WindowSize  time.Duration
+	WindowLimit int
 
 	// Clock is the model clock; nil means the wall clock run TimeScale
 	// times faster.
@@ -179,6 +199,8 @@ func DefaultConfig() Config {
 		GatewayOrgs:       DefaultGatewayOrgs,
 		GatewayRetryAfter: false,
 		MaxKeys:           DefaultMaxKeys,
+		WindowSize:        DefaultWindowSize,
+		WindowLimit:       DefaultWindowLimit,
 	}
 }
 
@@ -204,12 +226,35 @@ func (c Config) EstimatedCost(promptTokens, cachedTokens, maxTokens int) float64
 // field (its Go name: "PTU", "TimeScale"), joined with errors.Join. The
 // reasons name no flags: the command line names its own.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, a ...any) { errs = append(errs, valid.Errorf(field, format, a...)) }
+	var p problems
+	c.checkWire(p.bad)
+	c.checkModel(p.bad)
+	c.checkFaults(p.bad)
+	c.checkLimits(p.bad)
+	return errors.Join(p...)
+}
+
+// problems gathers a Config's problems, in the order Validate finds them.
+type problems []error
+
+func (p *problems) bad(field, format string, a ...any) {
+	*p = append(*p, valid.Errorf(field, format, a...))
+}
+
+// checkWire checks what the simulator speaks: its profile, dialect,
+// headers and deployment name.
+func (c Config) checkWire(bad func(field, format string, a ...any)) {
 	switch c.Profile {
 	case ProfilePTU, ProfileGateway:
+	case ProfileWindow:
+		if c.WindowSize < time.Millisecond || c.WindowSize > time.Hour {
+			bad("WindowSize", "%v: want 1ms..1h", c.WindowSize)
+		}
+		if c.WindowLimit < 1 || c.WindowLimit > 1_000_000 {
+			bad("WindowLimit", "%d: want 1..1000000", c.WindowLimit)
+		}
 	default:
-		bad("Profile", "%q: want %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway)
+		bad("Profile", "%q: want %s, %s or %s", truncateForError(c.Profile), ProfilePTU, ProfileGateway, ProfileWindow)
 	}
 	if !knownDialect(c.Dialect) {
 		bad("Dialect", "%q: want one of %s", truncateForError(c.Dialect), strings.Join(AllDialects(), ", "))
@@ -231,6 +276,10 @@ func (c Config) Validate() error {
 	if err := checkDeploymentName(c.Deployment); err != nil {
 		bad("Deployment", "%q: %v", truncateForError(c.Deployment), err)
 	}
+}
+
+// checkModel checks the PTU model's settings and its clock.
+func (c Config) checkModel(bad func(field, format string, a ...any)) {
 	if !(c.PTU > 0) || c.PTU > 1e6 {
 		bad("PTU", "%v: want a number > 0 and <= 1e6", c.PTU)
 	}
@@ -260,9 +309,13 @@ func (c Config) Validate() error {
 			bad(d.field, "%v: must not be negative", d.v)
 		}
 	}
-	if !(c.TimeScale > 0) || c.TimeScale > 1e6 {
-		bad("TimeScale", "%v: want a number > 0 and <= 1e6", c.TimeScale)
+	if !(c.TimeScale > 0) || c.TimeScale > MaxTimeScale {
+		bad("TimeScale", "%v: want a number > 0 and <= %d (faster, one millisecond of wall time, the resolution of an advised wait, is more than %d ms of the model)", c.TimeScale, MaxTimeScale, MaxTimeScale)
 	}
+}
+
+// checkFaults checks the injected faults.
+func (c Config) checkFaults(bad func(field, format string, a ...any)) {
 	if !(c.FaultRate >= 0 && c.FaultRate <= 1) {
 		bad("FaultRate", "%v: want 0..1", c.FaultRate)
 	}
@@ -271,6 +324,11 @@ func (c Config) Validate() error {
 			bad("Faults", "has unknown fault %q (known: %s)", truncateForError(f), strings.Join(AllFaults(), ","))
 		}
 	}
+}
+
+// checkLimits checks the standard deployment (spillover) and the limits
+// of it and of the gateway.
+func (c Config) checkLimits(bad func(field, format string, a ...any)) {
 	if c.SpilloverDeployment != "" {
 		if err := checkDeploymentName(c.SpilloverDeployment); err != nil {
 			bad("SpilloverDeployment", "%q: %v", truncateForError(c.SpilloverDeployment), err)
@@ -296,7 +354,6 @@ func (c Config) Validate() error {
 	if c.MaxKeys < 1 || c.MaxKeys > 1_000_000 {
 		bad("MaxKeys", "%d: want 1..1000000", c.MaxKeys)
 	}
-	return errors.Join(errs...)
 }
 
 func checkDeploymentName(s string) error {

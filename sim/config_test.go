@@ -21,7 +21,7 @@ func TestValidate(t *testing.T) {
 		fields []string // every problem, in order, by Go field name
 		say    []string // what the reasons say, in the same order
 	}{
-		{"profile", func(c *Config) { c.Profile = "azure" }, []string{"Profile"}, []string{`"azure": want ptu or gateway`}},
+		{"profile", func(c *Config) { c.Profile = "azure" }, []string{"Profile"}, []string{`"azure": want ptu, gateway or window`}},
 		{"ptu", func(c *Config) { c.PTU = 0 }, []string{"PTU"}, []string{"0: want a number > 0"}},
 		{"several at once", func(c *Config) { c.TimeScale = -1; c.FaultRate = 2; c.Faults = []string{"boom"} },
 			[]string{"TimeScale", "FaultRate", "Faults"}, []string{"-1: want", "2: want 0..1", `unknown fault "boom"`}},

@@ -134,6 +134,19 @@
 // others). Keys are kept only as hashes; stats name them key-0, key-1…
 // in order of first sight. Nothing is logged.
 //
+// # Profile "window"
+//
+// A fixed-window limiter, what express-rate-limit and most API gateways
+// are: WindowLimit requests (default 50) per clock-aligned window of
+// WindowSize (default 10 s), whatever they cost; the next request of a full
+// window is refused with the time to the window's end (retry-after-ms, and
+// retry-after rounded up to the second, in the dialect's fields), which is
+// right for every client it refuses at once — unlike the PTU's leaky bucket,
+// whose wait is when the next single request fits. Admitted requests are
+// answered as the PTU profile answers them (latency, usage, the standard
+// deployment by name). The limits each answer reports are the window's
+// requests: its limit, what is left, and its reset.
+//
 // # The simulator as a witness
 //
 // The simulator is also a test double that tells whether a client honours

@@ -119,60 +119,61 @@ const geminiModel = "gemini-sim"
 // of one JSON array. Every chunk carries usageMetadata so far; the last
 // one the finishReason.
 func (s *Server) respondGemini(w http.ResponseWriter, r *http.Request, rt route, req *request, o *outcome, done func()) {
-	ctx := r.Context()
-	finish := "STOP"
+	a := geminiAnswer{req: req, o: o, finish: "STOP", id: "sim-" + strconv.FormatUint(o.id, 10)}
 	if o.completion >= req.MaxTokens {
-		finish = "MAX_TOKENS"
+		a.finish = "MAX_TOKENS"
 	}
-	id := "sim-" + strconv.FormatUint(o.id, 10)
-	chunk := func(b []byte, text string, sent int, last bool) []byte {
-		b = append(b, `{"candidates":[{"content":{"parts":[{"text":"`...)
-		b = append(b, text...)
-		b = append(b, `"}],"role":"model"},`...)
-		if last {
-			b = append(b, `"finishReason":"`+finish+`",`...)
-		}
-		b = append(b, `"index":0}],"usageMetadata":{"promptTokenCount":`...)
-		b = strconv.AppendInt(b, int64(req.PromptTokens), 10)
-		b = append(b, `,"candidatesTokenCount":`...)
-		b = strconv.AppendInt(b, int64(sent), 10)
-		b = append(b, `,"totalTokenCount":`...)
-		b = strconv.AppendInt(b, int64(req.PromptTokens+sent), 10)
-		if o.cached > 0 {
-			b = append(b, `,"cachedContentTokenCount":`...)
-			b = strconv.AppendInt(b, int64(o.cached), 10)
-		}
-		return append(b, `},"modelVersion":"`+geminiModel+`","responseId":"`+id+`"}`...)
-	}
-	h := w.Header()
-	if !req.Stream {
-		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
-			done()
-			return
-		}
-		done()
-		h["Content-Type"] = jsonContentType
-		b := chunk(make([]byte, 0, 384+4*o.completion), fillerText(o.completion), o.completion, true)
-		w.Write(append(b, '\n'))
+	if req.Stream {
+		s.streamGemini(w, r, rt.sse, a, done)
 		return
 	}
-	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
-		done()
+	if !s.beginWhole(r.Context(), w, o, done) {
 		return
 	}
-	if rt.sse {
-		h["Content-Type"] = []string{"text/event-stream"}
-		h["Cache-Control"] = []string{"no-cache"}
-	} else {
-		h["Content-Type"] = jsonContentType
+	b := a.chunk(make([]byte, 0, 384+4*o.completion), fillerText(o.completion), o.completion, true)
+	w.Write(append(b, '\n'))
+}
+
+// geminiAnswer is one answer's GenerateContentResponse chunks.
+type geminiAnswer struct {
+	req        *request
+	o          *outcome
+	finish, id string
+}
+
+// chunk appends the chunk that carries text, sent tokens so far.
+func (a geminiAnswer) chunk(b []byte, text string, sent int, last bool) []byte {
+	b = append(b, `{"candidates":[{"content":{"parts":[{"text":"`...)
+	b = append(b, text...)
+	b = append(b, `"}],"role":"model"},`...)
+	if last {
+		b = append(b, `"finishReason":"`+a.finish+`",`...)
 	}
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	var b []byte
+	b = append(b, `"index":0}],"usageMetadata":{"promptTokenCount":`...)
+	b = strconv.AppendInt(b, int64(a.req.PromptTokens), 10)
+	b = append(b, `,"candidatesTokenCount":`...)
+	b = strconv.AppendInt(b, int64(sent), 10)
+	b = append(b, `,"totalTokenCount":`...)
+	b = strconv.AppendInt(b, int64(a.req.PromptTokens+sent), 10)
+	if a.o.cached > 0 {
+		b = append(b, `,"cachedContentTokenCount":`...)
+		b = strconv.AppendInt(b, int64(a.o.cached), 10)
+	}
+	return append(b, `},"modelVersion":"`+geminiModel+`","responseId":"`+a.id+`"}`...)
+}
+
+// streamGemini streams a's chunks, as server-sent events or as the
+// elements of one JSON array.
+func (s *Server) streamGemini(w http.ResponseWriter, r *http.Request, sse bool, a geminiAnswer, done func()) {
+	ctx := r.Context()
+	flush, ok := s.beginStream(ctx, w, done, sse)
+	if !ok {
+		return
+	}
 	first := true
 	emit := func(c []byte) {
 		switch {
-		case rt.sse:
+		case sse:
 			w.Write([]byte("data: "))
 			w.Write(c)
 			w.Write([]byte("\r\n\r\n"))
@@ -184,33 +185,32 @@ func (s *Server) respondGemini(w http.ResponseWriter, r *http.Request, rt route,
 			w.Write(c)
 		}
 		first = false
-		if flusher != nil {
-			flusher.Flush()
-		}
+		flush()
 	}
-	sent := 0
-	for {
-		n := min(streamChunkTokens, o.completion-sent)
+	var b []byte
+	completion := a.o.completion
+	for sent := 0; ; {
+		n := min(streamChunkTokens, completion-sent)
 		if n > 0 && s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
 			done()
 			return
 		}
 		text := fillerText(n)
 		sent += n
-		last := sent >= o.completion
+		last := sent >= completion
 		if !last {
 			text += " "
 		}
 		if last {
 			done()
 		}
-		b = chunk(b[:0], text, sent, last)
+		b = a.chunk(b[:0], text, sent, last)
 		emit(b)
 		if last {
 			break
 		}
 	}
-	if !rt.sse {
+	if !sse {
 		w.Write([]byte("]\n"))
 	}
 }

@@ -26,6 +26,7 @@ type Server struct {
 	bucket   bucket
 	standard *standard  // nil without spillover
 	orgs     []*ceiling // gateway only
+	fixed    *window    // window profile only
 	cache    promptCache
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
@@ -67,11 +68,20 @@ func New(cfg Config) (*Server, error) {
 			s.orgs[i] = newCeiling(cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
 		}
 	}
+	if cfg.Profile == ProfileWindow {
+		w := newWindow(cfg.WindowSize, int64(cfg.WindowLimit))
+		s.fixed = &w
+	}
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
 	s.bodySeed = maphash.MakeSeed()
 	s.wall = time.Now
+	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
+		// A virtual clock that says what wall time it stands for: the
+		// absolute times written (resets, dates) are on it too.
+		s.wall = c.Wall
+	}
 	return s, nil
 }
 
@@ -224,35 +234,11 @@ type outcome struct {
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
-	name := rt.deployment
-	if !rt.named {
-		name = req.Model
-		if name == "" {
-			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
-			return
-		}
-	}
-	var tgt target
-	switch {
-	case name == s.cfg.Deployment:
-		tgt = targetPTU
-	case s.standard != nil && name == s.standard.name:
-		tgt = targetStandard
-	default:
-		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
+	tgt, spill, ok := s.ptuTarget(w, r, rt, &req)
+	if !ok {
 		return
 	}
-	spill := s.standard != nil && !s.cfg.SpilloverPerRequest
-	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
-		if s.standard == nil || h != s.standard.name {
-			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
-			return
-		}
-		spill = true
-	}
-
 	v.id = v.id.to(tgt)
-	var ok bool
 	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
@@ -306,6 +292,39 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	s.respond(w, r, rt, &req, &o, done)
 }
 
+// ptuTarget finds the deployment a call names (in its route, else in its
+// model) and whether it may spill over to the standard deployment; it
+// answers the call itself (ok false) when either names one that does not
+// exist.
+func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req *request) (tgt target, spill, ok bool) {
+	name := rt.deployment
+	if !rt.named {
+		name = req.Model
+		if name == "" {
+			s.reject(w, http.StatusBadRequest, "400", "'model' is required: it names the deployment")
+			return 0, false, false
+		}
+	}
+	switch {
+	case name == s.cfg.Deployment:
+		tgt = targetPTU
+	case s.standard != nil && name == s.standard.name:
+		tgt = targetStandard
+	default:
+		s.reject(w, http.StatusNotFound, "DeploymentNotFound", s.deploymentNotFound())
+		return 0, false, false
+	}
+	spill = s.standard != nil && !s.cfg.SpilloverPerRequest
+	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
+		if s.standard == nil || h != s.standard.name {
+			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
+			return 0, false, false
+		}
+		spill = true
+	}
+	return tgt, spill, true
+}
+
 // respond serves an admitted call in its operation's shape.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *request, o *outcome, done func()) {
 	switch rt.op {
@@ -343,6 +362,8 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
+	} else if s.fixed != nil {
+		s.decideWindow(now, o)
 	} else {
 		o.util = s.bucket.utilization(now) // as the request found it
 		v := s.bucket.admit(now, o.estimate)

@@ -191,12 +191,9 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 	}
 	ctx := r.Context()
 	if !req.Stream {
-		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
-			done()
+		if !s.beginWhole(ctx, w, o, done) {
 			return
 		}
-		done()
-		h["Content-Type"] = jsonContentType
 		b := make([]byte, 0, 512+4*o.completion)
 		b = appendChatHead(b, "chat.completion", o)
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
@@ -209,7 +206,7 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		w.Write(b)
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done)
+	flush, ok := s.beginStream(ctx, w, done, true)
 	if !ok {
 		return
 	}
@@ -221,22 +218,14 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 	}
 	b := appendChatHead(nil, "chat.completion.chunk", o)
 	event(append(b, `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`...))
-	for sent := 0; sent < o.completion; {
-		n := min(streamChunkTokens, o.completion-sent)
-		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		if sent+n < o.completion {
-			text += " "
-		}
+	if !s.streamText(ctx, o, done, func(text string) {
 		b = appendChatHead(b[:0], "chat.completion.chunk", o)
 		b = append(b, `"choices":[{"index":0,"delta":{"content":"`...)
 		b = append(b, text...)
 		b = append(b, `"},"finish_reason":null}]}`...)
 		event(b)
-		sent += n
+	}) {
+		return
 	}
 	done()
 	b = appendChatHead(b[:0], "chat.completion.chunk", o)
@@ -296,14 +285,10 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 	model := s.messagesModel()
 	usage := `"usage":{"input_tokens":` + strconv.Itoa(req.PromptTokens-o.cached) +
 		`,"cache_creation_input_tokens":0,"cache_read_input_tokens":` + strconv.Itoa(o.cached) + `,"output_tokens":`
-	h := w.Header()
 	if !req.Stream {
-		if s.clock.Sleep(ctx, s.latency(o.completion)) != nil {
-			done()
+		if !s.beginWhole(ctx, w, o, done) {
 			return
 		}
-		done()
-		h["Content-Type"] = jsonContentType
 		b := make([]byte, 0, 256+4*o.completion)
 		b = append(b, `{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[{"type":"text","text":"`...)
 		b = append(b, fillerText(o.completion)...)
@@ -312,7 +297,7 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		w.Write(append(b, "}}\n"...))
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done)
+	flush, ok := s.beginStream(ctx, w, done, true)
 	if !ok {
 		return
 	}
@@ -322,18 +307,10 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 	}
 	event("message_start", `{"type":"message_start","message":{"id":"`+id+`","type":"message","role":"assistant","model":"`+model+`","content":[],"stop_reason":null,"stop_sequence":null,`+usage+`0}}}`)
 	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-	for sent := 0; sent < o.completion; {
-		n := min(streamChunkTokens, o.completion-sent)
-		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		if sent+n < o.completion {
-			text += " "
-		}
+	if !s.streamText(ctx, o, done, func(text string) {
 		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+text+`"}}`)
-		sent += n
+	}) {
+		return
 	}
 	done()
 	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
@@ -357,17 +334,57 @@ func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
 	w.Write(append(b, "]}\n"...))
 }
 
+// streamText waits, chunk by chunk, the time to generate o's completion
+// (streamChunkTokens a chunk, TPOT a token) and hands each chunk's text
+// to emit, a space after all but the last. It returns false, having
+// called done, when the client went away.
+func (s *Server) streamText(ctx context.Context, o *outcome, done func(), emit func(text string)) bool {
+	for sent := 0; sent < o.completion; {
+		n := min(streamChunkTokens, o.completion-sent)
+		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
+			done()
+			return false
+		}
+		text := fillerText(n)
+		if sent+n < o.completion {
+			text += " "
+		}
+		emit(text)
+		sent += n
+	}
+	return true
+}
+
+// beginWhole starts an answer sent whole, not streamed: it waits the
+// model latency of o's completion, calls done (the answer is complete,
+// or the client went away during the wait: then it returns false) and
+// names the JSON body to come.
+func (s *Server) beginWhole(ctx context.Context, w http.ResponseWriter, o *outcome, done func()) bool {
+	err := s.clock.Sleep(ctx, s.latency(o.completion))
+	done()
+	if err != nil {
+		return false
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	return true
+}
+
 // beginStream waits the time to first token, then sends the headers of a
-// server-sent event stream. It returns a flush for each event, or false
+// stream: server-sent events (sse), else a JSON body written in parts
+// (Gemini's streamed array). It returns a flush for each event, or false
 // (after calling done) when the client went away during the wait.
-func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func()) (func(), bool) {
+func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func(), sse bool) (func(), bool) {
 	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
 		done()
 		return nil, false
 	}
 	h := w.Header()
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
+	if sse {
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Cache-Control"] = []string{"no-cache"}
+	} else {
+		h["Content-Type"] = jsonContentType
+	}
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	return func() {

@@ -449,8 +449,8 @@ func TestWitnessSlackCoversTheScaledClock(t *testing.T) {
 		elapsed time.Duration // wall time before the refusal
 		ms      int64         // the advised wait
 	}{
-		{1000.0 / 7, 622*time.Hour + 19*time.Minute + 19611956008*time.Nanosecond, 66660},
-		{999.9, 186*time.Hour + 33*time.Minute + 26815692451*time.Nanosecond, 95930},
+		{MaxTimeScale, 800*time.Hour + 38*time.Minute + 649669158*time.Nanosecond, 78612},
+		{99.9, 876*time.Hour + 16*time.Minute + 36779711849*time.Nanosecond, 40813},
 	}
 	for _, tc := range tests {
 		synctest.Test(t, func(t *testing.T) {

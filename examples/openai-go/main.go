@@ -42,7 +42,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 8, "requests in flight at once")
 	requests := flag.Int("requests", 48, "chat completions to send")
 	maxAttempts := flag.Int("max-attempts", 6, "attempts per request, the first included (admission.Policy.MaxAttempts)")
-	budget := flag.Duration("budget", 30*time.Second, "latency budget per request (admission.Policy.Budget)")
+	budget := flag.Duration("budget", 30*time.Second, "latency budget per request (admission.Policy.Budget; 0: none)")
 	stats := flag.Bool("stats", true, "check the simulator's witness counts (GET /sim/stats) before and after; false for a real endpoint")
 	flag.Parse()
 	log.SetFlags(log.Lmicroseconds)
@@ -77,17 +77,16 @@ func main() {
 	}
 
 	var attempts, retries atomic.Int64
-	owner, err := admission.New(next, admission.Policy{
-		MaxAttempts: *maxAttempts,
-		Budget:      *budget,
-		Observe: func(d admission.Decision) { // safe to log: no URL, key or body
-			attempts.Add(1)
-			if d.Attempt > 1 && d.Status != 0 {
-				retries.Add(1)
-			}
-			log.Printf("attempt %d, status %d: %s", d.Attempt, d.Status, d.Reason)
-		},
-	})
+	p := admission.DefaultPolicy() // honour the advised wait, with jitter
+	p.MaxAttempts, p.Budget = *maxAttempts, *budget
+	p.Observe = func(d admission.Decision) { // safe to log: no URL, key or body
+		attempts.Add(1)
+		if d.Attempt > 1 && d.Status != 0 {
+			retries.Add(1)
+		}
+		log.Printf("attempt %d, status %d: %s", d.Attempt, d.Status, d.Reason)
+	}
+	owner, err := admission.New(next, p)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -19,31 +19,26 @@ import (
 // it), or a directory. A missing file, an empty one, or a pipe or device
 // is fine.
 func checkResultsFile(field, path string) error {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return valid.Errorf(field, "cannot be checked: %v", err)
-	case st.IsDir():
-		return valid.Errorf(field, "names a directory")
-	case !st.Mode().IsRegular() || st.Size() == 0:
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return valid.Errorf(field, "cannot be read: %v", err)
-	}
-	defer f.Close()
-	if _, err := results.NewReader(io.LimitReader(f, results.MaxLine), path); err != nil {
-		return valid.Errorf(field, "names %s, which is not a ptuprobe results file; it is left as it is: choose another file", path)
-	}
-	return nil
+	return checkOwnFile(field, path, "a ptuprobe results file", func(f *os.File) bool {
+		_, err := results.NewReader(io.LimitReader(f, results.MaxLine), path)
+		return err == nil
+	})
 }
 
 // checkEvidenceFile refuses an existing regular file that is not an
 // evidence table calibrate wrote: writing the table would replace it.
 func checkEvidenceFile(field, path string) error {
+	return checkOwnFile(field, path, "an evidence table from an earlier calibration", func(f *os.File) bool {
+		line, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+		return strings.TrimRight(line, "\r\n") == strings.Join(calibrate.EvidenceColumns, ",")
+	})
+}
+
+// checkOwnFile refuses, as a *valid.Error on field, a directory or an
+// existing regular file that ours does not recognise as what ptuprobe
+// wrote there before (what: its description); a missing or empty file, a
+// pipe or a device is fine.
+func checkOwnFile(field, path, what string, ours func(*os.File) bool) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -60,9 +55,8 @@ func checkEvidenceFile(field, path string) error {
 		return valid.Errorf(field, "cannot be read: %v", err)
 	}
 	defer f.Close()
-	line, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
-	if strings.TrimRight(line, "\r\n") != strings.Join(calibrate.EvidenceColumns, ",") {
-		return valid.Errorf(field, "names %s, which is not an evidence table from an earlier calibration; it is left as it is: choose another file", path)
+	if !ours(f) {
+		return valid.Errorf(field, "names %s, which is not %s; it is left as it is: choose another file", path, what)
 	}
 	return nil
 }

@@ -114,6 +114,8 @@ func TestValidateFleet(t *testing.T) {
 		{name: "start past", o: Options{Start: now.Add(-3 * time.Second)}, field: "Start", want: "is 3s in the past"},
 		{name: "start years past", o: Options{Start: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}, field: "Start", want: "2000-01-01T00:00:00Z is"},
 		{name: "start too far ahead", o: Options{Start: now.Add(MaxStartAhead + time.Hour)}, field: "Start", want: "25h ahead"},
+		{name: "start centuries ahead", o: Options{Start: time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)}, field: "Start", want: "2400-01-01T00:00:00Z is"},
+		{name: "start at the end of time", o: Options{Start: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)}, field: "Start", want: "ahead"},
 		{name: "shards without a start", o: Options{Shard: dispatch.Shard{Index: 1, Count: 4}}, field: "Shard", want: "needs {Start}"},
 		{name: "a shard no worker is", o: Options{Start: now, Shard: dispatch.Shard{Index: 4, Count: 4}}, field: "Shard", want: "4/4: the index 4"},
 		{name: "wait-wave on a timeline", o: Options{Start: now.Add(time.Minute)}, plans: []Plan{waitWave}, field: "WaitWave", want: "own answers"},

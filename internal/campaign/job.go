@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,16 +120,28 @@ func (j *Job) validateFleet(now time.Time) error {
 	case o.Start.IsZero() || o.Offset > 0:
 		return nil
 	}
-	late := now.Sub(o.Start)
+	// The instants are compared, not their difference: a time.Duration
+	// saturates about 292 years out, and negating the saturated minimum
+	// overflows back to it, which once let a start in 2400 pass as "not
+	// ahead" and wait for ever.
 	switch {
-	case late > StartTolerance:
+	case o.Start.Before(now.Add(-StartTolerance)):
 		return valid.Errorf("Start", "%s is %s in the past (this machine's clock reads %s): a worker may begin at most %s late; give a time when every worker will be ready",
-			o.Start.UTC().Format(time.RFC3339Nano), roughly(late), now.UTC().Format(time.RFC3339), StartTolerance)
-	case -late > MaxStartAhead:
+			o.Start.UTC().Format(time.RFC3339Nano), span(now.Sub(o.Start)), now.UTC().Format(time.RFC3339), StartTolerance)
+	case o.Start.After(now.Add(MaxStartAhead)):
 		return valid.Errorf("Start", "%s is %s ahead (this machine's clock reads %s), more than %s",
-			o.Start.UTC().Format(time.RFC3339Nano), roughly(-late), now.UTC().Format(time.RFC3339), Roughly(MaxStartAhead))
+			o.Start.UTC().Format(time.RFC3339Nano), span(o.Start.Sub(now)), now.UTC().Format(time.RFC3339), Roughly(MaxStartAhead))
 	}
 	return nil
+}
+
+// span words a positive difference of two instants, which time.Sub
+// saturates at the largest Duration (about 292 years).
+func span(d time.Duration) string {
+	if d == math.MaxInt64 {
+		return "more than 292 years"
+	}
+	return roughly(d)
 }
 
 // roughly words a duration for a person: to a tenth of a second under a

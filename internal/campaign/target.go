@@ -249,3 +249,13 @@ func (t *Target) simulated(base, deployment string, dial func(ctx context.Contex
 	}
 	return client.New(cfg)
 }
+
+// Client is the client of a named target (not the embedded simulator),
+// with Owner, Fallback and the emulation fields applied: what the policy
+// lab sends through, one per client of its fleet.
+func (t *Target) Client() (*client.Target, error) {
+	if t.Embedded() {
+		return nil, errors.New("campaign: Client is for a named target")
+	}
+	return t.named()
+}

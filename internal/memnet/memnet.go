@@ -1,9 +1,15 @@
-// Package memnet is an in-memory network for tests: a net.Listener whose
+// Package memnet is an in-memory network: a net.Listener whose
 // connections are net.Pipe pairs, and the dialer that reaches it. Under
 // testing/synctest a goroutine blocked on a real socket keeps the bubble's
 // fake clock from moving; on a pipe it does not, so an HTTP client and
 // server (the embedded simulator, say) can run a long scenario in
 // milliseconds of real time with every timing exact.
+//
+// It is a production package, not a test helper: internal/campaign serves
+// the embedded simulator on it when Target.InMemory is set, so that a
+// whole traffic run (plans, client, retry owner, simulator, results file)
+// runs in a synctest bubble, as the tests of analyze and policylab run
+// it. It imports nothing of ptuprobe's and never touches a socket.
 package memnet
 
 import (

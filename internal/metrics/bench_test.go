@@ -18,7 +18,7 @@ func BenchmarkObserve(b *testing.B) {
 		record("scheduled-shaped", 1, 200, "", -1, 10, 10.1),
 		record("scheduled-shaped", 1, 429, "", 250, 10, 10.3),
 		record("scheduled-shaped", 2, 200, "", -1, 300, 300.1),
-		record("scheduled-shaped", 1, 0, results.ErrReset, -1, 10, 10.1),
+		record("scheduled-shaped", 1, 0, results.ClassReset, -1, 10, 10.1),
 	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()

@@ -32,6 +32,23 @@ const MaxLinger = time.Hour
 // shutdownGrace bounds how long Close lets a scrape in progress finish.
 const shutdownGrace = 2 * time.Second
 
+// MaxScrapesInFlight bounds the scrapes gathered at once; one more is
+// answered 503 at once. A scrape costs about 150 KB while it is gathered
+// and encoded, so 6,000 at once once took serve from 70 MB to 908 MB; a
+// Prometheus server scrapes one at a time, and node_exporter's default
+// limit is 40.
+const MaxScrapesInFlight = 8
+
+// Timeouts of the metrics server: a scrape is a small GET, answered from
+// memory in milliseconds, so a client that takes longer to send it, or to
+// read the answer, is not a scraper (Prometheus's default scrape timeout
+// is 10 s).
+const (
+	scrapeReadTimeout  = 10 * time.Second
+	scrapeWriteTimeout = 30 * time.Second
+	scrapeIdleTimeout  = time.Minute
+)
+
 // Config says where an Endpoint listens and how long it lingers.
 type Config struct {
 	// Addr is [HOST]:PORT or PORT. Without a host it binds 127.0.0.1; a
@@ -132,10 +149,19 @@ func Listen(c Config) (*Endpoint, error) {
 	e.reg.MustRegister(e.finished,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e.handler = promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	e.handler = promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: MaxScrapesInFlight,
+	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+Path, e.serveMetrics)
-	e.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+	e.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: scrapeReadTimeout,
+		ReadTimeout:       scrapeReadTimeout,
+		WriteTimeout:      scrapeWriteTimeout,
+		IdleTimeout:       scrapeIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
 	go func() {
 		defer close(e.done)
 		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

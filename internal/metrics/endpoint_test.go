@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
@@ -204,5 +206,89 @@ func TestListenRefusesABusyPort(t *testing.T) {
 	var v *valid.Error
 	if err == nil || errors.As(err, &v) {
 		t.Fatalf("a busy port: %v, want a listen error", err)
+	}
+}
+
+// gate is a collector whose Collect waits until release is closed, so a
+// test can hold scrapes in flight; entered counts the scrapes inside.
+type gate struct {
+	desc    *prometheus.Desc
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gate) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+func (g *gate) Collect(ch chan<- prometheus.Metric) {
+	g.entered <- struct{}{}
+	<-g.release
+	ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, 1)
+}
+
+// TestScrapesInFlightAreBounded: with MaxScrapesInFlight scrapes being
+// gathered, one more is answered 503 at once rather than gathered too (each
+// costs its encoding's memory); the held ones then complete.
+func TestScrapesInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	e, err := Listen(Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	g := &gate{
+		desc:    prometheus.NewDesc("test_gate", "held", nil, nil),
+		entered: make(chan struct{}, MaxScrapesInFlight+1), release: make(chan struct{}),
+	}
+	if err := e.Register(g); err != nil {
+		t.Fatal(err)
+	}
+	status := make(chan int, MaxScrapesInFlight)
+	client := &http.Client{Timeout: 5 * time.Second} // a scrape let through would wait for release
+	get := func() int {
+		resp, err := client.Get(e.URL())
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range MaxScrapesInFlight {
+		go func() { status <- get() }()
+	}
+	for range MaxScrapesInFlight {
+		<-g.entered
+	}
+	if got := get(); got != http.StatusServiceUnavailable {
+		close(g.release)
+		t.Fatalf("scrape %d while %d are gathered: %d, want 503", MaxScrapesInFlight+1, MaxScrapesInFlight, got)
+	}
+	close(g.release)
+	for range MaxScrapesInFlight {
+		if got := <-status; got != 200 {
+			t.Errorf("a held scrape: %d, want 200", got)
+		}
+	}
+	if got := get(); got != 200 {
+		t.Errorf("a scrape once the others are done: %d, want 200", got)
+	}
+}
+
+// TestMetricsServerHasTimeouts: a client that opens a connection and
+// sends half a request is cut off, rather than holding its socket for good.
+func TestMetricsServerHasTimeouts(t *testing.T) {
+	t.Parallel()
+	e, err := Listen(Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, limit := range []struct {
+		name string
+		d    time.Duration
+	}{{"ReadTimeout", e.srv.ReadTimeout}, {"WriteTimeout", e.srv.WriteTimeout}, {"IdleTimeout", e.srv.IdleTimeout}, {"ReadHeaderTimeout", e.srv.ReadHeaderTimeout}} {
+		if limit.d <= 0 {
+			t.Errorf("%s is %v: a slow client holds its connection for good", limit.name, limit.d)
+		}
 	}
 }

@@ -33,10 +33,10 @@ var (
 )
 
 // errorClasses are the error label's values; any other error string is
-// counted as results.ErrOther.
+// counted as results.ClassOther.
 var errorClasses = []string{
-	results.ErrTimeout, results.ErrRefused, results.ErrReset, results.ErrCanceled, results.ErrTLS,
-	results.ErrBody, results.ErrHeaders, results.ErrLocal, results.ErrOther,
+	results.ClassTimeout, results.ClassRefused, results.ClassReset, results.ClassCanceled, results.ClassTLS,
+	results.ClassBody, results.ClassHeaders, results.ClassLocal, results.ClassOther,
 }
 
 // maxStatus is the largest status code labelled as itself.
@@ -192,7 +192,7 @@ func (g *Group) attempt(r *results.Record) prometheus.Counter {
 		g.answered[i].CompareAndSwap(nil, c)
 		return g.answered[i].Load().Counter
 	}
-	k := attemptKey{i, results.ErrOther}
+	k := attemptKey{i, results.ClassOther}
 	for _, c := range errorClasses {
 		if r.Error == c {
 			k.class = c

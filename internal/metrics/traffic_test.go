@@ -45,9 +45,9 @@ func TestTrafficCounts(t *testing.T) {
 		record("night-run", 1, 429, "", 1500, 10, 10.2),
 		record("night-run", 2, 429, "", 20, 1520, 1521),
 		record("night-run", 3, 200, "", -1, 1550, 1550),
-		record("night-run", 1, 0, results.ErrTimeout, -1, 20, 30),
+		record("night-run", 1, 0, results.ClassTimeout, -1, 20, 30),
 		record("night-run", 1, 0, "dial tcp canary.example: refused", -1, 30, 29), // not a class; sent "early"
-		record("night-run", 1, 200, results.ErrBody, -1, 40, 40),
+		record("night-run", 1, 200, results.ClassBody, -1, 40, 40),
 		record("night-run", 1, 1000, "", -1, 50, 50),
 	} {
 		g.Observe(r)
@@ -171,7 +171,7 @@ func TestObserveAllocatesNothing(t *testing.T) {
 	recs := []*results.Record{
 		record("scheduled-shaped", 1, 200, "", -1, 10, 10.1),
 		record("scheduled-shaped", 2, 429, "", 250, 10, 10.1),
-		record("scheduled-shaped", 1, 0, results.ErrReset, -1, 10, 10.1),
+		record("scheduled-shaped", 1, 0, results.ClassReset, -1, 10, 10.1),
 	}
 	for _, r := range recs {
 		g.Observe(r)

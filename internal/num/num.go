@@ -52,6 +52,12 @@ func Grouped(v float64, places int) string {
 	return b.String()
 }
 
+// Millis formats a number of milliseconds for reading, like Grouped,
+// with the unit: Millis(16921.123, 2) is "16,921.12 ms", Millis(1250.4, 0)
+// "1,250 ms". It is the one millisecond formatter: reports, run
+// summaries and the policy lab's tables word waits and latencies with it.
+func Millis(ms float64, places int) string { return Grouped(ms, places) + " ms" }
+
 // AppendDecimal appends Decimal(v, places) to dst without an intermediate
 // string, for writers on a hot path.
 func AppendDecimal(dst []byte, v float64, places int) []byte {

@@ -49,3 +49,18 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 }
+
+func TestMillis(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		v      float64
+		places int
+		want   string
+	}{
+		{16921.123, 2, "16,921.12 ms"}, {1250.4, 0, "1,250 ms"}, {43, 2, "43 ms"}, {-0.001, 2, "0 ms"}, {0.5, 0, "1 ms"},
+	} {
+		if got := Millis(tt.v, tt.places); got != tt.want {
+			t.Errorf("Millis(%v, %d) = %q, want %q", tt.v, tt.places, got, tt.want)
+		}
+	}
+}

@@ -1,227 +1,319 @@
-// Package policylab is `ptuprobe policies`: the same traffic plan sent by
-// many client policies, one after another, each against a fresh embedded
-// simulator (or, against a real target, in turn with a cooldown between
-// them), measured side by side. A policy is an admission.Policy (the retry
-// owner ptuprobe and its users import) configured to behave like a client
-// style: none, honour the header, fixed waits, backoff, an SDK, stacked
-// owners, redirect, the documents' budget rule, a shared cooldown.
+// Package policylab is `ptuprobe policies`: which retry policy should a
+// client use? It sends one open-loop plan through many client policies at
+// several loads and fleet sizes, each policy an admission.Policy (the retry
+// owner ptuprobe and its users import) configured as a client style, and
+// publishes the comparison with a recommendation.
+//
+// The comparison is fair: every retrying policy gets the same latency
+// budget per request and the same attempts cap, except the built-ins that
+// model a named client (none, sdk, stacked), which keep that client's own
+// and say so. On the embedded simulator it is deterministic: each run
+// plays the plan's arrivals, the fleet's clients (each its own
+// admission.Transport) and the simulator on one virtual clock
+// (internal/vclock), in process, so the same flags and seed give the same
+// policies.csv, byte for byte, on any machine under any load, in seconds.
+// Against a real target the policies run in turn on the wall clock.
 package policylab
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/admission"
-	"github.com/ptuprobe/ptuprobe/dispatch"
-	"github.com/ptuprobe/ptuprobe/internal/campaign"
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// Lab is one comparison.
+// ErrInterrupted is returned by Run when its context ended: the Sweep
+// holds every row whose runs had all completed.
+var ErrInterrupted = errors.New("policylab: interrupted")
+
+// Load is one point of the sweep: a multiple of the deployment's capacity
+// (X, from "1.5x") or a plain rate (Rate, from "8/s").
+type Load struct {
+	Text string
+	X    float64 // 0 for a plain rate
+	Rate float64 // requests per second; 0 for a multiple
+}
+
+// ParseLoads parses --load: comma-separated multiples (0.8x) or rates
+// (8/s, 8), each above 0 and at most 100x or 100,000/s, no repeats.
+func ParseLoads(v string) ([]Load, error) {
+	var out []Load
+	seen := map[string]bool{}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		var l Load
+		if x, ok := strings.CutSuffix(f, "x"); ok {
+			n, err := strconv.ParseFloat(x, 64)
+			if err != nil || !(n > 0 && n <= 100) {
+				return nil, fmt.Errorf("%q: want a multiple of capacity above 0 and at most 100, such as 1.5x", clip(f))
+			}
+			l = Load{Text: f, X: n}
+		} else {
+			n, err := strconv.ParseFloat(strings.TrimSuffix(f, "/s"), 64)
+			if err != nil || !(n > 0 && n <= 100_000) {
+				return nil, fmt.Errorf("%q: want a multiple such as 1.5x or a rate such as 8/s (above 0, at most 100000/s)", clip(f))
+			}
+			l = Load{Text: f, Rate: n}
+		}
+		if seen[l.Text] {
+			return nil, fmt.Errorf("%q is given twice", clip(f))
+		}
+		seen[l.Text] = true
+		out = append(out, l)
+	}
+	if len(out) == 0 || len(out) > 16 {
+		return nil, fmt.Errorf("want 1 to 16 loads")
+	}
+	return out, nil
+}
+
+// rate is the arrival rate of load l against capacity (requests/s).
+func (l Load) rate(capacity float64) float64 {
+	if l.X > 0 {
+		return l.X * capacity
+	}
+	return l.Rate
+}
+
+// Lab is one comparison on the embedded simulator.
 type Lab struct {
-	// Plans builds the traffic plan afresh for each run (a plan's pacer is
-	// consumed by its run), with durations divided by scale and rates
-	// multiplied by it, so the simulator sees the plan as written.
-	Plans    func(scale float64) ([]campaign.Plan, error)
+	// Policies are run in order; Run gives each the fair caps (Spec.Fair).
 	Policies []Spec
-	// Target is where requests go; its Owner, PolicyName, Fallback and
-	// emulation fields are set per policy.
-	Target  campaign.Target
-	Options campaign.Options
-	// Output is the results file every run appends to.
-	Output string
-	// Repeat runs the policies this many times, interleaved (A B C A B C),
-	// so that drift in a real target spreads over all of them.
-	Repeat int
-	// Cooldown separates runs against a real target, so each meets a
-	// deployment that has drained. With Options.Start it separates every
-	// run, on the simulator too (in model time): the runs are then on one
-	// timeline, run i starting i × (the plans' Slots + Cooldown) after
-	// Start on every worker of a fleet.
-	Cooldown time.Duration
-	// ReferenceBudget is the latency a request should stay within, for the
-	// over_budget count (model time).
-	ReferenceBudget time.Duration
-	// Seed seeds each policy's jitter and backoff draws, so a lab on the
-	// simulator (seeded too) is repeatable; 0 means 1.
-	Seed uint64
-	// Watch, when set, is told as each run starts, with the policy's name.
-	Watch func(policy string, p campaign.Plan) (func(*results.Record), func(dispatch.Outcome))
+	Loads    []Load
+	Clients  []int // fleet sizes
+	// Budget and MaxAttempts are the fair caps: every policy that does not
+	// model a named client gets them.
+	Budget      time.Duration
+	MaxAttempts int
+	// Sim is the simulator each run starts afresh (its Seed is the first
+	// repeat's; repeat k adds k).
+	Sim      sim.Config
+	Duration time.Duration // the plan's length
+	Poisson  bool          // Poisson arrivals (else evenly spaced)
+	Repeat   int
+	// PromptTokens and MaxTokens shape every request.
+	PromptTokens, MaxTokens int
+	// Progress, when set, is called after each run (done of total), on
+	// one goroutine at a time.
+	Progress func(done, total int)
+	// Named, when set, is a real deployment to run the lab against
+	// instead of the simulator (Sim then only seeds the arrivals).
+	Named *Named
 }
 
-// scale is the simulator's time scale: the factor between model time (what
-// the plans, the policies and the outputs are written in) and wall time.
-func (l *Lab) scale() float64 {
-	if l.Target.Embedded() && l.Target.Sim.TimeScale > 0 {
-		return l.Target.Sim.TimeScale
-	}
-	return 1
+// MaxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
+const MaxRuns = 20_000
+
+// Runs is the number of runs the lab makes.
+func (l *Lab) Runs() int {
+	return len(l.Policies) * len(l.Loads) * len(l.Clients) * max(l.Repeat, 1)
 }
 
-// Run runs every policy Repeat times, interleaved, and returns one
-// Measure per policy, in the order of Policies, in model time.
-func Run(ctx context.Context, l Lab) ([]Measure, error) {
-	if len(l.Policies) == 0 {
-		return nil, fmt.Errorf("no policy to run")
-	}
-	scale := l.scale()
-	recs := make([]*recorder, len(l.Policies))
-	for i, s := range l.Policies {
-		recs[i] = newRecorder(s.Name, float64(l.ReferenceBudget)/float64(time.Millisecond)/scale)
-		if l.Target.Embedded() {
-			recs[i].m.SimEarlyReturns, recs[i].m.SimSDKRetries = 0, 0
+// labCell is one (policy, load, clients) of the sweep.
+type labCell struct {
+	spec    Spec
+	load    Load
+	clients int
+}
+
+// Run runs every (policy, load, clients, repeat): on the simulator each
+// on its own simulator and virtual clock, spread over the machine's cores
+// (the result does not depend on how), against a Named target one after
+// another on the wall clock. It returns the Sweep of every row whose runs
+// all completed.
+func Run(ctx context.Context, l Lab) (Sweep, error) {
+	capacity, formula := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
+	sw := Sweep{Capacity: capacity, CapacityFormula: formula, Limiter: l.Sim.Profile, Duration: l.Duration,
+		Seed: l.Sim.Seed, Deterministic: true}
+	if l.Named != nil {
+		capacity = l.Named.Capacity
+		sw.Capacity, sw.Limiter, sw.Deterministic = capacity, "the named target", false
+		sw.CapacityFormula = "unknown: no --capacity given"
+		if capacity > 0 {
+			sw.CapacityFormula = "as given (--capacity)"
 		}
 	}
-	slot, err := l.runSlot(scale)
-	if err != nil {
-		return nil, err
+	if len(l.Policies) == 0 || len(l.Loads) == 0 || len(l.Clients) == 0 {
+		return sw, fmt.Errorf("policylab: nothing to run")
 	}
-	run := 0
-	for round := 0; round < max(l.Repeat, 1); round++ {
-		for i, spec := range l.Policies {
-			if run > 0 && !l.Target.Embedded() && l.Options.Start.IsZero() {
-				if err := sleep.For(ctx, l.Cooldown); err != nil {
-					return measures(recs, scale), dispatch.ErrInterrupted
-				}
+	repeat := max(l.Repeat, 1)
+	var cells []labCell
+	for _, s := range l.Policies {
+		s = s.Fair(l.Budget, l.MaxAttempts)
+		for _, ld := range l.Loads {
+			for _, n := range l.Clients {
+				cells = append(cells, labCell{s, ld, n})
 			}
-			if err := l.runOne(ctx, spec, recs[i], scale, l.Options.Offset+time.Duration(run)*slot); err != nil {
-				return measures(recs, scale), err
-			}
-			run++
 		}
 	}
-	return measures(recs, scale), nil
-}
-
-// runSlot is how far apart the runs start on a common timeline
-// (Options.Start): the plans' Slots and the Cooldown, in wall time; 0
-// without one.
-func (l *Lab) runSlot(scale float64) (time.Duration, error) {
-	if l.Options.Start.IsZero() {
-		return 0, nil
+	var (
+		outs   []runOutcome
+		done   []bool
+		runErr error
+	)
+	if l.Named != nil {
+		outs, done, runErr = runNamed(ctx, l, cells, repeat)
+	} else {
+		outs, done, runErr = runVirtual(ctx, l, cells, repeat, capacity)
 	}
-	plans, err := l.Plans(scale)
-	if err != nil {
-		return 0, err
-	}
-	slot := scaled(l.Cooldown, scale)
-	for _, p := range plans {
-		slot += p.Slot
-	}
-	return slot, nil
-}
-
-func measures(recs []*recorder, scale float64) []Measure {
-	out := make([]Measure, len(recs))
-	for i, r := range recs {
-		m := r.measure()
-		for j := range m.E2E {
-			m.E2E[j] *= scale
+	for i, c := range cells {
+		if !allDone(done[i*repeat : (i+1)*repeat]) {
+			continue
 		}
-		for j := range m.RetrySends {
-			m.RetrySends[j] *= scale
-		}
-		out[i] = m
+		sw.Rows = append(sw.Rows, rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat]))
 	}
-	return out
+	if ctx.Err() != nil {
+		return sw, ErrInterrupted
+	}
+	return sw, runErr
 }
 
-// runOne sends the plan once with spec's client, into Output, grouped by
-// the policy's name; on a common timeline, offset after Options.Start.
-func (l *Lab) runOne(ctx context.Context, spec Spec, rec *recorder, scale float64, offset time.Duration) error {
-	plans, err := l.Plans(scale)
-	if err != nil {
-		return err
-	}
-	t := l.Target
-	p := spec.Policy(scale)
-	p.Rand = lockedRand(max(l.Seed, 1))
-	t.Owner, t.PolicyName = p, spec.Name
-	t.Fallback = spec.Fallback
-	t.AppAttempts, t.AppDelay, t.MarkSDKRetries = spec.AppAttempts, scaled(spec.AppDelay, scale), spec.SDK
-	if t.Embedded() {
-		t.OnSimulatorStats = func(s sim.Stats) {
-			rec.mu.Lock()
-			rec.m.SimEarlyReturns += int(s.EarlyReturns)
-			rec.m.SimSDKRetries += int(s.SDKRetries)
-			rec.mu.Unlock()
-		}
-	}
-	o := l.Options
-	o.Group, o.RunID = spec.Name, results.NewRunID()
-	if !o.Start.IsZero() {
-		o.Offset = offset
-	}
-	o.Watch = func(plan campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
-		var observe func(*results.Record)
-		var done func(dispatch.Outcome)
-		if l.Watch != nil {
-			observe, done = l.Watch(spec.Name, plan)
-		}
-		return func(r *results.Record) {
-			rec.Observe(r)
-			if observe != nil {
-				observe(r)
-			}
-		}, done
-	}
-	_, err = campaign.Run(ctx, campaign.Job{Plans: plans, Target: t, Output: l.Output, Options: o})
-	return err
-}
-
-// Policy is the admission.Policy spec describes, its durations divided by
-// scale (wall time against a simulator running scale times faster).
-func (s Spec) Policy(scale float64) *admission.Policy {
-	if s.Attempts == 1 && !s.Fallback {
-		// One attempt: the refusal is the answer, as it is.
-		return &admission.Policy{MaxAttempts: 1, ReturnLastResponse: true, Budget: -1}
-	}
-	p := &admission.Policy{
-		MaxAttempts:        s.Attempts,
-		Budget:             -1,
-		Jitter:             -1,
-		MaxWait:            scaled(s.MaxWait, scale),
-		RedirectFirst:      s.RedirectFirst,
-		SharedCooldown:     s.Cooldown,
-		ReturnLastResponse: s.SDK,
-	}
-	if s.Budget > 0 {
-		p.Budget = scaled(s.Budget, scale)
-	}
-	if s.Jitter > 0 {
-		p.Jitter = s.Jitter
-	}
-	if s.LongWaitBackoff {
-		p.OverMaxWait = admission.BackoffOverMaxWait
-	}
-	if s.IgnoreAdvice {
-		p.Advice = admission.IgnoreAdvice
-	}
-	if s.Constant {
-		p.Backoff = admission.Constant(scaled(s.BackoffBase, scale))
-	} else if s.BackoffBase > 0 {
-		p.Backoff = admission.Exponential(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
-	}
-	return p
-}
-
-func scaled(d time.Duration, scale float64) time.Duration {
-	return time.Duration(float64(d) / scale)
-}
-
-// lockedRand is a seeded source of [0,1) safe for the owner's concurrent
-// requests.
-func lockedRand(seed uint64) func() float64 {
+// runVirtual runs every labCell's repeats on the simulator, on every core.
+func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64) ([]runOutcome, []bool, error) {
+	outs := make([]runOutcome, len(cells)*repeat)
+	done := make([]bool, len(outs))
+	jobs := make(chan int)
 	var mu sync.Mutex
-	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	return func() float64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return r.Float64()
+	var firstErr error
+	finished := 0
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for j := range jobs {
+				c, k := cells[j/repeat], j%repeat
+				cfg := l.Sim
+				cfg.Seed += int64(k)
+				v := virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Poisson: l.Poisson,
+					Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
+				out, err := v.run(ctx)
+				mu.Lock()
+				if err != nil && firstErr == nil && ctx.Err() == nil {
+					firstErr = err
+				}
+				if err == nil {
+					outs[j], done[j] = out, true
+					finished++
+					if l.Progress != nil {
+						l.Progress(finished, len(outs))
+					}
+				}
+				mu.Unlock()
+			}
+		})
 	}
+	for j := range outs {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	return outs, done, firstErr
+}
+
+func allDone(d []bool) bool {
+	for _, x := range d {
+		if !x {
+			return false
+		}
+	}
+	return true
+}
+
+// rowOf sums a labCell's repeats into its Row.
+func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs []runOutcome) Row {
+	r := Row{Policy: s.Name, Models: s.Models, Fallback: s.Fallback, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
+		MaxAttempts: s.Attempts, Budget: s.Budget, Repeats: len(outs), CapacitySharePct: -1,
+		SuccessPctMin: math.Inf(1), SuccessPctMax: math.Inf(-1), GoodputMin: math.Inf(1), GoodputMax: math.Inf(-1)}
+	if capacity > 0 {
+		r.LoadX = r.RatePerS / capacity
+	}
+	goodput := 0.0
+	for _, o := range outs {
+		r.Requests += o.Requests
+		r.Succeeded += o.Succeeded
+		r.GaveUp += o.GaveUp
+		r.Redirected += o.Redirected
+		r.Attempts += o.Attempts
+		r.HTTP429 += o.HTTP429
+		r.OverBudget += o.OverBudget
+		r.EarlyRetries += o.EarlyReturns
+		r.SuccessE2E = append(r.SuccessE2E, o.SuccessE2E...)
+		pct := 0.0
+		if o.Requests > 0 {
+			pct = 100 * float64(o.Succeeded) / float64(o.Requests)
+		}
+		g := float64(o.InPlan) / d.Seconds()
+		goodput += g
+		r.SuccessPctMin, r.SuccessPctMax = min(r.SuccessPctMin, pct), max(r.SuccessPctMax, pct)
+		r.GoodputMin, r.GoodputMax = min(r.GoodputMin, g), max(r.GoodputMax, g)
+	}
+	if r.Requests > 0 {
+		r.SuccessPct = 100 * float64(r.Succeeded) / float64(r.Requests)
+	}
+	r.GoodputPerS = goodput / float64(len(outs))
+	if capacity > 0 {
+		r.CapacitySharePct = 100 * r.GoodputPerS / capacity
+	}
+	r.AttemptsPerSuccess, r.HTTP429PerSuccess = -1, -1
+	if r.Succeeded > 0 {
+		r.AttemptsPerSuccess = float64(r.Attempts) / float64(r.Succeeded)
+		r.HTTP429PerSuccess = float64(r.HTTP429) / float64(r.Succeeded)
+	}
+	slices.Sort(r.SuccessE2E)
+	r.E2EP50MS, r.E2EP99MS, r.E2EMaxMS = -1, -1, -1
+	if len(r.SuccessE2E) > 0 {
+		r.E2EP50MS = analyze.Percentile(r.SuccessE2E, 50)
+		r.E2EP99MS = analyze.Percentile(r.SuccessE2E, 99)
+		r.E2EMaxMS = r.SuccessE2E[len(r.SuccessE2E)-1]
+	}
+	return r
+}
+
+// CapacityOf is what the simulator sustains for requests of promptTokens
+// and maxTokens from a fleet of clients (each its own key), in requests
+// per second of model time, and the formula, in words:
+//   - ptu: the bucket's drain D = PTU × TokensPerPTU / 60 weighted tokens
+//     a second over a request's mean actual cost, prompt + OutputWeight ×
+//     the mean completion (drawn uniformly from ⌈0.3 m⌉ to m tokens);
+//   - gateway: the tightest ceiling: organizations × OrgRPS, keys ×
+//     KeyRPS, and the token ceilings over the request's estimate (prompt
+//   - max_tokens), which they charge;
+//   - window: WindowLimit requests per WindowSize.
+//
+// It does not count the burst allowance a rested deployment spends once,
+// so a short run's goodput can pass it.
+func CapacityOf(c sim.Config, promptTokens, maxTokens int, clients []int) (float64, string) {
+	lo := max(1, int(math.Ceil(0.3*float64(maxTokens))))
+	meanCompletion := float64(lo+maxTokens) / 2
+	if maxTokens <= lo {
+		meanCompletion = float64(maxTokens)
+	}
+	switch c.Profile {
+	case sim.ProfileGateway:
+		keys := slices.Min(clients)
+		est := float64(promptTokens + maxTokens)
+		rps := min(float64(c.GatewayOrgs*c.GatewayOrgRPS), float64(c.GatewayOrgs)*float64(c.GatewayOrgTPM)/60/est,
+			float64(keys*c.GatewayKeyRPS), float64(keys)*float64(c.GatewayKeyTPM)/60/est)
+		return rps, fmt.Sprintf("the gateway's tightest ceiling for %d keys: min(orgs × %d req/s, orgs × %d tokens/min ÷ 60 ÷ %g, keys × %d req/s, keys × %d tokens/min ÷ 60 ÷ %g) = %s req/s",
+			keys, c.GatewayOrgRPS, c.GatewayOrgTPM, est, c.GatewayKeyRPS, c.GatewayKeyTPM, est, strconv.FormatFloat(rps, 'f', 3, 64))
+	case sim.ProfileWindow:
+		rps := float64(c.WindowLimit) / c.WindowSize.Seconds()
+		return rps, fmt.Sprintf("%d requests per %v window = %s req/s", c.WindowLimit, c.WindowSize, strconv.FormatFloat(rps, 'f', 3, 64))
+	}
+	cost := float64(promptTokens) + c.OutputWeight*meanCompletion
+	rps := c.DrainTokensPerSecond() / cost
+	return rps, fmt.Sprintf("drain %s weighted tokens/s (PTU %g × %g tokens/min ÷ 60) ÷ mean cost %s (prompt %d + %g × mean completion %s) = %s req/s",
+		strconv.FormatFloat(c.DrainTokensPerSecond(), 'f', 1, 64), c.PTU, c.TokensPerPTU, strconv.FormatFloat(cost, 'f', 1, 64),
+		promptTokens, c.OutputWeight, strconv.FormatFloat(meanCompletion, 'f', 1, 64), strconv.FormatFloat(rps, 'f', 3, 64))
 }

@@ -2,34 +2,48 @@ package policylab
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/admission"
 )
 
 // Spec is a client policy as the lab runs it: what the retry owner does
-// with a refusal. Durations are model time; the lab scales them with the
-// simulator's time scale.
+// with a refusal. Durations are model time on the simulator.
 type Spec struct {
 	Name string // published name: a built-in's name, or the custom name
 	Base string // the built-in it starts from
+	// Models names the client a built-in models, which keeps that
+	// client's own caps instead of the lab's fair ones (none, sdk,
+	// stacked); "" for a policy under the fair caps.
+	Models string
 
 	Attempts int           // attempts per request, the first included
-	Budget   time.Duration // whole request; 0 means none
+	Budget   time.Duration // whole request; 0 means none (modelled clients only)
 	Jitter   float64       // wait × U[1, 1+Jitter]; 0 means none
 	MaxWait  time.Duration // 0 means none beyond the budget
 	// LongWaitBackoff: an advised wait over MaxWait is replaced by the
 	// backoff (the OpenAI SDKs above 60 s) instead of ending the request.
 	LongWaitBackoff bool
 	IgnoreAdvice    bool // always back off, whatever the server advised
+	// Floor waits the longer of the advised wait and the backoff
+	// (honor-backoff): the header as a floor.
+	Floor bool
 	// Backoff: Exponential(BackoffBase, BackoffCap) with full jitter, or
 	// a constant BackoffBase when Constant.
 	BackoffBase, BackoffCap time.Duration
 	Constant                bool
 	Fallback                bool // redirect to the fallback when the wait does not fit
 	RedirectFirst           bool // redirect on the first refusal
-	Cooldown                bool // shared cooldown across requests
+	Cooldown                bool // shared cooldown across one client's requests
+	// Slots: refused requests of the whole fleet take distinct retry
+	// slots SlotWidth apart (admission.Slots).
+	Slots     bool
+	SlotWidth time.Duration
+	// Pace: each client paces its sends at the rate it learns
+	// (admission.Pace).
+	Pace bool
 	// SDK marks retries with X-Stainless-Retry-Count and returns the last
 	// refusal as a response, as the OpenAI SDKs do.
 	SDK bool
@@ -37,6 +51,10 @@ type Spec struct {
 	// client (stacked owners): this many calls, AppDelay apart.
 	AppAttempts int
 	AppDelay    time.Duration
+
+	// ownAttempts and ownBudget: a custom spec set them, so the lab's fair
+	// caps do not replace them.
+	ownAttempts, ownBudget bool
 }
 
 // Builtin describes one built-in policy for help texts.
@@ -45,19 +63,24 @@ type Builtin struct {
 }
 
 // Builtins lists the built-in policies in the order `--policy` help and
-// the default run use. fixed:D and poll:D take any duration.
+// the default run use. fixed:D and poll:D take a duration from 50ms to 1m.
+// Every retrying built-in but sdk and stacked runs under the lab's fair
+// caps (--budget, --max-attempts).
 var Builtins = []Builtin{
-	{"none", "one attempt; a refusal is the answer"},
-	{"honor", "honour retry-after-ms / retry-after, jitter ×[1, 1.2], 3 attempts within a 30 s budget"},
+	{"none", "one attempt; a refusal is the answer (models a client without retries)"},
+	{"honor", "honour retry-after-ms / retry-after, jitter ×[1, 1.2]"},
 	{"honor-no-jitter", "honor without jitter: clients told the same wait return together"},
-	{"fixed:1s", "ignore the header, retry after a fixed 1 s, 3 attempts"},
-	{"backoff", "ignore the header, exponential backoff with full jitter (500 ms, cap 8 s), 5 attempts"},
-	{"sdk", "what the OpenAI SDKs do: the header when it is at most 60 s, else exponential backoff; 2 retries, no jitter, no budget"},
-	{"stacked", "an application's 3 retries (1 s apart) around sdk: two retry owners"},
-	{"poll:250ms", "ignore the header, retry every 250 ms within the 30 s budget"},
+	{"fixed:1s", "ignore the header, retry after a fixed 1 s"},
+	{"backoff", "ignore the header, exponential backoff with full jitter (500 ms, cap 8 s)"},
+	{"poll:250ms", "ignore the header, retry every 250 ms"},
+	{"sdk", "models the OpenAI SDKs: the header when it is at most 60 s, else backoff; 2 retries, no jitter, no budget"},
+	{"stacked", "models an application's 3 retries (1 s apart) around sdk: two retry owners"},
 	{"redirect", "straight to the fallback deployment on any refusal"},
-	{"budget", "the documents' rule: sleep when the advised wait fits the 30 s budget, redirect when it does not, give up otherwise"},
-	{"cooldown", "budget, plus a shared cooldown: after a refusal advising W, hold every new request until then"},
+	{"budget", "the documents' rule: sleep when the advised wait fits the budget, else redirect, else give up"},
+	{"cooldown", "budget, plus a shared cooldown: after a refusal advising W, hold the client's requests until then"},
+	{"honor-backoff", "wait max(advised × jitter, exponential backoff with full jitter): the header as a floor"},
+	{"slots", "honour the header; refused clients of the fleet take distinct retry slots 100 ms apart"},
+	{"pace", "learn the admitted rate (AIMD on refusals) and send at it, queueing within the budget; honour the header"},
 }
 
 // DefaultPolicies are the policies run when none is named.
@@ -69,10 +92,24 @@ func DefaultPolicies() []string {
 	return names
 }
 
-const defaultBudget = 30 * time.Second
+// Fair caps of the lab when no flag changes them.
+const (
+	DefaultBudget      = 30 * time.Second
+	DefaultMaxAttempts = 20
+)
+
+// MaxAttempts bounds a policy's attempts per request; MaxPolicies the
+// policies of one lab.
+const (
+	MaxAttempts = 200
+	MaxPolicies = 32
+)
+
+// minPollWait is the shortest fixed or polling wait a spec accepts.
+const minPollWait = 50 * time.Millisecond
 
 func honor(name string) Spec {
-	return Spec{Name: name, Base: "honor", Attempts: 3, Budget: defaultBudget, Jitter: 0.2,
+	return Spec{Name: name, Base: "honor", Attempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: 0.2,
 		BackoffBase: 500 * time.Millisecond, BackoffCap: 8 * time.Second}
 }
 
@@ -80,33 +117,37 @@ func honor(name string) Spec {
 func builtin(name string) (Spec, bool) {
 	if kind, d, ok := strings.Cut(name, ":"); ok && (kind == "fixed" || kind == "poll") {
 		wait, err := time.ParseDuration(d)
-		if err != nil || wait <= 0 || wait > time.Minute {
+		if err != nil || wait < minPollWait || wait > time.Minute {
 			return Spec{}, false
 		}
 		s := honor(name)
 		s.Base, s.IgnoreAdvice, s.Constant, s.BackoffBase, s.Jitter = kind, true, true, wait, 0
-		if kind == "poll" {
-			s.Attempts = min(MaxAttempts, int(math.Ceil(float64(defaultBudget)/float64(wait)))+1)
-		}
 		return s, true
 	}
 	s := honor(name)
 	switch name {
 	case "none":
-		s = Spec{Name: name, Base: name, Attempts: 1, SDK: false}
-	case "honor":
+		s = Spec{Name: name, Base: name, Attempts: 1, Models: "a client without retries"}
+	case "honor", "pace":
+		s.Pace = name == "pace"
 	case "honor-no-jitter":
 		s.Jitter = 0
 	case "backoff":
-		s.IgnoreAdvice, s.Attempts, s.Jitter = true, 5, 0
+		s.IgnoreAdvice, s.Jitter = true, 0
+	case "honor-backoff":
+		s.Floor = true
+	case "slots":
+		s.Slots, s.SlotWidth, s.Jitter = true, admission.DefaultSlotWidth, 0
 	case "sdk", "stacked":
 		s = Spec{Name: name, Base: name, Attempts: 3, MaxWait: time.Minute, LongWaitBackoff: true,
-			BackoffBase: 500 * time.Millisecond, BackoffCap: 8 * time.Second, SDK: true}
+			BackoffBase: 500 * time.Millisecond, BackoffCap: 8 * time.Second, SDK: true,
+			Models: "the OpenAI SDKs (2 retries, no budget)"}
 		if name == "stacked" {
 			s.AppAttempts, s.AppDelay = 4, time.Second
+			s.Models = "an application's 3 retries around the OpenAI SDKs"
 		}
 	case "redirect":
-		s.RedirectFirst, s.Fallback, s.Attempts = true, true, 2
+		s.RedirectFirst, s.Fallback = true, true
 	case "budget":
 		s.Fallback = true
 	case "cooldown":
@@ -118,14 +159,42 @@ func builtin(name string) (Spec, bool) {
 	return s, true
 }
 
-// MaxAttempts bounds a policy's attempts per request.
-const MaxAttempts = 200
+// isBuiltinName reports whether n is a built-in's name, fixed:D and
+// poll:D included, so a custom policy cannot shadow one.
+func isBuiltinName(n string) bool {
+	if kind, _, ok := strings.Cut(n, ":"); ok && (kind == "fixed" || kind == "poll") {
+		return true
+	}
+	_, ok := builtin(n)
+	return ok
+}
+
+// Fair gives s the lab's fair caps, budget and attempts, unless it models
+// a named client or is a custom spec that set its own.
+func (s Spec) Fair(budget time.Duration, attempts int) Spec {
+	if s.Models != "" {
+		return s
+	}
+	if !s.ownBudget {
+		s.Budget = budget
+	}
+	if !s.ownAttempts {
+		s.Attempts = attempts
+	}
+	return s
+}
+
+// OwnCaps reports whether s runs under caps of its own rather than the
+// lab's: a modelled client, or a custom spec that set them.
+func (s Spec) OwnCaps() bool { return s.Models != "" || s.ownAttempts || s.ownBudget }
 
 // ParseSpec parses a --policy value: a built-in name, or
 // NAME=BASE,key=value,… where BASE is a built-in and the keys are
 // attempts, budget, jitter, max-wait, fallback (on/off), cooldown (on/off),
-// advice (honor/ignore) and backoff (BASE-CAP, e.g. 500ms-8s, or
-// fixed-DURATION).
+// advice (honor/ignore/floor), backoff (BASE-CAP, e.g. 500ms-8s, or
+// fixed-DURATION), slots (off or a width such as 100ms) and pace (on/off).
+// A key given twice, a name that is a built-in's, or a bad name is an
+// error.
 func ParseSpec(v string) (Spec, error) {
 	v = strings.TrimSpace(v)
 	if s, ok := builtin(v); ok {
@@ -138,19 +207,27 @@ func ParseSpec(v string) (Spec, error) {
 	if err := checkName(name); err != nil {
 		return Spec{}, err
 	}
+	if isBuiltinName(name) {
+		return Spec{}, fmt.Errorf("policy name %q is a built-in's: choose another", name)
+	}
 	parts := strings.Split(rest, ",")
 	s, ok := builtin(strings.TrimSpace(parts[0]))
 	if !ok {
 		return Spec{}, fmt.Errorf("policy %s: unknown base %q (built-in: %s)", name, clip(parts[0]), strings.Join(DefaultPolicies(), ", "))
 	}
 	s.Name = name
+	seen := map[string]bool{}
 	for _, kv := range parts[1:] {
 		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return Spec{}, fmt.Errorf("policy %s: %q is not key=value", name, clip(kv))
 		}
+		if seen[k] {
+			return Spec{}, fmt.Errorf("policy %s: %s is given twice", name, clip(k))
+		}
+		seen[k] = true
 		if err := s.set(k, val); err != nil {
-			return Spec{}, fmt.Errorf("policy %s: %s: %v", name, k, err)
+			return Spec{}, fmt.Errorf("policy %s: %s: %v", name, clip(k), err)
 		}
 	}
 	return s, s.check()
@@ -163,17 +240,14 @@ func (s *Spec) set(k, v string) error {
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number", clip(v))
 		}
-		s.Attempts = n
+		s.Attempts, s.ownAttempts = n, true
 	case "budget", "max-wait":
-		d, err := parseDurationOrNone(v)
-		if err != nil {
-			return err
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration like 10s", clip(v))
 		}
 		if k == "budget" {
-			if d <= 0 && v != "none" {
-				return fmt.Errorf("must be positive (or none)")
-			}
-			s.Budget = d
+			s.Budget, s.ownBudget = d, true
 		} else {
 			s.MaxWait = d
 		}
@@ -187,44 +261,64 @@ func (s *Spec) set(k, v string) error {
 			return fmt.Errorf("%q is not a number from 0 to 1", clip(v))
 		}
 		s.Jitter = f
-	case "fallback", "cooldown":
+	case "fallback", "cooldown", "pace":
 		on, err := parseOnOff(v)
 		if err != nil {
 			return err
 		}
-		if k == "fallback" {
+		switch k {
+		case "fallback":
 			s.Fallback = on
-		} else {
+		case "cooldown":
 			s.Cooldown = on
+		default:
+			s.Pace = on
 		}
+	case "slots":
+		if v == "off" {
+			s.Slots = false
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			return fmt.Errorf("%q: want off or a width from 1ms to 1m, e.g. 100ms", clip(v))
+		}
+		s.Slots, s.SlotWidth = true, d
 	case "advice":
 		switch v {
 		case "honor":
-			s.IgnoreAdvice = false
+			s.IgnoreAdvice, s.Floor = false, false
 		case "ignore":
-			s.IgnoreAdvice = true
+			s.IgnoreAdvice, s.Floor = true, false
+		case "floor":
+			s.IgnoreAdvice, s.Floor = false, true
 		default:
-			return fmt.Errorf("%q: want honor or ignore", clip(v))
+			return fmt.Errorf("%q: want honor, ignore or floor", clip(v))
 		}
 	case "backoff":
-		if d, ok := strings.CutPrefix(v, "fixed-"); ok {
-			w, err := time.ParseDuration(d)
-			if err != nil || w <= 0 {
-				return fmt.Errorf("%q: want fixed-DURATION, e.g. fixed-1s", clip(v))
-			}
-			s.Constant, s.BackoffBase = true, w
-			return nil
-		}
-		lo, hi, ok := strings.Cut(v, "-")
-		base, err1 := time.ParseDuration(lo)
-		capd, err2 := time.ParseDuration(hi)
-		if !ok || err1 != nil || err2 != nil || base <= 0 || capd < base {
-			return fmt.Errorf("%q: want BASE-CAP, e.g. 500ms-8s, or fixed-DURATION", clip(v))
-		}
-		s.Constant, s.BackoffBase, s.BackoffCap = false, base, capd
+		return s.setBackoff(v)
 	default:
-		return fmt.Errorf("unknown key (known: attempts, budget, jitter, max-wait, fallback, cooldown, advice, backoff)")
+		return fmt.Errorf("unknown key (known: attempts, budget, jitter, max-wait, fallback, cooldown, advice, backoff, slots, pace)")
 	}
+	return nil
+}
+
+func (s *Spec) setBackoff(v string) error {
+	if d, ok := strings.CutPrefix(v, "fixed-"); ok {
+		w, err := time.ParseDuration(d)
+		if err != nil || w < minPollWait {
+			return fmt.Errorf("%q: want fixed-DURATION of at least %v, e.g. fixed-1s", clip(v), minPollWait)
+		}
+		s.Constant, s.BackoffBase = true, w
+		return nil
+	}
+	lo, hi, ok := strings.Cut(v, "-")
+	base, err1 := time.ParseDuration(lo)
+	capd, err2 := time.ParseDuration(hi)
+	if !ok || err1 != nil || err2 != nil || base <= 0 || capd < base {
+		return fmt.Errorf("%q: want BASE-CAP, e.g. 500ms-8s, or fixed-DURATION", clip(v))
+	}
+	s.Constant, s.BackoffBase, s.BackoffCap = false, base, capd
 	return nil
 }
 
@@ -233,24 +327,58 @@ func (s *Spec) check() error {
 	case s.Attempts < 1 || s.Attempts > MaxAttempts:
 		return fmt.Errorf("policy %s: attempts must be from 1 to %d", s.Name, MaxAttempts)
 	case s.Budget < 0 || s.Budget > time.Hour:
-		return fmt.Errorf("policy %s: budget must be positive and at most 1h, or none", s.Name)
+		return fmt.Errorf("policy %s: budget must be positive and at most 1h", s.Name)
 	case s.MaxWait < 0 || s.MaxWait > time.Hour:
-		return fmt.Errorf("policy %s: max-wait must be positive and at most 1h, or none", s.Name)
+		return fmt.Errorf("policy %s: max-wait must be positive and at most 1h", s.Name)
 	case s.BackoffBase > time.Hour || s.BackoffCap > time.Hour:
 		return fmt.Errorf("policy %s: backoff must be at most 1h", s.Name)
+	case s.Slots && s.IgnoreAdvice:
+		return fmt.Errorf("policy %s: slots act on the advised wait, so not with advice=ignore", s.Name)
+	case s.Cooldown && s.IgnoreAdvice:
+		return fmt.Errorf("policy %s: cooldown acts on the advised wait, so not with advice=ignore", s.Name)
 	}
 	return nil
 }
 
-func parseDurationOrNone(v string) (time.Duration, error) {
-	if v == "none" {
-		return 0, nil
+// Policy is the admission.Policy spec describes, its durations divided by
+// scale (wall time against a simulator running scale times faster; 1 on
+// the lab's virtual clock and against a real target). Slots, Pace, Clock
+// and Fallback are per run: the caller sets them.
+func (s Spec) Policy(scale float64) *admission.Policy {
+	if s.Attempts == 1 && !s.Fallback {
+		// One attempt: the refusal is the answer, as it is.
+		return &admission.Policy{MaxAttempts: 1, ReturnLastResponse: true}
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration like 10s (or none)", clip(v))
+	p := &admission.Policy{
+		MaxAttempts:        s.Attempts,
+		Budget:             scaled(s.Budget, scale),
+		Jitter:             s.Jitter,
+		MaxWait:            scaled(s.MaxWait, scale),
+		RedirectFirst:      s.RedirectFirst,
+		SharedCooldown:     s.Cooldown,
+		ReturnLastResponse: s.SDK,
+		MarkRetries:        s.SDK,
+		Backoff:            admission.Exponential(admission.DefaultBackoffBase, admission.DefaultBackoffCap),
 	}
-	return d, nil
+	if s.LongWaitBackoff {
+		p.OverMaxWait = admission.BackoffOverMaxWait
+	}
+	switch {
+	case s.IgnoreAdvice:
+		p.Advice = admission.IgnoreAdvice
+	case s.Floor:
+		p.Advice = admission.FloorAdvice
+	}
+	if s.Constant {
+		p.Backoff = admission.Constant(scaled(s.BackoffBase, scale))
+	} else if s.BackoffBase > 0 {
+		p.Backoff = admission.Exponential(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
+	}
+	return p
+}
+
+func scaled(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) / scale)
 }
 
 func parseOnOff(v string) (bool, error) {
@@ -264,10 +392,14 @@ func parseOnOff(v string) (bool, error) {
 }
 
 // checkName accepts a policy name that is safe in a CSV cell, a Markdown
-// table and a file: lower-case letters, digits and - _ . :, at most 32.
+// table and a file: a lower-case letter, then lower-case letters, digits
+// and - _ . :, at most 32 in all.
 func checkName(n string) error {
 	if n == "" || len(n) > 32 {
 		return fmt.Errorf("policy name %q: 1 to 32 characters", clip(n))
+	}
+	if n[0] < 'a' || n[0] > 'z' {
+		return fmt.Errorf("policy name %q: must start with a lower-case letter", clip(n))
 	}
 	for _, r := range n {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:", r)) {

@@ -1,8 +1,6 @@
 package policylab
 
 import (
-	"bytes"
-	"encoding/csv"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,31 +15,38 @@ func TestParseSpec(t *testing.T) {
 		in   string
 		want func(Spec) bool
 	}{
-		{"none", func(s Spec) bool { return s.Attempts == 1 && !s.Fallback }},
+		{"none", func(s Spec) bool { return s.Attempts == 1 && !s.Fallback && s.Models != "" }},
 		{"honor", func(s Spec) bool {
-			return s.Attempts == 3 && s.Budget == 30*time.Second && s.Jitter == 0.2 && !s.IgnoreAdvice
+			return s.Attempts == DefaultMaxAttempts && s.Budget == DefaultBudget && s.Jitter == 0.2 && !s.IgnoreAdvice && s.Models == ""
 		}},
 		{"honor-no-jitter", func(s Spec) bool { return s.Jitter == 0 && s.Base == "honor-no-jitter" }},
 		{"fixed:1s", func(s Spec) bool {
-			return s.IgnoreAdvice && s.Constant && s.BackoffBase == time.Second && s.Attempts == 3
+			return s.IgnoreAdvice && s.Constant && s.BackoffBase == time.Second && s.Attempts == DefaultMaxAttempts
 		}},
 		{"poll:250ms", func(s Spec) bool {
-			return s.IgnoreAdvice && s.Constant && s.BackoffBase == 250*time.Millisecond && s.Attempts == 121
+			return s.IgnoreAdvice && s.Constant && s.BackoffBase == 250*time.Millisecond && s.Attempts == DefaultMaxAttempts
 		}},
 		{"sdk", func(s Spec) bool {
-			return s.SDK && s.MaxWait == time.Minute && s.LongWaitBackoff && s.Budget == 0 && s.AppAttempts == 0
+			return s.SDK && s.MaxWait == time.Minute && s.LongWaitBackoff && s.Budget == 0 && s.AppAttempts == 0 && s.Attempts == 3 && s.Models != ""
 		}},
-		{"stacked", func(s Spec) bool { return s.SDK && s.AppAttempts == 4 && s.AppDelay == time.Second }},
+		{"stacked", func(s Spec) bool { return s.SDK && s.AppAttempts == 4 && s.AppDelay == time.Second && s.Models != "" }},
 		{"redirect", func(s Spec) bool { return s.RedirectFirst && s.Fallback }},
 		{"budget", func(s Spec) bool { return s.Fallback && !s.Cooldown }},
 		{"cooldown", func(s Spec) bool { return s.Fallback && s.Cooldown }},
+		{"honor-backoff", func(s Spec) bool { return s.Floor && !s.IgnoreAdvice && s.Jitter == 0.2 }},
+		{"slots", func(s Spec) bool { return s.Slots && s.SlotWidth == admission.DefaultSlotWidth && s.Jitter == 0 }},
+		{"pace", func(s Spec) bool { return s.Pace && !s.IgnoreAdvice }},
 		{"mine=honor,attempts=5,budget=10s,jitter=0.1,fallback=on", func(s Spec) bool {
-			return s.Name == "mine" && s.Base == "honor" && s.Attempts == 5 && s.Budget == 10*time.Second && s.Jitter == 0.1 && s.Fallback
+			return s.Name == "mine" && s.Base == "honor" && s.Attempts == 5 && s.Budget == 10*time.Second && s.Jitter == 0.1 && s.Fallback && s.OwnCaps()
 		}},
-		{"b=backoff,backoff=100ms-2s,advice=honor,cooldown=on,budget=none", func(s Spec) bool {
-			return s.BackoffBase == 100*time.Millisecond && s.BackoffCap == 2*time.Second && !s.IgnoreAdvice && s.Cooldown && s.Budget == 0
+		{"b=backoff,backoff=100ms-2s,advice=honor,cooldown=on", func(s Spec) bool {
+			return s.BackoffBase == 100*time.Millisecond && s.BackoffCap == 2*time.Second && !s.IgnoreAdvice && s.Cooldown && !s.OwnCaps()
 		}},
 		{"f=honor,backoff=fixed-2s,max-wait=5s", func(s Spec) bool { return s.Constant && s.BackoffBase == 2*time.Second && s.MaxWait == 5*time.Second }},
+		{"w=honor,slots=250ms,pace=on,advice=floor", func(s Spec) bool {
+			return s.Slots && s.SlotWidth == 250*time.Millisecond && s.Pace && s.Floor
+		}},
+		{"p2=pace,slots=off", func(s Spec) bool { return s.Pace && !s.Slots }},
 	}
 	for _, tt := range tests {
 		s, err := ParseSpec(tt.in)
@@ -49,8 +54,8 @@ func TestParseSpec(t *testing.T) {
 			t.Errorf("ParseSpec(%q) = %+v, %v", tt.in, s, err)
 		}
 		// Every spec makes a policy the admission library accepts (the
-		// fallback is the target's to give).
-		p := s.Policy(20)
+		// fallback is the run's to give).
+		p := s.Policy(1)
 		if s.Fallback {
 			p.Fallback = func(r *http.Request) (*http.Request, error) { return r, nil }
 		}
@@ -58,58 +63,48 @@ func TestParseSpec(t *testing.T) {
 			t.Errorf("%q: admission refuses its policy: %v", tt.in, err)
 		}
 	}
-	for _, bad := range []string{"", "sometimes", "fixed:0s", "poll:x", "x=", "x=honor,attempts=0", "x=honor,attempts=9999",
-		"x=honor,budget=-1s", "x=honor,budget=0s", "x=honor,jitter=1.5", "x=honor,fallback=maybe", "x=honor,nosuchkey=1",
-		"x=honor,backoff=8s-1s", "UPPER=honor", strings.Repeat("a", 40) + "=honor"} {
+	// Bad specs, and the risks of the last break test: a repeated key, a
+	// custom name that shadows a built-in, a name that would start a CSV
+	// formula, a poll fast enough to flood a deployment, an unbounded
+	// budget.
+	for _, bad := range []string{
+		"nosuch", "fixed:0s", "fixed:abc", "poll:2m", "poll:1ns", "poll:10ms", "x=nosuch", "x=honor,attempts=0", "x=honor,attempts=201",
+		"x=honor,budget=-1s", "x=honor,budget=0s", "x=honor,budget=none", "x=honor,jitter=1.5", "x=honor,fallback=maybe", "x=honor,nosuchkey=1",
+		"x=honor,backoff=8s-1s", "x=honor,backoff=fixed-1ns", "UPPER=honor", strings.Repeat("a", 40) + "=honor",
+		"x=honor,attempts=3,attempts=4", "none=honor", "honor=backoff", "poll:1s=honor", "-x=honor", "=x=honor", "1x=honor",
+		"x=backoff,slots=100ms", "x=backoff,cooldown=on", "x=honor,slots=0s", "x=honor,advice=maybe",
+	} {
 		if _, err := ParseSpec(bad); err == nil {
 			t.Errorf("ParseSpec(%q) accepted", bad)
 		}
 	}
 }
 
-// TestSpecScalesItsDurations: at time scale 20 every duration of the
-// policy is a twentieth.
-func TestSpecScalesItsDurations(t *testing.T) {
+// TestFairCaps: every policy under the fair caps gets the lab's budget
+// and attempts; a modelled client and a custom spec that set its own keep
+// theirs.
+func TestFairCaps(t *testing.T) {
 	t.Parallel()
-	s, _ := ParseSpec("x=honor,budget=20s,max-wait=10s")
-	p := s.Policy(20)
-	if p.Budget != time.Second || p.MaxWait != 500*time.Millisecond {
-		t.Fatalf("budget %v max wait %v", p.Budget, p.MaxWait)
-	}
-	if d := p.Backoff(1, func() float64 { return 0.999999 }); d > 25*time.Millisecond || d < 24*time.Millisecond {
-		t.Fatalf("the first backoff at most %v, want just under 25 ms (500 ms / 20)", d)
-	}
-}
-
-func TestWrittenTable(t *testing.T) {
-	t.Parallel()
-	ms := []Measure{
-		{Policy: "slow", Requests: 10, Succeeded: 10, Attempts: 30, E2E: []float64{100, 200, 9000}, SimEarlyReturns: 0},
-		{Policy: "fast", Requests: 10, Succeeded: 10, Attempts: 12, E2E: []float64{10, 20, 30}, EarlyRetries: 2, SimEarlyReturns: 3},
-		{Policy: "bad", Requests: 10, Succeeded: 4, GaveUp: 6, Attempts: 10, HTTP429: 6, E2E: []float64{1, 2}},
-	}
-	if r := Ranked(ms); r[0].Policy != "fast" || r[1].Policy != "slow" || r[2].Policy != "bad" {
-		t.Fatalf("ranked %s %s %s: want by success, then p99", r[0].Policy, r[1].Policy, r[2].Policy)
-	}
-	var b bytes.Buffer
-	if err := WriteCSV(&b, ms); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(CSVColumns, ",") {
-		t.Fatalf("%v %v", rows, err)
-	}
-	if got := strings.Join(rows[2], ","); got != "fast,10,10,100,0,0,12,1.2,0,20,28,29.8,30,0,2" {
-		t.Fatalf("fast's row: %s", got)
-	}
-	b.Reset()
-	if err := WriteMarkdown(&b, ms, Setup{Requests: 10, Target: "a test", Budget: "30 s"}); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	for _, want := range []string{"| fast | 10 | 10 (100%) |", "## What the simulator saw", "| fast | 3 | 0 |", "fast completed the most requests", "fast (2)"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("policies.md lacks %q:\n%s", want, md)
+	for _, tt := range []struct {
+		in       string
+		attempts int
+		budget   time.Duration
+	}{
+		{"honor", 7, 12 * time.Second},
+		{"poll:250ms", 7, 12 * time.Second},
+		{"pace", 7, 12 * time.Second},
+		{"sdk", 3, 0},
+		{"none", 1, 0},
+		{"x=honor,attempts=4", 4, 12 * time.Second},
+		{"y=honor,budget=5s", 7, 5 * time.Second},
+	} {
+		s, err := ParseSpec(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = s.Fair(12*time.Second, 7)
+		if s.Attempts != tt.attempts || s.Budget != tt.budget {
+			t.Errorf("%s: attempts %d budget %v, want %d %v", tt.in, s.Attempts, s.Budget, tt.attempts, tt.budget)
 		}
 	}
 }

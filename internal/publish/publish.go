@@ -98,7 +98,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err := j.Validate(); err != nil {
 		return res, err
 	}
-	files, total, err := openAll(j.Paths)
+	files, total, err := openAll(ctx, j.Paths)
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -107,6 +107,16 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// A read from a pipe, a FIFO or a terminal waits for its writer, which
+	// may never write again; a cancel then expires the read at once (such
+	// files are in the runtime's poller; a regular file's read does not
+	// wait, and SetReadDeadline refuses it harmlessly).
+	stop := context.AfterFunc(ctx, func() {
+		for _, f := range files {
+			_ = f.SetReadDeadline(time.Now())
+		}
+	})
+	defer stop()
 	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow))
 	var seen io.Writer
 	if j.Progress != nil {
@@ -129,7 +139,10 @@ func Run(ctx context.Context, j Job) (Result, error) {
 			in.At = f
 		}
 		if err := tally.Read(ctx, r, in, j.Foreign); err != nil {
-			return res, interrupted(ctx, err)
+			if ctx.Err() != nil {
+				return res, ErrInterrupted // whatever error the expired read became
+			}
+			return res, err
 		}
 	}
 	a, err := analysis(ctx, tally, j.Labels, j.MinGroup)
@@ -185,11 +198,14 @@ func interrupted(ctx context.Context, err error) error {
 
 // openAll opens every path before any is read, so a missing or unreadable
 // file is reported before any work.
-func openAll(paths []string) ([]*os.File, int64, error) {
+func openAll(ctx context.Context, paths []string) ([]*os.File, int64, error) {
 	var files []*os.File
 	var total int64
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := open(ctx, p)
+		if errors.Is(err, ErrInterrupted) {
+			return files, 0, err
+		}
 		if err != nil {
 			return files, 0, &analyze.BadInputError{Err: fmt.Errorf("cannot read input: %w", err)}
 		}
@@ -204,4 +220,34 @@ func openAll(paths []string) ([]*os.File, int64, error) {
 		total += st.Size()
 	}
 	return files, total, nil
+}
+
+// open is os.Open that a cancel ends at once. Opening a FIFO waits, in the
+// system call, until a writer opens it too, which no deadline reaches: the
+// open is left to a goroutine, which closes the file should it ever open
+// after a cancel (in the CLI the process has exited by then).
+func open(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened) // unbuffered: a send is a hand-over
+	abandoned := make(chan struct{})
+	go func() {
+		f, err := os.Open(path)
+		select {
+		case done <- opened{f, err}:
+		case <-abandoned:
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, ErrInterrupted
+	}
 }

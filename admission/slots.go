@@ -1,0 +1,53 @@
+package admission
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultSlotWidth is the spacing Slots gives refused requests when
+// NewSlots is given 0: 100 ms, the slot width of the cross-worker cooldown
+// coordinator in the research the design documents cite.
+const DefaultSlotWidth = 100 * time.Millisecond
+
+// Slots de-synchronizes the retries of a fleet: every Transport given the
+// same *Slots (Policy.Slots) takes a distinct retry time after a refusal.
+// A leaky bucket advises each refused client the time the next single
+// request fits, so clients told alike come back together and all but one
+// are refused again; jitter of 20% spreads a 100 ms wait over only 20 ms.
+// With Slots, the i-th request refused while earlier ones wait retries at
+// its advised time plus i × width: retry times at least width apart,
+// never earlier than advised.
+//
+// It is safe for concurrent use; its state is one time.
+type Slots struct {
+	width time.Duration
+
+	mu   sync.Mutex
+	next time.Time // the earliest free slot
+}
+
+// NewSlots returns Slots width apart (DefaultSlotWidth when width is 0;
+// a negative width is 0, which makes Slots plain honouring).
+func NewSlots(width time.Duration) *Slots {
+	if width == 0 {
+		width = DefaultSlotWidth
+	}
+	return &Slots{width: max(width, 0)}
+}
+
+// Width is the spacing between slots.
+func (s *Slots) Width() time.Duration { return s.width }
+
+// take returns the wait from now to the slot of a retry that would go
+// after wait: at now+wait, or at the next free slot if that is later.
+func (s *Slots) take(now time.Time, wait time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := now.Add(wait)
+	if s.next.After(at) {
+		at = s.next
+	}
+	s.next = at.Add(s.width)
+	return at.Sub(now)
+}

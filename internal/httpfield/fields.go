@@ -1,0 +1,52 @@
+package httpfield
+
+import "net/http"
+
+// The fields whose values retryafter.FromResponse reads, by dialect, in
+// canonical form; of any other field it reads at most the presence. They
+// are named here, once, so that the client vets exactly what the reader
+// reads (Reads).
+var (
+	// RetryFields are the retry-after fields and the Date they are
+	// measured against.
+	RetryFields = [...]string{"Retry-After-Ms", "X-Ms-Retry-After-Ms", "Retry-After", "Date"}
+	// OpenAIFields are OpenAI's rate-limit fields (Azure OpenAI sends the
+	// remaining-* ones too), requests then tokens: limit, remaining, reset.
+	OpenAIFields = [...]string{
+		"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests",
+		"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens",
+	}
+	// AnthropicFields are Anthropic's rate-limit fields, per limit
+	// (requests, tokens, input tokens, output tokens): limit, remaining,
+	// reset.
+	AnthropicFields = [...]string{
+		"Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset",
+		"Anthropic-Ratelimit-Tokens-Limit", "Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset",
+		"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset",
+		"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset",
+	}
+	// IETFFields are the fields of every version of the IETF draft
+	// (RateLimit and RateLimit-Policy; the separate limit, remaining and
+	// reset fields of drafts 00 to 06), and the X-RateLimit-* fields
+	// before it, each triple in the order limit, remaining, reset.
+	IETFFields = [...]string{
+		"Ratelimit", "Ratelimit-Policy",
+		"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
+		"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset",
+	}
+)
+
+// Reads reports whether retryafter reads the value of header field name:
+// a caller that must vet values before they are read (ptuprobe's client
+// checks them for echoed secrets) vets these.
+func Reads(name string) bool { return readFields[http.CanonicalHeaderKey(name)] }
+
+var readFields = func() map[string]bool {
+	m := map[string]bool{}
+	for _, names := range [][]string{RetryFields[:], OpenAIFields[:], AnthropicFields[:], IETFFields[:]} {
+		for _, n := range names {
+			m[n] = true
+		}
+	}
+	return m
+}()

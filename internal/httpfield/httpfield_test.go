@@ -1,0 +1,84 @@
+package httpfield
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestReads(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"retry-after", "Retry-After-Ms", "x-ms-retry-after-ms", "date", "ratelimit", "RateLimit-Policy", "ratelimit-reset",
+		"x-ratelimit-reset", "x-ratelimit-reset-tokens", "anthropic-ratelimit-output-tokens-reset"} {
+		if !Reads(name) {
+			t.Errorf("Reads(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"x-ms-region", "azure-openai-deployment-utilization", "apim-request-id", "content-type", "authorization", "x-request-id"} {
+		if Reads(name) {
+			t.Errorf("Reads(%q) = true", name)
+		}
+	}
+}
+
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"43", 43, true}, {"16921.125", 16921.125, true}, {"0", 0, true}, {".5", 0.5, true}, {"5.", 5, true},
+		{"", 0, false}, {".", 0, false}, {"1.2.3", 0, false}, {"-1", 0, false}, {"+5", 0, false}, {"1e3", 0, false},
+		{"0x10", 0, false}, {"Inf", 0, false}, {"NaN", 0, false}, {" 1", 0, false}, {strings.Repeat("9", 33), 0, false},
+	} {
+		if got, ok := Number(c.in); got != c.want || ok != c.ok {
+			t.Errorf("Number(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestFieldAndTrimOWS(t *testing.T) {
+	t.Parallel()
+	if got := TrimOWS(" \t4 2\t "); got != "4 2" {
+		t.Errorf("TrimOWS = %q", got)
+	}
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{nil, ""},
+		{[]string{" 43 "}, "43"},
+		{[]string{"43", "43\t"}, "43"},
+		{[]string{"43", " 44"}, "43, 44"},
+	} {
+		h := http.Header{}
+		for _, v := range c.values {
+			h.Add("Retry-After-Ms", v)
+		}
+		if got := Field(h, "Retry-After-Ms"); got != c.want {
+			t.Errorf("Field(%q) = %q, want %q", c.values, got, c.want)
+		}
+	}
+}
+
+// FuzzNumber: what Number accepts is a plain decimal (digits and at most
+// one point), and its value is finite and not negative.
+func FuzzNumber(f *testing.F) {
+	for _, s := range []string{"43", "1.5", "1e3", "-1", ".", "Inf", "99999999999999999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := Number(s)
+		if !ok {
+			return
+		}
+		if strings.Trim(s, "0123456789.") != "" || strings.Count(s, ".") > 1 {
+			t.Fatalf("Number(%q) accepted", s)
+		}
+		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			t.Fatalf("Number(%q) = %v", s, v)
+		}
+	})
+}

@@ -1,0 +1,102 @@
+package policylab
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+// CSVFile is the lab's table, one line per Row.
+const CSVFile = "policies.csv"
+
+// csvColumn is one column of policies.csv: its name and its cell. The
+// one table drives the header and every line.
+type csvColumn struct {
+	name string
+	cell func(r *Row) string
+}
+
+// csvColumns are policies.csv's columns, in order: the ones issue 19
+// names, then the load as given, the rate, the client a policy models and
+// the goodput's spread (what a tie is decided on). Fixed decimals per
+// column, through num, so identical sweeps write identical bytes; an
+// unknown value (-1) is an empty cell.
+var csvColumns = []csvColumn{
+	{"policy", func(r *Row) string { return csvText(r.Policy) }},
+	{"load_x", func(r *Row) string { return known(r.LoadX, 3) }},
+	{"clients", func(r *Row) string { return strconv.Itoa(r.Clients) }},
+	{"max_attempts", func(r *Row) string { return strconv.Itoa(r.MaxAttempts) }},
+	{"budget_ms", func(r *Row) string {
+		if r.Budget <= 0 {
+			return "" // no budget
+		}
+		return num.Decimal(float64(r.Budget.Microseconds())/1000, 3)
+	}},
+	{"repeats", func(r *Row) string { return strconv.Itoa(r.Repeats) }},
+	{"requests", func(r *Row) string { return strconv.Itoa(r.Requests) }},
+	{"succeeded", func(r *Row) string { return strconv.Itoa(r.Succeeded) }},
+	{"success_pct", func(r *Row) string { return known(r.SuccessPct, 2) }},
+	{"success_pct_min", func(r *Row) string { return known(r.SuccessPctMin, 2) }},
+	{"success_pct_max", func(r *Row) string { return known(r.SuccessPctMax, 2) }},
+	{"gave_up", func(r *Row) string { return strconv.Itoa(r.GaveUp) }},
+	{"redirected", func(r *Row) string { return strconv.Itoa(r.Redirected) }},
+	{"attempts", func(r *Row) string { return strconv.Itoa(r.Attempts) }},
+	{"attempts_per_success", func(r *Row) string { return known(r.AttemptsPerSuccess, 3) }},
+	{"http_429", func(r *Row) string { return strconv.Itoa(r.HTTP429) }},
+	{"http_429_per_success", func(r *Row) string { return known(r.HTTP429PerSuccess, 3) }},
+	{"goodput_per_s", func(r *Row) string { return known(r.GoodputPerS, 3) }},
+	{"capacity_share_pct", func(r *Row) string { return known(r.CapacitySharePct, 2) }},
+	{"e2e_p50_ms", func(r *Row) string { return known(r.E2EP50MS, 2) }},
+	{"e2e_p99_ms", func(r *Row) string { return known(r.E2EP99MS, 2) }},
+	{"e2e_max_ms", func(r *Row) string { return known(r.E2EMaxMS, 2) }},
+	{"over_budget", func(r *Row) string { return strconv.Itoa(r.OverBudget) }},
+	{"early_retries", func(r *Row) string { return strconv.Itoa(r.EarlyRetries) }},
+	{"load", func(r *Row) string { return csvText(r.Load) }},
+	{"rate_per_s", func(r *Row) string { return known(r.RatePerS, 3) }},
+	{"models", func(r *Row) string { return csvText(r.Models) }},
+	{"goodput_per_s_min", func(r *Row) string { return known(r.GoodputMin, 3) }},
+	{"goodput_per_s_max", func(r *Row) string { return known(r.GoodputMax, 3) }},
+}
+
+// CSVColumns is the header of policies.csv.
+func CSVColumns() []string {
+	names := make([]string, len(csvColumns))
+	for i, c := range csvColumns {
+		names[i] = c.name
+	}
+	return names
+}
+
+// WriteCSV writes policies.csv: the header, then one line per row of the
+// sweep, in the sweep's order.
+func WriteCSV(w io.Writer, s Sweep) error {
+	var b strings.Builder
+	b.WriteString(strings.Join(CSVColumns(), ",") + "\n")
+	for i := range s.Rows {
+		for j, c := range csvColumns {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(c.cell(&s.Rows[i]))
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// known formats v with places decimals; -1, an unknown value, is empty.
+func known(v float64, places int) string {
+	if v < 0 {
+		return ""
+	}
+	return num.Decimal(v, places)
+}
+
+// csvText writes a text as a CSV cell. Policy names are checked (lower
+// case, no comma) but a load or a model's description is not, so every
+// text is neutralised as analyze and report do (report.CSVCell).
+func csvText(s string) string { return report.CSVCell(s) }

@@ -1,0 +1,147 @@
+package policylab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// Bounds of a lab's settings.
+const (
+	MaxClients     = 1024
+	MaxRepeat      = 20
+	MaxLabDuration = time.Hour
+)
+
+// Validate checks every setting of the lab before anything runs; each
+// error is a *valid.Error naming the Lab field.
+func (l *Lab) Validate() error {
+	switch {
+	case len(l.Policies) == 0:
+		return valid.Errorf("Policies", "name at least one policy")
+	case len(l.Policies) > MaxPolicies:
+		return valid.Errorf("Policies", "at most %d policies in one lab (%d given)", MaxPolicies, len(l.Policies))
+	case len(l.Loads) == 0:
+		return valid.Errorf("Loads", "name at least one load")
+	case len(l.Clients) == 0 || len(l.Clients) > 8:
+		return valid.Errorf("Clients", "want 1 to 8 fleet sizes")
+	case l.Repeat < 1 || l.Repeat > MaxRepeat:
+		return valid.Errorf("Repeat", "must be from 1 to %d", MaxRepeat)
+	case l.Budget <= 0 || l.Budget > time.Hour:
+		return valid.Errorf("Budget", "must be positive and at most 1h")
+	case l.MaxAttempts < 1 || l.MaxAttempts > MaxAttempts:
+		return valid.Errorf("MaxAttempts", "must be from 1 to %d", MaxAttempts)
+	case l.Duration < time.Second || l.Duration > MaxLabDuration:
+		return valid.Errorf("Duration", "must be from 1s to %v", MaxLabDuration)
+	case l.PromptTokens < 1 || l.PromptTokens > 1_000_000:
+		return valid.Errorf("PromptTokens", "must be from 1 to 1000000")
+	case l.MaxTokens < 1 || l.MaxTokens > 16_384:
+		return valid.Errorf("MaxTokens", "must be from 1 to 16384")
+	}
+	seen := map[string]bool{}
+	for _, s := range l.Policies {
+		if seen[s.Name] {
+			return valid.Errorf("Policies", "%s is named twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	for _, n := range l.Clients {
+		if n < 1 || n > MaxClients {
+			return valid.Errorf("Clients", "each fleet size must be from 1 to %d", MaxClients)
+		}
+	}
+	if l.Named != nil {
+		return l.validateNamed()
+	}
+	if l.Sim.Dialect != sim.DialectAzure && l.Sim.Dialect != sim.DialectIETF {
+		return valid.Errorf("Dialect", "the lab sends the Azure route: want azure or ietf, not %s", l.Sim.Dialect)
+	}
+	if err := l.Sim.Validate(); err != nil {
+		return err
+	}
+	capacity, _ := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
+	for _, ld := range l.Loads {
+		if n := ld.rate(capacity) * l.Duration.Seconds(); n > MaxArrivals {
+			return valid.Errorf("Loads", "%s for {Duration} %v is %.0f arrivals a run, over %d: shorten the plan or lower the load", ld.Text, l.Duration, n, MaxArrivals)
+		}
+	}
+	if l.Runs() > MaxRuns {
+		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), MaxRuns)
+	}
+	return nil
+}
+
+// validateNamed checks what a lab against a named target needs: a
+// capacity for multiples, a plan within MaxRequests, a target that
+// resolves (its key variable set, a fallback for the policies that
+// redirect), a pause in range.
+func (l *Lab) validateNamed() error {
+	n := l.Named
+	switch {
+	case !(n.Capacity >= 0) || n.Capacity > 100_000:
+		return valid.Errorf("Capacity", "must be a rate from 0 (unknown) to 100000 requests/s")
+	case n.Pause < 0 || n.Pause > time.Hour:
+		return valid.Errorf("Pause", "must be from 0 to 1h")
+	case n.MaxRequests < 1:
+		return valid.Errorf("MaxRequests", "must be at least 1")
+	}
+	for _, ld := range l.Loads {
+		if ld.X > 0 && n.Capacity == 0 {
+			return valid.Errorf("Loads", "%s is a multiple of capacity, which is unknown for a named target: give {Capacity} (from calibrate), or plain rates such as 8/s", ld.Text)
+		}
+	}
+	if p := l.Planned(n.Capacity); p > n.MaxRequests {
+		return valid.Errorf("MaxRequests", "the lab would offer the target %d requests, over %d: raise it deliberately, or fewer policies, loads, repeats or a shorter {Duration}", p, n.MaxRequests)
+	}
+	for _, s := range l.Policies {
+		t := n.Target
+		t.Owner, t.PolicyName, t.Fallback = s.Fair(l.Budget, l.MaxAttempts).Policy(1), s.Name, s.Fallback
+		if s.Fallback && t.FallbackDeployment == "" {
+			return valid.Errorf("FallbackDeployment", "is needed by policy %s, which redirects: name the Azure deployment a redirect goes to", s.Name)
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MaxArrivals bounds the arrivals of one run, so a lab's traffic — in
+// process, on a virtual clock, but memory and CPU still — stays bounded.
+const MaxArrivals = 200_000
+
+// Job is `ptuprobe policies`: the lab, and where its outputs go.
+type Job struct {
+	Lab    Lab
+	OutDir string
+	Setup  Setup
+}
+
+// Execute validates the job, runs the lab and publishes what it measured
+// into OutDir: on an interrupt too, with the rows completed by then (and
+// then returns ErrInterrupted). It returns the Sweep and the paths written.
+func Execute(ctx context.Context, j Job) (Sweep, []string, error) {
+	if err := j.Lab.Validate(); err != nil {
+		return Sweep{}, nil, err
+	}
+	if j.OutDir == "" {
+		return Sweep{}, nil, valid.Errorf("OutDir", "must name a directory")
+	}
+	if err := os.MkdirAll(j.OutDir, 0o755); err != nil {
+		return Sweep{}, nil, fmt.Errorf("create the output directory: %w", err)
+	}
+	sw, runErr := Run(ctx, j.Lab)
+	if runErr != nil && !errors.Is(runErr, ErrInterrupted) {
+		return sw, nil, runErr
+	}
+	written, err := Publish(j.OutDir, sw, j.Setup)
+	if err != nil {
+		return sw, written, err
+	}
+	return sw, written, runErr
+}

@@ -1,0 +1,62 @@
+package policylab
+
+import (
+	"io"
+	"strings"
+)
+
+// MarkdownFile is the lab's reading: the recommendation, the ranked
+// tables and the method.
+const MarkdownFile = "policies.md"
+
+// Title heads policies.md and report.html.
+const Title = "Client policies under a fair budget"
+
+// lead says what the lab compared, before its verdict.
+const lead = "The same plan (the same arrivals, the same seeds) sent through every client policy, at each load and fleet size. " +
+	"A policy is ranked by its goodput, the requests answered within their budget per second, never by success alone; " +
+	"a difference inside the repeats' spread is a tie. Descriptive of these runs, not a guarantee."
+
+// WriteMarkdown writes policies.md: a Recommendation per (load, clients)
+// with a sentence per part of the documented rule, the line that says the
+// comparison was fair, a ranked table per group, the charts' files and
+// the method.
+func WriteMarkdown(w io.Writer, s Sweep) error {
+	groups := Judge(s)
+	var b strings.Builder
+	b.WriteString("# " + Title + "\n\n" + lead + "\n\n## Recommendation\n")
+	for i := range groups {
+		g := &groups[i]
+		name, rest := g.recommendationParts()
+		if name != "" {
+			name = "**" + name + "**"
+		}
+		b.WriteString("\n### " + g.Name() + "\n\n" + name + rest + "\n\n")
+		for _, f := range g.Findings {
+			b.WriteString("- " + findingLine(f) + "\n")
+		}
+	}
+	b.WriteString("\n" + fairness(s) + "\n\n## Ranking\n")
+	for i := range groups {
+		b.WriteString("\n### " + groups[i].Name() + "\n\n" + rankedTable(&groups[i]).markdown())
+	}
+	var ambition []string
+	for i := range groups {
+		if a, ok := groups[i].AmbitionSentence(); ok {
+			ambition = append(ambition, "- "+groups[i].Name()+": "+a+"\n")
+		}
+	}
+	if len(ambition) > 0 {
+		b.WriteString("\n## The ambition\n\n" + ambitionIntro + "\n\n" + strings.Join(ambition, ""))
+	}
+	b.WriteString("\n## Charts\n\n")
+	for _, c := range chartFiles(s, groups) {
+		b.WriteString("- " + c.title + ": [PNG](" + c.base + ".png), [SVG](" + c.base + ".svg)\n")
+	}
+	b.WriteString("\n## Method\n\n")
+	for _, line := range method(s) {
+		b.WriteString("- " + line + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,175 @@
+package policylab
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it):\n%s", name, t.Name(), got)
+	}
+}
+
+// TestCSVGolden: policies.csv of a realistic sweep, byte for byte; the
+// same sweep writes the same bytes.
+func TestCSVGolden(t *testing.T) {
+	t.Parallel()
+	var a, b bytes.Buffer
+	if err := WriteCSV(&a, fixtureSweep()); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&b, fixtureSweep()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two writes of one sweep differ")
+	}
+	golden(t, "policies.csv.golden", a.Bytes())
+}
+
+// TestCSVColumns: the columns issue 19 names, in its order, first; one
+// line per row; an unknown value is an empty cell; a text a spreadsheet
+// would run is neutralised.
+func TestCSVColumns(t *testing.T) {
+	t.Parallel()
+	want := "policy,load_x,clients,max_attempts,budget_ms,repeats,requests,succeeded,success_pct,success_pct_min,success_pct_max,gave_up,redirected,attempts,attempts_per_success,http_429,http_429_per_success,goodput_per_s,capacity_share_pct,e2e_p50_ms,e2e_p99_ms,e2e_max_ms,over_budget,early_retries"
+	if got := strings.Join(CSVColumns(), ","); !strings.HasPrefix(got, want+",") {
+		t.Fatalf("columns %s", got)
+	}
+	s := Sweep{Rows: []Row{
+		{Policy: "x", Load: "=1+1", Models: "a, \"b\"", LoadX: -1, Clients: 1, MaxAttempts: 1, Repeats: 1, Requests: 5,
+			SuccessPct: 0, SuccessPctMin: 0, SuccessPctMax: 0, AttemptsPerSuccess: -1, HTTP429PerSuccess: -1,
+			CapacitySharePct: -1, E2EP50MS: -1, E2EP99MS: -1, E2EMaxMS: -1, RatePerS: 2},
+	}}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%v %v", rows, err)
+	}
+	got := map[string]string{}
+	for i, name := range rows[0] {
+		got[name] = rows[1][i]
+	}
+	for name, want := range map[string]string{
+		"load_x": "", "budget_ms": "", "attempts_per_success": "", "capacity_share_pct": "", "e2e_p99_ms": "",
+		"success_pct": "0", "load": "'=1+1", "models": `a, "b"`, "rate_per_s": "2",
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %q, want %q", name, got[name], want)
+		}
+	}
+}
+
+// TestMarkdownGolden: policies.md of a realistic sweep, byte for byte.
+func TestMarkdownGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, fixtureSweep()); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.HasPrefix(md, "# "+Title+"\n\n"+lead+"\n\n## Recommendation\n") {
+		t.Errorf("policies.md does not open with the Recommendation:\n%s", md[:200])
+	}
+	golden(t, "policies.md.golden", b.Bytes())
+}
+
+// TestPrintTable: the terminal table opens with a recommendation per
+// group, two lines each, and no line is wider than 100 columns.
+func TestPrintTable(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := PrintTable(&b, fixtureSweep()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for i, line := range lines {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line %d is %d columns: %s", i+1, n, line)
+		}
+	}
+	if lines[0] != "Recommendation (see policies.md for the reasons)" || !strings.HasPrefix(lines[1], "  0.8x, 16 clients: ") ||
+		!strings.HasPrefix(lines[3], "  1.5x, 16 clients: ") || !strings.HasPrefix(lines[5], "  3x, 16 clients: ") {
+		t.Errorf("the table does not open with the recommendations:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "\nrank policy") {
+		t.Errorf("no ranked table:\n%s", b.String())
+	}
+	t.Log("\n" + b.String())
+}
+
+// TestRealTarget: against a real target without a capacity, the shares
+// are empty, the frontier plots goodput, and the method says wall clock.
+func TestRealTarget(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	s.Capacity, s.CapacityFormula, s.Deterministic, s.Limiter = 0, "no --capacity given", false, "the named target"
+	for i := range s.Rows {
+		s.Rows[i].CapacitySharePct, s.Rows[i].LoadX = -1, -1
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Capacity: unknown (no --capacity given)", "Clock: wall clock", "Limiter: the named target.", "(— of capacity)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("policies.md lacks %q", want)
+		}
+	}
+	var svg bytes.Buffer
+	files := chartFiles(s, Judge(s))
+	if err := files[0].draw(&svg, report.SVG); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "goodput (requests/s)") {
+		t.Error("the frontier does not plot goodput")
+	}
+}
+
+// TestFairness: the line states the one set of fair caps, or each set
+// when a custom policy has its own, and the modelled clients' caps.
+func TestFairness(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	got := fairness(s)
+	for _, want := range []string{"The comparison is fair", "(30,000 ms)", "(20 attempts, the first included)",
+		"Each of none, sdk, stacked models a named client", "sdk (the OpenAI SDKs, 2 retries: 3 attempts, no budget)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fairness lacks %q: %s", want, got)
+		}
+	}
+	s.Rows[len(s.Rows)-1].MaxAttempts = 5 // a custom spec with its own cap
+	got = fairness(s)
+	if strings.Contains(got, "The comparison is fair") || !strings.Contains(got, "honor-backoff had 5 attempts and 30,000 ms budget.") {
+		t.Errorf("unequal caps not said: %s", got)
+	}
+}

@@ -1,0 +1,70 @@
+package policylab
+
+import (
+	"io"
+
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+// scrollCue tells a phone's reader that a ranked table goes on sideways.
+const scrollCue = "On a narrow screen each table scrolls sideways; the policy column stays in view, and the key numbers (goodput, capacity share, attempts and 429s per success, p99) come first."
+
+// WriteHTML writes the lab's report.html on one self-contained page
+// (report.WritePage), with the texts and numbers of policies.md: the
+// Recommendation per (load, clients) first, then the ranked tables, the
+// ambition past capacity, the charts and the method, and the settings of
+// the command.
+func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
+	groups := Judge(s)
+	rec := report.Section{ID: "recommendation", Heading: "Recommendation"}
+	for i := range groups {
+		g := &groups[i]
+		rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(g.Name() + " — " + g.RecommendationSentence())})
+		var list []report.Text
+		for _, f := range g.Findings {
+			list = append(list, report.Plain(findingLine(f)))
+		}
+		rec.Blocks = append(rec.Blocks, report.Block{List: list})
+	}
+	rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(fairness(s))})
+
+	ranking := report.Section{ID: "ranking", Heading: "Ranking", Blocks: []report.Block{{Para: report.Plain(scrollCue)}}}
+	for i := range groups {
+		ranking.Blocks = append(ranking.Blocks,
+			report.Block{Para: report.Plain(groups[i].Name())},
+			report.Block{Table: rankedTable(&groups[i]).page()})
+	}
+
+	ambition := report.Section{ID: "ambition", Heading: "The ambition", Blocks: []report.Block{{Para: report.Plain(ambitionIntro)}}}
+	var reached []report.Text
+	for i := range groups {
+		if a, ok := groups[i].AmbitionSentence(); ok {
+			reached = append(reached, report.Plain(groups[i].Name()+": "+a))
+		}
+	}
+	ambition.Blocks = append(ambition.Blocks, report.Block{List: reached})
+
+	charts := report.Section{ID: "charts", Heading: "Charts"}
+	for _, c := range chartFiles(s, groups) {
+		charts.Blocks = append(charts.Blocks, report.Block{Figure: &report.Figure{Caption: c.caption, Draw: c.draw}})
+	}
+
+	var items []report.Text
+	for _, line := range method(s) {
+		items = append(items, report.Plain(line))
+	}
+	p := &report.Page{
+		Title:    Title,
+		Lead:     report.Plain(lead),
+		Footer:   report.PublishedFooter(),
+		Sections: []report.Section{rec, ranking},
+	}
+	if len(reached) > 0 {
+		p.Sections = append(p.Sections, ambition)
+	}
+	p.Sections = append(p.Sections, charts, report.Section{ID: "method", Heading: "Method", Blocks: []report.Block{{List: items}}})
+	if sec, ok := report.SettingsSection(setup.Command, setup.Settings); ok {
+		p.Sections = append(p.Sections, sec)
+	}
+	return report.WritePage(w, p)
+}

@@ -1,0 +1,84 @@
+package policylab
+
+import "time"
+
+// Row is one cell of the lab's sweep: one policy at one load with one
+// fleet size, over its repeats. policies.csv has one line per Row.
+type Row struct {
+	Policy string
+	// Models names the client a policy models when it does not get the
+	// lab's fair caps (none, sdk, stacked): "" for a policy under the
+	// fair budget and attempts cap.
+	Models string
+	// Load is the load as given (`1.5x`, or a rate such as `8/s`); LoadX
+	// is it as a multiple of Capacity (-1 when the capacity is unknown).
+	Load  string
+	LoadX float64
+	// RatePerS is the offered arrival rate, requests per second.
+	RatePerS float64
+	Clients  int
+	// Fallback: the policy redirects to a second deployment (the
+	// simulator's standard one), whose capacity the others do not have;
+	// it is ranked, never recommended for one deployment.
+	Fallback    bool
+	MaxAttempts int           // the policy's attempts cap, the first included
+	Budget      time.Duration // the policy's latency budget per request; 0: none
+	Repeats     int
+
+	// Counts, summed over the repeats.
+	Requests   int // requests the plan offered
+	Succeeded  int // requests answered 2xx within the budget
+	GaveUp     int // requests given up: refused last, or held past their budget without being sent
+	Redirected int // requests with an attempt sent to the fallback
+	Attempts   int // attempts sent, retries and redirects included
+	HTTP429    int // attempts answered 429
+	OverBudget int // requests whose last answer came after their budget (not counted as succeeded)
+	// EarlyRetries is the simulator's count of retries that came back
+	// before the wait advised to the attempt before them (against a real
+	// target, the client's own count from what it recorded).
+	EarlyRetries int
+
+	// SuccessPct and its spread over the repeats (min, max).
+	SuccessPct, SuccessPctMin, SuccessPctMax float64
+	// GoodputPerS is the successes answered while the plan's arrivals
+	// were on, per second of the plan (the deployment's useful throughput
+	// under that load, not counting the tail of retries after the last
+	// arrival), the mean over the repeats; GoodputMin and GoodputMax its
+	// spread.
+	GoodputPerS, GoodputMin, GoodputMax float64
+	// CapacitySharePct is GoodputPerS ÷ Capacity × 100 (-1 when the
+	// capacity is unknown); it can pass 100 by a rested deployment's
+	// burst allowance and by what a fallback serves.
+	CapacitySharePct float64
+	// AttemptsPerSuccess and HTTP429PerSuccess: Attempts and HTTP429 ÷
+	// Succeeded (-1 with no success).
+	AttemptsPerSuccess, HTTP429PerSuccess float64
+	// E2E percentiles of the successful requests, in ms (-1 with none):
+	// first send to last answer, every wait and hold included.
+	E2EP50MS, E2EP99MS, E2EMaxMS float64
+	// SuccessE2E are the successful requests' end-to-end latencies in ms,
+	// sorted, pooled over the repeats: the latency ECDF.
+	SuccessE2E []float64
+}
+
+// Sweep is what a lab measured: a Row per (policy, load, clients) in the
+// order policies × loads × clients, and what the rows are measured against.
+type Sweep struct {
+	Rows []Row
+	// Capacity is what the deployment sustains, in requests per second of
+	// the lab's request shape (see CapacityOf); 0 when unknown (a real
+	// target without --capacity).
+	Capacity float64
+	// CapacityFormula says how Capacity was found, in plain words.
+	CapacityFormula string
+	// Limiter names the limiter measured: "ptu", "gateway", "window", or
+	// "the named target".
+	Limiter string
+	// Duration is the plan's length (model time on the simulator).
+	Duration time.Duration
+	// Seed is the first repeat's seed; repeat k uses Seed+k.
+	Seed int64
+	// Deterministic is true on the embedded simulator: the rows are a
+	// function of the flags and the seed alone.
+	Deterministic bool
+}

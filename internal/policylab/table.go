@@ -1,0 +1,249 @@
+package policylab
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+// The texts policies.md and report.html share: the recommendation, the
+// fairness line, the ranked tables and the method, each written once so
+// the two never word or round a number differently.
+
+// cell is a table cell: what it shows, and the number it shows as
+// policies.csv writes it (report.html's data-value), if it is one.
+type cell struct{ text, value string }
+
+// table is a ranked table of one group.
+type table struct {
+	id   string
+	head []string
+	rows [][]cell
+}
+
+// rankedHead are the ranked tables' columns: the policy and the key
+// numbers first, so that a narrow screen shows them before it scrolls.
+var rankedHead = []string{
+	"policy", "rank", "goodput /s", "capacity", "attempts / success", "429s / success", "e2e p99",
+	"success", "goodput spread /s", "success spread", "e2e p50", "gave up", "over budget", "redirected", "early retries", "caps",
+}
+
+// rankedTable is a group's ranking as a table; a tie shows "=" before its
+// rank.
+func rankedTable(g *Group) table {
+	t := table{id: "ranking-" + g.id(), head: rankedHead}
+	for i := range g.Ranked {
+		p := &g.Ranked[i]
+		name := p.Policy
+		if i == g.Recommended {
+			name += " (recommended)"
+		}
+		t.rows = append(t.rows, []cell{
+			{text: name}, {text: p.RankLabel()},
+			number(p.GoodputPerS, 2, ""), number(p.CapacitySharePct, 1, "%"),
+			number(p.AttemptsPerSuccess, 2, ""), number(p.HTTP429PerSuccess, 2, ""), number(p.E2EP99MS, 0, " ms"),
+			number(p.SuccessPct, 1, "%"),
+			{text: spread(p.GoodputMin, p.GoodputMax, 2, "")}, {text: spread(p.SuccessPctMin, p.SuccessPctMax, 1, "%")},
+			number(p.E2EP50MS, 0, " ms"),
+			count(p.GaveUp), count(p.OverBudget), count(p.Redirected), count(p.EarlyRetries),
+			{text: caps(&p.Row)},
+		})
+	}
+	return t
+}
+
+// number is a cell of v with places decimals and a unit; -1 is "—".
+func number(v float64, places int, unit string) cell {
+	if v < 0 {
+		return cell{text: "—"}
+	}
+	return cell{text: num.Grouped(v, places) + unit, value: num.Decimal(v, places)}
+}
+
+func count(n int) cell {
+	return cell{text: num.Grouped(float64(n), 0), value: fmt.Sprint(n)}
+}
+
+func spread(lo, hi float64, places int, unit string) string {
+	if lo < 0 || hi < 0 {
+		return "—"
+	}
+	return num.Grouped(lo, places) + "–" + num.Grouped(hi, places) + unit
+}
+
+// caps says what a row was allowed: its attempts and budget, and the
+// client it models when it is not under the fair caps.
+func caps(r *Row) string {
+	s := fmt.Sprintf("%d %s, %s", r.MaxAttempts, plural(r.MaxAttempts, "attempt", "attempts"), budgetText(r))
+	if r.Models != "" {
+		s = "models " + r.Models + ": " + s
+	}
+	if r.Fallback {
+		s += ", and a fallback deployment"
+	}
+	return s
+}
+
+func budgetText(r *Row) string {
+	if r.Budget <= 0 {
+		return "no budget"
+	}
+	return num.Grouped(float64(r.Budget.Microseconds())/1000, 0) + " ms budget"
+}
+
+// markdown renders the table for policies.md.
+func (t table) markdown() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|" + strings.Repeat("---|", len(t.head)) + "\n")
+	for _, row := range t.rows {
+		b.WriteString("|")
+		for _, c := range row {
+			b.WriteString(" " + strings.ReplaceAll(c.text, "|", `\|`) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// page renders the table for report.html.
+func (t table) page() *report.Table {
+	out := &report.Table{ID: t.id}
+	for _, h := range t.head {
+		out.Head = append(out.Head, report.Plain(h))
+	}
+	for _, row := range t.rows {
+		cells := make([]report.Text, len(row))
+		for i, c := range row {
+			cells[i] = report.Text{{Text: c.text, Value: c.value}}
+		}
+		out.Rows = append(out.Rows, cells)
+	}
+	return out
+}
+
+// findingLine is a finding as one line: "(a) one owner — confirmed: …".
+func findingLine(f Finding) string {
+	return fmt.Sprintf("(%s) %s — %s: %s", f.Rule.Key, f.Rule.Title, f.Outcome, f.Sentence)
+}
+
+// fairness says that the comparison was fair, with the caps every fair
+// policy had, and which policies model a named client with caps of their
+// own. Should the fair policies' caps differ (a custom spec that sets its
+// own), it says so instead.
+func fairness(s Sweep) string {
+	type capsOf struct {
+		attempts int
+		budget   string
+	}
+	var fair, modelled []string
+	fairCaps := map[capsOf][]string{}
+	var order []capsOf
+	modelCaps := map[string]string{}
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		if r.Models != "" {
+			if _, ok := modelCaps[r.Policy]; !ok {
+				modelled = append(modelled, r.Policy)
+				modelCaps[r.Policy] = fmt.Sprintf("%s (%s: %s)", r.Policy, r.Models, strings.TrimPrefix(caps(r), "models "+r.Models+": "))
+			}
+			continue
+		}
+		c := capsOf{r.MaxAttempts, budgetText(r)}
+		if !slices.Contains(fair, r.Policy) {
+			fair = append(fair, r.Policy)
+		}
+		if !slices.Contains(fairCaps[c], r.Policy) {
+			if len(fairCaps[c]) == 0 {
+				order = append(order, c)
+			}
+			fairCaps[c] = append(fairCaps[c], r.Policy)
+		}
+	}
+	var b strings.Builder
+	switch len(order) {
+	case 0:
+		b.WriteString("No policy ran under the fair caps.")
+	case 1:
+		fmt.Fprintf(&b, "The comparison is fair: every policy under the fair caps (%s) had the same latency budget per request (%s) and the same attempts cap (%d %s, the first included), on the same arrivals and seeds.",
+			strings.Join(fair, ", "), strings.TrimSuffix(order[0].budget, " budget"), order[0].attempts, plural(order[0].attempts, "attempt", "attempts"))
+	default:
+		b.WriteString("The fair policies did not all have the same caps:")
+		for i, c := range order {
+			sep := ";"
+			if i == len(order)-1 {
+				sep = "."
+			}
+			fmt.Fprintf(&b, " %s had %d %s and %s%s", strings.Join(fairCaps[c], ", "), c.attempts, plural(c.attempts, "attempt", "attempts"), c.budget, sep)
+		}
+	}
+	if len(modelled) > 0 {
+		var descs []string
+		for _, n := range modelled {
+			descs = append(descs, modelCaps[n])
+		}
+		fmt.Fprintf(&b, " Each of %s models a named client and keeps that client's caps: %s. They are shown for comparison and never recommended.",
+			strings.Join(modelled, ", "), strings.Join(descs, "; "))
+	}
+	return b.String()
+}
+
+// method lists how the sweep was measured.
+func method(s Sweep) []string {
+	repeats := 0
+	if len(s.Rows) > 0 {
+		repeats = s.Rows[0].Repeats
+	}
+	var capacity string
+	if s.Capacity > 0 {
+		capacity = fmt.Sprintf("Capacity: %s requests/s — %s. Capacity share is goodput ÷ capacity; it can pass 100%% by a rested deployment's burst allowance and by what a fallback serves.",
+			num.Grouped(s.Capacity, 3), s.CapacityFormula)
+	} else {
+		capacity = "Capacity: unknown (" + orNone(s.CapacityFormula) + "); capacity shares are left empty."
+	}
+	clock := "Clock: deterministic — on the embedded simulator the rows are a function of the flags and the seed alone: the same flags give the same files on any machine."
+	if !s.Deterministic {
+		clock = "Clock: wall clock — against a real target the policies ran in turn in real time, so a rerun can differ by what the deployment served meanwhile."
+	}
+	return []string{
+		"Goodput: requests answered 2xx within their budget, per second of the plan, the mean over the repeats; its spread is the lowest and the highest repeat.",
+		capacity,
+		"Limiter: " + orNone(s.Limiter) + ".",
+		fmt.Sprintf("Plan: %s s of arrivals per repeat, split over each group's clients, every client with its own retry owner.", num.Grouped(s.Duration.Seconds(), 2)),
+		fmt.Sprintf("Repeats: %d, seeds %d to %d.", repeats, s.Seed, s.Seed+int64(max(repeats, 1))-1),
+		fmt.Sprintf("Ranking: by goodput; a row whose goodput spread overlaps the spread of the row leading it is tied with it (=), and a tie is ordered by attempts per success. Attempts and 429s per success differ clearly only past %s%%.", num.Decimal(100*Tolerance, 0)),
+		clock,
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not stated"
+	}
+	return s
+}
+
+// slug is a load as a file name or an id part: lower case, letters,
+// digits and "." kept, anything else "-" ("8/s" is "8-s").
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '.' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// id names the group in report.html: "1-5x-16".
+func (g *Group) id() string {
+	return strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
+}
+
+// ambitionIntro states the ambition the closing note measures.
+var ambitionIntro = fmt.Sprintf("Past capacity, the recommended policy should deliver at least %d%% of capacity as goodput with at most %s attempts per success, within a budget of at most %s s, and no retry back before its advised wait (early).",
+	AmbitionSharePct, num.Decimal(AmbitionAttemptsPerSuccess, 2), num.Decimal(AmbitionBudget.Seconds(), 0))

@@ -1,0 +1,76 @@
+package policylab
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
+)
+
+// PrintTable prints the sweep for a terminal, at most 100 columns wide:
+// the Recommendation per (load, clients), one line with its numbers and
+// one with the rule's outcomes, then a compact ranked table per group.
+// policies.md holds the sentences behind the outcomes.
+func PrintTable(w io.Writer, s Sweep) error {
+	groups := Judge(s)
+	var b strings.Builder
+	b.WriteString("Recommendation (see policies.md for the reasons)\n")
+	for i := range groups {
+		g := &groups[i]
+		r := g.Recommendation()
+		if r == nil {
+			fmt.Fprintf(&b, "  %s: none (no policy under the fair caps had a success)\n", g.Name())
+			continue
+		}
+		var outcomes []string
+		for _, f := range g.Findings {
+			outcomes = append(outcomes, f.Rule.Key+" "+outcomeMark[f.Outcome])
+		}
+		fmt.Fprintf(&b, "  %s: %s  [rules %s]\n", g.Name(), r.Policy, strings.Join(outcomes, ", "))
+		line := fmt.Sprintf("    %s/s goodput (%s of capacity), %s att/succ, %s 429/succ, p99 %s",
+			num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), ratio(r.AttemptsPerSuccess),
+			ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
+		if len(g.Ties) > 0 {
+			// The names when they fit the line, else how many.
+			if named := line + "; tied: " + strings.Join(g.Ties, ", "); utf8.RuneCountInString(named) <= 100 {
+				line = named
+			} else {
+				line += fmt.Sprintf("; %d tied", len(g.Ties))
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	for i := range groups {
+		g := &groups[i]
+		width := len("policy")
+		for j := range g.Ranked {
+			width = max(width, len(g.Ranked[j].Policy)+1)
+		}
+		width = min(width, 33)
+		fmt.Fprintf(&b, "\n%s\n%-4s %-*s %10s %7s %8s %8s %8s %11s\n", g.Name(), "rank", width, "policy",
+			"goodput/s", "cap", "success", "att/succ", "429/succ", "e2e p99")
+		for j := range g.Ranked {
+			r := &g.Ranked[j]
+			name := r.Policy
+			if r.Models != "" {
+				name += "*"
+			}
+			if r.Fallback {
+				name += "+"
+			}
+			fmt.Fprintf(&b, "%-4s %-*s %10s %7s %8s %8s %8s %11s\n", r.RankLabel(), width, name,
+				num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), pct(r.SuccessPct),
+				ratio(r.AttemptsPerSuccess), ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
+		}
+	}
+	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
+		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
+		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// outcomeMark is an Outcome in the terminal's recommendation lines.
+var outcomeMark = map[Outcome]string{Confirmed: "yes", Contradicted: "NO", NoClearDifference: "=", NotTested: "-"}

@@ -1,0 +1,341 @@
+package policylab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/vclock"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// epoch is the virtual clock's start: a fixed instant, so a run's every
+// time is a function of its flags and seed.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fallbackDeployment is the simulator's standard deployment, the
+// fallback a redirect goes to.
+const fallbackDeployment = "sim-standard"
+
+// apiVersion is the Azure route's api-version on the lab's requests.
+const apiVersion = "2024-10-21"
+
+// virtualRun is one run of one policy on the embedded simulator: the
+// plan's arrivals spread over Clients clients, each its own
+// admission.Transport configured as the policy, all on one virtual clock
+// (internal/vclock) with the simulator, in process. Nothing reads the
+// runtime clock, so the outcome is a function of the fields alone.
+type virtualRun struct {
+	Spec     Spec
+	Sim      sim.Config // Seed included; Clock is set per run
+	Rate     float64    // arrivals per second
+	Duration time.Duration
+	Poisson  bool
+	Clients  int
+	Seed     uint64
+	// Budget is the lab's latency budget per request: a request not
+	// answered 2xx within it is not a success, whatever its policy.
+	Budget       time.Duration
+	PromptTokens int
+	MaxTokens    int
+}
+
+// runOutcome is what a run measured.
+type runOutcome struct {
+	Requests, Succeeded, GaveUp, Redirected int
+	Attempts, HTTP429, OverBudget           int
+	// InPlan are the successes answered within the plan's length: the
+	// deployment's goodput while the load was on.
+	InPlan                   int
+	EarlyReturns, SDKRetries int
+	SuccessE2E               []float64 // ms, sorted
+}
+
+// arrivals are the plan's offsets: Rate per second for Duration, evenly
+// spaced or Poisson (seeded).
+func (v *virtualRun) arrivals() []time.Duration {
+	n := int(math.Floor(v.Rate * v.Duration.Seconds()))
+	out := make([]time.Duration, 0, n)
+	if !v.Poisson {
+		for i := range n {
+			out = append(out, time.Duration(float64(i)/v.Rate*float64(time.Second)))
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(v.Seed, 0x5851f42d4c957f2d))
+	t := 0.0
+	for {
+		t += r.ExpFloat64() / v.Rate
+		if t >= v.Duration.Seconds() {
+			return out
+		}
+		out = append(out, time.Duration(t*float64(time.Second)))
+	}
+}
+
+// count is the number of arrivals of the plan.
+func (v *virtualRun) count() int {
+	if !v.Poisson {
+		return int(math.Floor(v.Rate * v.Duration.Seconds()))
+	}
+	return len(v.arrivals())
+}
+
+// run plays the plan once and returns what it measured, or ctx's error
+// when ctx ended first (the run is then incomplete and not returned).
+func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
+	loop := vclock.New(epoch)
+	cfg := v.Sim
+	cfg.Clock, cfg.TimeScale = loop, 1
+	if cfg.SpilloverDeployment == "" {
+		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
+	}
+	server, err := sim.New(cfg)
+	if err != nil {
+		return runOutcome{}, err
+	}
+	clients, err := v.clients(loop, server)
+	if err != nil {
+		return runOutcome{}, err
+	}
+	var out runOutcome
+	body := newLabBody(v.PromptTokens, v.MaxTokens)
+	for i, at := range v.arrivals() {
+		c := clients[i%len(clients)]
+		loop.Go(epoch.Add(at), func() { c.request(ctx, i, body, v.Budget, &out) })
+	}
+	if err := loop.Run(ctx); err != nil {
+		return runOutcome{}, err
+	}
+	st := server.Stats()
+	out.EarlyReturns, out.SDKRetries = int(st.EarlyReturns), int(st.SDKRetries)
+	slices.Sort(out.SuccessE2E)
+	return out, nil
+}
+
+// labClient is one application instance of the fleet: its own key, its
+// own retry owner (and so its own cooldown and pace).
+type labClient struct {
+	loop   *vclock.Loop
+	owner  http.RoundTripper
+	key    string
+	spec   Spec
+	plan   time.Duration // the plan's length
+	target *url.URL
+}
+
+func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClient, error) {
+	var slots *admission.Slots
+	if v.Spec.Slots {
+		slots = admission.NewSlots(v.Spec.SlotWidth)
+	}
+	target := &url.URL{Scheme: "http", Host: "lab.invalid", Path: "/openai/deployments/" + server.Config().Deployment + "/chat/completions",
+		RawQuery: "api-version=" + apiVersion}
+	out := make([]*labClient, max(v.Clients, 1))
+	for i := range out {
+		p, err := v.clientPolicy(i, slots)
+		if err != nil {
+			return nil, err
+		}
+		p.Clock = loop
+		if v.Spec.Fallback {
+			p.Fallback = toStandard(server.Config().Deployment, fallbackDeployment)
+		}
+		owner, err := admission.New(inProcess{server}, *p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.Duration}
+	}
+	return out, nil
+}
+
+// clientPolicy is client i's retry owner: the policy, its jitter and
+// backoff seeded per client, its own Pace, the fleet's Slots.
+func (v *virtualRun) clientPolicy(i int, slots *admission.Slots) (*admission.Policy, error) {
+	p := v.Spec.Policy(1)
+	p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
+	p.Slots = slots
+	if v.Spec.Pace {
+		pace, err := admission.NewPace(admission.DefaultPaceConfig())
+		if err != nil {
+			return nil, err
+		}
+		p.Pace = pace
+	}
+	return p, nil
+}
+
+// request sends arrival seq as the client's application would: through
+// its retry owner, inside the application's own retry loop for stacked
+// owners, and counts what happened.
+func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget time.Duration, out *runOutcome) {
+	start := c.loop.Now()
+	out.Requests++
+	var (
+		sent, redirected bool
+		lastStatus       int
+		lastAnswer       time.Time
+	)
+	watch := func(a admission.Attempt) {
+		if a.Sent.IsZero() {
+			return // refused locally (cooldown, pace): nothing reached the deployment
+		}
+		sent = true
+		out.Attempts++
+		if a.Status == http.StatusTooManyRequests {
+			out.HTTP429++
+		}
+		if a.Fallback {
+			redirected = true
+		}
+		lastStatus, lastAnswer = a.Status, a.Headers
+	}
+	calls := max(c.spec.AppAttempts, 1)
+	for call := 1; call <= calls; call++ {
+		req, err := c.newRequest(admission.WithAttemptObserver(ctx, watch), seq, body)
+		if err != nil {
+			return
+		}
+		resp, err := c.owner.RoundTrip(req)
+		if resp != nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && resp.StatusCode < 300 || call == calls {
+			break
+		}
+		if c.loop.Sleep(ctx, c.spec.AppDelay) != nil {
+			return
+		}
+	}
+	if redirected {
+		out.Redirected++
+	}
+	e2e := lastAnswer.Sub(start)
+	switch {
+	case !sent:
+		out.GaveUp++
+	case lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget):
+		out.Succeeded++
+		if lastAnswer.Sub(epoch) <= c.plan {
+			out.InPlan++
+		}
+		out.SuccessE2E = append(out.SuccessE2E, float64(e2e)/float64(time.Millisecond))
+	case lastStatus >= 200 && lastStatus < 300:
+		out.OverBudget++
+		out.GaveUp++
+	case lastStatus == http.StatusTooManyRequests || lastStatus == http.StatusServiceUnavailable:
+		out.GaveUp++
+		if budget > 0 && e2e > budget {
+			out.OverBudget++
+		}
+	}
+}
+
+func (c *labClient) newRequest(ctx context.Context, seq int, body *labBody) (*http.Request, error) {
+	b := body.of(seq)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.target.String(), bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Api-Key", c.key)
+	if c.spec.SDK {
+		req.Header.Set(admission.SDKRetryHeader, "0")
+	}
+	return req, nil
+}
+
+// labBody makes the lab's request bodies: a chat completion of about
+// PromptTokens tokens (the simulator counts four characters a token),
+// unique per arrival at its start so no two requests share a prompt
+// prefix or a body (the witness tells requests apart by their body).
+type labBody struct {
+	filler    string
+	maxTokens int
+}
+
+func newLabBody(promptTokens, maxTokens int) *labBody {
+	return &labBody{filler: strings.Repeat("sim ", max(promptTokens-3, 1)), maxTokens: maxTokens}
+}
+
+func (b *labBody) of(seq int) []byte {
+	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d %s"}],"max_tokens":%d}`, seq, b.filler, b.maxTokens)
+}
+
+// toStandard is the fallback: the same request to the standard
+// deployment, on the simulator's Azure route.
+func toStandard(from, to string) func(*http.Request) (*http.Request, error) {
+	return func(r *http.Request) (*http.Request, error) {
+		u := *r.URL
+		u.Path = strings.Replace(u.Path, "/deployments/"+from+"/", "/deployments/"+to+"/", 1)
+		out := r.Clone(r.Context())
+		out.URL = &u
+		return out, nil
+	}
+}
+
+// inProcess is an http.RoundTripper that serves a request with the
+// simulator's handler on the calling goroutine: no socket, no other
+// goroutine, so the handler's latency is a Sleep on the virtual clock.
+type inProcess struct{ h http.Handler }
+
+func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &answer{header: http.Header{}}
+	t.h.ServeHTTP(w, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return &http.Response{
+		Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		ContentLength: int64(w.body.Len()), Request: req,
+	}, nil
+}
+
+// answer is the http.ResponseWriter of an in-process request.
+type answer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *answer) Header() http.Header { return w.header }
+
+func (w *answer) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *answer) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+func (w *answer) Flush() {}
+
+// seededRand is a seeded source of [0, 1). The loop runs one goroutine
+// at a time, so it needs no lock.
+func seededRand(seed uint64) func() float64 {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	return r.Float64
+}
