@@ -13,7 +13,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -113,17 +113,8 @@ func runOnSimulator(t *testing.T, cfg sim.Config, promptTokens int, rates []floa
 		t.Fatalf("overshoot %+v", a.Overshoot)
 	}
 	// The estimate the simulator charged, from the prompts it reported.
-	f.Seek(0, 0)
-	rd, err := results.NewReader(f, out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	prompts, n, sent := 0, 0, 0
-	for {
-		rec := results.Blank()
-		if err := rd.Read(&rec); err != nil {
-			break
-		}
+	for _, rec := range testkit.ReadRecords(t, out) {
 		sent++
 		if rec.PromptTokens >= 0 {
 			prompts += rec.PromptTokens
@@ -167,6 +158,9 @@ func TestOvershootRecoversDrainRate(t *testing.T) {
 		{170, 1000, 1}, // the defaults: D = 7,083 tokens/s, c ≈ 1,301
 		{100, 800, 2},  // D = 4,167
 		{300, 1200, 3}, // D = 12,500
+	}
+	if testkit.Race {
+		cases = cases[:1] // the defaults: the same goroutines at work in each
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("ptu=%v", tc.ptu), func(t *testing.T) {

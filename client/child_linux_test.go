@@ -114,6 +114,12 @@ func TestHostileBurstsKeepMemoryBounded(t *testing.T) {
 		{"endless-body", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, 256, "200 " + results.ClassBody},
 	}
 	for _, tt := range tests {
+		if raceEnabled {
+			// The race detector's shadow memory grows with the goroutines:
+			// 256 in flight reach its 200 MB bound with nothing retained
+			// (205 MB seen); half as many still prove the bound.
+			tt.requests = min(tt.requests, 128)
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			if isChild(t) {
 				burstChild(t, tt.requests)

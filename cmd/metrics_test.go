@@ -25,6 +25,7 @@ type running struct {
 	metricsURL string
 	stdout     *bufio.Scanner
 	stderr     *strings.Builder // read it once done has delivered
+	lingering  chan struct{}    // closed once stderr says the command waits for a last scrape
 	done       chan int         // the exit code, once Run has returned and stderr is read
 }
 
@@ -32,7 +33,7 @@ type running struct {
 // --metrics-addr) and reads the metrics URL it prints on stderr.
 func startWithMetrics(t *testing.T, args ...string) *running {
 	t.Helper()
-	r := &running{stderr: new(strings.Builder), done: make(chan int, 1)}
+	r := &running{stderr: new(strings.Builder), lingering: make(chan struct{}), done: make(chan int, 1)}
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	code := make(chan int, 1)
@@ -57,6 +58,9 @@ func startWithMetrics(t *testing.T, args ...string) *running {
 	go func() {
 		for sc.Scan() {
 			r.stderr.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "metrics: waiting up to ") {
+				close(r.lingering)
+			}
 		}
 		r.done <- <-code
 	}()
@@ -67,6 +71,12 @@ func startWithMetrics(t *testing.T, args ...string) *running {
 // (printed after the run has finished), and scrapes again: the endpoint
 // waits for that scrape. It returns the scrape that saw the run finished,
 // and whether the first came before the end (then the command lingered).
+//
+// When the first scrape came before the end, the last waits for the
+// command to say it waits for one: the command decides whether to linger
+// after printing its summary, so a last scrape sent as soon as the summary
+// is read could land before that decision, and the command would rightly
+// not wait for a scrape it already had.
 func (r *running) finalScrape(t *testing.T) (text string, lingered bool) {
 	return r.finalScrapeAfter(t, "results: ")
 }
@@ -86,6 +96,13 @@ func (r *running) finalScrapeAfter(t *testing.T, end string) (text string, linge
 		for r.stdout.Scan() {
 		}
 	}()
+	if lingered {
+		select {
+		case <-r.lingering:
+		case code := <-r.done:
+			t.Fatalf("scraped during the run, but the command ended (exit %d) without waiting for a last scrape: %q", code, r.stderr.String())
+		}
+	}
 	last, err := get(r.metricsURL)
 	if err != nil || !strings.Contains(last, "ptuprobe_run_finished 1") {
 		// The first scrape came after the end and was the last one.
@@ -242,6 +259,7 @@ func TestMetricsEqualTheRows(t *testing.T) {
 // probe as a plan of its group: the last scrape's counters equal the rows
 // of --results, and the planned requests are every probe's plan.
 func TestCalibrateMetricsEqualTheRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.csv")
 	r := startWithMetrics(t, "calibrate", "--sim-time-scale", "20", "--sim-ptu", "50",
@@ -280,6 +298,7 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 // simulator serves the simulator's own counts beside the client's, and
 // they agree with the rows.
 func TestEmbeddedSimulatorMetrics(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	r := startWithMetrics(t, "burst", "--size", "30", "--waves", "2", "--gap", "100ms", "--sim-time-scale", "20",
 		"-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")

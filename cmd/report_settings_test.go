@@ -47,6 +47,11 @@ func canaryTarget(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// init sets the canary key's variable for the whole test binary, where
+// t.Setenv would keep TestReportHTMLWithholdsWhatNamesTheTarget from
+// running in parallel: no other test reads that variable.
+func init() { os.Setenv(settingsCanaryEnv, settingsCanaryKey) }
+
 // TestReportHTMLWithholdsWhatNamesTheTarget runs characterize and policies
 // against a real target with a canary in every flag that can name it or
 // carry free text (endpoint, deployment, key variable, header, a raw group
@@ -56,7 +61,7 @@ func canaryTarget(t *testing.T) *httptest.Server {
 // holds any of them; report.html names the withheld flags and shows the
 // values of the others.
 func TestReportHTMLWithholdsWhatNamesTheTarget(t *testing.T) {
-	t.Setenv(settingsCanaryEnv, settingsCanaryKey)
+	t.Parallel() // settingsCanaryEnv is set for the whole binary (init)
 	srv := canaryTarget(t)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	target := []string{"--endpoint", srv.URL, "--deployment", canaryDeployment, "--api-key-env", settingsCanaryEnv,
@@ -79,6 +84,7 @@ func TestReportHTMLWithholdsWhatNamesTheTarget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "canary-out")
 			args := append(append(append([]string{}, c.args...), target...), "--out-dir", out)
 			code, stdout, stderr := runCLI(context.Background(), args...)

@@ -34,8 +34,10 @@ func TestMain(m *testing.M) {
 // TestSIGINTKeepsEveryCompletedRow sends a real SIGINT to a running
 // schedule: exit 130, and every request the target answered is in the file.
 func TestSIGINTKeepsEveryCompletedRow(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			var answered atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("retry-after-ms", "9")
@@ -46,7 +48,7 @@ func TestSIGINTKeepsEveryCompletedRow(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "results.csv")
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1",
-				"PTUPROBE_ARGS=schedule --url "+srv.URL+" --rate 50/s --duration 60s -o "+out+" --quiet")
+				"PTUPROBE_ARGS=schedule --url "+srv.URL+" --rate 200/s --duration 30s -o "+out+" --quiet")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {

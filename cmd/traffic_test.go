@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -26,28 +26,8 @@ func runCLI(ctx context.Context, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func readResults(t *testing.T, path string) []results.Record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := results.NewReader(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []results.Record
-	for {
-		var r results.Record
-		if err := rd.Read(&r); errors.Is(err, io.EOF) {
-			return recs
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-}
+// readResults reads every record of a results file (testkit.ReadRecords).
+var readResults = testkit.ReadRecords
 
 // scripted answers by the request's order of arrival: a mix of every header
 // form, a 503 and a connection reset.

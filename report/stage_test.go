@@ -7,64 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 )
-
-// cancelAfter is a context whose Err turns to context.Canceled from its
-// n-th call on (0-based): with n = 0, 1, 2 … it cancels at each place the
-// code looks at its context, in turn.
-// It is safe for concurrent use: the files of a report are written at
-// once, each looking at the context.
-type cancelAfter struct {
-	context.Context
-	mu       sync.Mutex
-	n, calls int
-}
-
-func (c *cancelAfter) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls++
-	if c.calls > c.n {
-		return context.Canceled
-	}
-	return nil
-}
-
-// dirFiles reads every file of dir, hidden ones (temporaries) included;
-// nil when dir does not exist.
-func dirFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = string(b)
-	}
-	return files
-}
-
-func sameFiles(a, b map[string]string) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
 
 // testOutputs are three files; the second is written in small pieces,
 // long enough to be cut off in the middle.
@@ -108,9 +54,9 @@ func TestWriteAllCancelAtEveryCheck(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before := dirFiles(t, dir)
+			before := testkit.DirFiles(t, dir)
 			for n := 0; ; n++ {
-				ctx := &cancelAfter{Context: context.Background(), n: n}
+				ctx := &testkit.CancelAfter{Context: context.Background(), N: n}
 				written, err := writeAll(ctx, dir, testOutputs("new"))
 				if err == nil {
 					if len(written) != 3 || n < 1+3+300*1024/(64<<10)+1 {
@@ -121,14 +67,14 @@ func TestWriteAllCancelAtEveryCheck(t *testing.T) {
 				if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "report not written") {
 					t.Fatalf("cancel at check %d: err = %v", n, err)
 				}
-				if after := dirFiles(t, dir); !sameFiles(after, before) {
+				if after := testkit.DirFiles(t, dir); !testkit.SameFiles(after, before) {
 					t.Fatalf("cancel at check %d changed the directory: %d files", n, len(after))
 				}
 				if _, err := os.Stat(parent); !c.earlier && !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("cancel at check %d left the directories it created", n)
 				}
 			}
-			after := dirFiles(t, dir)
+			after := testkit.DirFiles(t, dir)
 			if len(after) != 3 || after["a.csv"] != "a new\n" || after["c.md"] != "c new\n" {
 				t.Errorf("the completed report: %v", after)
 			}
@@ -144,7 +90,7 @@ func TestWriteAllFailure(t *testing.T) {
 	if _, err := writeAll(context.Background(), dir, testOutputs("old")); err != nil {
 		t.Fatal(err)
 	}
-	before := dirFiles(t, dir)
+	before := testkit.DirFiles(t, dir)
 	full := errors.New("no space left on device")
 	outputs := testOutputs("new")
 	outputs[2].write = func(w io.Writer) error { return full }
@@ -152,7 +98,7 @@ func TestWriteAllFailure(t *testing.T) {
 	if !errors.Is(err, full) || !strings.Contains(err.Error(), filepath.Join(dir, "c.md")) {
 		t.Fatalf("err = %v, want the failure naming c.md", err)
 	}
-	if after := dirFiles(t, dir); !sameFiles(after, before) {
+	if after := testkit.DirFiles(t, dir); !testkit.SameFiles(after, before) {
 		t.Fatalf("a failed report changed the directory: %d files", len(after))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -57,6 +58,24 @@ func kept(rec *Record, keep []string) string {
 	return b.String()
 }
 
+// sameKept reports whether a and b hold the same kept fields, floats to
+// the bit (kept, which says the same, is for a failure's message).
+func sameKept(a, b *Record, keep []string) bool {
+	for _, c := range table {
+		if len(keep) == 0 || slices.Contains(keep, c.name) {
+			va, vb := reflect.ValueOf(c.field(a)).Elem(), reflect.ValueOf(c.field(b)).Elem()
+			if va.Kind() == reflect.Float64 {
+				if math.Float64bits(va.Float()) != math.Float64bits(vb.Float()) {
+					return false
+				}
+			} else if !va.Equal(vb) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // checkAgainstGeneral decodes row with a LineDecoder and with the general
 // decoder, and fails unless both give the same error, or the same kept
 // fields.
@@ -74,7 +93,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	if fmt.Sprint(errFast) != fmt.Sprint(errWant) {
 		t.Fatalf("header %q row %q: LineDecoder error %v, Read's %v", hdr, row, errFast, errWant)
 	}
-	if errWant == nil && kept(&fast, keep) != kept(&want, keep) {
+	if errWant == nil && !sameKept(&fast, &want, keep) {
 		t.Fatalf("header %q row %q:\nLineDecoder %s\n      Read %s", hdr, row, kept(&fast, keep), kept(&want, keep))
 	}
 	if errWant != nil {
@@ -84,7 +103,7 @@ func checkAgainstGeneral(t *testing.T, hdr string, row []byte, keep []string) {
 	// keeps (ReadableDecoder): the same kept fields.
 	d.markReadable()
 	again := sample(3)
-	if err := d.clone().decode(row, &again, 2); err != nil || kept(&again, keep) != kept(&want, keep) {
+	if err := d.clone().decode(row, &again, 2); err != nil || !sameKept(&again, &want, keep) {
 		t.Fatalf("header %q row %q, known to read (%v):\nLineDecoder %s\n      Read %s", hdr, row, err, kept(&again, keep), kept(&want, keep))
 	}
 }
@@ -126,26 +145,72 @@ func FuzzLineDecoder(f *testing.F) {
 	})
 }
 
-// TestLineDecoderAgrees runs the fuzz seeds, and rows of random cells,
-// through the differential check under every header.
+// cells are the values the differential check puts in a row's cells:
+// plain and odd numbers, words, quotes, white space and control bytes.
+var cells = []string{"", "0", "1", "7", "007", "12.5", "40.125", "1.", ".5", "-1", "+1", "1e3", "abc", "burst", "scheduled",
+	"429", "none", "retry-after-ms", "azure", " 3", "3 ", "999999999999999", "1000000000000000", "0.000000000000001",
+	"123456789012345678", "1234567890123456789", "\"q\"", "a\"b", "1.2.3", "\r", "\u00a0"}
+
+// keeps are the column sets the differential check decodes: every column,
+// analyze's, and those of its second read.
+var keeps = [][]string{nil, analysisColumns, {"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}}
+
+// checkEveryHeader is the differential check of row under every header
+// and every set of kept columns.
+func checkEveryHeader(t *testing.T, row []byte) {
+	t.Helper()
+	for _, hdr := range headers {
+		for _, keep := range keeps {
+			checkAgainstGeneral(t, hdr, row, keep)
+		}
+	}
+}
+
+// FuzzLineDecoderCells is FuzzLineDecoder over rows made of cells: each
+// byte of picks chooses the next cell, the first the number of cells
+// (12 to 37), so the fuzzer spends its time on rows that nearly read.
+func FuzzLineDecoderCells(f *testing.F) {
+	f.Add([]byte{5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+	f.Add([]byte{25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{13, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12})
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		if len(picks) == 0 {
+			return
+		}
+		parts := make([]string, 12+int(picks[0])%26)
+		for i := range parts {
+			if p := 1 + i; p < len(picks) {
+				parts[i] = cells[int(picks[p])%len(cells)]
+			}
+		}
+		checkEveryHeader(t, []byte(strings.Join(parts, ",")))
+	})
+}
+
+// TestLineDecoderAgrees runs the differential check on a table of rows:
+// each cell value in each column of a row ptuprobe writes, and that row
+// cut to every length and lengthened past the header. (The fuzz seeds
+// run too; FuzzLineDecoder and FuzzLineDecoderCells search further.)
 func TestLineDecoderAgrees(t *testing.T) {
 	t.Parallel()
-	cells := []string{"", "0", "1", "7", "007", "12.5", "40.125", "1.", ".5", "-1", "+1", "1e3", "abc", "burst", "scheduled",
-		"429", "none", "retry-after-ms", "azure", " 3", "3 ", "999999999999999", "1000000000000000", "0.000000000000001",
-		"123456789012345678", "1234567890123456789", "\"q\"", "a\"b", "1.2.3", "\r", "\u00a0"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 20000 {
-		n := 12 + rng.IntN(26)
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = cells[rng.IntN(len(cells))]
+	r := sample(3)
+	r.RetryAfter = "" // no quoted cell: the fast path's row
+	base := strings.Split(string(bytes.TrimSuffix(appendCSV(nil, &r), []byte("\n"))), ",")
+	for col := range base {
+		for _, c := range cells {
+			row := slices.Clone(base)
+			row[col] = c
+			checkEveryHeader(t, []byte(strings.Join(row, ",")))
 		}
-		row := []byte(strings.Join(parts, ","))
-		for _, hdr := range headers {
-			checkAgainstGeneral(t, hdr, row, nil)
-			checkAgainstGeneral(t, hdr, row, analysisColumns)
-			checkAgainstGeneral(t, hdr, row, []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"})
+	}
+	for n := range len(base) + 3 {
+		row := slices.Clone(base)
+		if n <= len(base) {
+			row = row[:n]
+		} else {
+			row = append(row, cells[n%len(cells)], "x")
 		}
+		checkEveryHeader(t, []byte(strings.Join(row, ",")))
 	}
 }
 
@@ -187,11 +252,7 @@ func TestReadableDecoder(t *testing.T) {
 	}
 	for i := range recs {
 		row := bytes.TrimSuffix(appendCSV(nil, &recs[i]), []byte("\n"))
-		for _, hdr := range headers {
-			for _, keep := range [][]string{nil, analysisColumns, {"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}} {
-				checkAgainstGeneral(t, hdr, row, keep)
-			}
-		}
+		checkEveryHeader(t, row)
 	}
 }
 
@@ -204,13 +265,48 @@ func plainValue(b []byte) (v float64, n int, ok bool) {
 	return decimalValue(m, scale), n, true
 }
 
+// checkPlainNumber checks that the strict parsers read b, a plain decimal
+// of at most 15 digits, as ParseFloat and Atoi do, whether a cell ends it.
+func checkPlainNumber(t *testing.T, b []byte) {
+	t.Helper()
+	want, err := strconv.ParseFloat(string(b), 64)
+	for _, cell := range [][]byte{b, append(slices.Clone(b), ",7,x"...)} {
+		got, n, ok := plainValue(cell)
+		if !ok || n != len(b) || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("plainValue(%q) = %v, %d, %v; ParseFloat %v, %v", cell, got, n, ok, want, err)
+		}
+	}
+	if bytes.IndexByte(b, '.') < 0 {
+		want, err := strconv.Atoi(string(b))
+		if got, n, ok := plainCount(append(slices.Clone(b), ',')); !ok || n != len(b) || err != nil || got != want {
+			t.Fatalf("plainCount(%q) = %v, %d, %v; Atoi %v, %v", b, got, n, ok, want, err)
+		}
+	}
+}
+
+// FuzzPlainNumbers: any plain decimal of 1 to 15 digits, with at most one
+// point inside it, reads as ParseFloat and Atoi read it.
+func FuzzPlainNumbers(f *testing.F) {
+	f.Add(uint64(12345), uint8(5), uint8(2))
+	f.Add(uint64(999999999999999), uint8(15), uint8(0))
+	f.Add(uint64(1), uint8(15), uint8(14))
+	f.Fuzz(func(t *testing.T, m uint64, digits, point uint8) {
+		d := 1 + int(digits)%15
+		b := []byte(fmt.Sprintf("%0*d", d, m%uint64(math.Pow10(d))))
+		if p := int(point) % (d + 1); p > 0 && p < d {
+			b = slices.Insert(b, p, '.')
+		}
+		checkPlainNumber(t, b)
+	})
+}
+
 // TestPlainNumbers: the strict parsers give ParseFloat's float64 to the
 // bit and Atoi's int, stop at the comma that ends the cell, and leave
 // every other form to the general path.
 func TestPlainNumbers(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200000 {
+	for range 2000 { // a sample; FuzzPlainNumbers searches further
 		digits := 1 + rng.IntN(15)
 		var b []byte
 		for range digits {
@@ -219,19 +315,10 @@ func TestPlainNumbers(t *testing.T) {
 		if p := rng.IntN(digits + 1); p > 0 && p < digits {
 			b = slices.Insert(b, p, '.')
 		}
-		want, err := strconv.ParseFloat(string(b), 64)
-		for _, cell := range [][]byte{b, append(slices.Clone(b), ",7,x"...)} {
-			got, n, ok := plainValue(cell)
-			if !ok || n != len(b) || err != nil || math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("plainValue(%q) = %v, %d, %v; ParseFloat %v, %v", cell, got, n, ok, want, err)
-			}
-		}
-		if bytes.IndexByte(b, '.') < 0 {
-			want, err := strconv.Atoi(string(b))
-			if got, n, ok := plainCount(append(b, ',')); !ok || n != len(b) || err != nil || got != want {
-				t.Fatalf("plainCount(%q) = %v, %d, %v; Atoi %v, %v", b, got, n, ok, want, err)
-			}
-		}
+		checkPlainNumber(t, b)
+	}
+	for _, b := range []string{"0", "0.0", "000000000000000", "999999999999999", "99999999999999.9", "0.00000000000001", "1.5", "12345.678901234"} {
+		checkPlainNumber(t, []byte(b))
 	}
 	for _, s := range []string{"", ",5"} {
 		if v, n, ok := plainValue([]byte(s)); !ok || n != 0 || v != None {
@@ -253,61 +340,84 @@ func TestPlainNumbers(t *testing.T) {
 	}
 }
 
+// outcome is what a read gives for one line: a row and its line number,
+// or an error's message (end, truncated last line or a final error
+// included). Outcomes compare with ==, which costs far less than
+// formatting them; String is for a failure's message.
+type outcome struct {
+	line int
+	rec  Record
+	msg  string
+}
+
+func (o outcome) String() string {
+	if o.msg != "" {
+		return o.msg
+	}
+	return fmt.Sprintf("line %d: %+v", o.line, o.rec)
+}
+
 // blockOutcomes reads content with readBlock and Rows (buffer size size),
-// one line per row or error, as outcomesOfRead does with Read.
-func blockOutcomes(t *testing.T, content string, size int) []string {
-	t.Helper()
-	rd, err := NewReader(strings.NewReader(content), "f.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := rd.decoder()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	buf := make([]byte, size)
-	var rec Record
-	for {
-		blk, err := rd.readBlock(buf)
-		if errors.Is(err, io.EOF) {
-			return append(out, fmt.Sprintf("end, truncated %d", rd.Truncated()))
-		}
+// one outcome per row or error, as readOutcomes does with Read; they are
+// yielded, not kept, as a file of rows is long.
+func blockOutcomes(t *testing.T, content string, size int) iter.Seq[outcome] {
+	return func(yield func(outcome) bool) {
+		rd, err := NewReader(strings.NewReader(content), "f.csv")
 		if err != nil {
-			return append(out, "final: "+err.Error())
+			t.Fatal(err)
 		}
-		for line, err := range d.Rows(blk, &rec) {
-			if err != nil {
-				if errors.Is(err, ErrLineTooLong) {
-					return append(out, "final: "+err.Error())
-				}
-				out = append(out, err.Error())
-				continue
+		d, err := rd.decoder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, size)
+		var rec Record
+		for {
+			blk, err := rd.readBlock(buf)
+			if errors.Is(err, io.EOF) {
+				yield(outcome{msg: fmt.Sprintf("end, truncated %d", rd.Truncated())})
+				return
 			}
-			out = append(out, fmt.Sprintf("line %d: %+v", line, rec))
+			if err != nil {
+				yield(outcome{msg: "final: " + err.Error()})
+				return
+			}
+			for line, err := range d.Rows(blk, &rec) {
+				o := outcome{line: line, rec: rec}
+				if err != nil {
+					if errors.Is(err, ErrLineTooLong) {
+						yield(outcome{msg: "final: " + err.Error()})
+						return
+					}
+					o = outcome{msg: err.Error()}
+				}
+				if !yield(o) {
+					return
+				}
+			}
 		}
 	}
 }
 
-func readOutcomes(t *testing.T, content string) []string {
+func readOutcomes(t *testing.T, content string) []outcome {
 	t.Helper()
 	rd, err := NewReader(strings.NewReader(content), "f.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var out []outcome
 	var rec Record
 	for {
 		err := rd.Read(&rec)
 		switch {
 		case errors.Is(err, io.EOF):
-			return append(out, fmt.Sprintf("end, truncated %d", rd.Truncated()))
+			return append(out, outcome{msg: fmt.Sprintf("end, truncated %d", rd.Truncated())})
 		case errors.Is(err, ErrLineTooLong):
-			return append(out, "final: "+err.Error())
+			return append(out, outcome{msg: "final: " + err.Error()})
 		case err != nil:
-			out = append(out, err.Error())
+			out = append(out, outcome{msg: err.Error()})
 		default:
-			out = append(out, fmt.Sprintf("line %d: %+v", rd.Line(), rec))
+			out = append(out, outcome{line: rd.Line(), rec: rec})
 		}
 	}
 }
@@ -317,8 +427,9 @@ func readOutcomes(t *testing.T, content string) []string {
 // whatever the size of the blocks.
 func TestReadBlockMatchesRead(t *testing.T) {
 	t.Parallel()
+	// Rows past 4 MiB, so that blocks of every size tried end mid-file.
 	var rows strings.Builder
-	for i := range 30000 {
+	for i := 0; rows.Len() <= 4<<20+64<<10; i++ {
 		r := sample(i)
 		if i%3 == 0 {
 			r.RetryAfter = "" // unquoted: the fast path
@@ -356,14 +467,18 @@ func TestReadBlockMatchesRead(t *testing.T) {
 			t.Parallel()
 			want := readOutcomes(t, c.content)
 			for _, size := range []int{MaxLine + 1, MaxLine + 4093, 4 << 20} {
-				got := blockOutcomes(t, c.content, size)
-				if len(got) != len(want) {
-					t.Fatalf("block size %d: %d outcomes, Read gives %d; last %q and %q", size, len(got), len(want), got[len(got)-1], want[len(want)-1])
-				}
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("block size %d, outcome %d:\n got %.300s\nwant %.300s", size, i, got[i], want[i])
+				n := 0
+				for got := range blockOutcomes(t, c.content, size) {
+					if n >= len(want) {
+						t.Fatalf("block size %d: more outcomes than Read's %d; outcome %d %.300s", size, len(want), n, got.String())
 					}
+					if got != want[n] {
+						t.Fatalf("block size %d, outcome %d:\n got %.300s\nwant %.300s", size, n, got.String(), want[n].String())
+					}
+					n++
+				}
+				if n != len(want) {
+					t.Fatalf("block size %d: %d outcomes, Read gives %d; Read's next %.300s", size, n, len(want), want[n].String())
 				}
 			}
 		})
@@ -461,24 +576,38 @@ func TestSkipCells(t *testing.T) {
 	t.Parallel()
 	alphabet := []byte{',', ',', '+', '-', 0, 0x80, 0xac, 'a', '1', '.'}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for range 20000 {
+	for range 2000 { // a sample; FuzzSkipCells searches further
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
 			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
-		for k := 1; k <= 12; k++ {
-			want, seen := -1, 0
-			for i, c := range b {
-				if c == ',' {
-					if seen++; seen == k {
-						want = i + 1
-						break
-					}
+		checkSkipCells(t, b)
+	}
+}
+
+// checkSkipCells compares skipCells on b with a byte loop, for the 1st to
+// the 12th comma.
+func checkSkipCells(t *testing.T, b []byte) {
+	t.Helper()
+	for k := 1; k <= 12; k++ {
+		want, seen := -1, 0
+		for i, c := range b {
+			if c == ',' {
+				if seen++; seen == k {
+					want = i + 1
+					break
 				}
 			}
-			if got := skipCells(b, k); got != want {
-				t.Fatalf("%q, comma %d: %d, want %d", b, k, got, want)
-			}
+		}
+		if got := skipCells(b, k); got != want {
+			t.Fatalf("%q, comma %d: %d, want %d", b, k, got, want)
 		}
 	}
+}
+
+// FuzzSkipCells: for any bytes, skipCells finds the comma a byte loop finds.
+func FuzzSkipCells(f *testing.F) {
+	f.Add([]byte("a,b,,c,+1,-2,\x00,\x80,\xac,,,,,,,,,x"))
+	f.Add([]byte(",,,,,,,,,,,,,,,,"))
+	f.Fuzz(checkSkipCells)
 }

@@ -13,60 +13,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/report"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // upstreamEvents is the published fixture kept with analyze's tests.
 var upstreamEvents = filepath.Join("..", "..", "analyze", "testdata", "upstream", "retry_after_ms_events.csv")
-
-// cancelAfter is a context whose Err turns to context.Canceled from its
-// n-th call on (0-based): run with n = 0, 1, 2 … it cancels at each place
-// Run looks at its context, in turn.
-// It is safe for concurrent use: the files of a report are written at
-// once, each looking at the context.
-type cancelAfter struct {
-	context.Context
-	mu       sync.Mutex
-	n, calls int
-}
-
-func (c *cancelAfter) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls++
-	if c.calls > c.n {
-		return context.Canceled
-	}
-	return nil
-}
-
-// snapshot reads every file under dir, hidden ones included; nil when dir
-// does not exist.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = string(b)
-	}
-	return files
-}
 
 // resultsInput writes a small results file with send times (for the
 // timeline) under dir.
@@ -113,11 +70,11 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	count := &cancelAfter{Context: context.Background(), n: 1 << 30}
+	count := &testkit.CancelAfter{Context: context.Background(), N: 1 << 30}
 	if _, err := Run(count, job(filepath.Join(blocker, "report"))); err == nil || errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want the directory refused", err)
 	}
-	beforeReport := count.calls - 1
+	beforeReport := count.Calls() - 1
 
 	// An earlier report, with other inputs, so every file differs.
 	out := filepath.Join(t.TempDir(), "report")
@@ -126,15 +83,15 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 	if _, err := Run(context.Background(), earlier); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, out)
+	before := testkit.DirFiles(t, out)
 
 	// Every look in a complete run.
-	count = &cancelAfter{Context: context.Background(), n: 1 << 30}
+	count = &testkit.CancelAfter{Context: context.Background(), N: 1 << 30}
 	other := filepath.Join(t.TempDir(), "complete")
 	if res, err := Run(count, job(other)); err != nil || len(res.Written) != 11 {
 		t.Fatalf("Run: %v, wrote %d files, want 11", err, len(res.Written))
 	}
-	looks := count.calls
+	looks := count.Calls()
 	t.Logf("Run looks at its context %d times, %d of them before the report", looks, beforeReport)
 	// Before and inside each input, before the analysis, and in the report
 	// before each of 11 files (the overshoot chart twice, PNG and SVG) and
@@ -156,12 +113,12 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 		cancel{beforeReport + 1, filepath.Join(t.TempDir(), "new", "report")}, // a directory just created
 	)
 	for _, c := range cancels {
-		want := snapshot(t, c.out)
-		_, err := Run(&cancelAfter{Context: context.Background(), n: c.n}, job(c.out))
+		want := testkit.DirFiles(t, c.out)
+		_, err := Run(&testkit.CancelAfter{Context: context.Background(), N: c.n}, job(c.out))
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("cancel at look %d: err = %v, want ErrInterrupted", c.n, err)
 		}
-		if got := snapshot(t, c.out); !mapsEqual(got, want) {
+		if got := testkit.DirFiles(t, c.out); !testkit.SameFiles(got, want) {
 			t.Fatalf("cancel at look %d changed %s: %v", c.n, c.out, keys(got))
 		}
 		if c.out != out {
@@ -170,7 +127,7 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 			}
 		}
 	}
-	if after := snapshot(t, out); !mapsEqual(after, before) {
+	if after := testkit.DirFiles(t, out); !testkit.SameFiles(after, before) {
 		t.Fatalf("the earlier report changed")
 	}
 	// A real cancel, as a signal gives it.
@@ -179,21 +136,9 @@ func TestRunCancelAtEveryStage(t *testing.T) {
 	if _, err := Run(ctx, job(out)); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("canceled context: err = %v, want ErrInterrupted", err)
 	}
-	if after := snapshot(t, out); !mapsEqual(after, before) {
+	if after := testkit.DirFiles(t, out); !testkit.SameFiles(after, before) {
 		t.Fatalf("the earlier report changed")
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func keys(m map[string]string) []string {

@@ -1,0 +1,73 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// TestReadRecords: every row written reads back, in order.
+func TestReadRecords(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "results.csv")
+	w, err := results.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := range 3 {
+		r := results.Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt, r.Status = "a1b2c3d4", results.ShapeBurst, "g", seq, 1, 200
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := ReadRecords(t, path)
+	if len(recs) != 3 || recs[2].Seq != 2 || recs[0].Group != "g" {
+		t.Fatalf("read %+v", recs)
+	}
+}
+
+// TestDirFiles: a snapshot holds every file, hidden ones too; a directory
+// that does not exist is nil, unlike an empty one.
+func TestDirFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty := DirFiles(t, dir)
+	if missing := DirFiles(t, filepath.Join(dir, "none")); missing != nil || empty == nil || SameFiles(missing, empty) {
+		t.Fatalf("missing %v, empty %v", missing, empty)
+	}
+	for name, text := range map[string]string{"a.csv": "a", ".tmp-b": "b"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := DirFiles(t, dir)
+	if len(before) != 2 || before[".tmp-b"] != "b" || !SameFiles(before, DirFiles(t, dir)) {
+		t.Fatalf("snapshot %v", before)
+	}
+	os.WriteFile(filepath.Join(dir, "a.csv"), []byte("A"), 0o644)
+	if SameFiles(before, DirFiles(t, dir)) {
+		t.Fatal("a changed file compares the same")
+	}
+}
+
+// TestCancelAfter: Err is nil for the first N calls, then Canceled.
+func TestCancelAfter(t *testing.T) {
+	t.Parallel()
+	c := &CancelAfter{Context: context.Background(), N: 2}
+	for i, want := range []error{nil, nil, context.Canceled, context.Canceled} {
+		if err := c.Err(); !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Fatalf("call %d: %v, want %v", i, err, want)
+		}
+	}
+	if c.Calls() != 4 {
+		t.Fatalf("%d calls counted", c.Calls())
+	}
+}
