@@ -119,6 +119,19 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 		}
 		procs, stderrs = append(procs, cmd), append(stderrs, &stderr)
 	}
+	whole := filepath.Join(dir, "whole")
+	wsrv, _, _ := simOnLoopback(t)
+	type outcome struct {
+		code   int
+		stderr string
+	}
+	wholeDone := make(chan outcome, 1)
+	go func() {
+		args := slices.Clone(plan)
+		args[2] = wsrv.URL
+		code, _, stderr := runCLI(context.Background(), append(args, "--out-dir", whole)...)
+		wholeDone <- outcome{code, stderr}
+	}()
 	for i, cmd := range procs {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("worker %d: %v; stderr %q", i, err, stderrs[i].String())
@@ -139,13 +152,10 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 		merged = append(merged, recs...)
 	}
 
-	// The same plan, unsharded, from one process (in this one).
-	whole := filepath.Join(dir, "whole")
-	wsrv, _, _ := simOnLoopback(t)
-	args := slices.Clone(plan)
-	args[2] = wsrv.URL
-	if code, _, stderr := runCLI(context.Background(), append(args, "--out-dir", whole)...); code != 0 {
-		t.Fatalf("unsharded: exit %d: %s", code, stderr)
+	// The same plan, unsharded, from one process (this one), sent while
+	// the workers wait for their start.
+	if w := <-wholeDone; w.code != 0 {
+		t.Fatalf("unsharded: exit %d: %s", w.code, w.stderr)
 	}
 	wholeRecs := readResults(t, filepath.Join(whole, "results.csv"))
 	got, want := planRows(merged), planRows(wholeRecs)
