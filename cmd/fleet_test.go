@@ -95,16 +95,20 @@ func planRows(recs []results.Record) []planRow {
 // burst wave left the four processes within fleetWaveSpreadMS; and
 // analyze over the four files gives the fleet's table, split by worker
 // with --group-by worker.
+// fleetGap is the fleet test's burst gap: waves that far apart.
+const fleetGap = 250 * time.Millisecond
+
 func TestFleetOfFourSendsOnePlan(t *testing.T) {
 	t.Parallel()
 	const workers = 4
 	srv, arrivals, deployment := simOnLoopback(t)
 	dir := t.TempDir()
 	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment,
-		"--burst-size", "40", "--burst-waves", "3", "--burst-gap", "400ms",
-		"--rate", "40/s", "--duration", "1s", "--arrival", "poisson", "--seed", "7", "--quiet"}
-	// Time for four processes to start, on a loaded machine too.
-	start := time.Now().Add(4 * time.Second)
+		"--burst-size", "40", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
+		"--rate", "40/s", "--duration", "600ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
+	// Time for four processes to start, on a loaded machine too (a worker
+	// may begin up to campaign.StartTolerance, 1 s, past it).
+	start := time.Now().Add(2500 * time.Millisecond)
 	var procs []*exec.Cmd
 	var stderrs []*bytes.Buffer
 	for i := range workers {
@@ -190,17 +194,17 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 		for _, f := range firsts {
 			flo, fhi = min(flo, f), max(fhi, f)
 		}
-		due := start.Add(time.Duration(w) * 400 * time.Millisecond)
+		due := start.Add(time.Duration(w) * fleetGap)
 		var first, last time.Duration = time.Hour, -time.Hour
 		arrivals.mu.Lock()
 		for _, at := range arrivals.at {
-			if d := at.Sub(due); d > -50*time.Millisecond && d < 300*time.Millisecond {
+			if d := at.Sub(due); d > -50*time.Millisecond && d < fleetGap-50*time.Millisecond {
 				first, last = min(first, d), max(last, d)
 			}
 		}
 		arrivals.mu.Unlock()
 		t.Logf("wave %d: sent %.2f to %.2f ms after its instant (spread %.2f ms; the workers' first sends %.2f ms apart); arrived %.2f to %.2f ms after it",
-			w, lo-float64(w*400), hi-float64(w*400), hi-lo, fhi-flo, msOf(first), msOf(last))
+			w, lo-float64(w)*msOf(fleetGap), hi-float64(w)*msOf(fleetGap), hi-lo, fhi-flo, msOf(first), msOf(last))
 		if hi-lo > fleetWaveSpreadMS {
 			t.Errorf("wave %d: the four workers' sends spread over %.1f ms, more than %d ms", w, hi-lo, fleetWaveSpreadMS)
 		}

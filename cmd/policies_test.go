@@ -63,7 +63,7 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lab")
 	code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
 		"--endpoint", srv.URL, "--deployment", sim.DefaultDeployment, "--api-key-env", "HOME",
-		"--policy", "honor", "--policy", "pace", "--load", "8/s", "--duration", "1s", "--arrivals", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
+		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--arrivals", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil || len(rows) != 3 || rows[1][0] != "honor" || rows[1][6] != "8" {
+	if err != nil || len(rows) != 3 || rows[1][0] != "honor" || rows[1][6] != "4" {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "policies.md"))
