@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,10 @@ func Open(rawURL, password string, o Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("%w: the scheme must be redis:// or rediss://", ErrURL)
 	}
 	opts, err := redis.ParseURL(rawURL)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // without the URL, which may hold a password
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrURL, strings.TrimPrefix(err.Error(), "redis: "))
 	}

@@ -164,7 +164,7 @@ func TestPaceSteps(t *testing.T) {
 // ErrAuth at Check; a password never appears in an error.
 func TestOpenRefuses(t *testing.T) {
 	t.Parallel()
-	for _, u := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379/x", "redis://:hunter2@127.0.0.1:6379/0", "127.0.0.1:6379", "redis://[::1/0"} {
+	for _, u := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379/x", "redis://:hunter2@127.0.0.1:6379/0", "127.0.0.1:6379", "redis://[::1/0", "redis://:hunter2@[::1/0"} {
 		_, err := Open(u, "", Options{Deployment: "d"})
 		if !errors.Is(err, ErrURL) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("Open(%q): %v, want ErrURL without the password", u, err)
