@@ -141,16 +141,10 @@ func (p *Pace) reserve(now, deadline time.Time) (at time.Time, ok bool) {
 
 // reserveGen is reserve, and the cut count the slot was taken under: a
 // slot taken before a cut is spaced at the old rate, so its holder takes
-// another (confirm reports whether it must).
+// another (a PaceConfirm step reports whether it must).
 func (p *Pace) reserveGen(now, deadline time.Time) (at time.Time, gen uint64, ok bool) {
 	r := p.apply(nil, PaceStep{Op: PaceReserve, Now: now, Deadline: deadline})
 	return r.At, r.Gen, r.OK
-}
-
-// confirm reports whether no cut came since the slot at was taken under
-// gen; if none did, the attempt goes in it.
-func (p *Pace) confirm(gen uint64, at time.Time) bool {
-	return p.apply(nil, PaceStep{Op: PaceConfirm, Gen: gen, At: at}).OK
 }
 
 // admitted grows the rate for an attempt sent at sent and answered at now

@@ -145,7 +145,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 // ErrAuth is the error of a Redis that refuses the password (or asks for
 // one): Check wraps it.
-var ErrAuth = errors.New("Redis refused the password")
+var ErrAuth = errors.New("the Redis server refused the password")
 
 // Check pings Redis once, within ctx: nil when it answers, an error
 // wrapping ErrAuth when it refuses the password, else why it did not
