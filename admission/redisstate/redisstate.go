@@ -130,6 +130,7 @@ func Open(rawURL, password string, o Options) (*Coordinator, error) {
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = timeout, timeout, timeout, timeout
 	opts.DisableIdentity = true
 	opts.DialerRetries = 1
+	opts.PoolSize = max(opts.PoolSize, poolSize)
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	return New(redis.NewClient(opts), o)
 }
@@ -142,6 +143,11 @@ var quietOnce sync.Once
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+// poolSize is the least number of connections Open's client keeps:
+// decisions of a burst refused together go at once, each within its 50
+// ms, and one that waits for a connection past it falls back.
+const poolSize = 64
 
 // ErrAuth is the error of a Redis that refuses the password (or asks for
 // one): Check wraps it.
@@ -189,6 +195,12 @@ func (c *Coordinator) call(ctx context.Context, s *redis.Script, key string, arg
 	ctx, cancel := context.WithTimeout(ctx, c.o.CallTimeout)
 	defer cancel()
 	v, err := s.Run(ctx, c.client, []string{key}, args...).Result()
+	if errors.Is(err, redis.ErrPoolTimeout) {
+		// Every connection is busy with other decisions: Redis answers,
+		// this one falls back, and it is no outage.
+		c.fallbacks.Add(1)
+		return nil, err
+	}
 	c.mu.Lock()
 	began := err != nil && !c.lost
 	c.lost = err != nil
