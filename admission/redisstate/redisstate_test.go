@@ -334,3 +334,91 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 		t.Errorf("fallbacks %d and %d, want some once Redis is gone", coords[0].Fallbacks(), coords[1].Fallbacks())
 	}
 }
+
+// TestSlowRedisDoesNotHoldRequests: with Redis busy for 2 s (DEBUG SLEEP),
+// requests through a coordinated Transport are answered without waiting
+// for it: each decision gives up on Redis at its 50 ms deadline.
+func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ts.Close()
+	c := open(t, srv, Options{Deployment: ts.URL})
+	pace, err := admission.NewPace(admission.DefaultPaceConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := admission.DefaultPolicy()
+	p.SharedCooldown, p.Slots, p.Pace, p.Coordinator = true, admission.NewSlots(0), pace, c
+	tr, err := admission.New(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer sleeper.Close()
+	done := make(chan struct{})
+	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2"); close(done) }()
+	waitBusy(t, srv.Addr)
+	start := time.Now()
+	for range 5 {
+		resp, err := (&http.Client{Transport: tr}).Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	select {
+	case <-done:
+		t.Errorf("5 requests took %v, until Redis answered again", time.Since(start))
+	default:
+	}
+	if c.Fallbacks() == 0 {
+		t.Error("no fallback counted while Redis was busy")
+	}
+	<-done
+}
+
+// TestPaceSharedThroughRedis: two Transports, as two processes, each with
+// a Pace of its own: a refusal met by the first paces the second, which
+// has met none, at the rate they share in Redis.
+func TestPaceSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After-Ms", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer ts.Close()
+	var owners [2]*http.Client
+	for i := range owners {
+		pace, err := admission.NewPace(admission.DefaultPaceConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := admission.DefaultPolicy()
+		p.Pace, p.Coordinator = pace, open(t, srv, Options{Deployment: ts.URL})
+		tr, err := admission.New(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[i] = &http.Client{Transport: tr}
+	}
+	get := func(c *http.Client) {
+		resp, err := c.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get(owners[0]) // refused: the shared rate is cut to 0.75/s
+	start := time.Now()
+	get(owners[1])
+	get(owners[1])
+	// The two sends are 1/0.75 s apart: the second waits over a second.
+	if took := time.Since(start); took < time.Second {
+		t.Errorf("two requests through the other owner in %v; want them paced at the shared rate", took)
+	}
+}
