@@ -106,7 +106,8 @@ type Policy struct {
 	// budget (or is over MaxWait) refuses the attempt locally: it is
 	// redirected or given up by the usual rule. It acts on advice, so it
 	// cannot be used with IgnoreAdvice. The cooldown belongs to the
-	// Transport, not to a host: use one Transport per target deployment.
+	// Transport (and, with a Coordinator, to every Transport sharing it),
+	// not to a host: use one Transport per target deployment.
 	SharedCooldown bool
 	// AllowSDKRetries lets through a request already marked as an SDK
 	// retry (SDKRetryHeader other than 0) and counts it (Transport.SDKRetries);

@@ -33,5 +33,8 @@
 // and for Options.Retry (1 s) does not call Redis at all, so an outage
 // costs one deadline per Retry, not one per decision. The first call after
 // that tries again; when Redis answers, the fleet's state is shared again
-// (a restarted Redis without persistence starts it afresh).
+// (a restarted Redis without persistence starts it afresh). A decision
+// that waits past its deadline for one of the client's connections (at
+// least 64, so a burst refused together seldom does) falls back too, and
+// is no outage.
 package redisstate

@@ -85,14 +85,14 @@ func New(client redis.UniversalClient, o Options) (*Coordinator, error) {
 		o.Now = time.Now
 	}
 	c := &Coordinator{client: client, o: o}
-	prefix := KeyPrefix(o.Deployment)
+	prefix := keyPrefix(o.Deployment)
 	c.keys = [3]string{prefix + "cooldown", prefix + "slots", prefix + "pace"}
 	return c, nil
 }
 
-// KeyPrefix is the prefix of a deployment's keys: ptuprobe:{HASH}: where
+// keyPrefix is the prefix of a deployment's keys: ptuprobe:{HASH}: where
 // HASH is the first 128 bits of the SHA-256 of its name, in hex.
-func KeyPrefix(deployment string) string {
+func keyPrefix(deployment string) string {
 	sum := sha256.Sum256([]byte(deployment))
 	return "ptuprobe:{" + hex.EncodeToString(sum[:16]) + "}:"
 }
