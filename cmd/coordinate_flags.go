@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/admission"
@@ -115,4 +116,15 @@ func closeCoordinator(c *redisstate.Coordinator, stderr io.Writer) {
 		fmt.Fprintf(stderr, "note: --coordinate: %d decisions fell back to this process's own state\n", n)
 	}
 	c.Close()
+}
+
+// coordinated counts c's fallbacks on the metrics endpoint, if any.
+func (m *metricsFlags) coordinated(c *redisstate.Coordinator) error {
+	if m.ep == nil || c == nil {
+		return nil
+	}
+	return m.ep.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "ptuprobe_coordinate_fallbacks_total",
+		Help: "Decisions of the retry owner taken on this process's own state because the --coordinate Redis failed (or was not called within a second of a failure).",
+	}, func() float64 { return float64(c.Fallbacks()) }))
 }

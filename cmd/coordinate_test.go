@@ -114,9 +114,19 @@ func TestCoordinateThroughRedis(t *testing.T) {
 		}
 	}
 
+	// Redis gone: the run goes on, warns once, reports its fallbacks on
+	// stderr and as a metric.
 	rs.Stop()
-	code, _, stderr = runCLI(context.Background(), append(base, "--policy", "c=honor,cooldown=on")...)
-	if code != 0 || strings.Count(stderr, "warning: --coordinate") != 1 || !strings.Contains(stderr, "fell back") {
-		t.Errorf("Redis gone: exit %d, stderr %q; want the run, one warning and the count of fallbacks", code, stderr)
+	gone := []string{"burst", "--url", srv.URL, "--size", "3", "--waves", "1", "-o", out,
+		"--policy", "c=honor,cooldown=on", "--coordinate", "redis://" + rs.Addr + "/0",
+		"--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW", "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m"}
+	r := startWithMetrics(t, gone...)
+	text, _ := r.finalScrape(t) // exit 0, or it fails the test
+	stderr = r.stderr.String()
+	if strings.Count(stderr, "warning: --coordinate") != 1 || !strings.Contains(stderr, "fell back") {
+		t.Errorf("Redis gone: stderr %q; want one warning and the count of fallbacks", stderr)
+	}
+	if !strings.Contains(text, "\nptuprobe_coordinate_fallbacks_total ") || strings.Contains(text, "ptuprobe_coordinate_fallbacks_total 0\n") {
+		t.Errorf("metrics without the fallbacks counted:\n%s", text)
 	}
 }

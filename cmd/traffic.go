@@ -264,7 +264,10 @@ func (r *trafficRun) startMetrics() (err error) {
 		return err
 	}
 	r.job.Options.Metrics, err = r.rf.metrics.traffic()
-	return err
+	if err != nil {
+		return err
+	}
+	return r.rf.metrics.coordinated(r.coord)
 }
 
 func (r *trafficRun) stopMetrics() { r.rf.metrics.stop(r.stderr, r.rf.quiet) }
