@@ -8,8 +8,9 @@
 # --coordinate, REPS times: a fresh `ptuprobe serve` (the default PTU
 # deployment, about 5.9 requests/s of the schedule's requests) and four
 # `ptuprobe schedule --shard I/4` workers from one --start-at, RATE/s in
-# all for DURATION, --max-attempts 10. Prints per run: successes, 429s per
-# success, attempts, and the lowest and highest worker's success share.
+# all for DURATION, --max-attempts 10. Prints per run: successes (and
+# those answered while the arrivals were on), 429s per success, attempts,
+# and the lowest and highest worker's success share.
 #
 # Usage: bench/coordinate.sh [DURATION] [REPS] [RATE] [POLICY...]
 #        (default 30s 1 18 slots pace c=honor,cooldown=on)
@@ -29,20 +30,24 @@ redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$
 for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 summary() { # DIR → one line of figures over its worker-*.csv
-  python3 - "$1" <<'PY'
-import csv, glob, sys
-tot = {"ok": 0, "429": 0, "rows": 0}
+  python3 - "$1" "$duration" <<'PY'
+import csv, glob, re, sys
+m = re.fullmatch(r"(\d+)(s|m)", sys.argv[2]); window = int(m[1]) * (60000 if m[2] == "m" else 1000)
+tot = {"ok": 0, "429": 0, "rows": 0, "in": 0}
 shares = []
 for f in sorted(glob.glob(sys.argv[1] + "/worker-*.csv")):
     seqs, ok, r429 = set(), 0, 0
     for r in csv.DictReader(open(f)):
         seqs.add(r["seq"]); tot["rows"] += 1
-        if r["status"] == "200": ok += 1
+        if r["status"] == "200":
+            ok += 1
+            # answered while the arrivals were on: the goodput of the lab
+            tot["in"] += float(r["sent_ms"]) + float(r["latency_ms"]) <= window
         elif r["status"] == "429": r429 += 1
     tot["ok"] += ok; tot["429"] += r429
     shares.append(100 * ok / max(len(seqs), 1))
-print(f'successes {tot["ok"]:5d}  429s/success {tot["429"] / max(tot["ok"], 1):6.2f}  attempts {tot["rows"]:6d}  '
-      f'worker success {min(shares):5.1f}%..{max(shares):5.1f}%')
+print(f'successes {tot["ok"]:5d} (in the window {tot["in"]:5d})  429s/success {tot["429"] / max(tot["ok"], 1):6.2f}  '
+      f'attempts {tot["rows"]:6d}  worker success {min(shares):5.1f}%..{max(shares):5.1f}%')
 PY
 }
 
