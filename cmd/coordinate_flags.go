@@ -31,8 +31,8 @@ type ownerFlags struct {
 const DefaultCoordinatePasswordEnv = "REDIS_PASSWORD"
 
 func (f *ownerFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.policy, "policy", "", "retry owner: a policy of `ptuprobe policies` (honor, slots, pace, cooldown, honor-backoff… or NAME=BASE,key=value,…), with its jitter, advice and backoff, under --max-attempts (default 3 with --policy) and --retry-budget")
-	fs.StringVar(&f.coordinate, "coordinate", "", "share the retry owner's cooldown, slots and pace with every process naming the same target through Redis: redis://HOST:PORT/DB or rediss:// (without --policy, the shared cooldown is turned on); a Redis that fails leaves each decision to this process's own state")
+	fs.StringVar(&f.policy, "policy", "", "retry owner: a `NAME` of ptuprobe policies (honor, slots, pace, cooldown, honor-backoff… or NAME=BASE,key=value,…), with its jitter, advice and backoff, under --max-attempts (default 3 with --policy) and --retry-budget")
+	fs.StringVar(&f.coordinate, "coordinate", "", "share the retry owner's cooldown, slots and pace with every process naming the same target through the Redis at `URL`: redis://HOST:PORT/DB or rediss:// (without --policy, the shared cooldown is turned on); a Redis that fails leaves each decision to this process's own state")
 	fs.StringVar(&f.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, "name of the environment variable holding the --coordinate Redis password (never a flag value)")
 }
 
@@ -47,6 +47,9 @@ func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*adm
 	attempts := admission.DefaultMaxAttempts
 	if fs != nil && fs.Changed("max-attempts") {
 		attempts = f.maxAttempts
+	}
+	if spec.Fallback && !target.Embedded() {
+		return nil, usageError("--policy %s redirects to a fallback deployment, which these commands have only on the embedded simulator (ptuprobe policies --fallback-deployment names one on an endpoint)", spec.Name)
 	}
 	spec = spec.Fair(f.retryBudget, attempts)
 	p := spec.Policy(1)

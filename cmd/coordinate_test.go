@@ -52,6 +52,7 @@ func TestCoordinateBadInput(t *testing.T) {
 		{"--coordinate-password-env", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/0", "--coordinate-password-env", ""}},
 		{"--policy", []string{"--policy", "nosuch"}},
 		{"--policy", []string{"--policy", "x=honor,attempts=0"}},
+		{"--policy", []string{"--policy", "cooldown"}},
 	} {
 		for _, command := range []string{"burst", "schedule"} {
 			args := append([]string{command, "--url", srv.URL, "-o", out, "--quiet"}, tc.args...)
