@@ -170,6 +170,12 @@ func TestOpenRefuses(t *testing.T) {
 			t.Errorf("Open(%q): %v, want ErrURL without the password", u, err)
 		}
 	}
+	tlsC, err := Open("rediss://127.0.0.1:6380/2", "", Options{Deployment: "d"})
+	if err != nil {
+		t.Errorf("rediss://: %v", err)
+	} else {
+		tlsC.Close()
+	}
 	srv := redisserver.Start(t, "--requirepass", "right-one")
 	for _, pw := range []string{"", "wrong-one"} {
 		c, err := Open("redis://"+srv.Addr+"/0", pw, Options{Deployment: "d"})
