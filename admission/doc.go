@@ -67,6 +67,12 @@
 //     and sends at it, giving up locally what cannot be sent within the
 //     budget (AIMD; see Pace for what it borrows and why).
 //
+// All three, and the shared cooldown, keep their state in process: one
+// Transport's cooldown, the Transports given one *Slots, one *Pace. A
+// fleet of processes shares it through a Coordinator (Policy.Coordinator;
+// admission/redisstate keeps it in Redis), each decision falling back to
+// the in-process state when the Coordinator fails.
+//
 // # Example
 //
 // The recommended policy under an http.Client (Example in example_test.go

@@ -85,6 +85,14 @@ type Pace struct {
 	cfg PaceConfig
 
 	mu      sync.Mutex
+	state   paceState
+	latency time.Duration // smoothed time admitted attempts take to be answered
+	spread  time.Duration // its smoothed deviation
+}
+
+// paceState is what a Pace learns of the deployment, which a Coordinator
+// may keep instead (PaceStep): Pace keeps the answers' latency to itself.
+type paceState struct {
 	rate    float64   // requests per second; 0 until the first refusal
 	next    time.Time // the next free send slot
 	hold    time.Time // nothing is sent before: the latest advised wait's end
@@ -93,10 +101,8 @@ type Pace struct {
 	sends   [paceWindow]time.Time
 	nsends  int
 	refused int64
-	latency time.Duration // smoothed time admitted attempts take to be answered
-	spread  time.Duration // its smoothed deviation
-	gen     uint64        // counts the cuts: a slot taken before one is taken again
-	last    time.Time     // the latest slot an attempt went in
+	gen     uint64    // counts the cuts: a slot taken before one is taken again
+	last    time.Time // the latest slot an attempt went in
 }
 
 // NewPace returns a Pace with cfg, or an error naming the field out of
@@ -114,11 +120,12 @@ func NewPace(cfg PaceConfig) (*Pace, error) {
 }
 
 // Rate is the rate the Pace sends at, requests per second; 0 while it has
-// met no refusal (it does not pace yet).
+// met no refusal (it does not pace yet). With a Coordinator it is the
+// in-process rate, which learns only while the Coordinator fails.
 func (p *Pace) Rate() float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.rate
+	return p.state.rate
 }
 
 // reserve takes the send slot of an attempt ready at now: when it may go.
@@ -134,114 +141,159 @@ func (p *Pace) reserve(now, deadline time.Time) (at time.Time, ok bool) {
 
 // reserveGen is reserve, and the cut count the slot was taken under: a
 // slot taken before a cut is spaced at the old rate, so its holder takes
-// another (current reports whether it must).
+// another (a PaceConfirm step reports whether it must).
 func (p *Pace) reserveGen(now, deadline time.Time) (at time.Time, gen uint64, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	gen = p.gen
-	at = now
-	if p.hold.After(at) {
-		at = p.hold
-	}
-	if p.rate > 0 && p.next.After(at) {
-		at = p.next
-	}
-	if !deadline.IsZero() && !at.Add(p.latency+4*p.spread).Before(deadline) {
-		return at, gen, false
-	}
-	if p.rate > 0 {
-		p.next = at.Add(time.Duration(float64(time.Second) / p.rate))
-	}
-	p.sends[p.nsends%paceWindow] = at
-	p.nsends++
-	return at, gen, true
+	r := p.apply(nil, PaceStep{Op: PaceReserve, Now: now, Deadline: deadline})
+	return r.At, r.Gen, r.OK
 }
-
-// confirm reports whether no cut came since the slot at was taken under
-// gen; if none did, the attempt goes in it.
-func (p *Pace) confirm(gen uint64, at time.Time) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.gen != gen {
-		return false
-	}
-	if at.After(p.last) {
-		p.last = at
-	}
-	return true
-}
-
-// paceGrowthStep bounds the time one admitted answer grows the rate for,
-// so a client that was idle does not come back at many times its rate.
-const paceGrowthStep = 10 * time.Second
 
 // admitted grows the rate for an attempt sent at sent and answered at now
 // that was not refused, and learns how long answers take.
 func (p *Pace) admitted(now, sent time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// TCP's retransmission timer estimate (RFC 6298): a smoothed mean and
-	// deviation, the answer expected within mean + 4 deviations.
-	if d := now.Sub(sent); d > 0 {
-		if p.latency == 0 {
-			p.latency, p.spread = d, d/2
-		} else {
-			dev := d - p.latency
-			if dev < 0 {
-				dev = -dev
-			}
-			p.spread += (dev - p.spread) / 4
-			p.latency += (d - p.latency) / 8
-		}
-	}
-	if p.rate == 0 {
-		return
-	}
-	if p.grown.Before(p.cut) {
-		p.grown = p.cut
-	}
-	if dt := now.Sub(p.grown); dt > 0 {
-		p.rate *= 1 + p.cfg.Increase*min(dt, paceGrowthStep).Seconds()
-		p.grown = now
-	}
+	p.apply(nil, PaceStep{Op: PaceAdmitted, Now: now, Sent: sent})
 }
 
 // refusedAt cuts the rate for an attempt sent at sent and refused at now
 // with the advised wait (negative: none usable), and holds every send
 // until the wait has passed.
 func (p *Pace) refusedAt(now, sent time.Time, wait time.Duration) {
+	p.apply(nil, PaceStep{Op: PaceRefused, Now: now, Sent: sent, Wait: wait})
+}
+
+// apply takes step s: it fills in the Pace's settings and, for a reserve,
+// the answers' expected time; it learns the latency of an admitted
+// answer; then the step goes to shared (a Coordinator), or, when shared
+// is nil or fails, to the in-process state.
+func (p *Pace) apply(shared func(PaceStep) (PaceResult, error), s PaceStep) PaceResult {
+	p.mu.Lock()
+	s.Config = p.cfg
+	switch s.Op {
+	case PaceReserve:
+		s.Margin = p.latency + 4*p.spread
+	case PaceAdmitted:
+		p.learn(s.Now, s.Sent)
+	}
+	if shared == nil {
+		defer p.mu.Unlock()
+		return p.state.step(s)
+	}
+	p.mu.Unlock()
+	if r, err := shared(s); err == nil {
+		return r
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.refused++
-	if wait > 0 && now.Add(wait).After(p.hold) {
-		p.hold = now.Add(wait)
+	return p.state.step(s)
+}
+
+// learn updates the answers' expected time with one sent at sent and
+// answered at now: TCP's retransmission timer estimate (RFC 6298), a
+// smoothed mean and deviation, the answer expected within mean + 4
+// deviations.
+func (p *Pace) learn(now, sent time.Time) {
+	d := now.Sub(sent)
+	switch {
+	case d <= 0:
+	case p.latency == 0:
+		p.latency, p.spread = d, d/2
+	default:
+		dev := d - p.latency
+		if dev < 0 {
+			dev = -dev
+		}
+		p.spread += (dev - p.spread) / 4
+		p.latency += (d - p.latency) / 8
 	}
-	if p.rate > 0 && sent.Before(p.cut) {
+}
+
+// step applies one step to the state (PaceOp says what each does).
+func (s *paceState) step(st PaceStep) PaceResult {
+	switch st.Op {
+	case PaceReserve:
+		return s.reserve(st.Now, st.Deadline, st.Margin)
+	case PaceConfirm:
+		if s.gen != st.Gen {
+			return PaceResult{}
+		}
+		if st.At.After(s.last) {
+			s.last = st.At
+		}
+		return PaceResult{At: st.At, Gen: st.Gen, OK: true}
+	case PaceAdmitted:
+		s.grow(st.Now, st.Config)
+	case PaceRefused:
+		s.cutFor(st.Now, st.Sent, st.Wait, st.Config)
+	}
+	return PaceResult{}
+}
+
+func (s *paceState) reserve(now, deadline time.Time, margin time.Duration) PaceResult {
+	at := now
+	if s.hold.After(at) {
+		at = s.hold
+	}
+	if s.rate > 0 && s.next.After(at) {
+		at = s.next
+	}
+	if !deadline.IsZero() && !at.Add(margin).Before(deadline) {
+		return PaceResult{At: at, Gen: s.gen}
+	}
+	if s.rate > 0 {
+		s.next = at.Add(time.Duration(float64(time.Second) / s.rate))
+	}
+	s.sends[s.nsends%paceWindow] = at
+	s.nsends++
+	return PaceResult{At: at, Gen: s.gen, OK: true}
+}
+
+// paceGrowthStep bounds the time one admitted answer grows the rate for,
+// so a client that was idle does not come back at many times its rate.
+const paceGrowthStep = 10 * time.Second
+
+func (s *paceState) grow(now time.Time, cfg PaceConfig) {
+	if s.rate == 0 {
+		return
+	}
+	if s.grown.Before(s.cut) {
+		s.grown = s.cut
+	}
+	if dt := now.Sub(s.grown); dt > 0 {
+		s.rate *= 1 + cfg.Increase*min(dt, paceGrowthStep).Seconds()
+		s.grown = now
+	}
+}
+
+func (s *paceState) cutFor(now, sent time.Time, wait time.Duration, cfg PaceConfig) {
+	s.refused++
+	if wait > 0 && now.Add(wait).After(s.hold) {
+		s.hold = now.Add(wait)
+	}
+	if s.rate > 0 && sent.Before(s.cut) {
 		return // an answer to what was sent before the last cut
 	}
-	if p.rate == 0 {
-		p.rate = p.recentRate(now)
+	if s.rate == 0 {
+		s.rate = s.recentRate(now)
 	}
-	p.rate = max(p.rate*p.cfg.Decrease, p.cfg.MinRate)
-	p.cut, p.grown = now, now
+	s.rate = max(s.rate*cfg.Decrease, cfg.MinRate)
+	s.cut, s.grown = now, now
 	// The slots taken at the old rate are void (their holders take new
 	// ones); the next is 1/rate after the last one used, never sooner
 	// than the old spacing had it.
-	p.gen++
-	p.next = p.last.Add(time.Duration(float64(time.Second) / p.rate))
-	if p.next.Before(now) {
-		p.next = now
+	s.gen++
+	s.next = s.last.Add(time.Duration(float64(time.Second) / s.rate))
+	if s.next.Before(now) {
+		s.next = now
 	}
 }
 
 // recentRate is the rate of the last sends, at most paceWindow of them,
 // up to now; with fewer than two, one per second.
-func (p *Pace) recentRate(now time.Time) float64 {
-	n := min(p.nsends, paceWindow)
+func (s *paceState) recentRate(now time.Time) float64 {
+	n := min(s.nsends, paceWindow)
 	if n < 2 {
 		return 1
 	}
-	first := p.sends[(p.nsends-n)%paceWindow]
+	first := s.sends[(s.nsends-n)%paceWindow]
 	span := now.Sub(first).Seconds()
 	if span <= 0 {
 		return float64(n) // n sends at one instant: n per second

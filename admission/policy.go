@@ -106,7 +106,8 @@ type Policy struct {
 	// budget (or is over MaxWait) refuses the attempt locally: it is
 	// redirected or given up by the usual rule. It acts on advice, so it
 	// cannot be used with IgnoreAdvice. The cooldown belongs to the
-	// Transport, not to a host: use one Transport per target deployment.
+	// Transport (and, with a Coordinator, to every Transport sharing it),
+	// not to a host: use one Transport per target deployment.
 	SharedCooldown bool
 	// AllowSDKRetries lets through a request already marked as an SDK
 	// retry (SDKRetryHeader other than 0) and counts it (Transport.SDKRetries);
@@ -143,6 +144,13 @@ type Policy struct {
 	// rate the deployment admits, learned from its answers (see Pace); an
 	// attempt whose send slot does not come within the budget is not sent.
 	Pace *Pace
+	// Coordinator, when set, keeps the state of the shared cooldown,
+	// Slots and Pace where owners in several processes share it (see
+	// Coordinator; admission/redisstate keeps it in Redis), each
+	// decision falling back to the in-process state when it fails. It
+	// shares only what the Policy uses, so it needs SharedCooldown, Slots
+	// or Pace.
+	Coordinator Coordinator
 	// Clock is the time the Transport reads and waits on; nil means the
 	// runtime clock. A context deadline is read on the runtime clock, so
 	// give a request no deadline with another Clock.
@@ -252,6 +260,8 @@ func (p Policy) validate() (Policy, error) {
 		return p, valid.Errorf("RedirectFirst", "needs a {Fallback}")
 	case p.SharedCooldown && p.Advice == IgnoreAdvice:
 		return p, valid.Errorf("SharedCooldown", "acts on advice, so it cannot be used with IgnoreAdvice ({Advice})")
+	case p.Coordinator != nil && !p.SharedCooldown && p.Slots == nil && p.Pace == nil:
+		return p, valid.Errorf("Coordinator", "shares the state of {SharedCooldown}, {Slots} or {Pace}, and this Policy uses none")
 	case p.MaxReplayBody < 0:
 		return p, valid.Errorf("MaxReplayBody", "must not be negative (0 means %d bytes)", DefaultMaxReplayBody)
 	}

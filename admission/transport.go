@@ -258,17 +258,17 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
 		if r.t.p.Pace != nil && !a.Fallback {
-			r.t.p.Pace.admitted(now, a.Sent)
+			r.pace(PaceStep{Op: PaceAdmitted, Now: now, Sent: a.Sent})
 		}
 		a.Action, a.Reason = ActionDone, why
 		r.emit(a)
 		return resp, nil
 	}
 	if usable && !a.Fallback && r.t.p.SharedCooldown {
-		r.t.cool.extend(now.Add(advised), advice.Source)
+		r.extendCooldown(now.Add(advised), advice.Source)
 	}
 	if r.t.p.Pace != nil && !a.Fallback {
-		r.t.p.Pace.refusedAt(now, a.Sent, a.Wait)
+		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait})
 	}
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
 	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
@@ -336,7 +336,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 // redirect or give-up, already observed.
 func (r *request) hold(a *Attempt) (refused bool, err error) {
 	now := r.t.clock.Now()
-	left, source := r.t.cool.left(now)
+	left, source := r.cooldownLeft(now)
 	if left <= 0 {
 		return false, nil
 	}
@@ -380,8 +380,9 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 	start := r.t.clock.Now()
 	for {
 		now := r.t.clock.Now()
-		at, gen, ok := r.t.p.Pace.reserveGen(now, r.deadline)
-		if !ok {
+		res := r.pace(PaceStep{Op: PaceReserve, Now: now, Deadline: r.deadline})
+		at := res.At
+		if !res.OK {
 			return true, r.paceRefused(a, now, at)
 		}
 		if at.After(now) {
@@ -393,7 +394,7 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 		}
 		// A cut while this attempt waited: its slot was spaced at the old
 		// rate, so it takes one at the new.
-		if r.t.p.Pace.confirm(gen, at) {
+		if r.pace(PaceStep{Op: PaceConfirm, Gen: res.Gen, At: at}).OK {
 			return false, nil
 		}
 	}
@@ -473,7 +474,7 @@ func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time)
 		}
 	}
 	if p.Slots != nil {
-		if slot := p.Slots.take(now, wait); slot != wait {
+		if slot := r.slot(now, wait); slot != wait {
 			wait = slot
 			why += ", moved to the next free slot, " + show(slot)
 		}

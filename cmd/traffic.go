@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/admission/redisstate"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
@@ -38,6 +39,8 @@ type runFlags struct {
 	paceWindow  time.Duration
 	fleet       fleetFlags
 	metrics     metricsFlags
+	own         ownerFlags
+	retryFlags  *pflag.FlagSet // where the retry flags are, to tell a given --max-attempts
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -61,6 +64,8 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.retryJitter, "retry-jitter", admission.DefaultJitter, "stretch each advised wait by a random factor in [1, 1+jitter] (0: none)")
 	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "give up on a request whose advised wait is longer than this")
 	fs.DurationVar(&f.retryBudget, "retry-budget", admission.DefaultBudget, "give up on a request whose next wait would end after this long since its first send")
+	f.own.add(fs)
+	f.retryFlags = fs
 }
 
 // addFleet registers --shard and --start-at (every traffic command but
@@ -105,7 +110,8 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 
 // owner is the retry owner the retry flags describe, checked even when
 // --max-attempts 1 leaves it unused; nil for one attempt per request.
-func (f *runFlags) owner() (*admission.Policy, error) {
+// --policy names it instead (and sets what it needs on target).
+func (f *runFlags) owner(target *campaign.Target) (*admission.Policy, error) {
 	switch {
 	case f.maxAttempts < 1 || f.maxAttempts > maxAttempts:
 		return nil, usageError("--max-attempts must be between 1 and %d", maxAttempts)
@@ -116,9 +122,13 @@ func (f *runFlags) owner() (*admission.Policy, error) {
 	case f.retryBudget <= 0 || f.retryBudget > 24*time.Hour:
 		return nil, usageError("--retry-budget must be positive and at most 24h")
 	}
+	if f.own.policy != "" {
+		return f.policyOwner(f.retryFlags, target)
+	}
 	if f.maxAttempts == 1 {
 		return nil, nil
 	}
+	target.PolicyName = "retry"
 	p := &admission.Policy{MaxAttempts: f.maxAttempts, Jitter: f.retryJitter, MaxWait: f.retryMax, Budget: f.retryBudget}
 	if _, err := admission.New(nil, *p); err != nil {
 		return nil, settingError(err, runFlagNames)
@@ -138,6 +148,8 @@ type trafficRun struct {
 	stderr io.Writer
 	// perPlan prints each plan's summary to stderr as it ends (characterize).
 	perPlan bool
+	// coord is --coordinate's, closed when the run ends.
+	coord *redisstate.Coordinator
 }
 
 // newTrafficRun assembles the job shared by burst, schedule and
@@ -147,14 +159,12 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err != nil {
 		return nil, err
 	}
-	owner, err := rf.owner()
+	target := campaign.Target{Spec: tf.spec(), Sim: tf.sim}
+	owner, err := rf.owner(&target)
 	if err != nil {
 		return nil, err
 	}
-	target := campaign.Target{Spec: tf.spec(), Sim: tf.sim, Owner: owner}
-	if owner != nil {
-		target.PolicyName = "retry"
-	}
+	target.Owner = owner
 	r := &trafficRun{
 		job:   campaign.Job{Plans: plans, Target: target, Output: output, Options: opts},
 		names: merge(runFlagNames, targetFlagNames, simFlagNames("sim-"), names),
@@ -162,6 +172,9 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	}
 	if err := r.job.Validate(); err != nil {
 		return nil, settingError(err, r.names)
+	}
+	if r.coord, err = rf.own.coordinator(context.Background(), owner, target.Spec, stderr); err != nil {
+		return nil, err
 	}
 	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
 	return r, nil
@@ -224,6 +237,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	}
 	out, err := campaign.Run(ctx, r.job)
 	r.rf.metrics.finish()
+	closeCoordinator(r.coord, r.stderr)
 	var v *valid.Error
 	switch {
 	case errors.As(err, &v):
@@ -250,7 +264,10 @@ func (r *trafficRun) startMetrics() (err error) {
 		return err
 	}
 	r.job.Options.Metrics, err = r.rf.metrics.traffic()
-	return err
+	if err != nil {
+		return err
+	}
+	return r.rf.metrics.coordinated(r.coord)
 }
 
 func (r *trafficRun) stopMetrics() { r.rf.metrics.stop(r.stderr, r.rf.quiet) }

@@ -1,0 +1,239 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// memCoordinator is a Coordinator in memory, as two processes would share
+// one in Redis; fail makes every call fail, as a Redis that is down.
+type memCoordinator struct {
+	mu    sync.Mutex
+	cool  cooldown
+	next  time.Time
+	pace  paceState
+	fail  atomic.Bool
+	calls atomic.Int64
+}
+
+var errDown = errors.New("coordinator down")
+
+func (m *memCoordinator) Cooldown(_ context.Context, until time.Time, source string) (time.Time, string, error) {
+	m.calls.Add(1)
+	if m.fail.Load() {
+		return time.Time{}, "", errDown
+	}
+	m.cool.extend(until, source)
+	m.cool.mu.Lock()
+	defer m.cool.mu.Unlock()
+	return m.cool.until, m.cool.source, nil
+}
+
+func (m *memCoordinator) Slot(_ context.Context, at time.Time, width time.Duration) (time.Time, error) {
+	m.calls.Add(1)
+	if m.fail.Load() {
+		return time.Time{}, errDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.next.After(at) {
+		at = m.next
+	}
+	m.next = at.Add(width)
+	return at, nil
+}
+
+func (m *memCoordinator) Pace(_ context.Context, s PaceStep) (PaceResult, error) {
+	m.calls.Add(1)
+	if m.fail.Load() {
+		return PaceResult{}, errDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pace.step(s), nil
+}
+
+// TestCoordinatorSharesCooldown: two Transports, as two processes, each
+// with its own in-process cooldown. A refusal through the first advising
+// 10 s holds the second's requests through a shared Coordinator; without
+// one, or with one that is down, the second learns alone: a refusal of
+// its own.
+func TestCoordinatorSharesCooldown(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		coord, down  bool
+		wantRefusals int64
+	}{{"alone", false, false, 2}, {"shared", true, false, 1}, {"down", true, true, 2}} {
+		synctest.Test(t, func(t *testing.T) {
+			g := &gate{open: time.Now().Add(10 * time.Second)}
+			m := &memCoordinator{}
+			m.fail.Store(tc.down)
+			get := func(tr *Transport) {
+				resp, err := (&http.Client{Transport: tr}).Get("http://primary.invalid/")
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("%s: %v %v", tc.name, resp, err)
+					return
+				}
+				resp.Body.Close()
+			}
+			var owners [2]*Transport
+			for i := range owners {
+				p := DefaultPolicy()
+				p.SharedCooldown, p.Jitter = true, 0
+				if tc.coord {
+					p.Coordinator = m
+				}
+				tr, err := New(serveMem(t, g), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				owners[i] = tr
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() { get(owners[0]) })
+			time.Sleep(time.Second)
+			for range 5 {
+				get(owners[1])
+			}
+			wg.Wait()
+			if got := g.refusals.Load(); got != tc.wantRefusals || g.admitted.Load() != 6 {
+				t.Errorf("%s: %d refusals, %d admitted; want %d refusals", tc.name, got, g.admitted.Load(), tc.wantRefusals)
+			}
+			if tc.coord && m.calls.Load() == 0 {
+				t.Errorf("%s: the Coordinator was never called", tc.name)
+			}
+		})
+	}
+}
+
+// TestCoordinatorSharesSlots: two Transports with Slots of their own
+// (in-process, a fleet of one each) are told the same wait; through a
+// shared Coordinator their retries take distinct slots, and with it down
+// each falls back to its own Slots, whose first slot is the advised time.
+func TestCoordinatorSharesSlots(t *testing.T) {
+	t.Parallel()
+	for _, down := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			m := &memCoordinator{}
+			m.fail.Store(down)
+			at := make(chan time.Duration, 2)
+			start := time.Now()
+			var owners [2]*Transport
+			for i := range owners {
+				p := DefaultPolicy()
+				p.Jitter, p.Slots, p.Coordinator = 0, NewSlots(time.Second), m
+				p.Observe = func(d Decision) {
+					if d.Attempt == 2 {
+						at <- time.Since(start)
+					}
+				}
+				tr, err := New(serveMem(t, refuseFirst(1)), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				owners[i] = tr
+			}
+			var wg sync.WaitGroup
+			for _, tr := range owners {
+				wg.Go(func() {
+					resp, err := (&http.Client{Transport: tr}).Get("http://primary.invalid/")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				})
+			}
+			wg.Wait()
+			a, b := <-at, <-at
+			gap := max(a-b, b-a)
+			if want := time.Second; !down && gap != want {
+				t.Errorf("shared slots: retries at %v and %v, want %v apart", a, b, want)
+			}
+			if down && gap != 0 {
+				t.Errorf("coordinator down: retries at %v and %v, want both at the advised time", a, b)
+			}
+		})
+	}
+}
+
+// refuseFirst refuses its first n requests advising 100 ms, and admits
+// the rest.
+func refuseFirst(n int64) http.Handler {
+	var seen atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen.Add(1) <= n {
+			w.Header().Set("Retry-After-Ms", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// TestCoordinatorSharesPace: two Transports with Paces of their own learn
+// one rate through a shared Coordinator: a refusal through the first
+// paces the second, which has met none. With the Coordinator down, the
+// second does not pace (it has learned nothing itself).
+func TestCoordinatorSharesPace(t *testing.T) {
+	t.Parallel()
+	for _, down := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			m := &memCoordinator{}
+			m.fail.Store(down)
+			var paces [2]*Pace
+			var owners [2]*Transport
+			for i := range owners {
+				pace, err := NewPace(DefaultPaceConfig())
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := DefaultPolicy()
+				p.Pace, p.Coordinator, paces[i] = pace, m, pace
+				tr, err := New(serveMem(t, refuseFirst(int64(1-i))), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				owners[i] = tr
+			}
+			get := func(tr *Transport) {
+				resp, err := (&http.Client{Transport: tr}).Get("http://primary.invalid/")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+			get(owners[0]) // refused once, then admitted
+			start := time.Now()
+			for range 3 {
+				get(owners[1])
+			}
+			took := time.Since(start)
+			if !down && (took < time.Second || m.pace.rate == 0) {
+				t.Errorf("shared pace: 3 requests in %v at the shared rate %.2f/s; want them paced", took, m.pace.rate)
+			}
+			if down && (took != 0 || paces[1].Rate() != 0) {
+				t.Errorf("coordinator down: 3 requests in %v, in-process rate %.2f; want them unpaced", took, paces[1].Rate())
+			}
+		})
+	}
+}
+
+func TestCoordinatorNeedsSharedState(t *testing.T) {
+	t.Parallel()
+	p := DefaultPolicy()
+	p.Coordinator = &memCoordinator{}
+	_, err := New(nil, p)
+	var f interface{ Field() string }
+	if !errors.As(err, &f) || f.Field() != "Coordinator" {
+		t.Fatalf("a Coordinator with nothing to share: %v, want an error naming Coordinator", err)
+	}
+}

@@ -1,0 +1,430 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/redisserver"
+)
+
+// open returns a Coordinator on srv for deployment, closed at the end.
+func open(t *testing.T, srv *redisserver.Server, o Options) *Coordinator {
+	t.Helper()
+	c, err := Open("redis://"+srv.Addr+"/0", "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestSharedStateAndKeys: two Coordinators, as two processes, share a
+// deployment's cooldown and slots and not another deployment's; every key
+// is namespaced, expires, and holds no name.
+func TestSharedStateAndKeys(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	ctx := context.Background()
+	const name = "https://contoso.openai.azure.com/gpt-4o-ptu"
+	a, b := open(t, srv, Options{Deployment: name}), open(t, srv, Options{Deployment: name})
+	other := open(t, srv, Options{Deployment: "another"})
+
+	now := time.Now().Truncate(time.Microsecond)
+	end := now.Add(3 * time.Second)
+	if got, src, err := a.Cooldown(ctx, end, "retry-after-ms"); err != nil || !got.Equal(end) || src != "retry-after-ms" {
+		t.Fatalf("extend: %v %q %v", got, src, err)
+	}
+	if got, src, err := b.Cooldown(ctx, now.Add(time.Second), "retry-after"); err != nil || !got.Equal(end) || src != "retry-after-ms" {
+		t.Fatalf("an earlier end through the other: %v %q %v; want the later end kept", got, src, err)
+	}
+	if got, _, err := other.Cooldown(ctx, time.Time{}, ""); err != nil || !got.IsZero() {
+		t.Fatalf("another deployment's cooldown: %v %v; want none", got, err)
+	}
+	for i, c := range []*Coordinator{a, b, a} {
+		got, err := c.Slot(ctx, now, 100*time.Millisecond)
+		if want := now.Add(time.Duration(i) * 100 * time.Millisecond); err != nil || !got.Equal(want) {
+			t.Fatalf("slot %d: %v %v, want %v", i, got, err, want)
+		}
+	}
+	if _, err := a.Pace(ctx, admission.PaceStep{Op: admission.PaceReserve, Now: now, Config: admission.DefaultPaceConfig()}); err != nil {
+		t.Fatal(err)
+	}
+
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rc.Close()
+	keys, err := rc.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 {
+		t.Errorf("keys %q, want one deployment's cooldown, slots and pace (the other's was only read)", keys)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "ptuprobe:{") || strings.Contains(k, "contoso") || strings.Contains(k, "gpt") {
+			t.Errorf("key %q: not namespaced, or it names the deployment", k)
+		}
+		if ttl := rc.PTTL(ctx, k).Val(); ttl <= 0 {
+			t.Errorf("key %q does not expire (PTTL %v)", k, ttl)
+		}
+		if typ := rc.Type(ctx, k).Val(); typ == "hash" {
+			for f, v := range rc.HGetAll(ctx, k).Val() {
+				if strings.Contains(v, "contoso") {
+					t.Errorf("key %q field %s holds the name", k, f)
+				}
+			}
+		}
+	}
+	if a.Fallbacks()+b.Fallbacks() != 0 {
+		t.Errorf("%d fallbacks with Redis up", a.Fallbacks()+b.Fallbacks())
+	}
+}
+
+// TestPaceSteps: the pace script keeps admission's AIMD for the fleet: no
+// pacing before a refusal; a refusal cuts to Decrease × the fleet's
+// recent rate and holds sends until the advised wait's end; a slot taken
+// before the cut is void; a refusal of an attempt sent before the cut
+// does not cut again; admitted answers grow the rate; a slot that would
+// not be answered before the deadline is not taken.
+func TestPaceSteps(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	ctx := context.Background()
+	a, b := open(t, srv, Options{Deployment: "d"}), open(t, srv, Options{Deployment: "d"})
+	cfg := admission.DefaultPaceConfig()
+	step := func(c *Coordinator, s admission.PaceStep) admission.PaceResult {
+		t.Helper()
+		s.Config = cfg
+		r, err := c.Pace(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	t0 := time.UnixMicro(1_800_000_000_000_000)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	// Ten sends 100 ms apart, from both: 10/s, the fleet's rate, unpaced.
+	var old admission.PaceResult
+	for i := range 10 {
+		c := []*Coordinator{a, b}[i%2]
+		r := step(c, admission.PaceStep{Op: admission.PaceReserve, Now: ms(100 * i)})
+		if !r.OK || !r.At.Equal(ms(100*i)) {
+			t.Fatalf("unpaced reserve %d: %+v", i, r)
+		}
+		old = r
+	}
+	// Refused at 1 s advising 200 ms: 10 sends over 1 s... rate 10/s ×
+	// 0.75 = 7.5/s; nothing before 1.2 s.
+	step(a, admission.PaceStep{Op: admission.PaceRefused, Now: ms(1000), Sent: ms(900), Wait: 200 * time.Millisecond})
+	if r := step(b, admission.PaceStep{Op: admission.PaceConfirm, Gen: old.Gen, At: old.At}); r.OK {
+		t.Errorf("a slot taken before the cut was confirmed: %+v", r)
+	}
+	r1 := step(b, admission.PaceStep{Op: admission.PaceReserve, Now: ms(1000)})
+	r2 := step(a, admission.PaceStep{Op: admission.PaceReserve, Now: ms(1000)})
+	if !r1.OK || !r1.At.Equal(ms(1200)) || r1.Gen != old.Gen+1 {
+		t.Errorf("after the cut: %+v, want the slot at the hold's end, 1.2 s, under the next gen", r1)
+	}
+	if gap := r2.At.Sub(r1.At); gap != 133333*time.Microsecond {
+		t.Errorf("slots %v apart, want 1/7.5 s", gap)
+	}
+	if !step(b, admission.PaceStep{Op: admission.PaceConfirm, Gen: r1.Gen, At: r1.At}).OK {
+		t.Error("a slot taken after the cut was not confirmed")
+	}
+	// An answer to what was sent before the cut does not cut again.
+	step(b, admission.PaceStep{Op: admission.PaceRefused, Now: ms(1100), Sent: ms(950), Wait: -1})
+	r3 := step(a, admission.PaceStep{Op: admission.PaceReserve, Now: ms(1000)})
+	if r3.Gen != r1.Gen || r3.At.Sub(r2.At) != 133333*time.Microsecond {
+		t.Errorf("after a late refusal: %+v, want no second cut", r3)
+	}
+	// Admitted 10 s after the cut: +2%/s × 10 s, so 1/(7.5 × 1.2) apart.
+	step(a, admission.PaceStep{Op: admission.PaceAdmitted, Now: ms(11000), Sent: ms(10900)})
+	r4 := step(b, admission.PaceStep{Op: admission.PaceReserve, Now: ms(20000)})
+	r5 := step(b, admission.PaceStep{Op: admission.PaceReserve, Now: ms(20000)})
+	if gap := r5.At.Sub(r4.At); gap != 111111*time.Microsecond {
+		t.Errorf("after growth, slots %v apart, want 1/9 s", gap)
+	}
+	// A slot whose answer would come after the deadline is not taken.
+	r6 := step(a, admission.PaceStep{Op: admission.PaceReserve, Now: ms(20000), Deadline: ms(20300), Margin: 100 * time.Millisecond})
+	if r6.OK || !r6.At.Equal(r5.At.Add(111111*time.Microsecond)) {
+		t.Errorf("a slot past the deadline: %+v, want refused at the next slot", r6)
+	}
+}
+
+// TestOpenRefuses: a URL Open cannot use is ErrURL; a refused password is
+// ErrAuth at Check; a password never appears in an error.
+func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379/x", "redis://:hunter2@127.0.0.1:6379/0", "127.0.0.1:6379", "redis://[::1/0", "redis://:hunter2@[::1/0"} {
+		_, err := Open(u, "", Options{Deployment: "d"})
+		if !errors.Is(err, ErrURL) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%q): %v, want ErrURL without the password", u, err)
+		}
+	}
+	tlsC, err := Open("rediss://127.0.0.1:6380/2", "", Options{Deployment: "d"})
+	if err != nil {
+		t.Errorf("rediss://: %v", err)
+	} else {
+		tlsC.Close()
+	}
+	srv := redisserver.Start(t, "--requirepass", "right-one")
+	for _, pw := range []string{"", "wrong-one"} {
+		c, err := Open("redis://"+srv.Addr+"/0", pw, Options{Deployment: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Check(context.Background())
+		if !errors.Is(err, ErrAuth) || strings.Contains(err.Error(), "wrong-one") {
+			t.Errorf("password %q: %v, want ErrAuth without the password", pw, err)
+		}
+		c.Close()
+	}
+	c, err := Open("redis://"+srv.Addr+"/0", "right-one", Options{Deployment: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Check(context.Background()); err != nil {
+		t.Errorf("the right password: %v", err)
+	}
+}
+
+// TestFaultsFallBackAndRejoin: Redis slow (DEBUG SLEEP), killed and
+// restarted under a Coordinator: each call ends by its deadline, is
+// counted, warns once per outage, is not retried within Retry, and Redis
+// is used again once it answers.
+func TestFaultsFallBackAndRejoin(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	var warnings []error
+	var mu sync.Mutex
+	c := open(t, srv, Options{Deployment: "d", Now: func() time.Time { return time.Unix(0, now.Load()) },
+		Warn: func(err error) { mu.Lock(); warnings = append(warnings, err); mu.Unlock() }})
+	read := func() (time.Duration, error) {
+		start := time.Now()
+		_, _, err := c.Cooldown(ctx, time.Time{}, "")
+		return time.Since(start), err
+	}
+	if _, err := read(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Slow: Redis busy for a second; the call ends at its 50 ms deadline.
+	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer sleeper.Close()
+	done := make(chan struct{})
+	go func() { sleeper.Do(ctx, "DEBUG", "SLEEP", "1"); close(done) }()
+	waitBusy(t, srv.Addr)
+	took, err := read()
+	if err == nil || took >= 900*time.Millisecond {
+		t.Fatalf("a call to a busy Redis: %v after %v; want an error at its deadline", err, took)
+	}
+	if took, err := read(); !errors.Is(err, errSkipped) || took > 10*time.Millisecond {
+		t.Errorf("within Retry of a failure: %v after %v, want no call", err, took)
+	}
+	<-done
+	now.Add(int64(2 * DefaultRetry))
+	if _, err := read(); err != nil {
+		t.Fatalf("Redis answers again: %v", err)
+	}
+
+	// Lost: killed, then restarted on the same port.
+	srv.Stop()
+	now.Add(int64(2 * DefaultRetry))
+	if _, err := read(); err == nil {
+		t.Fatal("a call to a killed Redis succeeded")
+	}
+	now.Add(int64(2 * DefaultRetry))
+	if _, err := read(); err == nil {
+		t.Fatal("a call to a killed Redis succeeded")
+	}
+	srv.Restart()
+	now.Add(int64(2 * DefaultRetry))
+	if _, err := read(); err != nil {
+		t.Fatalf("after the restart: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 2 {
+		t.Errorf("warnings %v, want one per outage (slow, then killed)", warnings)
+	}
+	if got := c.Fallbacks(); got != 4 {
+		t.Errorf("%d fallbacks, want 4 (the slow call, the skipped one, two while killed)", got)
+	}
+}
+
+// waitBusy returns once a DEBUG SLEEP holds the server at addr: a PING
+// with a short deadline no longer answers.
+func waitBusy(t *testing.T, addr string) {
+	t.Helper()
+	probe := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer probe.Close()
+	for range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := probe.Ping(ctx).Err()
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+	t.Fatal("DEBUG SLEEP did not hold the server")
+}
+
+// TestTransportsShareThroughRedis: two admission Transports (two
+// processes) with a shared cooldown through Redis: one refusal advising
+// 2 s holds the other's requests. Then Redis is killed: every request
+// still completes within its budget, on the process's own state.
+func TestTransportsShareThroughRedis(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	var refusals, admitted atomic.Int64
+	open0 := time.Now().Add(2 * time.Second)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if left := time.Until(open0); left > 0 {
+			refusals.Add(1)
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt(left.Milliseconds()+1, 10))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		admitted.Add(1)
+	}))
+	defer ts.Close()
+	var owners [2]*http.Client
+	var coords [2]*Coordinator
+	for i := range owners {
+		coords[i] = open(t, srv, Options{Deployment: ts.URL})
+		p := admission.DefaultPolicy()
+		p.SharedCooldown, p.Jitter, p.Budget, p.Coordinator = true, 0, 5*time.Second, coords[i]
+		tr, err := admission.New(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[i] = &http.Client{Transport: tr}
+	}
+	get := func(c *http.Client) time.Duration {
+		start := time.Now()
+		resp, err := c.Get(ts.URL)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	get(owners[0])
+	for range 3 {
+		get(owners[1])
+	}
+	if refusals.Load() != 1 || admitted.Load() != 4 {
+		t.Errorf("through Redis: %d refusals, %d admitted; want the one refusal", refusals.Load(), admitted.Load())
+	}
+	srv.Stop()
+	for _, c := range owners {
+		if took := get(c); took > 5*time.Second {
+			t.Errorf("with Redis killed, a request took %v, past its budget", took)
+		}
+	}
+	if coords[0].Fallbacks() == 0 || coords[1].Fallbacks() == 0 {
+		t.Errorf("fallbacks %d and %d, want some once Redis is gone", coords[0].Fallbacks(), coords[1].Fallbacks())
+	}
+}
+
+// TestSlowRedisDoesNotHoldRequests: with Redis busy for 2 s (DEBUG SLEEP),
+// requests through a coordinated Transport are answered without waiting
+// for it: each decision gives up on Redis at its 50 ms deadline.
+func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ts.Close()
+	c := open(t, srv, Options{Deployment: ts.URL})
+	pace, err := admission.NewPace(admission.DefaultPaceConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := admission.DefaultPolicy()
+	p.SharedCooldown, p.Slots, p.Pace, p.Coordinator = true, admission.NewSlots(0), pace, c
+	tr, err := admission.New(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer sleeper.Close()
+	done := make(chan struct{})
+	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2"); close(done) }()
+	waitBusy(t, srv.Addr)
+	start := time.Now()
+	for range 5 {
+		resp, err := (&http.Client{Transport: tr}).Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	select {
+	case <-done:
+		t.Errorf("5 requests took %v, until Redis answered again", time.Since(start))
+	default:
+	}
+	if c.Fallbacks() == 0 {
+		t.Error("no fallback counted while Redis was busy")
+	}
+	<-done
+}
+
+// TestPaceSharedThroughRedis: two Transports, as two processes, each with
+// a Pace of its own: a refusal met by the first paces the second, which
+// has met none, at the rate they share in Redis.
+func TestPaceSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After-Ms", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer ts.Close()
+	var owners [2]*http.Client
+	for i := range owners {
+		pace, err := admission.NewPace(admission.DefaultPaceConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := admission.DefaultPolicy()
+		p.Pace, p.Coordinator = pace, open(t, srv, Options{Deployment: ts.URL})
+		tr, err := admission.New(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[i] = &http.Client{Transport: tr}
+	}
+	get := func(c *http.Client) {
+		resp, err := c.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get(owners[0]) // refused: the shared rate is cut to 0.75/s
+	start := time.Now()
+	get(owners[1])
+	get(owners[1])
+	// The two sends are 1/0.75 s apart: the second waits over a second.
+	if took := time.Since(start); took < time.Second {
+		t.Errorf("two requests through the other owner in %v; want them paced at the shared rate", took)
+	}
+}

@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/admission/redisstate"
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/policylab"
+)
+
+// ownerFlags are --policy and --coordinate, beside the retry flags of
+// burst, schedule and characterize.
+type ownerFlags struct {
+	policy      string
+	coordinate  string
+	passwordEnv string
+}
+
+// DefaultCoordinatePasswordEnv is --coordinate-password-env's default.
+const DefaultCoordinatePasswordEnv = "REDIS_PASSWORD"
+
+func (f *ownerFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.policy, "policy", "", "retry owner: a `NAME` of ptuprobe policies (honor, slots, pace, cooldown, honor-backoff… or NAME=BASE,key=value,…), with its jitter, advice and backoff, under --max-attempts (default 3 with --policy) and --retry-budget")
+	fs.StringVar(&f.coordinate, "coordinate", "", "share the retry owner's cooldown, slots and pace with every process naming the same target through the Redis at `URL`: redis://HOST:PORT/DB or rediss:// (without --policy, the shared cooldown is turned on); a Redis that fails leaves each decision to this process's own state")
+	fs.StringVar(&f.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, "name of the environment variable holding the --coordinate Redis password (never a flag value)")
+}
+
+// policyOwner is the owner --policy names, under the fair caps of
+// --max-attempts (3 when not given) and --retry-budget; it sets the
+// target's fallback and emulation fields the policy needs.
+func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*admission.Policy, error) {
+	spec, err := policylab.ParseSpec(f.own.policy)
+	if err != nil {
+		return nil, usageError("--policy: %v", err)
+	}
+	attempts := admission.DefaultMaxAttempts
+	if fs != nil && fs.Changed("max-attempts") {
+		attempts = f.maxAttempts
+	}
+	if spec.Fallback && !target.Embedded() {
+		return nil, usageError("--policy %s redirects to a fallback deployment, which these commands have only on the embedded simulator (ptuprobe policies --fallback-deployment names one on an endpoint)", spec.Name)
+	}
+	spec = spec.Fair(f.retryBudget, attempts)
+	p := spec.Policy(1)
+	if spec.Slots {
+		p.Slots = admission.NewSlots(spec.SlotWidth)
+	}
+	if spec.Pace {
+		if p.Pace, err = admission.NewPace(admission.DefaultPaceConfig()); err != nil {
+			return nil, err
+		}
+	}
+	target.PolicyName, target.Fallback = spec.Name, spec.Fallback
+	target.AppAttempts, target.AppDelay, target.MarkSDKRetries = spec.AppAttempts, spec.AppDelay, spec.SDK
+	return p, nil
+}
+
+// coordinator opens --coordinate for owner p and target spec: a bad URL
+// or a refused password is a usage error, before any traffic; a Redis
+// that does not answer is warned of once (each decision then falls back).
+func (f *ownerFlags) coordinator(ctx context.Context, p *admission.Policy, spec client.Spec, stderr io.Writer) (*redisstate.Coordinator, error) {
+	if f.coordinate == "" {
+		return nil, nil
+	}
+	if f.passwordEnv == "" {
+		return nil, usageError("--coordinate-password-env must name an environment variable")
+	}
+	if p == nil {
+		return nil, usageError("--coordinate shares a retry owner's state: give --max-attempts above 1 or --policy")
+	}
+	if !p.SharedCooldown && p.Slots == nil && p.Pace == nil {
+		if f.policy != "" {
+			return nil, usageError("--coordinate: policy %s has no shared cooldown, slots or pace to share", f.policy)
+		}
+		p.SharedCooldown = true
+	}
+	warn := func(err error) {
+		fmt.Fprintf(stderr, "ptuprobe: warning: --coordinate: Redis failed (%v); each decision uses this process's own state until it answers again\n", err)
+	}
+	c, err := redisstate.Open(f.coordinate, os.Getenv(f.passwordEnv), redisstate.Options{Deployment: deploymentName(spec), Warn: warn})
+	if err != nil {
+		return nil, usageError("--coordinate: %v", err)
+	}
+	check, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	// A Redis that does not answer now is warned of at the first
+	// decision, once; one that refuses the password will not answer.
+	if err := c.Check(check); errors.Is(err, redisstate.ErrAuth) {
+		c.Close()
+		return nil, usageError("--coordinate: %v (the password is read from $%s)", err, f.passwordEnv)
+	}
+	p.Coordinator = c
+	return c, nil
+}
+
+// deploymentName is what the fleet shares: the target as the flags name
+// it (only its hash reaches Redis).
+func deploymentName(s client.Spec) string {
+	return strings.Join([]string{s.API, s.Endpoint, s.Deployment, s.URL, s.Model}, "\x00")
+}
+
+// closeCoordinator reports the run's fallbacks and closes c.
+func closeCoordinator(c *redisstate.Coordinator, stderr io.Writer) {
+	if c == nil {
+		return
+	}
+	if n := c.Fallbacks(); n > 0 {
+		fmt.Fprintf(stderr, "note: --coordinate: %d decisions fell back to this process's own state\n", n)
+	}
+	c.Close()
+}
+
+// coordinated counts c's fallbacks on the metrics endpoint, if any.
+func (m *metricsFlags) coordinated(c *redisstate.Coordinator) error {
+	if m.ep == nil || c == nil {
+		return nil
+	}
+	return m.ep.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "ptuprobe_coordinate_fallbacks_total",
+		Help: "Decisions of the retry owner taken on this process's own state because the --coordinate Redis failed (or was not called within a second of a failure).",
+	}, func() float64 { return float64(c.Fallbacks()) }))
+}
