@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -35,14 +36,17 @@ const (
 	secretName = "ptuprobe-azure"
 	keyEnv     = "AZURE_OPENAI_API_KEY"
 	claimName  = "ptuprobe-results"
+	redisName  = "ptuprobe-redis"
 	indexEnv   = "JOB_COMPLETION_INDEX"
 	indexAnno  = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 )
 
 // rendered is one kustomization's output, decoded strictly by kind.
 type rendered struct {
-	jobs       map[string]*batchv1.Job
-	configMaps map[string]*corev1.ConfigMap // by generated name (with hash)
+	jobs        map[string]*batchv1.Job
+	configMaps  map[string]*corev1.ConfigMap // by generated name (with hash)
+	deployments map[string]*appsv1.Deployment
+	services    map[string]*corev1.Service
 }
 
 // configMap returns the generated ConfigMap whose name starts with base-.
@@ -82,7 +86,8 @@ func render(t *testing.T, dir string) rendered {
 	if err != nil {
 		t.Fatalf("kustomize %s: %v", dir, err)
 	}
-	out := rendered{jobs: map[string]*batchv1.Job{}, configMaps: map[string]*corev1.ConfigMap{}}
+	out := rendered{jobs: map[string]*batchv1.Job{}, configMaps: map[string]*corev1.ConfigMap{},
+		deployments: map[string]*appsv1.Deployment{}, services: map[string]*corev1.Service{}}
 	for _, res := range m.Resources() {
 		doc, err := res.AsYAML()
 		if err != nil {
@@ -99,8 +104,18 @@ func render(t *testing.T, dir string) rendered {
 			decodeStrict(t, dir+": ConfigMap "+res.GetName(), doc, &cm)
 			checkTypeMeta(t, cm.APIVersion, cm.Kind, "v1", "ConfigMap")
 			out.configMaps[cm.Name] = &cm
+		case "Deployment":
+			var d appsv1.Deployment
+			decodeStrict(t, dir+": Deployment "+res.GetName(), doc, &d)
+			checkTypeMeta(t, d.APIVersion, d.Kind, "apps/v1", "Deployment")
+			out.deployments[d.Name] = &d
+		case "Service":
+			var svc corev1.Service
+			decodeStrict(t, dir+": Service "+res.GetName(), doc, &svc)
+			checkTypeMeta(t, svc.APIVersion, svc.Kind, "v1", "Service")
+			out.services[svc.Name] = &svc
 		default:
-			t.Fatalf("%s renders a %s (%s); only Jobs and ConfigMaps are expected (a Secret is never rendered from a file)", dir, kind, res.GetName())
+			t.Fatalf("%s renders a %s (%s); only Jobs, ConfigMaps and the Redis's Deployment and Service are expected (a Secret is never rendered from a file)", dir, kind, res.GetName())
 		}
 	}
 	return out
@@ -217,10 +232,14 @@ func TestSourcesDecodeStrictly(t *testing.T) {
 	}
 }
 
-func TestFleetJob(t *testing.T) {
+func TestFleetJob(t *testing.T) { checkFleet(t, "fleet") }
+
+// checkFleet checks the fleet Job that the kustomization in dir renders.
+func checkFleet(t *testing.T, dir string) rendered {
+	t.Helper()
 	env := runEnv(t, root)
 	n := shards(t, env)
-	r := render(t, filepath.Join(root, "fleet"))
+	r := render(t, filepath.Join(root, dir))
 	if len(r.jobs) != 1 {
 		t.Fatalf("fleet renders %d Jobs, want 1", len(r.jobs))
 	}
@@ -280,6 +299,51 @@ func TestFleetJob(t *testing.T) {
 	checkExpansions(t, j.Name, c)
 	checkEnvRefs(t, r, j.Name, c)
 	checkResultsVolume(t, j, oneFlag(t, j.Name, c.Args, "out-dir"))
+	return r
+}
+
+// TestRedisForTheFleet: the optional Redis is a Deployment and a Service
+// that selects its pods, non-root, without persistence or a volume.
+func TestRedisForTheFleet(t *testing.T) {
+	r := render(t, filepath.Join(root, "redis"))
+	d, svc := r.deployments[redisName], r.services[redisName]
+	if len(r.deployments) != 1 || len(r.services) != 1 || d == nil || svc == nil || len(r.jobs) != 0 {
+		t.Fatalf("redis renders %d Deployments and %d Services, want %s of each", len(r.deployments), len(r.services), redisName)
+	}
+	spec := d.Spec.Template.Spec
+	checkPodSecurity(t, d.Name, spec)
+	if len(spec.Volumes) != 0 {
+		t.Errorf("the Redis has volumes %v: it keeps nothing worth keeping", spec.Volumes)
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	if args := strings.Join(c.Args, " "); !strings.Contains(args, "--save ") || !strings.Contains(args, "--appendonly no") {
+		t.Errorf("redis args %q: want no persistence (--save \"\", --appendonly no)", c.Args)
+	}
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v || d.Spec.Selector.MatchLabels[k] != v {
+			t.Errorf("the Service selects %s=%s, which the Deployment's pods do not carry", k, v)
+		}
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 6379 || len(c.Ports) != 1 || c.Ports[0].ContainerPort != 6379 {
+		t.Errorf("ports: Service %v, container %v; want 6379", svc.Spec.Ports, c.Ports)
+	}
+}
+
+// TestCoordinatedFleet: the fleet with --coordinate keeps every invariant
+// of the fleet, and names the Redis's Service, once.
+func TestCoordinatedFleet(t *testing.T) {
+	r := checkFleet(t, "fleet-coordinated")
+	c := onlyContainer(t, r.job(t, fleetJob))
+	if got, want := oneFlag(t, fleetJob, c.Args, "coordinate"), "redis://"+redisName+":6379/0"; got != want {
+		t.Errorf("--coordinate=%s, want %s (the Service of ../redis)", got, want)
+	}
+	if got := oneFlag(t, fleetJob, c.Args, "policy"); got != "slots" {
+		t.Errorf("--policy=%s, want slots: the policy coordination was measured to help", got)
+	}
+	oneFlag(t, fleetJob, c.Args, "max-attempts")
 }
 
 func TestMergeJob(t *testing.T) {
