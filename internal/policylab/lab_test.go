@@ -135,6 +135,7 @@ func TestTheHerd(t *testing.T) {
 func TestOtherLimiters(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfileWindow, "backoff", "honor", "pace")
+	l.Duration = 12 * time.Second
 	sw, err := Run(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +149,7 @@ func TestOtherLimiters(t *testing.T) {
 	}
 	g := smallLab(t, sim.ProfileGateway, "honor", "pace")
 	g.Sim.GatewayKeyRPS, g.Sim.GatewayOrgRPS = 1, 8
+	g.Duration = 10 * time.Second
 	sw, err = Run(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/report"
 )
 
@@ -110,7 +111,15 @@ func TestWrittenPage(t *testing.T) {
 func TestPublish(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	written, err := Publish(dir, fixtureSweep(), Setup{Command: "ptuprobe policies"})
+	sweep, want := fixtureSweep(), []string{CSVFile, MarkdownFile, "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg",
+		"policy_latency_ecdf_3x.png", "policy_latency_ecdf_3x.svg", report.HTMLFile}
+	if testkit.Race {
+		// Under the race detector drawing PNGs is most of the time: one
+		// load's charts prove what three do.
+		sweep.Rows = slices.DeleteFunc(sweep.Rows, func(r Row) bool { return r.Load != "3x" })
+		want = slices.DeleteFunc(want, func(n string) bool { return strings.Contains(n, "1.5x") })
+	}
+	written, err := Publish(dir, sweep, Setup{Command: "ptuprobe policies"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +134,9 @@ func TestPublish(t *testing.T) {
 	if len(entries) != len(written) {
 		t.Errorf("%d files in the directory, %d written (a temporary left behind?)", len(entries), len(written))
 	}
-	for _, want := range []string{CSVFile, MarkdownFile, "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg",
-		"policy_latency_ecdf_3x.png", "policy_latency_ecdf_3x.svg", report.HTMLFile} {
-		if !slices.Contains(names, want) {
-			t.Errorf("%s not written: %v", want, names)
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			t.Errorf("%s not written: %v", w, names)
 		}
 	}
 }
