@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/sha256"
 	"errors"
 	"net/http"
 	"strconv"
@@ -19,15 +18,11 @@ func (f *fields) geminiRequest(defaultMax int) (request, error) {
 	if !f.contents.seen {
 		return r, badRequest("contents is not specified")
 	}
-	chars := f.contents.chars
-	if f.systemInstruction.set() {
+	chars, system := f.contents.chars, f.systemInstruction.set()
+	if system {
 		chars += f.systemInstruction.chars
-		r.SystemTokens = ceilDiv(f.systemInstruction.chars, charsPerToken)
-		if r.SystemTokens >= cacheMinTokens {
-			r.SystemDigest = sha256.Sum256(f.systemInstruction.raw)
-		}
 	}
-	r.PromptTokens = ceilDiv(chars, charsPerToken)
+	r.countPrompt(chars, f.systemInstruction, system)
 	return r, r.setBudget(f.maxOutputTokens, defaultMax, "generationConfig.maxOutputTokens")
 }
 

@@ -121,6 +121,14 @@ func (f *fields) countRequest() (request, error) {
 		chars += f.system.chars
 		system, hasSystem = f.system, true
 	}
+	r.countPrompt(chars, system, hasSystem)
+	return r, nil
+}
+
+// countPrompt sets the prompt's tokens from its characters, and, when it
+// has a leading system text, that text's tokens and (when long enough to
+// be cached) its digest.
+func (r *request) countPrompt(chars int, system content, hasSystem bool) {
 	r.PromptTokens = ceilDiv(chars, charsPerToken)
 	if hasSystem {
 		r.SystemTokens = ceilDiv(system.chars, charsPerToken)
@@ -128,7 +136,6 @@ func (f *fields) countRequest() (request, error) {
 			r.SystemDigest = sha256.Sum256(system.raw)
 		}
 	}
-	return r, nil
 }
 
 // imageRequest is an image-generation body: a non-empty prompt and n
@@ -441,13 +448,7 @@ func (f *fields) responsesRequest(defaultMax int) (request, error) {
 		chars += f.instructions.chars
 		system, hasSystem = f.instructions, true
 	}
-	r.PromptTokens = ceilDiv(chars, charsPerToken)
-	if hasSystem {
-		r.SystemTokens = ceilDiv(system.chars, charsPerToken)
-		if r.SystemTokens >= cacheMinTokens {
-			r.SystemDigest = sha256.Sum256(system.raw)
-		}
-	}
+	r.countPrompt(chars, system, hasSystem)
 	if err := r.setBudget(f.maxOutputTokensR, defaultMax, "max_output_tokens"); err != nil {
 		return r, err
 	}

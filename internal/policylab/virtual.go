@@ -135,10 +135,7 @@ type labClient struct {
 }
 
 func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClient, error) {
-	var slots *admission.Slots
-	if v.Spec.Slots {
-		slots = admission.NewSlots(v.Spec.SlotWidth)
-	}
+	slots := v.fleetSlots()
 	target := &url.URL{Scheme: "http", Host: "lab.invalid", Path: "/openai/deployments/" + server.Config().Deployment + "/chat/completions",
 		RawQuery: "api-version=" + apiVersion}
 	out := make([]*labClient, max(v.Clients, 1))
@@ -158,6 +155,15 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.Duration}
 	}
 	return out, nil
+}
+
+// fleetSlots are the Slots every client of the run shares, or nil when
+// the policy takes none.
+func (v *virtualRun) fleetSlots() *admission.Slots {
+	if !v.Spec.Slots {
+		return nil
+	}
+	return admission.NewSlots(v.Spec.SlotWidth)
 }
 
 // clientPolicy is client i's retry owner: the policy, its jitter and
@@ -226,22 +232,35 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		out.Redirected++
 	}
 	e2e := lastAnswer.Sub(start)
+	out.end(sent, lastStatus, ms(e2e), ms(budget), lastAnswer.Sub(epoch) <= c.plan)
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// end counts how one request ended: sent at all, its last status, its end
+// to end latency in ms against the budget (0: none), and whether its last
+// answer came while the plan's arrivals were on. A 2xx after the budget is
+// over budget and given up; so is a refusal answered past it.
+func (o *runOutcome) end(sent bool, status int, e2eMS, budgetMS float64, inPlan bool) {
+	ok := status >= 200 && status < 300
+	within := budgetMS <= 0 || e2eMS <= budgetMS
 	switch {
 	case !sent:
-		out.GaveUp++
-	case lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget):
-		out.Succeeded++
-		if lastAnswer.Sub(epoch) <= c.plan {
-			out.InPlan++
+		o.GaveUp++
+	case ok && within:
+		o.Succeeded++
+		o.SuccessE2E = append(o.SuccessE2E, e2eMS)
+		if inPlan {
+			o.InPlan++
 		}
-		out.SuccessE2E = append(out.SuccessE2E, float64(e2e)/float64(time.Millisecond))
-	case lastStatus >= 200 && lastStatus < 300:
-		out.OverBudget++
-		out.GaveUp++
-	case lastStatus == http.StatusTooManyRequests || lastStatus == http.StatusServiceUnavailable:
-		out.GaveUp++
-		if budget > 0 && e2e > budget {
-			out.OverBudget++
+	case ok:
+		o.OverBudget++
+		o.GaveUp++
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		o.GaveUp++
+		if !within {
+			o.OverBudget++
 		}
 	}
 }

@@ -85,7 +85,7 @@ func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runO
 			c.Close()
 		}
 	}()
-	tally := &wallTally{budgetMS: float64(v.Budget) / float64(time.Millisecond), planMS: float64(v.Duration) / float64(time.Millisecond),
+	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration),
 		reqs: map[int]*wallRequest{}}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -95,7 +95,7 @@ func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runO
 		}
 		first := results.Blank()
 		first.RunID, first.Group, first.Shape, first.Seq, first.Attempt = "lab", v.Spec.Name, "schedule", i, 1
-		first.IntendedMS, first.SentMS = float64(at)/float64(time.Millisecond), float64(time.Since(start))/float64(time.Millisecond)
+		first.IntendedMS, first.SentMS = ms(at), ms(time.Since(start))
 		c := clients[i%len(clients)]
 		wg.Go(func() { c.Send(ctx, first, start, ctx, tally.observe) })
 	}
@@ -109,10 +109,7 @@ func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runO
 // namedClients builds the fleet's clients: one client.Target each, its
 // own Owner (and so its own cooldown and pace), the fleet's Slots shared.
 func (v *virtualRun) namedClients(target campaign.Target) ([]*client.Target, error) {
-	var slots *admission.Slots
-	if v.Spec.Slots {
-		slots = admission.NewSlots(v.Spec.SlotWidth)
-	}
+	slots := v.fleetSlots()
 	out := make([]*client.Target, 0, max(v.Clients, 1))
 	for i := range max(v.Clients, 1) {
 		p, err := v.clientPolicy(i, slots)
@@ -188,26 +185,7 @@ func (w *wallTally) outcome() runOutcome {
 		if q.redirected {
 			out.Redirected++
 		}
-		e2e := q.lastEnd - q.firstSent
-		ok := q.lastStatus >= 200 && q.lastStatus < 300
-		switch {
-		case !q.sent:
-			out.GaveUp++
-		case ok && e2e <= w.budgetMS:
-			out.Succeeded++
-			out.SuccessE2E = append(out.SuccessE2E, e2e)
-			if q.lastEnd <= w.planMS {
-				out.InPlan++
-			}
-		case ok:
-			out.OverBudget++
-			out.GaveUp++
-		case q.lastStatus == http.StatusTooManyRequests || q.lastStatus == http.StatusServiceUnavailable:
-			out.GaveUp++
-			if e2e > w.budgetMS {
-				out.OverBudget++
-			}
-		}
+		out.end(q.sent, q.lastStatus, q.lastEnd-q.firstSent, w.budgetMS, q.lastEnd <= w.planMS)
 	}
 	return out
 }
