@@ -37,7 +37,7 @@ func ExampleNew_geminiKeyInURL() {
 	cfg, err := client.Resolve(client.Spec{
 		API: client.APIGemini, URL: "https://generativelanguage.googleapis.com/?key=AIza-not-here",
 		Model: "gemini-2.5-flash", PromptTokens: 1000, MaxTokens: 100, Timeout: time.Minute,
-	}, func(string) string { return "" })
+	}, func(name string) string { return map[string]string{"GEMINI_API_KEY": "a-key"}[name] })
 	if err == nil {
 		_, err = client.New(cfg)
 	}

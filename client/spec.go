@@ -64,10 +64,15 @@ type Spec struct {
 	// OPENAI_API_KEY for openai (Bearer); ANTHROPIC_API_KEY for anthropic
 	// (x-api-key); GEMINI_API_KEY for gemini (x-goog-api-key, never in the
 	// URL); none for raw. A named variable that is empty or unset is an
-	// error; a default one just sends no key. A named key goes in the
-	// API's header: api-key for azure, x-api-key for anthropic,
-	// x-goog-api-key for gemini, Bearer otherwise.
+	// error, and so is an API's default one unless KeyOptional. A named
+	// key goes in the API's header: api-key for azure, x-api-key for
+	// anthropic, x-goog-api-key for gemini, Bearer otherwise.
 	APIKeyEnv string
+	// KeyOptional sends no key when APIKeyEnv is empty and the API's
+	// default variables are empty or unset, instead of refusing the
+	// target: for a server that needs no key (a local OpenAI-compatible
+	// one). A named APIKeyEnv is always required; raw needs no key.
+	KeyOptional bool
 
 	PromptTokens       int
 	SharedPrefixTokens int
@@ -144,6 +149,9 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 	}
 	var err error
 	c.Key, c.KeyHeader, err = resolveKey(c.API, s.APIKeyEnv, getenv)
+	if err == nil && c.Key == "" && !s.KeyOptional && c.API != APIRaw {
+		err = keyRequired(c)
+	}
 	return c, err
 }
 
@@ -158,6 +166,40 @@ func defaultKeyHeader(api string) string {
 		return geminiKeyHeader
 	}
 	return "Authorization"
+}
+
+// keyRequired is the refusal of c, which has no key from its API's
+// default variables; a setting New would refuse is named first, as the
+// first thing to fix.
+func keyRequired(c Config) error {
+	if _, err := c.requestURL(); err != nil {
+		return err
+	}
+	if err := c.checkChat(); err != nil {
+		return err
+	}
+	vars := DefaultKeyVariables(c.API)
+	if len(vars) > 1 {
+		vars = []string{vars[0] + " (or " + strings.Join(vars[1:], ", ") + ")"}
+	}
+	return valid.Errorf("APIKeyEnv", "is not given and %s is unset or empty: set it, or give {APIKeyEnv} the name of the variable that holds the key", vars[0])
+}
+
+// DefaultKeyVariables are the environment variables api's key is read
+// from when Spec.APIKeyEnv is empty, in the order they are tried; none
+// for raw.
+func DefaultKeyVariables(api string) []string {
+	switch api {
+	case APIAzure:
+		return []string{envAzureKey, envAzureADToken}
+	case APIOpenAI:
+		return []string{envOpenAIKey}
+	case APIAnthropic:
+		return []string{envAnthropicKey}
+	case APIGemini:
+		return []string{envGeminiKey}
+	}
+	return nil
 }
 
 // resolveKey reads the key for api from the variable named, or from the

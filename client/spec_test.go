@@ -42,7 +42,9 @@ func TestResolve(t *testing.T) {
 	if err := os.WriteFile(bodyFile, []byte(`{"from":"file"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := Spec{PromptTokens: 100, MaxTokens: 10, Timeout: time.Second, MaxConns: 7}
+	// KeyOptional: these cases are about the shape of a request
+	// (TestDefaultKeyRequired is about the key).
+	base := Spec{PromptTokens: 100, MaxTokens: 10, Timeout: time.Second, MaxConns: 7, KeyOptional: true}
 	with := func(f func(*Spec)) Spec { s := base; f(&s); return s }
 	tests := []struct {
 		name string
@@ -287,6 +289,7 @@ func TestKeyOnTheWire(t *testing.T) {
 			srv, seen := recordingServer(t, http.StatusOK)
 			s := spec(tt.api, srv.URL)
 			s.APIKeyEnv = tt.keyEnv
+			s.KeyOptional = tt.header == "" // else TestDefaultKeyRequired's refusal
 			cfg, err := Resolve(s, env(tt.env))
 			if err != nil {
 				t.Fatal(err)
@@ -315,6 +318,38 @@ func TestKeyOnTheWire(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDefaultKeyRequired: an API whose default key variable is unset is
+// refused, naming the variable and APIKeyEnv, unless KeyOptional; raw
+// needs no key.
+func TestDefaultKeyRequired(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ api, want string }{
+		{APIAzure, "APIKeyEnv is not given and AZURE_OPENAI_API_KEY (or AZURE_OPENAI_AD_TOKEN) is unset or empty: set it, or give APIKeyEnv the name of the variable that holds the key"},
+		{APIOpenAI, "APIKeyEnv is not given and OPENAI_API_KEY is unset"},
+		{APIAnthropic, "APIKeyEnv is not given and ANTHROPIC_API_KEY is unset"},
+		{APIGemini, "APIKeyEnv is not given and GEMINI_API_KEY is unset"},
+		{APIRaw, ""},
+	} {
+		s := spec(tt.api, "https://"+canaryHost)
+		_, err := Resolve(s, env(map[string]string{"OTHER_KEY": canaryKey}))
+		var v *valid.Error
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", tt.api, err)
+		case tt.want != "" && (!errors.As(err, &v) || v.Field() != "APIKeyEnv" || !strings.HasPrefix(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want %q…", tt.api, err, tt.want)
+		}
+		s.KeyOptional = true
+		if cfg, err := Resolve(s, env(nil)); err != nil || cfg.Key != "" {
+			t.Errorf("%s KeyOptional: key %q, %v; want no key, no error", tt.api, cfg.Key, err)
+		}
+		s.KeyOptional, s.APIKeyEnv = true, "CANARY_UNSET"
+		if _, err := Resolve(s, env(nil)); !errors.As(err, &v) || v.Field() != "APIKeyEnv" {
+			t.Errorf("%s KeyOptional with a named variable unset: %v, want the APIKeyEnv refusal", tt.api, err)
+		}
 	}
 }
 

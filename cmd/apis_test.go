@@ -73,7 +73,7 @@ func TestNewAPIsKeepSecrets(t *testing.T) {
 			defer srv.Close()
 			out := filepath.Join(t.TempDir(), "results.csv")
 			code, stdout, stderr := runCLI(context.Background(), "burst", "--api", tt.api, "--url", srv.URL+tt.path, "--model", canaryModel,
-				"--size", "6", "--max-in-flight", "1", "-o", out, "--quiet")
+				"--burst-size", "6", "--max-in-flight", "1", "-o", out, "--quiet")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

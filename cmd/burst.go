@@ -63,10 +63,10 @@ func (b *burstCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	if b.duration <= 0 {
-		return usageError("--duration must be positive")
+		return usageError("--max-duration must be positive")
 	}
 	r, err := newTrafficRun([]campaign.Plan{plan}, &b.tf, &b.rf, b.duration, b.rf.output,
-		merge(b.bf.names(), flagNames{"Budget": "--duration"}), c.OutOrStdout(), c.ErrOrStderr())
+		merge(b.bf.names(), flagNames{"Budget": "--max-duration"}), c.OutOrStdout(), c.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -108,13 +108,14 @@ With no --endpoint or --url, the embedded PTU simulator is the target.
 			Args: noArgs,
 			RunE: b.run,
 		}
-		b.bf.add(c, "", burst.Config{Size: burst.DefaultSize, Waves: burst.DefaultWaves, Gap: burst.DefaultGap})
-		c.Flags().DurationVar(&b.duration, "duration", DefaultBurstCap, "safety cap: stop sending after this long")
+		b.bf.add(c, "burst-", burst.Config{Size: burst.DefaultSize, Waves: burst.DefaultWaves, Gap: burst.DefaultGap})
+		c.Flags().DurationVar(&b.duration, "max-duration", DefaultBurstCap, "safety cap on the time spent sending")
 		b.rf.add(c.Flags(), true)
 		b.rf.addRetry(c.Flags())
 		b.rf.addFleet(c.Flags())
 		b.rf.addMetrics(c.Flags())
 		b.tf.add(c.Flags())
+		alias(c, joinRenames(burstRenames, renames{"duration": "max-duration"}))
 		return c
 	})
 }

@@ -18,7 +18,7 @@ import (
 
 var calibrateFlagNames = flagNames{
 	"MinRate": "--min-rate", "MaxRate": "--max-rate", "Factor": "--factor", "ProbeDuration": "--probe-duration",
-	"Depth": "--depth", "Cooldown": "--cooldown", "MaxPause": "--max-pause", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
+	"Depth": "--depth", "Cooldown": "--pause", "MaxPause": "--max-pause", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
 	"Evidence": "--output", "Results": "--results",
 }
 
@@ -60,11 +60,12 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 		Evidence: k.evidence,
 		Results:  k.resOut,
 	}
-	names := merge(calibrateFlagNames, targetFlagNames, simFlagNames("sim-"))
+	names := merge(calibrateFlagNames, targetNames(job.Target.Embedded()))
 	if err := job.Validate(); err != nil {
 		return settingError(err, names)
 	}
 	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
+	k.tf.noteNoKey(stderr, k.rf.quiet, nil)
 	if !k.rf.quiet {
 		job.Config.OnProbe = func(p calibrate.Probe) {
 			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
@@ -135,13 +136,14 @@ reports and writes what was measured so far.`,
 		fs.Float64Var(&k.factor, "factor", calibrate.DefaultFactor, "each grid rate is this many times the last")
 		fs.DurationVar(&k.probe, "probe-duration", calibrate.DefaultProbeDuration, "length of each constant-rate probe")
 		fs.IntVar(&k.depth, "depth", calibrate.DefaultDepth, "bisection steps once the grid brackets the knee")
-		fs.DurationVar(&k.cooldown, "cooldown", calibrate.DefaultCooldown, "least pause between probes")
+		fs.DurationVar(&k.cooldown, "pause", calibrate.DefaultCooldown, "least pause between probes")
 		fs.DurationVar(&k.maxPause, "max-pause", calibrate.DefaultMaxPause, "longest pause between probes, however long a wait the target advised")
 		fs.StringVarP(&k.evidence, "output", "o", "calibrate.csv", "evidence table (CSV)")
 		fs.StringVar(&k.resOut, "results", "", "also append every probe's attempts to this results file")
 		k.rf.add(fs, false)
 		k.rf.addMetrics(fs)
 		k.tf.add(fs)
+		alias(c, renames{"cooldown": "pause"})
 		return c
 	})
 }

@@ -125,6 +125,7 @@ report of it.`,
 		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
 		ch.af.add(fs)
+		alias(c, burstRenames)
 		return c
 	})
 }

@@ -98,7 +98,7 @@ func TestCalibrateCLI(t *testing.T) {
 	// 50 PTU sustain about 1.7 requests/s of the default request, 35/s at
 	// 20× time: the grid's 80/s overruns the bucket within its probe.
 	code, stdout, stderr := runCLI(context.Background(), "calibrate", "--quiet", "--sim-time-scale", "20", "--sim-ptu", "50",
-		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--cooldown", "50ms",
+		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--pause", "50ms",
 		"-o", evidence, "--results", filepath.Join(dir, "results.csv"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -82,7 +82,7 @@ func TestCoordinateThroughRedis(t *testing.T) {
 	rs := redisserver.Start(t, "--requirepass", "s3cret-pw")
 	srv, sent := counted(t)
 	out := filepath.Join(t.TempDir(), "r.csv")
-	base := []string{"burst", "--url", srv.URL, "--size", "3", "--waves", "1", "-o", out, "--quiet",
+	base := []string{"burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out, "--quiet",
 		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW"}
 
 	t.Setenv("PTUPROBE_TEST_REDIS_PW", "wrong-pw")
@@ -118,7 +118,7 @@ func TestCoordinateThroughRedis(t *testing.T) {
 	// Redis gone: the run goes on, warns once, reports its fallbacks on
 	// stderr and as a metric.
 	rs.Stop()
-	gone := []string{"burst", "--url", srv.URL, "--size", "3", "--waves", "1", "-o", out,
+	gone := []string{"burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out,
 		"--policy", "c=honor,cooldown=on", "--coordinate", "redis://" + rs.Addr + "/0",
 		"--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW", "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m"}
 	r := startWithMetrics(t, gone...)

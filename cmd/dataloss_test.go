@@ -62,7 +62,7 @@ func TestNothingIsLostToABadFlag(t *testing.T) {
 		{[]string{"characterize", "--out-dir", earlier, "--endpoint", "https://x.example", "--api-key-env", "PTUPROBE_SURELY_UNSET"}, "--api-key-env"},
 		{[]string{"characterize", "--out-dir", earlier, "--fail-if", "p99>>1"}, "--fail-if"},
 		{[]string{"characterize", "--out-dir", foreignDir, "--burst-size", "1", "--burst-waves", "1", "--rate", "1/s", "--duration", "1s"}, "not a ptuprobe results file"},
-		{[]string{"burst", "-o", notes, "--size", "1"}, "not a ptuprobe results file"},
+		{[]string{"burst", "-o", notes, "--burst-size", "1"}, "not a ptuprobe results file"},
 		{[]string{"calibrate", "-o", resultsPath}, "not an evidence table"},
 		{[]string{"calibrate", "-o", notes}, "not an evidence table"},
 		{[]string{"calibrate", "-o", filepath.Join(dir, "both.csv"), "--results", filepath.Join(dir, ".", "both.csv")}, "name the same file"},
@@ -97,7 +97,7 @@ func TestCalibrateKeepsItsOwnOutputOnly(t *testing.T) {
 	res := filepath.Join(dir, "results.csv")
 	writeResultsFile(t, res, 3)
 	args := []string{"calibrate", "--quiet", "--sim-time-scale", "50", "--min-rate", "20/s", "--max-rate", "40/s",
-		"--probe-duration", "200ms", "--depth", "0", "--cooldown", "10ms", "-o", evidence, "--results", res}
+		"--probe-duration", "200ms", "--depth", "0", "--pause", "10ms", "-o", evidence, "--results", res}
 	for run := 1; run <= 2; run++ {
 		if code, _, stderr := runCLI(context.Background(), args...); code != 0 {
 			t.Fatalf("run %d: exit %d: %s", run, code, stderr)

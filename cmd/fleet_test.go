@@ -103,7 +103,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 	const workers = 4
 	srv, arrivals, deployment := simOnLoopback(t)
 	dir := t.TempDir()
-	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment,
+	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment, "--api-key-env", testKeyEnv,
 		"--burst-size", "40", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
 		"--rate", "40/s", "--duration", "600ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
 	// Time for four processes to start, on a loaded machine too (a worker
@@ -246,7 +246,7 @@ func TestStartAtWaitsAndCtrlCLeavesAValidFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.csv")
 	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	began := time.Now()
-	r := runMain(t, []string{"burst", "--endpoint", srv.URL, "--deployment", deployment, "--size", "4",
+	r := runMain(t, []string{"burst", "--endpoint", srv.URL, "--deployment", deployment, "--burst-size", "4",
 		"--shard", "1/2", "--start-at", start, "--progress-every", "100ms", "-o", out},
 		syscall.SIGINT, func() bool { return time.Since(began) > 500*time.Millisecond })
 	if r.code != ExitInterrupted || r.afterSignal > 2*time.Second {
@@ -273,10 +273,11 @@ func TestStartAtWaitsAndCtrlCLeavesAValidFile(t *testing.T) {
 // empty or not an index below N, it is one line and exit 2, and nothing is
 // sent or written. Not parallel: it sets the environment.
 func TestShardFromTheCompletionIndex(t *testing.T) {
+	t.Setenv("AZURE_OPENAI_API_KEY", "test-key") // a named target's key
 	srv, arrivals, deployment := simOnLoopback(t)
 	dir := t.TempDir()
 	args := func(out string) []string {
-		return []string{"burst", "--endpoint", srv.URL, "--deployment", deployment, "--size", "8", "--quiet",
+		return []string{"burst", "--endpoint", srv.URL, "--deployment", deployment, "--burst-size", "8", "--quiet",
 			"--shard", "/4", "--start-at", time.Now().Add(200 * time.Millisecond).UTC().Format(time.RFC3339Nano), "-o", out}
 	}
 	for _, c := range []struct {

@@ -40,7 +40,9 @@ func runMain(t *testing.T, args []string, sig syscall.Signal, ready func() bool)
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	peakFile := filepath.Join(t.TempDir(), "peak-rss")
-	cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "), "PTUPROBE_PEAK_RSS_FILE="+peakFile)
+	// The key: a named target is refused without one (the simulators
+	// these runs aim at take any).
+	cmd.Env = append(os.Environ(), "PTUPROBE_AS_MAIN=1", "PTUPROBE_ARGS="+strings.Join(args, " "), "PTUPROBE_PEAK_RSS_FILE="+peakFile, "AZURE_OPENAI_API_KEY=test-key")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -187,7 +189,7 @@ func TestHardeningLimits(t *testing.T) {
 			code: ExitUsage, want: "--prompt-tokens"},
 		{name: "results line without end", args: []string{"analyze", longLine, "--out-dir", filepath.Join(dir, "r1")},
 			code: ExitUsage, want: "longer than"},
-		{name: "256 answers with a 9.5 MB header", args: []string{"burst", "--url", huge.URL(), "--size", "256", "--quiet", "-o", hugeOut},
+		{name: "256 answers with a 9.5 MB header", args: []string{"burst", "--url", huge.URL(), "--burst-size", "256", "--quiet", "-o", hugeOut},
 			code: 0},
 		{name: "SIGINT during analyze", args: []string{"analyze", events, "--out-dir", reportDir},
 			sig: syscall.SIGINT, code: ExitInterrupted, want: "interrupted"},

@@ -197,7 +197,7 @@ func TestMetricsEqualTheRows(t *testing.T) {
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	r := startWithMetrics(t, "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
-		"--size", "20", "--waves", "2", "--gap", "300ms", "--max-attempts", "3", "--retry-jitter", "0",
+		"--burst-size", "20", "--burst-waves", "2", "--burst-gap", "300ms", "--max-attempts", "3", "--retry-jitter", "0",
 		"--group", "metrics-check", "-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
 	text, lingered := r.finalScrape(t)
 	recs := readResults(t, out)
@@ -263,7 +263,7 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.csv")
 	r := startWithMetrics(t, "calibrate", "--sim-time-scale", "20", "--sim-ptu", "50",
-		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--cooldown", "50ms",
+		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--pause", "50ms",
 		"-o", filepath.Join(dir, "calibrate.csv"), "--results", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
 	text, _ := r.finalScrapeAfter(t, "step ") // the evidence table, printed once the probes are done
 	recs := readResults(t, out)
@@ -300,7 +300,7 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 func TestEmbeddedSimulatorMetrics(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	r := startWithMetrics(t, "burst", "--size", "30", "--waves", "2", "--gap", "100ms", "--sim-time-scale", "20",
+	r := startWithMetrics(t, "burst", "--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms", "--sim-time-scale", "20",
 		"-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
 	text, _ := r.finalScrape(t)
 	var ok, refused float64
@@ -333,7 +333,7 @@ func TestServeMetricsEqualWhatTheClientRecorded(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sv := startServe(ctx, t, "--ttft", "0", "--tpot", "0", "--ptu", "2", "--burst-pct", "0",
+	sv := startServe(ctx, t, "--sim-ttft", "0", "--sim-tpot", "0", "--sim-ptu", "2", "--sim-burst-pct", "0",
 		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "0")
 	var metricsURL string
 	for _, l := range sv.banner {
@@ -345,8 +345,8 @@ func TestServeMetricsEqualWhatTheClientRecorded(t *testing.T) {
 		t.Fatalf("banner %q names no metrics URL", sv.banner)
 	}
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "--endpoint", sv.url, "--deployment", "sim-ptu",
-		"--size", "15", "--waves", "2", "--gap", "50ms", "-o", out, "--quiet")
+	code, _, stderr := runCLI(context.Background(), "burst", "--endpoint", sv.url, "--deployment", "sim-ptu", "--api-key-env", testKeyEnv,
+		"--burst-size", "15", "--burst-waves", "2", "--burst-gap", "50ms", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -410,7 +410,7 @@ func TestMetricsAddrRefused(t *testing.T) {
 	for _, tc := range tests {
 		for _, command := range [][]string{
 			{"schedule", "--url", srv.URL, "--rate", "10/s", "--duration", "200ms"},
-			{"burst", "--url", srv.URL, "--size", "2", "--waves", "1"},
+			{"burst", "--url", srv.URL, "--burst-size", "2", "--burst-waves", "1"},
 		} {
 			args := append(append(command, "-o", filepath.Join(t.TempDir(), "r.csv"), "--quiet"), tc.args...)
 			code, stdout, stderr := runCLI(context.Background(), args...)

@@ -87,9 +87,9 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 }
 
 func (pc *policiesCmd) names() flagNames {
-	return merge(targetFlagNames, simFlagNames("sim-"), flagNames{
+	return merge(targetNames(pc.tf.endpoint == "" && pc.tf.url == ""), flagNames{
 		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
-		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--budget",
+		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--retry-budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir",
 	})
@@ -121,7 +121,7 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 	switch pc.arrivals {
 	case "poisson", "constant":
 	default:
-		return policylab.Job{}, usageError("--arrivals: %q: want poisson or constant", pc.arrivals)
+		return policylab.Job{}, usageError("--arrival: %q: want poisson or constant", pc.arrivals)
 	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
@@ -217,10 +217,10 @@ interleaved in each repeat; loads given as multiples need --capacity (from
 		fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
 		fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
 		fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
-		fs.DurationVar(&pc.budget, "budget", policylab.DefaultBudget, "latency budget of every request, the same for every fair policy")
+		fs.DurationVar(&pc.budget, "retry-budget", policylab.DefaultBudget, "latency budget of every request, the same for every fair policy")
 		fs.IntVar(&pc.maxAttempts, "max-attempts", policylab.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy")
 		fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "length of the plan's arrivals (model time)")
-		fs.StringVar(&pc.arrivals, "arrivals", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
+		fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
 		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 		fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
 		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
@@ -233,6 +233,7 @@ interleaved in each repeat; loads given as multiples need --capacity (from
 				_ = fs.MarkHidden(f)
 			}
 		}
+		alias(c, renames{"arrivals": "arrival", "budget": "retry-budget"})
 		return c
 	})
 }

@@ -63,7 +63,7 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lab")
 	code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
 		"--endpoint", srv.URL, "--deployment", sim.DefaultDeployment, "--api-key-env", "HOME",
-		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--arrivals", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
+		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--arrival", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -99,7 +99,7 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "x=honor,attempts=2,attempts=3"}, "given twice"},
 		{[]string{"--policy", "none=honor"}, "built-in"},
 		{[]string{"--policy", "honor", "--policy", "honor"}, "named twice"},
-		{[]string{"--budget", "0s"}, "--budget"},
+		{[]string{"--retry-budget", "0s"}, "--retry-budget"},
 		{[]string{"--max-attempts", "0"}, "--max-attempts"},
 		{[]string{"--max-attempts", "201"}, "--max-attempts"},
 		{[]string{"--repeat", "0"}, "--repeat"},
@@ -111,7 +111,7 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--clients", "0"}, "--clients"},
 		{[]string{"--clients", "many"}, "--clients"},
 		{[]string{"--duration", "0s"}, "--duration"},
-		{[]string{"--arrivals", "bursty"}, "--arrivals"},
+		{[]string{"--arrival", "bursty"}, "--arrival"},
 		{[]string{"--sim-dialect", "openai"}, "--sim-dialect"},
 		{[]string{"--sim-profile", "window", "--sim-window-limit", "0"}, "--sim-window-limit"},
 		{[]string{"--capacity", "5"}, "--capacity"},

@@ -24,7 +24,7 @@ var shownTypes = map[string]bool{
 // report.html without its value.
 var shownWords = map[string]bool{
 	"api": true, "arrival": true, "columns": true, "group-by": true, "max-tokens-field": true,
-	"phase": true, "policy": true, "rate": true, "shard": true, "load": true, "clients": true, "arrivals": true,
+	"phase": true, "policy": true, "rate": true, "shard": true, "load": true, "clients": true,
 	"sim-dialect": true, "sim-faults": true, "sim-profile": true,
 }
 

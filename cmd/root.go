@@ -95,9 +95,10 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return asUsage(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
-	})
+	// --version prints what the version command prints.
+	root.Version = Version
+	root.SetVersionTemplate(versionLine() + "\n")
+	root.SetFlagErrorFunc(flagError)
 	for _, add := range commands {
 		root.AddCommand(add())
 	}

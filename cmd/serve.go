@@ -26,7 +26,7 @@ type serveCmd struct {
 // run serves the simulator until Ctrl-C.
 func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if err := s.cfg.Validate(); err != nil {
-		return settingError(err, simFlagNames(""))
+		return settingError(err, simFlagNames("sim-"))
 	}
 	if _, port, err := net.SplitHostPort(s.addr); err != nil || !validPort(port) {
 		return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", s.addr, DefaultServeAddr)
@@ -116,8 +116,9 @@ one more is answered 503 and closed. Answers are never cut short.`,
 		}
 		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
 		c.Flags().IntVar(&sc.maxConnsPerClient, "max-conns-per-client", sc.maxConnsPerClient, "connections one client address may hold open at once; one more is answered 503 (0: no limit; raise it for a traffic command whose --max-in-flight is higher)")
-		addSimFlags(c.Flags(), &sc.cfg, "")
+		addSimFlags(c.Flags(), &sc.cfg, "sim-")
 		sc.mf.add(c.Flags())
+		alias(c, simRenames())
 		return c
 	})
 }
@@ -201,7 +202,7 @@ func printWitness(w io.Writer, st sim.Stats) {
 		fmt.Fprintf(w, "all keys: %s\n", witnessLine(st.Admitted+st.Refused, st.Refused, st.EarlyReturns, st.RetriesOnTime, st.SDKRetries))
 	}
 	if st.UntrackedKeys > 0 {
-		fmt.Fprintf(w, "%s came from keys past --max-keys, which have no line of their own\n", plural(st.UntrackedKeys, "request", "requests"))
+		fmt.Fprintf(w, "%s came from keys past --sim-max-keys, which have no line of their own\n", plural(st.UntrackedKeys, "request", "requests"))
 	}
 	if st.AdvisedWaitsEvicted > 0 {
 		fmt.Fprintf(w, "%s forgotten before their retry came back (the simulator remembers the last %s), so the counts above are a floor\n",

@@ -28,7 +28,7 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 	}{
 		{"ptu", nil, "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21",
 			`{"messages":[{"role":"user","content":"hello"}],"max_tokens":5}`, "ptu"},
-		{"gateway", []string{"--profile", "gateway"}, "/v1/messages",
+		{"gateway", []string{"--sim-profile", "gateway"}, "/v1/messages",
 			`{"max_tokens":5,"messages":[{"role":"user","content":"hello"}]}`, "gateway"},
 	}
 	for _, tc := range tests {
@@ -36,7 +36,7 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			sv := startServe(ctx, t, append([]string{"--ttft", "0", "--tpot", "0"}, tc.args...)...)
+			sv := startServe(ctx, t, append([]string{"--sim-ttft", "0", "--sim-tpot", "0"}, tc.args...)...)
 			url := sv.url
 			if !strings.Contains(strings.Join(sv.banner, "\n"), "try:   ptuprobe burst --") {
 				t.Errorf("banner %q lacks a command to paste", sv.banner)
@@ -155,20 +155,20 @@ func TestServeUsageErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"serve", "--profile", "azure"}, ExitUsage, `profile "azure"`},
-		{[]string{"serve", "--ptu", "0", "--time-scale", "-1"}, ExitUsage, "time-scale"},
-		{[]string{"serve", "--faults", "teapot"}, ExitUsage, `unknown fault "teapot"`},
+		{[]string{"serve", "--sim-profile", "azure"}, ExitUsage, `profile "azure"`},
+		{[]string{"serve", "--sim-ptu", "0", "--sim-time-scale", "-1"}, ExitUsage, "time-scale"},
+		{[]string{"serve", "--sim-faults", "teapot"}, ExitUsage, `unknown fault "teapot"`},
 		{[]string{"serve", "--addr", "nonsense"}, ExitUsage, "--addr"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, ExitUsage, "port from 0 to 65535"},
 		{[]string{"serve", "--addr", busy.Addr().String()}, ExitFailure, "listen"},
 		{[]string{"serve", "extra"}, ExitUsage, "takes no arguments"},
-		{[]string{"serve", "--dialect", "klingon"}, ExitUsage, `--dialect "klingon": want one of azure, openai, anthropic, ietf, gemini`},
-		{[]string{"serve", "--dialect", "OpenAI"}, ExitUsage, `--dialect "OpenAI"`},
-		{[]string{"serve", "--ietf-legacy"}, ExitUsage, "--ietf-legacy goes only with --dialect ietf"},
-		{[]string{"serve", "--dialect", "gemini", "--ietf-retry-after"}, ExitUsage, "--ietf-retry-after goes only with --dialect ietf"},
-		{[]string{"serve", "--dialect", "ietf", "--ietf-retry-after", "--omit-retry-headers"}, ExitUsage, "--ietf-retry-after contradicts --omit-retry-headers"},
-		{[]string{"serve", "--dialect", "anthropic", "--profile", "gateway", "--gateway-retry-after"}, ExitUsage, "--gateway-retry-after goes only with --dialect azure"},
-		{[]string{"serve", "--omit-retry-headers=maybe"}, ExitUsage, "omit-retry-headers"},
+		{[]string{"serve", "--sim-dialect", "klingon"}, ExitUsage, `--sim-dialect "klingon": want one of azure, openai, anthropic, ietf, gemini`},
+		{[]string{"serve", "--sim-dialect", "OpenAI"}, ExitUsage, `--sim-dialect "OpenAI"`},
+		{[]string{"serve", "--sim-ietf-legacy"}, ExitUsage, "--sim-ietf-legacy goes only with --sim-dialect ietf"},
+		{[]string{"serve", "--sim-dialect", "gemini", "--sim-ietf-retry-after"}, ExitUsage, "--sim-ietf-retry-after goes only with --sim-dialect ietf"},
+		{[]string{"serve", "--sim-dialect", "ietf", "--sim-ietf-retry-after", "--sim-omit-retry-headers"}, ExitUsage, "--sim-ietf-retry-after contradicts --sim-omit-retry-headers"},
+		{[]string{"serve", "--sim-dialect", "anthropic", "--sim-profile", "gateway", "--sim-gateway-retry-after"}, ExitUsage, "--sim-gateway-retry-after goes only with --sim-dialect azure"},
+		{[]string{"serve", "--sim-omit-retry-headers=maybe"}, ExitUsage, "omit-retry-headers"},
 		{[]string{"serve", "--max-conns-per-client", "-1"}, ExitUsage, "--max-conns-per-client must not be negative"},
 	}
 	for _, tc := range tests {
@@ -187,7 +187,7 @@ func TestServePrintsTheWitnessOnStop(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sv := startServe(ctx, t, "--ttft", "0", "--tpot", "0", "--ptu", "1", "--burst-pct", "0")
+	sv := startServe(ctx, t, "--sim-ttft", "0", "--sim-tpot", "0", "--sim-ptu", "1", "--sim-burst-pct", "0")
 	url := sv.url + "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21"
 
 	const key, other = "sekrit-key-4711", "other-sekrit"
@@ -257,7 +257,7 @@ func TestWitnessSummary(t *testing.T) {
 			{Key: "key-0", Admitted: 2, SDKRetries: 2},
 		}}, "key-0: 2 requests, 0 refused, 0 came back before their advised wait, 0 on time, 2 declared SDK retries\n" +
 			"all keys: 3 requests, 1 refused, 0 came back before their advised wait, 0 on time, 0 declared SDK retries\n" +
-			"1 request came from keys past --max-keys, which have no line of their own\n" +
+			"1 request came from keys past --sim-max-keys, which have no line of their own\n" +
 			"7 refusals were forgotten before their retry came back (the simulator remembers the last 65,536), so the counts above are a floor\n"},
 	}
 	for _, tc := range tests {
@@ -272,7 +272,7 @@ func TestWitnessSummary(t *testing.T) {
 	}
 }
 
-// TestServeSpeaksEveryDialect runs `ptuprobe serve --dialect X` with a
+// TestServeSpeaksEveryDialect runs `ptuprobe serve --sim-dialect X` with a
 // deployment that one request fills for seconds (--ptu 1, no burst
 // allowance): the first call of the dialect's own shape is answered, the
 // second refused with the dialect's advice, and /sim/stats names the
@@ -295,26 +295,26 @@ func TestServeSpeaksEveryDialect(t *testing.T) {
 			try:     "ptuprobe burst --endpoint",
 			refused: map[string]string{"Retry-After": "*", "Retry-After-Ms": "*"}, inBody: `"code":"429"`,
 			advised: []string{"retry-after-ms", "retry-after"}},
-		{args: []string{"--dialect", "openai"}, path: "/v1/chat/completions", body: chat,
+		{args: []string{"--sim-dialect", "openai"}, path: "/v1/chat/completions", body: chat,
 			try:     "ptuprobe burst --api openai --url http://127.0.0.1:",
 			refused: map[string]string{"X-Ratelimit-Remaining-Tokens": "0", "X-Ratelimit-Reset-Tokens": "*", "Retry-After": "*", "Retry-After-Ms": ""},
 			inBody:  `"code":"rate_limit_exceeded"`, advised: []string{"x-ratelimit-reset-tokens", "retry-after"}},
-		{args: []string{"--dialect", "openai", "--omit-retry-headers"}, path: "/v1/chat/completions", body: chat,
+		{args: []string{"--sim-dialect", "openai", "--sim-omit-retry-headers"}, path: "/v1/chat/completions", body: chat,
 			try:     "/v1/chat/completions",
 			refused: map[string]string{"X-Ratelimit-Reset-Tokens": "*", "Retry-After": ""},
 			inBody:  `"type":"tokens"`, advised: []string{"x-ratelimit-reset-tokens"}},
-		{args: []string{"--dialect", "anthropic"}, path: "/v1/messages", body: chat, hdr: []string{"anthropic-version", "2023-06-01"},
+		{args: []string{"--sim-dialect", "anthropic"}, path: "/v1/messages", body: chat, hdr: []string{"anthropic-version", "2023-06-01"},
 			try:     "curl -s http://127.0.0.1:",
 			refused: map[string]string{"Anthropic-Ratelimit-Tokens-Remaining": "0", "Anthropic-Ratelimit-Tokens-Reset": "*", "Retry-After": "*"},
 			inBody:  `"rate_limit_error"`, advised: []string{"anthropic-ratelimit-tokens-reset", "retry-after"}},
-		{args: []string{"--dialect", "ietf", "--ietf-retry-after"}, path: "/v1/chat/completions", body: chat,
+		{args: []string{"--sim-dialect", "ietf", "--sim-ietf-retry-after"}, path: "/v1/chat/completions", body: chat,
 			try:     "ptuprobe burst --endpoint",
 			refused: map[string]string{"RateLimit": `*"default";r=0;t=*`, "RateLimit-Policy": `*"default";q=*`, "Retry-After": "*"},
 			inBody:  "quota-exceeded", advised: []string{"ratelimit", "retry-after"}},
-		{args: []string{"--dialect", "ietf", "--ietf-legacy"}, path: "/v1/chat/completions", body: chat,
+		{args: []string{"--sim-dialect", "ietf", "--sim-ietf-legacy"}, path: "/v1/chat/completions", body: chat,
 			refused: map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": "*", "RateLimit": "", "Retry-After": ""},
 			inBody:  "quota-exceeded", advised: []string{"ratelimit-reset"}},
-		{args: []string{"--dialect", "gemini"}, path: "/v1beta/models/sim-ptu:generateContent",
+		{args: []string{"--sim-dialect", "gemini"}, path: "/v1beta/models/sim-ptu:generateContent",
 			body:    `{"contents":[{"parts":[{"text":"hello"}]}],"generationConfig":{"maxOutputTokens":1000}}`,
 			try:     "/v1beta/models/sim-ptu:generateContent",
 			refused: map[string]string{"Retry-After": "", "Retry-After-Ms": ""},
@@ -329,7 +329,7 @@ func TestServeSpeaksEveryDialect(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			sv := startServe(ctx, t, append([]string{"--ttft", "0", "--tpot", "0", "--ptu", "1", "--burst-pct", "0"}, tc.args...)...)
+			sv := startServe(ctx, t, append([]string{"--sim-ttft", "0", "--sim-tpot", "0", "--sim-ptu", "1", "--sim-burst-pct", "0"}, tc.args...)...)
 			try := ""
 			for _, line := range sv.banner {
 				if rest, ok := strings.CutPrefix(line, "try:   "); ok {
@@ -423,7 +423,7 @@ func TestSimDialectOnATrafficCommand(t *testing.T) {
 	dir := t.TempDir()
 	run := func(out string, args ...string) []results.Record {
 		t.Helper()
-		base := []string{"burst", "--size", "6", "--quiet", "-o", out,
+		base := []string{"burst", "--burst-size", "6", "--quiet", "-o", out,
 			"--sim-ptu", "1", "--sim-burst-pct", "0", "--sim-ttft", "0", "--sim-tpot", "0"}
 		code, _, stderr := runCLI(context.Background(), append(base, args...)...)
 		if code != ExitOK {

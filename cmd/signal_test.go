@@ -28,8 +28,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(code)
 	}
+	// A key for the named targets (loopback simulators, which take any)
+	// of tests that run in parallel, so cannot t.Setenv: they name it with
+	// --api-key-env testKeyEnv.
+	os.Setenv(testKeyEnv, "test-key")
 	os.Exit(m.Run())
 }
+
+// testKeyEnv holds a key in every test of this package (TestMain).
+const testKeyEnv = "PTUPROBE_TEST_KEY"
 
 // TestSIGINTKeepsEveryCompletedRow sends a real SIGINT to a running
 // schedule: exit 130, and every request the target answered is in the file.

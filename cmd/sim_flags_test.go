@@ -131,15 +131,15 @@ func TestSimProblemsOnOneLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--ptu", "0", "--spillover-deployment", "sim-ptu", "--tpot", "-1s"},
-			`ptuprobe: --ptu 0: want a number > 0 and <= 1e6; --tpot -1s: must not be negative; --spillover-deployment "sim-ptu": must differ from --deployment` + "\n"},
+		{[]string{"serve", "--sim-ptu", "0", "--sim-spillover-deployment", "sim-ptu", "--sim-tpot", "-1s"},
+			`ptuprobe: --sim-ptu 0: want a number > 0 and <= 1e6; --sim-tpot -1s: must not be negative; --sim-spillover-deployment "sim-ptu": must differ from --sim-deployment` + "\n"},
 		{[]string{"burst", "-o", out, "--sim-time-scale", "0", "--sim-gateway-orgs", "0"},
 			"ptuprobe: --sim-time-scale 0: want a number > 0 and <= 100 (faster, one millisecond of wall time, the resolution of an advised wait, is more than 100 ms of the model); --sim-gateway-orgs 0: want 1..1000\n"},
 		// policies divides its plans by the scale: the scale is named, not
 		// the --burst-gap it would turn negative.
 		{[]string{"policies", "--out-dir", out, "--sim-time-scale", "-1"}, "ptuprobe: --sim-time-scale -1: want a number > 0 and <= 100 (faster, one millisecond of wall time, the resolution of an advised wait, is more than 100 ms of the model)\n"},
 		{[]string{"policies", "--out-dir", out, "--sim-time-scale", "1e5"}, "ptuprobe: --sim-time-scale 100000: want a number > 0 and <= 100 (faster, one millisecond of wall time, the resolution of an advised wait, is more than 100 ms of the model)\n"},
-		{[]string{"serve", "--time-scale", "101"}, "ptuprobe: --time-scale 101: want a number > 0 and <= 100 (faster, one millisecond of wall time, the resolution of an advised wait, is more than 100 ms of the model)\n"},
+		{[]string{"serve", "--sim-time-scale", "101"}, "ptuprobe: --sim-time-scale 101: want a number > 0 and <= 100 (faster, one millisecond of wall time, the resolution of an advised wait, is more than 100 ms of the model)\n"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(context.Background(), tc.args...)

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -56,8 +59,40 @@ func (f *targetFlags) spec() client.Spec {
 		APIKeyEnv:    f.apiKeyEnv,
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
 		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
-		Timeout: f.timeout,
+		Timeout: f.timeout, KeyOptional: f.keyOptional(),
 	}
+}
+
+// keyOptional: a plain --url (no --api, no --api-key-env) is any
+// OpenAI-compatible server, perhaps a local one that needs no key, so
+// OPENAI_API_KEY is sent when set and not required; every other target
+// needs its key (raw none).
+func (f *targetFlags) keyOptional() bool {
+	return f.api == "" && f.endpoint == "" && f.url != "" && f.apiKeyEnv == ""
+}
+
+// noteNoKey says, unless quiet, that a plain --url goes without a key.
+func (f *targetFlags) noteNoKey(w io.Writer, quiet bool, getenv func(string) string) {
+	if quiet || !f.keyOptional() || f.body != "" || f.method != "" || len(f.headers) > 0 {
+		return
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv(client.DefaultKeyVariables(client.APIOpenAI)[0]) == "" {
+		fmt.Fprintf(w, "note: %s is unset: sending no key (--api openai requires one; --api-key-env names another variable)\n", client.DefaultKeyVariables(client.APIOpenAI)[0])
+	}
+}
+
+// targetNames names the fields of the target's errors by the flags the
+// user typed: sim.Config and client.Spec share field names (Deployment),
+// and only the embedded simulator's configuration is checked when no
+// target is named, only the Spec when one is.
+func targetNames(embedded bool) flagNames {
+	if embedded {
+		return merge(targetFlagNames, simFlagNames("sim-"))
+	}
+	return merge(simFlagNames("sim-"), targetFlagNames)
 }
 
 // targetFlagNames names, for the user, the client.Spec and client.Config
@@ -66,7 +101,7 @@ var targetFlagNames = flagNames{
 	"API": "--api", "Endpoint": "--endpoint", "Deployment": "--deployment", "APIVersion": "--api-version",
 	"URL": "--url", "Model": "--model", "AnthropicVersion": "--anthropic-version",
 	"Method": "--method", "Body": "--body", "Headers": "--header",
-	"APIKeyEnv": "--api-key-env", "Key": "the key in the environment", "KeyHeader": "the key's header",
+	"APIKeyEnv": "--api-key-env", "KeyOptional": "--url without --api", "Key": "the key in the environment", "KeyHeader": "the key's header",
 	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
 	"Timeout": "--timeout", "MaxConns": "--max-in-flight",

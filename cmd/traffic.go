@@ -167,7 +167,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	target.Owner = owner
 	r := &trafficRun{
 		job:   campaign.Job{Plans: plans, Target: target, Output: output, Options: opts},
-		names: merge(runFlagNames, targetFlagNames, simFlagNames("sim-"), names),
+		names: merge(runFlagNames, targetNames(target.Embedded()), names),
 		rf:    rf, stdout: stdout, stderr: stderr,
 	}
 	if err := r.job.Validate(); err != nil {
@@ -177,6 +177,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 		return nil, err
 	}
 	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
+	tf.noteNoKey(stderr, rf.quiet, nil)
 	return r, nil
 }
 

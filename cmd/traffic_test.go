@@ -73,7 +73,7 @@ func TestBurstAgainstScriptedTarget(t *testing.T) {
 	srv, _ := scripted(t)
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, stdout, stderr := runCLI(context.Background(), "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
-		"--size", "14", "--waves", "2", "--gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
+		"--burst-size", "14", "--burst-waves", "2", "--burst-gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -237,26 +237,26 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"schedule", "--url", "http://127.0.0.1:9"},
 		{"schedule", "--rate", "10", "--phase", "1s@1", "--url", "http://127.0.0.1:9"},
 		{"schedule", "--rate", "100/s", "--duration", "200s", "--url", "http://127.0.0.1:9"},
-		{"burst", "--size", "0", "--url", "http://127.0.0.1:9"},
-		{"burst", "--size", "5000", "--waves", "3", "--url", "http://127.0.0.1:9"},
+		{"burst", "--burst-size", "0", "--url", "http://127.0.0.1:9"},
+		{"burst", "--burst-size", "5000", "--burst-waves", "3", "--url", "http://127.0.0.1:9"},
 		{"burst", "--url", "ftp://127.0.0.1:9/x"},
 		{"burst", "--endpoint", "http://127.0.0.1:9"},
 		{"burst", "--api", "raw", "--url", "http://127.0.0.1:9", "--body", "@" + filepath.Join(dir, "missing.json")},
 		{"burst", "--url", "http://127.0.0.1:9", "--header", "no-colon"},
 		{"burst", "--url", "http://127.0.0.1:9", "-o", foreign},
 		{"burst", "--url", "http://127.0.0.1:9", "--group", "a,b"},
-		{"burst", "--waves", "2", "--gap", "20m", "--url", "http://127.0.0.1:9"},
+		{"burst", "--burst-waves", "2", "--burst-gap", "20m", "--url", "http://127.0.0.1:9"},
 		{"burst", "--api-key-env", "PTUPROBE_SURELY_UNSET", "--url", "http://127.0.0.1:9"},
 		{"burst", "--prompt-tokens", "1099511627776", "--url", "http://127.0.0.1:9"},
 		{"burst", "--url", "http://127.0.0.1:99999"},
 		{"burst", "--api", "raw", "--method", "GE T", "--url", "http://127.0.0.1:9"},
 		{"burst", "--no-such-flag"},
 		{"schedule", "extra-arg"},
-		{"brust", "--size", "3"},
-		{"burst", "--size", "4611686018427387905", "--waves", "4", "--url", "http://127.0.0.1:9"},
-		{"burst", "--waves", "3", "--gap", "2000000h", "--url", "http://127.0.0.1:9"},
-		{"burst", "--duration", "0", "--url", "http://127.0.0.1:9"},
-		{"burst", "--duration", "100000h", "--url", "http://127.0.0.1:9"},
+		{"brust", "--burst-size", "3"},
+		{"burst", "--burst-size", "4611686018427387905", "--burst-waves", "4", "--url", "http://127.0.0.1:9"},
+		{"burst", "--burst-waves", "3", "--burst-gap", "2000000h", "--url", "http://127.0.0.1:9"},
+		{"burst", "--max-duration", "0", "--url", "http://127.0.0.1:9"},
+		{"burst", "--max-duration", "100000h", "--url", "http://127.0.0.1:9"},
 		{"schedule", "--rate", "1e-9/s", "--duration", "1000000h", "--url", "http://127.0.0.1:9"},
 		{"schedule", "--phase", "a:200h@1/s", "--url", "http://127.0.0.1:9"},
 		{"burst", "--max-in-flight", "1000000", "--url", "http://127.0.0.1:9"},
@@ -266,7 +266,7 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 		{"calibrate", "--probe-duration", "2h"},
 		{"burst", "--timeout", "2h", "--url", "http://127.0.0.1:9"},
 		{"calibrate", "--max-pause", "2h"},
-		{"calibrate", "--cooldown", "3m"},
+		{"calibrate", "--pause", "3m"},
 		{"nosuch"},
 	}
 	for _, args := range tests {
@@ -290,7 +290,7 @@ func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "--url", "http://"+addr, "--size", "3", "-o", out, "--quiet")
+	code, _, stderr := runCLI(context.Background(), "burst", "--url", "http://"+addr, "--burst-size", "3", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -335,16 +335,16 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"burst", "--size", "0"}, "--size must be at least 1"},
+		{[]string{"burst", "--burst-size", "0"}, "--burst-size must be at least 1"},
 		{[]string{"characterize", "--burst-waves", "0", "--out-dir", dir}, "--burst-waves must be at least 1"},
-		{[]string{"burst", "--spread", "2s", "--gap", "1s", "--waves", "2"}, "--spread (2s) is longer than --gap (1s)"},
+		{[]string{"burst", "--burst-spread", "2s", "--burst-gap", "1s", "--burst-waves", "2"}, "--burst-spread (2s) is longer than --burst-gap (1s)"},
 		{[]string{"schedule", "--rate", "1/s", "--arrival", "bursty"}, "--arrival must be constant or poisson"},
 		{[]string{"burst", "--max-in-flight", "0"}, "--max-in-flight must be between 1 and 100000"},
 		{[]string{"burst", "--max-attempts", "11"}, "--max-attempts must be between 1 and 10"},
 		{[]string{"schedule", "--rate", "1/s", "--pace-window", "20ms"}, "--pace-window must be between 0 and 10ms"},
 		{[]string{"burst", "--group", "night\u00a0run"}, "--group must be printable"},
 		{[]string{"burst", "--sim-ptu", "0"}, "--sim-ptu 0"},
-		{[]string{"serve", "--ptu", "0"}, "--ptu 0"},
+		{[]string{"serve", "--sim-ptu", "0"}, "--sim-ptu 0"},
 		{[]string{"burst", "--url", "http://127.0.0.1:9", "--prompt-tokens", "0"}, "--prompt-tokens"},
 		{[]string{"calibrate", "--factor", "1"}, "--factor must be above 1"},
 		{[]string{"calibrate", "--max-rate", "1/s", "--min-rate", "2/s"}, "--max-rate must be greater than --min-rate"},
@@ -360,13 +360,13 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"schedule", "--rate", "1/s", "--start-at", time.Now().Add(30 * time.Hour).UTC().Format(time.RFC3339)}, "ahead (this machine's clock reads"},
 		{[]string{"burst", "--start-at", "2030-01-01T00:00:00Z"}, "days ahead"},
 		// Past about 292 years the difference saturates: compare instants.
-		{[]string{"burst", "--size", "2", "--shard", "0/2", "--start-at", "2400-01-01T00:00:00Z"}, "--start-at 2400-01-01T00:00:00Z is more than 292 years ahead"},
+		{[]string{"burst", "--burst-size", "2", "--shard", "0/2", "--start-at", "2400-01-01T00:00:00Z"}, "--start-at 2400-01-01T00:00:00Z is more than 292 years ahead"},
 		{[]string{"burst", "--start-at", "tomorrow"}, `--start-at "tomorrow" is not an RFC 3339 time`},
 		{[]string{"burst", "--start-at", "2026-05-01 12:00:00"}, "is not an RFC 3339 time"},
 		{[]string{"characterize", "--burst-wait-wave", "--start-at", soon, "--out-dir", dir}, "--burst-wait-wave paces each wave by this worker's own answers"},
 		{[]string{"calibrate", "--shard", "0/4"}, "unknown flag: --shard"},
 		// --max-requests bounds the plan, the same refusal on every worker.
-		{[]string{"burst", "--size", "40", "--max-requests", "30", "--shard", "1/4", "--start-at", soon}, "--max-requests is 30, but the plan has 40 requests"},
+		{[]string{"burst", "--burst-size", "40", "--max-requests", "30", "--shard", "1/4", "--start-at", soon}, "--max-requests is 30, but the plan has 40 requests"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(context.Background(), append(tt.args, "--quiet")...)
@@ -406,7 +406,7 @@ func TestRetriesHonourTheAdvisedWait(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "--size", "4",
+	code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "--burst-size", "4",
 		"--max-attempts", "3", "--retry-jitter", "0", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

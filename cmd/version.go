@@ -20,6 +20,11 @@ func init() {
 }
 
 func printVersion(c *cobra.Command, _ []string) error {
-	fmt.Fprintf(c.OutOrStdout(), "ptuprobe %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(c.OutOrStdout(), versionLine())
 	return nil
+}
+
+// versionLine is what the version command and --version print.
+func versionLine() string {
+	return fmt.Sprintf("ptuprobe %s (%s %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -11,10 +11,12 @@ import (
 // (go build, go run, go test) says it is dev.
 func TestVersionUnstamped(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := runCLI(context.Background(), "version")
 	want := "ptuprobe dev (" + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
-	if code != 0 || stdout != want || stderr != "" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	for _, arg := range []string{"version", "--version"} {
+		code, stdout, stderr := runCLI(context.Background(), arg)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q; want %q", arg, code, stdout, stderr, want)
+		}
 	}
 }
 
@@ -25,7 +27,9 @@ func TestVersionStamped(t *testing.T) {
 	saved := Version
 	t.Cleanup(func() { Version = saved })
 	Version = "v1.2.3"
-	if code, stdout, _ := runCLI(context.Background(), "version"); code != 0 || !strings.HasPrefix(stdout, "ptuprobe v1.2.3 (go") {
-		t.Fatalf("exit %d, stdout %q", code, stdout)
+	for _, arg := range []string{"version", "--version"} {
+		if code, stdout, _ := runCLI(context.Background(), arg); code != 0 || !strings.HasPrefix(stdout, "ptuprobe v1.2.3 (go") {
+			t.Fatalf("%s: exit %d, stdout %q", arg, code, stdout)
+		}
 	}
 }

@@ -230,6 +230,7 @@ func (t *Target) simulated(base, deployment string, dial func(ctx context.Contex
 	sc := t.simConfig()
 	s := t.Spec
 	s.APIKeyEnv, s.Endpoint, s.URL, s.Deployment = "", "", "", ""
+	s.KeyOptional = true // the key is set below
 	s.API = simAPI[sc.Dialect]
 	switch s.API {
 	case client.APIAzure:
