@@ -180,11 +180,11 @@ func TestEveryTargetFieldHasAFlagName(t *testing.T) {
 // where each one's key comes from.
 func TestTargetHelpNamesEveryAPI(t *testing.T) {
 	t.Parallel()
-	_, stdout, _ := runCLI(context.Background(), "burst", "--help")
+	_, stdout, _ := runCLI(context.Background(), "burst", "--help", "--full")
 	for _, want := range []string{"azure, openai, anthropic", "gemini", "raw", "--anthropic-version", client.DefaultAnthropicVersion,
 		"ANTHROPIC_API_KEY", "x-api-key", "GEMINI_API_KEY", "x-goog-api-key", "never in the URL", "generativelanguage.googleapis.com"} {
 		if !strings.Contains(stdout, want) {
-			t.Errorf("burst --help does not say %q", want)
+			t.Errorf("burst --help --full does not say %q", want)
 		}
 	}
 }

@@ -79,32 +79,20 @@ func init() {
 		c := &cobra.Command{
 			Use:   "burst",
 			Short: "Fire waves of requests at once and record every response",
-			Long: `burst fires --waves waves of --size requests, each wave at one instant (or
-spread evenly over --spread), wave starts --gap apart on an absolute
-schedule. Every attempt is appended to the results file, with the advised
-wait of every 429.
-
-With no --endpoint or --url, the embedded PTU simulator is the target.
-` + fleetHelp,
+			Long: `burst fires --burst-waves waves of --burst-size requests, each wave at one
+instant (or spread over --burst-spread), wave starts --burst-gap apart on an
+absolute schedule, and appends every attempt to the results file, with the
+advised wait of every 429. --dry-run prints the plan and sends nothing.`,
 			Example: `  # Against the embedded simulator: 3 waves of 40
-  ptuprobe burst --size 40 --waves 3 --gap 5s
+  ptuprobe burst --burst-size 40 --burst-waves 3 --burst-gap 5s
 
   # Against an Azure OpenAI deployment (key from AZURE_OPENAI_API_KEY)
   ptuprobe burst --endpoint https://NAME.openai.azure.com --deployment DEPLOYMENT \
-      --size 20 --waves 5 --gap 10s -o results.csv
+      --burst-size 20 --burst-waves 5 --burst-gap 10s -o results.csv
 
-  # OpenAI-compatible endpoint (key from OPENAI_API_KEY)
-  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --size 10
-
-  # Anthropic's Messages API (key from ANTHROPIC_API_KEY, sent in x-api-key)
-  ptuprobe burst --api anthropic --url https://api.anthropic.com/v1/messages --model MODEL --size 10
-
-  # The Gemini API: the base URL (key from GEMINI_API_KEY, sent in x-goog-api-key)
-  ptuprobe burst --api gemini --url https://generativelanguage.googleapis.com --model MODEL --size 10
-
-  # Worker 2 of a fleet of 4, all starting at one instant (each its own share of every wave)
-  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --size 40 --waves 3 --gap 10s \
-      --shard 2/4 --start-at 2026-05-01T12:00:00Z -o worker-2.csv`,
+  # An OpenAI-compatible server (OPENAI_API_KEY sent if set); Anthropic's Messages API
+  ptuprobe burst --url http://127.0.0.1:8000/v1/chat/completions --model my-model --burst-size 10
+  ptuprobe burst --api anthropic --url https://api.anthropic.com/v1/messages --model MODEL --burst-size 10`,
 			Args: noArgs,
 			RunE: b.run,
 		}

@@ -110,7 +110,7 @@ func init() {
 --min-rate to --max-rate (each --factor times the last), each for
 --probe-duration, stopping at the first rate that draws a 429; then it
 bisects between the last admitted rate and that one at geometric midpoints,
---depth times. Between probes it pauses --cooldown, or the longest advised
+--depth times. Between probes it pauses --pause, or the longest advised
 wait of the last probe if that is longer, but never more than --max-pause.
 
 A probe counts as admitted only when it drew no 429 and, over its last half,
@@ -120,7 +120,8 @@ merely slow is not taken for capacity (verdict "slow").
 It prints the evidence table (offered rate, admitted rate, 429s, p50 advised
 wait, verdict) and the knee, and writes the table to --output (only over an
 earlier evidence table: any other file is left alone). Interrupted, it
-reports and writes what was measured so far.`,
+reports and writes what was measured so far. It prints its expected
+duration as it starts; --dry-run prints the probes and sends nothing.`,
 			Example: `  # On the embedded simulator (sustains about 6 requests/s of the default request)
   ptuprobe calibrate --min-rate 1/s --max-rate 16/s --probe-duration 20s
 

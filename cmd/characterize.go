@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,35 +81,21 @@ func init() {
 		c := &cobra.Command{
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
-			Long: `characterize is the main job: it fires a burst plan, then a scheduled plan,
-at the target (the embedded PTU simulator when no --endpoint or --url is
-given), records every attempt in OUT-DIR/results.csv, analyzes it into
-OUT-DIR (percentile CSV, events CSV, ECDF and histogram charts, summary.md,
-analysis.json, and report.html: all of it on one page), prints the percentile
-table and the paths of what it wrote, and checks any --fail-if thresholds
-(exit 3 on a breach).
-
-Burst flags carry a burst- prefix (--burst-size, --burst-waves, --burst-gap,
---burst-spread, --burst-wait-wave). The scheduled plan takes --rate with
---duration, or --phase (default: ` + fmt.Sprint(charplan.PhaseSpecs()) + `).
-OUT-DIR/results.csv is replaced unless --append is given.
-
---fail-if takes the same threshold expressions as analyze (see
-'ptuprobe analyze --help' and docs/thresholds.md).
-` + fleetHelp + ` Each worker's OUT-DIR holds its own share and the
-report of it.`,
+			Long: `characterize is the main job: a burst plan, then a scheduled plan, at the
+target, every attempt recorded in OUT-DIR/results.csv (replaced unless
+--append), then the whole report in OUT-DIR (percentile and events CSVs,
+charts, summary.md, analysis.json, report.html), the percentile table
+printed, and any --fail-if threshold checked (exit 3 on a breach; see
+'ptuprobe analyze --help'). The scheduled plan defaults to ` + strings.Join(charplan.PhaseSpecs(), " ") + `.
+It prints its expected duration as it starts; --dry-run prints the plan
+and sends nothing.`,
 			Example: `  # The main job on the embedded simulator (no credentials needed)
   ptuprobe characterize --out-dir ptuprobe-report
 
   # Against an Azure OpenAI deployment, conservative, with CI thresholds
   AZURE_OPENAI_API_KEY=... ptuprobe characterize --endpoint https://NAME.openai.azure.com \
       --deployment DEPLOYMENT --burst-size 10 --burst-waves 2 --rate 1/s --duration 60s \
-      --out-dir ptuprobe-report --fail-if 'overall.p99_ms>30000' --fail-if 'errors>0'
-
-  # One of four workers of a fleet (the same flags on each, its own --shard),
-  # then the fleet's report from every worker's results
-  ptuprobe characterize --shard 1/4 --start-at 2026-05-01T12:00:00Z --out-dir worker-1
-  ptuprobe analyze worker-*/results.csv --out-dir fleet`,
+      --out-dir ptuprobe-report --fail-if 'overall.p99_ms>30000' --fail-if 'errors>0'`,
 			Args: noArgs,
 			RunE: ch.run,
 		}

@@ -25,30 +25,9 @@ type fleetFlags struct {
 	startAt string
 }
 
-// fleetHelp is the clock-sync assumption, for every command's --help.
-var fleetHelp = fmt.Sprintf(`
-Fleet runs: N workers given the same flags, each its own --shard I/N (or
-/N with %s set, as in a Kubernetes Indexed Job), and one
---start-at, send one plan together: every worker computes the whole plan
-and sends the arrivals whose index is I mod N, each at --start-at + its
-offset, so a burst wave still leaves at one instant and a schedule's rate
-is the sum. seq is the arrival's index in the whole plan and the worker
-column says who sent it: 'ptuprobe analyze' over every worker's results
-gives the fleet's table (--group-by worker splits it by worker).
-
-Each worker reads --start-at on its own clock, so the machines' clocks
-must agree (NTP; a clock off by d sends its whole share d early or late).
-A worker that begins more than %s after --start-at refuses to run;
---start-at may be at most %s ahead. --max-requests bounds the whole plan
-(every worker refuses the same plan), not one worker's share. With
---start-at, each plan after the first starts at its place in the plan (a
-burst one gap after its last wave, a schedule after its duration), not
-when its last answer came; a wave that waits for answers (--wait-wave) is
-refused.`, completionIndexEnv, campaign.Roughly(campaign.StartTolerance), campaign.Roughly(campaign.MaxStartAhead))
-
 func (f *fleetFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.shard, "shard", "", "send only this worker's share of the plan: I/N sends the arrivals whose index is I mod N; /N takes I from "+completionIndexEnv+" (a Kubernetes Indexed Job); needs --start-at (see Fleet runs below)")
-	fs.StringVar(&f.startAt, "start-at", "", fmt.Sprintf("start the plan at this instant, RFC 3339 (e.g. 2026-05-01T12:00:00Z), by this machine's clock: at most %s past and %s ahead (see Fleet runs below)", campaign.Roughly(campaign.StartTolerance), campaign.Roughly(campaign.MaxStartAhead)))
+	fs.StringVar(&f.shard, "shard", "", "send only this worker's share of the plan: I/N sends the arrivals whose index is I mod N; /N takes I from "+completionIndexEnv+" (a Kubernetes Indexed Job); needs --start-at ('ptuprobe help fleet')")
+	fs.StringVar(&f.startAt, "start-at", "", fmt.Sprintf("start the plan at this instant, RFC 3339 (e.g. 2026-05-01T12:00:00Z), by this machine's clock: at most %s past and %s ahead ('ptuprobe help fleet')", campaign.Roughly(campaign.StartTolerance), campaign.Roughly(campaign.MaxStartAhead)))
 }
 
 // resolve reads the flags (and, for /N, the completion index from the

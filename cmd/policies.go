@@ -166,45 +166,21 @@ func init() {
 		c := &cobra.Command{
 			Use:   "policies",
 			Short: "Compare client retry policies fairly, over load and fleet size, and recommend one",
-			Long: `policies answers "what should my client do with a 429?" by measuring it on
-the embedded simulator: open-loop arrivals at each --load (a multiple of what
-the deployment sustains, or a rate), spread over --clients application
-instances, each its own retry owner (the admission library) configured as the
-policy, --repeat times with different seeds.
-
-The comparison is fair: every retrying policy gets the same --budget per
-request (a request not answered within it has failed) and the same
---max-attempts, except none, sdk and stacked, which model named clients and
-keep their caps (the table says so). Runs are on a virtual clock: the same
-flags give the same policies.csv, byte for byte, on any machine, in seconds.
+			Long: `policies answers "what should my client do with a 429?" by measuring it, on
+the embedded simulator's virtual clock (the same flags, the same policies.csv,
+in seconds): arrivals at each --load over --clients instances, each a retry
+owner configured as the policy, under one --retry-budget and --max-attempts
+(none, sdk and stacked keep their own caps), --repeat times.
 
 Built-in policies (fixed:D and poll:D take 50ms to 1m):
-` + policyHelp() + `
-Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait,
-fallback, cooldown, advice (honor/ignore/floor), backoff (BASE-CAP or
-fixed-D), slots (off or a width), pace (on/off); e.g.
---policy 'mine=honor,jitter=1'. A custom spec that sets attempts or budget
-keeps them and is marked as not under the fair caps.
+` + policyHelp() + `Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait, fallback,
+cooldown, advice, backoff, slots, pace (docs/policies.md); e.g. --policy 'mine=honor,jitter=1'.
 
-How to read it: policies.md, report.html and the printed table open with a
-Recommendation per load — the highest goodput within the budget and, among
-those tied with it (within its spread over the repeats), the fewest attempts
-per success — then one sentence per documented rule, confirmed or
-contradicted on these runs. Also written: policies.csv (one row per policy,
-load and fleet size), a frontier chart per load (capacity share against
-attempts per success) and the ECDF of successful requests' latency.
-The simulator's flags (--sim-profile ptu|gateway|window and the rest) are
-listed in 'ptuprobe serve --help' without their prefix.
-
-Against a named target (--endpoint and --deployment, or --url) the same lab
-runs on the wall clock, one run at a time, --pause apart, the policies
-interleaved in each repeat; loads given as multiples need --capacity (from
-'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.`,
+The printed table, policies.md and report.html open with a Recommendation
+per load. A named target (--endpoint or --url) runs on the wall clock,
+--pause apart; loads as multiples need --capacity (from calibrate).`,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
-
-  # Three policies against a fixed-window limiter, a fleet of 4 and of 64
-  ptuprobe policies --policy honor --policy backoff --policy pace --clients 4,64 --sim-profile window
 
   # A real deployment that calibrate found sustains 6 requests/s
   ptuprobe policies --endpoint https://NAME.openai.azure.com --deployment PTU-DEPLOYMENT \

@@ -71,13 +71,13 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 
 func (rc *refereeCmd) names() flagNames {
 	return flagNames{
-		"Scenario": "--scenario", "Dialect": "--dialect", "PTU": "--ptu", "Budget": "--budget",
+		"Scenario": "--scenario", "Dialect": "--sim-dialect", "PTU": "--sim-ptu", "Budget": "--retry-budget",
 		"Timeout": "--timeout", "Expect": "--expect", "Command": "COMMAND",
 	}
 }
 
 const refereeLong = `referee answers "is my client's retry stack harmful?" in one command. It
-starts the simulator on 127.0.0.1 (a free port) in --dialect and --scenario,
+starts the simulator on 127.0.0.1 (a free port) in --sim-dialect and --scenario,
 runs COMMAND with the variables the SDKs read pointed at it — OPENAI_BASE_URL,
 OPENAI_API_KEY, OPENAI_ADMIN_KEY, AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY,
 AZURE_OPENAI_AD_TOKEN, OPENAI_API_VERSION, ANTHROPIC_BASE_URL,
@@ -96,7 +96,7 @@ says so), and grades what the simulator's witness saw:
   http_429_per_success  429s per admitted request                reported
   herd                  share of retries on time within 5 ms of
                         their deadline (waits without jitter)    reported
-  over_budget           retries later than --budget after
+  over_budget           retries later than --retry-budget after
                         their refusal                            expect <= 0
   incomplete            refusals nobody came back to, requests
                         open at the end                          reported
@@ -105,10 +105,10 @@ says so), and grades what the simulator's witness saw:
 check's expectation, e.g. --expect 'herd<=0.5' --expect 'owners<=2'.
 
 Scenarios:
-  storm         sustained overload: a deployment so small (--ptu 1, a
+  storm         sustained overload: a deployment so small (--sim-ptu 1, a
                 shallow bucket) that concurrent calls refuse each other,
                 each 429 advising up to a call's drain (most of a second)
-  long-wait     advised waits longer than --budget: a good client gives up
+  long-wait     advised waits longer than --retry-budget: a good client gives up
                 or redirects, neither early nor past its budget
   spillover     the storm with a standard deployment (sim-standard) behind
   headers-only  the storm without retry-after and retry-after-ms: only the
@@ -126,8 +126,8 @@ The command's own exit status is in the verdict, not hidden. Written into
 prompt or a host.`
 
 const refereeExample = `  ptuprobe referee -- node app.js
-  ptuprobe referee --dialect openai --scenario headers-only -- python app.py
-  ptuprobe referee --scenario long-wait --budget 10s -- go test -count=1 ./...
+  ptuprobe referee --sim-dialect openai --scenario headers-only -- python app.py
+  ptuprobe referee --scenario long-wait --retry-budget 10s -- go test -count=1 ./...
   ptuprobe referee --expect 'herd<=0.5' --timeout 2m -- npm test`
 
 func init() {
@@ -141,13 +141,14 @@ func init() {
 			RunE:    rc.run,
 		}
 		f := c.Flags()
-		f.StringVar(&rc.dialect, "dialect", referee.DefaultDialect, "wire the simulator speaks: "+strings.Join(sim.AllDialects(), ", "))
+		f.StringVar(&rc.dialect, "sim-dialect", referee.DefaultDialect, "wire the simulator speaks: "+strings.Join(sim.AllDialects(), ", "))
 		f.StringVar(&rc.scenario, "scenario", referee.DefaultScenario, "what the simulator does: "+strings.Join(referee.Scenarios(), ", "))
-		f.Float64Var(&rc.ptu, "ptu", 0, "size of the PTU deployment (0: the scenario's: 1, in long-wait one token drained per --budget)")
-		f.DurationVar(&rc.budget, "budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")
+		f.Float64Var(&rc.ptu, "sim-ptu", 0, "size of the PTU deployment (0: the scenario's: 1, in long-wait one token drained per --retry-budget)")
+		f.DurationVar(&rc.budget, "retry-budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")
 		f.DurationVar(&rc.timeout, "timeout", referee.DefaultTimeout, "how long COMMAND may run before its process group is ended")
 		f.StringArrayVar(&rc.expect, "expect", nil, "an expectation NAME OP NUMBER, e.g. 'owners<=1' (repeatable)")
 		f.StringVar(&rc.outDir, "out-dir", DefaultRefereeOutDir, "directory for referee.json, referee.md and report.html")
+		alias(c, renames{"dialect": "sim-dialect", "ptu": "sim-ptu", "budget": "retry-budget"})
 		return c
 	})
 }

@@ -102,6 +102,7 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
+	setHelp(root)
 	var p profiles
 	p.flags(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }

@@ -102,16 +102,11 @@ func init() {
 			Use:   "schedule",
 			Short: "Send open-loop arrivals on a planned schedule and record every response",
 			Long: `schedule sends requests at planned times, open loop: a request goes out at
-its time whether or not earlier ones have answered (up to --max-in-flight;
-a send that must wait for a slot is recorded late, never dropped). Times are
-absolute (start + offset), so one late send never delays the rest.
-
-A plan is a constant --rate for --duration, or a sequence of --phase, each
-holding a rate or ramping it linearly. Arrival k of a plan is sent where the
-cumulative planned rate reaches k, so the count is exact.
-
-With no --endpoint or --url, the embedded PTU simulator is the target.
-` + fleetHelp,
+its time whether or not earlier ones have answered (up to --max-in-flight; a
+send that waits for a slot is recorded late, never dropped). A plan is a
+constant --rate for --duration, or a sequence of --phase, each holding a
+rate or ramping it; times are absolute, so one late send never delays the
+rest. --dry-run prints the plan and sends nothing.`,
 			Example: `  # 2 requests/s for 30s against the embedded simulator
   ptuprobe schedule --rate 2/s --duration 30s
 
@@ -124,11 +119,7 @@ With no --endpoint or --url, the embedded PTU simulator is the target.
 
   # Any endpoint, raw request
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \
-      --body @request.json --header 'Authorization: Bearer x' --rate 600/m
-
-  # Worker 0 of 3 sharing 30/s (10/s each, interleaved) from one instant
-  ptuprobe schedule --url http://127.0.0.1:8000/v1/chat/completions --rate 30/s --duration 2m \
-      --shard 0/3 --start-at 2026-05-01T12:00:00Z -o worker-0.csv`,
+      --body @request.json --header 'Authorization: Bearer x' --rate 600/m`,
 			Args: noArgs,
 			RunE: s.run,
 		}

@@ -69,36 +69,21 @@ func init() {
 		c := &cobra.Command{
 			Use:   "serve",
 			Short: "Run the embedded PTU simulator (or the gateway profile), in any vendor's dialect, on loopback",
-			Long: `serve runs the simulator that burst, schedule and characterize use when no
-target is given: an Azure OpenAI provisioned deployment under the documented
-admission model (utilization as a leaky bucket; 429 with retry-after-ms when
-over 100%), or with --profile gateway an API gateway with per-key and
-per-organization ceilings. It prints its URL and a command to try; Ctrl-C
-stops it. GET /sim/stats shows what it has admitted and refused, and every
-wait it advised, per source.
-
---dialect chooses whose wire it speaks, with the same admission model:
-azure (the default: retry-after-ms and retry-after), openai
-(/v1/chat/completions, x-ratelimit-* on every answer, retry-after on 429s),
-anthropic (/v1/messages, anthropic-ratelimit-* with RFC 3339 resets,
-retry-after), ietf (RateLimit-Policy and RateLimit on the Azure routes;
---ietf-retry-after, --ietf-legacy) or gemini (/v1beta/models/M:generateContent,
-no retry header, RetryInfo in the 429 body). --omit-retry-headers leaves
-retry-after and retry-after-ms off, so the rate-limit headers are the only
-advice.
+			Long: `serve runs alone the simulator that the traffic commands use when no target
+is given, on loopback; its --sim-* flags (the model, the profile, the
+dialect, faults) are the traffic commands' and are listed once, in
+'ptuprobe help simulator'. It prints its URL and a command to try; Ctrl-C
+stops it. GET /sim/stats shows what it admitted and refused, and every wait
+it advised, per source.
 
 It is also a witness of the client: per key it counts retries that came back
 before the wait their 429 advised (early_returns), at or after it
 (retries_on_time), and requests declaring themselves SDK retries
-(X-Stainless-Retry-Count > 0). A retry is the same key, deployment and call:
-its Idempotency-Key or x-ms-client-request-id when it sends one, else its
-body. /sim/stats has more (marked and undeclared retries, retries at their
-deadline, over --witness-budget). 'ptuprobe referee' grades them. On Ctrl-C it prints these counts per key (key-0, key-1…, never the key).
-
---metrics-addr serves the same counts live to Prometheus (admitted,
-refused, spilled, utilization, early returns…; docs/metrics.md). After
-Ctrl-C it waits up to --metrics-linger for one last scrape, if anything has
-been scraping; a second Ctrl-C ends the wait.
+(X-Stainless-Retry-Count > 0); a retry is the same key, deployment and call
+(its Idempotency-Key or x-ms-client-request-id, else its body). On Ctrl-C it
+prints these counts per key (key-0, key-1…, never the key); 'ptuprobe
+referee' grades them. --metrics-addr serves them live to Prometheus
+(docs/metrics.md), waiting up to --metrics-linger for a last scrape.
 
 Like any server it bounds what a client may hold: a request must arrive
 within ` + campaign.Roughly(sim.BodyReadTimeout) + ` (its headers within ` + campaign.Roughly(sim.HeaderReadTimeout) + `), an idle connection is closed
@@ -106,11 +91,10 @@ after ` + campaign.Roughly(sim.IdleTimeout) + `, and one address may hold --max-
 one more is answered 503 and closed. Answers are never cut short.`,
 			Args: noArgs,
 			Example: `  ptuprobe serve
-  ptuprobe serve --ptu 50 --utilization-header --spillover-deployment sim-standard
-  ptuprobe serve --profile gateway --gateway-retry-after --addr 127.0.0.1:9000
-  ptuprobe serve --fault-rate 0.05 --faults http-date,missing,reset
-  ptuprobe serve --dialect openai --omit-retry-headers
-  ptuprobe serve --dialect anthropic --ptu 50
+  ptuprobe serve --sim-ptu 50 --sim-utilization-header --sim-spillover-deployment sim-standard
+  ptuprobe serve --sim-profile gateway --sim-gateway-retry-after --addr 127.0.0.1:9000
+  ptuprobe serve --sim-fault-rate 0.05 --sim-faults http-date,missing,reset
+  ptuprobe serve --sim-dialect openai --sim-omit-retry-headers
   ptuprobe serve --metrics-addr :9464   # Prometheus metrics at http://127.0.0.1:9464/metrics`,
 			RunE: sc.run,
 		}

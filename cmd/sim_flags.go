@@ -112,6 +112,9 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.IntVar(&c.WindowLimit, n("WindowLimit"), c.WindowLimit, "window: requests admitted per window")
 	fs.DurationVar(&c.WitnessBudget, n("WitnessBudget"), c.WitnessBudget, "witness: count retries that came back more than this after their refusal as over budget (0: off)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
+	for field := range simFlags {
+		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})
+	}
 }
 
 // faultsValue is the pflag.Value of --faults; it parses as it is set so a

@@ -34,7 +34,7 @@ fail=0
 # referee CLIENT MODE SCENARIO DIALECT WANT (PASS, or the checks that must fail)
 referee() {
   local name=$1 mode=$2 scenario=$3 dialect=$4 want=$5 out="$tmp/$1--$3--$4" rc=0
-  timeout 180 "$tmp/ptuprobe" referee --scenario "$scenario" --dialect "$dialect" --out-dir "$out" \
+  timeout 180 "$tmp/ptuprobe" referee --scenario "$scenario" --sim-dialect "$dialect" --out-dir "$out" \
     -- "$tmp/client" -mode "$mode" >"$out.log" 2>&1 || rc=$?
   local got
   got=$(grep -E '^(PASS|FAIL)' "$out.log" | head -n 1)

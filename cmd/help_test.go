@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// maxHelpLines bounds every command's default --help: a screen.
+const maxHelpLines = 80
+
+// TestHelpFits: every command's default --help is at most maxHelpLines
+// lines: a description, examples, the flags in groups; no line of it
+// lists a --sim-* flag or repeats the fleet explanation, each of which
+// is referred to in one line; --full describes every flag.
+func TestHelpFits(t *testing.T) {
+	t.Parallel()
+	root := NewRootCommand()
+	seen := 0
+	for _, c := range root.Commands() {
+		if !c.Runnable() || c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		seen++
+		code, stdout, stderr := runCLI(context.Background(), c.Name(), "--help")
+		lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+		if code != 0 || stderr != "" || len(lines) > maxHelpLines {
+			t.Errorf("%s --help: exit %d, %d lines (at most %d), stderr %q", c.Name(), code, len(lines), maxHelpLines, stderr)
+		}
+		for _, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), "--sim-") && c.Name() != "referee" {
+				t.Errorf("%s --help lists a simulator flag: %q", c.Name(), l)
+			}
+			if strings.Contains(l, "each at --start-at + its") {
+				t.Errorf("%s --help repeats the fleet explanation", c.Name())
+			}
+		}
+		_, full, _ := runCLI(context.Background(), c.Name(), "--help", "--full")
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden && f.Annotations[simAnnotation] == nil && !strings.Contains(full, "--"+f.Name+" ") {
+				t.Errorf("%s --help --full does not describe --%s", c.Name(), f.Name)
+			}
+		})
+	}
+	if seen < 9 {
+		t.Fatalf("only %d commands", seen)
+	}
+}
+
+// TestHelpTopics: 'ptuprobe help simulator' lists every --sim-* flag and
+// 'ptuprobe help fleet' explains --shard and --start-at; the root's help
+// names both topics as they are typed.
+func TestHelpTopics(t *testing.T) {
+	t.Parallel()
+	_, sim, _ := runCLI(context.Background(), "help", "simulator")
+	for _, name := range simFlags {
+		if !strings.Contains(sim, "--sim-"+name+" ") {
+			t.Errorf("help simulator does not list --sim-%s", name)
+		}
+	}
+	_, fleet, _ := runCLI(context.Background(), "help", "fleet")
+	for _, want := range []string{"--shard I/N", "--start-at", "clocks", "--coordinate"} {
+		if !strings.Contains(fleet, want) {
+			t.Errorf("help fleet does not say %q", want)
+		}
+	}
+	_, root, _ := runCLI(context.Background(), "--help")
+	for _, want := range []string{"ptuprobe help simulator", "ptuprobe help fleet"} {
+		if !strings.Contains(root, want) {
+			t.Errorf("ptuprobe --help does not name %q", want)
+		}
+	}
+}

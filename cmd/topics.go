@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// The help topics hold what several commands share, once: 'ptuprobe help
+// simulator' and 'ptuprobe help fleet'. Each command's help refers to
+// them in one line.
+
+func init() {
+	register(func() *cobra.Command {
+		return &cobra.Command{Use: "simulator", Short: "The embedded simulator and its --sim-* flags", Long: simulatorHelp()}
+	})
+	register(func() *cobra.Command {
+		return &cobra.Command{Use: "fleet", Short: "N workers sending one plan: --shard, --start-at, --coordinate", Long: fleetHelp}
+	})
+}
+
+// simulatorHelp is the simulator topic: what it is, then every --sim-*
+// flag in full.
+func simulatorHelp() string {
+	var b strings.Builder
+	b.WriteString(`With no --endpoint or --url, burst, schedule, characterize, calibrate and
+policies send to an embedded simulator on loopback, so ptuprobe works with
+no credentials; 'ptuprobe serve' runs the same simulator alone. The
+--sim-* flags tune it, on every one of these commands and on serve alike.
+
+Profiles (--sim-profile): ptu, an Azure OpenAI provisioned deployment under
+the documented admission model (utilization as a leaky bucket; 429 with
+retry-after-ms when over 100%); gateway, an API gateway with per-key and
+per-organization ceilings; window, a fixed-window limiter.
+
+Dialects (--sim-dialect), the same admission model on another vendor's
+wire: azure (retry-after-ms and retry-after), openai (/v1/chat/completions,
+x-ratelimit-*), anthropic (/v1/messages, anthropic-ratelimit-*), ietf
+(RateLimit-Policy and RateLimit), gemini (RetryInfo in the 429 body).
+--sim-omit-retry-headers leaves retry-after and retry-after-ms off, so the
+dialect's rate-limit headers are the only advice. sim/doc.go gives the
+model's arithmetic.
+
+Flags:
+`)
+	fs := pflag.NewFlagSet("simulator", pflag.ContinueOnError)
+	cfg := sim.DefaultConfig()
+	addSimFlags(fs, &cfg, "sim-")
+	fs.VisitAll(func(f *pflag.Flag) {
+		var line strings.Builder
+		writeFlag(&line, f, true)
+		b.WriteString(line.String())
+	})
+	return b.String()
+}
+
+// fleetHelp is the fleet topic: how N workers send one plan, and the
+// clock-sync assumption.
+var fleetHelp = fmt.Sprintf(`Fleet runs: N workers given the same flags, each its own --shard I/N (or
+/N with %s set, as in a Kubernetes Indexed Job), and one
+--start-at, send one plan together (burst, schedule, characterize): every
+worker computes the whole plan and sends the arrivals whose index is I mod
+N, each at --start-at + its offset, so a burst wave still leaves at one
+instant and a schedule's rate is the sum. seq is the arrival's index in
+the whole plan and the worker column says who sent it: 'ptuprobe analyze'
+over every worker's results gives the fleet's table (--group-by worker
+splits it by worker). A characterize worker's OUT-DIR holds its own share
+and the report of it.
+
+Each worker reads --start-at on its own clock, so the machines' clocks
+must agree (NTP; a clock off by d sends its whole share d early or late).
+A worker that begins more than %s after --start-at refuses to run;
+--start-at may be at most %s ahead. --max-requests bounds the whole plan
+(every worker refuses the same plan), not one worker's share. With
+--start-at, each plan after the first starts at its place in the plan (a
+burst one gap after its last wave, a schedule after its duration), not
+when its last answer came; a wave that waits for answers
+(--burst-wait-wave) is refused.
+
+--coordinate redis://HOST:PORT/DB shares the retry owner's cooldown, slots
+and pace between the workers (and any process naming the same target),
+through Redis; a Redis that fails leaves each decision to the worker's own
+state. deploy/kubernetes runs such a fleet as an Indexed Job.
+
+  ptuprobe characterize --shard 1/4 --start-at 2026-05-01T12:00:00Z --out-dir worker-1
+  ptuprobe analyze worker-*/results.csv --out-dir fleet`,
+	completionIndexEnv, campaign.Roughly(campaign.StartTolerance), campaign.Roughly(campaign.MaxStartAhead))
