@@ -70,6 +70,10 @@ func (b *burstCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if b.rf.dryRun {
+		r.writeDryRun(c.OutOrStdout(), []string{b.bf.describe(plan)}, &b.tf)
+		return nil
+	}
 	return r.runAndSummarize(c.Context())
 }
 

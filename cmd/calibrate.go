@@ -64,8 +64,16 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	if err := job.Validate(); err != nil {
 		return settingError(err, names)
 	}
-	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
 	k.tf.noteNoKey(stderr, k.rf.quiet, nil)
+	if k.rf.dryRun {
+		writeCalibrationPlan(stdout, job.Config, &k.tf, k.evidence)
+		return nil
+	}
+	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
+	if !k.rf.quiet {
+		probes, least, most := calibrationLength(job.Config)
+		fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))
+	}
 	if !k.rf.quiet {
 		job.Config.OnProbe = func(p calibrate.Probe) {
 			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))

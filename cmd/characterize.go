@@ -36,20 +36,9 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if ch.maxDuration <= 0 {
 		return usageError("--max-duration must be positive")
 	}
-	var plans []campaign.Plan
-	if !ch.skipBurst {
-		p, err := ch.bf.plan()
-		if err != nil {
-			return err
-		}
-		plans = append(plans, p)
-	}
-	if !ch.skipSchedule {
-		p, err := ch.sf.plan(charplan.Phases())
-		if err != nil {
-			return err
-		}
-		plans = append(plans, p)
+	plans, described, err := ch.plans()
+	if err != nil {
+		return err
 	}
 	path := filepath.Join(ch.af.outDir, "results.csv")
 	analysis, err := ch.af.job([]string{path}, stderr)
@@ -61,9 +50,17 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	defer r.stopMetrics()
 	r.job.Replace = !ch.appendRows
+	if ch.rf.dryRun {
+		r.writeDryRun(stdout, described, &ch.tf)
+		fmt.Fprintf(stdout, "report: %s\n", ch.af.outDir)
+		return nil
+	}
+	defer r.stopMetrics()
 	r.perPlan = true
+	if !ch.rf.quiet {
+		fmt.Fprintf(stderr, "characterize: %d requests in %d plans, expected to take about %s, then the report\n", r.job.Planned(), len(plans), about(r.job.Span()))
+	}
 	out, _, err := r.run(c.Context())
 	if err != nil {
 		if ee := (*ExitError)(nil); errors.As(err, &ee) && ee.Code == ExitInterrupted && out.Written > 0 {
@@ -73,6 +70,28 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(stdout, "results: %s (%d rows)\n\n", path, out.Written)
 	return runAnalyze(c.Context(), analysis, stdout, stderr)
+}
+
+// plans are the burst and scheduled plans the flags ask for, each with
+// its description for --dry-run.
+func (ch *characterizeCmd) plans() ([]campaign.Plan, []string, error) {
+	var plans []campaign.Plan
+	var described []string
+	if !ch.skipBurst {
+		p, err := ch.bf.plan()
+		if err != nil {
+			return nil, nil, err
+		}
+		plans, described = append(plans, p), append(described, ch.bf.describe(p))
+	}
+	if !ch.skipSchedule {
+		p, err := ch.sf.plan(charplan.Phases())
+		if err != nil {
+			return nil, nil, err
+		}
+		plans, described = append(plans, p), append(described, describeSchedule(ch.sf.built, p))
+	}
+	return plans, described, nil
 }
 
 func init() {

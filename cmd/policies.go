@@ -44,6 +44,7 @@ type policiesCmd struct {
 	arrivals    string
 	outDir      string
 	quiet       bool
+	dryRun      bool
 }
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
@@ -53,6 +54,10 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	job.Setup.Command, job.Setup.Settings = c.CommandPath(), reportSettings(c.Flags())
+	if pc.dryRun {
+		writeLabPlan(stdout, job, &pc.tf)
+		return nil
+	}
 	if !pc.quiet {
 		total := job.Lab.Runs()
 		where := "on the embedded simulator, on a virtual clock"
@@ -199,6 +204,7 @@ per load. A named target (--endpoint or --url) runs on the wall clock,
 		fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
 		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 		fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
+		fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)
 		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
 		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
 		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")

@@ -21,6 +21,7 @@ type scheduleFlags struct {
 	phases   []string
 	arrival  string
 	seed     uint64
+	built    schedule.Config // what the last plan was built from, for --dry-run
 }
 
 func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
@@ -72,6 +73,7 @@ func (s *scheduleFlags) scaledPlan(defaults []schedule.Phase, scale float64) (ca
 		ph := &c.Phases[i]
 		ph.Duration, ph.From, ph.To = scaleDuration(ph.Duration, scale), ph.From*scale, ph.To*scale
 	}
+	s.built = c
 	p, err := campaign.SchedulePlan(c)
 	return p, settingError(err, scheduleFlagNames)
 }
@@ -91,6 +93,10 @@ func (s *scheduleCmd) run(c *cobra.Command, _ []string) error {
 	r, err := newTrafficRun([]campaign.Plan{plan}, &s.tf, &s.rf, 0, s.rf.output, nil, c.OutOrStdout(), c.ErrOrStderr())
 	if err != nil {
 		return err
+	}
+	if s.rf.dryRun {
+		r.writeDryRun(c.OutOrStdout(), []string{describeSchedule(s.sf.built, plan)}, &s.tf)
+		return nil
 	}
 	return r.runAndSummarize(c.Context())
 }

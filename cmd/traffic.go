@@ -27,6 +27,7 @@ const DefaultPaceWindow = 500 * time.Microsecond
 type runFlags struct {
 	output      string
 	quiet       bool
+	dryRun      bool
 	group       string
 	maxInFlight int
 	maxRequests int
@@ -47,7 +48,8 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	if withOutput {
 		fs.StringVarP(&f.output, "output", "o", "results.csv", "results file (appended to; created with a header if new)")
 	}
-	fs.BoolVar(&f.quiet, "quiet", false, "print no progress")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print no progress")
+	fs.BoolVar(&f.dryRun, "dry-run", false, dryRunUsage)
 	fs.StringVar(&f.group, "group", "", "group label written on every row (default burst-shaped / scheduled-shaped)")
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in progress at once (a retry's wait included); a send that waits for one to end is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
@@ -173,11 +175,14 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err := r.job.Validate(); err != nil {
 		return nil, settingError(err, r.names)
 	}
+	tf.noteNoKey(stderr, rf.quiet, nil)
+	if rf.dryRun {
+		return r, nil
+	}
 	if r.coord, err = rf.own.coordinator(context.Background(), owner, target.Spec, stderr); err != nil {
 		return nil, err
 	}
 	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
-	tf.noteNoKey(stderr, rf.quiet, nil)
 	return r, nil
 }
 

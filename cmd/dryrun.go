@@ -1,0 +1,180 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/calibrate"
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/policylab"
+	"github.com/ptuprobe/ptuprobe/schedule"
+)
+
+// --dry-run checks every flag as a run would (the key's variable
+// included), prints the plan and sends nothing: no target is opened, no
+// simulator started, no file written, no metrics served, no Redis dialed.
+
+const dryRunUsage = "print the plan (requests, waves or phases, peak rate, expected duration, the target's kind) and send nothing"
+
+// dryRunHeader is the first line of every dry run.
+const dryRunHeader = "dry run: nothing is sent, no connection is made"
+
+// targetKind is what a dry run says of the target: its kind, never its
+// host, deployment or model.
+func targetKind(tf *targetFlags) string {
+	switch {
+	case tf.endpoint == "" && tf.url == "":
+		return fmt.Sprintf("the embedded simulator (--sim-profile %s, --sim-dialect %s)", tf.sim.Profile, tf.sim.Dialect)
+	case tf.api != "":
+		return tf.api + " (host not shown)"
+	case tf.endpoint != "":
+		return client.APIAzure + " (host not shown)"
+	case tf.body != "" || tf.method != "" || len(tf.headers) > 0:
+		return client.APIRaw + " (host not shown)"
+	}
+	return "url, an OpenAI-compatible server (host not shown)"
+}
+
+// rate formats requests per second.
+func rate(r float64) string { return strconv.FormatFloat(r, 'g', 4, 64) + "/s" }
+
+// about rounds d for a reader.
+func about(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// describe describes a burst plan: its waves, count, peak and span.
+func (b *burstFlags) describe(p campaign.Plan) string {
+	each, peak := "each at one instant", fmt.Sprintf("peak %d at once", b.size)
+	if b.spread > 0 {
+		each = "each spread over " + about(b.spread)
+		peak = "peak " + rate(float64(b.size)/b.spread.Seconds())
+	}
+	if b.waitWave {
+		each += ", each waiting for the last to finish"
+	}
+	return fmt.Sprintf("burst plan: %s of %s, %s apart, %s: %d requests, %s, spans %s",
+		plural(uint64(b.waves), "wave", "waves"), plural(uint64(b.size), "request", "requests"), about(b.gap), each, p.Planned, peak, about(p.Span))
+}
+
+// describeSchedule describes a scheduled plan: its phases, count, peak
+// and span.
+func describeSchedule(c schedule.Config, p campaign.Plan) string {
+	var phases []string
+	peak := 0.0
+	for _, ph := range c.Phases {
+		if ph.From == ph.To {
+			phases = append(phases, fmt.Sprintf("%s %s at %s", ph.Name, about(ph.Duration), rate(ph.From)))
+		} else {
+			phases = append(phases, fmt.Sprintf("%s %s from %s to %s", ph.Name, about(ph.Duration), rate(ph.From), rate(ph.To)))
+		}
+		peak = max(peak, ph.From, ph.To)
+	}
+	return fmt.Sprintf("scheduled plan (%s arrivals): %s: %d requests, peak %s, spans %s",
+		c.Arrival, strings.Join(phases, ", "), p.Planned, rate(peak), about(p.Span))
+}
+
+// writeDryRun prints a traffic job's plan: one line per plan, the whole
+// and this worker's share, the expected duration and the output.
+func (r *trafficRun) writeDryRun(w io.Writer, lines []string, tf *targetFlags) {
+	fmt.Fprintln(w, dryRunHeader)
+	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	j := &r.job
+	fmt.Fprintf(w, "in all: %d requests (first attempts), expected duration about %s plus the last answers\n", j.Planned(), about(j.Span()))
+	if o := j.Options; !o.Shard.Whole() {
+		fmt.Fprintf(w, "this worker (%s) sends its share, about %d requests", o.Shard, o.Shard.Share(j.Planned()))
+		if !o.Start.IsZero() {
+			fmt.Fprintf(w, ", from %s", o.Start.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintln(w)
+	}
+	if r.rf.maxAttempts > 1 || r.rf.own.policy != "" {
+		fmt.Fprintln(w, "retries: a refused request is retried by the retry owner, each attempt a row (more requests than planned)")
+	}
+	mode := "appended to"
+	if j.Replace {
+		mode = "replaced"
+	}
+	fmt.Fprintf(w, "results: %s (%s)\n", j.Output, mode)
+}
+
+// calibrationLength is how long a calibration of c may take: every grid
+// probe and every bisection, each pause at --pause (at least) and at
+// --max-pause (at most).
+func calibrationLength(c calibrate.Config) (probes int, least, most time.Duration) {
+	probes = len(c.Grid()) + c.Depth
+	pauses := time.Duration(probes - 1)
+	maxPause := c.MaxPause
+	if maxPause <= 0 {
+		maxPause = calibrate.DefaultMaxPause
+	}
+	run := time.Duration(probes) * c.ProbeDuration
+	return probes, run + pauses*c.Cooldown, run + pauses*maxPause
+}
+
+// writeCalibrationPlan prints a calibration's plan.
+func writeCalibrationPlan(w io.Writer, c calibrate.Config, tf *targetFlags, evidence string) {
+	fmt.Fprintln(w, dryRunHeader)
+	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
+	var grid []string
+	for _, r := range c.Grid() {
+		grid = append(grid, rate(r))
+	}
+	probes, least, most := calibrationLength(c)
+	fmt.Fprintf(w, "grid: %s, each probe %s; then up to %d bisection probes (at most %d probes)\n", strings.Join(grid, ", "), about(c.ProbeDuration), c.Depth, probes)
+	fmt.Fprintf(w, "in all: at most %d requests, peak %s, expected duration at most about %s (%s if the target advises long waits)\n",
+		c.PlannedRequests(), rate(c.MaxRate), about(least), about(most))
+	fmt.Fprintf(w, "evidence: %s\n", evidence)
+}
+
+// writeLabPlan prints the policy lab's plan.
+func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
+	l := job.Lab
+	fmt.Fprintln(w, dryRunHeader)
+	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
+	capacity, clock := 0.0, "on the wall clock, one run at a time"
+	if l.Named != nil {
+		capacity = l.Named.Capacity
+	} else {
+		capacity, _ = policylab.CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
+		clock = "each on a virtual clock (seconds of wall time)"
+	}
+	var loads []string
+	peak := 0.0
+	for _, ld := range l.Loads {
+		r := ld.Rate
+		if ld.X > 0 {
+			r = ld.X * capacity
+		}
+		loads = append(loads, fmt.Sprintf("%s (%s)", ld.Text, rate(r)))
+		peak = math.Max(peak, r)
+	}
+	fmt.Fprintf(w, "runs: %d (%s × %s × %s × %s), %s\n", l.Runs(), plural(uint64(len(l.Policies)), "policy", "policies"),
+		plural(uint64(len(l.Loads)), "load", "loads"), plural(uint64(len(l.Clients)), "fleet size", "fleet sizes"), plural(uint64(l.Repeat), "repeat", "repeats"), clock)
+	fmt.Fprintf(w, "loads: %s, each for %s: %d requests in all (first attempts), peak %s\n", strings.Join(loads, ", "), about(l.Duration), l.Planned(capacity), rate(peak))
+	if n := l.Named; n != nil {
+		fmt.Fprintf(w, "expected duration: up to about %s\n", about(labLength(l)))
+	}
+	fmt.Fprintf(w, "report: %s\n", job.OutDir)
+}
+
+// labLength bounds a named lab's wall time: every run's arrivals and its
+// budget, and the pauses between runs.
+func labLength(l policylab.Lab) time.Duration {
+	total := l.Runs()
+	return time.Duration(total)*(l.Duration+l.Budget) + time.Duration(max(total-1, 0))*l.Named.Pause
+}

@@ -1,0 +1,117 @@
+package cmd
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestDryRunSendsNothing: every traffic command's --dry-run against a
+// named loopback target prints the plan, exit 0, and makes no connection
+// (not to the target, not to --coordinate's Redis), serves no metrics
+// (their address is the listener's own, taken: serving would fail) and
+// writes no file; the target is named by its kind, never its address.
+func TestDryRunSendsNothing(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	named := []string{"--endpoint", "http://" + addr, "--deployment", "d", "--api-key-env", testKeyEnv, "--dry-run"}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"burst", "--burst-size", "5", "--burst-waves", "3", "--burst-gap", "2s", "-o", filepath.Join(dir, "b.csv"),
+			"--metrics-addr", addr, "--max-attempts", "3", "--coordinate", "redis://" + addr + "/0"},
+			[]string{"burst plan: 3 waves of 5 requests, 2s apart, each at one instant: 15 requests, peak 5 at once, spans 4s", "in all: 15 requests", "about 4s", "retries:"}},
+		{[]string{"schedule", "--phase", "up:10s@1/s-3/s", "--phase", "hold:5s@4/s", "-o", filepath.Join(dir, "s.csv")},
+			[]string{"up 10s from 1/s to 3/s, hold 5s at 4/s: 40 requests, peak 4/s, spans 15s"}},
+		{[]string{"characterize", "--burst-size", "2", "--burst-waves", "1", "--rate", "2/s", "--duration", "3s", "--out-dir", filepath.Join(dir, "c"),
+			"--shard", "1/2", "--start-at", "2099-01-01T00:00:00Z"},
+			nil}, // refused: the start is more than a day ahead (checked as a run would)
+		{[]string{"characterize", "--burst-size", "2", "--burst-waves", "1", "--rate", "2/s", "--duration", "3s", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"burst plan: 1 wave of 2 requests", "scheduled plan (constant arrivals): constant 3s at 2/s: 6 requests", "in all: 8 requests", "(replaced)"}},
+		{[]string{"calibrate", "--min-rate", "1/s", "--max-rate", "4/s", "--probe-duration", "2s", "--depth", "1", "--pause", "1s", "-o", filepath.Join(dir, "cal.csv")},
+			[]string{"grid: 1/s, 2/s, 4/s, each probe 2s; then up to 1 bisection probes (at most 4 probes)", "at most about 11s"}},
+		{[]string{"policies", "--capacity", "4", "--load", "1x,2/s", "--policy", "honor", "--policy", "pace", "--repeat", "1", "--duration", "10s",
+			"--pause", "5s", "--out-dir", filepath.Join(dir, "p")},
+			[]string{"runs: 4 (2 policies × 2 loads × 1 fleet size × 1 repeat), on the wall clock", "1x (4/s), 2/s (2/s)", "peak 4/s", "expected duration: up to about"}},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(context.Background(), append(tt.args, named...)...)
+		if tt.want == nil {
+			if code != ExitUsage {
+				t.Errorf("%v: exit %d, want 2", tt.args, code)
+			}
+			continue
+		}
+		if code != 0 || !strings.HasPrefix(stdout, dryRunHeader+"\ntarget: azure (host not shown)\n") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tt.args, w, stdout)
+			}
+		}
+		if strings.Contains(stdout+stderr, addr) {
+			t.Errorf("%v: the output names the target's address", tt.args)
+		}
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("%d connections made by dry runs", n)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("dry runs wrote %d files", len(entries))
+	}
+}
+
+// TestDryRunOnTheSimulator: with no target, the plan names the embedded
+// simulator, and nothing is written.
+func TestDryRunOnTheSimulator(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "r.csv")
+	code, stdout, stderr := runCLI(context.Background(), "burst", "--dry-run", "--burst-spread", "2s", "--burst-gap", "5s", "--burst-waves", "2", "-o", out)
+	if code != 0 || !strings.Contains(stdout, "target: the embedded simulator (--sim-profile ptu, --sim-dialect azure)") ||
+		!strings.Contains(stdout, "each spread over 2s: 40 requests, peak 10/s") || strings.Contains(stderr, "simulator at") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a dry run wrote the results file")
+	}
+}
+
+// TestExpectedDurationPrinted: characterize and calibrate say how long
+// they expect to take as they start, on stderr.
+func TestExpectedDurationPrinted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr := runCLI(context.Background(), "characterize", "--burst-size", "2", "--burst-waves", "1", "--rate", "20/s", "--duration", "200ms",
+		"--out-dir", filepath.Join(dir, "c"))
+	if code != 0 || !strings.Contains(stderr, "characterize: 6 requests in 2 plans, expected to take about 200ms, then the report\n") {
+		t.Errorf("characterize: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(context.Background(), "calibrate", "--min-rate", "10/s", "--max-rate", "20/s", "--probe-duration", "100ms", "--depth", "0",
+		"--pause", "10ms", "-o", filepath.Join(dir, "cal.csv"))
+	if code != 0 || !strings.Contains(stderr, "calibrate: at most 2 probes of 100ms, expected to take at most about 210ms") {
+		t.Errorf("calibrate: exit %d, stderr %q", code, stderr)
+	}
+}
