@@ -60,7 +60,7 @@ run() { # POLICY COORDINATE(0/1) REP
   start=$(date -u -d '+3 sec' +%FT%TZ)
   local workers=()
   for i in 0 1 2 3; do
-    "$work/ptuprobe" schedule --endpoint "http://127.0.0.1:$sport" --deployment sim-ptu --rate "$rate/s" \
+    AZURE_OPENAI_API_KEY=sim "$work/ptuprobe" schedule --endpoint "http://127.0.0.1:$sport" --deployment sim-ptu --rate "$rate/s" \
       --duration "$duration" --policy "$1" --max-attempts 10 "${coord[@]}" \
       --shard "$i/4" --start-at "$start" --quiet -o "$dir/worker-$i.csv" >/dev/null 2>"$dir/err-$i" & workers+=($!)
   done

@@ -59,5 +59,5 @@ run() { # label flags...
   kill "$srv_pid"; wait "$srv_pid" 2>/dev/null || true; srv_pid=""
 }
 
-run "429s (overloaded)" --ptu 0.01 --burst-pct 0
-run "200s (spare capacity, no latency)" --ptu 1000000 --tokens-per-ptu 100000000 --ttft 0 --tpot 0
+run "429s (overloaded)" --sim-ptu 0.01 --sim-burst-pct 0
+run "200s (spare capacity, no latency)" --sim-ptu 1000000 --sim-tokens-per-ptu 100000000 --sim-ttft 0 --sim-tpot 0

@@ -156,12 +156,14 @@ func tryCommand(cfg sim.Config, url string) string {
 	case sim.DialectGemini:
 		return "curl -s " + url + cfg.Path(false) + ` -H 'content-type: application/json' -d '{"contents":[{"parts":[{"text":"hi"}]}]}'`
 	case sim.DialectOpenAI:
-		return "ptuprobe burst --api openai --url " + url + cfg.Path(false) + " --model " + cfg.Deployment
+		// A plain --url: the OpenAI API, sent without a key when none is set.
+		return "ptuprobe burst --url " + url + cfg.Path(false) + " --model " + cfg.Deployment
 	}
 	if cfg.Profile == sim.ProfileGateway {
 		return "ptuprobe burst --url " + url + "/v1/chat/completions"
 	}
-	return "ptuprobe burst --endpoint " + url + " --deployment " + cfg.Deployment
+	// An Azure target needs its key; the simulator takes any.
+	return "AZURE_OPENAI_API_KEY=sim ptuprobe burst --endpoint " + url + " --deployment " + cfg.Deployment
 }
 
 // summaryKeys is how many keys the stop summary names, a line each;

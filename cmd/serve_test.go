@@ -38,7 +38,7 @@ func TestServeAnswersAndStopsOnCancel(t *testing.T) {
 			defer cancel()
 			sv := startServe(ctx, t, append([]string{"--sim-ttft", "0", "--sim-tpot", "0"}, tc.args...)...)
 			url := sv.url
-			if !strings.Contains(strings.Join(sv.banner, "\n"), "try:   ptuprobe burst --") {
+			if !strings.Contains(strings.Join(sv.banner, "\n"), "ptuprobe burst --") {
 				t.Errorf("banner %q lacks a command to paste", sv.banner)
 			}
 			resp, err := http.Post(url+tc.path, "application/json", strings.NewReader(tc.body))
@@ -292,11 +292,11 @@ func TestServeSpeaksEveryDialect(t *testing.T) {
 		advised []string          // the sources /sim/stats counts
 	}{
 		{args: nil, path: "/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21", body: chat,
-			try:     "ptuprobe burst --endpoint",
+			try:     "AZURE_OPENAI_API_KEY=sim ptuprobe burst --endpoint",
 			refused: map[string]string{"Retry-After": "*", "Retry-After-Ms": "*"}, inBody: `"code":"429"`,
 			advised: []string{"retry-after-ms", "retry-after"}},
 		{args: []string{"--sim-dialect", "openai"}, path: "/v1/chat/completions", body: chat,
-			try:     "ptuprobe burst --api openai --url http://127.0.0.1:",
+			try:     "ptuprobe burst --url http://127.0.0.1:",
 			refused: map[string]string{"X-Ratelimit-Remaining-Tokens": "0", "X-Ratelimit-Reset-Tokens": "*", "Retry-After": "*", "Retry-After-Ms": ""},
 			inBody:  `"code":"rate_limit_exceeded"`, advised: []string{"x-ratelimit-reset-tokens", "retry-after"}},
 		{args: []string{"--sim-dialect", "openai", "--sim-omit-retry-headers"}, path: "/v1/chat/completions", body: chat,

@@ -123,14 +123,14 @@ echo "ok: Prometheus's counters equal the $(($(wc -l <"$work/run.csv") - 1)) row
 
 echo "== 2. serve --metrics-addr, scraped while a client runs against it"
 "$work/ptuprobe" serve --addr "127.0.0.1:$sim_port" --metrics-addr "127.0.0.1:$sim_metrics_port" \
-  --ttft 0 --tpot 0 >"$work/serve.out" 2>"$work/serve.err" &
+  --sim-ttft 0 --sim-tpot 0 >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
 pids+=("$serve_pid")
 for _ in $(seq 100); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
 sim_url=$(head -1 "$work/serve.out")
 [ "$sim_url" = "http://127.0.0.1:$sim_port" ] || fail "serve printed $sim_url"
 wait_for 'ptuprobe_sim_requests_total{job="sim"}' || fail "Prometheus never scraped serve"
-"$work/ptuprobe" burst --endpoint "$sim_url" --deployment sim-ptu --size 20 --waves 3 --gap 300ms \
+AZURE_OPENAI_API_KEY=sim "$work/ptuprobe" burst --endpoint "$sim_url" --deployment sim-ptu --burst-size 20 --burst-waves 3 --burst-gap 300ms \
   --max-attempts 2 -o "$work/client.csv" --quiet >/dev/null || fail "the client failed"
 ended=$(date +%s.%N)
 wait_for "timestamp(ptuprobe_sim_requests_total{job=\"sim\"}) > $ended" || fail "no scrape after the client ended"

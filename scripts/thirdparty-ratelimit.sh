@@ -44,7 +44,7 @@ port=$(cat "$work/port")
 go build -o "$work/ptuprobe" .
 for route in draft8 draft7 draft6 legacy; do
   "$work/ptuprobe" burst --api raw --method POST --body '{}' --header 'Content-Type: application/json' \
-    --url "http://127.0.0.1:$port/$route" --size 8 --max-in-flight 1 -o "$work/$route.csv" --quiet >/dev/null
+    --url "http://127.0.0.1:$port/$route" --burst-size 8 --max-in-flight 1 -o "$work/$route.csv" --quiet >/dev/null
 done
 
 python3 - "$work" <<'PY'

@@ -3,7 +3,7 @@
 // Transport under it as the one retry owner, then asks the simulator
 // (ptuprobe serve) whether every retry waited what its 429 advised.
 //
-//	ptuprobe serve --ptu 20
+//	ptuprobe serve --sim-ptu 20
 //	AZURE_OPENAI_API_KEY=sim go run . -endpoint http://127.0.0.1:8089
 package main
 

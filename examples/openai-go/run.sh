@@ -28,7 +28,7 @@ timeout 240 go build -o "$tmp/example" .
 timeout 60 go vet .
 
 : >"$tmp/serve.out"
-"$tmp/ptuprobe" serve --ptu 20 --addr 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+"$tmp/ptuprobe" serve --sim-ptu 20 --addr 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 server=$!
 url=""
 for _ in $(seq 100); do # serve prints its URL as its first line
@@ -70,10 +70,10 @@ echo "ok: $retries retries on time, 0 early, none of them the SDK's own"
 # The SDK's own reading against ptuprobe's: openai-go with its retries on
 # (and no other owner) against the simulator's OpenAI dialect. With
 # retry-after on its 429s, the SDK must wait what ptuprobe reads; with only
-# the x-ratelimit-reset-* fields (--omit-retry-headers), the SDK does not
+# the x-ratelimit-reset-* fields (--sim-omit-retry-headers), the SDK does not
 # read them, and the difference is printed as what it is: a finding.
 sdkwaits() { # sdkwaits EXTRA-SERVE-FLAGS... → runs sdkwaits, prints its line, returns its exit code
-  "$tmp/ptuprobe" serve --dialect openai --ptu 20 --addr 127.0.0.1:0 "$@" >"$tmp/serve2.out" 2>/dev/null &
+  "$tmp/ptuprobe" serve --sim-dialect openai --sim-ptu 20 --addr 127.0.0.1:0 "$@" >"$tmp/serve2.out" 2>/dev/null &
   server=$!
   url=""
   for _ in $(seq 100); do url=$(head -n 1 "$tmp/serve2.out"); [ -n "$url" ] && break; sleep 0.1; done
@@ -84,10 +84,10 @@ sdkwaits() { # sdkwaits EXTRA-SERVE-FLAGS... → runs sdkwaits, prints its line,
   return "$rc"
 }
 timeout 240 go build -o "$tmp/sdkwaits" ./sdkwaits
-echo "openai-go's own retries against --dialect openai (retry-after on its 429s):"
+echo "openai-go's own retries against --sim-dialect openai (retry-after on its 429s):"
 sdkwaits || { echo "FAIL: openai-go and ptuprobe read the advice differently"; exit 1; }
-echo "openai-go's own retries against --dialect openai --omit-retry-headers (only x-ratelimit-reset-*):"
-if sdkwaits --omit-retry-headers; then
+echo "openai-go's own retries against --sim-dialect openai --sim-omit-retry-headers (only x-ratelimit-reset-*):"
+if sdkwaits --sim-omit-retry-headers; then
   echo "note: openai-go now reads the reset fields too"
 else
   echo "finding: openai-go ignores x-ratelimit-reset-* and backs off on its own, so some retries come back before the reset"

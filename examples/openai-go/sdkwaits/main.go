@@ -4,7 +4,7 @@
 // --dialect openai`, and compares each wait the SDK took after a 429 with
 // the wait ptuprobe's reader (package retryafter) takes from that 429.
 //
-//	ptuprobe serve --dialect openai --ptu 20
+//	ptuprobe serve --sim-dialect openai --sim-ptu 20
 //	OPENAI_API_KEY=sim go run ./sdkwaits -base http://127.0.0.1:8089
 package main
 
@@ -56,7 +56,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func main() {
-	base := flag.String("base", "http://127.0.0.1:8089", "a running `ptuprobe serve --dialect openai`")
+	base := flag.String("base", "http://127.0.0.1:8089", "a running `ptuprobe serve --sim-dialect openai`")
 	model := flag.String("model", "sim-ptu", "model (the simulated deployment)")
 	requests := flag.Int("requests", 40, "chat completions to send")
 	concurrency := flag.Int("concurrency", 8, "requests in flight at once")
