@@ -37,7 +37,7 @@ for _ in $(seq 100); do # serve prints its URL as its first line
   sleep 0.1
 done
 [ -n "$url" ] || { echo "ptuprobe serve printed no URL"; cat "$tmp/serve.err"; exit 1; }
-echo "simulator at $url (--ptu 20)"
+echo "simulator at $url (--sim-ptu 20)"
 
 rc=0
 AZURE_OPENAI_API_KEY=ptuprobe-sim timeout 90 "$tmp/example" -endpoint "$url" \
