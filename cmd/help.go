@@ -26,15 +26,15 @@ var helpGroups = []struct {
 	{"Traffic", []string{
 		"burst-size", "burst-waves", "burst-gap", "burst-spread", "burst-wait-wave", "rate", "duration", "phase", "arrival", "seed",
 		"skip-burst", "skip-schedule", "min-rate", "max-rate", "factor", "probe-duration", "depth", "pause", "max-pause",
-		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-in-flight", "pace-window", "grace", "dry-run"}},
+		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-in-flight", "abort-on-fail", "pace-window", "grace", "dry-run"}},
 	{"Target (none: the embedded simulator, see 'ptuprobe help simulator')", []string{
 		"endpoint", "deployment", "url", "model", "api", "api-key-env", "stream", "prompt-tokens", "max-tokens", "timeout",
 		"header", "method", "body", "api-version", "anthropic-version", "max-tokens-field", "shared-prefix-tokens", "fallback-deployment",
 		"ca-cert", "insecure"}},
 	{"Retries", []string{"max-attempts", "policy", "retry-budget", "retry-jitter", "retry-max-wait"}},
 	{"Outputs", []string{
-		"output", "out-dir", "results", "append", "fail-if", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
-		"label", "columns", "log-x", "min-group", "timeline", "value-column", "group-column", "load-window"}},
+		"output", "out-dir", "results", "append", "fail-if", "allow-failures", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
+		"label", "columns", "log-x", "min-group", "timeline", "value-column", "value-unit", "status-column", "group-column", "load-window"}},
 	{"Fleet (N workers, one plan: 'ptuprobe help fleet')", []string{"shard", "start-at", "coordinate", "coordinate-password-env"}},
 }
 
@@ -44,6 +44,7 @@ var helpMore = map[string]bool{
 	"api-version": true, "anthropic-version": true, "max-tokens-field": true, "shared-prefix-tokens": true, "method": true, "body": true,
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "skip-burst": true, "skip-schedule": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,
+	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true,
 }
 
 // simAnnotation marks the simulator's flags, listed in 'ptuprobe help
