@@ -52,7 +52,7 @@ var simFlags = map[string]string{
 }
 
 // simFlagName is the flag that sets the sim.Config field named field:
-// "PTU" is --sim-ptu under prefix "sim-" and --ptu under "". A field with
+// "PTU" is --sim-ptu under prefix "sim-" (every command's). A field with
 // no flag keeps its Go name.
 func simFlagName(prefix, field string) string {
 	if name, ok := simFlags[field]; ok {

@@ -112,7 +112,7 @@ func main() {
 		}
 	}
 	if len(diffs) == 0 {
-		log.Fatal("no 429 was retried with usable advice: raise -requests or lower the simulator's --ptu")
+		log.Fatal("no 429 was retried with usable advice: raise -requests or lower the simulator's --sim-ptu")
 	}
 	sort.Float64s(diffs)
 	worst := math.Max(math.Abs(diffs[0]), math.Abs(diffs[len(diffs)-1]))
