@@ -100,14 +100,12 @@ func init() {
 		c := &cobra.Command{
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
-			Long: `characterize is the main job: a burst plan, then a scheduled plan, at the
-target, every attempt recorded in OUT-DIR/results.csv (replaced unless
---append), then the whole report in OUT-DIR (percentile and events CSVs,
-charts, summary.md, analysis.json, report.html), the percentile table
-printed, and any --fail-if threshold checked (exit 3 on a breach; see
-'ptuprobe analyze --help'). The scheduled plan defaults to ` + strings.Join(charplan.PhaseSpecs(), " ") + `.
-It prints its expected duration as it starts; --dry-run prints the plan
-and sends nothing.`,
+			Long: `characterize is the main job: a burst plan, then a scheduled plan (by default
+` + strings.Join(charplan.PhaseSpecs(), " ") + `), at the target, every attempt in OUT-DIR/results.csv
+(replaced unless --append); then the report in OUT-DIR (CSVs, charts,
+summary.md, analysis.json, report.html), the table printed, and any --fail-if
+threshold checked (exit 3 on a breach; 'ptuprobe analyze --help'). It prints
+its expected duration as it starts; --dry-run prints the plan, sends nothing.`,
 			Example: `  # The main job on the embedded simulator (no credentials needed)
   ptuprobe characterize --out-dir ptuprobe-report
 

@@ -54,6 +54,22 @@ const simAnnotation = "ptuprobe/sim"
 // fullFlag is --full, which with --help describes every flag in full.
 const fullFlag = "full"
 
+// helpLines bounds the default help of a command: a screen.
+const helpLines = 80
+
+// helpFoldFrom is the length from which the default help names the
+// helpMore flags on one line instead of a line each.
+const helpFoldFrom = 64
+
+// helpForm is how much of each flag a help shows.
+type helpForm int
+
+const (
+	helpBrief  helpForm = iota // every flag, its description's first clause
+	helpFolded                 // helpBrief, the helpMore flags named on one line
+	helpFull                   // every flag, its whole description
+)
+
 // helpWidth bounds a line of the default help.
 const helpWidth = 100
 
@@ -74,13 +90,25 @@ func setHelp(root *cobra.Command) {
 			return
 		}
 		full, _ := c.Flags().GetBool(fullFlag)
-		writeHelp(c.OutOrStdout(), c, full)
+		if full {
+			writeHelp(c.OutOrStdout(), c, helpFull)
+			return
+		}
+		// Every flag on its line when that is short, else the rarely
+		// needed ones named on the "also" line.
+		var b strings.Builder
+		writeHelp(&b, c, helpBrief)
+		if strings.Count(b.String(), "\n") > helpFoldFrom {
+			b.Reset()
+			writeHelp(&b, c, helpFolded)
+		}
+		fmt.Fprint(c.OutOrStdout(), b.String())
 	})
 }
 
 // writeHelp is c's help: a topic's text, or a command's description,
 // usage, examples and flags.
-func writeHelp(w io.Writer, c *cobra.Command, full bool) {
+func writeHelp(w io.Writer, c *cobra.Command, form helpForm) {
 	fmt.Fprintln(w, strings.TrimSpace(c.Long))
 	if !c.Runnable() {
 		return
@@ -96,12 +124,12 @@ func writeHelp(w io.Writer, c *cobra.Command, full bool) {
 		}
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, f := range g.flags {
-			if full || !helpMore[f.Name] {
-				writeFlag(w, f, full)
+			if form != helpFolded || !helpMore[f.Name] {
+				writeFlag(w, f, form == helpFull)
 			}
 		}
 	}
-	if len(more) > 0 && !full {
+	if len(more) > 0 && form == helpFolded {
 		fmt.Fprintln(w)
 		writeWrapped(w, "Also: ", strings.Join(more, " "), "  ")
 	}

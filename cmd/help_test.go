@@ -9,7 +9,7 @@ import (
 )
 
 // maxHelpLines bounds every command's default --help: a screen.
-const maxHelpLines = 80
+const maxHelpLines = helpLines
 
 // TestHelpFits: every command's default --help is at most maxHelpLines
 // lines: a description, examples, the flags in groups; no line of it
