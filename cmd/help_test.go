@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -70,6 +72,37 @@ func TestHelpTopics(t *testing.T) {
 	for _, want := range []string{"ptuprobe help simulator", "ptuprobe help fleet"} {
 		if !strings.Contains(root, want) {
 			t.Errorf("ptuprobe --help does not name %q", want)
+		}
+	}
+}
+
+// TestExamplesUseCurrentNames: every flag in every command's examples is
+// one its command has under that name, not an old name kept as an alias.
+func TestExamplesUseCurrentNames(t *testing.T) {
+	t.Parallel()
+	root := NewRootCommand()
+	cmdRe, flagRe := regexp.MustCompile(`ptuprobe ([a-z]+)`), regexp.MustCompile(`(?:^|\s)--([a-z0-9-]+)`)
+	for _, c := range root.Commands() {
+		var cur *cobra.Command
+		for _, line := range strings.Split(c.Example, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			if m := cmdRe.FindStringSubmatch(line); m != nil {
+				cur, _, _ = root.Find([]string{m[1]})
+			}
+			if cur == nil {
+				continue
+			}
+			if i := strings.Index(line, " -- "); i >= 0 {
+				line = line[:i] // the rest is the graded command's
+			}
+			for _, m := range flagRe.FindAllStringSubmatch(line, -1) {
+				name := m[1]
+				if _, old := cur.Annotations[aliasAnnotation+name]; old || cur.Flags().Lookup(name) == nil {
+					t.Errorf("%s's examples: %s has no flag --%s (or it is an old name)", c.Name(), cur.Name(), name)
+				}
+			}
 		}
 	}
 }
