@@ -75,6 +75,7 @@ if ! timeout 120 go mod download >"$tmp/download.log" 2>&1; then
 fi
 (cd "$root" && timeout 240 go build -o "$tmp/ptuprobe" .)
 timeout 240 go build -o "$tmp/client" .
+timeout 120 go test -count=1 . >"$tmp/test.log" 2>&1 || { cat "$tmp/test.log"; exit 1; } # the table's writer and checker
 version() { go list -m -f '{{.Version}}' "$1"; }
 openai_go=$(version github.com/openai/openai-go/v3)
 anthropic_go=$(version github.com/anthropics/anthropic-sdk-go/v2)
