@@ -134,6 +134,7 @@ grade net-http-loop "-" storm azure early_returns -- "${c[@]}" -mode naive # ret
 if [ -n "$node" ]; then
   grade openai-node "$openai_node" storm azure PASS -- "${js[@]}" --sdk azure
   grade openai-node "$openai_node" storm openai PASS -- "${js[@]}" --sdk openai
+  grade "openai-node (Responses API)" "$openai_node" storm azure PASS -- "${js[@]}" --sdk azure-responses
   grade openai-node "$openai_node" headers-only openai early_returns -- "${js[@]}" --sdk openai
   grade openai-node "$openai_node" long-wait openai early_returns -- "${js[@]}" --sdk openai # > 60 s: own backoff
   grade @anthropic-ai/sdk "$anthropic_node" storm anthropic PASS -- "${js[@]}" --sdk anthropic

@@ -1,7 +1,7 @@
 // The Node clients that ../run.sh runs under `ptuprobe referee`, each with
 // its SDK's default retries (2): openai-node's OpenAI (--sdk openai, the
-// openai dialect), its AzureOpenAI (--sdk azure, the azure dialect) and
-// @anthropic-ai/sdk (--sdk anthropic, the anthropic dialect). Options come
+// openai dialect), its AzureOpenAI (--sdk azure, the azure dialect; --sdk
+// azure-responses for the Responses API) and @anthropic-ai/sdk (--sdk anthropic, the anthropic dialect). Options come
 // from the environment the referee sets (OPENAI_BASE_URL, OPENAI_API_KEY,
 // AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, OPENAI_API_VERSION,
 // ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY). --workers workers make --calls
@@ -31,6 +31,11 @@ const clients = {
     return (prompt) =>
       c.chat.completions.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: prompt }] });
   },
+  'azure-responses'() {
+    // responses.create: AzureOpenAI posts it to /openai/responses?api-version=.
+    const c = new AzureOpenAI({ baseURL: null, deployment: 'gpt-4o' });
+    return (prompt) => c.responses.create({ model: 'gpt-4o', max_output_tokens: 10, input: prompt });
+  },
   anthropic() {
     const c = new Anthropic();
     return (prompt) =>
@@ -40,7 +45,7 @@ const clients = {
 
 const make = clients[opt.sdk];
 if (!make) {
-  console.error(`--sdk ${opt.sdk}: want openai, azure or anthropic`);
+  console.error(`--sdk ${opt.sdk}: want openai, azure, azure-responses or anthropic`);
   process.exit(2);
 }
 const call = make();
