@@ -13,7 +13,8 @@
 # The clients, each with its SDK's default retries: openai-go and
 # anthropic-sdk-go (this module's main.go), openai-go inside an application
 # loop that calls again at once, a bare net/http loop that retries at once,
-# and, when node and npm are there, openai-node (OpenAI and AzureOpenAI) and
+# and, when node (20 or later) and npm are there, openai-node (OpenAI and
+# AzureOpenAI, chat completions and the Responses API) and
 # @anthropic-ai/sdk (node/app.mjs, installed with `npm ci` from
 # node/package-lock.json). Skips (exit 0) when the Go modules cannot be
 # downloaded. Runs four referees at a time: about 90 s with a warm cache.
@@ -81,7 +82,11 @@ openai_go=$(version github.com/openai/openai-go/v3)
 anthropic_go=$(version github.com/anthropics/anthropic-sdk-go/v2)
 
 node=""
-if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+# openai 7.59.0 asks for node >= 22; it is tested here on node 20, and older
+# ones are skipped rather than graded on a runtime the SDK may not run on.
+if command -v node >/dev/null 2>&1 && [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "skip: node $(node --version) is older than 20, openai-node and @anthropic-ai/sdk not graded"
+elif command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   mkdir "$tmp/node"
   cp node/package.json node/package-lock.json node/app.mjs "$tmp/node/"
   if (cd "$tmp/node" && timeout 180 npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1); then
