@@ -34,21 +34,24 @@ const (
 // defaults, files and the environment are applied. It holds no secret: the
 // key is named by the environment variable that holds it.
 type Spec struct {
-	// API is azure, openai, anthropic, gemini or raw. Empty picks one:
-	// azure when Endpoint is set, raw when Body, Method or Headers are,
-	// else openai; anthropic and gemini are only ever asked for.
+	// API is azure, openai, anthropic, gemini, responses or raw. Empty
+	// picks one: azure when Endpoint is set, raw when Body, Method or
+	// Headers are, else openai; anthropic, gemini and responses are only
+	// ever asked for.
 	API        string
 	Endpoint   string // azure: https://NAME.openai.azure.com
 	Deployment string // azure
 	APIVersion string // azure; empty means DefaultAPIVersion
 	// URL is the full request URL for openai, anthropic
-	// (…/v1/messages) and raw; for gemini, the base URL
+	// (…/v1/messages), responses (…/v1/responses; with Endpoint, Azure's
+	// {Endpoint}/openai/v1/responses instead) and raw; for gemini, the base URL
 	// (https://generativelanguage.googleapis.com) the client adds
 	// /v1beta/models/{Model}:generateContent to. It is required: no API
 	// has a default URL.
 	URL string
-	// Model is the model for openai (empty means DefaultModel), anthropic
-	// and gemini (required).
+	// Model is the model for openai and responses (empty means
+	// DefaultModel; on Azure, Deployment takes its place), anthropic and
+	// gemini (required).
 	Model string
 	// AnthropicVersion is anthropic's anthropic-version header; empty
 	// means DefaultAnthropicVersion.
@@ -63,10 +66,11 @@ type Spec struct {
 	// or AZURE_OPENAI_AD_TOKEN as a Bearer token when that one is empty;
 	// OPENAI_API_KEY for openai (Bearer); ANTHROPIC_API_KEY for anthropic
 	// (x-api-key); GEMINI_API_KEY for gemini (x-goog-api-key, never in the
-	// URL); none for raw. A named variable that is empty or unset is an
-	// error, and so is an API's default one unless KeyOptional. A named
-	// key goes in the API's header: api-key for azure, x-api-key for
-	// anthropic, x-goog-api-key for gemini, Bearer otherwise.
+	// URL); for responses, azure's with Endpoint, else openai's; none for
+	// raw. A named variable that is empty or unset is an error, and so is
+	// an API's default one unless KeyOptional. A named key goes in the
+	// API's header: api-key for azure, x-api-key for anthropic,
+	// x-goog-api-key for gemini, Bearer otherwise.
 	APIKeyEnv string
 	// KeyOptional sends no key when APIKeyEnv is empty and the API's
 	// default variables are empty or unset, instead of refusing the
@@ -112,7 +116,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		return c, valid.Errorf("Timeout", "must be positive and at most %s", MaxTimeout)
 	}
 	switch c.API {
-	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIRaw:
+	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIResponses, APIRaw:
 	case "":
 		switch {
 		case s.Endpoint != "":
@@ -148,7 +152,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		c.Headers = append(c.Headers, Header{Name: name, Value: strings.TrimSpace(value)})
 	}
 	var err error
-	c.Key, c.KeyHeader, err = resolveKey(c.API, s.APIKeyEnv, getenv)
+	c.Key, c.KeyHeader, err = resolveKey(keyAPI(c.API, c.Endpoint), s.APIKeyEnv, getenv)
 	if err == nil && c.Key == "" && !s.KeyOptional && c.API != APIRaw {
 		err = keyRequired(c)
 	}
@@ -178,7 +182,7 @@ func keyRequired(c Config) error {
 	if err := c.checkChat(); err != nil {
 		return err
 	}
-	vars := DefaultKeyVariables(c.API)
+	vars := DefaultKeyVariables(keyAPI(c.API, c.Endpoint))
 	if len(vars) > 1 {
 		vars = []string{vars[0] + " (or " + strings.Join(vars[1:], ", ") + ")"}
 	}
@@ -187,7 +191,8 @@ func keyRequired(c Config) error {
 
 // DefaultKeyVariables are the environment variables api's key is read
 // from when Spec.APIKeyEnv is empty, in the order they are tried; none
-// for raw.
+// for raw (and for responses, whose key is azure's with an Endpoint,
+// else openai's).
 func DefaultKeyVariables(api string) []string {
 	switch api {
 	case APIAzure:

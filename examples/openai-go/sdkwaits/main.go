@@ -1,7 +1,7 @@
 // Command sdkwaits checks that the official openai-go SDK and ptuprobe read
 // the same advice: with the SDK's own retries on and no other retry owner,
 // it records every attempt the SDK makes against a `ptuprobe serve
-// --dialect openai`, and compares each wait the SDK took after a 429 with
+// --sim-dialect openai`, and compares each wait the SDK took after a 429 with
 // the wait ptuprobe's reader (package retryafter) takes from that 429.
 //
 //	ptuprobe serve --sim-dialect openai --sim-ptu 20
