@@ -157,6 +157,8 @@ func TestKeyRequiredBeforeAnyConnection(t *testing.T) {
 		{[]string{"characterize", "--api", "anthropic", "--url", url + "/v1/messages", "--model", "m", "--out-dir", t.TempDir()}, "ANTHROPIC_API_KEY is unset"},
 		{[]string{"calibrate", "--api", "gemini", "--url", url, "--model", "m", "-o", filepath.Join(t.TempDir(), "c.csv")}, "GEMINI_API_KEY is unset"},
 		{[]string{"policies", "--endpoint", url, "--deployment", "d", "--capacity", "2", "--policy", "honor", "--load", "1x", "--repeat", "1", "--clients", "1", "--out-dir", t.TempDir()}, "AZURE_OPENAI_API_KEY (or AZURE_OPENAI_AD_TOKEN) is unset"},
+		{[]string{"burst", "--api", "responses", "--url", url + "/v1/responses", "-o", out}, "OPENAI_API_KEY is unset"},
+		{[]string{"burst", "--api", "responses", "--endpoint", url, "--deployment", "d", "-o", out}, "AZURE_OPENAI_API_KEY (or AZURE_OPENAI_AD_TOKEN) is unset"},
 		// the flag the user typed, not the simulator's of the same field
 		{[]string{"burst", "--endpoint", url, "--api-key-env", testKeyEnv, "-o", out}, "--deployment is required for --api azure"},
 	}
