@@ -43,6 +43,9 @@ type Group struct {
 	NoWait   NoWait
 	Late     int // attempts sent more than LateAfterMS after their intended time
 	Errors   int // attempts with an error class or no response (status 0)
+	// Requests are the outcomes and latencies of its ptuprobe attempts
+	// (requests.go); zero for foreign CSV events.
+	Requests Requests
 
 	counts  map[float64]int // the counted waits of its raw groups, while merging
 	counted counted         // its waits as counted, when Waits is nil
@@ -112,6 +115,7 @@ func (g *Group) merge(o *groupTally) {
 	g.NoWait.Invalid += o.invalid
 	g.Late += o.late
 	g.Errors += o.errors
+	g.mergeRequests(&o.req)
 }
 
 // settle makes the waits counted while merging g's counted waits, or,
@@ -292,6 +296,7 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 // sum of them all.
 func (a *Analysis) setGroups(sorted []*Group, minGroup int) {
 	a.Overall.setWaits(sorted)
+	sortRequests(&a.Overall, sorted)
 	for _, g := range sorted {
 		g.Stats = statsFor(g.sorted(), minGroup)
 		a.Groups = append(a.Groups, *g)

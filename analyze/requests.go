@@ -1,0 +1,247 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Success and failure of the requests themselves, beside the advised
+// waits of their 429s.
+//
+// Every ptuprobe attempt (a row of a results file, or a record Observed
+// live) is one request, put in exactly one outcome class:
+//
+//   - transport error: no response (status 0) or an error class (a
+//     timeout, a refused or reset connection, a body cut short: a 200
+//     whose body failed counts here, not as a success);
+//   - succeeded: a status from 200 to 299;
+//   - 429: refused by admission (the advised waits of the rest of the
+//     package);
+//   - 4xx: any other status from 400 to 499;
+//   - 5xx: a status from 500 to 599;
+//   - other: anything else (1xx, 3xx), counted as a failure too.
+//
+// Latency (latency_ms: the send to the end of the body) and time to first
+// byte (ttfb_ms: the send to the response headers; with --stream still
+// the headers, as docs/results.md says) are described over the successful
+// requests only, by the package's percentile (Hyndman–Fan type 7). Rates
+// are over the group's span: from its earliest sent_ms to its latest
+// sent_ms + latency_ms. sent_ms counts from the start of each run, so the
+// rows of several runs in one group are laid over one another from their
+// starts, not end to end. Foreign CSVs hold 429 events only and add no
+// request.
+//
+// Unlike the waits of 429s, the two latencies of every successful request
+// are kept (16 bytes a request) until the Analysis sorts them.
+
+// Requests describes the requests of a group (or of Overall): how many
+// succeeded and how the others failed, and the latency of the successful.
+type Requests struct {
+	Requests        int // ptuprobe attempts
+	Succeeded       int // status 2xx, no error
+	HTTP429         int // refused by admission
+	HTTP4xx         int // 4xx other than 429
+	HTTP5xx         int
+	TransportErrors int // status 0 or an error class
+	OtherStatus     int // 1xx, 3xx
+
+	// LatencyMS and TTFBMS are the latency_ms and ttfb_ms of the
+	// successful requests, sorted ascending (a request without a ttfb_ms
+	// is left out of TTFBMS).
+	LatencyMS []float64
+	TTFBMS    []float64
+	// OutputTokens sums the completion_tokens of the successful requests.
+	OutputTokens int64
+	// FirstSentMS and LastDoneMS bound the span of the requests: the
+	// earliest sent_ms, the latest sent_ms + latency_ms, over the Timed
+	// requests that carry a send time (both 0 when none does).
+	FirstSentMS, LastDoneMS float64
+	Timed                   int
+}
+
+// Failed is every request that did not succeed, admission's 429s included.
+func (r *Requests) Failed() int { return r.Requests - r.Succeeded }
+
+// FailedNotAdmission is every failure other than a 429: what a run whose
+// requests never reach the model shows.
+func (r *Requests) FailedNotAdmission() int { return r.Failed() - r.HTTP429 }
+
+// SuccessPct is the share of requests that succeeded, in percent; ok is
+// false without requests.
+func (r *Requests) SuccessPct() (pct float64, ok bool) {
+	if r.Requests == 0 {
+		return 0, false
+	}
+	return 100 * float64(r.Succeeded) / float64(r.Requests), true
+}
+
+// LatencyPercentile is the percent-th percentile of the successful
+// requests' latency_ms; NaN when none succeeded.
+func (r *Requests) LatencyPercentile(percent float64) float64 {
+	return percentileSorted(r.LatencyMS, percent)
+}
+
+// TTFBPercentile is the percent-th percentile of the successful requests'
+// ttfb_ms; NaN when none carries one.
+func (r *Requests) TTFBPercentile(percent float64) float64 {
+	return percentileSorted(r.TTFBMS, percent)
+}
+
+// SpanS is the span of the requests in seconds (see above); ok is false
+// when it is not positive.
+func (r *Requests) SpanS() (s float64, ok bool) {
+	span := (r.LastDoneMS - r.FirstSentMS) / 1000
+	if r.Timed == 0 || span <= 0 {
+		return 0, false
+	}
+	return span, true
+}
+
+// RequestsPerS is every request (any outcome) over the span.
+func (r *Requests) RequestsPerS() (float64, bool) {
+	s, ok := r.SpanS()
+	if !ok {
+		return 0, false
+	}
+	return float64(r.Requests) / s, true
+}
+
+// OutputTokensPerS is the successful requests' completion tokens over the
+// span.
+func (r *Requests) OutputTokensPerS() (float64, bool) {
+	s, ok := r.SpanS()
+	if !ok {
+		return 0, false
+	}
+	return float64(r.OutputTokens) / s, true
+}
+
+// requestTally counts the requests of one raw group while files stream in.
+type requestTally struct {
+	Requests
+	latency, ttfb []float64 // in the order counted
+}
+
+// add counts one ptuprobe attempt.
+func (r *requestTally) add(rec *results.Record) {
+	r.Requests.Requests++
+	if rec.SentMS >= 0 {
+		r.span(&Requests{FirstSentMS: rec.SentMS, LastDoneMS: rec.SentMS + max(rec.LatencyMS, 0), Timed: 1})
+	}
+	switch s := rec.Status; {
+	case rec.Error != "" || s == 0:
+		r.TransportErrors++
+	case s >= 200 && s <= 299:
+		r.Succeeded++
+		if rec.LatencyMS >= 0 {
+			r.latency = append(r.latency, rec.LatencyMS)
+		}
+		if rec.TTFBMS >= 0 {
+			r.ttfb = append(r.ttfb, rec.TTFBMS)
+		}
+		if rec.CompletionTokens > 0 {
+			r.OutputTokens += int64(rec.CompletionTokens)
+		}
+	case s == 429:
+		r.HTTP429++
+	case s >= 400 && s <= 499:
+		r.HTTP4xx++
+	case s >= 500 && s <= 599:
+		r.HTTP5xx++
+	default:
+		r.OtherStatus++
+	}
+}
+
+// absorb adds o's requests to r's.
+func (r *requestTally) absorb(o *requestTally) {
+	r.Requests.add(&o.Requests)
+	r.latency = append(r.latency, o.latency...)
+	r.ttfb = append(r.ttfb, o.ttfb...)
+}
+
+// add adds o's counts and span to r's (not the latencies).
+func (r *Requests) add(o *Requests) {
+	r.Requests += o.Requests
+	r.Succeeded += o.Succeeded
+	r.HTTP429 += o.HTTP429
+	r.HTTP4xx += o.HTTP4xx
+	r.HTTP5xx += o.HTTP5xx
+	r.TransportErrors += o.TransportErrors
+	r.OtherStatus += o.OtherStatus
+	r.OutputTokens += o.OutputTokens
+	r.span(o)
+}
+
+// span widens r's span to cover o's.
+func (r *Requests) span(o *Requests) {
+	switch {
+	case o.Timed == 0:
+		return
+	case r.Timed == 0:
+		r.FirstSentMS, r.LastDoneMS = o.FirstSentMS, o.LastDoneMS
+	default:
+		r.FirstSentMS = min(r.FirstSentMS, o.FirstSentMS)
+		r.LastDoneMS = max(r.LastDoneMS, o.LastDoneMS)
+	}
+	r.Timed += o.Timed
+}
+
+// mergeRequests adds the requests of a raw group to g's, their latencies
+// appended (sorted by sortRequests).
+func (g *Group) mergeRequests(o *requestTally) {
+	g.Requests.add(&o.Requests)
+	g.Requests.LatencyMS = append(g.Requests.LatencyMS, o.latency...)
+	g.Requests.TTFBMS = append(g.Requests.TTFBMS, o.ttfb...)
+}
+
+// sortRequests sorts the latencies of each group and gives Overall the
+// requests of them all.
+func sortRequests(overall *Group, groups []*Group) {
+	overall.Requests = Requests{}
+	var lat, ttfb [][]float64
+	nl, nt := 0, 0
+	for _, g := range groups {
+		slices.Sort(g.Requests.LatencyMS)
+		slices.Sort(g.Requests.TTFBMS)
+		overall.Requests.add(&g.Requests)
+		lat, nl = append(lat, g.Requests.LatencyMS), nl+len(g.Requests.LatencyMS)
+		ttfb, nt = append(ttfb, g.Requests.TTFBMS), nt+len(g.Requests.TTFBMS)
+	}
+	overall.Requests.LatencyMS = mergeSorted(lat, nl)
+	overall.Requests.TTFBMS = mergeSorted(ttfb, nt)
+}
+
+// HasRequests reports whether the analysis counted any ptuprobe attempt:
+// without one (foreign CSVs alone) nothing is known of the requests, and
+// Overall.Requests holds zeros that mean "unknown", not "none failed".
+func (a *Analysis) HasRequests() bool { return a.Overall.Requests.Requests > 0 }
+
+// RequestPercentiles are the percentiles of latency and ttfb published
+// and gated on (latency_p50_ms …): the name's suffix and its percent (100
+// for the maximum).
+var RequestPercentiles = []struct {
+	Suffix  string
+	Percent float64
+}{{"p50_ms", 50}, {"p90_ms", 90}, {"p95_ms", 95}, {"p99_ms", 99}, {"max_ms", 100}}
+
+// percentileByName is latency_p99_ms, ttfb_p50_ms, … of r; NaN when
+// unknown or not measured.
+func (r *Requests) percentileByName(name string) float64 {
+	kind, suffix, _ := strings.Cut(name, "_")
+	for _, p := range RequestPercentiles {
+		if p.Suffix != suffix {
+			continue
+		}
+		switch kind {
+		case "latency":
+			return r.LatencyPercentile(p.Percent)
+		case "ttfb":
+			return r.TTFBPercentile(p.Percent)
+		}
+	}
+	return math.NaN()
+}
