@@ -53,8 +53,10 @@ type Requests struct {
 	// is left out of TTFBMS).
 	LatencyMS []float64
 	TTFBMS    []float64
-	// OutputTokens sums the completion_tokens of the successful requests.
+	// OutputTokens sums the completion_tokens of the WithUsage successful
+	// requests that carry one.
 	OutputTokens int64
+	WithUsage    int
 	// FirstSentMS and LastDoneMS bound the span of the requests: the
 	// earliest sent_ms, the latest sent_ms + latency_ms, over the Timed
 	// requests that carry a send time (both 0 when none does).
@@ -110,10 +112,10 @@ func (r *Requests) RequestsPerS() (float64, bool) {
 }
 
 // OutputTokensPerS is the successful requests' completion tokens over the
-// span.
+// span; ok is false when no successful request carried a usage.
 func (r *Requests) OutputTokensPerS() (float64, bool) {
 	s, ok := r.SpanS()
-	if !ok {
+	if !ok || r.WithUsage == 0 {
 		return 0, false
 	}
 	return float64(r.OutputTokens) / s, true
@@ -142,8 +144,9 @@ func (r *requestTally) add(rec *results.Record) {
 		if rec.TTFBMS >= 0 {
 			r.ttfb = append(r.ttfb, rec.TTFBMS)
 		}
-		if rec.CompletionTokens > 0 {
+		if rec.CompletionTokens >= 0 {
 			r.OutputTokens += int64(rec.CompletionTokens)
+			r.WithUsage++
 		}
 	case s == 429:
 		r.HTTP429++
@@ -173,6 +176,7 @@ func (r *Requests) add(o *Requests) {
 	r.TransportErrors += o.TransportErrors
 	r.OtherStatus += o.OtherStatus
 	r.OutputTokens += o.OutputTokens
+	r.WithUsage += o.WithUsage
 	r.span(o)
 }
 

@@ -130,6 +130,12 @@ func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintln(stdout)
+	if a.HasRequests() {
+		if err := report.WriteRequestsTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
 	for _, p := range res.Written {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
