@@ -178,6 +178,15 @@ type Analysis struct {
 	// times.
 	Overshoot *Overshoot
 
+	// OtherStatus counts the rows of foreign CSVs whose status column
+	// (ForeignColumns.Status) is not 429: skipped, not events.
+	OtherStatus int
+	// ReadNotes say how the inputs were read, each starting "note: " (a
+	// status column taken by default) or "warning: " (a value column
+	// named like seconds read as ms). They name files and columns, so
+	// they are for the terminal, not published.
+	ReadNotes []string
+
 	Flags    []Flag
 	Warnings []string
 }
@@ -210,6 +219,8 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		InvalidValues:  t.invalid.clone(),
 		UnreadableRows: t.unreadable.clone(),
 		TruncatedLines: slices.Clone(t.truncated),
+		OtherStatus:    t.otherStatus,
+		ReadNotes:      slices.Clone(t.notes),
 	}
 	a.setGroups(t.groupsByLabel(raws, published, waits), minGroup)
 	a.Totals = t.totals(&a.Overall)
@@ -392,6 +403,9 @@ func warningsFor(a *Analysis) []string {
 	}
 	if n := a.InvalidValues.Count; n > 0 {
 		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, formatLineRefs(a.InvalidValues.First, a.inputs())))
+	}
+	if n := a.OtherStatus; n > 0 {
+		w = append(w, fmt.Sprintf("%d foreign row(s) whose status is not 429 were skipped", n))
 	}
 	if n := a.UnreadableRows.Count; n > 0 {
 		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, formatLineRefs(a.UnreadableRows.First, a.inputs())))

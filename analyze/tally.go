@@ -210,6 +210,8 @@ type Tally struct {
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
+	otherStatus  int      // foreign rows whose status column is not 429, skipped
+	notes        []string // how the inputs were read, for the terminal
 	points       timeline
 	load         *loadTally    // the rows' intended times, with OfferedLoad; else nil
 	byID         []*groupTally // groups by number (groupTally.id): in the order first seen

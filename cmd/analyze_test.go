@@ -253,3 +253,53 @@ func TestAnalyzeHelpDocumentsThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeForeignUnitsAndStatus reads the foreign fixtures of
+// analyze/testdata/foreign: a value column in seconds with --value-unit s,
+// a status column taken by default; each gives its expected table, and
+// stderr says how the file was read.
+func TestAnalyzeForeignUnitsAndStatus(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "analyze", "testdata", "foreign")
+	cases := []struct {
+		name   string
+		args   []string
+		stderr string // a line of stderr
+	}{
+		{"seconds", []string{"--value-column", "retry_after_s", "--value-unit", "s"}, ""},
+		{"status", []string{"--group-column", "group"}, `ptuprobe: note: ` + filepath.Join(dir, "status.csv") + `: column "status" read as the HTTP status: only its 429 rows are events (--status-column names another)`},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "report")
+		args := append([]string{"analyze", "--min-group", "1", "--out-dir", out}, c.args...)
+		code, _, stderr := runCLI(context.Background(), append(args, filepath.Join(dir, c.name+".csv"))...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		got, _ := os.ReadFile(filepath.Join(out, report.PercentilesFile))
+		want, _ := os.ReadFile(filepath.Join(dir, c.name+"_expected_percentiles.csv"))
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s: percentiles\n%s\nwant\n%s", c.name, got, want)
+		}
+		if c.stderr != "" && !strings.Contains(stderr, c.stderr+"\n") {
+			t.Errorf("%s: stderr %q lacks %q", c.name, stderr, c.stderr)
+		}
+		if strings.Contains(stderr, "named like seconds") {
+			t.Errorf("%s: a unit warning with the unit given: %q", c.name, stderr)
+		}
+	}
+
+	// Without --value-unit, a column named like seconds is read as ms, with
+	// a warning naming it; a bad unit or a missing status column is exit 2.
+	out := filepath.Join(t.TempDir(), "report")
+	_, _, stderr := runCLI(context.Background(), "analyze", "--value-column", "retry_after_s", "--out-dir", out, filepath.Join(dir, "seconds.csv"))
+	if !strings.Contains(stderr, `ptuprobe: warning: `+filepath.Join(dir, "seconds.csv")+`: value column "retry_after_s" is named like seconds but is read as ms; give --value-unit s`) {
+		t.Errorf("no unit warning: %q", stderr)
+	}
+	for _, bad := range [][]string{{"--value-unit", "min"}, {"--status-column", "code"}} {
+		code, _, stderr := runCLI(context.Background(), append([]string{"analyze", "--out-dir", out}, append(bad, filepath.Join(dir, "status.csv"))...)...)
+		if code != ExitUsage || !strings.Contains(stderr, bad[0]) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d %q, want 2 and one line naming %s", bad, code, stderr, bad[0])
+		}
+	}
+}
