@@ -303,3 +303,31 @@ func TestAnalyzeForeignUnitsAndStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeRequestsAndTheirThresholds: the printed summary has the
+// requests table, and --fail-if gates on the success share and latency.
+func TestAnalyzeRequestsAndTheirThresholds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "results.csv")
+	writeAnalyzeResults(t, in)
+	code, stdout, stderr := runCLI(context.Background(), "analyze", "--out-dir", filepath.Join(dir, "report"),
+		"--fail-if", "success_pct<95", "--fail-if", "latency.p99_ms>1000", "--fail-if", "scheduled-shaped.http_5xx>0", in)
+	if code != ExitThreshold {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	// 60 rows: 20 + 2 + 6 + 6 429s (every third, and the 1 and 2 of each
+	// ten), 6 without an answer, 20 successes of 12 ms.
+	for _, want := range []string{
+		"| source group | requests | ok | success | 429 | 4xx | 5xx | transport | latency p50 | latency p90 | latency p99 | ttfb p50 | ttfb p99 | requests/s | output tokens/s |",
+		"threshold latency.p99_ms>1000 passed: measured 12",
+		"threshold scheduled-shaped.http_5xx>0 passed: measured 0",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "ptuprobe: threshold success_pct<95 breached: measured ") {
+		t.Errorf("stderr %q does not report the breach", stderr)
+	}
+}

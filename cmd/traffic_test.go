@@ -328,11 +328,15 @@ func TestEveryRequestFailedExits1(t *testing.T) {
 		{[]string{"burst", "--url", srv.URL + "/v1/chat/completions", "--size", "4"}, ExitFailure},
 		{[]string{"schedule", "--url", srv.URL, "--rate", "50/s", "--duration", "100ms"}, ExitFailure},
 		{[]string{"burst", "--url", srv.URL, "--size", "4", "--allow-failures"}, 0},
+		{[]string{"characterize", "--url", srv.URL, "--burst-size", "2", "--burst-waves", "1", "--rate", "20/s", "--duration", "100ms", "--out-dir", filepath.Join(t.TempDir(), "report")}, ExitFailure},
 		{[]string{"burst", "--url", srv.URL + "/one-429", "--size", "4", "--max-in-flight", "1"}, 0},
 	}
 	for _, c := range cases {
-		out := filepath.Join(t.TempDir(), "results.csv")
-		code, stdout, stderr := runCLI(context.Background(), append(c.args, "-o", out, "--quiet")...)
+		args := append(c.args, "--quiet")
+		if c.args[0] != "characterize" {
+			args = append(args, "-o", filepath.Join(t.TempDir(), "results.csv"))
+		}
+		code, stdout, stderr := runCLI(context.Background(), args...)
 		if code != c.code {
 			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, stderr)
 			continue
@@ -340,7 +344,7 @@ func TestEveryRequestFailedExits1(t *testing.T) {
 		if c.code == ExitFailure && (strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "requests failed, none by admission (404 ×")) {
 			t.Errorf("%v: stderr %q, want one line naming the 404s", c.args, stderr)
 		}
-		if !strings.Contains(stdout, "results: ") {
+		if c.args[0] != "characterize" && !strings.Contains(stdout, "results: ") {
 			t.Errorf("%v: no summary on stdout: %q", c.args, stdout)
 		}
 	}
