@@ -43,8 +43,10 @@ func requestRows(a *analyze.Analysis) []*analyze.Group {
 // requestsTable is the requests table of summary.md, the terminal and
 // report.html: one row per group with requests, Overall first.
 func requestsTable(a *analyze.Analysis) *Table {
+	// "group", not the percentile table's "source group": a script that
+	// cuts the percentile table from the printed summary finds only it.
 	t := &Table{ID: "requests-table", Head: []Text{
-		Plain("source group"), Plain("requests"), Plain("ok"), Plain("success"),
+		Plain("group"), Plain("requests"), Plain("ok"), Plain("success"),
 		Plain("429"), Plain("4xx"), Plain("5xx"), Plain("transport"),
 		Plain("latency p50"), Plain("latency p90"), Plain("latency p99"),
 		Plain("ttfb p50"), Plain("ttfb p99"), Plain("requests/s"), Plain("output tokens/s"),
