@@ -521,3 +521,24 @@ func TestRetriesHonourTheAdvisedWait(t *testing.T) {
 		t.Fatalf("--max-attempts 0: exit %d", code)
 	}
 }
+
+// FuzzAbortOnFail: whatever --abort-on-fail is given, it is a share from
+// 0 to below 1 or a one-line usage error naming the flag.
+func FuzzAbortOnFail(f *testing.F) {
+	for _, s := range []string{"0.5", "50%", " 10 % ", "0", "1", "100%", "-0", "NaN", "1e-9", "%", "0x1p-1", "99.99%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, given string) {
+		ff := failureFlags{abort: given}
+		err := ff.check()
+		if err != nil {
+			if !strings.Contains(err.Error(), "--abort-on-fail") || (strings.ContainsAny(err.Error(), "\n\r") && !strings.ContainsAny(given, "\n\r")) {
+				t.Fatalf("%q: %v", given, err)
+			}
+			return
+		}
+		if given != "" && !(ff.share >= 0 && ff.share < 1) {
+			t.Fatalf("%q accepted as the share %v", given, ff.share)
+		}
+	})
+}
