@@ -28,11 +28,17 @@ import (
 // byte (ttfb_ms: the send to the response headers; with --stream still
 // the headers, as docs/results.md says) are described over the successful
 // requests only, by the package's percentile (Hyndman–Fan type 7). Rates
-// are over the group's span: from its earliest sent_ms to its latest
-// sent_ms + latency_ms. sent_ms counts from the start of each run, so the
-// rows of several runs in one group are laid over one another from their
-// starts, not end to end. Foreign CSVs hold 429 events only and add no
-// request.
+// are over the group's span. sent_ms counts from the start of each plan,
+// and a results file holds no clock time, so the span is built from what
+// the rows tell: the rows of one shape (burst, scheduled, any other) are
+// laid over one another from their starts — the workers of a fleet share
+// one start, and so do several files of one shape — and span from the
+// earliest sent_ms to the latest sent_ms + latency_ms; the spans of the
+// shapes are added, as characterize sends its burst plan, then its
+// scheduled plan. So a fleet's rate is the fleet's and characterize's the
+// whole run's, while runs of one shape made one after another count as if
+// side by side (their rate is the sum of theirs). Foreign CSVs hold 429
+// events only and add no request.
 //
 // Unlike the waits of 429s, the two latencies of every successful request
 // are kept (16 bytes a request) until the Analysis sorts them.
@@ -57,11 +63,27 @@ type Requests struct {
 	// requests that carry one.
 	OutputTokens int64
 	WithUsage    int
-	// FirstSentMS and LastDoneMS bound the span of the requests: the
-	// earliest sent_ms, the latest sent_ms + latency_ms, over the Timed
-	// requests that carry a send time (both 0 when none does).
-	FirstSentMS, LastDoneMS float64
-	Timed                   int
+	// spans are the spans of the requests of each shape (shapeIndex).
+	spans [3]sendSpan
+}
+
+// sendSpan is the span of the requests of one shape: the earliest sent_ms,
+// the latest sent_ms + latency_ms, over the timed requests that carry a
+// send time (both 0 when none does).
+type sendSpan struct {
+	firstSentMS, lastDoneMS float64
+	timed                   int
+}
+
+// shapeIndex is the span a row of shape goes to.
+func shapeIndex(shape string) int {
+	switch shape {
+	case results.ShapeBurst:
+		return 0
+	case results.ShapeScheduled:
+		return 1
+	}
+	return 2
 }
 
 // Failed is every request that did not succeed, admission's 429s included.
@@ -92,14 +114,19 @@ func (r *Requests) TTFBPercentile(percent float64) float64 {
 	return percentileSorted(r.TTFBMS, percent)
 }
 
-// SpanS is the span of the requests in seconds (see above); ok is false
-// when it is not positive.
+// SpanS is the span of the requests in seconds, the sum of the spans of
+// their shapes (see above); ok is false when it is not positive.
 func (r *Requests) SpanS() (s float64, ok bool) {
-	span := (r.LastDoneMS - r.FirstSentMS) / 1000
-	if r.Timed == 0 || span <= 0 {
+	ms := 0.0
+	for _, sp := range r.spans {
+		if sp.timed > 0 {
+			ms += sp.lastDoneMS - sp.firstSentMS
+		}
+	}
+	if ms <= 0 {
 		return 0, false
 	}
-	return span, true
+	return ms / 1000, true
 }
 
 // RequestsPerS is every request (any outcome) over the span.
@@ -131,7 +158,7 @@ type requestTally struct {
 func (r *requestTally) add(rec *results.Record) {
 	r.Requests.Requests++
 	if rec.SentMS >= 0 {
-		r.span(&Requests{FirstSentMS: rec.SentMS, LastDoneMS: rec.SentMS + max(rec.LatencyMS, 0), Timed: 1})
+		r.spans[shapeIndex(rec.Shape)].widen(sendSpan{firstSentMS: rec.SentMS, lastDoneMS: rec.SentMS + max(rec.LatencyMS, 0), timed: 1})
 	}
 	switch s := rec.Status; {
 	case rec.Error != "" || s == 0:
@@ -177,21 +204,23 @@ func (r *Requests) add(o *Requests) {
 	r.OtherStatus += o.OtherStatus
 	r.OutputTokens += o.OutputTokens
 	r.WithUsage += o.WithUsage
-	r.span(o)
+	for i := range r.spans {
+		r.spans[i].widen(o.spans[i])
+	}
 }
 
-// span widens r's span to cover o's.
-func (r *Requests) span(o *Requests) {
+// widen makes s cover o too.
+func (s *sendSpan) widen(o sendSpan) {
 	switch {
-	case o.Timed == 0:
+	case o.timed == 0:
 		return
-	case r.Timed == 0:
-		r.FirstSentMS, r.LastDoneMS = o.FirstSentMS, o.LastDoneMS
+	case s.timed == 0:
+		s.firstSentMS, s.lastDoneMS = o.firstSentMS, o.lastDoneMS
 	default:
-		r.FirstSentMS = min(r.FirstSentMS, o.FirstSentMS)
-		r.LastDoneMS = max(r.LastDoneMS, o.LastDoneMS)
+		s.firstSentMS = min(s.firstSentMS, o.firstSentMS)
+		s.lastDoneMS = max(s.lastDoneMS, o.lastDoneMS)
 	}
-	r.Timed += o.Timed
+	s.timed += o.timed
 }
 
 // mergeRequests adds the requests of a raw group to g's, their latencies

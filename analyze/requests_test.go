@@ -128,3 +128,42 @@ func TestRequestThresholds(t *testing.T) {
 		t.Errorf("a group not in the input: %+v, want not measured", v)
 	}
 }
+
+// TestSpanAddsShapesAndLaysOverRuns: the rows of one shape are laid over
+// one another from their starts (two workers of a fleet: one span), and
+// the spans of the shapes are added (characterize's burst plan, then its
+// scheduled plan).
+func TestSpanAddsShapesAndLaysOverRuns(t *testing.T) {
+	t.Parallel()
+	row := func(shape, worker string, sent, latency float64) results.Record {
+		r := attempt(shape, shape, 200, -1, results.WaitNone)
+		r.Worker, r.SentMS, r.LatencyMS = worker, sent, latency
+		return r
+	}
+	tally := NewTally(false)
+	for _, r := range []results.Record{
+		row(results.ShapeBurst, "1/2", 0, 100), row(results.ShapeBurst, "2/2", 50, 450), // burst: 0 to 500 ms
+		row(results.ShapeScheduled, "1/2", 0, 10), row(results.ShapeScheduled, "2/2", 1490, 10), // scheduled: 0 to 1500 ms
+	} {
+		tally.Observe(&r)
+	}
+	a, err := tally.Analysis(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		group string
+		span  float64
+	}{{OverallLabel, 2}, {results.ShapeBurst, 0.5}, {results.ShapeScheduled, 1.5}} {
+		g := a.GroupByLabel(c.group)
+		if g == nil {
+			t.Fatalf("no group %q in %+v", c.group, a.Groups)
+		}
+		if s, ok := g.Requests.SpanS(); !ok || s != c.span {
+			t.Errorf("%s: span %v s, want %v", c.group, s, c.span)
+		}
+	}
+	if rate, _ := a.Overall.Requests.RequestsPerS(); rate != 2 {
+		t.Errorf("overall %v requests/s, want 4 over 2 s", rate)
+	}
+}

@@ -23,7 +23,7 @@ var requestsIntro = cat(
 	Code("transport"), Plain(" no response or an error class (a refused connection, a timeout, a body cut short). "),
 	Plain("Latency ("), Code("latency_ms"), Plain(") and ttfb ("), Code("ttfb_ms"),
 	Plain(", the response headers: with streaming still the headers, not the first token) are percentiles (type 7) over the successful requests only. "),
-	Plain("Rates are per second over the group's span, from its first send to its last response; runs in one group are laid over one another from their starts."),
+	Plain("Rates are per second over the group's span: the rows of one shape laid over one another from their starts (a fleet's workers share one), from the first send to the last response, and the spans of the burst and scheduled plans added."),
 )
 
 // requestsUnknown is what the report says without ptuprobe attempts.
@@ -146,7 +146,7 @@ func requestsJSON(a *analyze.Analysis) jsonRequests {
 	}
 	j := jsonRequests{
 		Known:  true,
-		Note:   "latency and ttfb over the successful requests (2xx, no error class), type 7 percentiles in ms; rates per second over the group's span, from its first sent_ms to its last sent_ms + latency_ms; http_4xx excludes 429 (http_429); docs/thresholds.md",
+		Note:   "latency and ttfb over the successful requests (2xx, no error class), type 7 percentiles in ms; rates per second over the group's span: per shape, from its first sent_ms to its last sent_ms + latency_ms (rows of one shape laid over one another from their starts), the shapes' spans added; http_4xx excludes 429 (http_429); docs/thresholds.md",
 		Over:   requestStatsJSON(&a.Overall.Requests),
 		Groups: map[string]*jsonRequestStats{},
 	}
