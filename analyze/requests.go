@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -151,8 +153,19 @@ func (r *Requests) OutputTokensPerS() (float64, bool) {
 // requestTally counts the requests of one raw group while files stream in.
 type requestTally struct {
 	Requests
-	latency, ttfb []float64 // in the order counted
+	latency, ttfb latencies
 }
+
+// latencies are the latencies of one kind, in the order counted.
+type latencies []float64
+
+func (l *latencies) add(v float64) { *l = append(*l, v) }
+
+// absorb appends o's latencies to l's.
+func (l *latencies) absorb(o *latencies) { *l = append(*l, *o...) }
+
+// appendTo appends l's latencies to dst.
+func (l *latencies) appendTo(dst []float64) []float64 { return append(dst, *l...) }
 
 // add counts one ptuprobe attempt.
 func (r *requestTally) add(rec *results.Record) {
@@ -166,10 +179,10 @@ func (r *requestTally) add(rec *results.Record) {
 	case s >= 200 && s <= 299:
 		r.Succeeded++
 		if rec.LatencyMS >= 0 {
-			r.latency = append(r.latency, rec.LatencyMS)
+			r.latency.add(rec.LatencyMS)
 		}
 		if rec.TTFBMS >= 0 {
-			r.ttfb = append(r.ttfb, rec.TTFBMS)
+			r.ttfb.add(rec.TTFBMS)
 		}
 		if rec.CompletionTokens >= 0 {
 			r.OutputTokens += int64(rec.CompletionTokens)
@@ -189,8 +202,8 @@ func (r *requestTally) add(rec *results.Record) {
 // absorb adds o's requests to r's.
 func (r *requestTally) absorb(o *requestTally) {
 	r.Requests.add(&o.Requests)
-	r.latency = append(r.latency, o.latency...)
-	r.ttfb = append(r.ttfb, o.ttfb...)
+	r.latency.absorb(&o.latency)
+	r.ttfb.absorb(&o.ttfb)
 }
 
 // add adds o's counts and span to r's (not the latencies).
@@ -227,25 +240,46 @@ func (s *sendSpan) widen(o sendSpan) {
 // appended (sorted by sortRequests).
 func (g *Group) mergeRequests(o *requestTally) {
 	g.Requests.add(&o.Requests)
-	g.Requests.LatencyMS = append(g.Requests.LatencyMS, o.latency...)
-	g.Requests.TTFBMS = append(g.Requests.TTFBMS, o.ttfb...)
+	g.Requests.LatencyMS = o.latency.appendTo(g.Requests.LatencyMS)
+	g.Requests.TTFBMS = o.ttfb.appendTo(g.Requests.TTFBMS)
 }
 
-// sortRequests sorts the latencies of each group and gives Overall the
-// requests of them all.
+// sortRequests sorts the latencies of each group, on every core, and
+// gives Overall the requests of them all: their latencies merged, or the
+// very slices of the one group that has any (an Analysis is read only).
 func sortRequests(overall *Group, groups []*Group) {
 	overall.Requests = Requests{}
-	var lat, ttfb [][]float64
-	nl, nt := 0, 0
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
 	for _, g := range groups {
-		slices.Sort(g.Requests.LatencyMS)
-		slices.Sort(g.Requests.TTFBMS)
 		overall.Requests.add(&g.Requests)
-		lat, nl = append(lat, g.Requests.LatencyMS), nl+len(g.Requests.LatencyMS)
-		ttfb, nt = append(ttfb, g.Requests.TTFBMS), nt+len(g.Requests.TTFBMS)
+		for _, l := range []*[]float64{&g.Requests.LatencyMS, &g.Requests.TTFBMS} {
+			wg.Go(func() {
+				sem <- struct{}{}
+				slices.Sort(*l)
+				<-sem
+			})
+		}
 	}
-	overall.Requests.LatencyMS = mergeSorted(lat, nl)
-	overall.Requests.TTFBMS = mergeSorted(ttfb, nt)
+	wg.Wait()
+	overall.Requests.LatencyMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.LatencyMS })
+	overall.Requests.TTFBMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.TTFBMS })
+}
+
+// mergeOrShare merges the sorted latencies of each group (of), or returns
+// those of the one group that has any.
+func mergeOrShare(groups []*Group, of func(*Group) []float64) []float64 {
+	var runs [][]float64
+	n := 0
+	for _, g := range groups {
+		if l := of(g); len(l) > 0 {
+			runs, n = append(runs, l), n+len(l)
+		}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	return mergeSorted(runs, n)
 }
 
 // HasRequests reports whether the analysis counted any ptuprobe attempt:
