@@ -287,10 +287,10 @@ func mergeOrShare(groups []*Group, of func(*Group) []float64) []float64 {
 // Overall.Requests holds zeros that mean "unknown", not "none failed".
 func (a *Analysis) HasRequests() bool { return a.Overall.Requests.Requests > 0 }
 
-// RequestPercentiles are the percentiles of latency and ttfb published
+// requestPercentiles are the percentiles of latency and ttfb published
 // and gated on (latency_p50_ms …): the name's suffix and its percent (100
 // for the maximum).
-var RequestPercentiles = []struct {
+var requestPercentiles = []struct {
 	Suffix  string
 	Percent float64
 }{{"p50_ms", 50}, {"p90_ms", 90}, {"p95_ms", 95}, {"p99_ms", 99}, {"max_ms", 100}}
@@ -299,7 +299,7 @@ var RequestPercentiles = []struct {
 // unknown or not measured.
 func (r *Requests) percentileByName(name string) float64 {
 	kind, suffix, _ := strings.Cut(name, "_")
-	for _, p := range RequestPercentiles {
+	for _, p := range requestPercentiles {
 		if p.Suffix != suffix {
 			continue
 		}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -145,4 +146,19 @@ func FuzzParseThreshold(f *testing.F) {
 			t.Fatalf("re-parse of %q: %+v, %v; first %+v", th.Expr, again, err, th)
 		}
 	})
+}
+
+// TestThresholdsDocNamesEveryMetric: docs/thresholds.md lists every
+// metric --fail-if accepts.
+func TestThresholdsDocNamesEveryMetric(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/thresholds.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append(groupMetrics(), TopLevelMetrics...) {
+		if !strings.Contains(string(doc), "`"+m+"`") {
+			t.Errorf("docs/thresholds.md does not name the metric %s", m)
+		}
+	}
 }
