@@ -57,6 +57,14 @@ const (
 	// (5.6 GB in the break test that found it), 37 MB with this limit.
 	// Beyond it the attempt is recorded as error "headers".
 	MaxHeaderBytes = 64 << 10
+	// ReadBufferSize and WriteBufferSize are each connection's buffers
+	// (net/http's default is 4 KiB each). A connection holds them for as
+	// long as it lives, so with thousands of streams open they were a
+	// third of the client's memory per stream. A longer header line is
+	// read in parts, and a request body past the write buffer goes to the
+	// socket in one more write, as it did with 4 KiB for a chat prompt.
+	ReadBufferSize  = 2 << 10
+	WriteBufferSize = 1 << 10
 )
 
 // Bounds of the synthetic chat request, so that a typo cannot ask for a
@@ -299,6 +307,8 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		MaxResponseHeaderBytes: MaxHeaderBytes,
+		ReadBufferSize:         ReadBufferSize,
+		WriteBufferSize:        WriteBufferSize,
 		ForceAttemptHTTP2:      true,
 	}}
 	if cfg.Owner != nil {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Memory per open stream, on loopback only.
+#
+# Starts `ptuprobe serve --ptu 1000000 --tpot 50ms` (capacity to spare:
+# every request a 200 streamed 16 tokens a chunk, 50 ms a token) and at
+# each RATE runs `ptuprobe schedule --stream --max-tokens 200` for
+# DURATION with --max-in-flight 20000, after an idle run of the same
+# command (1/s for 2 s). It prints, per rate: the rows, the peak of
+# streams open at once (from the rows: each from sent_ms for latency_ms),
+# the peak RSS (VmHWM, from /usr/bin/time), the memory per open stream
+# ((peak RSS − the idle run's) ÷ peak open streams), send lateness p50
+# and p99 (sent_ms − intended_ms, ms), the rows with an error, and the
+# rows whose usage or time to first byte is missing among the 200s.
+#
+# A stream lasts about 0.2 s + 60–200 tokens × 50 ms (some 6.7 s on
+# average), so RATE/s holds about 6.7 × RATE streams open. Both processes
+# need a descriptor per stream: the script raises the soft limit to the
+# hard one (ulimit -Hn); a stream past it is an error of class local.
+#
+# Usage: bench/streams.sh [DURATION] [RATE...]   (default 20s 300 2900)
+#        PTUPROBE=path/to/binary bench/streams.sh …  measures that build
+#        (another revision's) instead of this tree's, with its own serve.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-20s}"; shift || true
+rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(300 2900)
+ulimit -n "$(ulimit -Hn)"
+. bench/lib.sh
+if [ -n "${PTUPROBE:-}" ]; then cp "$PTUPROBE" "$work/ptuprobe"; else go build -o "$work/ptuprobe" .; fi
+"$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot 50ms --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
+for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
+url=$(head -n 1 "$work/serve.out")
+case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $url" >&2; exit 1 ;; esac
+
+run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
+  rm -f "$work/r.csv"
+  /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule --endpoint "$url" --deployment sim-ptu \
+    --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight 20000 --max-requests 100000000 \
+    -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  tail -n 1 "$work/time"
+}
+
+rows() { # → "rows peak_open p50_late p99_late errors missing"
+  python3 - "$work/r.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ev, late = [], []
+for r in rows:
+    s = float(r["sent_ms"]); ev += [(s, 1), (s + float(r["latency_ms"] or 0), -1)]
+    late.append(s - float(r["intended_ms"]))
+ev.sort(); open_, peak = 0, 0
+for _, d in ev:
+    open_ += d; peak = max(peak, open_)
+late.sort()
+def pct(q):
+    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
+    return late[lo] + (h - lo) * (late[hi] - late[lo])
+errors = sum(1 for r in rows if r["error"])
+missing = sum(1 for r in rows if r["status"] == "200" and not r["error"] and
+              (r["prompt_tokens"] == "" or r["completion_tokens"] == "" or r["ttfb_ms"] == ""))
+print(len(rows), peak, f"{pct(0.5):.3f}", f"{pct(0.99):.3f}", errors, missing)
+PY
+}
+
+idle=$(run 1 2s)
+printf 'idle run (1/s for 2s): peak RSS %.1f MB\n\n' "$(python3 -c "print($idle/1024)")"
+printf '%-7s %8s %10s %12s %14s %9s %9s %7s %8s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing
+for rate in "${rates[@]}"; do
+  rss=$(run "$rate" "$duration")
+  read -r n peak p50 p99 errors missing < <(rows)
+  per=$(python3 -c "print(f'{($rss - $idle) / max($peak, 1):.1f}')")
+  printf '%-7s %8s %10s %12.1f %14s %9s %9s %7s %8s\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing"
+done
