@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -122,6 +123,13 @@ type Config struct {
 
 	Timeout  time.Duration
 	MaxConns int // connection pool size; the dispatch concurrency
+
+	// RootCAs, when set, are the CAs a target's certificate is verified
+	// against (Resolve reads Spec.CACert into it); nil means the system's.
+	RootCAs *x509.CertPool
+	// InsecureSkipVerify skips the verification of the target's
+	// certificate (Spec.Insecure).
+	InsecureSkipVerify bool
 
 	// Now is the clock used for HTTP-date waits without a Date header.
 	Now func() time.Time
@@ -306,6 +314,7 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		MaxIdleConnsPerHost:    cfg.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
+		TLSClientConfig:        cfg.tlsConfig(),
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ReadBufferSize:         ReadBufferSize,
 		WriteBufferSize:        WriteBufferSize,

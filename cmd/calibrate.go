@@ -65,6 +65,7 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 		return settingError(err, names)
 	}
 	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
+	k.tf.tls.warn(stderr)
 	if !k.rf.quiet {
 		job.Config.OnProbe = func(p calibrate.Probe) {
 			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))

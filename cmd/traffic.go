@@ -177,6 +177,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 		return nil, err
 	}
 	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
+	tf.tls.warn(stderr)
 	return r, nil
 }
 
