@@ -85,11 +85,16 @@ type Options struct {
 	// newPreciseWait). Tests under
 	// testing/synctest pass a runtime-timer wait (internal/sleep.Until).
 	Wait WaitFunc
-	// PaceWindow lets an arrival go up to this late so that the arrivals
-	// due within it go with it, on one wake-up, when arrivals come closer
-	// together than it: each wake-up costs thread switches, and at
-	// thousands of arrivals a second they were most of the client's CPU.
-	// A lone arrival is never held; 0 paces every arrival on its own.
+	// PaceWindow bounds how late an arrival may go so that the next one
+	// goes with it, on one wake-up (each wake-up costs thread switches).
+	// The window follows the arrivals' spacing: an arrival waits for the
+	// next only when that one is due within min(PaceWindow, half the mean
+	// spacing of the arrivals lately), and only until the next one's time.
+	// Arrivals evenly spaced are then each sent at its time, and only
+	// arrivals bunched closer than their rate (a Poisson plan's) share a
+	// wake-up: a fixed window sent arrivals 200 µs apart in threes, the
+	// first 500 µs late. A lone arrival is never held; 0 paces every
+	// arrival on its own.
 	PaceWindow time.Duration
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
@@ -195,6 +200,7 @@ type engine struct {
 	inFlight sync.WaitGroup
 	waves    waveBarrier
 	rec      recorder
+	spacing  spacing // of the arrivals lately, for the pace window
 }
 
 // arrival is one request handed from the pacing loop to a worker.
@@ -251,9 +257,11 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			out.CappedBy = CapMaxDuration
 			return out
 		}
-		at := e.start.Add(intended)
+		// The window is reckoned for every arrival, so that the mean
+		// spacing is the plan's, whether the loop runs on time or not.
+		at, hold := e.start.Add(intended), e.window(la, offset, wave)
 		if time.Now().Before(at) {
-			at = at.Add(e.window(la, offset, wave))
+			at = at.Add(hold)
 		}
 		if !e.o.Wait(ctx, at) ||
 			!e.handOff(ctx, arrival{seq: seq, wave: wave, intended: intended}) {
@@ -269,18 +277,43 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 }
 
 // window is how much later than its time the arrival at offset may be
-// sent so that the arrivals following it within PaceWindow go with it, on
-// one wake-up: PaceWindow when the next arrival falls within it, else 0
-// (a lone arrival is never held). Waves waited for are never coalesced.
+// sent so that the next arrival goes with it, on one wake-up: until the
+// next one's time, when that falls within min(PaceWindow, half the mean
+// spacing), else 0 (a lone arrival is never held). Waves waited for are
+// never coalesced.
 func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
 	if e.o.PaceWindow <= 0 || e.o.WaitWave {
 		return 0
 	}
 	_, next, nextWave, ok := la.peek()
-	if !ok || nextWave != wave || next <= offset || next-offset > e.o.PaceWindow {
+	if !ok || nextWave != wave || next <= offset {
 		return 0
 	}
-	return e.o.PaceWindow
+	gap := next - offset
+	e.spacing.observe(gap)
+	if gap > min(e.o.PaceWindow, e.spacing.mean/2) {
+		return 0
+	}
+	return gap
+}
+
+// spacing is the mean gap between consecutive arrivals, over about the
+// last spacingSpan of them (an exponential moving average, the plain mean
+// until then), in integer nanoseconds: the same plan gives the same
+// windows on every run.
+type spacing struct {
+	mean time.Duration
+	n    int
+}
+
+// spacingSpan is how many arrivals the mean spacing follows: enough to
+// smooth a Poisson plan's gaps, few enough to follow a phase's new rate
+// within a few dozen arrivals.
+const spacingSpan = 32
+
+func (s *spacing) observe(gap time.Duration) {
+	s.n = min(s.n+1, spacingSpan)
+	s.mean += (gap - s.mean) / time.Duration(s.n)
 }
 
 // lookahead is a Pacer read one arrival of the shard ahead: it numbers
