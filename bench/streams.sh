@@ -2,7 +2,8 @@
 # Memory per open stream, on loopback only.
 #
 # Starts `ptuprobe serve --ptu 1000000 --tpot 50ms` (capacity to spare:
-# every request a 200 streamed 16 tokens a chunk, 50 ms a token) and at
+# every request a 200 streamed 16 tokens a chunk, 50 ms a token; TPOT
+# sets another) and at
 # each RATE runs `ptuprobe schedule --stream --max-tokens 200` for
 # DURATION with --max-in-flight 20000, after an idle run of the same
 # command (1/s for 2 s). It prints, per rate: the rows, the peak of
@@ -20,6 +21,8 @@
 # Usage: bench/streams.sh [DURATION] [RATE...]   (default 20s 300 2900)
 #        PTUPROBE=path/to/binary bench/streams.sh …  measures that build
 #        (another revision's) instead of this tree's, with its own serve.
+#        TPOT=150ms bench/streams.sh 30s 1000  longer streams (some 20 s):
+#        as many open at a third of the rate and of the events a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -27,7 +30,7 @@ rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(300 2900)
 ulimit -n "$(ulimit -Hn)"
 . bench/lib.sh
 if [ -n "${PTUPROBE:-}" ]; then cp "$PTUPROBE" "$work/ptuprobe"; else go build -o "$work/ptuprobe" .; fi
-"$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot 50ms --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
+"$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
 for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
 url=$(head -n 1 "$work/serve.out")
 case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $url" >&2; exit 1 ;; esac

@@ -1,6 +1,7 @@
 // Command loopback is the benchmark scripts' target: an HTTP server on
 // loopback that answers every request at once, so a benchmark measures the
-// client (pacing, recording), not the server.
+// client (pacing, recording), not the server. With -tls-cert and -tls-key
+// it serves HTTPS (HTTP/2 and HTTP/1.1) with that certificate.
 package main
 
 import (
@@ -17,7 +18,13 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback only)")
 	status := flag.Int("status", 200, "status to answer")
+	cert := flag.String("tls-cert", "", "PEM certificate: serve HTTPS (with -tls-key)")
+	key := flag.String("tls-key", "", "PEM private key of -tls-cert")
 	flag.Parse()
+	if (*cert == "") != (*key == "") {
+		fmt.Fprintln(os.Stderr, "loopback: -tls-cert and -tls-key go together")
+		os.Exit(2)
+	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil || (host != "127.0.0.1" && host != "::1" && host != "localhost") {
 		fmt.Fprintln(os.Stderr, "loopback: --addr must be a loopback address")
@@ -39,7 +46,12 @@ func main() {
 		w.WriteHeader(*status)
 		io.WriteString(w, `{"usage":{"prompt_tokens":1000,"completion_tokens":50}}`)
 	})
-	if err := http.Serve(l, h); err != nil && !strings.Contains(err.Error(), "closed") {
+	if *cert != "" {
+		err = http.ServeTLS(l, h, *cert, *key)
+	} else {
+		err = http.Serve(l, h)
+	}
+	if err != nil && !strings.Contains(err.Error(), "closed") {
 		log.Fatal(err)
 	}
 }
