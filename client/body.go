@@ -35,12 +35,17 @@ type bodyTail struct {
 // a few hundred bytes, and the storage doubles as a body grows.
 const minRead = 512
 
+// tailRead is the room past keptBodyBytes once the tail is full: a body
+// longer than the tail is read in pieces of up to 8 KiB (512 bytes at a
+// time made an endless 1 MiB body two thousand reads).
+const tailRead = 8 << 10
+
 // readFrom reads r to its end into b's own storage, with no copy buffer
 // between: an open stream then holds only what it keeps (its tail so far),
 // where a pooled 8 KiB buffer held for the whole of each stream was a
 // third of the client's live heap at a thousand streams open. The storage
-// grows to keptBodyBytes+minRead at most; past keptBodyBytes the oldest
-// bytes are dropped before each read, and the end trims to the last
+// grows to keptBodyBytes+tailRead at most; past keptBodyBytes the oldest
+// bytes are dropped before a read, and the end trims to the last
 // keptBodyBytes, so the tail is the one Write keeps.
 func (b *bodyTail) readFrom(r io.Reader) (int64, error) {
 	var total int64
@@ -68,18 +73,16 @@ func (b *bodyTail) readFrom(r io.Reader) (int64, error) {
 
 // room makes at least minRead bytes of room after b.buf: by doubling
 // while the tail is short, by dropping its oldest bytes past
-// keptBodyBytes.
+// keptBodyBytes (which leaves tailRead of room) once it is full.
 func (b *bodyTail) room() {
 	if cap(b.buf)-len(b.buf) >= minRead {
 		return
 	}
-	if over := len(b.buf) - keptBodyBytes; over > 0 {
-		b.buf = b.buf[:copy(b.buf, b.buf[over:])]
-	}
-	if cap(b.buf)-len(b.buf) >= minRead {
+	if len(b.buf) > keptBodyBytes {
+		b.trim()
 		return
 	}
-	size := min(max(2*cap(b.buf), len(b.buf)+minRead, 2*minRead), keptBodyBytes+minRead)
+	size := min(max(2*cap(b.buf), len(b.buf)+minRead, 2*minRead), keptBodyBytes+tailRead)
 	grown := make([]byte, len(b.buf), size)
 	copy(grown, b.buf)
 	b.buf = grown

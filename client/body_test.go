@@ -83,7 +83,7 @@ func TestUsageOfLongBodies(t *testing.T) {
 // TestBodyTailReadFrom: read straight into the tail's storage, whatever
 // the reader's pieces and the body's length around what is kept, the
 // tail, head and count are the ones Write keeps, and the storage never
-// passes keptBodyBytes+minRead.
+// passes keptBodyBytes+tailRead.
 func TestBodyTailReadFrom(t *testing.T) {
 	t.Parallel()
 	var all bytes.Buffer
@@ -96,7 +96,7 @@ func TestBodyTailReadFrom(t *testing.T) {
 		"halves":   iotest.HalfReader,
 		"data+EOF": iotest.DataErrReader,
 	}
-	for _, size := range []int{0, 1, minRead, keptHeadBytes + 1, keptBodyBytes - 1, keptBodyBytes, keptBodyBytes + 1, keptBodyBytes + minRead + 3, all.Len()} {
+	for _, size := range []int{0, 1, minRead, keptHeadBytes + 1, keptBodyBytes - 1, keptBodyBytes, keptBodyBytes + 1, keptBodyBytes + minRead + 3, keptBodyBytes + tailRead + 1, all.Len()} {
 		for name, wrap := range readers {
 			t.Run(fmt.Sprint(name, size), func(t *testing.T) {
 				t.Parallel()
@@ -112,7 +112,7 @@ func TestBodyTailReadFrom(t *testing.T) {
 				if !bytes.Equal(got.buf, want.buf) || !bytes.Equal(got.head, want.head) {
 					t.Fatalf("tail of %d bytes (want %d), head of %d (want %d): not the same", len(got.buf), len(want.buf), len(got.head), len(want.head))
 				}
-				if cap(got.buf) > keptBodyBytes+minRead {
+				if cap(got.buf) > keptBodyBytes+tailRead {
 					t.Fatalf("the tail holds %d bytes of capacity", cap(got.buf))
 				}
 			})
