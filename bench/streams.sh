@@ -10,7 +10,8 @@
 # streams open at once (from the rows: each from sent_ms for latency_ms),
 # the peak RSS (VmHWM, from /usr/bin/time), the memory per open stream
 # ((peak RSS − the idle run's) ÷ peak open streams), send lateness p50
-# and p99 (sent_ms − intended_ms, ms), the rows with an error, the rows
+# and p99 (sent_ms − intended_ms, ms), the rows with an error (and their
+# classes: local is this machine's, e.g. out of descriptors), the rows
 # whose usage or time to first byte is missing among the 200s, and the
 # simulator's own peak RSS so far (serve holds the other end of every
 # stream; the rates run in the order given).
@@ -60,7 +61,9 @@ late.sort()
 def pct(q):
     h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
     return late[lo] + (h - lo) * (late[hi] - late[lo])
-errors = sum(1 for r in rows if r["error"])
+import collections
+classes = collections.Counter(r["error"] for r in rows if r["error"])
+errors = str(sum(classes.values())) + "".join(f",{c}:{n}" for c, n in sorted(classes.items()))
 missing = sum(1 for r in rows if r["status"] == "200" and not r["error"] and
               (r["prompt_tokens"] == "" or r["completion_tokens"] == "" or r["ttfb_ms"] == ""))
 print(len(rows), peak, f"{pct(0.5):.3f}", f"{pct(0.99):.3f}", errors, missing)
@@ -69,11 +72,11 @@ PY
 
 idle=$(run 1 2s)
 printf 'idle run (1/s for 2s): peak RSS %.1f MB\n\n' "$(python3 -c "print($idle/1024)")"
-printf '%-7s %8s %10s %12s %14s %9s %9s %7s %8s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB"
+printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB"
 for rate in "${rates[@]}"; do
   rss=$(run "$rate" "$duration")
   read -r n peak p50 p99 errors missing < <(rows)
   per=$(python3 -c "print(f'{($rss - $idle) / max($peak, 1):.1f}')")
   srv=$(awk '/^VmHWM:/{print $2}' "/proc/$srv_pid/status")
-  printf '%-7s %8s %10s %12.1f %14s %9s %9s %7s %8s %9.1f\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")"
+  printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")"
 done
