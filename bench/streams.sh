@@ -5,7 +5,7 @@
 # every request a 200 streamed 16 tokens a chunk, 50 ms a token; TPOT
 # sets another) and at
 # each RATE runs `ptuprobe schedule --stream --max-tokens 200` for
-# DURATION with --max-in-flight 20000, after an idle run of the same
+# DURATION with --max-in-flight 20000 (see below), after an idle run of the same
 # command (1/s for 2 s). It prints, per rate: the rows, the peak of
 # streams open at once (from the rows: each from sent_ms for latency_ms),
 # the peak RSS (VmHWM, from /usr/bin/time), the memory per open stream
@@ -19,7 +19,9 @@
 # A stream lasts about 0.2 s + 60–200 tokens × 50 ms (some 6.7 s on
 # average), so RATE/s holds about 6.7 × RATE streams open. Both processes
 # need a descriptor per stream: the script raises the soft limit to the
-# hard one (ulimit -Hn); a stream past it is an error of class local.
+# hard one (ulimit -Hn) and bounds --max-in-flight at 20,000 or 200 under
+# that limit, whichever is less (a stream past the limit would be an
+# error of class local).
 #
 # Usage: bench/streams.sh [DURATION] [RATE...]   (default 20s 300 2900)
 #        PTUPROBE=path/to/binary bench/streams.sh …  measures that build
@@ -31,6 +33,10 @@ cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(300 2900)
 ulimit -n "$(ulimit -Hn)"
+max_in_flight=20000
+if [ "$(ulimit -n)" != unlimited ] && [ $(($(ulimit -n) - 200)) -lt $max_in_flight ]; then
+  max_in_flight=$(($(ulimit -n) - 200))
+fi
 . bench/lib.sh
 if [ -n "${PTUPROBE:-}" ]; then cp "$PTUPROBE" "$work/ptuprobe"; else go build -o "$work/ptuprobe" .; fi
 "$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
@@ -41,7 +47,7 @@ case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $ur
 run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
   rm -f "$work/r.csv"
   /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule --endpoint "$url" --deployment sim-ptu \
-    --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight 20000 --max-requests 100000000 \
+    --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight "$max_in_flight" --max-requests 100000000 \
     -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   tail -n 1 "$work/time"
 }
@@ -71,7 +77,7 @@ PY
 }
 
 idle=$(run 1 2s)
-printf 'idle run (1/s for 2s): peak RSS %.1f MB\n\n' "$(python3 -c "print($idle/1024)")"
+printf 'idle run (1/s for 2s): peak RSS %.1f MB; --max-in-flight %s\n\n' "$(python3 -c "print($idle/1024)")" "$max_in_flight"
 printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB"
 for rate in "${rates[@]}"; do
   rss=$(run "$rate" "$duration")
