@@ -326,7 +326,8 @@ const yieldBelow = 256
 // thousands in progress (open streams) many goroutines are runnable at
 // once, and runtime.Gosched puts the loop behind all of them on the global
 // run queue: at 15,000 open streams and 1,000 arrivals a second, sends
-// went seconds late (p50 4.2 s, against 0.14 s without the yield).
+// went seconds late (p50 4.2 s against 0.25 s yielding only below this,
+// on a loaded machine: bench/README.md, bench/streams.sh).
 func (e *engine) yield() {
 	if e.open.Load() < yieldBelow {
 		runtime.Gosched()
