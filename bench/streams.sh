@@ -28,6 +28,8 @@
 #        (another revision's) instead of this tree's, with its own serve.
 #        TPOT=150ms bench/streams.sh 30s 1000  longer streams (some 20 s):
 #        as many open at a third of the rate and of the events a second.
+#        SERVER=loopback-tls bench/streams.sh …  bench/loopback streaming
+#        over HTTPS (HTTP/2) instead of serve; SERVER=loopback over HTTP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -39,14 +41,33 @@ if [ "$(ulimit -n)" != unlimited ] && [ $(($(ulimit -n) - 200)) -lt $max_in_flig
 fi
 . bench/lib.sh
 if [ -n "${PTUPROBE:-}" ]; then cp "$PTUPROBE" "$work/ptuprobe"; else go build -o "$work/ptuprobe" .; fi
-"$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
-for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
-url=$(head -n 1 "$work/serve.out")
-case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $url" >&2; exit 1 ;; esac
+case "${SERVER:-serve}" in
+  serve)
+    "$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
+    for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
+    url=$(head -n 1 "$work/serve.out")
+    case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $url" >&2; exit 1 ;; esac
+    target=(--endpoint "$url" --deployment sim-ptu) ;;
+  loopback | loopback-tls)
+    # bench/loopback streaming 13 chunks 500 ms apart (6.5 s a stream),
+    # over HTTP/1.1 or, with -tls, HTTPS (HTTP/2: streams share connections).
+    go build -o "$work/loopback" ./bench/loopback
+    tls=() scheme=http
+    if [ "$SERVER" = loopback-tls ]; then
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+        -addext subjectAltName=IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+      tls=(-tls-cert "$work/cert.pem" -tls-key "$work/key.pem") scheme=https
+    fi
+    "$work/loopback" -addr 127.0.0.1:0 -stream-events 13 -event-gap 500ms "${tls[@]}" >"$work/serve.out" & srv_pid=$!
+    for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
+    target=(--api openai --url "$scheme://$(head -n 1 "$work/serve.out")/v1/chat/completions")
+    [ "$scheme" = http ] || target+=(--ca-cert "$work/cert.pem") ;;
+  *) echo "SERVER must be serve, loopback or loopback-tls" >&2; exit 2 ;;
+esac
 
 run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
   rm -f "$work/r.csv"
-  /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule --endpoint "$url" --deployment sim-ptu \
+  /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
     --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight "$max_in_flight" --max-requests 100000000 \
     -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   tail -n 1 "$work/time"
