@@ -333,6 +333,7 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"wait_source": "WaitSource", "spillover": "Spillover", "dialect": "Dialect",
 		"worker": "Worker", "run_id": "RunID", "prompt_tokens": "PromptTokens",
 		"max_tokens": "MaxTokens", "utilization_pct": "UtilizationPct",
+		"latency_ms": "LatencyMS", "ttfb_ms": "TTFBMS", "completion_tokens": "CompletionTokens",
 	}
 	readFields := map[string]bool{}
 	for _, col := range analyzedColumns {

@@ -106,8 +106,9 @@ fi
 long=(--budget 5s --timeout 15s)
 n=0
 # grade CLIENT VERSION SCENARIO DIALECT WANT -- COMMAND...: starts one
-# referee in the background (four at a time). WANT is PASS, TIMEOUT, or
-# the checks that must fail.
+# referee in the background (four at a time). WANT is PASS, TIMEOUT (the
+# client still asleep past its budget when --timeout ends it: over_budget
+# fails), or the checks that must fail.
 grade() {
   local name=$1 ver=$2 scenario=$3 dialect=$4 want=$5
   shift 6
@@ -156,7 +157,7 @@ for out in "$tmp"/run/*; do
   got=$(grep -E '^(PASS|FAIL)' "$out/log" | head -n 1 || true)
   case "$want" in
     PASS) [ "$rc" -eq 0 ] && [[ $got == PASS* ]] ;;
-    TIMEOUT) [ "$rc" -eq 3 ] && [[ $got == FAIL:* ]] && [[ $got == *"did not finish in time"* ]] ;;
+    TIMEOUT) [ "$rc" -eq 3 ] && [[ $got == "FAIL (over_budget)"* ]] && [[ $got == *"did not finish in time"* ]] ;;
     *) [ "$rc" -eq 3 ] && [[ $got == "FAIL ($want)"* ]] ;;
   esac || { echo "FAIL: $name in $scenario/$dialect: got '$got' (exit $rc), want $want"; tail -n 15 "$out/log"; fail=1; continue; }
   echo "ok: $name $ver in $scenario/$dialect: $got"
