@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"encoding/pem"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,14 +16,16 @@ import (
 // TestTLSFlags: against a loopback TLS server with its own certificate,
 // schedule trusts it with --ca-cert (no warning), skips it with
 // --insecure (a warning, every run), and records a tls error with
-// neither; a CA file that cannot be read or is not PEM, or both flags,
+// neither (every request failing: --allow-failures exits 0); a CA file that cannot be read or is not PEM, or both flags,
 // is one line and exit 2.
 func TestTLSFlags(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("retry-after-ms", "7")
 		w.WriteHeader(429)
 	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
@@ -48,7 +52,7 @@ func TestTLSFlags(t *testing.T) {
 	}{
 		{"--ca-cert", []string{"--ca-cert", ca}, "", false},
 		{"--insecure", []string{"--insecure"}, "", true},
-		{"neither", nil, "tls", false},
+		{"neither", []string{"--allow-failures"}, "tls", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
