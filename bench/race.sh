@@ -8,18 +8,23 @@
 # per 1,000 requests, send lateness p50/p99 (ptuprobe: sent_ms − intended_ms
 # of every row; vegeta: each hit's timestamp against its ideal schedule,
 # start + i/rate, the start being the earliest its sends allow), and peak
-# RSS — with ptuprobe/vegeta ratios. Then it times
+# RSS — with ptuprobe/vegeta ratios; over plain HTTP and over HTTPS (a
+# self-signed certificate for 127.0.0.1 made at run time with openssl,
+# trusted by vegeta with -root-certs and by ptuprobe with --ca-cert; both
+# tools then speak HTTP/2, the server offering it). Then it times
 # `ptuprobe analyze` on a 1,000,000-row results file against a Python
 # csv.DictReader baseline. Where vegeta cannot be had it says so and
 # measures ptuprobe alone.
 #
 # Usage: bench/race.sh [DURATION] [RATE...]   (default 20s 1000 2000 5000)
+#   TRANSPORTS="http https" (the default) picks the transports, in order;
+#   ANALYZE=0 skips the analyze timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(1000 2000 5000)
 . bench/lib.sh
-start_loopback
+transports=(${TRANSPORTS:-http https})
 body='{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}'
 printf '%s' "$body" > "$work/body.json"
 
@@ -67,27 +72,49 @@ print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(ts)}")
 PY
 }
 
-printf '\n%-7s %-9s %10s %10s %10s %9s %8s\n' rate tool "cpu/1k req" "p50 late" "p99 late" "rss MB" rows
-for rate in "${rates[@]}"; do
-  measure p "$work/ptuprobe" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
-    --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
-    --max-requests 100000000 --max-in-flight 1024 -o "$work/p$rate.csv" --quiet >/dev/null
-  read -r pu ps prss < "$work/p.time"
-  read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
-  pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
-  printf '%-7s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" ptuprobe "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
-  if [ -n "$vegeta" ]; then
-    measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 > '$work/v$rate.bin'"
-    [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
-    read -r vu vs vrss < "$work/v.time"
-    read -r vp50 vp99 vrows < <(lateness_vegeta "$work/v$rate.bin" "$rate")
-    vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
-    printf '%-7s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
-    python3 -c "print(f\"{'':7} {'ratio':9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"
-  fi
-  rm -f "$work/p$rate.csv" "$work/v$rate.bin"
+# tls_files: a self-signed certificate (and its key) for 127.0.0.1, a day
+# long, made fresh for this run.
+tls_files() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+}
+
+printf '\n%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' rate transport tool "cpu/1k req" "p50 late" "p99 late" "rss MB" rows
+for transport in "${transports[@]}"; do
+  [ -z "$srv_pid" ] || { kill "$srv_pid"; wait "$srv_pid" 2>/dev/null || true; srv_pid=""; }
+  ptls=() vtls=()
+  case "$transport" in
+    http) start_loopback ;;
+    https)
+      command -v openssl >/dev/null || { echo "openssl is needed for the HTTPS rounds" >&2; exit 1; }
+      tls_files
+      start_loopback -tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
+      ptls=(--ca-cert "$work/cert.pem") vtls=(-root-certs "$work/cert.pem") ;;
+    *) echo "unknown transport $transport (http or https)" >&2; exit 2 ;;
+  esac
+  for rate in "${rates[@]}"; do
+    measure p "$work/ptuprobe" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
+      --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
+      --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet >/dev/null
+    read -r pu ps prss < "$work/p.time"
+    read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
+    pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
+    printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" ptuprobe "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
+    if [ -n "$vegeta" ]; then
+      measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} > '$work/v$rate.bin'"
+      [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
+      read -r vu vs vrss < "$work/v.time"
+      read -r vp50 vp99 vrows < <(lateness_vegeta "$work/v$rate.bin" "$rate")
+      vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
+      printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
+      python3 -c "print(f\"{'':7} {'':9} {'ratio':9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"
+    fi
+    rm -f "$work/p$rate.csv" "$work/v$rate.bin"
+  done
 done
 
+[ "${ANALYZE:-1}" != 0 ] || exit 0
 echo
 echo "analyze, 1,000,000 rows:"
 python3 bench/analyze_baseline.py --generate 1000000 "$work/results.csv"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"sync"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -32,16 +31,68 @@ type bodyTail struct {
 	headCap int
 }
 
-// copyBuffers lend readFrom its buffer: io.Copy would allocate 32 KiB per
-// response, which at thousands of responses a second was four fifths of
-// everything the client allocated, and most of its garbage collection.
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+// minRead is the least room readFrom reads into: a stream's events are
+// a few hundred bytes, and the storage doubles as a body grows.
+const minRead = 512
 
-// readFrom reads r to its end into b, through a pooled buffer.
+// tailRead is the room past keptBodyBytes once the tail is full: a body
+// longer than the tail is read in pieces of up to 8 KiB (512 bytes at a
+// time made an endless 1 MiB body two thousand reads).
+const tailRead = 8 << 10
+
+// readFrom reads r to its end into b's own storage, with no copy buffer
+// between: an open stream then holds only what it keeps (its tail so far),
+// where a pooled 8 KiB buffer held for the whole of each stream was a
+// third of the client's live heap at a thousand streams open. The storage
+// grows to keptBodyBytes+tailRead at most; past keptBodyBytes the oldest
+// bytes are dropped before a read, and the end trims to the last
+// keptBodyBytes, so the tail is the one Write keeps.
 func (b *bodyTail) readFrom(r io.Reader) (int64, error) {
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
-	return io.CopyBuffer(b, r, *buf)
+	var total int64
+	defer b.trim()
+	for {
+		b.room()
+		n, err := r.Read(b.buf[len(b.buf):cap(b.buf)])
+		if n > 0 {
+			got := b.buf[len(b.buf) : len(b.buf)+n]
+			if room := b.headCap - len(b.head); room > 0 {
+				b.head = append(b.head, got[:min(room, n)]...)
+			}
+			b.buf = b.buf[:len(b.buf)+n]
+			b.n += int64(n)
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// room makes at least minRead bytes of room after b.buf: by doubling
+// while the tail is short, by dropping its oldest bytes past
+// keptBodyBytes (which leaves tailRead of room) once it is full.
+func (b *bodyTail) room() {
+	if cap(b.buf)-len(b.buf) >= minRead {
+		return
+	}
+	if len(b.buf) > keptBodyBytes {
+		b.trim()
+		return
+	}
+	size := min(max(2*cap(b.buf), len(b.buf)+minRead, 2*minRead), keptBodyBytes+tailRead)
+	grown := make([]byte, len(b.buf), size)
+	copy(grown, b.buf)
+	b.buf = grown
+}
+
+// trim leaves the last keptBodyBytes in b.buf.
+func (b *bodyTail) trim() {
+	if over := len(b.buf) - keptBodyBytes; over > 0 {
+		b.buf = b.buf[:copy(b.buf, b.buf[over:])]
+	}
 }
 
 func (b *bodyTail) Write(p []byte) (int, error) {

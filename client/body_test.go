@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -75,5 +77,94 @@ func TestUsageOfLongBodies(t *testing.T) {
 				t.Fatalf("row %+v, want usage %d/%d/%d, error %q", r, tt.prompt, tt.cached, tt.completion, tt.err)
 			}
 		})
+	}
+}
+
+// TestBodyTailReadFrom: read straight into the tail's storage, whatever
+// the reader's pieces and the body's length around what is kept, the
+// tail, head and count are the ones Write keeps, and the storage never
+// passes keptBodyBytes+tailRead.
+func TestBodyTailReadFrom(t *testing.T) {
+	t.Parallel()
+	var all bytes.Buffer
+	for i := range 3 * keptBodyBytes / 10 {
+		fmt.Fprintf(&all, "%09d,", i)
+	}
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"one byte": iotest.OneByteReader,
+		"halves":   iotest.HalfReader,
+		"data+EOF": iotest.DataErrReader,
+	}
+	for _, size := range []int{0, 1, minRead, keptHeadBytes + 1, keptBodyBytes - 1, keptBodyBytes, keptBodyBytes + 1, keptBodyBytes + minRead + 3, keptBodyBytes + tailRead + 1, all.Len()} {
+		for name, wrap := range readers {
+			t.Run(fmt.Sprint(name, size), func(t *testing.T) {
+				t.Parallel()
+				src := all.Bytes()[:size]
+				var want bodyTail
+				want.headCap = keptHeadBytes
+				want.Write(src)
+				got := bodyTail{headCap: keptHeadBytes}
+				n, err := got.readFrom(wrap(bytes.NewReader(src)))
+				if err != nil || n != int64(size) || got.n != want.n {
+					t.Fatalf("read %d (count %d), %v; want %d", n, got.n, err, size)
+				}
+				if !bytes.Equal(got.buf, want.buf) || !bytes.Equal(got.head, want.head) {
+					t.Fatalf("tail of %d bytes (want %d), head of %d (want %d): not the same", len(got.buf), len(want.buf), len(got.head), len(want.head))
+				}
+				if cap(got.buf) > keptBodyBytes+tailRead {
+					t.Fatalf("the tail holds %d bytes of capacity", cap(got.buf))
+				}
+			})
+		}
+	}
+}
+
+// TestStreamRowsWithSmallBuffers: through the connection's small read
+// buffer (ReadBufferSize) and readFrom's own storage, a stream of many
+// small events, longer than the tail kept, keeps its usage and time to
+// first byte, and a 429 with a header line longer than the buffer keeps
+// its advised wait.
+func TestStreamRowsWithSmallBuffers(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 3*ReadBufferSize)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/refuse") {
+			w.Header().Set("X-Long", long)
+			w.Header().Set("Retry-After-Ms", "1234")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for i := range 1200 { // 90 KB: more than keptBodyBytes
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"tok%d \"}}],\"usage\":null}\n\n", i)
+			f.Flush()
+		}
+		io.WriteString(w, `data: {"choices":[],"usage":{"prompt_tokens":211,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":128}}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tg, err := New(Config{API: APIAzure, Endpoint: srv.URL, Deployment: "d", Key: "sk-canary", KeyHeader: "api-key",
+		PromptTokens: 200, MaxTokens: 300, Stream: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	r := send(tg)
+	if r.Status != 200 || r.Error != "" || r.PromptTokens != 211 || r.CompletionTokens != 300 || r.CachedTokens != 128 {
+		t.Fatalf("stream row %+v: usage lost", r)
+	}
+	if !(r.TTFBMS > 0 && r.TTFBMS <= r.LatencyMS) {
+		t.Fatalf("stream row ttfb %v ms, latency %v ms", r.TTFBMS, r.LatencyMS)
+	}
+	refuse, err := New(Config{API: APIAzure, Endpoint: srv.URL + "/refuse", Deployment: "d", Key: "sk-canary", KeyHeader: "api-key",
+		PromptTokens: 200, MaxTokens: 300, Stream: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refuse.Close()
+	r = send(refuse)
+	if r.Status != 429 || r.Error != "" || r.RetryAfterMS != "1234" || r.WaitMS != 1234 || !(r.TTFBMS > 0) {
+		t.Fatalf("refusal row %+v: advice lost", r)
 	}
 }

@@ -85,6 +85,14 @@ type Spec struct {
 	Stream             bool
 	Timeout            time.Duration // per request; must be positive
 	MaxConns           int           // connection pool size; 0 means 100
+	// CACert names a PEM file of CA certificates trusted beside the
+	// system's (a private CA, a TLS-inspecting proxy's); empty means the
+	// system's alone.
+	CACert string
+	// Insecure skips the verification of the target's certificate: anyone
+	// on the path could read and answer the requests, key included. It
+	// cannot go with CACert.
+	Insecure bool
 }
 
 // Resolve turns s into a Config: it picks the API, reads the key through
@@ -151,12 +159,29 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		}
 		c.Headers = append(c.Headers, Header{Name: name, Value: strings.TrimSpace(value)})
 	}
+	if err := resolveTLS(s, &c); err != nil {
+		return c, err
+	}
 	var err error
 	c.Key, c.KeyHeader, err = resolveKey(keyAPI(c.API, c.Endpoint), s.APIKeyEnv, getenv)
 	if err == nil && c.Key == "" && !s.KeyOptional && c.API != APIRaw {
 		err = keyRequired(c)
 	}
 	return c, err
+}
+
+// resolveTLS reads s's CA file into c.RootCAs and copies Insecure.
+func resolveTLS(s Spec, c *Config) error {
+	if s.Insecure && s.CACert != "" {
+		return valid.Errorf("Insecure", "cannot go with {CACert}: a certificate not verified is verified against no CA")
+	}
+	c.InsecureSkipVerify = s.Insecure
+	if s.CACert == "" {
+		return nil
+	}
+	pool, err := readCACert(s.CACert)
+	c.RootCAs = pool
+	return err
 }
 
 // defaultKeyHeader is the header an API's key goes in.

@@ -70,6 +70,7 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 		return nil
 	}
 	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
+	k.tf.tls.warn(stderr)
 	if !k.rf.quiet {
 		probes, least, most := calibrationLength(job.Config)
 		fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))

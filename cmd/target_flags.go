@@ -25,6 +25,7 @@ type targetFlags struct {
 	stream                                bool
 	timeout                               time.Duration
 	sim                                   sim.Config
+	tls                                   tlsFlags
 }
 
 func (f *targetFlags) add(fs *pflag.FlagSet) {
@@ -45,6 +46,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap with --api azure or openai: max_tokens or max_completion_tokens")
 	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with the usage in them)")
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
+	f.tls.add(fs)
 	f.sim = sim.DefaultConfig()
 	addSimFlags(fs, &f.sim, "sim-")
 }
@@ -52,7 +54,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 // spec is the target the flags name, for the client (or, naming none, the
 // embedded simulator) to resolve.
 func (f *targetFlags) spec() client.Spec {
-	return client.Spec{
+	return f.tls.apply(client.Spec{
 		API: f.api, Endpoint: f.endpoint, Deployment: f.deployment, APIVersion: f.apiVersion,
 		URL: f.url, Model: f.model, AnthropicVersion: f.anthropicVersion,
 		Method: f.method, Body: f.body, Headers: f.headers,
@@ -60,7 +62,7 @@ func (f *targetFlags) spec() client.Spec {
 		PromptTokens: f.promptTokens, SharedPrefixTokens: f.sharedPrefixTokens,
 		MaxTokens: f.maxTokens, MaxTokensField: f.maxTokensField, Stream: f.stream,
 		Timeout: f.timeout, KeyOptional: f.keyOptional(),
-	}
+	})
 }
 
 // keyOptional: a plain --url (no --api, no --api-key-env) is any
@@ -105,4 +107,5 @@ var targetFlagNames = flagNames{
 	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
 	"Timeout": "--timeout", "MaxConns": "--max-in-flight",
+	"CACert": "--ca-cert", "Insecure": "--insecure",
 }

@@ -61,7 +61,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxInFlight, "max-in-flight", dispatch.DefaultMaxInFlight, "most requests in progress at once (a retry's wait included); a send that waits for one to end is recorded late")
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
-	fs.DurationVar(&f.paceWindow, "pace-window", DefaultPaceWindow, "when arrivals come closer together than this, send those within it together, up to this late (fewer wake-ups, less CPU at thousands a second); 0 sends each at its own time")
+	fs.DurationVar(&f.paceWindow, "pace-window", DefaultPaceWindow, "most an arrival may wait for the next to go with it on one wake-up: it waits only when the next is due within this or half the arrivals' mean spacing, whichever is less, and only until then (evenly spaced arrivals each go at their time); 0 sends each at its own time")
 	fs.DurationVar(&f.grace, "grace", dispatch.DefaultGrace, "after Ctrl-C, how long requests in flight may still complete before they are recorded as canceled")
 	f.maxAttempts, f.retryJitter, f.retryMax, f.retryBudget = 1, admission.DefaultJitter, time.Minute, admission.DefaultBudget
 }
@@ -194,6 +194,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 		return nil, err
 	}
 	warnFileLimit(stderr, rf.maxInFlight, r.job.Target.Embedded())
+	tf.tls.warn(stderr)
 	return r, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -85,11 +86,16 @@ type Options struct {
 	// newPreciseWait). Tests under
 	// testing/synctest pass a runtime-timer wait (internal/sleep.Until).
 	Wait WaitFunc
-	// PaceWindow lets an arrival go up to this late so that the arrivals
-	// due within it go with it, on one wake-up, when arrivals come closer
-	// together than it: each wake-up costs thread switches, and at
-	// thousands of arrivals a second they were most of the client's CPU.
-	// A lone arrival is never held; 0 paces every arrival on its own.
+	// PaceWindow bounds how late an arrival may go so that the next one
+	// goes with it, on one wake-up (each wake-up costs thread switches).
+	// The window follows the arrivals' spacing: an arrival waits for the
+	// next only when that one is due within min(PaceWindow, half the mean
+	// spacing of the arrivals lately), and only until the next one's time.
+	// Arrivals evenly spaced are then each sent at its time, and only
+	// arrivals bunched closer than their rate (a Poisson plan's) share a
+	// wake-up: a fixed window sent arrivals 200 µs apart in threes, the
+	// first 500 µs late. A lone arrival is never held; 0 paces every
+	// arrival on its own.
 	PaceWindow time.Duration
 	// Observe is called once per completed Record, after the Sink, from
 	// the request's goroutine (it must be safe for concurrent use).
@@ -193,8 +199,10 @@ type engine struct {
 	workers  chan struct{} // one token per worker goroutine
 	idle     chan arrival  // arrivals for idle workers
 	inFlight sync.WaitGroup
+	open     atomic.Int64 // requests in progress, for yield
 	waves    waveBarrier
 	rec      recorder
+	spacing  spacing // of the arrivals lately, for the pace window
 }
 
 // arrival is one request handed from the pacing loop to a worker.
@@ -251,9 +259,11 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			out.CappedBy = CapMaxDuration
 			return out
 		}
-		at := e.start.Add(intended)
+		// The window is reckoned for every arrival, so that the mean
+		// spacing is the plan's, whether the loop runs on time or not.
+		at, hold := e.start.Add(intended), e.window(la, offset, wave)
 		if time.Now().Before(at) {
-			at = at.Add(e.window(la, offset, wave))
+			at = at.Add(hold)
 		}
 		if !e.o.Wait(ctx, at) ||
 			!e.handOff(ctx, arrival{seq: seq, wave: wave, intended: intended}) {
@@ -261,26 +271,67 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			return out
 		}
 		out.Sent++
-		// Let the worker start the request on this thread now, rather than
-		// wake another thread to take it: lower lateness, fewer switches.
-		runtime.Gosched()
+		e.yield()
 	}
 	return out
 }
 
 // window is how much later than its time the arrival at offset may be
-// sent so that the arrivals following it within PaceWindow go with it, on
-// one wake-up: PaceWindow when the next arrival falls within it, else 0
-// (a lone arrival is never held). Waves waited for are never coalesced.
+// sent so that the next arrival goes with it, on one wake-up: until the
+// next one's time, when that falls within min(PaceWindow, half the mean
+// spacing), else 0 (a lone arrival is never held). Waves waited for are
+// never coalesced.
 func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
 	if e.o.PaceWindow <= 0 || e.o.WaitWave {
 		return 0
 	}
 	_, next, nextWave, ok := la.peek()
-	if !ok || nextWave != wave || next <= offset || next-offset > e.o.PaceWindow {
+	if !ok || nextWave != wave || next <= offset {
 		return 0
 	}
-	return e.o.PaceWindow
+	gap := next - offset
+	e.spacing.observe(gap)
+	if gap > min(e.o.PaceWindow, e.spacing.mean/2) {
+		return 0
+	}
+	return gap
+}
+
+// spacing is the mean gap between consecutive arrivals, over about the
+// last spacingSpan of them (an exponential moving average, the plain mean
+// until then), in integer nanoseconds: the same plan gives the same
+// windows on every run.
+type spacing struct {
+	mean time.Duration
+	n    int
+}
+
+// spacingSpan is how many arrivals the mean spacing follows: enough to
+// smooth a Poisson plan's gaps, few enough to follow a phase's new rate
+// within a few dozen arrivals.
+const spacingSpan = 32
+
+func (s *spacing) observe(gap time.Duration) {
+	s.n = min(s.n+1, spacingSpan)
+	s.mean += (gap - s.mean) / time.Duration(s.n)
+}
+
+// yieldBelow is how few requests in progress let the pacing loop yield
+// its thread to the worker it just handed an arrival to.
+const yieldBelow = 256
+
+// yield lets the worker just handed an arrival start the request on this
+// thread now, rather than wait for another thread to take it (lower
+// lateness, fewer switches) — while few requests are in progress. With
+// thousands in progress (open streams) many goroutines are runnable at
+// once, and runtime.Gosched puts the loop behind all of them on the global
+// run queue: at 15,000 open streams and 1,000 arrivals a second, sends
+// went seconds late (p50 4.2 s against 0.25 s yielding only below this,
+// on a loaded machine: bench/README.md, bench/streams.sh).
+func (e *engine) yield() {
+	if e.open.Load() < yieldBelow {
+		runtime.Gosched()
+	}
 }
 
 // lookahead is a Pacer read one arrival of the shard ahead: it numbers
@@ -325,6 +376,7 @@ func (e *engine) handOff(ctx context.Context, a arrival) bool {
 		return false
 	}
 	e.inFlight.Add(1)
+	e.open.Add(1)
 	e.waves.add()
 	// An idle worker first: select picks at random among ready cases, and
 	// starting a worker while one idles would grow the pool to MaxInFlight
@@ -342,6 +394,7 @@ func (e *engine) handOff(ctx context.Context, a arrival) bool {
 		return true
 	case <-ctx.Done():
 		e.waves.done()
+		e.open.Add(-1)
 		e.inFlight.Done()
 		return false
 	}
@@ -352,6 +405,7 @@ func (e *engine) worker(a arrival) {
 	for ok := true; ok; a, ok = <-e.idle {
 		e.request(a)
 		e.waves.done()
+		e.open.Add(-1)
 		e.inFlight.Done()
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -377,53 +378,97 @@ func BenchmarkDispatchToCSV(b *testing.B) {
 	}
 }
 
-// TestPaceWindowSendsCloseArrivalsTogether: arrivals closer together than
-// PaceWindow go on one wake-up, none before its time and none more than the
-// window late; a lone arrival is sent at its time exactly.
-func TestPaceWindowSendsCloseArrivalsTogether(t *testing.T) {
-	t.Parallel()
-	us := func(n ...int) []time.Duration {
-		out := make([]time.Duration, len(n))
-		for i, v := range n {
-			out[i] = time.Duration(v) * time.Microsecond
-		}
-		return out
+// us is a list of offsets in microseconds.
+func us(n ...int) []time.Duration {
+	out := make([]time.Duration, len(n))
+	for i, v := range n {
+		out[i] = time.Duration(v) * time.Microsecond
 	}
-	const window = 500 * time.Microsecond
-	// Four arrivals 100 µs apart, a lone one at 20 ms, a pair at 30 ms.
-	p := &offsets{at: us(1000, 1100, 1200, 1300, 20000, 30000, 30300)}
+	return out
+}
+
+// sendTimes runs p with window under synctest (every time exact) and
+// returns how many arrivals went at each send time (ms), checking that
+// none went before its time.
+func sendTimes(t *testing.T, p *offsets, window time.Duration) map[float64]int {
+	t.Helper()
 	sink := &memSink{}
 	if _, err := run(t, p, &fakeSender{}, sink, Options{PaceWindow: window}); err != nil {
 		t.Fatal(err)
 	}
 	sent := map[float64]int{}
 	for seq, r := range sink.bySeq() {
-		late := r.SentMS - r.IntendedMS
-		if late < 0 || late > float64(window)/float64(time.Millisecond) {
+		if r.SentMS < r.IntendedMS {
 			t.Errorf("seq %d: intended %v ms, sent %v ms", seq, r.IntendedMS, r.SentMS)
 		}
 		sent[r.SentMS]++
 	}
-	// 1.0..1.3 ms on one wake at 1.5 ms; 20 ms alone at 20 ms; the pair at 30.5 ms.
-	want := map[float64]int{1.5: 4, 20: 1, 30.5: 2}
-	if len(sent) != len(want) {
-		t.Fatalf("send times %v, want %v", sent, want)
-	}
-	for at, n := range want {
-		if sent[at] != n {
-			t.Errorf("send times %v, want %v", sent, want)
-		}
-	}
+	return sent
+}
 
-	// Window 0: every arrival at its own time.
-	p.i, sink = 0, &memSink{}
-	if _, err := run(t, p, &fakeSender{}, sink, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	for seq, r := range sink.bySeq() {
-		if r.SentMS != r.IntendedMS {
-			t.Errorf("window 0: seq %d intended %v sent %v", seq, r.IntendedMS, r.SentMS)
+// TestPaceWindowFollowsTheSpacing: an arrival waits for the next only
+// when that one is due within min(PaceWindow, half the mean spacing), and
+// only until its time. Evenly spaced arrivals (5,000/s: 200 µs apart, and
+// 1,000/s) each go at their own time, which a fixed 500 µs window broke
+// (the first of each three went 500 µs late); arrivals in pairs 50 µs
+// apart, a millisecond between pairs, go pair by pair at the second one's
+// time once the mean spacing has seen a long gap (the first pair's is all
+// it knows at first: 50 µs, so it is not held); a pair after a long pause
+// goes together too; window 0 holds nothing.
+func TestPaceWindowFollowsTheSpacing(t *testing.T) {
+	t.Parallel()
+	const window = 500 * time.Microsecond
+	even := func(n int, gap time.Duration) *offsets {
+		p := &offsets{}
+		for i := range n {
+			p.at = append(p.at, time.Millisecond+time.Duration(i)*gap)
 		}
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		p    *offsets
+		want map[float64]int
+	}{
+		{"5000/s", even(6, 200*time.Microsecond), map[float64]int{1: 1, 1.2: 1, 1.4: 1, 1.6: 1, 1.8: 1, 2: 1}},
+		{"1000/s", even(4, time.Millisecond), map[float64]int{1: 1, 2: 1, 3: 1, 4: 1}},
+		{"pairs", &offsets{at: us(1000, 1050, 2000, 2050, 3000, 3050)}, map[float64]int{1: 1, 1.05: 1, 2.05: 2, 3.05: 2}},
+		{"a pause, then a pair", &offsets{at: us(1000, 1100, 1200, 1300, 20000, 30000, 30300)},
+			map[float64]int{1: 1, 1.1: 1, 1.2: 1, 1.3: 1, 20: 1, 30.3: 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sent := sendTimes(t, tt.p, window)
+			if !maps.Equal(sent, tt.want) {
+				t.Fatalf("send times %v, want %v", sent, tt.want)
+			}
+			tt.p.i = 0
+			for at, n := range sendTimes(t, tt.p, 0) {
+				if n != 1 {
+					t.Fatalf("window 0: %d arrivals sent at %v ms", n, at)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPaceArrival is the pacing loop's own cost per arrival when
+// every arrival is ahead of its time (the pace window reckoned, the mean
+// spacing followed): arrivals 200 µs apart from a start an hour ahead,
+// with a wait that returns at once and an instant sender.
+func BenchmarkPaceArrival(b *testing.B) {
+	b.ReportAllocs()
+	at := make([]time.Duration, b.N)
+	for i := range at {
+		at[i] = time.Duration(i) * 200 * time.Microsecond
+	}
+	noWait := func(ctx context.Context, _ time.Time) bool { return ctx.Err() == nil }
+	b.ResetTimer()
+	_, err := Run(context.Background(), &offsets{at: at}, nopSender{}, discardSink{}, Options{
+		MaxRequests: b.N + 1, PaceWindow: 500 * time.Microsecond, Start: time.Now().Add(time.Hour), Wait: noWait,
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 
