@@ -180,10 +180,9 @@ owner configured as the policy, under one --retry-budget and --max-attempts
 Built-in policies (fixed:D and poll:D take 50ms to 1m):
 ` + policyHelp() + `Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait, fallback,
 cooldown, advice, backoff, slots, pace (docs/policies.md); e.g. --policy 'mine=honor,jitter=1'.
-
-The printed table, policies.md and report.html open with a Recommendation
-per load. A named target (--endpoint or --url) runs on the wall clock,
---pause apart; loads as multiples need --capacity (from calibrate).`,
+The printed table, policies.md and report.html open with a Recommendation per
+load. A named target (--endpoint or --url) runs on the wall clock, --pause
+apart; loads as multiples need --capacity (from calibrate).`,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
