@@ -120,6 +120,58 @@ func TestBodyTailReadFrom(t *testing.T) {
 	}
 }
 
+// TestStreamTTFBIsTheFirstToken: a streamed answer's ttfb_ms is the time
+// to its first event, not to its headers (sent at once here, the first
+// token 300 ms later); a whole answer's is the time to its headers, and
+// so is a streamed request's refusal.
+func TestStreamTTFBIsTheFirstToken(t *testing.T) {
+	t.Parallel()
+	const firstToken = 300 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/refuse") {
+			w.Header().Set("Retry-After-Ms", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.(http.Flusher).Flush()
+			time.Sleep(firstToken)
+			io.WriteString(w, `{"error":{"code":"429"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(firstToken)
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}`+"\n\n")
+		io.WriteString(w, `data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name           string
+		path           string
+		stream, atBody bool
+	}{
+		{"streamed", "", true, true},
+		{"whole", "", false, false},
+		{"streamed, refused", "/refuse", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tg, err := New(Config{API: APIAzure, Endpoint: srv.URL + tc.path, Deployment: "d", Key: "sk-canary", KeyHeader: "api-key",
+				PromptTokens: 5, MaxTokens: 1, Stream: tc.stream, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			r := send(tg)
+			if r.LatencyMS < ms(firstToken) || r.TTFBMS > r.LatencyMS {
+				t.Fatalf("ttfb %v ms, latency %v ms: %+v", r.TTFBMS, r.LatencyMS, r)
+			}
+			if atBody := r.TTFBMS >= ms(firstToken); atBody != tc.atBody {
+				t.Errorf("ttfb %v ms, latency %v ms: want it at the first token %v", r.TTFBMS, r.LatencyMS, tc.atBody)
+			}
+		})
+	}
+}
+
 // TestStreamRowsWithSmallBuffers: through the connection's small read
 // buffer (ReadBufferSize) and readFrom's own storage, a stream of many
 // small events, longer than the tail kept, keeps its usage and time to

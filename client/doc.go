@@ -64,8 +64,7 @@
 //     usage, or a stream's response.completed (response.incomplete when
 //     max_output_tokens cut it) event: prompt_tokens = input_tokens,
 //     cached_tokens = input_tokens_details.cached_tokens, completion_tokens
-//     = output_tokens (reasoning included). ttfb_ms is when the headers
-//     came, which for a stream is when it began.
+//     = output_tokens (reasoning included).
 //   - raw: any method, body and headers; usage read as openai's.
 //
 // anthropic and gemini have no default URL, like openai: a load generator
@@ -91,6 +90,11 @@
 // which only the last 64 KiB are kept, for the usage block, and
 // Config.Timeout bounds the whole attempt, body included. A failure on
 // this machine (out of descriptors or ports) is error "local" (Classify).
+//
+// ttfb_ms is the time from the send to the response headers, except for a
+// streamed answer (Config.Stream, status 2xx): there it is the time to the
+// stream's first byte, its first event, which is the time to first token
+// (a server may send a stream's headers before it has a token).
 //
 // The advised wait is read by package retryafter, with its precedence. A retry header
 // that the response repeats with different values is ambiguous: it is

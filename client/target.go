@@ -669,9 +669,20 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
 	body := t.newBody()
-	_, rerr := body.readFrom(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	var src io.Reader = resp.Body
+	first := firstByte{r: resp.Body}
+	streamed := t.cfg.Stream && resp.StatusCode >= 200 && resp.StatusCode < 300
+	if streamed {
+		src = &first
+	}
+	_, rerr := body.readFrom(io.LimitReader(src, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
+	if streamed && !first.at.IsZero() {
+		// A stream's answer: its time to first token, the first byte of
+		// its first event, not of its headers.
+		rec.TTFBMS = ms(first.at.Sub(start))
+	}
 	rec.Status = resp.StatusCode
 	switch {
 	case rerr != nil:
@@ -694,6 +705,20 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
 		t.parseUsage(&body, rec)
 	}
+}
+
+// firstByte is a reader that notes when its first byte came.
+type firstByte struct {
+	r  io.Reader
+	at time.Time
+}
+
+func (f *firstByte) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && f.at.IsZero() {
+		f.at = time.Now()
+	}
+	return n, err
 }
 
 func sinceMS(t time.Time) float64 {
