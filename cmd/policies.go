@@ -44,6 +44,8 @@ type policiesCmd struct {
 	arrivals    string
 	outDir      string
 	quiet       bool
+	// coord holds --coordinate and --coordinate-password-env.
+	coord ownerFlags
 }
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
@@ -53,12 +55,28 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	job.Setup.Command, job.Setup.Settings = c.CommandPath(), reportSettings(c.Flags())
+	if job.Lab.Coordinate != nil {
+		coordination, fallbacks, err := pc.coord.labCoordination(c.Context(), stderr)
+		if err != nil {
+			return err
+		}
+		job.Lab.Coordinate = coordination
+		defer func() {
+			if n := fallbacks(); n > 0 {
+				fmt.Fprintf(stderr, "note: --coordinate: %d decisions fell back to their client's own state\n", n)
+			}
+		}()
+	}
 	if !pc.quiet {
 		total := job.Lab.Runs()
 		where := "on the embedded simulator, on a virtual clock"
 		if n := job.Lab.Named; n != nil {
 			expect := time.Duration(total)*(job.Lab.Duration+job.Lab.Budget) + time.Duration(max(total-1, 0))*n.Pause
 			where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", job.Lab.Planned(n.Capacity), expect.Round(time.Second))
+		} else if job.Lab.Coordinate != nil {
+			at := policylab.LoopbackRuns()
+			expect := time.Duration((total+at-1)/at) * (job.Lab.Duration + job.Lab.Budget)
+			where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
 		}
 		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) %s\n",
 			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
@@ -91,7 +109,7 @@ func (pc *policiesCmd) names() flagNames {
 		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
-		"MaxTokens": "--max-tokens", "OutDir": "--out-dir",
+		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
 	})
 }
 
@@ -131,6 +149,9 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 		lab.Named = &policylab.Named{Target: target, Capacity: pc.capacity, Pause: pc.pause, MaxRequests: pc.maxRequests}
 	} else if pc.capacity != 0 || pc.fallback != "" {
 		return policylab.Job{}, usageError("--capacity and --fallback-deployment are for a named target (--endpoint or --url); the simulator's capacity follows from its model")
+	}
+	if pc.coord.coordinate != "" {
+		lab.Coordinate = &policylab.Coordination{} // opened by run, once the flags are checked
 	}
 	job := policylab.Job{Lab: lab, OutDir: pc.outDir}
 	if err := job.Lab.Validate(); err != nil {
@@ -227,6 +248,8 @@ interleaved in each repeat; loads given as multiples need --capacity (from
 		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
 		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
 		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
+		fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
+		fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
 		pc.tf.add(fs)
 		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 			if fs.Lookup(f) != nil {

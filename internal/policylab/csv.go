@@ -2,6 +2,7 @@ package policylab
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,26 @@ var csvColumns = []csvColumn{
 	{"goodput_per_s_max", func(r *Row) string { return known(r.GoodputMax, 3) }},
 }
 
-// CSVColumns is the header of policies.csv.
+// coordinatedColumns close the lines of a coordinated lab's
+// policies.csv (Sweep.Coordinated), after csvColumns: whether the row's
+// clients shared their state, and the lowest and highest client's success.
+// Other labs' files do not have them.
+var coordinatedColumns = []csvColumn{
+	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
+	{"client_success_pct_min", func(r *Row) string { return known(r.ClientSuccessPctMin, 2) }},
+	{"client_success_pct_max", func(r *Row) string { return known(r.ClientSuccessPctMax, 2) }},
+}
+
+// columnsOf are the columns of s's policies.csv.
+func columnsOf(s Sweep) []csvColumn {
+	if s.Coordinated {
+		return append(slices.Clip(csvColumns), coordinatedColumns...)
+	}
+	return csvColumns
+}
+
+// CSVColumns is the header of policies.csv (a coordinated lab's adds
+// coordinated, client_success_pct_min and client_success_pct_max).
 func CSVColumns() []string {
 	names := make([]string, len(csvColumns))
 	for i, c := range csvColumns {
@@ -73,10 +93,17 @@ func CSVColumns() []string {
 // WriteCSV writes policies.csv: the header, then one line per row of the
 // sweep, in the sweep's order.
 func WriteCSV(w io.Writer, s Sweep) error {
+	columns := columnsOf(s)
 	var b strings.Builder
-	b.WriteString(strings.Join(CSVColumns(), ",") + "\n")
+	for j, c := range columns {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.name)
+	}
+	b.WriteByte('\n')
 	for i := range s.Rows {
-		for j, c := range csvColumns {
+		for j, c := range columns {
 			if j > 0 {
 				b.WriteByte(',')
 			}

@@ -59,6 +59,9 @@ type runOutcome struct {
 	InPlan                   int
 	EarlyReturns, SDKRetries int
 	SuccessE2E               []float64 // ms, sorted
+	// ClientSuccessPct is each client's share of its requests that
+	// succeeded (wall-clock runs only; nil on the virtual clock).
+	ClientSuccessPct []float64
 }
 
 // arrivals are the plan's offsets: Rate per second for Duration, evenly

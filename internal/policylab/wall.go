@@ -3,6 +3,7 @@ package policylab
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 	outs := make([]runOutcome, len(cells)*repeat)
 	done := make([]bool, len(outs))
 	finished := 0
+	id := labID()
 	for k := range repeat {
 		for i, c := range cells {
 			if finished > 0 && sleep.For(ctx, l.Named.Pause) != nil {
@@ -56,11 +58,18 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 			}
 			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Poisson: l.Poisson,
 				Clients: c.clients, Seed: uint64(l.Sim.Seed) + uint64(k), Budget: l.Budget}
-			out, err := v.runNamed(ctx, l.Named.Target)
+			j := i*repeat + k
+			f := wallFleet{target: l.Named.Target}
+			if l.Coordinate != nil {
+				f.apart = true
+				if c.coordinated {
+					f.open, f.namespace = l.Coordinate.Open, namespace(id, j)
+				}
+			}
+			out, err := v.runWall(ctx, f)
 			if err != nil {
 				return outs, done, err
 			}
-			j := i*repeat + k
 			outs[j], done[j] = out, true
 			finished++
 			if l.Progress != nil {
@@ -71,21 +80,24 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 	return outs, done, nil
 }
 
-// runNamed plays the plan once against a named target, each client its
-// own client.Target with its own retry owner, and counts what the rows
-// of its attempts say (the client's own count of early retries: no
-// simulator witnesses them).
-func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runOutcome, error) {
-	clients, err := v.namedClients(target)
-	if err != nil {
-		return runOutcome{}, err
-	}
+// runWall plays the plan once on the wall clock against f's target, each
+// client its own client.Target with its own retry owner, and counts what
+// the rows of its attempts say (the client's own count of early retries:
+// a named target witnesses none for the lab).
+func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, error) {
+	clients, shared, err := v.wallClients(f)
 	defer func() {
 		for _, c := range clients {
 			c.Close()
 		}
+		for _, s := range shared {
+			s.Close()
+		}
 	}()
-	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration),
+	if err != nil {
+		return runOutcome{}, err
+	}
+	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration), clients: len(clients),
 		reqs: map[int]*wallRequest{}}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -106,35 +118,52 @@ func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runO
 	return tally.outcome(), nil
 }
 
-// namedClients builds the fleet's clients: one client.Target each, its
-// own Owner (and so its own cooldown and pace), the fleet's Slots shared.
-func (v *virtualRun) namedClients(target campaign.Target) ([]*client.Target, error) {
+// wallClients builds the fleet's clients: one client.Target each, its
+// own Owner (and so its own cooldown and pace), the fleet's Slots shared
+// in process unless f keeps the clients apart, and each client's
+// Coordinator on f's namespace when f coordinates them. What it opened
+// is returned with an error too, to close.
+func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error) {
 	slots := v.fleetSlots()
-	out := make([]*client.Target, 0, max(v.Clients, 1))
+	var out []*client.Target
+	var shared []Shared
 	for i := range max(v.Clients, 1) {
+		if f.apart {
+			slots = v.fleetSlots()
+		}
 		p, err := v.clientPolicy(i, slots)
 		if err != nil {
-			return nil, err
+			return out, shared, err
 		}
-		t := target
+		if f.open != nil {
+			s, err := f.open(f.namespace)
+			if err != nil {
+				return out, shared, err
+			}
+			shared = append(shared, s)
+			p.Coordinator = s
+		}
+		t := f.target
+		if f.keyed {
+			key := "lab-client-" + strconv.Itoa(i)
+			t.Getenv = func(string) string { return key }
+		}
 		t.Owner, t.PolicyName, t.Fallback = p, v.Spec.Name, v.Spec.Fallback
 		t.AppAttempts, t.AppDelay, t.MarkSDKRetries = v.Spec.AppAttempts, v.Spec.AppDelay, v.Spec.SDK
 		c, err := t.Client()
 		if err != nil {
-			for _, o := range out {
-				o.Close()
-			}
-			return nil, err
+			return out, shared, err
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, shared, nil
 }
 
 // wallTally counts a named run's rows as they come (from many requests'
 // goroutines at once).
 type wallTally struct {
 	budgetMS, planMS float64
+	clients          int // arrival i went to client i % clients
 
 	mu   sync.Mutex
 	reqs map[int]*wallRequest
@@ -181,11 +210,21 @@ func (w *wallTally) outcome() runOutcome {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := w.out
-	for _, q := range w.reqs {
+	requests, succeeded := make([]int, max(w.clients, 1)), make([]int, max(w.clients, 1))
+	for seq, q := range w.reqs {
 		if q.redirected {
 			out.Redirected++
 		}
+		before := out.Succeeded
 		out.end(q.sent, q.lastStatus, q.lastEnd-q.firstSent, w.budgetMS, q.lastEnd <= w.planMS)
+		i := seq % len(requests)
+		requests[i]++
+		succeeded[i] += out.Succeeded - before
+	}
+	for i := range requests {
+		if requests[i] > 0 {
+			out.ClientSuccessPct = append(out.ClientSuccessPct, 100*float64(succeeded[i])/float64(requests[i]))
+		}
 	}
 	return out
 }
