@@ -78,8 +78,12 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 			expect := time.Duration((total+at-1)/at) * (job.Lab.Duration + job.Lab.Budget)
 			where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
 		}
-		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) %s\n",
-			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
+		policies := fmt.Sprintf("%d policies", len(job.Lab.Policies))
+		if job.Lab.Coordinate != nil {
+			policies = fmt.Sprintf("(%d policies + %d coordinated)", len(job.Lab.Policies), job.Lab.CoordinatedPolicies())
+		}
+		fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
+			total, policies, len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
 		step := max(1, total/policyProgressInterval)
 		job.Lab.Progress = func(done, total int) {
 			if done%step == 0 || done == total {
@@ -220,7 +224,17 @@ listed in 'ptuprobe serve --help' without their prefix.
 Against a named target (--endpoint and --deployment, or --url) the same lab
 runs on the wall clock, one run at a time, --pause apart, the policies
 interleaved in each repeat; loads given as multiples need --capacity (from
-'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.`,
+'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.
+
+With --coordinate redis://HOST:PORT/DB each client of the fleet is a process
+of its own (its own cooldown, slots and pace), and every policy with a
+cooldown, slots or a pace runs twice on the same arrivals: alone, and
+coordinated, its clients sharing that state through Redis (the password
+from the variable --coordinate-password-env names). Redis keeps wall time,
+so these runs go in real time, each on a fresh embedded simulator on
+loopback, a few at a time: not byte-reproducible. policies.md compares each
+pair with the claim that coordination halves the 429s per success with no
+fewer successes and no starved client.`,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
@@ -229,7 +243,11 @@ interleaved in each repeat; loads given as multiples need --capacity (from
 
   # A real deployment that calibrate found sustains 6 requests/s
   ptuprobe policies --endpoint https://NAME.openai.azure.com --deployment PTU-DEPLOYMENT \
-      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s`,
+      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s
+
+  # Slots and pace, alone and coordinated through a local Redis
+  ptuprobe policies --policy slots --policy pace --clients 4 --load 3x \
+      --coordinate redis://127.0.0.1:6379/0`,
 			Args: noArgs,
 			RunE: pc.run,
 		}

@@ -29,9 +29,12 @@ import (
 // against a named target in turn. It is not byte-reproducible.
 
 // Shared is one client's handle on a run's shared state: an
-// admission.Coordinator it closes when the run ends.
+// admission.Coordinator it closes when the run ends, which counts the
+// decisions it left to the client's own state because it failed (as
+// redisstate.Coordinator does).
 type Shared interface {
 	admission.Coordinator
+	Fallbacks() int64
 	Close() error
 }
 
@@ -255,7 +258,17 @@ func (c Comparison) Figures() string {
 	return fmt.Sprintf("429s per success %s alone, %s coordinated; successes %s and %s; goodput %s and %s /s; client success %s and %s",
 		ratio(a.HTTP429PerSuccess), ratio(b.HTTP429PerSuccess), num.Grouped(float64(a.Succeeded), 0), num.Grouped(float64(b.Succeeded), 0),
 		num.Grouped(a.GoodputPerS, 2), num.Grouped(b.GoodputPerS, 2),
-		spread(a.ClientSuccessPctMin, a.ClientSuccessPctMax, 1, "%"), spread(b.ClientSuccessPctMin, b.ClientSuccessPctMax, 1, "%"))
+		spread(a.ClientSuccessPctMin, a.ClientSuccessPctMax, 1, "%"), spread(b.ClientSuccessPctMin, b.ClientSuccessPctMax, 1, "%")) +
+		fellBack(b.Fallbacks)
+}
+
+// fellBack notes the decisions a coordinated row took on its clients'
+// own state: a Redis slower than its call timeout dilutes what is shared.
+func fellBack(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s fell back to a client's own state", num.Grouped(float64(n), 0), plural(int(n), "decision", "decisions"))
 }
 
 // Verdict says whether the claim held, and what failed when it did not.

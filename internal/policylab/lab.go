@@ -122,13 +122,14 @@ const MaxRuns = 20_000
 func (l *Lab) Runs() int {
 	policies := len(l.Policies)
 	if l.Coordinate != nil {
-		policies += l.coordinatedPolicies()
+		policies += l.CoordinatedPolicies()
 	}
 	return policies * len(l.Loads) * len(l.Clients) * max(l.Repeat, 1)
 }
 
-// coordinatedPolicies counts the policies a coordinated lab runs twice.
-func (l *Lab) coordinatedPolicies() int {
+// CoordinatedPolicies counts the policies a coordinated lab runs twice:
+// those with a shared cooldown, Slots or a Pace.
+func (l *Lab) CoordinatedPolicies() int {
 	n := 0
 	for _, s := range l.Policies {
 		if s.Fair(l.Budget, l.MaxAttempts).shares() {
@@ -286,6 +287,7 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		r.HTTP429 += o.HTTP429
 		r.OverBudget += o.OverBudget
 		r.EarlyRetries += o.EarlyReturns
+		r.Fallbacks += o.Fallbacks
 		r.SuccessE2E = append(r.SuccessE2E, o.SuccessE2E...)
 		pct := 0.0
 		if o.Requests > 0 {

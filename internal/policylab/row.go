@@ -69,6 +69,10 @@ type Row struct {
 	// highest success share of one client of the fleet, over the repeats
 	// (-1 when not measured: the virtual clock's rows).
 	ClientSuccessPctMin, ClientSuccessPctMax float64
+	// Fallbacks are the decisions of a coordinated row's clients taken on
+	// their own state because the Coordinator failed (Redis slower than
+	// its call timeout, or down), summed over the repeats.
+	Fallbacks int64
 }
 
 // Sweep is what a lab measured: a Row per (policy, load, clients) in the

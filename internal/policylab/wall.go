@@ -115,7 +115,11 @@ func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, erro
 	if ctx.Err() != nil {
 		return runOutcome{}, ctx.Err()
 	}
-	return tally.outcome(), nil
+	out := tally.outcome()
+	for _, s := range shared {
+		out.Fallbacks += s.Fallbacks()
+	}
+	return out, nil
 }
 
 // wallClients builds the fleet's clients: one client.Target each, its

@@ -1,0 +1,96 @@
+package policylab
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+// coordinatedSweep is a coordinated lab's sweep of one policy: alone, and
+// coordinated with the numbers given.
+func coordinatedSweep(alone, shared Row) Sweep {
+	for _, r := range []*Row{&alone, &shared} {
+		r.Load, r.Clients, r.Repeats, r.MaxAttempts = "3x", 4, 1, 20
+	}
+	alone.Policy, shared.Policy, shared.Coordinated = "slots", "slots"+CoordinatedSuffix, true
+	return Sweep{Rows: []Row{alone, shared}, Coordinated: true, Limiter: "ptu", Capacity: 6}
+}
+
+// TestComparisonClaim: the claim holds only when the 429s per success
+// halve, the successes do not fall and no client trails by more than
+// StarvedPoints; each failure is named.
+func TestComparisonClaim(t *testing.T) {
+	t.Parallel()
+	alone := Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90}
+	for _, tt := range []struct {
+		name   string
+		shared Row
+		want   string
+	}{
+		{"holds", Row{Succeeded: 300, HTTP429PerSuccess: 3, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "holds"},
+		{"not halved", Row{Succeeded: 310, HTTP429PerSuccess: 3.01, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "fails: 429s per success not halved"},
+		{"fewer", Row{Succeeded: 299, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "fails: fewer successes"},
+		{"starved", Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 59.9, ClientSuccessPctMax: 70}, "fails: a client starved"},
+		{"no success", Row{HTTP429PerSuccess: -1, ClientSuccessPctMin: 0, ClientSuccessPctMax: 0}, "fails: 429s per success not halved, fewer successes"},
+	} {
+		cs := Comparisons(coordinatedSweep(alone, tt.shared))
+		if len(cs) != 1 {
+			t.Fatalf("%s: %d comparisons, want 1", tt.name, len(cs))
+		}
+		if got := cs[0].Verdict(); got != tt.want {
+			t.Errorf("%s: verdict %q, want %q", tt.name, got, tt.want)
+		}
+		if cs[0].Holds() != (tt.want == "holds") {
+			t.Errorf("%s: Holds() = %v", tt.name, cs[0].Holds())
+		}
+	}
+}
+
+// TestCoordinatedOutputs: a coordinated sweep's policies.csv closes each
+// line with the coordinated columns, and policies.md compares the rows
+// against the claim and says the runs were on the wall clock; a sweep
+// that is not coordinated has neither.
+func TestCoordinatedOutputs(t *testing.T) {
+	t.Parallel()
+	sw := coordinatedSweep(Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90},
+		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, Fallbacks: 3})
+	var b bytes.Buffer
+	if err := WriteCSV(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("policies.csv: %v %v", rows, err)
+	}
+	n := len(CSVColumns())
+	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,fallbacks" {
+		t.Errorf("coordinated columns %q", got)
+	}
+	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,3" {
+		t.Errorf("coordinated row %q: %q", rows[2][0], got)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, sw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Coordinated against alone", "- slots, 3x, 4 clients — holds: 429s per success 6 alone, 2 coordinated",
+		"client success 40–90% and 60–66.5%; 3 decisions fell back to a client's own state.", "not byte-reproducible", "A row marked (coordinated) ran with the same caps"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("policies.md lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	sw.Coordinated, sw.Rows = false, sw.Rows[:1]
+	b.Reset()
+	md.Reset()
+	if err := WriteCSV(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, sw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "coordinated") || strings.Contains(md.String(), "oordinated") {
+		t.Errorf("a sweep that is not coordinated speaks of coordination:\n%s\n%s", b.String(), md.String())
+	}
+}
