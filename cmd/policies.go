@@ -177,6 +177,24 @@ func parseClients(v string) ([]int, error) {
 	return out, nil
 }
 
+// policiesCoordinateHelp closes policies' help: what --coordinate runs.
+const policiesCoordinateHelp = `With --coordinate redis://HOST:PORT/DB each client of the fleet is a process
+of its own (its own cooldown, slots and pace), and every policy with a
+cooldown, slots or a pace runs twice on the same arrivals: alone, and
+coordinated, its clients sharing that state through Redis (the password
+from the variable --coordinate-password-env names). Redis keeps wall time,
+so these runs go in real time, each on a fresh embedded simulator on
+loopback, a few at a time: not byte-reproducible. policies.md compares each
+pair with the claim that coordination halves the 429s per success with no
+fewer successes and no starved client.`
+
+// policiesCoordinateExample closes policies' examples.
+const policiesCoordinateExample = `
+
+  # Slots and pace, alone and coordinated through a local Redis
+  ptuprobe policies --policy slots --policy pace --clients 4 --load 3x \
+      --coordinate redis://127.0.0.1:6379/0`
+
 func policyHelp() string {
 	var b strings.Builder
 	for _, p := range policylab.Builtins {
@@ -224,17 +242,7 @@ listed in 'ptuprobe serve --help' without their prefix.
 Against a named target (--endpoint and --deployment, or --url) the same lab
 runs on the wall clock, one run at a time, --pause apart, the policies
 interleaved in each repeat; loads given as multiples need --capacity (from
-'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.
-
-With --coordinate redis://HOST:PORT/DB each client of the fleet is a process
-of its own (its own cooldown, slots and pace), and every policy with a
-cooldown, slots or a pace runs twice on the same arrivals: alone, and
-coordinated, its clients sharing that state through Redis (the password
-from the variable --coordinate-password-env names). Redis keeps wall time,
-so these runs go in real time, each on a fresh embedded simulator on
-loopback, a few at a time: not byte-reproducible. policies.md compares each
-pair with the claim that coordination halves the 429s per success with no
-fewer successes and no starved client.`,
+'ptuprobe calibrate'), and --max-requests caps what the whole lab may send.` + "\n\n" + policiesCoordinateHelp,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
@@ -243,11 +251,7 @@ fewer successes and no starved client.`,
 
   # A real deployment that calibrate found sustains 6 requests/s
   ptuprobe policies --endpoint https://NAME.openai.azure.com --deployment PTU-DEPLOYMENT \
-      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s
-
-  # Slots and pace, alone and coordinated through a local Redis
-  ptuprobe policies --policy slots --policy pace --clients 4 --load 3x \
-      --coordinate redis://127.0.0.1:6379/0`,
+      --capacity 6 --load 1.5x --policy honor --policy pace --repeat 1 --duration 60s` + policiesCoordinateExample,
 			Args: noArgs,
 			RunE: pc.run,
 		}
