@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/client"
@@ -46,6 +48,28 @@ type Coordination struct {
 	// runs side by side, or a rerun within the state's expiry, never meet
 	// another run's state. It must be safe for concurrent use.
 	Open func(namespace string) (Shared, error)
+}
+
+// counted is a client's Shared, counting the calls its owner makes: the
+// decisions of which Fallbacks are a part.
+type counted struct {
+	Shared
+	calls *atomic.Int64
+}
+
+func (c counted) Cooldown(ctx context.Context, until time.Time, source string) (time.Time, string, error) {
+	c.calls.Add(1)
+	return c.Shared.Cooldown(ctx, until, source)
+}
+
+func (c counted) Slot(ctx context.Context, at time.Time, width time.Duration) (time.Time, error) {
+	c.calls.Add(1)
+	return c.Shared.Slot(ctx, at, width)
+}
+
+func (c counted) Pace(ctx context.Context, step admission.PaceStep) (admission.PaceResult, error) {
+	c.calls.Add(1)
+	return c.Shared.Pace(ctx, step)
 }
 
 // CoordinatedSuffix marks the Policy of a coordinated row: "slots
@@ -97,6 +121,7 @@ type wallFleet struct {
 	// open, when set, is each client's Coordinator on namespace.
 	open      func(namespace string) (Shared, error)
 	namespace string
+	calls     *atomic.Int64 // the run's calls to its Coordinators
 }
 
 // runLoopback runs every labCell's repeats of a coordinated lab on the
@@ -259,16 +284,17 @@ func (c Comparison) Figures() string {
 		ratio(a.HTTP429PerSuccess), ratio(b.HTTP429PerSuccess), num.Grouped(float64(a.Succeeded), 0), num.Grouped(float64(b.Succeeded), 0),
 		num.Grouped(a.GoodputPerS, 2), num.Grouped(b.GoodputPerS, 2),
 		spread(a.ClientSuccessPctMin, a.ClientSuccessPctMax, 1, "%"), spread(b.ClientSuccessPctMin, b.ClientSuccessPctMax, 1, "%")) +
-		fellBack(b.Fallbacks)
+		fellBack(b.Fallbacks, b.CoordinatorCalls)
 }
 
 // fellBack notes the decisions a coordinated row took on its clients'
 // own state: a Redis slower than its call timeout dilutes what is shared.
-func fellBack(n int64) string {
+func fellBack(n, of int64) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s %s fell back to a client's own state", num.Grouped(float64(n), 0), plural(int(n), "decision", "decisions"))
+	return fmt.Sprintf("; %s of %s shared decisions (%s) fell back to a client's own state",
+		num.Grouped(float64(n), 0), num.Grouped(float64(of), 0), pct(100*float64(n)/float64(max(of, 1))))
 }
 
 // Verdict says whether the claim held, and what failed when it did not.

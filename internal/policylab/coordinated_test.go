@@ -54,7 +54,7 @@ func TestComparisonClaim(t *testing.T) {
 func TestCoordinatedOutputs(t *testing.T) {
 	t.Parallel()
 	sw := coordinatedSweep(Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90},
-		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, Fallbacks: 3})
+		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, Fallbacks: 3, CoordinatorCalls: 1200})
 	var b bytes.Buffer
 	if err := WriteCSV(&b, sw); err != nil {
 		t.Fatal(err)
@@ -64,10 +64,10 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	n := len(CSVColumns())
-	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,fallbacks" {
+	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,coordinator_calls,fallbacks" {
 		t.Errorf("coordinated columns %q", got)
 	}
-	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,3" {
+	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,1200,3" {
 		t.Errorf("coordinated row %q: %q", rows[2][0], got)
 	}
 	var md bytes.Buffer
@@ -75,7 +75,7 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Coordinated against alone", "- slots, 3x, 4 clients — holds: 429s per success 6 alone, 2 coordinated",
-		"client success 40–90% and 60–66.5%; 3 decisions fell back to a client's own state.", "not byte-reproducible", "A row marked (coordinated) ran with the same caps"} {
+		"client success 40–90% and 60–66.5%; 3 of 1,200 shared decisions (0.3%) fell back to a client's own state.", "not byte-reproducible", "A row marked (coordinated) ran with the same caps"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("policies.md lacks %q:\n%s", want, md.String())
 		}

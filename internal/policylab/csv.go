@@ -65,12 +65,14 @@ var csvColumns = []csvColumn{
 // coordinatedColumns close the lines of a coordinated lab's
 // policies.csv (Sweep.Coordinated), after csvColumns: whether the row's
 // clients shared their state, the lowest and highest client's success,
-// and the decisions that fell back to a client's own state.
+// the calls to the Coordinator and those that fell back to a client's
+// own state.
 // Other labs' files do not have them.
 var coordinatedColumns = []csvColumn{
 	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
 	{"client_success_pct_min", func(r *Row) string { return known(r.ClientSuccessPctMin, 2) }},
 	{"client_success_pct_max", func(r *Row) string { return known(r.ClientSuccessPctMax, 2) }},
+	{"coordinator_calls", func(r *Row) string { return strconv.FormatInt(r.CoordinatorCalls, 10) }},
 	{"fallbacks", func(r *Row) string { return strconv.FormatInt(r.Fallbacks, 10) }},
 }
 
@@ -83,8 +85,8 @@ func columnsOf(s Sweep) []csvColumn {
 }
 
 // CSVColumns is the header of policies.csv (a coordinated lab's adds
-// coordinated, client_success_pct_min, client_success_pct_max and
-// fallbacks).
+// coordinated, client_success_pct_min, client_success_pct_max,
+// coordinator_calls and fallbacks).
 func CSVColumns() []string {
 	names := make([]string, len(csvColumns))
 	for i, c := range csvColumns {

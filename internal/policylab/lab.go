@@ -288,6 +288,7 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		r.OverBudget += o.OverBudget
 		r.EarlyRetries += o.EarlyReturns
 		r.Fallbacks += o.Fallbacks
+		r.CoordinatorCalls += o.CoordinatorCalls
 		r.SuccessE2E = append(r.SuccessE2E, o.SuccessE2E...)
 		pct := 0.0
 		if o.Requests > 0 {

@@ -73,6 +73,9 @@ type Row struct {
 	// their own state because the Coordinator failed (Redis slower than
 	// its call timeout, or down), summed over the repeats.
 	Fallbacks int64
+	// CoordinatorCalls are its clients' calls to the Coordinator, the
+	// shared decisions of which Fallbacks are a part.
+	CoordinatorCalls int64
 }
 
 // Sweep is what a lab measured: a Row per (policy, load, clients) in the

@@ -72,7 +72,7 @@ func PrintTable(w io.Writer, s Sweep) error {
 			fmt.Fprintf(&b, "  %s: %s\n    429/succ %s -> %s, successes %d -> %d, client success %s -> %s%s\n", c.Name(), c.Verdict(),
 				ratio(a.HTTP429PerSuccess), ratio(o.HTTP429PerSuccess), a.Succeeded, o.Succeeded,
 				spread(a.ClientSuccessPctMin, a.ClientSuccessPctMax, 1, "%"), spread(o.ClientSuccessPctMin, o.ClientSuccessPctMax, 1, "%"),
-				fellBack(o.Fallbacks))
+				fellBack(o.Fallbacks, o.CoordinatorCalls))
 		}
 	}
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +

@@ -65,6 +65,8 @@ type runOutcome struct {
 	// Fallbacks are the decisions a coordinated run's clients took on
 	// their own state because the Coordinator failed.
 	Fallbacks int64
+	// CoordinatorCalls are the shared decisions they made in all.
+	CoordinatorCalls int64
 }
 
 // arrivals are the plan's offsets: Rate per second for Duration, evenly

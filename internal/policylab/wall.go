@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
@@ -85,6 +86,7 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 // the rows of its attempts say (the client's own count of early retries:
 // a named target witnesses none for the lab).
 func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, error) {
+	f.calls = new(atomic.Int64)
 	clients, shared, err := v.wallClients(f)
 	defer func() {
 		for _, c := range clients {
@@ -119,6 +121,7 @@ func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, erro
 	for _, s := range shared {
 		out.Fallbacks += s.Fallbacks()
 	}
+	out.CoordinatorCalls = f.calls.Load()
 	return out, nil
 }
 
@@ -145,7 +148,7 @@ func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error
 				return out, shared, err
 			}
 			shared = append(shared, s)
-			p.Coordinator = s
+			p.Coordinator = counted{s, f.calls}
 		}
 		t := f.target
 		if f.keyed {
