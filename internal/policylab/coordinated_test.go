@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // coordinatedSweep is a coordinated lab's sweep of one policy: alone, and
@@ -92,5 +94,29 @@ func TestCoordinatedOutputs(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "coordinated") || strings.Contains(md.String(), "oordinated") {
 		t.Errorf("a sweep that is not coordinated speaks of coordination:\n%s\n%s", b.String(), md.String())
+	}
+}
+
+// TestWallTallyCountsUnsentRequests: a request its owner refused before
+// its first send has no row; the tally still counts it, given up, in its
+// client's share (it once counted only the requests with a row, so a
+// pace that refused locally looked 99% successful).
+func TestWallTallyCountsUnsentRequests(t *testing.T) {
+	t.Parallel()
+	w := &wallTally{budgetMS: 1000, planMS: 10_000, clients: 2, reqs: map[int]*wallRequest{}}
+	for seq := range 4 {
+		w.dispatch(seq)
+	}
+	for _, seq := range []int{0, 1} {
+		r := results.Blank()
+		r.Seq, r.Attempt, r.SentMS, r.LatencyMS, r.Status = seq, 1, float64(100*seq), 50, 200
+		w.observe(&r)
+	}
+	out := w.outcome()
+	if out.Requests != 4 || out.Succeeded != 2 || out.GaveUp != 2 || out.Attempts != 2 {
+		t.Errorf("requests %d, succeeded %d, gave up %d, attempts %d; want 4, 2, 2, 2", out.Requests, out.Succeeded, out.GaveUp, out.Attempts)
+	}
+	if len(out.ClientSuccessPct) != 2 || out.ClientSuccessPct[0] != 50 || out.ClientSuccessPct[1] != 50 {
+		t.Errorf("client success %v; want 50%% each", out.ClientSuccessPct)
 	}
 }

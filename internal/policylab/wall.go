@@ -111,6 +111,7 @@ func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, erro
 		first.RunID, first.Group, first.Shape, first.Seq, first.Attempt = "lab", v.Spec.Name, "schedule", i, 1
 		first.IntendedMS, first.SentMS = ms(at), ms(time.Since(start))
 		c := clients[i%len(clients)]
+		tally.dispatch(i)
 		wg.Go(func() { c.Send(ctx, first, start, ctx, tally.observe) })
 	}
 	wg.Wait()
@@ -180,18 +181,32 @@ type wallTally struct {
 type wallRequest struct {
 	firstSent, lastEnd float64
 	lastStatus         int
+	seen               bool // a row of it came
 	sent, redirected   bool
 	prevReady          float64 // when the previous attempt's advised wait ended; -1: none
+}
+
+// dispatch counts arrival seq as a request before it is sent: one the
+// owner refuses before its first send (a pace or a cooldown that does
+// not fit the budget) has no row, and is given up unsent.
+func (w *wallTally) dispatch(seq int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reqs[seq] = &wallRequest{prevReady: -1}
+	w.out.Requests++
 }
 
 func (w *wallTally) observe(r *results.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.reqs[r.Seq]
-	if q == nil {
-		q = &wallRequest{firstSent: r.SentMS, prevReady: -1}
+	if q == nil { // not dispatched: counted from its first row
+		q = &wallRequest{prevReady: -1}
 		w.reqs[r.Seq] = q
 		w.out.Requests++
+	}
+	if !q.seen {
+		q.seen, q.firstSent = true, r.SentMS
 	}
 	if r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced {
 		return // refused locally: nothing reached the deployment
