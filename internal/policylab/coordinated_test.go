@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -118,5 +119,31 @@ func TestWallTallyCountsUnsentRequests(t *testing.T) {
 	}
 	if len(out.ClientSuccessPct) != 2 || out.ClientSuccessPct[0] != 50 || out.ClientSuccessPct[1] != 50 {
 		t.Errorf("client success %v; want 50%% each", out.ClientSuccessPct)
+	}
+}
+
+// TestCoordinatedLabCounts: a coordinated lab runs each policy with state
+// to share twice and the others once, and offers a named target the
+// twins' requests too (what --max-requests is checked against).
+func TestCoordinatedLabCounts(t *testing.T) {
+	t.Parallel()
+	var specs []Spec
+	for _, n := range []string{"slots", "honor", "pace"} {
+		s, err := ParseSpec(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	l := Lab{Policies: specs, Loads: []Load{{Text: "4/s", Rate: 4}}, Clients: []int{4}, Repeat: 2,
+		Budget: DefaultBudget, MaxAttempts: DefaultMaxAttempts, Duration: 10 * time.Second, PromptTokens: 100, MaxTokens: 100}
+	alone, planned := l.Runs(), l.Planned(0)
+	l.Coordinate = &Coordination{}
+	if l.Runs() != alone+4 || l.Planned(0) != planned*5/3 {
+		t.Errorf("coordinated: %d runs, %d requests; want %d and %d", l.Runs(), l.Planned(0), alone+4, planned*5/3)
+	}
+	l.Policies = specs[1:2]
+	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "none of the policies") {
+		t.Errorf("a coordinated lab of honor alone: %v", err)
 	}
 }

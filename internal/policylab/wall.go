@@ -36,14 +36,18 @@ type Named struct {
 }
 
 // Planned is the number of requests the lab offers a named target: every
-// run's arrivals.
+// run's arrivals, a coordinated lab's twins included.
 func (l *Lab) Planned(capacity float64) int {
 	n := 0
 	for _, ld := range l.Loads {
 		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration}
 		n += v.count()
 	}
-	return n * len(l.Policies) * len(l.Clients) * max(l.Repeat, 1)
+	policies := len(l.Policies)
+	if l.Coordinate != nil {
+		policies += l.CoordinatedPolicies() // run twice
+	}
+	return n * policies * len(l.Clients) * max(l.Repeat, 1)
 }
 
 // runNamed runs the lab against the named target, in turn.
