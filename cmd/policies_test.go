@@ -169,7 +169,7 @@ func TestPoliciesCoordinated(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil || len(rows) != 3 || rows[1][0] != "pace" || rows[2][0] != "pace (coordinated)" || rows[0][len(rows[0])-5] != "coordinated" || rows[2][len(rows[2])-5] != "true" {
+	if err != nil || len(rows) != 3 || rows[1][0] != "pace" || rows[2][0] != "pace (coordinated)" || rows[0][len(rows[0])-6] != "coordinated" || rows[2][len(rows[2])-6] != "true" {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "policies.md"))

@@ -25,17 +25,18 @@ func coordinatedSweep(alone, shared Row) Sweep {
 // StarvedPoints; each failure is named.
 func TestComparisonClaim(t *testing.T) {
 	t.Parallel()
-	alone := Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90}
+	alone := Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90, ClientSpreadPts: 50}
 	for _, tt := range []struct {
 		name   string
 		shared Row
 		want   string
 	}{
-		{"holds", Row{Succeeded: 300, HTTP429PerSuccess: 3, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "holds"},
-		{"not halved", Row{Succeeded: 310, HTTP429PerSuccess: 3.01, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "fails: 429s per success not halved"},
-		{"fewer", Row{Succeeded: 299, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 70}, "fails: fewer successes"},
-		{"starved", Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 59.9, ClientSuccessPctMax: 70}, "fails: a client starved"},
-		{"no success", Row{HTTP429PerSuccess: -1, ClientSuccessPctMin: 0, ClientSuccessPctMax: 0}, "fails: 429s per success not halved, fewer successes"},
+		{"holds", Row{Succeeded: 300, HTTP429PerSuccess: 3, ClientSpreadPts: 10}, "holds"},
+		{"apart over the repeats", Row{Succeeded: 300, HTTP429PerSuccess: 3, ClientSuccessPctMin: 40, ClientSuccessPctMax: 70, ClientSpreadPts: 8}, "holds"},
+		{"not halved", Row{Succeeded: 310, HTTP429PerSuccess: 3.01, ClientSpreadPts: 10}, "fails: 429s per success not halved"},
+		{"fewer", Row{Succeeded: 299, HTTP429PerSuccess: 2, ClientSpreadPts: 10}, "fails: fewer successes"},
+		{"starved", Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSpreadPts: 10.1}, "fails: a client starved"},
+		{"no success", Row{HTTP429PerSuccess: -1, ClientSpreadPts: 0}, "fails: 429s per success not halved, fewer successes"},
 	} {
 		cs := Comparisons(coordinatedSweep(alone, tt.shared))
 		if len(cs) != 1 {
@@ -56,8 +57,8 @@ func TestComparisonClaim(t *testing.T) {
 // that is not coordinated has neither.
 func TestCoordinatedOutputs(t *testing.T) {
 	t.Parallel()
-	sw := coordinatedSweep(Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90},
-		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, Fallbacks: 3, CoordinatorCalls: 1200})
+	sw := coordinatedSweep(Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90, ClientSpreadPts: 50},
+		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, ClientSpreadPts: 6.5, Fallbacks: 3, CoordinatorCalls: 1200})
 	var b bytes.Buffer
 	if err := WriteCSV(&b, sw); err != nil {
 		t.Fatal(err)
@@ -67,10 +68,10 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	n := len(CSVColumns())
-	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,coordinator_calls,fallbacks" {
+	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,client_spread_pts,coordinator_calls,fallbacks" {
 		t.Errorf("coordinated columns %q", got)
 	}
-	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,1200,3" {
+	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,6.5,1200,3" {
 		t.Errorf("coordinated row %q: %q", rows[2][0], got)
 	}
 	var md bytes.Buffer
@@ -78,7 +79,7 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Coordinated against alone", "- slots, 3x, 4 clients — holds: 429s per success 6 alone, 2 coordinated",
-		"client success 40–90% and 60–66.5%; 3 of 1,200 shared decisions (0.3%) fell back to a client's own state.", "not byte-reproducible", "A row marked (coordinated) ran with the same caps"} {
+		"client success 40–90% and 60–66.5%, the widest gap in one repeat 50 and 6.5 points; 3 of 1,200 shared decisions (0.3%) fell back to a client's own state.", "not byte-reproducible", "A row marked (coordinated) ran with the same caps"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("policies.md lacks %q:\n%s", want, md.String())
 		}

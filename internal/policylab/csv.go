@@ -64,7 +64,8 @@ var csvColumns = []csvColumn{
 
 // coordinatedColumns close the lines of a coordinated lab's
 // policies.csv (Sweep.Coordinated), after csvColumns: whether the row's
-// clients shared their state, the lowest and highest client's success,
+// clients shared their state, the lowest and highest client's success
+// and the widest gap between them within one repeat,
 // the calls to the Coordinator and those that fell back to a client's
 // own state.
 // Other labs' files do not have them.
@@ -72,6 +73,7 @@ var coordinatedColumns = []csvColumn{
 	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
 	{"client_success_pct_min", func(r *Row) string { return known(r.ClientSuccessPctMin, 2) }},
 	{"client_success_pct_max", func(r *Row) string { return known(r.ClientSuccessPctMax, 2) }},
+	{"client_spread_pts", func(r *Row) string { return known(r.ClientSpreadPts, 2) }},
 	{"coordinator_calls", func(r *Row) string { return strconv.FormatInt(r.CoordinatorCalls, 10) }},
 	{"fallbacks", func(r *Row) string { return strconv.FormatInt(r.Fallbacks, 10) }},
 }
@@ -86,7 +88,7 @@ func columnsOf(s Sweep) []csvColumn {
 
 // CSVColumns is the header of policies.csv (a coordinated lab's adds
 // coordinated, client_success_pct_min, client_success_pct_max,
-// coordinator_calls and fallbacks).
+// client_spread_pts, coordinator_calls and fallbacks).
 func CSVColumns() []string {
 	names := make([]string, len(csvColumns))
 	for i, c := range csvColumns {

@@ -273,7 +273,7 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 	r := Row{Policy: s.Name, Models: s.Models, Fallback: s.Fallback, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
 		MaxAttempts: s.Attempts, Budget: s.Budget, Repeats: len(outs), CapacitySharePct: -1,
 		SuccessPctMin: math.Inf(1), SuccessPctMax: math.Inf(-1), GoodputMin: math.Inf(1), GoodputMax: math.Inf(-1),
-		ClientSuccessPctMin: -1, ClientSuccessPctMax: -1}
+		ClientSuccessPctMin: -1, ClientSuccessPctMax: -1, ClientSpreadPts: -1}
 	if capacity > 0 {
 		r.LoadX = r.RatePerS / capacity
 	}
@@ -298,11 +298,13 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		goodput += g
 		r.SuccessPctMin, r.SuccessPctMax = min(r.SuccessPctMin, pct), max(r.SuccessPctMax, pct)
 		r.GoodputMin, r.GoodputMax = min(r.GoodputMin, g), max(r.GoodputMax, g)
-		for _, c := range o.ClientSuccessPct {
-			if r.ClientSuccessPctMin < 0 || c < r.ClientSuccessPctMin {
-				r.ClientSuccessPctMin = c
+		if len(o.ClientSuccessPct) > 0 {
+			lo, hi := slices.Min(o.ClientSuccessPct), slices.Max(o.ClientSuccessPct)
+			if r.ClientSuccessPctMin < 0 || lo < r.ClientSuccessPctMin {
+				r.ClientSuccessPctMin = lo
 			}
-			r.ClientSuccessPctMax = max(r.ClientSuccessPctMax, c)
+			r.ClientSuccessPctMax = max(r.ClientSuccessPctMax, hi)
+			r.ClientSpreadPts = max(r.ClientSpreadPts, hi-lo)
 		}
 	}
 	if r.Requests > 0 {

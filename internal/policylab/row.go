@@ -69,6 +69,10 @@ type Row struct {
 	// highest success share of one client of the fleet, over the repeats
 	// (-1 when not measured: the virtual clock's rows).
 	ClientSuccessPctMin, ClientSuccessPctMax float64
+	// ClientSpreadPts is the widest gap, in points, between the slowest
+	// and the fastest client's success share within one repeat (-1 when
+	// not measured): what "no client starved" is judged on, run by run.
+	ClientSpreadPts float64
 	// Fallbacks are the decisions of a coordinated row's clients taken on
 	// their own state because the Coordinator failed (Redis slower than
 	// its call timeout, or down), summed over the repeats.

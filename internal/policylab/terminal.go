@@ -69,10 +69,9 @@ func PrintTable(w io.Writer, s Sweep) error {
 		b.WriteString("\nCoordinated against alone (same arrivals and caps; alone, each client keeps its own state)\n")
 		for _, c := range cs {
 			a, o := &c.Alone, &c.Coordinated
-			fmt.Fprintf(&b, "  %s: %s\n    429/succ %s -> %s, successes %d -> %d, client success %s -> %s%s\n", c.Name(), c.Verdict(),
+			fmt.Fprintf(&b, "  %s: %s\n    429/succ %s -> %s, successes %d -> %d, client gap %s -> %s points%s\n", c.Name(), c.Verdict(),
 				ratio(a.HTTP429PerSuccess), ratio(o.HTTP429PerSuccess), a.Succeeded, o.Succeeded,
-				spread(a.ClientSuccessPctMin, a.ClientSuccessPctMax, 1, "%"), spread(o.ClientSuccessPctMin, o.ClientSuccessPctMax, 1, "%"),
-				fellBack(o.Fallbacks, o.CoordinatorCalls))
+				ratio10(a.ClientSpreadPts), ratio10(o.ClientSpreadPts), fellBack(o.Fallbacks, o.CoordinatorCalls))
 		}
 	}
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
