@@ -43,6 +43,9 @@ type Group struct {
 	NoWait   NoWait
 	Late     int // attempts sent more than LateAfterMS after their intended time
 	Errors   int // attempts with an error class or no response (status 0)
+	// Requests are the outcomes and latencies of its ptuprobe attempts
+	// (requests.go); zero for foreign CSV events.
+	Requests Requests
 
 	counts  map[float64]int // the counted waits of its raw groups, while merging
 	counted counted         // its waits as counted, when Waits is nil
@@ -112,6 +115,7 @@ func (g *Group) merge(o *groupTally) {
 	g.NoWait.Invalid += o.invalid
 	g.Late += o.late
 	g.Errors += o.errors
+	g.mergeRequests(&o.req)
 }
 
 // settle makes the waits counted while merging g's counted waits, or,
@@ -174,6 +178,15 @@ type Analysis struct {
 	// times.
 	Overshoot *Overshoot
 
+	// OtherStatus counts the rows of foreign CSVs whose status column
+	// (ForeignColumns.Status) is not 429: skipped, not events.
+	OtherStatus int
+	// ReadNotes say how the inputs were read, each starting "note: " (a
+	// status column taken by default) or "warning: " (a value column
+	// named like seconds read as ms). They name files and columns, so
+	// they are for the terminal, not published.
+	ReadNotes []string
+
 	Flags    []Flag
 	Warnings []string
 }
@@ -206,6 +219,8 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		InvalidValues:  t.invalid.clone(),
 		UnreadableRows: t.unreadable.clone(),
 		TruncatedLines: slices.Clone(t.truncated),
+		OtherStatus:    t.otherStatus,
+		ReadNotes:      slices.Clone(t.notes),
 	}
 	a.setGroups(t.groupsByLabel(raws, published, waits), minGroup)
 	a.Totals = t.totals(&a.Overall)
@@ -292,6 +307,7 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 // sum of them all.
 func (a *Analysis) setGroups(sorted []*Group, minGroup int) {
 	a.Overall.setWaits(sorted)
+	sortRequests(&a.Overall, sorted)
 	for _, g := range sorted {
 		g.Stats = statsFor(g.sorted(), minGroup)
 		a.Groups = append(a.Groups, *g)
@@ -387,6 +403,9 @@ func warningsFor(a *Analysis) []string {
 	}
 	if n := a.InvalidValues.Count; n > 0 {
 		w = append(w, fmt.Sprintf("%d value(s) are not a usable wait (a number of ms from 0 to 10^12) and were counted as invalid (first at %s)", n, formatLineRefs(a.InvalidValues.First, a.inputs())))
+	}
+	if n := a.OtherStatus; n > 0 {
+		w = append(w, fmt.Sprintf("%d foreign row(s) whose status is not 429 were skipped", n))
 	}
 	if n := a.UnreadableRows.Count; n > 0 {
 		w = append(w, fmt.Sprintf("%d row(s) could not be parsed and were skipped (first at %s)", n, formatLineRefs(a.UnreadableRows.First, a.inputs())))

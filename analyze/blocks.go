@@ -61,6 +61,8 @@ var analyzedColumns = []string{
 	"wait_ms", "wait_source", "spillover", "dialect", "worker",
 	// the overshoot picture's (overshoot.go)
 	"run_id", "prompt_tokens", "max_tokens", "utilization_pct",
+	// the requests' outcomes and latencies (requests.go)
+	"latency_ms", "ttfb_ms", "completion_tokens",
 }
 
 // block is one block of a results file on its way through the workers.

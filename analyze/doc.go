@@ -7,7 +7,9 @@
 // for progress lines and the end-of-run summary, so a run and its later
 // analysis count the same way; with CountedWaits it keeps a count per
 // distinct wait instead of every wait, so a run of hours holds as little
-// as a run of seconds, with the same statistics to the last bit. A ptuprobe results file is read in blocks
+// as a run of seconds, with the same statistics to the last bit (but for
+// the latency and ttfb of each successful request, 16 bytes a request,
+// which requests.go describes with the requests' outcomes). A ptuprobe results file is read in blocks
 // on every core, each row counted as a sequential read counts it
 // (blocks.go says how, and why the two agree).
 //

@@ -10,9 +10,10 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// FuzzReadForeign feeds arbitrary bytes to the foreign-CSV reader: it must
-// return a BadInputError or an analysis, never panic, never count more
-// events than lines, and point only at lines of the file.
+// FuzzReadForeign feeds arbitrary bytes to the foreign-CSV reader, with
+// and without a unit and a status column: it must return a BadInputError
+// or an analysis, never panic, never count more events (and skipped
+// statuses) than lines, and point only at lines of the file.
 func FuzzReadForeign(f *testing.F) {
 	seeds := []string{
 		"source,benchmark_id,retry_after_ms\ntask013,05-dual-spillover,16648.000\ntask019,x,3\n",
@@ -25,12 +26,14 @@ func FuzzReadForeign(f *testing.F) {
 		"source,note,retry_after_ms\n\"night\nrun\",\"a\r\nb\",5\nday,,6\n",
 		"g,retry_after_ms\na,1\n\"open,2\n3,4\n",
 		"retry_after_ms\n   \n\"\"\n\"5\"\n",
+		"status,retry_after_ms\n429,5\n200,\n 429.0 ,1e3\n,7\nabc,1\n",
+		"g,status,retry_after_ms\n\"a\",429\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), "g")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, groupColumn string) {
-		for _, cols := range []ForeignColumns{{}, {Group: groupColumn}} {
+		for _, cols := range []ForeignColumns{{}, {Group: groupColumn}, {Unit: UnitS, Status: DefaultStatusColumn}, {Status: groupColumn}} {
 			tally := NewTally(false)
 			err := tally.Read(context.Background(), bytes.NewReader(data), Input{Name: "fuzz.csv", Ordinal: 1}, cols)
 			if err != nil {
@@ -69,7 +72,7 @@ func FuzzReadForeign(f *testing.F) {
 					}
 				}
 			}
-			if events > n || a.Overall.Count() > events {
+			if events+a.OtherStatus > n || a.Overall.Count() > events {
 				t.Fatalf("%d events, %d usable from %d lines", events, a.Overall.Count(), n)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,42 @@ type Input struct {
 type ForeignColumns struct {
 	Value string
 	Group string
+	// Unit is the unit of the value column: UnitMS or UnitS. Empty means
+	// milliseconds, and a value column whose name says seconds (ends in _s
+	// or _seconds) is then read as ms with a warning (Analysis.ReadNotes).
+	Unit string
+	// Status names a column of HTTP statuses: only the rows whose status
+	// is 429 are events, the others are counted (Analysis.OtherStatus)
+	// and skipped. Empty means the column named DefaultStatusColumn when
+	// there is one (with a note that says so), else every row is an event.
+	Status string
+}
+
+// Units of a foreign CSV's value column.
+const (
+	UnitMS = "ms"
+	UnitS  = "s"
+)
+
+// DefaultStatusColumn is the status column a foreign CSV is searched for
+// when none is named.
+const DefaultStatusColumn = "status"
+
+// ParseUnit checks a value unit as --value-unit takes it: ms or s.
+func ParseUnit(s string) (string, error) {
+	switch u := strings.ToLower(strings.TrimSpace(s)); u {
+	case UnitMS, UnitS:
+		return u, nil
+	}
+	return "", fmt.Errorf("unknown unit %q (choose ms or s)", clip(s, 16))
+}
+
+// foreignLayout is where a foreign CSV's columns are and how its values
+// read.
+type foreignLayout struct {
+	value, group int     // group -1: the file's name is the group
+	status       int     // -1: every row is an event
+	scale        float64 // what a value is multiplied by to give ms
 }
 
 // BadInputError is an input the user must fix (a missing column, a bad
@@ -144,10 +181,11 @@ func (t *Tally) Read(ctx context.Context, r io.Reader, in Input, cols ForeignCol
 }
 
 func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, in Input, header []string, cols ForeignColumns) error {
-	value, group, err := foreignIndexes(header, cols, in)
+	lay, err := t.foreignLayout(header, cols, in)
 	if err != nil {
 		return err
 	}
+	value, group := lay.value, lay.group
 	fileGroup := fileGroupName(in.Name)
 
 	// encoding/csv, because a quoted field may hold a line break (RFC
@@ -192,8 +230,12 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
 			continue // a line of white space
 		}
-		if value >= len(fields) || group >= len(fields) {
+		if value >= len(fields) || group >= len(fields) || lay.status >= len(fields) {
 			t.unreadable.add(LineRef{Input: in.Ordinal, Line: line})
+			continue
+		}
+		if lay.status >= 0 && !is429(fields[lay.status]) {
+			t.otherStatus++
 			continue
 		}
 		raw := fileGroup
@@ -202,7 +244,7 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 				raw = "ungrouped"
 			}
 		}
-		t.addForeign(raw, strings.TrimSpace(fields[value]), LineRef{Input: in.Ordinal, Line: line})
+		t.addForeign(raw, strings.TrimSpace(fields[value]), lay.scale, LineRef{Input: in.Ordinal, Line: line})
 		if t.overflow != nil {
 			err := fmt.Errorf("%s line %d: %w", in.Name, line, errTooManyGroups)
 			if group >= 0 {
@@ -235,6 +277,49 @@ func foreignIndexes(header []string, cols ForeignColumns, in Input) (value, grou
 		return 0, 0, &BadInputError{Setting: "Group", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Group, describeColumns(header))}
 	}
 	return value, group, nil
+}
+
+// foreignLayout finds the columns of a foreign CSV's header (and notes
+// for the terminal how it reads them: Analysis.ReadNotes).
+func (t *Tally) foreignLayout(header []string, cols ForeignColumns, in Input) (foreignLayout, error) {
+	value, group, err := foreignIndexes(header, cols, in)
+	if err != nil {
+		return foreignLayout{}, err
+	}
+	lay := foreignLayout{value: value, group: group, status: -1, scale: 1}
+	name := strings.TrimSpace(header[value])
+	switch cols.Unit {
+	case UnitS:
+		lay.scale = 1000
+	case "":
+		if strings.HasSuffix(name, "_s") || strings.HasSuffix(name, "_seconds") {
+			t.note(fmt.Sprintf("warning: %s: value column %q is named like seconds but is read as ms; give --value-unit s (or --value-unit ms to keep ms)", in.Name, clip(name, 32)))
+		}
+	}
+	switch {
+	case cols.Status != "":
+		if lay.status = columnIndex(header, cols.Status); lay.status < 0 {
+			return foreignLayout{}, &BadInputError{Setting: "Status", Err: fmt.Errorf("%s has no column %q (its columns: %s)", in.Name, cols.Status, describeColumns(header))}
+		}
+	default:
+		if lay.status = columnIndex(header, DefaultStatusColumn); lay.status >= 0 {
+			t.note(fmt.Sprintf("note: %s: column %q read as the HTTP status: only its 429 rows are events (--status-column names another)", in.Name, DefaultStatusColumn))
+		}
+	}
+	return lay, nil
+}
+
+// is429 reports whether a status cell says 429 ("429", " 429 ", "429.0").
+func is429(cell string) bool {
+	v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+	return err == nil && v == 429
+}
+
+// note keeps a line for the terminal about how an input was read, once.
+func (t *Tally) note(s string) {
+	if !slices.Contains(t.notes, s) {
+		t.notes = append(t.notes, s)
+	}
 }
 
 // errTooManyGroups ends reading at the row of the first group past
@@ -282,7 +367,7 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // addForeign counts one foreign event: an empty value is a 429 without an
 // advised wait; a value that is not a usable wait (usableWait) is invalid
 // and its line is remembered (not its text, which could be anything).
-func (t *Tally) addForeign(raw, value string, ref LineRef) {
+func (t *Tally) addForeign(raw, value string, scale float64, ref LineRef) {
 	g := t.group(raw)
 	g.noteShape("")
 	g.events++
@@ -291,6 +376,7 @@ func (t *Tally) addForeign(raw, value string, ref LineRef) {
 		return
 	}
 	v, err := strconv.ParseFloat(value, 64)
+	v *= scale
 	if err != nil || !usableWait(v) {
 		g.invalid++
 		t.invalid.add(ref)

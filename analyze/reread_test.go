@@ -142,8 +142,11 @@ func TestSecondPassMatchesMemory(t *testing.T) {
 			if twoPass {
 				t.Fatal("in memory: took the second pass")
 			}
-			if testkit.Race {
+			switch {
+			case testkit.Race:
 				c.keeps = c.keeps[1:2] // a block's rows: the second read's goroutines at work
+			case c.name != "one file":
+				c.keeps = c.keeps[1:] // keeping none is the same read whatever the inputs
 			}
 			for _, keep := range c.keeps {
 				got, twoPass := rereadAnalysis(t, window, keep, c.again, c.paths...)

@@ -97,6 +97,8 @@ type groupTally struct {
 	// group has more than MaxCountedWaits distinct values (uncount).
 	counts map[float64]int
 	id     int32 // the group's number in its Tally (byID)
+
+	req requestTally // its requests' outcomes and latencies (requests.go)
 }
 
 // addWait counts one usable wait.
@@ -154,6 +156,7 @@ func (g *groupTally) absorb(o *groupTally) {
 	g.invalid += o.invalid
 	g.late += o.late
 	g.errors += o.errors
+	g.req.absorb(&o.req)
 }
 
 // listedCount is how many waits g keeps one by one (not counted).
@@ -207,6 +210,8 @@ type Tally struct {
 	truncated    []LineRef
 	resultsFiles int
 	foreignFiles int
+	otherStatus  int      // foreign rows whose status column is not 429, skipped
+	notes        []string // how the inputs were read, for the terminal
 	points       timeline
 	load         *loadTally    // the rows' intended times, with OfferedLoad; else nil
 	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
@@ -375,6 +380,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	g.noteShape(shape)
 	g.attempts++
+	g.req.add(rec)
 	t.attempts++
 	t.statuses[rec.Status]++
 	if rec.Spillover {

@@ -27,8 +27,22 @@ const (
 	SelectScheduled = "scheduled"
 )
 
-// TopLevelMetrics are the metrics written without a group selector.
-var TopLevelMetrics = []string{"errors", "attempts", "total_429", "late"}
+// TopLevelMetrics are the metrics written without a group selector. The
+// request metrics (RequestMetrics) are among them, meaning Overall's.
+var TopLevelMetrics = append([]string{"errors", "attempts", "total_429", "late"}, RequestMetrics...)
+
+// RequestMetrics are the metrics of a group's requests (requests.go),
+// with or without a group selector: counts, the success share in percent,
+// percentiles of the successful requests' latency and ttfb in ms, and
+// rates per second over the group's span. "latency.p99_ms" is read as
+// "latency_p99_ms" (so the selectors latency and ttfb are taken, as
+// overall is).
+var RequestMetrics = []string{
+	"requests", "succeeded", "failed", "success_pct", "http_429", "http_4xx", "http_5xx", "transport_errors",
+	"latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms",
+	"ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p95_ms", "ttfb_p99_ms", "ttfb_max_ms",
+	"requests_per_s", "output_tokens_per_s",
+}
 
 // groupCounters are the per-group metrics that are counts; Statistics
 // names (p50_ms, …) are the others, with share_429.
@@ -40,7 +54,7 @@ func groupMetrics() []string {
 	for _, s := range Statistics {
 		out = append(out, s.Name)
 	}
-	return out
+	return append(out, RequestMetrics...)
 }
 
 // operators, longest first so ">=" is not read as ">".
@@ -88,6 +102,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 		return fail("%q after %s is not a number", clip(rhs, 32), op)
 	}
 	t := Threshold{Expr: e, Op: op, Value: v}
+	lhs = dottedRequestMetric(lhs)
 	if dot := strings.LastIndexByte(lhs, '.'); dot >= 0 {
 		t.Selector, t.Metric = strings.TrimSpace(lhs[:dot]), strings.TrimSpace(lhs[dot+1:])
 		if t.Selector == "" {
@@ -137,6 +152,13 @@ type Verdict struct {
 // in the analysis counts as empty.
 func (t Threshold) Evaluate(a *Analysis) Verdict {
 	v := Verdict{Threshold: t}
+	if contains(RequestMetrics, t.Metric) {
+		g := &a.Overall
+		if t.Selector != "" {
+			g, v.Note = a.selectGroup(t.Selector)
+		}
+		return t.evaluateRequests(a, g, v)
+	}
 	if t.Selector == "" {
 		switch t.Metric {
 		case "errors":
@@ -180,6 +202,60 @@ func (t Threshold) Evaluate(a *Analysis) Verdict {
 	if v.Measurable {
 		v.Breached = compare(v.Measured, t.Op, t.Value)
 	}
+	return v
+}
+
+// dottedRequestMetric rewrites "[group.]latency.p99_ms" (and ttfb.) as
+// "[group.]latency_p99_ms".
+func dottedRequestMetric(lhs string) string {
+	for _, kind := range []string{"latency", "ttfb"} {
+		i := strings.LastIndex(lhs, kind+".")
+		if i < 0 || (i > 0 && lhs[i-1] != '.') {
+			continue
+		}
+		if name := kind + "_" + lhs[i+len(kind)+1:]; contains(RequestMetrics, name) {
+			return lhs[:i] + name
+		}
+	}
+	return lhs
+}
+
+// evaluateRequests measures a request metric of g (nil: a group not in
+// the analysis). Without ptuprobe attempts nothing is known of requests,
+// so nothing is measured; a latency with no successful request, or a
+// rate without a span, is not measured either.
+func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
+	if !a.HasRequests() {
+		v.Note = joinNote(v.Note, "no ptuprobe attempts in the input (foreign CSVs carry no requests)")
+		return v
+	}
+	if g == nil {
+		g = &Group{}
+	}
+	r := &g.Requests
+	count := map[string]int{
+		"requests": r.Requests, "succeeded": r.Succeeded, "failed": r.Failed(), "http_429": r.HTTP429,
+		"http_4xx": r.HTTP4xx, "http_5xx": r.HTTP5xx, "transport_errors": r.TransportErrors,
+	}
+	switch name := t.Metric; {
+	case name == "success_pct":
+		v.Measured, v.Measurable = r.SuccessPct()
+	case name == "requests_per_s":
+		v.Measured, v.Measurable = r.RequestsPerS()
+	case name == "output_tokens_per_s":
+		v.Measured, v.Measurable = r.OutputTokensPerS()
+	case strings.HasPrefix(name, "latency_") || strings.HasPrefix(name, "ttfb_"):
+		v.Measured = r.percentileByName(name)
+		v.Measurable = !math.IsNaN(v.Measured)
+	default:
+		v.Measured, v.Measurable = float64(count[name]), true
+	}
+	if !v.Measurable {
+		v.Note = joinNote(v.Note, "not measurable: no successful request, or no span of send times")
+		v.Measured = 0
+		return v
+	}
+	v.Breached = compare(v.Measured, t.Op, t.Value)
 	return v
 }
 

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -105,7 +107,8 @@ func TestEvaluateThreshold(t *testing.T) {
 }
 
 func FuzzParseThreshold(f *testing.F) {
-	for _, s := range []string{"overall.p99_ms>20000", "burst.count<50", "scheduled.share_429>0.5", "errors>0", "a.b.c.count>=1", "x==", "<=<=", ".p50_ms!=1e308", "late==-0"} {
+	for _, s := range []string{"overall.p99_ms>20000", "burst.count<50", "scheduled.share_429>0.5", "errors>0", "a.b.c.count>=1", "x==", "<=<=", ".p50_ms!=1e308", "late==-0",
+		"success_pct<95", "latency.p99_ms>1", "a.ttfb.p50_ms<2", "x.latency_max_ms==3", "latency.p98_ms>1", ".latency.p50_ms>1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
@@ -125,10 +128,37 @@ func FuzzParseThreshold(f *testing.F) {
 			t.Fatal(err)
 		}
 		_ = th.Evaluate(empty)
+		// And on one with requests of every outcome.
+		live := NewTally(false)
+		for _, rec := range requestRows() {
+			live.Observe(&rec)
+		}
+		withRequests, err := live.Analysis(nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := th.Evaluate(withRequests); v.Measurable && math.IsNaN(v.Measured) {
+			t.Fatalf("%q measured NaN", expr)
+		}
 		// And parse again to the same threshold.
 		again, err := ParseThreshold(th.Expr)
 		if err != nil || again != th {
 			t.Fatalf("re-parse of %q: %+v, %v; first %+v", th.Expr, again, err, th)
 		}
 	})
+}
+
+// TestThresholdsDocNamesEveryMetric: docs/thresholds.md lists every
+// metric --fail-if accepts.
+func TestThresholdsDocNamesEveryMetric(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/thresholds.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append(groupMetrics(), TopLevelMetrics...) {
+		if !strings.Contains(string(doc), "`"+m+"`") {
+			t.Errorf("docs/thresholds.md does not name the metric %s", m)
+		}
+	}
 }

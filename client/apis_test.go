@@ -374,7 +374,7 @@ func TestUsageEdges(t *testing.T) {
 	}
 }
 
-// FuzzUsage holds every usage reader to never failing on what a target
+// FuzzUsage holds every usage reader (the Responses API's too) to never failing on what a target
 // sends and never recording a negative count.
 func FuzzUsage(f *testing.F) {
 	for _, name := range []string{"anthropic-message.json", "anthropic-stream.sse", "anthropic-stream-cumulative.sse", "gemini-generate.json", "gemini-stream.sse"} {
@@ -386,8 +386,10 @@ func FuzzUsage(f *testing.F) {
 	}
 	f.Add([]byte(`{"usage":{"prompt_tokens":1,"completion_tokens":2}}`))
 	f.Add([]byte("data: {\"usage\":{\"input_tokens\":1}}\r\rdata:\n\n"))
+	f.Add([]byte(`{"object":"response","usage":{"input_tokens":4,"input_tokens_details":{"cached_tokens":2},"output_tokens":3}}`))
+	f.Add([]byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":4,\"output_tokens\":3}}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, api := range []string{APIOpenAI, APIAnthropic, APIGemini} {
+		for _, api := range []string{APIOpenAI, APIAnthropic, APIGemini, APIResponses} {
 			for _, stream := range []bool{false, true} {
 				r := results.Blank()
 				tg := &Target{cfg: Config{API: api, Stream: stream}}

@@ -77,6 +77,8 @@ func (t *Target) parseUsage(b *bodyTail, rec *results.Record) {
 		parseAnthropicUsage(b, rec)
 	case APIGemini:
 		parseGeminiUsage(b, rec)
+	case APIResponses:
+		parseResponsesUsage(b, rec)
 	default:
 		parseUsage(b.buf, b.n <= keptBodyBytes, rec)
 	}

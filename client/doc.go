@@ -55,6 +55,17 @@
 //     thinking model's thoughts are output, as OpenAI's reasoning tokens
 //     are in completion_tokens). A count of 0 is left out of the JSON by
 //     the API, so in a block with a prompt count an absent one is 0.
+//   - responses, OpenAI's Responses API: POST {URL} (the full URL,
+//     …/v1/responses), key as Bearer (OPENAI_API_KEY); or, with Endpoint,
+//     Azure OpenAI's v1 route POST {Endpoint}/openai/v1/responses, no
+//     api-version, the key as azure's, the deployment in the model member;
+//     {"model","instructions"?,"input","max_output_tokens","stream"?}, the
+//     shared prefix as instructions. Usage from the response object's
+//     usage, or a stream's response.completed (response.incomplete when
+//     max_output_tokens cut it) event: prompt_tokens = input_tokens,
+//     cached_tokens = input_tokens_details.cached_tokens, completion_tokens
+//     = output_tokens (reasoning included). ttfb_ms is when the headers
+//     came, which for a stream is when it began.
 //   - raw: any method, body and headers; usage read as openai's.
 //
 // anthropic and gemini have no default URL, like openai: a load generator
@@ -69,6 +80,8 @@
 //   - https://ai.google.dev/api/generate-content (generateContent, streamGenerateContent,
 //     systemInstruction, generationConfig.maxOutputTokens, UsageMetadata)
 //   - https://ai.google.dev/gemini-api/docs/caching (implicit caching)
+//   - https://platform.openai.com/docs/api-reference/responses (request, response object, usage,
+//     streaming events); learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle (the v1 route)
 //
 // # What a target says
 //

@@ -60,6 +60,8 @@ func newPromptBuilder(cfg Config) *promptBuilder {
 		before, after = anthropicFrame(&cfg, system)
 	case APIGemini:
 		before, after = geminiFrame(&cfg, system)
+	case APIResponses:
+		before, after = responsesFrame(&cfg, system)
 	default:
 		before, after = chatCompletionFrame(&cfg, system)
 	}

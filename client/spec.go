@@ -34,21 +34,24 @@ const (
 // defaults, files and the environment are applied. It holds no secret: the
 // key is named by the environment variable that holds it.
 type Spec struct {
-	// API is azure, openai, anthropic, gemini or raw. Empty picks one:
-	// azure when Endpoint is set, raw when Body, Method or Headers are,
-	// else openai; anthropic and gemini are only ever asked for.
+	// API is azure, openai, anthropic, gemini, responses or raw. Empty
+	// picks one: azure when Endpoint is set, raw when Body, Method or
+	// Headers are, else openai; anthropic, gemini and responses are only
+	// ever asked for.
 	API        string
 	Endpoint   string // azure: https://NAME.openai.azure.com
 	Deployment string // azure
 	APIVersion string // azure; empty means DefaultAPIVersion
 	// URL is the full request URL for openai, anthropic
-	// (…/v1/messages) and raw; for gemini, the base URL
+	// (…/v1/messages), responses (…/v1/responses; with Endpoint, Azure's
+	// {Endpoint}/openai/v1/responses instead) and raw; for gemini, the base URL
 	// (https://generativelanguage.googleapis.com) the client adds
 	// /v1beta/models/{Model}:generateContent to. It is required: no API
 	// has a default URL.
 	URL string
-	// Model is the model for openai (empty means DefaultModel), anthropic
-	// and gemini (required).
+	// Model is the model for openai and responses (empty means
+	// DefaultModel; on Azure, Deployment takes its place), anthropic and
+	// gemini (required).
 	Model string
 	// AnthropicVersion is anthropic's anthropic-version header; empty
 	// means DefaultAnthropicVersion.
@@ -63,7 +66,8 @@ type Spec struct {
 	// or AZURE_OPENAI_AD_TOKEN as a Bearer token when that one is empty;
 	// OPENAI_API_KEY for openai (Bearer); ANTHROPIC_API_KEY for anthropic
 	// (x-api-key); GEMINI_API_KEY for gemini (x-goog-api-key, never in the
-	// URL); none for raw. A named variable that is empty or unset is an
+	// URL); for responses, azure's with Endpoint, else openai's; none for
+	// raw. A named variable that is empty or unset is an
 	// error; a default one just sends no key. A named key goes in the
 	// API's header: api-key for azure, x-api-key for anthropic,
 	// x-goog-api-key for gemini, Bearer otherwise.
@@ -107,7 +111,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		return c, valid.Errorf("Timeout", "must be positive and at most %s", MaxTimeout)
 	}
 	switch c.API {
-	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIRaw:
+	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIResponses, APIRaw:
 	case "":
 		switch {
 		case s.Endpoint != "":
@@ -143,7 +147,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		c.Headers = append(c.Headers, Header{Name: name, Value: strings.TrimSpace(value)})
 	}
 	var err error
-	c.Key, c.KeyHeader, err = resolveKey(c.API, s.APIKeyEnv, getenv)
+	c.Key, c.KeyHeader, err = resolveKey(keyAPI(c.API, c.Endpoint), s.APIKeyEnv, getenv)
 	return c, err
 }
 

@@ -30,11 +30,12 @@ const (
 	APIOpenAI    = "openai"
 	APIAnthropic = "anthropic" // the Messages API (anthropic.go)
 	APIGemini    = "gemini"    // the Gemini API's generateContent (gemini.go)
+	APIResponses = "responses" // OpenAI's Responses API, and Azure's v1 route to it (responses.go)
 	APIRaw       = "raw"
 )
 
 // apiNames lists the APIs for an error's reason.
-var apiNames = strings.Join([]string{APIAzure, APIOpenAI, APIAnthropic, APIGemini}, ", ") + " or " + APIRaw
+var apiNames = strings.Join([]string{APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIResponses}, ", ") + " or " + APIRaw
 
 // Defaults.
 const (
@@ -79,14 +80,15 @@ type Header struct{ Name, Value string }
 // the key read, the body loaded, the headers split. Resolve makes one from
 // a Spec; a Go caller may also fill it directly.
 type Config struct {
-	API        string // azure, openai, anthropic, gemini or raw
-	Endpoint   string // azure: https://NAME.openai.azure.com
-	Deployment string // azure
+	API        string // azure, openai, anthropic, gemini, responses or raw
+	Endpoint   string // azure, and responses on Azure: https://NAME.openai.azure.com
+	Deployment string // azure, and responses on Azure (its model member)
 	APIVersion string // azure
-	// URL is the full request URL for openai, anthropic and raw, and the
-	// base URL for gemini (the client adds the path).
+	// URL is the full request URL for openai, anthropic, responses
+	// (without Endpoint) and raw, and the base URL for gemini (the
+	// client adds the path).
 	URL   string
-	Model string // openai, anthropic and gemini
+	Model string // openai, anthropic, gemini and responses
 	// AnthropicVersion is anthropic's anthropic-version header; empty
 	// means DefaultAnthropicVersion.
 	AnthropicVersion string
@@ -215,6 +217,8 @@ func (cfg *Config) requestURL() (string, error) {
 		return cfg.anthropicURL()
 	case APIGemini:
 		return cfg.geminiURL()
+	case APIResponses:
+		return cfg.responsesURL()
 	case APIOpenAI, APIRaw:
 		if cfg.URL == "" {
 			return "", valid.Errorf("URL", "is required for {API} %s", cfg.API)
@@ -257,7 +261,7 @@ func (cfg *Config) checkChat() error {
 	default:
 		return valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
 	}
-	if cfg.MaxTokensField != "max_tokens" && (cfg.API == APIAnthropic || cfg.API == APIGemini) {
+	if cfg.MaxTokensField != "max_tokens" && (cfg.API == APIAnthropic || cfg.API == APIGemini || cfg.API == APIResponses) {
 		return valid.Errorf("MaxTokensField", "must be max_tokens with {API} %s, whose body has its own name for the output cap", cfg.API)
 	}
 	return nil
@@ -275,7 +279,7 @@ func (cfg *Config) checkHeaders() error {
 		return valid.Errorf("Key", "must not hold control characters such as a line break")
 	}
 	if cfg.KeyHeader == "" {
-		cfg.KeyHeader = defaultKeyHeader(cfg.API)
+		cfg.KeyHeader = defaultKeyHeader(keyAPI(cfg.API, cfg.Endpoint))
 	}
 	if !isToken(cfg.KeyHeader) {
 		return valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")

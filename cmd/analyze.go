@@ -37,6 +37,8 @@ type analyzeFlags struct {
 	groupColumn string
 	groupBy     string
 	loadWindow  time.Duration
+	valueUnit   string
+	statusCol   string
 }
 
 // add registers the analyze flags on fs.
@@ -51,6 +53,8 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.valueColumn, "value-column", "", "foreign CSV: the column holding the advised wait in ms (default "+analyze.DefaultValueColumn+")")
 	fs.StringVar(&f.groupColumn, "group-column", "", "foreign CSV: the column holding the group (default source_group if present, else one group named after the file)")
 	fs.DurationVar(&f.loadWindow, "load-window", analyze.DefaultLoadWindow, "the window of load before each 429 in "+report.OvershootPNGFile+": what was intended in it, per second (1ms to 1h)")
+	fs.StringVar(&f.valueUnit, "value-unit", "", "foreign CSV: the unit of the value column, ms or s (default ms; a column named like seconds, *_s or *_seconds, then gets a warning)")
+	fs.StringVar(&f.statusCol, "status-column", "", "foreign CSV: a column of HTTP statuses; only its 429 rows are events (default the column "+analyze.DefaultStatusColumn+" when present)")
 	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
 
@@ -59,6 +63,7 @@ var badInputHints = map[string]string{
 	"Labels": "--label FROM=TO renames a group, or merges several under one label",
 	"Value":  "name the column with --value-column",
 	"Group":  "check --group-column",
+	"Status": "check --status-column",
 }
 
 var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group", "LoadWindow": "--load-window"}
@@ -72,6 +77,12 @@ func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error
 		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
 	}
 	var err error
+	j.Foreign.Status = f.statusCol
+	if f.valueUnit != "" {
+		if j.Foreign.Unit, err = analyze.ParseUnit(f.valueUnit); err != nil {
+			return j, usageError("--value-unit: %v", err)
+		}
+	}
 	if j.GroupBy, err = analyze.ParseGroupBy(f.groupBy); err != nil {
 		return j, usageError("--group-by: %v", err)
 	}
@@ -130,8 +141,17 @@ func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintln(stdout)
+	if a.HasRequests() {
+		if err := report.WriteRequestsTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
 	for _, p := range res.Written {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
+	}
+	for _, n := range a.ReadNotes {
+		fmt.Fprintf(stderr, "ptuprobe: %s\n", n)
 	}
 	for _, w := range a.Warnings {
 		fmt.Fprintf(stderr, "ptuprobe: warning: %s\n", w)

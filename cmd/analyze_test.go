@@ -253,3 +253,84 @@ func TestAnalyzeHelpDocumentsThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeForeignUnitsAndStatus reads the foreign fixtures of
+// analyze/testdata/foreign: a value column in seconds with --value-unit s,
+// a status column taken by default; each gives its expected table, and
+// stderr says how the file was read.
+func TestAnalyzeForeignUnitsAndStatus(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "analyze", "testdata", "foreign")
+	cases := []struct {
+		name   string
+		args   []string
+		stderr string // a line of stderr
+	}{
+		{"seconds", []string{"--value-column", "retry_after_s", "--value-unit", "s"}, ""},
+		{"status", []string{"--group-column", "group"}, `ptuprobe: note: ` + filepath.Join(dir, "status.csv") + `: column "status" read as the HTTP status: only its 429 rows are events (--status-column names another)`},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "report")
+		args := append([]string{"analyze", "--min-group", "1", "--out-dir", out}, c.args...)
+		code, _, stderr := runCLI(context.Background(), append(args, filepath.Join(dir, c.name+".csv"))...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		got, _ := os.ReadFile(filepath.Join(out, report.PercentilesFile))
+		want, _ := os.ReadFile(filepath.Join(dir, c.name+"_expected_percentiles.csv"))
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s: percentiles\n%s\nwant\n%s", c.name, got, want)
+		}
+		if c.stderr != "" && !strings.Contains(stderr, c.stderr+"\n") {
+			t.Errorf("%s: stderr %q lacks %q", c.name, stderr, c.stderr)
+		}
+		if strings.Contains(stderr, "named like seconds") {
+			t.Errorf("%s: a unit warning with the unit given: %q", c.name, stderr)
+		}
+	}
+
+	// Without --value-unit, a column named like seconds is read as ms, with
+	// a warning naming it; a bad unit or a missing status column is exit 2.
+	out := filepath.Join(t.TempDir(), "report")
+	_, _, stderr := runCLI(context.Background(), "analyze", "--value-column", "retry_after_s", "--out-dir", out, filepath.Join(dir, "seconds.csv"))
+	if !strings.Contains(stderr, `ptuprobe: warning: `+filepath.Join(dir, "seconds.csv")+`: value column "retry_after_s" is named like seconds but is read as ms; give --value-unit s`) {
+		t.Errorf("no unit warning: %q", stderr)
+	}
+	for _, bad := range [][]string{{"--value-unit", "min"}, {"--status-column", "code"}} {
+		code, _, stderr := runCLI(context.Background(), append([]string{"analyze", "--out-dir", out}, append(bad, filepath.Join(dir, "status.csv"))...)...)
+		if code != ExitUsage || !strings.Contains(stderr, bad[0]) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d %q, want 2 and one line naming %s", bad, code, stderr, bad[0])
+		}
+	}
+}
+
+// TestAnalyzeRequestsAndTheirThresholds: the printed summary has the
+// requests table, and --fail-if gates on the success share and latency.
+func TestAnalyzeRequestsAndTheirThresholds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "results.csv")
+	writeAnalyzeResults(t, in)
+	code, stdout, stderr := runCLI(context.Background(), "analyze", "--out-dir", filepath.Join(dir, "report"),
+		"--fail-if", "success_pct<95", "--fail-if", "latency.p99_ms>1000", "--fail-if", "scheduled-shaped.http_5xx>0", in)
+	if code != ExitThreshold {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	// 60 rows: 20 + 2 + 6 + 6 429s (every third, and the 1 and 2 of each
+	// ten), 6 without an answer, 20 successes of 12 ms.
+	for _, want := range []string{
+		"| group | requests | ok | success | 429 | 4xx | 5xx | transport | latency p50 | latency p90 | latency p99 | ttfb p50 | ttfb p99 | requests/s | output tokens/s |",
+		"threshold latency.p99_ms>1000 passed: measured 12",
+		"threshold scheduled-shaped.http_5xx>0 passed: measured 0",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Count(stdout, "| source group |") != 1 {
+		t.Errorf("stdout has %d tables headed source group, want the percentile table only", strings.Count(stdout, "| source group |"))
+	}
+	if !strings.Contains(stderr, "ptuprobe: threshold success_pct<95 breached: measured ") {
+		t.Errorf("stderr %q does not report the breach", stderr)
+	}
+}

@@ -131,7 +131,7 @@ func TestNewAPIsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--api", "claude", "--url", an}, "--api must be azure, openai, anthropic, gemini or raw"},
+		{[]string{"--api", "claude", "--url", an}, "--api must be azure, openai, anthropic, gemini, responses or raw"},
 		{[]string{"--api", "anthropic", "--url", an}, "--model is required for --api anthropic"},
 		{[]string{"--api", "anthropic", "--url", srv.URL, "--model", canaryModel}, "--url must be the full Messages URL"},
 		{[]string{"--api", "anthropic", "--url", an, "--model", canaryModel, "--anthropic-version", "latest-" + canaryKey}, "--anthropic-version must be an API version date"},

@@ -125,8 +125,11 @@ The command's own exit status is in the verdict, not hidden. Written into
 --out-dir: referee.json, referee.md and report.html; none holds a key, a
 prompt or a host.`
 
-const refereeExample = `  ptuprobe referee -- node app.js
+const refereeExample = `  # A Node app (openai-node's AzureOpenAI, say), in the storm
+  ptuprobe referee -- node app.js
+  # A Python app on OpenAI's wire, advised only by x-ratelimit-reset-*
   ptuprobe referee --dialect openai --scenario headers-only -- python app.py
+  # A Go test (-count=1: a cached result sends nothing)
   ptuprobe referee --scenario long-wait --budget 10s -- go test -count=1 ./...
   ptuprobe referee --expect 'herd<=0.5' --timeout 2m -- npm test`
 

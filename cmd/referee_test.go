@@ -45,3 +45,21 @@ func TestRefereeExitCodes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRefereeHelpExamples: --help shows how to grade a Node app, a Python
+// app and a Go test, and stays short.
+func TestRefereeHelpExamples(t *testing.T) {
+	t.Parallel()
+	code, out, _ := runCLI(t.Context(), "referee", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"-- node app.js", "-- python app.py", "-- go test -count=1 ./..."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help has no example %q", want)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 80 {
+		t.Errorf("--help is %d lines, want at most 80", n)
+	}
+}

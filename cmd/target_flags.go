@@ -25,7 +25,7 @@ type targetFlags struct {
 }
 
 func (f *targetFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.api, "api", "", "target API: azure, openai, anthropic (the Messages API), gemini (the Gemini API) or raw (default: azure with --endpoint, raw with --url and --body/--method/--header, else openai with --url; anthropic and gemini only when asked for)")
+	fs.StringVar(&f.api, "api", "", "target API: azure, openai, anthropic (the Messages API), gemini (the Gemini API), responses (the Responses API: --url …/v1/responses, or --endpoint and --deployment for Azure's /openai/v1/responses) or raw (default: azure with --endpoint, raw with --url and --body/--method/--header, else openai with --url; anthropic, gemini and responses only when asked for)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "Azure OpenAI endpoint, e.g. https://NAME.openai.azure.com (never written to any output)")
 	fs.StringVar(&f.deployment, "deployment", "", "Azure OpenAI deployment name (never written to any output)")
 	fs.StringVar(&f.apiVersion, "api-version", client.DefaultAPIVersion, "Azure OpenAI api-version query parameter")
@@ -35,7 +35,7 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.method, "method", "", "HTTP method for --api raw (default POST with --body, else GET)")
 	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a regular file (at most 16 MiB)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai, as a Bearer token; ANTHROPIC_API_KEY for anthropic, in x-api-key; GEMINI_API_KEY for gemini, in x-goog-api-key, never in the URL)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai, as a Bearer token; ANTHROPIC_API_KEY for anthropic, in x-api-key; GEMINI_API_KEY for gemini, in x-goog-api-key, never in the URL; for responses, azure's with --endpoint, else openai's)")
 	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
 	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching; with --api anthropic it is marked for caching, as that API caches nothing unmarked)")
 	fs.IntVar(&f.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap requested per call (max_tokens; maxOutputTokens for --api gemini)")

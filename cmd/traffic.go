@@ -5,12 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/admission/redisstate"
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
@@ -41,6 +47,7 @@ type runFlags struct {
 	metrics     metricsFlags
 	own         ownerFlags
 	retryFlags  *pflag.FlagSet // where the retry flags are, to tell a given --max-attempts
+	failures    failureFlags
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -66,6 +73,7 @@ func (f *runFlags) addRetry(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.retryBudget, "retry-budget", admission.DefaultBudget, "give up on a request whose next wait would end after this long since its first send")
 	f.own.add(fs)
 	f.retryFlags = fs
+	f.failures.add(fs)
 }
 
 // addFleet registers --shard and --start-at (every traffic command but
@@ -99,6 +107,9 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 		return campaign.Options{}, usageError("--grace must be positive and at most 1m")
 	}
 	if err := f.metrics.check(); err != nil {
+		return campaign.Options{}, err
+	}
+	if err := f.failures.check(); err != nil {
 		return campaign.Options{}, err
 	}
 	o := campaign.Options{
@@ -194,9 +205,14 @@ func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
 }
 
 // run sends the job with progress on stderr and prints the summary. An
-// interrupted run exits 130 after every completed row was written.
+// interrupted run exits 130 after every completed row was written; one
+// that --abort-on-fail stopped exits 1, its completed rows kept too, and
+// so does one whose every request failed other than by a 429 (allFailed).
 func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, error) {
 	total := newRunTally()
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	window := r.rf.failures.window(abort)
 	if err := r.startMetrics(); err != nil {
 		return campaign.Outcome{}, total, err
 	}
@@ -224,6 +240,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 		return func(rec *results.Record) {
 				plan.observe(rec)
 				total.observe(rec)
+				window.add(rec)
 				if rec.Attempt == 1 {
 					prog.add()
 				}
@@ -251,8 +268,14 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	if out.CappedBy != dispatch.NoCap {
 		fmt.Fprintf(r.stderr, "note: stopped by the %s cap after %d requests\n", r.capFlag(out.CappedBy), out.Sent)
 	}
+	if cause := context.Cause(ctx); campaign.Interrupted(err) && errors.As(cause, new(*abortedError)) {
+		return out, total, &ExitError{Code: ExitFailure, Err: fmt.Errorf("%w; %d completed requests kept in %s", cause, out.Written, r.job.Output)}
+	}
 	if campaign.Interrupted(err) {
 		return out, total, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: %d completed requests kept in %s", out.Written, r.job.Output)}
+	}
+	if err == nil {
+		err = r.allFailed(total)
 	}
 	return out, total, err
 }
@@ -298,4 +321,152 @@ func (r *trafficRun) printSummary(out campaign.Outcome, total *runTally) {
 		fmt.Fprintf(r.stdout, "retries: %d (attempts after a 429, under --max-attempts %d)\n", out.Retries, r.rf.maxAttempts)
 	}
 	fmt.Fprintf(r.stdout, "results: %s (%d rows appended)\n", r.job.Output, out.Written)
+}
+
+// Failed runs. A run whose every request failed for a reason other than
+// admission (no 2xx and no 429: every answer a 404, a 401, a 5xx, or no
+// answer at all) measured nothing about the target's admission: it exits
+// 1 unless --allow-failures. --abort-on-fail stops a run early, as k6's
+// abortOnFail does, when the failures other than admission pass a share
+// of the last abortWindow completed attempts.
+
+// abortWindow is how many of the latest completed attempts
+// --abort-on-fail looks at; it decides only once that many completed.
+const abortWindow = 20
+
+type failureFlags struct {
+	allow bool
+	abort string // as given: a share (0.5) or a percentage (50%); empty for never
+	share float64
+}
+
+func (f *failureFlags) add(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.allow, "allow-failures", false, "exit 0 even when every request failed for a reason other than a 429 (a 4xx, a 5xx, no response)")
+	fs.StringVar(&f.abort, "abort-on-fail", "", fmt.Sprintf("stop sending when more than this share of the last %d completed attempts failed other than by a 429: 0.5 or 50%% (exit 1, completed rows kept)", abortWindow))
+}
+
+// check parses --abort-on-fail.
+func (f *failureFlags) check() error {
+	if f.abort == "" {
+		return nil
+	}
+	v, pct := strings.CutSuffix(strings.TrimSpace(f.abort), "%")
+	share, err := strconv.ParseFloat(v, 64)
+	if pct {
+		share /= 100
+	}
+	if err != nil || !(share >= 0 && share < 1) {
+		return usageError("--abort-on-fail must be a share from 0 to below 1 (0.5) or a percentage (50%%), got %q", clipFlag(f.abort))
+	}
+	f.share = share
+	return nil
+}
+
+func clipFlag(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
+}
+
+// window is the --abort-on-fail window of a run, which calls abort once
+// the share is passed; nil (which counts nothing) without the flag.
+func (f *failureFlags) window(abort context.CancelCauseFunc) *failureWindow {
+	if f.abort == "" {
+		return nil
+	}
+	return &failureWindow{share: f.share, given: f.abort, abort: abort}
+}
+
+// failureWindow counts the failures other than admission among the last
+// abortWindow completed attempts.
+type failureWindow struct {
+	share float64
+	given string
+	abort context.CancelCauseFunc
+
+	mu     sync.Mutex
+	failed [abortWindow]bool
+	n      int // attempts seen
+	bad    int // failures in the window
+	done   bool
+}
+
+// failedNotAdmission: no 2xx and no 429.
+func failedNotAdmission(rec *results.Record) bool {
+	ok := rec.Error == "" && rec.Status >= 200 && rec.Status <= 299
+	return !ok && !(rec.Error == "" && rec.Status == 429)
+}
+
+func (w *failureWindow) add(rec *results.Record) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	i := w.n % abortWindow
+	if w.n >= abortWindow && w.failed[i] {
+		w.bad--
+	}
+	w.failed[i] = failedNotAdmission(rec)
+	if w.failed[i] {
+		w.bad++
+	}
+	w.n++
+	if w.n >= abortWindow && float64(w.bad) > w.share*abortWindow {
+		w.done = true
+		w.abort(&abortedError{bad: w.bad, given: w.given})
+	}
+}
+
+// abortedError is why --abort-on-fail stopped a run.
+type abortedError struct {
+	bad   int
+	given string
+}
+
+func (e *abortedError) Error() string {
+	return fmt.Sprintf("aborted: %d of the last %d completed attempts failed other than by a 429, more than --abort-on-fail %s", e.bad, abortWindow, e.given)
+}
+
+// allFailed is the exit-1 error of a run whose every request failed other
+// than by admission, naming how; nil otherwise, or with --allow-failures.
+func (r *trafficRun) allFailed(total *runTally) error {
+	if r.rf.failures.allow {
+		return nil
+	}
+	a, err := total.t.Analysis(nil, 1)
+	if err != nil || !a.HasRequests() {
+		return nil
+	}
+	req := &a.Overall.Requests
+	if req.Succeeded > 0 || req.HTTP429 > 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailure, Err: fmt.Errorf("all %d requests failed, none by admission (%s): check the target, its path and its key; --allow-failures exits 0", req.Requests, failureBreakdown(a))}
+}
+
+// failureBreakdown names the statuses and error classes of a run: "404
+// ×240", "no response ×3: refused ×3".
+func failureBreakdown(a *analyze.Analysis) string {
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(a.Totals.ByStatus)) {
+		name := strconv.Itoa(code)
+		if code == 0 {
+			name = "no response"
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", name, a.Totals.ByStatus[code]))
+	}
+	var classes []string
+	for _, c := range slices.Sorted(maps.Keys(a.Totals.ByErrorClass)) {
+		classes = append(classes, fmt.Sprintf("%s ×%d", c, a.Totals.ByErrorClass[c]))
+	}
+	s := strings.Join(parts, ", ")
+	if len(classes) > 0 {
+		s += "; errors: " + strings.Join(classes, ", ")
+	}
+	return s
 }

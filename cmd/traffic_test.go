@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -284,19 +285,103 @@ func TestBadInputIsOneLineExit2(t *testing.T) {
 	}
 }
 
-func TestTargetUnreachableIsRecordedNotFatal(t *testing.T) {
+// TestTargetUnreachableIsRecordedAndFails: a refused connection is
+// recorded on every row, and a run whose every request got no answer
+// exits 1 with one line saying so.
+func TestTargetUnreachableIsRecordedAndFails(t *testing.T) {
 	t.Parallel()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, _, stderr := runCLI(context.Background(), "burst", "--url", "http://"+addr, "--size", "3", "-o", out, "--quiet")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != ExitFailure || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "all 3 requests failed, none by admission (no response ×3; errors: refused ×3)") {
+		t.Fatalf("exit %d, want 1 and one line: %q", code, stderr)
 	}
 	for _, r := range readResults(t, out) {
 		if r.Status != 0 || r.Error != results.ClassRefused {
 			t.Fatalf("row %+v", r)
+		}
+	}
+}
+
+// TestEveryRequestFailedExits1: against a target that answers 404 to
+// everything (a wrong path), burst and schedule exit 1 with one line, and
+// 0 with --allow-failures; a run with one 429 among the failures measured
+// admission and exits 0.
+func TestEveryRequestFailedExits1(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/one-429" && n.Add(1) == 2 {
+			w.WriteHeader(429)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"burst", "--url", srv.URL + "/v1/chat/completions", "--size", "4"}, ExitFailure},
+		{[]string{"schedule", "--url", srv.URL, "--rate", "50/s", "--duration", "100ms"}, ExitFailure},
+		{[]string{"burst", "--url", srv.URL, "--size", "4", "--allow-failures"}, 0},
+		{[]string{"characterize", "--url", srv.URL, "--burst-size", "2", "--burst-waves", "1", "--rate", "20/s", "--duration", "100ms", "--out-dir", filepath.Join(t.TempDir(), "report")}, ExitFailure},
+		{[]string{"burst", "--url", srv.URL + "/one-429", "--size", "4", "--max-in-flight", "1"}, 0},
+	}
+	for _, c := range cases {
+		args := append(c.args, "--quiet")
+		if c.args[0] != "characterize" {
+			args = append(args, "-o", filepath.Join(t.TempDir(), "results.csv"))
+		}
+		code, stdout, stderr := runCLI(context.Background(), args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, stderr)
+			continue
+		}
+		if c.code == ExitFailure && (strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "requests failed, none by admission (404 ×")) {
+			t.Errorf("%v: stderr %q, want one line naming the 404s", c.args, stderr)
+		}
+		if c.args[0] != "characterize" && !strings.Contains(stdout, "results: ") {
+			t.Errorf("%v: no summary on stdout: %q", c.args, stdout)
+		}
+	}
+}
+
+// TestAbortOnFail: once more than half of the last abortWindow attempts
+// failed, --abort-on-fail stops the plan, keeps every completed row, says
+// why and exits 1.
+func TestAbortOnFail(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if n.Add(1) <= 5 {
+			io.WriteString(w, `{"usage":{"prompt_tokens":10,"completion_tokens":4}}`)
+			return
+		}
+		w.WriteHeader(500)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL, "--rate", "200/s", "--duration", "10s",
+		"--max-in-flight", "1", "--abort-on-fail", "50%", "-o", out, "--quiet")
+	if code != ExitFailure || !strings.Contains(stderr, "aborted: 15 of the last 20 completed attempts failed other than by a 429, more than --abort-on-fail 50%") {
+		t.Fatalf("exit %d, want 1 and the reason: %q", code, stderr)
+	}
+	recs := readResults(t, out)
+	if len(recs) < 20 || len(recs) > 100 {
+		t.Fatalf("%d rows kept, want the 20 before the abort (of 2000 planned)", len(recs))
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("%d completed requests kept in %s", len(recs), out)) {
+		t.Errorf("stderr %q does not count the %d rows kept", stderr, len(recs))
+	}
+	for _, bad := range []string{"1.5", "100%", "x", "-1"} {
+		code, _, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "--abort-on-fail", bad, "-o", out)
+		if code != ExitUsage || !strings.Contains(stderr, "--abort-on-fail") {
+			t.Errorf("--abort-on-fail %s: exit %d %q, want 2 naming the flag", bad, code, stderr)
 		}
 	}
 }
@@ -435,4 +520,25 @@ func TestRetriesHonourTheAdvisedWait(t *testing.T) {
 	if code, _, _ := runCLI(context.Background(), "burst", "--url", srv.URL, "--max-attempts", "0", "-o", out, "--quiet"); code != ExitUsage {
 		t.Fatalf("--max-attempts 0: exit %d", code)
 	}
+}
+
+// FuzzAbortOnFail: whatever --abort-on-fail is given, it is a share from
+// 0 to below 1 or a one-line usage error naming the flag.
+func FuzzAbortOnFail(f *testing.F) {
+	for _, s := range []string{"0.5", "50%", " 10 % ", "0", "1", "100%", "-0", "NaN", "1e-9", "%", "0x1p-1", "99.99%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, given string) {
+		ff := failureFlags{abort: given}
+		err := ff.check()
+		if err != nil {
+			if !strings.Contains(err.Error(), "--abort-on-fail") || (strings.ContainsAny(err.Error(), "\n\r") && !strings.ContainsAny(given, "\n\r")) {
+				t.Fatalf("%q: %v", given, err)
+			}
+			return
+		}
+		if given != "" && !(ff.share >= 0 && ff.share < 1) {
+			t.Fatalf("%q accepted as the share %v", given, ff.share)
+		}
+	})
 }

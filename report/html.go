@@ -47,6 +47,7 @@ func PublishedFooter() Text {
 // false is left out. A new table or chart is one more entry here.
 var htmlSections = []func(a *analyze.Analysis, opts Options) (Section, bool){
 	percentilesSection,
+	requestsSection,
 	readingSection,
 	ecdfSection,
 	histogramSection,

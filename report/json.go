@@ -44,6 +44,7 @@ type jsonAnalysis struct {
 	MinGroup       int                `json:"min_group"`
 	Overall        jsonGroup          `json:"overall"`
 	Groups         []jsonGroup        `json:"groups"`
+	Requests       jsonRequests       `json:"requests"`
 	Totals         jsonTotals         `json:"totals"`
 	Flags          []analyze.Flag     `json:"flags"`
 	Thresholds     map[string]float64 `json:"flag_thresholds"`
@@ -70,6 +71,7 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 		MinGroup:    a.MinGroup,
 		Overall:     groupJSON(&a.Overall, cols),
 		Groups:      []jsonGroup{},
+		Requests:    requestsJSON(a),
 		Totals: jsonTotals{
 			Attempts: a.Totals.Attempts, Total429: a.Totals.Total429,
 			Errors: a.Totals.Errors, Late: a.Totals.Late,

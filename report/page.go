@@ -149,6 +149,33 @@ type tableView struct {
 	ID   string
 	Head []headView
 	Rows [][]cellView
+	// Class is the table box's: "table-wrap", with "many" when the table
+	// has more columns than a phone shows at once (it then says it
+	// scrolls), and "dense" when it has so many that a desktop needs it
+	// set tighter (tableClass).
+	Class string
+	Many  bool
+}
+
+// Column counts from which a table is set apart (tableClass): past
+// manyColumns a phone (390 px) scrolls it sideways, and says so; from
+// denseColumns it is set smaller, its text cells wrapping, so that it
+// fits a desktop's 1280 px.
+const (
+	manyColumns  = 3
+	denseColumns = 10
+)
+
+// tableClass is the class of a table's box for its number of columns.
+func tableClass(columns int) (class string, many bool) {
+	class, many = "table-wrap", columns > manyColumns
+	if many {
+		class += " many"
+	}
+	if columns >= denseColumns {
+		class += " dense"
+	}
+	return class, many
 }
 
 // headView is a column's header, right-aligned over a column of numbers.
@@ -175,6 +202,7 @@ func viewBlock(b Block) (blockView, error) {
 	v := blockView{Para: b.Para, List: b.List}
 	if t := b.Table; t != nil {
 		tv := &tableView{ID: t.ID}
+		tv.Class, tv.Many = tableClass(len(t.Head))
 		for i, h := range t.Head {
 			tv.Head = append(tv.Head, headView{Text: h, Numeric: i > 0 && len(t.Rows) > 0})
 		}
@@ -244,7 +272,7 @@ const pageStyle = `
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", Arial, sans-serif; }
-.page { max-width: 1240px; margin: 0 auto; padding: 24px 32px 40px; }
+.page { max-width: 1344px; margin: 0 auto; padding: 24px 32px 40px; }
 h1 { font-size: 1.75rem; line-height: 1.25; margin: 0 0 0.5rem; }
 h2 { font-size: 1.3rem; margin: 2.25rem 0 0.75rem; padding-bottom: 0.3rem; border-bottom: 1px solid var(--line); }
 p, ul { max-width: 60rem; }
@@ -253,7 +281,19 @@ p { margin: 0.6rem 0; }
 nav ul { list-style: none; padding: 0; margin: 1rem 0 0; display: flex; flex-wrap: wrap; gap: 0.35rem 1.1rem; max-width: none; }
 a { color: var(--accent); }
 code { font: 0.9em/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; background: var(--head); border-radius: 4px; padding: 0.05em 0.3em; white-space: nowrap; }
-.table-wrap { overflow-x: auto; width: fit-content; max-width: 100%; margin: 0.9rem 0; border: 1px solid var(--line); border-radius: 6px; }
+.table-wrap { overflow-x: auto; width: fit-content; max-width: 100%; margin: 0.9rem 0; border: 1px solid var(--line); border-radius: 6px;
+  /* Scroll shadows: an edge with more columns past it is shaded (the
+     covers scroll with the table, the shades stay with the box). */
+  background:
+    linear-gradient(to right, var(--bg) 40%, transparent) left center / 2.5rem 100% no-repeat local,
+    linear-gradient(to left, var(--bg) 40%, transparent) right center / 2.5rem 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), transparent) left center / 0.9rem 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), transparent) right center / 0.9rem 100% no-repeat scroll,
+    var(--bg); }
+.scroll-hint { display: none; margin: 0.9rem 0 -0.6rem; color: var(--muted); font-size: 0.85rem; }
+.dense table { font-size: 0.8rem; }
+.dense th, .dense td { padding: 0.3rem 0.4rem; }
+.dense td:not(.num), .dense tbody th { white-space: normal; min-width: 5em; }
 table { border-collapse: separate; border-spacing: 0; font-variant-numeric: tabular-nums; font-size: 0.95rem; }
 th, td { padding: 0.4rem 0.75rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
 thead th { background: var(--head); font-weight: 600; white-space: normal; vertical-align: bottom; }
@@ -276,10 +316,14 @@ footer { margin-top: 2.5rem; padding-top: 0.75rem; border-top: 1px solid var(--l
   th, td { padding: 0.35rem 0.5rem; }
   table { font-size: 0.9rem; }
   tbody th { white-space: normal; min-width: 9em; }
+  td:not(.num) { white-space: normal; min-width: 7em; }
   /* The row names stay in view while a wide table scrolls; a sticky cell
      draws its rules as shadows, as Chromium leaves its borders out. */
   tbody th, thead th:first-child { position: sticky; left: 0; border-bottom-color: transparent; box-shadow: inset 0 -1px 0 var(--line), inset -1px 0 0 var(--line); }
   tbody tr:last-child th { box-shadow: inset -1px 0 0 var(--line); }
+  .dense table { font-size: 0.85rem; }
+  .many tbody th, .many thead th:first-child { box-shadow: inset 0 -1px 0 var(--line), inset -1px 0 0 var(--line), 3px 0 4px -2px rgba(0, 0, 0, 0.25); }
+  .scroll-hint { display: block; }
   .chart .wide { display: none; }
   .chart .narrow { display: block; }
 }
@@ -325,7 +369,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </ul>
 {{- end}}
 {{- with .Table}}
-<div class="table-wrap"><table{{with .ID}} id="{{.}}"{{end}}>
+{{- if .Many}}
+<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
+{{- end}}
+<div class="{{.Class}}"><table{{with .ID}} id="{{.}}"{{end}}>
 <thead><tr>{{range .Head}}<th scope="col"{{if .Numeric}} class="num"{{end}}>{{template "text" .Text}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 // without a usable wait, spillover and late sends. For example:
 //
 //	requests: 28 (no response ×1, 200 ×9, 429 ×16, 503 ×2)
+//	succeeded: 9 (32.1%), latency p50 12 ms, p99 40.5 ms
 //	errors: reset ×1
 //	429s: 16, advised wait p50 43 ms, p99 1990.5 ms, 3 without a usable wait
 //	served by spillover: 2
@@ -39,6 +41,14 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
 	b.WriteByte('\n')
+	if r := &a.Overall.Requests; r.Requests > 0 {
+		pct, _ := r.SuccessPct()
+		fmt.Fprintf(&b, "succeeded: %d (%s%%)", r.Succeeded, Number(math.Round(pct*10)/10))
+		if len(r.LatencyMS) > 0 {
+			fmt.Fprintf(&b, ", latency p50 %s, p99 %s", Millis(r.LatencyPercentile(50)), Millis(r.LatencyPercentile(99)))
+		}
+		b.WriteByte('\n')
+	}
 	if len(t.ByErrorClass) > 0 {
 		classes := sortedKeys(t.ByErrorClass)
 		parts := make([]string, len(classes))

@@ -27,6 +27,7 @@ func TestWriteRunSummary(t *testing.T) {
 		row(200, -1, 0.5), row(200, -1, 12.345), row(429, 43, 1), row(429, 1990.5, 0),
 		row(429, 40, 3), row(429, -1, 0), row(503, -1, 0), row(0, -1, 0),
 	}
+	mixed[0].LatencyMS, mixed[1].LatencyMS = 10, 30.5
 	mixed[1].Spillover = true
 	mixed[7].Error = results.ClassReset
 	var oneTo100 []results.Record
@@ -45,6 +46,8 @@ func TestWriteRunSummary(t *testing.T) {
 		}},
 		{"every kind of row", mixed, []string{
 			"requests: 8 (no response ×1, 200 ×2, 429 ×4, 503 ×1)",
+			// Type 7 over the two successes' latencies.
+			"succeeded: 2 (25%), latency p50 20.25 ms, p99 30.3 ms",
 			"errors: reset ×1",
 			// Three waits: below --min-group, yet the summary shows them.
 			"429s: 4, advised wait p50 43 ms, p99 1,951.55 ms, 1 without a usable wait",
@@ -53,6 +56,7 @@ func TestWriteRunSummary(t *testing.T) {
 		}},
 		{"type 7 percentiles", oneTo100, []string{
 			"requests: 100 (429 ×100)",
+			"succeeded: 0 (0%)",
 			"429s: 100, advised wait p50 50.5 ms, p99 99.01 ms",
 			"sends late by more than 10 ms: 0 (max 0 ms)",
 		}},

@@ -26,6 +26,14 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		b.WriteString("\n" + withheld.markdown() + "\n")
 	}
 
+	b.WriteString("\n## Requests: success, latency, throughput\n\n")
+	for i, blk := range requestsBlocks(a) {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(blk.markdown())
+	}
+
 	b.WriteString("\n## Reading\n\n")
 	b.WriteString(reading(a, mdText) + "\n")
 

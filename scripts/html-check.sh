@@ -8,7 +8,13 @@
 # (each cell's data-value and the number it shows), and the policy table
 # with policies.csv; it checks that the page holds no script and draws its
 # charts; and it takes screenshots at 1280 px and at a phone's 390 px,
-# checking their widths. Look at them: they are kept in OUT.
+# checking their widths. Look at them: they are kept in OUT. It measures
+# the boxes the browser laid out (check_widths) at 390 and 1280 px: the
+# page never runs wider than the window; at 390 px every table shows its
+# first column, and one wider than the screen scrolls in its own box, says
+# so (a hint and edge shadows), keeps its first column in place and brings
+# its last column into view beside it when scrolled to the end; at 1280 px
+# no table is clipped.
 #
 # Usage: scripts/html-check.sh [--docs] [OUT]
 #   OUT     where the reports, DOMs and screenshots go (default: a temporary
@@ -126,6 +132,77 @@ screenshots() {
   done
 }
 
+# measure.js reads the rendered boxes of a report shown in a frame of
+# WIDTH px (the page itself holds no script): one "ok"/"fail" line each.
+cat > "$out/measure.js" <<'JS'
+function measure(d, width) {
+  const lines = [], fail = (s) => lines.push("fail " + s);
+  const de = d.documentElement;
+  if (de.scrollWidth > de.clientWidth + 1) fail(`the page is ${de.scrollWidth} px wide in a ${de.clientWidth} px window`);
+  const wraps = d.querySelectorAll(".table-wrap");
+  if (wraps.length === 0) fail("no table");
+  for (const wrap of wraps) {
+    const t = wrap.querySelector("table"), id = t.id || "a table";
+    const heads = t.querySelectorAll("thead th"), first = heads[0], last = heads[heads.length - 1];
+    const box = () => wrap.getBoundingClientRect();
+    const inView = (cell) => { const c = cell.getBoundingClientRect(), w = box(); return c.left >= w.left - 1 && c.right <= w.right + 1; };
+    const over = wrap.scrollWidth > wrap.clientWidth + 1;
+    if (!inView(first)) fail(`${id}: its first column is not in view`);
+    if (width >= 1280) {
+      if (over) fail(`${id}: ${wrap.scrollWidth} px of table in a box of ${wrap.clientWidth} px: its last column is clipped`);
+      else lines.push(`ok ${id}: ${heads.length} columns in ${wrap.clientWidth} px`);
+      continue;
+    }
+    if (!over) {
+      if (!inView(last)) fail(`${id}: its last column is not in view`);
+      lines.push(`ok ${id}: ${heads.length} columns fit in ${wrap.clientWidth} px`);
+      continue;
+    }
+    const cs = getComputedStyle(wrap), hint = wrap.previousElementSibling;
+    if (cs.overflowX !== "auto" && cs.overflowX !== "scroll") fail(`${id}: wider than its box and does not scroll`);
+    if (!hint || !hint.classList.contains("scroll-hint") || hint.getBoundingClientRect().height === 0) fail(`${id}: scrolls with no visible hint`);
+    if (!cs.backgroundImage.includes("gradient")) fail(`${id}: scrolls with no edge shadow`);
+    if (getComputedStyle(t.querySelector("tbody th")).position !== "sticky") fail(`${id}: its first column does not stay`);
+    const inner = box().left + wrap.clientLeft;
+    for (const h of heads) {
+      const r = h.getBoundingClientRect();
+      if (r.width === 0 || r.right - inner > wrap.scrollWidth + 1) fail(`${id}: column ${h.textContent} cannot be scrolled to`);
+    }
+    wrap.scrollLeft = wrap.scrollWidth;
+    const w = box(), f = first.getBoundingClientRect(), l = last.getBoundingClientRect();
+    if (!(l.right <= w.right + 1 && l.left >= f.right - 1)) fail(`${id}: scrolled to the end, its last column (${last.textContent}) is not in view beside the first`);
+    if (Math.abs(f.left - w.left) > 2) fail(`${id}: scrolled, its first column moved`);
+    wrap.scrollLeft = 0;
+    lines.push(`ok ${id}: ${heads.length} columns scroll in ${wrap.clientWidth} px (${wrap.scrollWidth} px), hint, shadow, first column kept`);
+  }
+  return lines.join("\n");
+}
+JS
+
+# check_widths DIR NAME: measure.js over DIR/report.html at 390 and 1280 px.
+check_widths() {
+  local dir="$1" name="$2" w page result
+  for w in 390 1280; do
+    page="$out/measure-$name-$w.html"
+    cat > "$page" <<HTML
+<!DOCTYPE html><html><head><meta charset="utf-8" /><script src="measure.js"></script></head>
+<body style="margin:0"><pre id="result">not measured</pre>
+<iframe id="frame" src="$dir/report.html" style="width:${w}px;height:3000px;border:0"></iframe>
+<script>
+const frame = document.getElementById("frame");
+frame.addEventListener("load", () => { document.getElementById("result").textContent = measure(frame.contentDocument, $w); });
+</script></body></html>
+HTML
+    result=$(chrome --allow-file-access-from-files --virtual-time-budget=5000 --dump-dom "file://$page" |
+      awk '/<pre id="result">/ { on = 1; sub(/.*<pre id="result">/, "") } on { if (sub(/<\/pre>.*/, "")) { print; exit } print }')
+    if [ -z "$result" ] || [ "$result" = "not measured" ] || printf '%s\n' "$result" | grep -q '^fail'; then
+      printf '%s\n' "${result:-no result}" >&2
+      fail "$name at $w px: the tables do not fit or do not scroll as they should (above)"
+    fi
+    echo "html-check: $name at $w px: $(printf '%s\n' "$result" | wc -l) tables measured: $(printf '%s\n' "$result" | grep -c 'scroll in') scroll with their cues, the rest fit"
+  done
+}
+
 "$bin" analyze --group-column source \
   --label task013="Burst-shaped source" --label task019="Scheduled-shaped source" \
   --out-dir "$out/upstream" analyze/testdata/upstream/retry_after_ms_events.csv >/dev/null
@@ -135,6 +212,7 @@ expected=$(tail -n +2 analyze/testdata/upstream/expected_percentiles.csv)
 [ "$(table_rows "$out/upstream/dom.html" percentile-table)" = "$expected" ] ||
   fail "the fixture's table in the browser is not the published reference table"
 screenshots "$out/upstream" upstream
+check_widths "$out/upstream" upstream
 
 "$bin" characterize --out-dir "$out/characterize" --quiet --log-x \
   --burst-size 30 --burst-waves 2 --burst-gap 100ms --rate 80/s --duration 500ms --sim-time-scale 50 >/dev/null
@@ -144,6 +222,7 @@ check_page "$out/characterize" 4
 grep -q 'id="overshoot"' "$out/characterize/report.html" || fail "characterize: no overshoot section"
 check_percentiles "$out/characterize"
 screenshots "$out/characterize" characterize
+check_widths "$out/characterize" characterize
 
 "$bin" policies --out-dir "$out/policies" --quiet --policy none --policy honor --policy pace \
   --load 1.5x,3x --duration 5s --repeat 1 --clients 4 >/dev/null
@@ -166,6 +245,7 @@ recommended=$(grep -c '<tr><th scope="row">[^<]* (recommended)</th>' "$out/polic
 [ "$recommended" -eq 2 ] || fail "policies: $recommended recommended rows, want one per load"
 echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) rows match policies.csv in the browser's DOM, one recommended per load"
 screenshots "$out/policies" policies
+check_widths "$out/policies" policies
 
 if [ -n "$docs" ]; then
   chrome --window-size=1100,980 --screenshot="$out/report-html.png" "file://$out/upstream/report.html" >/dev/null

@@ -12,7 +12,7 @@ import (
 // route is what a request path asks for, in the configured dialect.
 type route struct {
 	op         operation
-	apiVersion bool   // the Azure deployment route: ?api-version= is required
+	apiVersion bool   // the Azure deployment and preview routes: ?api-version= is required
 	named      bool   // the path names the deployment (else the body's model does)
 	deployment string // named in the path
 	stream     bool   // Gemini streamGenerateContent
@@ -60,6 +60,10 @@ func (s *Server) route(u *url.URL) route {
 		return route{op: opChat}
 	case "/v1/responses", "/openai/v1/responses":
 		return route{op: opResponses}
+	case "/openai/responses":
+		// The preview route, with its api-version: where openai-node's
+		// AzureOpenAI sends responses.create.
+		return route{op: opResponses, apiVersion: true}
 	}
 	if !gw {
 		return route{}

@@ -26,8 +26,10 @@
 // Spillover): real clients name the model or deployment their code uses
 // (gpt-4o, a customer's deployment), in every dialect. The name is
 // neither kept nor echoed; a call that names none ("model" missing) is a
-// 400. The Responses API is served too, POST /v1/responses and
-// /openai/v1/responses (in the openai dialect /v1/responses): "input" (a
+// 400. The Responses API is served too, POST /v1/responses,
+// /openai/v1/responses and the preview /openai/responses?api-version=
+// (where openai-node's AzureOpenAI sends it; in the openai dialect
+// /v1/responses only): "input" (a
 // string, or messages with role and content as chat's), "instructions"
 // (the prompt's leading system text), "max_output_tokens", "stream"; the
 // answer a response object, {"id","object":"response","created_at",

@@ -47,7 +47,8 @@ func checkResponse(t *testing.T, r responseObject, prompt int) {
 	}
 }
 
-// TestResponsesAPI: POST /v1/responses (and Azure's /openai/v1/responses)
+// TestResponsesAPI: POST /v1/responses (and Azure's /openai/v1/responses
+// and preview /openai/responses?api-version=)
 // answers the Responses API's shape, whole or streamed, with usage; its
 // input is a string or messages, instructions count as the prompt.
 func TestResponsesAPI(t *testing.T) {
@@ -60,6 +61,9 @@ func TestResponsesAPI(t *testing.T) {
 	}{
 		{DialectOpenAI, "/v1/responses", body, 4},
 		{DialectAzure, "/openai/v1/responses", body, 4},
+		// openai-node's AzureOpenAI (7.59.0) sends responses.create to the
+		// preview route: /responses is not among its deployment paths.
+		{DialectAzure, "/openai/responses?api-version=2025-04-01-preview", body, 4},
 		{DialectAzure, "/v1/responses", msgs, 4},
 		{DialectIETF, "/openai/v1/responses", msgs, 4},
 	} {

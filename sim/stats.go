@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Stats is a snapshot of the simulator, served as JSON at GET /sim/stats.
@@ -58,6 +59,11 @@ type Stats struct {
 	// AdvisedWaitsPending counts refusals remembered and not answered
 	// (yet): requests whose client has not come back.
 	AdvisedWaitsPending uint64 `json:"advised_waits_pending"`
+	// PendingPastBudget counts the pending refusals older than
+	// Config.WitnessBudget (0 without a budget): a client still sleeping
+	// past its budget, or one that gave up. Whether the client is still
+	// running tells them apart.
+	PendingPastBudget uint64 `json:"pending_past_budget,omitempty"`
 	// AdvisedWaitsEvicted counts refusals forgotten before their retry
 	// came back, to keep the witness's memory within MaxAdvisedWaits.
 	AdvisedWaitsEvicted uint64 `json:"advised_waits_evicted,omitempty"`
@@ -122,6 +128,7 @@ func (s *Server) Stats() Stats {
 		RetriesAtDeadline:   s.n.atDeadline,
 		OverBudget:          s.n.overBudget,
 		AdvisedWaitsPending: uint64(len(s.advised.byID)),
+		PendingPastBudget:   s.pendingPastBudget(now),
 		AdvisedWaitsEvicted: s.advised.evicted,
 		Advised:             s.advice.stats(),
 		AdvisedRefusals:     s.advice.refusals,
@@ -164,4 +171,21 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header()["Content-Type"] = jsonContentType
 	w.Write(append(b, '\n'))
+}
+
+// pendingPastBudget counts the remembered refusals more than the
+// witness's budget old at now. Called with s.mu held.
+func (s *Server) pendingPastBudget(now time.Time) uint64 {
+	b := s.cfg.WitnessBudget
+	if b <= 0 || len(s.advised.byID) == 0 {
+		return 0
+	}
+	age, budget := now.Sub(s.advised.epoch), s.modelTime(b.Milliseconds())
+	var n uint64
+	for _, w := range s.advised.byID {
+		if age-w.at > budget {
+			n++
+		}
+	}
+	return n
 }

@@ -284,13 +284,13 @@ func waitBusy(t *testing.T, addr string) {
 
 // TestTransportsShareThroughRedis: two admission Transports (two
 // processes) with a shared cooldown through Redis: one refusal advising
-// 2 s holds the other's requests. Then Redis is killed: every request
+// 600 ms holds the other's requests. Then Redis is killed: every request
 // still completes within its budget, on the process's own state.
 func TestTransportsShareThroughRedis(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t)
 	var refusals, admitted atomic.Int64
-	open0 := time.Now().Add(2 * time.Second)
+	open0 := time.Now().Add(600 * time.Millisecond)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if left := time.Until(open0); left > 0 {
 			refusals.Add(1)
@@ -341,7 +341,7 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	}
 }
 
-// TestSlowRedisDoesNotHoldRequests: with Redis busy for 2 s (DEBUG SLEEP),
+// TestSlowRedisDoesNotHoldRequests: with Redis busy for 800 ms (DEBUG SLEEP),
 // requests through a coordinated Transport are answered without waiting
 // for it: each decision gives up on Redis at its 50 ms deadline.
 func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
@@ -363,7 +363,7 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer sleeper.Close()
 	done := make(chan struct{})
-	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "2"); close(done) }()
+	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "0.8"); close(done) }()
 	waitBusy(t, srv.Addr)
 	start := time.Now()
 	for range 5 {
@@ -386,15 +386,28 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 
 // TestPaceSharedThroughRedis: two Transports, as two processes, each with
 // a Pace of its own: a refusal met by the first paces the second, which
-// has met none, at the rate they share in Redis.
+// has met none, at the rate they share in Redis. The first sends 8
+// requests at least 10 ms apart, the 8th refused with a 100 ms wait: the
+// rate it was sending at is at most 8 in 70 ms, cut to 3/4 of that, so
+// the shared slots are at least 11.6 ms apart, after the shared hold.
 func TestPaceSharedThroughRedis(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t)
-	var n atomic.Int64
+	var mu sync.Mutex
+	var n int
+	var refusedAt time.Time
+	var arrivals []time.Time
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		switch {
+		case n == 8:
+			refusedAt = time.Now()
 			w.Header().Set("Retry-After-Ms", "100")
 			w.WriteHeader(http.StatusTooManyRequests)
+		case n > 8:
+			arrivals = append(arrivals, time.Now())
 		}
 	}))
 	defer ts.Close()
@@ -405,7 +418,7 @@ func TestPaceSharedThroughRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := admission.DefaultPolicy()
-		p.Pace, p.Coordinator = pace, open(t, srv, Options{Deployment: ts.URL})
+		p.Pace, p.Coordinator, p.MaxAttempts = pace, open(t, srv, Options{Deployment: ts.URL}), 1
 		tr, err := admission.New(nil, p)
 		if err != nil {
 			t.Fatal(err)
@@ -419,12 +432,30 @@ func TestPaceSharedThroughRedis(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	get(owners[0]) // refused: the shared rate is cut to 0.75/s
-	start := time.Now()
-	get(owners[1])
-	get(owners[1])
-	// The two sends are 1/0.75 s apart: the second waits over a second.
-	if took := time.Since(start); took < time.Second {
-		t.Errorf("two requests through the other owner in %v; want them paced at the shared rate", took)
+	for range 7 {
+		get(owners[0])
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The 8th is refused, and with one attempt given up: the shared rate
+	// is cut.
+	if resp, err := owners[0].Get(ts.URL); err == nil {
+		resp.Body.Close()
+		t.Fatal("the 8th request was not refused")
+	}
+	for range 3 {
+		get(owners[1])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrivals) != 3 {
+		t.Fatalf("%d requests from the second owner arrived, want 3", len(arrivals))
+	}
+	if held := arrivals[0].Sub(refusedAt); held < 90*time.Millisecond {
+		t.Errorf("the second owner sent %v after the refusal advising 100 ms", held)
+	}
+	// Slots are reserved from the hold on, 1/rate apart; a send delayed
+	// past its slot makes the gap after it shorter, never the span.
+	if span := arrivals[2].Sub(refusedAt); span < 120*time.Millisecond {
+		t.Errorf("the second owner's third send came %v after the refusal; want the 100 ms hold and two paced slots (>= 123 ms)", span)
 	}
 }

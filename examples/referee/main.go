@@ -1,16 +1,17 @@
 // Command referee-client is the client that scripts run under
 // `ptuprobe referee` (run.sh): openai-go with its default retries (-mode
 // sdk), the same inside an application loop that calls again at once
-// (-mode stacked), or a bare loop of net/http that retries a 429 at once
-// (-mode naive). Each of -workers workers makes -calls calls, every call
-// its own prompt, read from OPENAI_BASE_URL and OPENAI_API_KEY as the
-// referee sets them. With -table it prints the conformance table of the
+// (-mode stacked), a bare loop of net/http that retries a 429 at once
+// (-mode naive), or anthropic-sdk-go with its default retries (-mode
+// anthropic). Each of -workers workers makes -calls calls, every call its
+// own prompt, the SDKs' options read from the environment the referee
+// sets (OPENAI_BASE_URL and OPENAI_API_KEY; ANTHROPIC_BASE_URL and
+// ANTHROPIC_API_KEY). With -table it prints the conformance table of the
 // referee.json files it is given instead.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -18,25 +19,38 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 )
 
 func main() {
-	mode := flag.String("mode", "sdk", "sdk, stacked or naive")
+	mode := flag.String("mode", "sdk", "sdk, stacked, naive or anthropic")
 	workers := flag.Int("workers", 8, "concurrent workers")
 	calls := flag.Int("calls", 5, "calls per worker")
-	table := flag.Bool("table", false, "print the conformance table of the referee.json files named as arguments")
+	table := flag.Bool("table", false, "print the conformance table of the arguments: CLIENT VERSION REFEREE.JSON, repeated")
+	write := flag.String("write", "", "write this table file between the conformance markers of the files named as arguments")
+	verify := flag.String("verify", "", "check that the files named as arguments hold this table file's verdicts between their markers")
 	flag.Parse()
-	if *table {
-		if err := printTable(flag.Args()); err != nil {
+	if *table || *write != "" || *verify != "" {
+		var err error
+		switch {
+		case *table:
+			err = printTable(os.Stdout, flag.Args())
+		case *write != "":
+			err = writeTable(*write, flag.Args())
+		default:
+			err = verifyTable(*verify, flag.Args())
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		return
 	}
-	call, ok := map[string]func(string) error{"sdk": sdkCall, "stacked": stackedCall, "naive": naiveCall}[*mode]
+	modes := map[string]func(string) error{"sdk": sdkCall, "stacked": stackedCall, "naive": naiveCall, "anthropic": anthropicCall}
+	call, ok := modes[*mode]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "-mode %q: want sdk, stacked or naive\n", *mode)
+		fmt.Fprintf(os.Stderr, "-mode %q: want sdk, stacked, naive or anthropic\n", *mode)
 		os.Exit(2)
 	}
 	var wg sync.WaitGroup
@@ -70,6 +84,23 @@ func sdkCall(prompt string) error {
 	return err
 }
 
+// anthropicClient is anthropic-sdk-go as an application makes it:
+// options from the environment, the SDK's default 2 retries. Made on
+// first use, as NewClient reads the environment.
+var anthropicClient = sync.OnceValue(func() *anthropic.Client {
+	c := anthropic.NewClient()
+	return &c
+})
+
+func anthropicCall(prompt string) error {
+	_, err := anthropicClient().Messages.New(context.Background(), anthropic.MessageNewParams{
+		Model:     "claude-sonnet-4-5",
+		MaxTokens: 10,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))},
+	})
+	return err
+}
+
 // stackedCall is an application's retry loop around the SDK: three more
 // calls, at once, when the SDK gives up.
 func stackedCall(prompt string) error {
@@ -99,58 +130,4 @@ func naiveCall(prompt string) error {
 		}
 	}
 	return fmt.Errorf("still refused")
-}
-
-// printTable prints one row per referee.json: the client (the file's
-// directory name, CLIENT--SCENARIO--DIALECT), the scenario, the dialect,
-// the verdict and every check.
-func printTable(files []string) error {
-	head := false
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var v struct {
-			Scenario, Dialect string
-			Pass              bool
-			Checks            []struct {
-				Name   string
-				Value  float64
-				Expect string
-				Pass   bool
-			}
-		}
-		if err := json.Unmarshal(b, &v); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		if !head {
-			fmt.Print("| client | dialect | scenario | verdict |")
-			for _, c := range v.Checks {
-				fmt.Printf(" %s |", c.Name)
-			}
-			fmt.Print("\n|---|---|---|---|" + strings.Repeat("---|", len(v.Checks)) + "\n")
-			head = true
-		}
-		name, _, _ := strings.Cut(lastDir(f), "--")
-		verdict := "PASS"
-		if !v.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Printf("| %s | %s | %s | %s |", name, v.Dialect, v.Scenario, verdict)
-		for _, c := range v.Checks {
-			mark := ""
-			if !c.Pass {
-				mark = " ✗"
-			}
-			fmt.Printf(" %g%s |", c.Value, mark)
-		}
-		fmt.Println()
-	}
-	return nil
-}
-
-func lastDir(path string) string {
-	parts := strings.Split(strings.TrimSuffix(path, "/referee.json"), "/")
-	return parts[len(parts)-1]
 }

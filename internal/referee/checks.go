@@ -111,8 +111,11 @@ type Check struct {
 }
 
 // grade turns the simulator's stats into the checks, under the default
-// expectations replaced by over.
-func grade(st sim.Stats, over []Expectation) []Check {
+// expectations replaced by over. When the command was ended at the
+// timeout, the refusals it had not answered within the budget count as
+// over it: a client still sleeping past its budget. (A command that
+// exits has given those requests up.)
+func grade(st sim.Stats, over []Expectation, timedOut bool) []Check {
 	exp := defaultExpectations()
 	for _, e := range over {
 		exp[e.Name] = e
@@ -125,7 +128,7 @@ func grade(st sim.Stats, over []Expectation) []Check {
 		CheckAttemptsPerRequest: ratio(attempts, attempts-min(st.Retries, attempts)),
 		CheckHTTP429PerSuccess:  ratio(st.Refused, st.Admitted),
 		CheckHerd:               ratio(st.RetriesAtDeadline, st.RetriesOnTime),
-		CheckOverBudget:         float64(st.OverBudget),
+		CheckOverBudget:         float64(st.OverBudget + pastBudgetAtKill(st, timedOut)),
 		CheckIncomplete:         float64(st.AdvisedWaitsPending) + float64(max(st.InFlight, 0)),
 	}
 	out := make([]Check, len(checkOrder))
@@ -137,6 +140,13 @@ func grade(st sim.Stats, over []Expectation) []Check {
 		out[i] = c
 	}
 	return out
+}
+
+func pastBudgetAtKill(st sim.Stats, timedOut bool) uint64 {
+	if !timedOut {
+		return 0
+	}
+	return st.PendingPastBudget
 }
 
 // owners is how many kinds of retry owner acted: one that declares its

@@ -59,6 +59,14 @@ func playClient(mode string) int {
 					naiveCall(body)
 				case "honor":
 					sdkCall(body, 20)
+				case "sleeper": // sleeps whatever it is told, without a budget
+					for n := 0; n < 20; n++ {
+						status, ms := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n))
+						if status != http.StatusTooManyRequests {
+							break
+						}
+						time.Sleep(time.Duration(ms) * time.Millisecond)
+					}
 				case "stacked":
 					for range 5 { // an application's loop around an SDK
 						if ms := sdkCall(body, 1); ms == 0 {
@@ -345,7 +353,7 @@ func TestGrade(t *testing.T) {
 	t.Parallel()
 	st := sim.Stats{Admitted: 10, Refused: 20, Retries: 15, EarlyReturns: 0, RetriesOnTime: 10, RetriesAtDeadline: 9,
 		SDKRetries: 5, UndeclaredRetries: 3, AdvisedWaitsPending: 2}
-	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}})
+	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}}, false)
 	got := map[string]Check{}
 	for _, c := range cs {
 		got[c.Name] = c
@@ -393,6 +401,23 @@ func TestLongWait(t *testing.T) {
 				t.Errorf("a client that gave up left nothing incomplete: %+v", v)
 			}
 		})
+	}
+}
+
+// TestSleepingPastTheBudget: a client that sleeps whatever long-wait
+// advises is still asleep when its command is ended at the timeout: its
+// refusals older than the budget count in over_budget, and it fails.
+func TestSleepingPastTheBudget(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "sleeper")
+	j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
+	j.Budget, j.Timeout = 500*time.Millisecond, 1500*time.Millisecond
+	v, _, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.TimedOut || v.Pass || check(t, v, CheckOverBudget).Value == 0 || check(t, v, CheckOverBudget).Pass {
+		t.Errorf("a client asleep past its budget at the timeout: %+v", v)
 	}
 }
 

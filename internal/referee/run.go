@@ -72,7 +72,7 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 	}
 	st := running.Server.Stats()
 	v := Verdict{
-		Scenario: j.Scenario, Dialect: j.Dialect, Checks: grade(st, j.Expect),
+		Scenario: j.Scenario, Dialect: j.Dialect, Checks: grade(st, j.Expect, timedOut),
 		Command: filepath.Base(j.Command[0]), CommandExit: exit, TimedOut: timedOut,
 		Seconds:  time.Since(began).Round(time.Millisecond).Seconds(),
 		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, Retries: st.Retries,

@@ -24,7 +24,7 @@ var meaning = map[string]string{
 	CheckAttemptsPerRequest: "attempts per call the client made",
 	CheckHTTP429PerSuccess:  "429s per admitted request",
 	CheckHerd:               "share of retries on time that came back within 5 ms of their deadline (no jitter)",
-	CheckOverBudget:         "retries that came back later than the budget after their refusal",
+	CheckOverBudget:         "retries that came back later than the budget after their refusal, and refusals still slept on past it when the timeout ended the command",
 	CheckIncomplete:         "refusals nobody came back to, and requests still open at the end",
 }
 

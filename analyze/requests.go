@@ -1,0 +1,314 @@
+package analyze
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Success and failure of the requests themselves, beside the advised
+// waits of their 429s.
+//
+// Every ptuprobe attempt (a row of a results file, or a record Observed
+// live) is one request, put in exactly one outcome class:
+//
+//   - transport error: no response (status 0) or an error class (a
+//     timeout, a refused or reset connection, a body cut short: a 200
+//     whose body failed counts here, not as a success);
+//   - succeeded: a status from 200 to 299;
+//   - 429: refused by admission (the advised waits of the rest of the
+//     package);
+//   - 4xx: any other status from 400 to 499;
+//   - 5xx: a status from 500 to 599;
+//   - other: anything else (1xx, 3xx), counted as a failure too.
+//
+// Latency (latency_ms: the send to the end of the body) and time to first
+// byte (ttfb_ms: the send to the response headers; with --stream still
+// the headers, as docs/results.md says) are described over the successful
+// requests only, by the package's percentile (Hyndman–Fan type 7). Rates
+// are over the group's span. sent_ms counts from the start of each plan,
+// and a results file holds no clock time, so the span is built from what
+// the rows tell: the rows of one shape (burst, scheduled, any other) are
+// laid over one another from their starts — the workers of a fleet share
+// one start, and so do several files of one shape — and span from the
+// earliest sent_ms to the latest sent_ms + latency_ms; the spans of the
+// shapes are added, as characterize sends its burst plan, then its
+// scheduled plan. So a fleet's rate is the fleet's and characterize's the
+// whole run's, while runs of one shape made one after another count as if
+// side by side (their rate is the sum of theirs). Foreign CSVs hold 429
+// events only and add no request.
+//
+// Unlike the waits of 429s, the two latencies of every successful request
+// are kept (16 bytes a request) until the Analysis sorts them.
+
+// Requests describes the requests of a group (or of Overall): how many
+// succeeded and how the others failed, and the latency of the successful.
+type Requests struct {
+	Requests        int // ptuprobe attempts
+	Succeeded       int // status 2xx, no error
+	HTTP429         int // refused by admission
+	HTTP4xx         int // 4xx other than 429
+	HTTP5xx         int
+	TransportErrors int // status 0 or an error class
+	OtherStatus     int // 1xx, 3xx
+
+	// LatencyMS and TTFBMS are the latency_ms and ttfb_ms of the
+	// successful requests, sorted ascending (a request without a ttfb_ms
+	// is left out of TTFBMS).
+	LatencyMS []float64
+	TTFBMS    []float64
+	// OutputTokens sums the completion_tokens of the WithUsage successful
+	// requests that carry one.
+	OutputTokens int64
+	WithUsage    int
+	// spans are the spans of the requests of each shape (shapeIndex).
+	spans [3]sendSpan
+}
+
+// sendSpan is the span of the requests of one shape: the earliest sent_ms,
+// the latest sent_ms + latency_ms, over the timed requests that carry a
+// send time (both 0 when none does).
+type sendSpan struct {
+	firstSentMS, lastDoneMS float64
+	timed                   int
+}
+
+// shapeIndex is the span a row of shape goes to.
+func shapeIndex(shape string) int {
+	switch shape {
+	case results.ShapeBurst:
+		return 0
+	case results.ShapeScheduled:
+		return 1
+	}
+	return 2
+}
+
+// Failed is every request that did not succeed, admission's 429s included.
+func (r *Requests) Failed() int { return r.Requests - r.Succeeded }
+
+// FailedNotAdmission is every failure other than a 429: what a run whose
+// requests never reach the model shows.
+func (r *Requests) FailedNotAdmission() int { return r.Failed() - r.HTTP429 }
+
+// SuccessPct is the share of requests that succeeded, in percent; ok is
+// false without requests.
+func (r *Requests) SuccessPct() (pct float64, ok bool) {
+	if r.Requests == 0 {
+		return 0, false
+	}
+	return 100 * float64(r.Succeeded) / float64(r.Requests), true
+}
+
+// LatencyPercentile is the percent-th percentile of the successful
+// requests' latency_ms; NaN when none succeeded.
+func (r *Requests) LatencyPercentile(percent float64) float64 {
+	return percentileSorted(r.LatencyMS, percent)
+}
+
+// TTFBPercentile is the percent-th percentile of the successful requests'
+// ttfb_ms; NaN when none carries one.
+func (r *Requests) TTFBPercentile(percent float64) float64 {
+	return percentileSorted(r.TTFBMS, percent)
+}
+
+// SpanS is the span of the requests in seconds, the sum of the spans of
+// their shapes (see above); ok is false when it is not positive.
+func (r *Requests) SpanS() (s float64, ok bool) {
+	ms := 0.0
+	for _, sp := range r.spans {
+		if sp.timed > 0 {
+			ms += sp.lastDoneMS - sp.firstSentMS
+		}
+	}
+	if ms <= 0 {
+		return 0, false
+	}
+	return ms / 1000, true
+}
+
+// RequestsPerS is every request (any outcome) over the span.
+func (r *Requests) RequestsPerS() (float64, bool) {
+	s, ok := r.SpanS()
+	if !ok {
+		return 0, false
+	}
+	return float64(r.Requests) / s, true
+}
+
+// OutputTokensPerS is the successful requests' completion tokens over the
+// span; ok is false when no successful request carried a usage.
+func (r *Requests) OutputTokensPerS() (float64, bool) {
+	s, ok := r.SpanS()
+	if !ok || r.WithUsage == 0 {
+		return 0, false
+	}
+	return float64(r.OutputTokens) / s, true
+}
+
+// requestTally counts the requests of one raw group while files stream in.
+type requestTally struct {
+	Requests
+	latency, ttfb latencies
+}
+
+// latencies are the latencies of one kind, in the order counted.
+type latencies []float64
+
+func (l *latencies) add(v float64) { *l = append(*l, v) }
+
+// absorb appends o's latencies to l's.
+func (l *latencies) absorb(o *latencies) { *l = append(*l, *o...) }
+
+// appendTo appends l's latencies to dst.
+func (l *latencies) appendTo(dst []float64) []float64 { return append(dst, *l...) }
+
+// add counts one ptuprobe attempt.
+func (r *requestTally) add(rec *results.Record) {
+	r.Requests.Requests++
+	if rec.SentMS >= 0 {
+		r.spans[shapeIndex(rec.Shape)].widen(sendSpan{firstSentMS: rec.SentMS, lastDoneMS: rec.SentMS + max(rec.LatencyMS, 0), timed: 1})
+	}
+	switch s := rec.Status; {
+	case rec.Error != "" || s == 0:
+		r.TransportErrors++
+	case s >= 200 && s <= 299:
+		r.Succeeded++
+		if rec.LatencyMS >= 0 {
+			r.latency.add(rec.LatencyMS)
+		}
+		if rec.TTFBMS >= 0 {
+			r.ttfb.add(rec.TTFBMS)
+		}
+		if rec.CompletionTokens >= 0 {
+			r.OutputTokens += int64(rec.CompletionTokens)
+			r.WithUsage++
+		}
+	case s == 429:
+		r.HTTP429++
+	case s >= 400 && s <= 499:
+		r.HTTP4xx++
+	case s >= 500 && s <= 599:
+		r.HTTP5xx++
+	default:
+		r.OtherStatus++
+	}
+}
+
+// absorb adds o's requests to r's.
+func (r *requestTally) absorb(o *requestTally) {
+	r.Requests.add(&o.Requests)
+	r.latency.absorb(&o.latency)
+	r.ttfb.absorb(&o.ttfb)
+}
+
+// add adds o's counts and span to r's (not the latencies).
+func (r *Requests) add(o *Requests) {
+	r.Requests += o.Requests
+	r.Succeeded += o.Succeeded
+	r.HTTP429 += o.HTTP429
+	r.HTTP4xx += o.HTTP4xx
+	r.HTTP5xx += o.HTTP5xx
+	r.TransportErrors += o.TransportErrors
+	r.OtherStatus += o.OtherStatus
+	r.OutputTokens += o.OutputTokens
+	r.WithUsage += o.WithUsage
+	for i := range r.spans {
+		r.spans[i].widen(o.spans[i])
+	}
+}
+
+// widen makes s cover o too.
+func (s *sendSpan) widen(o sendSpan) {
+	switch {
+	case o.timed == 0:
+		return
+	case s.timed == 0:
+		s.firstSentMS, s.lastDoneMS = o.firstSentMS, o.lastDoneMS
+	default:
+		s.firstSentMS = min(s.firstSentMS, o.firstSentMS)
+		s.lastDoneMS = max(s.lastDoneMS, o.lastDoneMS)
+	}
+	s.timed += o.timed
+}
+
+// mergeRequests adds the requests of a raw group to g's, their latencies
+// appended (sorted by sortRequests).
+func (g *Group) mergeRequests(o *requestTally) {
+	g.Requests.add(&o.Requests)
+	g.Requests.LatencyMS = o.latency.appendTo(g.Requests.LatencyMS)
+	g.Requests.TTFBMS = o.ttfb.appendTo(g.Requests.TTFBMS)
+}
+
+// sortRequests sorts the latencies of each group, on every core, and
+// gives Overall the requests of them all: their latencies merged, or the
+// very slices of the one group that has any (an Analysis is read only).
+func sortRequests(overall *Group, groups []*Group) {
+	overall.Requests = Requests{}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		overall.Requests.add(&g.Requests)
+		for _, l := range []*[]float64{&g.Requests.LatencyMS, &g.Requests.TTFBMS} {
+			wg.Go(func() {
+				sem <- struct{}{}
+				slices.Sort(*l)
+				<-sem
+			})
+		}
+	}
+	wg.Wait()
+	overall.Requests.LatencyMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.LatencyMS })
+	overall.Requests.TTFBMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.TTFBMS })
+}
+
+// mergeOrShare merges the sorted latencies of each group (of), or returns
+// those of the one group that has any.
+func mergeOrShare(groups []*Group, of func(*Group) []float64) []float64 {
+	var runs [][]float64
+	n := 0
+	for _, g := range groups {
+		if l := of(g); len(l) > 0 {
+			runs, n = append(runs, l), n+len(l)
+		}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	return mergeSorted(runs, n)
+}
+
+// HasRequests reports whether the analysis counted any ptuprobe attempt:
+// without one (foreign CSVs alone) nothing is known of the requests, and
+// Overall.Requests holds zeros that mean "unknown", not "none failed".
+func (a *Analysis) HasRequests() bool { return a.Overall.Requests.Requests > 0 }
+
+// requestPercentiles are the percentiles of latency and ttfb published
+// and gated on (latency_p50_ms …): the name's suffix and its percent (100
+// for the maximum).
+var requestPercentiles = []struct {
+	Suffix  string
+	Percent float64
+}{{"p50_ms", 50}, {"p90_ms", 90}, {"p95_ms", 95}, {"p99_ms", 99}, {"max_ms", 100}}
+
+// percentileByName is latency_p99_ms, ttfb_p50_ms, … of r; NaN when
+// unknown or not measured.
+func (r *Requests) percentileByName(name string) float64 {
+	kind, suffix, _ := strings.Cut(name, "_")
+	for _, p := range requestPercentiles {
+		if p.Suffix != suffix {
+			continue
+		}
+		switch kind {
+		case "latency":
+			return r.LatencyPercentile(p.Percent)
+		case "ttfb":
+			return r.TTFBPercentile(p.Percent)
+		}
+	}
+	return math.NaN()
+}
