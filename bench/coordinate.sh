@@ -14,8 +14,15 @@
 #
 # Usage: bench/coordinate.sh [DURATION] [REPS] [RATE] [POLICY...]
 #        (default 30s 1 18 slots pace c=honor,cooldown=on)
+#    or: bench/coordinate.sh lab [POLICIES FLAGS...]
+#        the same question in the policy lab, in one process: `ptuprobe
+#        policies --clients 4 --load 3x --coordinate` against this Redis
+#        (default --policy slots --policy pace --policy cooldown
+#        --policy c=honor,cooldown=on), each policy alone and coordinated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lab=0; labargs=()
+if [ "${1:-}" = lab ]; then lab=1; shift; labargs=("$@"); set --; fi
 duration="${1:-30s}"; reps="${2:-1}"; rate="${3:-18}"
 shift $(( $# < 3 ? $# : 3 ))
 policies=("$@"); [ ${#policies[@]} -gt 0 ] || policies=(slots pace "c=honor,cooldown=on")
@@ -28,6 +35,12 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 rport=$(free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/redis.log" & pids+=($!)
 for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+if [ "$lab" = 1 ]; then
+  [ ${#labargs[@]} -gt 0 ] || labargs=(--policy slots --policy pace --policy cooldown --policy c=honor,cooldown=on)
+  "$work/ptuprobe" policies --clients 4 --load 3x --coordinate "redis://127.0.0.1:$rport/0" --out-dir "$work/lab" "${labargs[@]}"
+  exit
+fi
 
 summary() { # DIR → one line of figures over its worker-*.csv
   python3 - "$1" "$duration" <<'PY'

@@ -9,8 +9,8 @@
 # default 0), and vegeta sends as fast as 64 workers allow for DURATION
 # (attack -rate 0 -max-workers 64) the client's default request: about
 # 1,000 prompt tokens (4,000 characters) and max_tokens 100. Rounds:
-#   serve 429   --ptu 0.01 --burst-pct 0: every answer a 429 with its advice
-#   serve 200   --ptu 1000000 --ttft 0 --tpot 0: every answer a 200 at once
+#   serve 429   --sim-ptu 0.01 --sim-burst-pct 0: every answer a 429 with its advice
+#   serve 200   --sim-ptu 1000000 --sim-ttft 0 --sim-tpot 0: every answer a 200 at once
 #   loopback    bench/loopback -status 429: net/http answering a fixed 429
 # It prints answers per second, the share of each status, the server's CPU
 # seconds per 1,000 answers (user + system, from /proc) and its peak RSS.
@@ -56,6 +56,6 @@ print(f"{label:10} {len(rows) / span:12,.0f} {(c1 - c0) * 1000 / len(rows):10.3f
 
 chat=/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21
 printf '%-10s %12s %10s %9s   %s\n' server "answers/s" "cpu/1k" "RSS MB" statuses
-round "serve 429" "$chat" "$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 0.01 --burst-pct 0 --max-conns-per-client 0
-round "serve 200" "$chat" "$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --ttft 0 --tpot 0 --max-conns-per-client 0
+round "serve 429" "$chat" "$work/ptuprobe" serve --addr 127.0.0.1:0 --sim-ptu 0.01 --sim-burst-pct 0 --max-conns-per-client 0
+round "serve 200" "$chat" "$work/ptuprobe" serve --addr 127.0.0.1:0 --sim-ptu 1000000 --sim-ttft 0 --sim-tpot 0 --max-conns-per-client 0
 round loopback /v1/chat/completions "$work/loopback" -addr 127.0.0.1:0 -status 429

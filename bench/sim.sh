@@ -2,7 +2,7 @@
 # Throughput of the embedded simulator on loopback (never another address).
 #
 # Builds ptuprobe, runs `ptuprobe serve` twice — once overloaded so every
-# answer is a 429 (--ptu 0.01, no burst allowance), once with capacity to
+# answer is a 429 (--sim-ptu 0.01, no burst allowance), once with capacity to
 # spare and no latency so every answer is a 200 — and drives each with wrk
 # (or hey when wrk is missing) using the client's default request: about
 # 1,000 prompt tokens (4,000 characters) and max_tokens 100. Prints

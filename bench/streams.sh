@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Memory per open stream, on loopback only.
 #
-# Starts `ptuprobe serve --ptu 1000000 --tpot 50ms` (capacity to spare:
+# Starts `ptuprobe serve --sim-ptu 1000000 --sim-tpot 50ms` (capacity to spare:
 # every request a 200 streamed 16 tokens a chunk, 50 ms a token; TPOT
 # sets another) and at
 # each RATE runs `ptuprobe schedule --stream --max-tokens 200` for
@@ -43,7 +43,7 @@ fi
 if [ -n "${PTUPROBE:-}" ]; then cp "$PTUPROBE" "$work/ptuprobe"; else go build -o "$work/ptuprobe" .; fi
 case "${SERVER:-serve}" in
   serve)
-    "$work/ptuprobe" serve --addr 127.0.0.1:0 --ptu 1000000 --tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
+    "$work/ptuprobe" serve --addr 127.0.0.1:0 --sim-ptu 1000000 --sim-tpot "${TPOT:-50ms}" --max-conns-per-client 0 >"$work/serve.out" 2>&1 & srv_pid=$!
     for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
     url=$(head -n 1 "$work/serve.out")
     case "$url" in http://127.0.0.1:*) ;; *) echo "ptuprobe serve did not start: $url" >&2; exit 1 ;; esac

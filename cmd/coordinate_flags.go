@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,7 +34,7 @@ const DefaultCoordinatePasswordEnv = "REDIS_PASSWORD"
 func (f *ownerFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", "", "retry owner: a `NAME` of ptuprobe policies (honor, slots, pace, cooldown, honor-backoff… or NAME=BASE,key=value,…), with its jitter, advice and backoff, under --max-attempts (default 3 with --policy) and --retry-budget")
 	fs.StringVar(&f.coordinate, "coordinate", "", "share the retry owner's cooldown, slots and pace with every process naming the same target through the Redis at `URL`: redis://HOST:PORT/DB or rediss:// (without --policy, the shared cooldown is turned on); a Redis that fails leaves each decision to this process's own state")
-	fs.StringVar(&f.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, "name of the environment variable holding the --coordinate Redis password (never a flag value)")
+	fs.StringVar(&f.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
 }
 
 // policyOwner is the owner --policy names, under the fair caps of
@@ -73,9 +74,6 @@ func (f *ownerFlags) coordinator(ctx context.Context, p *admission.Policy, spec 
 	if f.coordinate == "" {
 		return nil, nil
 	}
-	if f.passwordEnv == "" {
-		return nil, usageError("--coordinate-password-env must name an environment variable")
-	}
 	if p == nil {
 		return nil, usageError("--coordinate shares a retry owner's state: give --max-attempts above 1 or --policy")
 	}
@@ -88,20 +86,90 @@ func (f *ownerFlags) coordinator(ctx context.Context, p *admission.Policy, spec 
 	warn := func(err error) {
 		fmt.Fprintf(stderr, "ptuprobe: warning: --coordinate: Redis failed (%v); each decision uses this process's own state until it answers again\n", err)
 	}
-	c, err := redisstate.Open(f.coordinate, os.Getenv(f.passwordEnv), redisstate.Options{Deployment: deploymentName(spec), Warn: warn})
-	if err != nil {
-		return nil, usageError("--coordinate: %v", err)
-	}
-	check, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
 	// A Redis that does not answer now is warned of at the first
-	// decision, once; one that refuses the password will not answer.
-	if err := c.Check(check); errors.Is(err, redisstate.ErrAuth) {
-		c.Close()
-		return nil, usageError("--coordinate: %v (the password is read from $%s)", err, f.passwordEnv)
+	// decision, once.
+	c, _, err := f.open(ctx, deploymentName(spec), warn)
+	if err != nil {
+		return nil, err
 	}
 	p.Coordinator = c
 	return c, nil
+}
+
+// open opens --coordinate on the state named deployment and pings it: a
+// bad URL or a refused password is a usage error naming the flag, before
+// any traffic; unanswered is why a Redis that did not answer the ping did
+// not (nil when it did).
+func (f *ownerFlags) open(ctx context.Context, deployment string, warn func(error)) (c *redisstate.Coordinator, unanswered, err error) {
+	if f.passwordEnv == "" {
+		return nil, nil, usageError("--coordinate-password-env must name an environment variable")
+	}
+	c, err = redisstate.Open(f.coordinate, os.Getenv(f.passwordEnv), redisstate.Options{Deployment: deployment, Warn: warn})
+	if err != nil {
+		return nil, nil, usageError("--coordinate: %v", err)
+	}
+	check, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.Check(check); err != nil {
+		if errors.Is(err, redisstate.ErrAuth) {
+			c.Close()
+			return nil, nil, usageError("--coordinate: %v (the password is read from $%s)", err, f.passwordEnv)
+		}
+		return c, err, nil
+	}
+	return c, nil, nil
+}
+
+// coordinatePasswordEnvUsage is --coordinate-password-env's help.
+const coordinatePasswordEnvUsage = "name of the environment variable holding the --coordinate Redis password (never a flag value)"
+
+// labCoordination is --coordinate for the policy lab: every client of a
+// coordinated run opens its own Coordinator on the run's namespace, as
+// the processes of a fleet would. A bad URL or a refused password is a
+// usage error and a Redis that does not answer an error, both before any
+// traffic (a coordinated run on the fallback alone would measure
+// nothing); a Redis lost mid-lab is warned of once, and the func returned
+// counts the decisions that fell back and closes what is left open.
+func (f *ownerFlags) labCoordination(ctx context.Context, stderr io.Writer) (*policylab.Coordination, func() int64, error) {
+	probe, unanswered, err := f.open(ctx, "ptuprobe policies: the check", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	probe.Close()
+	if unanswered != nil {
+		return nil, nil, fmt.Errorf("--coordinate: the Redis does not answer (%v): the coordinated runs would measure only each client's own state", unanswered)
+	}
+	var (
+		mu     sync.Mutex
+		opened []*redisstate.Coordinator
+		warned sync.Once
+	)
+	warn := func(err error) {
+		warned.Do(func() {
+			fmt.Fprintf(stderr, "ptuprobe: warning: --coordinate: Redis failed (%v); each decision uses its client's own state until it answers again\n", err)
+		})
+	}
+	password := os.Getenv(f.passwordEnv)
+	open := func(namespace string) (policylab.Shared, error) {
+		c, err := redisstate.Open(f.coordinate, password, redisstate.Options{Deployment: namespace, Warn: warn})
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		opened = append(opened, c)
+		mu.Unlock()
+		return c, nil
+	}
+	fallbacks := func() int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		n := int64(0)
+		for _, c := range opened {
+			n += c.Fallbacks()
+		}
+		return n
+	}
+	return &policylab.Coordination{Open: open}, fallbacks, nil
 }
 
 // deploymentName is what the fleet shares: the target as the flags name

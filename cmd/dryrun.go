@@ -153,6 +153,9 @@ func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
 		capacity, _ = policylab.CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
 		clock = "each on a virtual clock (seconds of wall time)"
 	}
+	if l.Coordinate != nil {
+		clock += fmt.Sprintf("; %s also coordinated through --coordinate's Redis, in real time", plural(uint64(l.CoordinatedPolicies()), "policy", "policies"))
+	}
 	var loads []string
 	peak := 0.0
 	for _, ld := range l.Loads {

@@ -129,11 +129,11 @@ func writeHelp(w io.Writer, c *cobra.Command, form helpForm) {
 			}
 		}
 	}
+	fmt.Fprintln(w)
 	if len(more) > 0 && form == helpFolded {
-		fmt.Fprintln(w)
 		writeWrapped(w, "Also: ", strings.Join(more, " "), "  ")
 	}
-	fmt.Fprintf(w, "\nEvery flag in full: %s --help --full (names: docs/flags.md).\n", c.CommandPath())
+	fmt.Fprintf(w, "Every flag in full: %s --help --full (names: docs/flags.md).\n", c.CommandPath())
 }
 
 type flagGroup struct {

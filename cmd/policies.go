@@ -45,6 +45,8 @@ type policiesCmd struct {
 	outDir      string
 	quiet       bool
 	dryRun      bool
+	// coord holds --coordinate and --coordinate-password-env.
+	coord ownerFlags
 }
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
@@ -58,15 +60,35 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		writeLabPlan(stdout, job, &pc.tf)
 		return nil
 	}
+	if job.Lab.Coordinate != nil {
+		coordination, fallbacks, err := pc.coord.labCoordination(c.Context(), stderr)
+		if err != nil {
+			return err
+		}
+		job.Lab.Coordinate = coordination
+		defer func() {
+			if n := fallbacks(); n > 0 {
+				fmt.Fprintf(stderr, "note: --coordinate: %d decisions fell back to their client's own state\n", n)
+			}
+		}()
+	}
 	if !pc.quiet {
 		total := job.Lab.Runs()
 		where := "on the embedded simulator, on a virtual clock"
 		if n := job.Lab.Named; n != nil {
 			expect := time.Duration(total)*(job.Lab.Duration+job.Lab.Budget) + time.Duration(max(total-1, 0))*n.Pause
 			where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", job.Lab.Planned(n.Capacity), expect.Round(time.Second))
+		} else if job.Lab.Coordinate != nil {
+			at := policylab.LoopbackRuns()
+			expect := time.Duration((total+at-1)/at) * (job.Lab.Duration + job.Lab.Budget)
+			where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
 		}
-		fmt.Fprintf(stderr, "ptuprobe: %d runs (%d policies × %d loads × %d fleet sizes × %d repeats) %s\n",
-			total, len(job.Lab.Policies), len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
+		policies := fmt.Sprintf("%d policies", len(job.Lab.Policies))
+		if job.Lab.Coordinate != nil {
+			policies = fmt.Sprintf("(%d policies + %d coordinated)", len(job.Lab.Policies), job.Lab.CoordinatedPolicies())
+		}
+		fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
+			total, policies, len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
 		step := max(1, total/policyProgressInterval)
 		job.Lab.Progress = func(done, total int) {
 			if done%step == 0 || done == total {
@@ -96,7 +118,7 @@ func (pc *policiesCmd) names() flagNames {
 		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--retry-budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
-		"MaxTokens": "--max-tokens", "OutDir": "--out-dir",
+		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
 	})
 }
 
@@ -137,6 +159,9 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 	} else if pc.capacity != 0 || pc.fallback != "" {
 		return policylab.Job{}, usageError("--capacity and --fallback-deployment are for a named target (--endpoint or --url); the simulator's capacity follows from its model")
 	}
+	if pc.coord.coordinate != "" {
+		lab.Coordinate = &policylab.Coordination{} // opened by run, once the flags are checked
+	}
 	job := policylab.Job{Lab: lab, OutDir: pc.outDir}
 	if err := job.Lab.Validate(); err != nil {
 		return job, settingError(err, pc.names())
@@ -171,18 +196,18 @@ func init() {
 		c := &cobra.Command{
 			Use:   "policies",
 			Short: "Compare client retry policies fairly, over load and fleet size, and recommend one",
-			Long: `policies answers "what should my client do with a 429?" by measuring it, on
-the embedded simulator's virtual clock (the same flags, the same policies.csv,
-in seconds): arrivals at each --load over --clients instances, each a retry
-owner configured as the policy, under one --retry-budget and --max-attempts
-(none, sdk and stacked keep their own caps), --repeat times.
-
-Built-in policies (fixed:D and poll:D take 50ms to 1m):
+			Long: `policies answers "what should my client do with a 429?" by measuring it on the
+embedded simulator's virtual clock (the same flags, the same policies.csv, in
+seconds): arrivals at each --load over --clients instances, each a retry owner
+set as the policy, under one --retry-budget and --max-attempts, --repeat times.
+Built-in policies (fixed:D and poll:D take 50ms to 1m; none, sdk and stacked keep their caps):
 ` + policyHelp() + `Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait, fallback,
 cooldown, advice, backoff, slots, pace (docs/policies.md); e.g. --policy 'mine=honor,jitter=1'.
 The printed table, policies.md and report.html open with a Recommendation per
 load. A named target (--endpoint or --url) runs on the wall clock, --pause
-apart; loads as multiples need --capacity (from calibrate).`,
+apart; loads as multiples need --capacity (from calibrate). --coordinate runs
+the policies with a cooldown, slots or pace alone and coordinated through
+Redis, in real time ('ptuprobe help fleet').`,
 			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
   ptuprobe policies --out-dir lab
 
@@ -208,6 +233,8 @@ apart; loads as multiples need --capacity (from calibrate).`,
 		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
 		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
 		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
+		fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
+		fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
 		pc.tf.add(fs)
 		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 			if fs.Lookup(f) != nil {

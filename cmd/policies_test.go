@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ptuprobe/ptuprobe/internal/redisserver"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -118,6 +121,10 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "budget", "--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "5/s"}, "--fallback-deployment"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME"}, "--capacity"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "50/s", "--duration", "10m"}, "--max-requests"},
+		{[]string{"--policy", "honor", "--coordinate", "redis://127.0.0.1:1/0"}, "--coordinate"},
+		{[]string{"--policy", "slots", "--coordinate", "http://127.0.0.1:1"}, "--coordinate"},
+		{[]string{"--policy", "slots", "--coordinate", "redis://:hunter2@127.0.0.1:1/0"}, "--coordinate"},
+		{[]string{"--policy", "slots", "--coordinate", "redis://127.0.0.1:1/0", "--coordinate-password-env", ""}, "--coordinate-password-env"},
 	} {
 		out := filepath.Join(dir, "lab")
 		code, _, stderr := runCLI(context.Background(), append([]string{"policies", "--out-dir", out, "--quiet"}, tt.args...)...)
@@ -127,5 +134,61 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: wrote %s before refusing", tt.args, out)
 		}
+		if strings.Contains(stderr, "hunter2") {
+			t.Errorf("%v: the password is in the output: %q", tt.args, stderr)
+		}
+	}
+}
+
+// TestPoliciesCoordinated: with --coordinate the lab runs pace alone and
+// coordinated, side by side on the wall clock, and the coordinated run's
+// four clients share one pace in Redis: one key, where clients with
+// state of their own would make four and the run alone none. A Redis
+// that does not answer is refused before any traffic (a refused password
+// goes through the same check as burst's, TestCoordinateThroughRedis).
+func TestPoliciesCoordinated(t *testing.T) {
+	t.Parallel()
+	rs := redisserver.Start(t)
+	url := "redis://" + rs.Addr + "/0"
+	lab := []string{"policies", "--quiet", "--policy", "pace", "--clients", "4", "--load", "3x", "--duration", "1s",
+		"--retry-budget", "300ms", "--repeat", "1", "--max-tokens", "20"}
+
+	dir := filepath.Join(t.TempDir(), "lab")
+	code, stdout, stderr := runCLI(context.Background(), append(lab, "--out-dir", dir, "--coordinate", url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rc.Close()
+	keys := rc.Keys(context.Background(), "*").Val()
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], "ptuprobe:{") || !strings.HasSuffix(keys[0], "}:pace") {
+		t.Errorf("keys %q; want one pace, shared by the coordinated run's clients", keys)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "policies.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 3 || rows[1][0] != "pace" || rows[2][0] != "pace (coordinated)" || rows[0][len(rows[0])-6] != "coordinated" || rows[2][len(rows[2])-6] != "true" {
+		t.Fatalf("policies.csv: %v %v", rows, err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "policies.md"))
+	for _, want := range []string{"## Coordinated against alone", "pace, 3x, 4 clients — ", "not byte-reproducible"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("policies.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(stdout, "Coordinated against alone") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+
+	rs.Stop()
+	dir = filepath.Join(t.TempDir(), "gone")
+	code, _, stderr = runCLI(context.Background(), append(lab, "--out-dir", dir, "--coordinate", url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET")...)
+	if code == 0 || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: the Redis does not answer") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("Redis gone: exit %d, stderr %q; want one line naming --coordinate", code, stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("wrote %s with Redis gone", dir)
 	}
 }

@@ -72,8 +72,10 @@ func simFlagNames(prefix string) flagNames {
 }
 
 // addSimFlags registers the simulator's flags on fs, bound to c, each
-// name prefixed by prefix: `serve` uses "", commands that also have client
-// flags of the same name (--seed, --time-scale) use "sim-".
+// name prefixed by prefix: "sim-" on every command (serve's old bare names
+// are aliases, cmd/aliases.go), as the traffic commands have client flags
+// of the same names (--seed, --deployment). Each is annotated so help
+// lists it once, in 'ptuprobe help simulator'.
 func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	n := func(field string) string { return prefix + simFlags[field] }
 	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment), gateway (per-key/per-org ceilings) or window (a fixed-window limiter, as express-rate-limit and most API gateways)")

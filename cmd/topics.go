@@ -88,5 +88,17 @@ through Redis; a Redis that fails leaves each decision to the worker's own
 state. deploy/kubernetes runs such a fleet as an Indexed Job.
 
   ptuprobe characterize --shard 1/4 --start-at 2026-05-01T12:00:00Z --out-dir worker-1
-  ptuprobe analyze worker-*/results.csv --out-dir fleet`,
+  ptuprobe analyze worker-*/results.csv --out-dir fleet
+
+'ptuprobe policies --coordinate redis://HOST:PORT/DB' makes each client of
+the lab's fleet a process of its own (its own cooldown, slots and pace),
+and runs every policy with a cooldown, slots or a pace twice on the same
+arrivals: alone, and coordinated, its clients sharing that state through
+Redis (the password from the variable --coordinate-password-env names).
+Redis keeps wall time, so these runs go in real time, each on a fresh
+embedded simulator on loopback, a few at a time: not byte-reproducible.
+policies.md compares each pair with the claim that coordination halves the
+429s per success with no fewer successes and no starved client.
+
+  ptuprobe policies --policy slots --policy pace --clients 4 --load 3x --coordinate redis://127.0.0.1:6379/0`,
 	completionIndexEnv, campaign.Roughly(campaign.StartTolerance), campaign.Roughly(campaign.MaxStartAhead))

@@ -2,6 +2,7 @@ package policylab
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,33 @@ var csvColumns = []csvColumn{
 	{"goodput_per_s_max", func(r *Row) string { return known(r.GoodputMax, 3) }},
 }
 
-// CSVColumns is the header of policies.csv.
+// coordinatedColumns close the lines of a coordinated lab's
+// policies.csv (Sweep.Coordinated), after csvColumns: whether the row's
+// clients shared their state, the lowest and highest client's success
+// and the widest gap between them within one repeat,
+// the calls to the Coordinator and those that fell back to a client's
+// own state.
+// Other labs' files do not have them.
+var coordinatedColumns = []csvColumn{
+	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
+	{"client_success_pct_min", func(r *Row) string { return known(r.ClientSuccessPctMin, 2) }},
+	{"client_success_pct_max", func(r *Row) string { return known(r.ClientSuccessPctMax, 2) }},
+	{"client_spread_pts", func(r *Row) string { return known(r.ClientSpreadPts, 2) }},
+	{"coordinator_calls", func(r *Row) string { return strconv.FormatInt(r.CoordinatorCalls, 10) }},
+	{"fallbacks", func(r *Row) string { return strconv.FormatInt(r.Fallbacks, 10) }},
+}
+
+// columnsOf are the columns of s's policies.csv.
+func columnsOf(s Sweep) []csvColumn {
+	if s.Coordinated {
+		return append(slices.Clip(csvColumns), coordinatedColumns...)
+	}
+	return csvColumns
+}
+
+// CSVColumns is the header of policies.csv (a coordinated lab's adds
+// coordinated, client_success_pct_min, client_success_pct_max,
+// client_spread_pts, coordinator_calls and fallbacks).
 func CSVColumns() []string {
 	names := make([]string, len(csvColumns))
 	for i, c := range csvColumns {
@@ -73,10 +100,17 @@ func CSVColumns() []string {
 // WriteCSV writes policies.csv: the header, then one line per row of the
 // sweep, in the sweep's order.
 func WriteCSV(w io.Writer, s Sweep) error {
+	columns := columnsOf(s)
 	var b strings.Builder
-	b.WriteString(strings.Join(CSVColumns(), ",") + "\n")
+	for j, c := range columns {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.name)
+	}
+	b.WriteByte('\n')
 	for i := range s.Rows {
-		for j, c := range csvColumns {
+		for j, c := range columns {
 			if j > 0 {
 				b.WriteByte(',')
 			}

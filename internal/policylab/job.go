@@ -55,6 +55,9 @@ func (l *Lab) Validate() error {
 			return valid.Errorf("Clients", "each fleet size must be from 1 to %d", MaxClients)
 		}
 	}
+	if l.Coordinate != nil && l.CoordinatedPolicies() == 0 {
+		return valid.Errorf("Coordinate", "shares a retry owner's cooldown, slots or pace, which none of the policies has: name slots, pace, cooldown or a custom spec with slots, pace or cooldown on")
+	}
 	if l.Named != nil {
 		return l.validateNamed()
 	}

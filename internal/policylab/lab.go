@@ -108,6 +108,11 @@ type Lab struct {
 	// Named, when set, is a real deployment to run the lab against
 	// instead of the simulator (Sim then only seeds the arrivals).
 	Named *Named
+	// Coordinate, when set, makes the lab a coordinated one (see
+	// Coordination): each client a process apart, and every policy that
+	// has state to share run twice, alone and coordinated; on the wall
+	// clock, against the embedded simulator on loopback unless Named.
+	Coordinate *Coordination
 }
 
 // MaxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
@@ -115,7 +120,23 @@ const MaxRuns = 20_000
 
 // Runs is the number of runs the lab makes.
 func (l *Lab) Runs() int {
-	return len(l.Policies) * len(l.Loads) * len(l.Clients) * max(l.Repeat, 1)
+	policies := len(l.Policies)
+	if l.Coordinate != nil {
+		policies += l.CoordinatedPolicies()
+	}
+	return policies * len(l.Loads) * len(l.Clients) * max(l.Repeat, 1)
+}
+
+// CoordinatedPolicies counts the policies a coordinated lab runs twice:
+// those with a shared cooldown, Slots or a Pace.
+func (l *Lab) CoordinatedPolicies() int {
+	n := 0
+	for _, s := range l.Policies {
+		if s.Fair(l.Budget, l.MaxAttempts).shares() {
+			n++
+		}
+	}
+	return n
 }
 
 // labCell is one (policy, load, clients) of the sweep.
@@ -123,12 +144,15 @@ type labCell struct {
 	spec    Spec
 	load    Load
 	clients int
+	// coordinated: the run's clients share their state (Lab.Coordinate).
+	coordinated bool
 }
 
 // Run runs every (policy, load, clients, repeat): on the simulator each
 // on its own simulator and virtual clock, spread over the machine's cores
 // (the result does not depend on how), against a Named target one after
-// another on the wall clock. It returns the Sweep of every row whose runs
+// another on the wall clock; a coordinated lab (Coordinate) on the wall
+// clock, on loopback simulators a few at a time or against Named in turn. It returns the Sweep of every row whose runs
 // all completed.
 func Run(ctx context.Context, l Lab) (Sweep, error) {
 	capacity, formula := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
@@ -151,25 +175,39 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 		s = s.Fair(l.Budget, l.MaxAttempts)
 		for _, ld := range l.Loads {
 			for _, n := range l.Clients {
-				cells = append(cells, labCell{s, ld, n})
+				cells = append(cells, labCell{spec: s, load: ld, clients: n})
 			}
 		}
+	}
+	if l.Coordinate != nil {
+		if l.Coordinate.Open == nil {
+			return sw, fmt.Errorf("policylab: a coordinated lab without Coordination.Open")
+		}
+		cells = coordinatedCells(cells)
+		sw.Coordinated, sw.Deterministic = true, false
 	}
 	var (
 		outs   []runOutcome
 		done   []bool
 		runErr error
 	)
-	if l.Named != nil {
+	switch {
+	case l.Named != nil:
 		outs, done, runErr = runNamed(ctx, l, cells, repeat)
-	} else {
+	case l.Coordinate != nil:
+		outs, done, runErr = runLoopback(ctx, l, cells, repeat, capacity)
+	default:
 		outs, done, runErr = runVirtual(ctx, l, cells, repeat, capacity)
 	}
 	for i, c := range cells {
 		if !allDone(done[i*repeat : (i+1)*repeat]) {
 			continue
 		}
-		sw.Rows = append(sw.Rows, rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat]))
+		r := rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat])
+		if c.coordinated {
+			r.Policy, r.Coordinated = r.Policy+CoordinatedSuffix, true
+		}
+		sw.Rows = append(sw.Rows, r)
 	}
 	if ctx.Err() != nil {
 		return sw, ErrInterrupted
@@ -234,7 +272,8 @@ func allDone(d []bool) bool {
 func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs []runOutcome) Row {
 	r := Row{Policy: s.Name, Models: s.Models, Fallback: s.Fallback, Load: ld.Text, LoadX: -1, RatePerS: ld.rate(capacity), Clients: clients,
 		MaxAttempts: s.Attempts, Budget: s.Budget, Repeats: len(outs), CapacitySharePct: -1,
-		SuccessPctMin: math.Inf(1), SuccessPctMax: math.Inf(-1), GoodputMin: math.Inf(1), GoodputMax: math.Inf(-1)}
+		SuccessPctMin: math.Inf(1), SuccessPctMax: math.Inf(-1), GoodputMin: math.Inf(1), GoodputMax: math.Inf(-1),
+		ClientSuccessPctMin: -1, ClientSuccessPctMax: -1, ClientSpreadPts: -1}
 	if capacity > 0 {
 		r.LoadX = r.RatePerS / capacity
 	}
@@ -248,6 +287,8 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		r.HTTP429 += o.HTTP429
 		r.OverBudget += o.OverBudget
 		r.EarlyRetries += o.EarlyReturns
+		r.Fallbacks += o.Fallbacks
+		r.CoordinatorCalls += o.CoordinatorCalls
 		r.SuccessE2E = append(r.SuccessE2E, o.SuccessE2E...)
 		pct := 0.0
 		if o.Requests > 0 {
@@ -257,6 +298,14 @@ func rowOf(s Spec, ld Load, clients int, capacity float64, d time.Duration, outs
 		goodput += g
 		r.SuccessPctMin, r.SuccessPctMax = min(r.SuccessPctMin, pct), max(r.SuccessPctMax, pct)
 		r.GoodputMin, r.GoodputMax = min(r.GoodputMin, g), max(r.GoodputMax, g)
+		if len(o.ClientSuccessPct) > 0 {
+			lo, hi := slices.Min(o.ClientSuccessPct), slices.Max(o.ClientSuccessPct)
+			if r.ClientSuccessPctMin < 0 || lo < r.ClientSuccessPctMin {
+				r.ClientSuccessPctMin = lo
+			}
+			r.ClientSuccessPctMax = max(r.ClientSuccessPctMax, hi)
+			r.ClientSpreadPts = max(r.ClientSpreadPts, hi-lo)
+		}
 	}
 	if r.Requests > 0 {
 		r.SuccessPct = 100 * float64(r.Succeeded) / float64(r.Requests)

@@ -40,6 +40,12 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 	for i := range groups {
 		b.WriteString("\n### " + groups[i].Name() + "\n\n" + rankedTable(&groups[i]).markdown())
 	}
+	if lines := coordinationLines(s); len(lines) > 0 {
+		b.WriteString("\n## Coordinated against alone\n\n" + coordinationIntro + claimText + ".\n\n")
+		for _, l := range lines {
+			b.WriteString("- " + l + "\n")
+		}
+	}
 	var ambition []string
 	for i := range groups {
 		if a, ok := groups[i].AmbitionSentence(); ok {

@@ -35,6 +35,14 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 			report.Block{Table: rankedTable(&groups[i]).page()})
 	}
 
+	coordination := report.Section{ID: "coordination", Heading: "Coordinated against alone",
+		Blocks: []report.Block{{Para: report.Plain(coordinationIntro + claimText + ".")}}}
+	var compared []report.Text
+	for _, l := range coordinationLines(s) {
+		compared = append(compared, report.Plain(l))
+	}
+	coordination.Blocks = append(coordination.Blocks, report.Block{List: compared})
+
 	ambition := report.Section{ID: "ambition", Heading: "The ambition", Blocks: []report.Block{{Para: report.Plain(ambitionIntro)}}}
 	var reached []report.Text
 	for i := range groups {
@@ -58,6 +66,9 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 		Lead:     report.Plain(lead),
 		Footer:   report.PublishedFooter(),
 		Sections: []report.Section{rec, ranking},
+	}
+	if len(compared) > 0 {
+		p.Sections = append(p.Sections, coordination)
 	}
 	if len(reached) > 0 {
 		p.Sections = append(p.Sections, ambition)

@@ -59,6 +59,27 @@ type Row struct {
 	// SuccessE2E are the successful requests' end-to-end latencies in ms,
 	// sorted, pooled over the repeats: the latency ECDF.
 	SuccessE2E []float64
+
+	// Coordinated: the fleet's clients shared their retry owners' state
+	// through the lab's Coordination (Policy then ends in
+	// CoordinatedSuffix); in a coordinated lab the other rows' clients
+	// each kept their own, as separate processes do.
+	Coordinated bool
+	// ClientSuccessPctMin and ClientSuccessPctMax are the lowest and the
+	// highest success share of one client of the fleet, over the repeats
+	// (-1 when not measured: the virtual clock's rows).
+	ClientSuccessPctMin, ClientSuccessPctMax float64
+	// ClientSpreadPts is the widest gap, in points, between the slowest
+	// and the fastest client's success share within one repeat (-1 when
+	// not measured): what "no client starved" is judged on, run by run.
+	ClientSpreadPts float64
+	// Fallbacks are the decisions of a coordinated row's clients taken on
+	// their own state because the Coordinator failed (Redis slower than
+	// its call timeout, or down), summed over the repeats.
+	Fallbacks int64
+	// CoordinatorCalls are its clients' calls to the Coordinator, the
+	// shared decisions of which Fallbacks are a part.
+	CoordinatorCalls int64
 }
 
 // Sweep is what a lab measured: a Row per (policy, load, clients) in the
@@ -81,4 +102,7 @@ type Sweep struct {
 	// Deterministic is true on the embedded simulator: the rows are a
 	// function of the flags and the seed alone.
 	Deterministic bool
+	// Coordinated is a coordinated lab's sweep (Lab.Coordinate): on the
+	// wall clock, clients apart, policies alone and coordinated.
+	Coordinated bool
 }

@@ -179,6 +179,9 @@ func fairness(s Sweep) string {
 			fmt.Fprintf(&b, " %s had %d %s and %s%s", strings.Join(fairCaps[c], ", "), c.attempts, plural(c.attempts, "attempt", "attempts"), c.budget, sep)
 		}
 	}
+	if s.Coordinated {
+		b.WriteString(" A row marked" + CoordinatedSuffix + " ran with the same caps and arrivals as the row of its policy, its clients sharing their retry owners' state through the --coordinate Redis; in the other rows each client kept its own, as separate processes do.")
+	}
 	if len(modelled) > 0 {
 		var descs []string
 		for _, n := range modelled {
@@ -204,7 +207,10 @@ func method(s Sweep) []string {
 		capacity = "Capacity: unknown (" + orNone(s.CapacityFormula) + "); capacity shares are left empty."
 	}
 	clock := "Clock: deterministic — on the embedded simulator the rows are a function of the flags and the seed alone: the same flags give the same files on any machine."
-	if !s.Deterministic {
+	switch {
+	case s.Coordinated && s.Limiter != "the named target":
+		clock = "Clock: wall clock — with --coordinate the runs went in real time (Redis's expiries are wall time), each against a fresh embedded simulator on loopback, a few at a time: a rerun differs a little, and the files are not byte-reproducible."
+	case !s.Deterministic:
 		clock = "Clock: wall clock — against a real target the policies ran in turn in real time, so a rerun can differ by what the deployment served meanwhile."
 	}
 	return []string{

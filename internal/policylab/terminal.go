@@ -65,6 +65,15 @@ func PrintTable(w io.Writer, s Sweep) error {
 				ratio(r.AttemptsPerSuccess), ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
 		}
 	}
+	if cs := Comparisons(s); len(cs) > 0 {
+		b.WriteString("\nCoordinated against alone (same arrivals and caps; alone, each client keeps its own state)\n")
+		for _, c := range cs {
+			a, o := &c.Alone, &c.Coordinated
+			fmt.Fprintf(&b, "  %s: %s\n    429/succ %s -> %s, successes %d -> %d, client gap %s -> %s points%s\n", c.Name(), c.Verdict(),
+				ratio(a.HTTP429PerSuccess), ratio(o.HTTP429PerSuccess), a.Succeeded, o.Succeeded,
+				ratio10(a.ClientSpreadPts), ratio10(o.ClientSpreadPts), fellBack(o.Fallbacks, o.CoordinatorCalls))
+		}
+	}
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
 		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")

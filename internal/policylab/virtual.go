@@ -59,6 +59,14 @@ type runOutcome struct {
 	InPlan                   int
 	EarlyReturns, SDKRetries int
 	SuccessE2E               []float64 // ms, sorted
+	// ClientSuccessPct is each client's share of its requests that
+	// succeeded (wall-clock runs only; nil on the virtual clock).
+	ClientSuccessPct []float64
+	// Fallbacks are the decisions a coordinated run's clients took on
+	// their own state because the Coordinator failed.
+	Fallbacks int64
+	// CoordinatorCalls are the shared decisions they made in all.
+	CoordinatorCalls int64
 }
 
 // arrivals are the plan's offsets: Rate per second for Duration, evenly

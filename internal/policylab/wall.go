@@ -3,7 +3,9 @@ package policylab
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
@@ -34,14 +36,18 @@ type Named struct {
 }
 
 // Planned is the number of requests the lab offers a named target: every
-// run's arrivals.
+// run's arrivals, a coordinated lab's twins included.
 func (l *Lab) Planned(capacity float64) int {
 	n := 0
 	for _, ld := range l.Loads {
 		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration}
 		n += v.count()
 	}
-	return n * len(l.Policies) * len(l.Clients) * max(l.Repeat, 1)
+	policies := len(l.Policies)
+	if l.Coordinate != nil {
+		policies += l.CoordinatedPolicies() // run twice
+	}
+	return n * policies * len(l.Clients) * max(l.Repeat, 1)
 }
 
 // runNamed runs the lab against the named target, in turn.
@@ -49,6 +55,7 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 	outs := make([]runOutcome, len(cells)*repeat)
 	done := make([]bool, len(outs))
 	finished := 0
+	id := labID()
 	for k := range repeat {
 		for i, c := range cells {
 			if finished > 0 && sleep.For(ctx, l.Named.Pause) != nil {
@@ -56,11 +63,18 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 			}
 			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Poisson: l.Poisson,
 				Clients: c.clients, Seed: uint64(l.Sim.Seed) + uint64(k), Budget: l.Budget}
-			out, err := v.runNamed(ctx, l.Named.Target)
+			j := i*repeat + k
+			f := wallFleet{target: l.Named.Target}
+			if l.Coordinate != nil {
+				f.apart = true
+				if c.coordinated {
+					f.open, f.namespace = l.Coordinate.Open, namespace(id, j)
+				}
+			}
+			out, err := v.runWall(ctx, f)
 			if err != nil {
 				return outs, done, err
 			}
-			j := i*repeat + k
 			outs[j], done[j] = out, true
 			finished++
 			if l.Progress != nil {
@@ -71,21 +85,25 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 	return outs, done, nil
 }
 
-// runNamed plays the plan once against a named target, each client its
-// own client.Target with its own retry owner, and counts what the rows
-// of its attempts say (the client's own count of early retries: no
-// simulator witnesses them).
-func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runOutcome, error) {
-	clients, err := v.namedClients(target)
-	if err != nil {
-		return runOutcome{}, err
-	}
+// runWall plays the plan once on the wall clock against f's target, each
+// client its own client.Target with its own retry owner, and counts what
+// the rows of its attempts say (the client's own count of early retries:
+// a named target witnesses none for the lab).
+func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, error) {
+	f.calls = new(atomic.Int64)
+	clients, shared, err := v.wallClients(f)
 	defer func() {
 		for _, c := range clients {
 			c.Close()
 		}
+		for _, s := range shared {
+			s.Close()
+		}
 	}()
-	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration),
+	if err != nil {
+		return runOutcome{}, err
+	}
+	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration), clients: len(clients),
 		reqs: map[int]*wallRequest{}}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -97,44 +115,67 @@ func (v *virtualRun) runNamed(ctx context.Context, target campaign.Target) (runO
 		first.RunID, first.Group, first.Shape, first.Seq, first.Attempt = "lab", v.Spec.Name, "schedule", i, 1
 		first.IntendedMS, first.SentMS = ms(at), ms(time.Since(start))
 		c := clients[i%len(clients)]
+		tally.dispatch(i)
 		wg.Go(func() { c.Send(ctx, first, start, ctx, tally.observe) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return runOutcome{}, ctx.Err()
 	}
-	return tally.outcome(), nil
+	out := tally.outcome()
+	for _, s := range shared {
+		out.Fallbacks += s.Fallbacks()
+	}
+	out.CoordinatorCalls = f.calls.Load()
+	return out, nil
 }
 
-// namedClients builds the fleet's clients: one client.Target each, its
-// own Owner (and so its own cooldown and pace), the fleet's Slots shared.
-func (v *virtualRun) namedClients(target campaign.Target) ([]*client.Target, error) {
+// wallClients builds the fleet's clients: one client.Target each, its
+// own Owner (and so its own cooldown and pace), the fleet's Slots shared
+// in process unless f keeps the clients apart, and each client's
+// Coordinator on f's namespace when f coordinates them. What it opened
+// is returned with an error too, to close.
+func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error) {
 	slots := v.fleetSlots()
-	out := make([]*client.Target, 0, max(v.Clients, 1))
+	var out []*client.Target
+	var shared []Shared
 	for i := range max(v.Clients, 1) {
+		if f.apart {
+			slots = v.fleetSlots()
+		}
 		p, err := v.clientPolicy(i, slots)
 		if err != nil {
-			return nil, err
+			return out, shared, err
 		}
-		t := target
+		if f.open != nil {
+			s, err := f.open(f.namespace)
+			if err != nil {
+				return out, shared, err
+			}
+			shared = append(shared, s)
+			p.Coordinator = counted{s, f.calls}
+		}
+		t := f.target
+		if f.keyed {
+			key := "lab-client-" + strconv.Itoa(i)
+			t.Getenv = func(string) string { return key }
+		}
 		t.Owner, t.PolicyName, t.Fallback = p, v.Spec.Name, v.Spec.Fallback
 		t.AppAttempts, t.AppDelay, t.MarkSDKRetries = v.Spec.AppAttempts, v.Spec.AppDelay, v.Spec.SDK
 		c, err := t.Client()
 		if err != nil {
-			for _, o := range out {
-				o.Close()
-			}
-			return nil, err
+			return out, shared, err
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, shared, nil
 }
 
 // wallTally counts a named run's rows as they come (from many requests'
 // goroutines at once).
 type wallTally struct {
 	budgetMS, planMS float64
+	clients          int // arrival i went to client i % clients
 
 	mu   sync.Mutex
 	reqs map[int]*wallRequest
@@ -144,18 +185,32 @@ type wallTally struct {
 type wallRequest struct {
 	firstSent, lastEnd float64
 	lastStatus         int
+	seen               bool // a row of it came
 	sent, redirected   bool
 	prevReady          float64 // when the previous attempt's advised wait ended; -1: none
+}
+
+// dispatch counts arrival seq as a request before it is sent: one the
+// owner refuses before its first send (a pace or a cooldown that does
+// not fit the budget) has no row, and is given up unsent.
+func (w *wallTally) dispatch(seq int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reqs[seq] = &wallRequest{prevReady: -1}
+	w.out.Requests++
 }
 
 func (w *wallTally) observe(r *results.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.reqs[r.Seq]
-	if q == nil {
-		q = &wallRequest{firstSent: r.SentMS, prevReady: -1}
+	if q == nil { // not dispatched: counted from its first row
+		q = &wallRequest{prevReady: -1}
 		w.reqs[r.Seq] = q
 		w.out.Requests++
+	}
+	if !q.seen {
+		q.seen, q.firstSent = true, r.SentMS
 	}
 	if r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced {
 		return // refused locally: nothing reached the deployment
@@ -181,11 +236,21 @@ func (w *wallTally) outcome() runOutcome {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := w.out
-	for _, q := range w.reqs {
+	requests, succeeded := make([]int, max(w.clients, 1)), make([]int, max(w.clients, 1))
+	for seq, q := range w.reqs {
 		if q.redirected {
 			out.Redirected++
 		}
+		before := out.Succeeded
 		out.end(q.sent, q.lastStatus, q.lastEnd-q.firstSent, w.budgetMS, q.lastEnd <= w.planMS)
+		i := seq % len(requests)
+		requests[i]++
+		succeeded[i] += out.Succeeded - before
+	}
+	for i := range requests {
+		if requests[i] > 0 {
+			out.ClientSuccessPct = append(out.ClientSuccessPct, 100*float64(succeeded[i])/float64(requests[i]))
+		}
 	}
 	return out
 }
