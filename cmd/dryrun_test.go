@@ -76,6 +76,12 @@ func TestDryRunSendsNothing(t *testing.T) {
 			t.Errorf("%v: the output names the target's address", tt.args)
 		}
 	}
+	// The lab coordinated through a Redis: the dry run does not dial it.
+	code, stdout, stderr := runCLI(context.Background(), "policies", "--dry-run", "--policy", "slots", "--policy", "honor", "--repeat", "1", "--load", "2x",
+		"--coordinate", "redis://"+addr+"/0", "--out-dir", filepath.Join(dir, "lab"))
+	if code != 0 || !strings.Contains(stdout, "1 policy also coordinated through --coordinate's Redis") {
+		t.Errorf("policies --coordinate --dry-run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	if n := conns.Load(); n != 0 {
 		t.Errorf("%d connections made by dry runs", n)
 	}
