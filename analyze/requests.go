@@ -27,8 +27,9 @@ import (
 //   - other: anything else (1xx, 3xx), counted as a failure too.
 //
 // Latency (latency_ms: the send to the end of the body) and time to first
-// byte (ttfb_ms: the send to the response headers; with --stream still
-// the headers, as docs/results.md says) are described over the successful
+// byte (ttfb_ms: the send to the response headers, or for a streamed
+// answer to its first event, its time to first token: docs/results.md)
+// are described over the successful
 // requests only, by the package's percentile (Hyndman–Fan type 7). Rates
 // are over the group's span. sent_ms counts from the start of each plan,
 // and a results file holds no clock time, so the span is built from what

@@ -22,7 +22,7 @@ var requestsIntro = cat(
 	Code("4xx"), Plain(" every other 4xx; "),
 	Code("transport"), Plain(" no response or an error class (a refused connection, a timeout, a body cut short). "),
 	Plain("Latency ("), Code("latency_ms"), Plain(") and ttfb ("), Code("ttfb_ms"),
-	Plain(", the response headers: with streaming still the headers, not the first token) are percentiles (type 7) over the successful requests only. "),
+	Plain(", the response headers, or a streamed answer's first event: its time to first token) are percentiles (type 7) over the successful requests only. "),
 	Plain("Rates are per second over the group's span: the rows of one shape laid over one another from their starts (a fleet's workers share one), from the first send to the last response, and the spans of the burst and scheduled plans added."),
 )
 

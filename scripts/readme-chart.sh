@@ -3,7 +3,9 @@
 # embedded simulator with a fixed seed; its ECDF chart copied to docs/, its
 # table to docs/example-table.md and into README.md (between the
 # example-table markers), and a screenshot of that run's report.html to
-# docs/report-html.png (with headless Chromium, when there is one). The
+# docs/report-html.png (with headless Chromium, when there is one); and the
+# referee's report.html on a curl loop that retries at once
+# (examples/referee/curl-loop.sh) to docs/referee-html.png. The
 # simulator's draws are seeded; send times are real, so a rerun can move a
 # few values by a few milliseconds.
 set -euo pipefail
@@ -38,3 +40,17 @@ timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
   --window-size=1100,980 --screenshot="$out/report-html.png" "file://$out/report/report.html" >/dev/null 2>&1
 cp "$out/report-html.png" docs/report-html.png
 echo "readme-chart: wrote docs/example-ecdf.png, docs/example-table.md, README.md's table and docs/report-html.png"
+
+if ! command -v curl >/dev/null 2>&1; then
+  echo "readme-chart: no curl: docs/referee-html.png left as it was"
+  exit 0
+fi
+rc=0
+go run . referee --sim-dialect openai --out-dir "$out/referee" -- sh examples/referee/curl-loop.sh >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || { echo "readme-chart: the referee on the curl loop exited $rc, want 3 (a breach)" >&2; exit 1; }
+timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+  --no-first-run --no-default-browser-check --disable-extensions --disable-sync \
+  --host-resolver-rules="MAP * ~NOTFOUND" --user-data-dir="$out/chromium-profile" \
+  --window-size=1100,760 --screenshot="$out/referee-html.png" "file://$out/referee/report.html" >/dev/null 2>&1
+cp "$out/referee-html.png" docs/referee-html.png
+echo "readme-chart: wrote docs/referee-html.png"

@@ -109,7 +109,7 @@ func writeMarkdown(w io.Writer, v Verdict) error {
 	for _, c := range v.Checks {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, num.Decimal(c.Value, 3), c.Expect, status(c), meaning[c.Name])
 	}
-	fmt.Fprintf(&b, "\nThe simulator admitted %d requests and refused %d (%d spilled over, %d rejected before the model); "+
+	fmt.Fprintf(&b, "\nThe simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); "+
 		"it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared.\n",
 		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries)
 	_, err := io.WriteString(w, b.String())
@@ -122,7 +122,7 @@ func page(v Verdict) *report.Page {
 	for _, c := range v.Checks {
 		t.Rows = append(t.Rows, []report.Text{report.Code(c.Name), report.Plain(num.Decimal(c.Value, 3)), report.Plain(c.Expect), report.Plain(status(c)), report.Plain(meaning[c.Name])})
 	}
-	counts := fmt.Sprintf("The simulator admitted %d requests and refused %d (%d spilled over, %d rejected before the model); it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared.",
+	counts := fmt.Sprintf("The simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared.",
 		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries)
 	return &report.Page{
 		Title:  Title,
