@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 )
 
 // TestMain lets a test re-run this binary as the real ptuprobe (with real
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 	// of tests that run in parallel, so cannot t.Setenv: they name it with
 	// --api-key-env testKeyEnv.
 	os.Setenv(testKeyEnv, "test-key")
+	testkit.WaitBound(4) // they wait on subprocesses, simulators and timers more than they compute
 	os.Exit(m.Run())
 }
 

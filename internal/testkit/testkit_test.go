@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,5 +70,22 @@ func TestCancelAfter(t *testing.T) {
 	}
 	if c.Calls() != 4 {
 		t.Fatalf("%d calls counted", c.Calls())
+	}
+}
+
+// TestWaitBound: the flag is raised unless the run set it or runs under
+// the race detector.
+func TestWaitBound(t *testing.T) {
+	f := flag.Lookup("test.parallel")
+	before, set := f.Value.String(), false
+	flag.Visit(func(g *flag.Flag) { set = set || g.Name == "test.parallel" })
+	WaitBound(37)
+	defer f.Value.Set(before)
+	want := "37"
+	if set || Race {
+		want = before
+	}
+	if got := f.Value.String(); got != want {
+		t.Errorf("-test.parallel %s, want %s", got, want)
 	}
 }
