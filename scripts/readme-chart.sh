@@ -46,7 +46,8 @@ if ! command -v curl >/dev/null 2>&1; then
   exit 0
 fi
 rc=0
-go run . referee --sim-dialect openai --out-dir "$out/referee" -- sh examples/referee/curl-loop.sh >/dev/null 2>&1 || rc=$?
+go build -o "$out/ptuprobe" . # go run would turn its exit status 3 into 1
+"$out/ptuprobe" referee --sim-dialect openai --out-dir "$out/referee" -- sh examples/referee/curl-loop.sh >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 3 ] || { echo "readme-chart: the referee on the curl loop exited $rc, want 3 (a breach)" >&2; exit 1; }
 timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
   --no-first-run --no-default-browser-check --disable-extensions --disable-sync \
