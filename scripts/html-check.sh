@@ -16,18 +16,14 @@
 # its last column into view beside it when scrolled to the end; at 1280 px
 # no table is clipped.
 #
-# Usage: scripts/html-check.sh [--docs] [OUT]
+# Usage: scripts/html-check.sh [OUT]
 #   OUT     where the reports, DOMs and screenshots go (default: a temporary
 #           directory, removed at the end)
-#   --docs  also write docs/report-html.png (the top of the fixture's page)
 #
 # Where no Chromium is installed it says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
-
-docs=""
-if [ "${1:-}" = "--docs" ]; then docs=1; shift; fi
 
 browser=""
 for b in chromium chromium-browser google-chrome-stable google-chrome; do
@@ -247,9 +243,4 @@ echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) rows match policies.
 screenshots "$out/policies" policies
 check_widths "$out/policies" policies
 
-if [ -n "$docs" ]; then
-  chrome --window-size=1100,980 --screenshot="$out/report-html.png" "file://$out/upstream/report.html" >/dev/null
-  cp "$out/report-html.png" docs/report-html.png
-  echo "html-check: wrote docs/report-html.png"
-fi
 echo "html-check: OK (screenshots: $out/{upstream,characterize,policies}-{1280,390}.png)"
