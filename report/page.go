@@ -300,7 +300,7 @@ thead th { background: var(--head); font-weight: 600; white-space: normal; verti
 th code { background: none; padding: 0; }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
 tbody th { font-weight: 600; white-space: nowrap; background: var(--bg); }
-td:last-child:not(.num) { white-space: normal; min-width: 12em; }
+td:last-child:not(.num) { white-space: normal; }
 .num { text-align: right; }
 figure { margin: 1rem 0 1.5rem; }
 .chart { background: #ffffff; border: 1px solid var(--line); border-radius: 6px; padding: 4px; max-width: 1000px; }
