@@ -670,15 +670,15 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	rec.TTFBMS = sinceMS(start)
 	body := t.newBody()
 	var src io.Reader = resp.Body
-	first := firstByte{r: resp.Body}
-	streamed := t.cfg.Stream && resp.StatusCode >= 200 && resp.StatusCode < 300
-	if streamed {
-		src = &first
+	var first *firstByte // a streamed answer's: only then is it made
+	if t.cfg.Stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		first = &firstByte{r: resp.Body}
+		src = first
 	}
 	_, rerr := body.readFrom(io.LimitReader(src, MaxBodyBytes+1))
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
-	if streamed && !first.at.IsZero() {
+	if first != nil && !first.at.IsZero() {
 		// A stream's answer: its time to first token, the first byte of
 		// its first event, not of its headers.
 		rec.TTFBMS = ms(first.at.Sub(start))

@@ -2,14 +2,12 @@ package cmd
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -130,23 +128,8 @@ func TestKeyRequiredBeforeAnyConnection(t *testing.T) {
 	for _, v := range []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
 		t.Setenv(v, "")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	url := "http://" + ln.Addr().String()
+	addr, conns := connCounter(t)
+	url := "http://" + addr
 	out := filepath.Join(t.TempDir(), "results.csv")
 	tests := []struct {
 		args []string

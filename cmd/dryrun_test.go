@@ -17,23 +17,7 @@ import (
 // writes no file; the target is named by its kind, never its address.
 func TestDryRunSendsNothing(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
+	addr, conns := connCounter(t)
 	dir := t.TempDir()
 	named := []string{"--endpoint", "http://" + addr, "--deployment", "d", "--api-key-env", testKeyEnv, "--dry-run"}
 	tests := []struct {
@@ -120,4 +104,27 @@ func TestExpectedDurationPrinted(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "calibrate: at most 2 probes of 100ms, expected to take at most about 210ms") {
 		t.Errorf("calibrate: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// connCounter is a loopback listener that counts the connections made to
+// it (closing each at once), for tests that prove none is made.
+func connCounter(t *testing.T) (addr string, conns *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().String(), conns
 }

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,56 +127,23 @@ type wallFleet struct {
 // wall clock, each against a fresh embedded simulator on loopback, a few
 // at a time (a run's alone and coordinated twins side by side).
 func runLoopback(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64) ([]runOutcome, []bool, error) {
-	outs := make([]runOutcome, len(cells)*repeat)
-	done := make([]bool, len(outs))
 	id := labID()
-	jobs := make(chan int)
-	var mu sync.Mutex
-	var firstErr error
-	finished := 0
-	var wg sync.WaitGroup
-	for range LoopbackRuns() {
-		wg.Go(func() {
-			for j := range jobs {
-				c, k := cells[j/repeat], j%repeat
-				cfg := l.Sim
-				cfg.Seed += int64(k)
-				v := virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Poisson: l.Poisson,
-					Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
-				f := wallFleet{keyed: true, apart: true}
-				if c.coordinated {
-					f.open, f.namespace = l.Coordinate.Open, namespace(id, j)
-				}
-				out, err := v.runLoopback(ctx, f)
-				mu.Lock()
-				if err != nil && firstErr == nil && ctx.Err() == nil {
-					firstErr = err
-				}
-				if err == nil {
-					outs[j], done[j] = out, true
-					finished++
-					if l.Progress != nil {
-						l.Progress(finished, len(outs))
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
 	// Repeat by repeat, so a cell's alone and coordinated runs go
 	// together, against the same machine's load.
-feed:
+	order := make([]int, 0, len(cells)*repeat)
 	for k := range repeat {
 		for i := range cells {
-			if ctx.Err() != nil {
-				break feed
-			}
-			jobs <- i*repeat + k
+			order = append(order, i*repeat+k)
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	return outs, done, firstErr
+	return runPool(ctx, l, cells, repeat, capacity, LoopbackRuns(), order,
+		func(j int, c labCell, v virtualRun) (runOutcome, error) {
+			f := wallFleet{keyed: true, apart: true}
+			if c.coordinated {
+				f.open, f.namespace = l.Coordinate.Open, namespace(id, j)
+			}
+			return v.runLoopback(ctx, f)
+		})
 }
 
 // LoopbackRuns is how many runs of a coordinated lab on the embedded

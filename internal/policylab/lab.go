@@ -217,6 +217,20 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 
 // runVirtual runs every labCell's repeats on the simulator, on every core.
 func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64) ([]runOutcome, []bool, error) {
+	order := make([]int, len(cells)*repeat)
+	for j := range order {
+		order[j] = j
+	}
+	return runPool(ctx, l, cells, repeat, capacity, max(1, runtime.GOMAXPROCS(0)), order,
+		func(_ int, _ labCell, v virtualRun) (runOutcome, error) { return v.run(ctx) })
+}
+
+// runPool runs the repeats of cells, in the given order of their indexes
+// (cell × repeat + k), workers at a time, each by run on its virtualRun;
+// it returns every outcome in its slot, which ran, and the first error
+// (none once ctx has ended). l.Progress hears of each run finished.
+func runPool(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64, workers int, order []int,
+	run func(j int, c labCell, v virtualRun) (runOutcome, error)) ([]runOutcome, []bool, error) {
 	outs := make([]runOutcome, len(cells)*repeat)
 	done := make([]bool, len(outs))
 	jobs := make(chan int)
@@ -224,7 +238,7 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 	var firstErr error
 	finished := 0
 	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	for range workers {
 		wg.Go(func() {
 			for j := range jobs {
 				c, k := cells[j/repeat], j%repeat
@@ -232,7 +246,7 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 				cfg.Seed += int64(k)
 				v := virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Poisson: l.Poisson,
 					Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
-				out, err := v.run(ctx)
+				out, err := run(j, c, v)
 				mu.Lock()
 				if err != nil && firstErr == nil && ctx.Err() == nil {
 					firstErr = err
@@ -248,7 +262,7 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 			}
 		})
 	}
-	for j := range outs {
+	for _, j := range order {
 		if ctx.Err() != nil {
 			break
 		}
