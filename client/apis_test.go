@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -414,4 +415,106 @@ func TestEachEvent(t *testing.T) {
 	if want := []string{"1\n2", "3", "last"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("events %q, want %q", got, want)
 	}
+}
+
+// FuzzUsageScan holds the in-place usage reader to encoding/json: on every
+// document it answers alone it must find what json.Unmarshal finds (the
+// rest it hands to encoding/json itself).
+func FuzzUsageScan(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050,"prompt_tokens_details":{"cached_tokens":128}}}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
+		`{"usage":null}`, `{"usage":{}}`, `{"usage":{"prompt_tokens":null}}`, `{"usage":[]}`, `{"usage":1}`,
+		`{"Usage":{"prompt_tokens":3}}`, `{"usage":{"Prompt_Tokens":3}}`, `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+		`{"usage":{"prompt_tokens":1,"prompt_tokens":null}}`, `{"usage":{"prompt_tokens":1.0}}`, `{"usage":{"prompt_tokens":1e3}}`,
+		`{"usage":{"prompt_tokens":-4}}`, `{"usage":{"prompt_tokens":99999999999999999999}}`, `{"usage":{"prompt_tokens":"7"}}`,
+		`{"u\u0073age":{"prompt_tokens":3}}`, `{"uſage":{"prompt_tokens":3}}`, `{"usage":{"prompt_tokens_details":null,"prompt_tokens_details":{"cached_tokens":1}}}`,
+		`{"usage":{"prompt_tokens":1}} x`, `{"usage":{"prompt_tokens":1}`, `{"a":"\xff","usage":{"completion_tokens":0}}`,
+		`{"usage":{"prompt_tokens_details":{"cached_tokens":2,"CACHED_TOKENS":3}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var c counts
+		found, err := scanUsage(doc, &c)
+		if err != nil {
+			return // encoding/json's to read
+		}
+		var ub usageBody
+		if jerr := json.Unmarshal(doc, &ub); jerr != nil {
+			t.Fatalf("scanUsage read %q, which json.Unmarshal refuses: %v", doc, jerr)
+		}
+		if found != (ub.Usage != nil) {
+			t.Fatalf("%q: scanUsage found %v, json %v", doc, found, ub.Usage != nil)
+		}
+		if got, want := c, ub.Usage.counts(); got != want {
+			t.Fatalf("%q: scanUsage %+v, json %+v", doc, got, want)
+		}
+	})
+}
+
+// usageString is c as prompt/completion/cached, "-" for a count not given.
+func usageString(c counts) string {
+	out := ""
+	for i, v := range []int{c.prompt, c.completion, c.cached} {
+		if i > 0 {
+			out += "/"
+		}
+		if !c.set[i] {
+			out += "-"
+			continue
+		}
+		out += strconv.Itoa(v)
+	}
+	return out
+}
+
+// TestUsageOf: the usual bodies are read in place, the unusual ones by
+// encoding/json, and both give json.Unmarshal's answer.
+func TestUsageOf(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		doc     string
+		inPlace bool
+		want    string // usageString
+	}{
+		{`{"id":"c","choices":[{"message":{"content":"a \"usage\": 1"}}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":128}}}`, true, "1000/50/128"},
+		{`{"usage":{"prompt_tokens":1,"completion_tokens":null}}`, true, "1/-/-"},
+		{`{"usage":null}`, true, "-/-/-"},
+		{`{"choices":[]}`, true, "-/-/-"},
+		{`{"Usage":{"prompt_tokens":3}}`, false, "3/-/-"},
+		{`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`, false, "1/2/-"},
+		{`{"usage":{"prompt_tokens":1.5,"completion_tokens":2}}`, false, "-/-/-"},
+		{`{"usage":{"prompt_tokens":1}`, false, "-/-/-"},
+	} {
+		var c counts
+		_, err := scanUsage([]byte(tt.doc), &c)
+		if (err == nil) != tt.inPlace {
+			t.Errorf("%s: read in place %v, want %v", tt.doc, err == nil, tt.inPlace)
+		}
+		if got := usageString(usageOf([]byte(tt.doc))); got != tt.want {
+			t.Errorf("%s: usage %q, want %q", tt.doc, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkUsageOf(b *testing.B) {
+	doc := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1764590000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"lorem ipsum dolor sit amet"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050,"prompt_tokens_details":{"cached_tokens":0}}}`)
+	b.Run("in place", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if c := usageOf(doc); !c.set[0] {
+				b.Fatal("no usage")
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var ub usageBody
+			if json.Unmarshal(doc, &ub) != nil || ub.Usage == nil {
+				b.Fatal("no usage")
+			}
+		}
+	})
 }

@@ -3,8 +3,10 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 
+	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -153,33 +155,183 @@ type usageBody struct {
 // handled without error: absent fields stay None.
 func parseUsage(body []byte, whole bool, rec *results.Record) {
 	b := bytes.TrimSpace(body)
-	var u *usage
+	var c counts
 	switch {
 	case bytes.HasPrefix(b, []byte("data:")) || !whole && bytes.Contains(b, []byte("\ndata:")):
-		var ub usageBody
-		if ev := lastUsageEvent(b); len(ev) > 0 && ev[0] == '{' && json.Unmarshal(ev, &ub) == nil {
-			u = ub.Usage
+		if ev := lastUsageEvent(b); len(ev) > 0 && ev[0] == '{' {
+			c = usageOf(ev)
 		}
 	case whole:
-		var ub usageBody
-		if len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &ub) == nil {
-			u = ub.Usage
+		if len(b) > 0 && b[0] == '{' {
+			c = usageOf(b)
 		}
 	default:
-		u = lastUsageMember(b)
+		c = lastUsageMember(b).counts()
 	}
+	if c.set[0] && c.prompt >= 0 {
+		rec.PromptTokens = c.prompt
+	}
+	if c.set[1] && c.completion >= 0 {
+		rec.CompletionTokens = c.completion
+	}
+	if c.set[2] && c.cached >= 0 {
+		rec.CachedTokens = c.cached
+	}
+}
+
+// usageOf is the usage of the JSON document doc as json.Unmarshal into a
+// usageBody reads it: nothing set when doc is no JSON, has no usage or one
+// of another form. The usual document is read in place (scanUsage, some
+// five times cheaper); encoding/json reads the rest.
+func usageOf(doc []byte) counts {
+	var c counts
+	if _, err := scanUsage(doc, &c); err == nil {
+		return c
+	}
+	var ub usageBody
+	if json.Unmarshal(doc, &ub) != nil {
+		return counts{}
+	}
+	return ub.Usage.counts()
+}
+
+// counts is a usage block's counts and whether each was given (a null or
+// an absent count is not).
+type counts struct {
+	prompt, completion, cached int
+	set                        [3]bool // prompt, completion, cached
+}
+
+// counts is u's counts; a nil u has none.
+func (u *usage) counts() counts {
+	var c counts
 	if u == nil {
-		return
+		return c
 	}
-	if p := u.PromptTokens; p != nil && *p >= 0 {
-		rec.PromptTokens = *p
+	if u.PromptTokens != nil {
+		c.prompt, c.set[0] = *u.PromptTokens, true
 	}
-	if c := u.CompletionTokens; c != nil && *c >= 0 {
-		rec.CompletionTokens = *c
+	if u.CompletionTokens != nil {
+		c.completion, c.set[1] = *u.CompletionTokens, true
 	}
-	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil && *d.CachedTokens >= 0 {
-		rec.CachedTokens = *d.CachedTokens
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		c.cached, c.set[2] = *d.CachedTokens, true
 	}
+	return c
+}
+
+// errUnusual is scanUsage's answer to a document it leaves to
+// encoding/json.
+var errUnusual = errors.New("not the usual form")
+
+// scanUsage reads the usage of doc into c, reporting whether doc has a
+// (non-null) usage object, when it can tell alone what json.Unmarshal
+// would: doc is an object whose keys are ASCII without escapes, none
+// repeated among those read nor matching one of them but for case, and
+// whose counts are integers (or null) within ±2^53. Anything else
+// (malformed JSON included) is errUnusual, and left to encoding/json,
+// whose case-insensitive keys, last-wins repeats and type errors it does
+// not mimic. FuzzUsageScan holds the two together.
+func scanUsage(doc []byte, c *counts) (found bool, err error) {
+	s := jsonscan.New(doc)
+	seen := false
+	err = s.Object(func(key []byte) error {
+		switch i, err := matchKey(key, "usage"); {
+		case err != nil:
+			return err
+		case i < 0:
+			return s.Skip()
+		case seen:
+			return errUnusual
+		}
+		seen = true
+		if s.Null() {
+			return nil
+		}
+		found = true
+		return usageMembers(&s, c)
+	})
+	if err != nil || !s.End() {
+		return false, errUnusual
+	}
+	return found, nil
+}
+
+// usageMembers reads a usage object's members into c.
+func usageMembers(s *jsonscan.Scanner, c *counts) error {
+	if s.Peek() != '{' {
+		return errUnusual
+	}
+	var seen [3]bool // each member read once: a repeat is encoding/json's
+	return s.Object(func(key []byte) error {
+		i, err := matchKey(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+		switch {
+		case err != nil:
+			return err
+		case i < 0:
+			return s.Skip()
+		case seen[i]:
+			return errUnusual
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			return scanCount(s, &c.prompt, &c.set[0])
+		case 1:
+			return scanCount(s, &c.completion, &c.set[1])
+		}
+		if s.Null() {
+			return nil
+		}
+		if s.Peek() != '{' {
+			return errUnusual
+		}
+		cached := false
+		return s.Object(func(key []byte) error {
+			switch i, err := matchKey(key, "cached_tokens"); {
+			case err != nil:
+				return err
+			case i < 0:
+				return s.Skip()
+			case cached:
+				return errUnusual
+			}
+			cached = true
+			return scanCount(s, &c.cached, &c.set[2])
+		})
+	})
+}
+
+// matchKey is the index of the name key (raw, escapes kept) is, or -1; a
+// key encoding/json could match to one of names otherwise (escaped, not
+// ASCII, in another case) is errUnusual.
+func matchKey(key []byte, names ...string) (int, error) {
+	for i, n := range names {
+		if string(key) == n {
+			return i, nil
+		}
+	}
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
+			return -1, errUnusual
+		}
+	}
+	for _, n := range names {
+		if len(key) == len(n) && bytes.EqualFold(key, []byte(n)) {
+			return -1, errUnusual
+		}
+	}
+	return -1, nil
+}
+
+// scanCount reads an integer or null into *v, *set reporting which.
+func scanCount(s *jsonscan.Scanner, v *int, set *bool) error {
+	n, ok, err := s.OptInt()
+	if err != nil || n > 1<<53 || n < -(1<<53) {
+		return errUnusual
+	}
+	*v, *set = int(n), ok
+	return nil
 }
 
 // lastUsageEvent finds the last SSE data line that mentions usage.

@@ -62,6 +62,9 @@ func newSecrets(cfg *Config) *secrets {
 	return s
 }
 
+// none reports whether there is no secret to find.
+func (s *secrets) none() bool { return len(s.whole) == 0 && len(s.windows) == 0 }
+
 // leaks reports whether v, a header value as received, would carry a
 // secret into a row. It looks at the whole value, before any cut, as
 // results.CleanHeader would leave it: with control characters dropped (a

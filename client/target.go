@@ -740,8 +740,9 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
 	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
 	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
+	const spill = "x-ms-spillover-from-"
 	for k := range h {
-		if strings.HasPrefix(strings.ToLower(k), "x-ms-spillover-from-") {
+		if len(k) >= len(spill) && strings.EqualFold(k[:len(spill)], spill) {
 			rec.Spillover = true
 			break
 		}
@@ -753,6 +754,9 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 // (httpfield.Reads) that carries a secret is Redacted, which reads as no
 // number and no date. It is h itself when no value does, as is usual.
 func (t *Target) vetted(h http.Header) http.Header {
+	if t.secrets.none() {
+		return h
+	}
 	var out http.Header
 	for k, vs := range h {
 		if !httpfield.Reads(k) {

@@ -44,25 +44,43 @@ const MaxBody = 64 << 10
 // cannot read is unusable advice (Wait.Source "invalid" when nothing
 // usable is left), never a guess.
 func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
-	date := h.Get("Date")
-	ref := now
-	if d, ok := httpDate(httpfield.TrimOWS(date)); ok {
-		ref = d
+	return fromResponse(status, h, body, now, scanKeys(h))
+}
+
+// fromResponse is FromResponse reading the families keys allows: a
+// family none of whose fields can be in h (no key has its prefix) is
+// absent, what it would read known without reading.
+func fromResponse(status int, h http.Header, body []byte, now time.Time, keys int) Advice {
+	clk := &clock{date: h.Get("Date"), now: now}
+	var items []sfItem
+	var dict []sfMember
+	var named, numeric []sfItem
+	if keys&keyRatelimit != 0 {
+		items, dict = rateLimitField(h)
+		named, numeric = policyField(h)
 	}
-	items, dict := rateLimitField(h)
-	named, numeric := policyField(h)
 	fams := [...]family{
-		openAIFamily(h),
-		anthropicFamily(h, ref),
+		absent(results.DialectOpenAI, results.WaitOpenAIReset),
+		absent(results.DialectAnthropic, results.WaitAnthropicReset),
 		ietfFamily(items, newPolicySet(named)),
-		legacyFamily(h, dict, numeric, ref),
-		xRateLimitFamily(h, ref),
+		absent(results.DialectLegacy, results.WaitRateLimitReset),
+		absent(results.DialectXRate, results.WaitXRateLimitReset),
+	}
+	if keys&keyXRatelimit != 0 {
+		fams[0] = openAIFamily(h)
+		fams[4] = xRateLimitFamily(h, clk)
+	}
+	if keys&keyAnthropic != 0 {
+		fams[1] = anthropicFamily(h, clk)
+	}
+	if keys&keyRatelimit != 0 {
+		fams[3] = legacyFamily(h, dict, numeric, clk)
 	}
 	a := Advice{}
 	a.RemainingRequests, a.LimitRequests, a.ResetRequestsMS = firstKnown(fams[:], func(f *family) limit { return f.requests })
 	a.RemainingTokens, a.LimitTokens, a.ResetTokensMS = firstKnown(fams[:], func(f *family) limit { return f.tokens })
 
-	w := parseWait(retryFieldsOf(h), date, now)
+	w := waitAt(retryFieldsOf(h), clk)
 	g := geminiAdvice(status, body)
 	switch {
 	case w.Usable():
@@ -76,8 +94,69 @@ func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice 
 	default:
 		a.Wait = Wait{MS: results.None, Source: results.WaitNone}
 	}
-	a.Dialect = dialect(h, a.Wait.Source, fams[:], g.present)
+	a.Dialect = dialect(h, a.Wait.Source, fams[:], g.present, keys&keyAzure != 0)
 	return a
+}
+
+// clock is the time a response's dates and resets are measured against:
+// its Date header when that parses, else now. The Date is parsed once,
+// and only when a date or reset is read: most responses have none.
+type clock struct {
+	date   string
+	now    time.Time
+	ref    time.Time
+	parsed bool
+}
+
+func (c *clock) at() time.Time {
+	if !c.parsed {
+		c.parsed, c.ref = true, c.now
+		if d, ok := httpDate(httpfield.TrimOWS(c.date)); ok {
+			c.ref = d
+		}
+	}
+	return c.ref
+}
+
+// Which fields a header's keys may hold, from one pass over them.
+const (
+	keyXRatelimit = 1 << iota // X-Ratelimit-*: OpenAI's and X-RateLimit-*
+	keyAnthropic              // Anthropic-Ratelimit-*
+	keyRatelimit              // Ratelimit*: the IETF drafts' fields
+	keyAzure                  // a field only Azure OpenAI sends
+
+	keyFamilies = keyXRatelimit | keyAnthropic | keyRatelimit
+)
+
+// scanKeys reports which families' fields h may hold. The values are read
+// by exact (canonical) name, so a family is possible only when a key
+// starts with its canonical prefix. keyAzure is set when h carries a field
+// only Azure OpenAI sends: azure-openai-* (deployment utilization), x-ms-*
+// (region, deployment name, spillover) or apim-request-id (retry-after-ms,
+// the other, is read by name). Only their presence is read, never their
+// values, and case-insensitively.
+func scanKeys(h http.Header) int {
+	keys := 0
+	for k := range h {
+		switch {
+		case strings.HasPrefix(k, "X-Ratelimit-"):
+			keys |= keyXRatelimit
+		case strings.HasPrefix(k, "Anthropic-Ratelimit-"):
+			keys |= keyAnthropic
+		case strings.HasPrefix(k, "Ratelimit"):
+			keys |= keyRatelimit
+		}
+		if hasPrefixFold(k, "x-ms-") || hasPrefixFold(k, "azure-openai-") || strings.EqualFold(k, "apim-request-id") {
+			keys |= keyAzure
+		}
+	}
+	return keys
+}
+
+// absent is what a family reads of a response that holds none of its
+// fields: nothing, known or present.
+func absent(dialect, source string) family {
+	return family{dialect: dialect, source: source, requests: unknownLimit(), tokens: unknownLimit()}
 }
 
 // limit is what a dialect advertised of one limit.
@@ -144,7 +223,7 @@ func resetWait(fams []family) Wait {
 // dialect names the dialect of a response: the one whose reset gave the
 // wait, else the first whose fields are present, in the order of
 // results.Dialects.
-func dialect(h http.Header, source string, fams []family, gemini bool) string {
+func dialect(h http.Header, source string, fams []family, gemini, azureKey bool) string {
 	if source == results.WaitGeminiRetryDelay {
 		return results.DialectGemini
 	}
@@ -164,7 +243,7 @@ func dialect(h http.Header, source string, fams []family, gemini bool) string {
 	switch {
 	case present(results.DialectAnthropic):
 		return results.DialectAnthropic
-	case azure(h):
+	case azureKey || httpfield.TrimOWS(httpfield.Field(h, "Retry-After-Ms")) != "":
 		return results.DialectAzure
 	case present(results.DialectOpenAI):
 		return results.DialectOpenAI
@@ -180,22 +259,6 @@ func dialect(h http.Header, source string, fams []family, gemini bool) string {
 		return results.DialectRFC9110
 	}
 	return results.DialectNone
-}
-
-// azure reports whether h carries a field only Azure OpenAI sends:
-// retry-after-ms, azure-openai-* (deployment utilization), x-ms-* (region,
-// deployment name, spillover) or apim-request-id. Only their presence is
-// read, never their values.
-func azure(h http.Header) bool {
-	if httpfield.TrimOWS(httpfield.Field(h, "Retry-After-Ms")) != "" {
-		return true
-	}
-	for k := range h {
-		if hasPrefixFold(k, "x-ms-") || hasPrefixFold(k, "azure-openai-") || strings.EqualFold(k, "apim-request-id") {
-			return true
-		}
-	}
-	return false
 }
 
 func hasPrefixFold(s, prefix string) bool {

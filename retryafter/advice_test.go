@@ -453,6 +453,7 @@ func BenchmarkFromResponse(b *testing.B) {
 		{"ietf 429", 429, ietf, nil},
 		{"gemini 429", 429, nil, gemini},
 		{"openai 200", 200, openai, []byte(`{"usage":{"prompt_tokens":1}}`)},
+		{"bare 200", 200, header("Content-Type", "application/json", "Date", testDate, "Content-Length", "57"), nil},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

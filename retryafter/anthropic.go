@@ -11,15 +11,15 @@ import (
 // anthropicFamily reads Anthropic's fields. The tokens-* fields are the
 // token limit (Anthropic: "the most restrictive limit currently in
 // effect"); the input- and output-tokens limits count only when they are
-// exhausted. A reset is an RFC 3339 time, measured against ref.
-func anthropicFamily(h http.Header, ref time.Time) family {
+// exhausted. A reset is an RFC 3339 time, measured against clk.
+func anthropicFamily(h http.Header, clk *clock) family {
 	f := family{dialect: results.DialectAnthropic, source: results.WaitAnthropicReset}
 	readReset := func(v string) (float64, bool) {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			return 0, false
 		}
-		return untilMS(t, ref)
+		return untilMS(t, clk.at())
 	}
 	f.limits = make([]limit, 0, 4)
 	for i := 0; i < len(httpfield.AnthropicFields); i += 3 {

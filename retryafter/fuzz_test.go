@@ -41,8 +41,9 @@ var sourceDialect = map[string]string{
 // to the cap, a source and a dialect from the published lists, and the
 // two consistent; no wait (results.None) for none and invalid; reset
 // sources only for a 429 or 503, Gemini's only for an error status;
-// numbers absent or in range; and a field whose value Reads does not
-// claim cannot change the advice.
+// numbers absent or in range; a field whose value Reads does not claim
+// cannot change the advice; and a family skipped for want of a key with
+// its prefix reads as the same family read in full.
 func FuzzFromResponse(f *testing.F) {
 	seeds := []struct {
 		status int
@@ -130,6 +131,9 @@ func FuzzFromResponse(f *testing.F) {
 		}
 		if b := FromResponse(status, masked, body, testNow); b != a {
 			t.Fatalf("a field Reads does not claim changed the advice:\n%+v\n%+v", a, b)
+		}
+		if b := fromResponse(status, h, body, testNow, scanKeys(h)|keyFamilies); b != a {
+			t.Fatalf("a family skipped reads otherwise than read in full:\n%+v\n%+v", a, b)
 		}
 	})
 }

@@ -225,7 +225,7 @@ func onlyQuota(policies []sfItem, unit string) int {
 // separate RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of
 // drafts 00 to 06. Its limit is counted in requests. dict and numeric are
 // the draft-7 forms of RateLimit and RateLimit-Policy.
-func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Time) family {
+func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, clk *clock) family {
 	f := family{dialect: results.DialectLegacy, source: results.WaitRateLimitReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
 	if dict != nil {
@@ -257,7 +257,7 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 	if numeric != nil {
 		f.present = true
 	}
-	sep := separateLimit(h, httpfield.IETFFields[2:5], ref, &f.present)
+	sep := separateLimit(h, httpfield.IETFFields[2:5], clk, &f.present)
 	f.limits = append(f.limits, sep)
 	if !f.requests.known() {
 		f.requests = sep
@@ -268,9 +268,9 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, ref time.Tim
 // xRateLimitFamily reads X-RateLimit-Limit, -Remaining and -Reset, the
 // fields before any draft (GitHub's, and many gateways'). Its limit is
 // counted in requests.
-func xRateLimitFamily(h http.Header, ref time.Time) family {
+func xRateLimitFamily(h http.Header, clk *clock) family {
 	f := family{dialect: results.DialectXRate, source: results.WaitXRateLimitReset, tokens: unknownLimit()}
-	f.requests = separateLimit(h, httpfield.IETFFields[5:8], ref, &f.present)
+	f.requests = separateLimit(h, httpfield.IETFFields[5:8], clk, &f.present)
 	f.limits = []limit{f.requests}
 	return f
 }
@@ -279,8 +279,8 @@ func xRateLimitFamily(h http.Header, ref time.Time) family {
 // fields. The limit is the leading integer of its value (older drafts and
 // some servers append policies: "100, 100;w=60"); the reset is read by
 // resetIn.
-func separateLimit(h http.Header, names []string, ref time.Time, present *bool) limit {
-	l := fieldLimit(h, names, present, func(v string) (float64, bool) { return resetIn(v, ref) })
+func separateLimit(h http.Header, names []string, clk *clock, present *bool) limit {
+	l := fieldLimit(h, names, present, func(v string) (float64, bool) { return resetIn(v, clk.at()) })
 	if max := httpfield.Field(h, names[0]); l.max < 0 {
 		if i := strings.IndexAny(max, ",;"); i >= 0 {
 			l.max = count(max[:i])

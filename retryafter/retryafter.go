@@ -61,6 +61,11 @@ func retryFieldsOf(h http.Header) retryFields {
 // An HTTP-date in the past advises no wait at all, so it yields 0 ms
 // rather than a negative value.
 func parseWait(f retryFields, date string, now time.Time) Wait {
+	return waitAt(f, &clock{date: date, now: now})
+}
+
+// waitAt is parseWait with the response's clock.
+func waitAt(f retryFields, clk *clock) Wait {
 	ms, xms, ra := httpfield.TrimOWS(f.ms), httpfield.TrimOWS(f.xmsMS), httpfield.TrimOWS(f.after)
 	if v, ok := httpfield.Number(ms); ok && v <= maxWaitMS {
 		return Wait{MS: v, Source: results.WaitRetryAfterMS}
@@ -73,10 +78,7 @@ func parseWait(f retryFields, date string, now time.Time) Wait {
 	}
 	if ra != "" {
 		if t, ok := httpDate(ra); ok {
-			ref := now
-			if d, ok := httpDate(httpfield.TrimOWS(date)); ok {
-				ref = d
-			}
+			ref := clk.at()
 			// Sub saturates at about 292 years, well past the cap.
 			wait := max(float64(t.Sub(ref))/float64(time.Millisecond), 0)
 			if wait <= maxWaitMS {

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 )
@@ -81,6 +82,14 @@ func (s *Scanner) str() (raw []byte, chars int, escaped bool, err error) {
 	s.i++
 	start := s.i
 	for s.i < len(s.b) {
+		// Eight plain bytes at a time: the content of most strings.
+		for s.i+8 <= len(s.b) && plain8(binary.LittleEndian.Uint64(s.b[s.i:])) {
+			s.i += 8
+			chars += 8
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -114,6 +123,23 @@ func (s *Scanner) str() (raw []byte, chars int, escaped bool, err error) {
 		}
 	}
 	return nil, 0, false, ErrSyntax
+}
+
+// Bytes of a word, for plain8.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether the eight bytes of w are each printable ASCII
+// other than a quote or a backslash: bytes a string holds as they are,
+// one character each. (hasZero(x) is exact as a yes or no: some byte of x
+// is 0; with no high bit set in w, w−ones·0x20 borrows into a byte's high
+// bit exactly where that byte is below 0x20.)
+func plain8(w uint64) bool {
+	hasZero := func(x uint64) bool { return (x-ones)&^x&highs != 0 }
+	return w&highs == 0 && (w-ones*0x20)&^w&highs == 0 &&
+		!hasZero(w^(ones*'"')) && !hasZero(w^(ones*'\\'))
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

@@ -233,3 +233,31 @@ func agreeString(t *testing.T, s *Scanner, want string) {
 		t.Fatalf("Chars(%s) = %d; want %d", raw, n, utf8.RuneCountInString(want))
 	}
 }
+
+// TestStringsAtEveryOffset puts each byte a string may not hold as it is
+// (a quote, a backslash, a control character, a byte of a multi-byte
+// character, DEL) at every offset of a long string, where the reader goes
+// eight bytes at a time, and holds Chars and the validity to
+// encoding/json's.
+func TestStringsAtEveryOffset(t *testing.T) {
+	t.Parallel()
+	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "\x1f", "\x00", "é", "€", "\x7f", "~", " ", `"`} {
+		for at := 0; at <= 20; at++ {
+			content := strings.Repeat("a", at) + special + strings.Repeat("b", 20-at)
+			doc := `"` + content + `"`
+			s := New([]byte(doc))
+			n, err := s.Chars()
+			if err == nil && !s.End() {
+				err = ErrSyntax // a quote ended it early
+			}
+			var want string
+			jerr := json.Unmarshal([]byte(doc), &want)
+			if (err == nil) != (jerr == nil) {
+				t.Fatalf("%q: Chars error %v, encoding/json %v", doc, err, jerr)
+			}
+			if err == nil && n != utf8.RuneCountInString(want) {
+				t.Fatalf("%q: Chars %d, want %d", doc, n, utf8.RuneCountInString(want))
+			}
+		}
+	}
+}
