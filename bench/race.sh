@@ -18,7 +18,11 @@
 #
 # Usage: bench/race.sh [DURATION] [RATE...]   (default 20s 1000 2000 5000)
 #   TRANSPORTS="http https" (the default) picks the transports, in order;
-#   ANALYZE=0 skips the analyze timing.
+#   ANALYZE=0 skips the analyze timing;
+#   REF=<revision> also builds ptuprobe at that git revision and runs it
+#     in the same alternation (a row "ptuprobe@REF" before vegeta's), so a
+#     change is measured against its own before on the same machine state;
+#   ROUNDS=N repeats every rate and transport N times (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -27,6 +31,14 @@ rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(1000 2000 5000)
 transports=(${TRANSPORTS:-http https})
 body='{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}'
 printf '%s' "$body" > "$work/body.json"
+
+ref="${REF:-}"
+if [ -n "$ref" ]; then
+  mkdir "$work/ref"
+  git archive "$ref" | tar -x -C "$work/ref"
+  go build -C "$work/ref" -o "$work/ptuprobe-ref" .
+fi
+rounds="${ROUNDS:-1}"
 
 vegeta=""
 if GOBIN="$work" go install github.com/tsenart/vegeta/v12@v12.13.0 >/dev/null 2>&1; then
@@ -93,14 +105,22 @@ for transport in "${transports[@]}"; do
       ptls=(--ca-cert "$work/cert.pem") vtls=(-root-certs "$work/cert.pem") ;;
     *) echo "unknown transport $transport (http or https)" >&2; exit 2 ;;
   esac
+  for round in $(seq "$rounds"); do
   for rate in "${rates[@]}"; do
-    measure p "$work/ptuprobe" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
-      --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
-      --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet >/dev/null
-    read -r pu ps prss < "$work/p.time"
-    read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
-    pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
-    printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" ptuprobe "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
+    bins=("$work/ptuprobe") labels=(ptuprobe)
+    [ -z "$ref" ] || { bins+=("$work/ptuprobe-ref"); labels+=("ptuprobe@$ref"); }
+    pcpus=()
+    for i in "${!bins[@]}"; do
+      rm -f "$work/p$rate.csv" # ptuprobe appends to a results file that exists
+      measure p "${bins[$i]}" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
+        --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
+        --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet >/dev/null
+      read -r pu ps prss < "$work/p.time"
+      read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
+      pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
+      printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" "${labels[$i]}" "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
+      pcpus+=("$pcpu $pp50 $pp99 $prss")
+    done
     if [ -n "$vegeta" ]; then
       measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} > '$work/v$rate.bin'"
       [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
@@ -108,9 +128,13 @@ for transport in "${transports[@]}"; do
       read -r vp50 vp99 vrows < <(lateness_vegeta "$work/v$rate.bin" "$rate")
       vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
       printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
-      python3 -c "print(f\"{'':7} {'':9} {'ratio':9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"
+      for i in "${!bins[@]}"; do
+        read -r pcpu pp50 pp99 prss <<<"${pcpus[$i]}"
+        python3 -c "print(f\"{'':7} {'':9} {'ratio' + ('' if $i == 0 else '@ref'):9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"
+      done
     fi
     rm -f "$work/p$rate.csv" "$work/v$rate.bin"
+  done
   done
 done
 
