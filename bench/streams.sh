@@ -28,6 +28,11 @@
 #        (another revision's) instead of this tree's, with its own serve.
 #        TPOT=150ms bench/streams.sh 30s 1000  longer streams (some 20 s):
 #        as many open at a third of the rate and of the events a second.
+#        MAX_IN_FLIGHT=30000 bench/streams.sh …  another bound (over
+#        HTTP/1.1 still 200 under the descriptor limit; over HTTP/2 the
+#        streams share a few connections and the limit does not bind).
+#        EVENT_GAP=1500ms SERVER=loopback-tls …  longer streams from
+#        bench/loopback (13 chunks that far apart).
 #        SERVER=loopback-tls bench/streams.sh …  bench/loopback streaming
 #        over HTTPS (HTTP/2) instead of serve; SERVER=loopback over HTTP.
 set -euo pipefail
@@ -35,8 +40,8 @@ cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
 rates=("$@"); [ ${#rates[@]} -gt 0 ] || rates=(300 2900)
 ulimit -n "$(ulimit -Hn)"
-max_in_flight=20000
-if [ "$(ulimit -n)" != unlimited ] && [ $(($(ulimit -n) - 200)) -lt $max_in_flight ]; then
+max_in_flight="${MAX_IN_FLIGHT:-20000}"
+if [ "${SERVER:-serve}" != loopback-tls ] && [ "$(ulimit -n)" != unlimited ] && [ $(($(ulimit -n) - 200)) -lt $max_in_flight ]; then
   max_in_flight=$(($(ulimit -n) - 200))
 fi
 . bench/lib.sh
@@ -58,7 +63,7 @@ case "${SERVER:-serve}" in
         -addext subjectAltName=IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
       tls=(-tls-cert "$work/cert.pem" -tls-key "$work/key.pem") scheme=https
     fi
-    "$work/loopback" -addr 127.0.0.1:0 -stream-events 13 -event-gap 500ms "${tls[@]}" >"$work/serve.out" & srv_pid=$!
+    "$work/loopback" -addr 127.0.0.1:0 -stream-events 13 -event-gap "${EVENT_GAP:-500ms}" "${tls[@]}" >"$work/serve.out" & srv_pid=$!
     for _ in $(seq 50); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
     target=(--api openai --url "$scheme://$(head -n 1 "$work/serve.out")/v1/chat/completions")
     [ "$scheme" = http ] || target+=(--ca-cert "$work/cert.pem") ;;
@@ -67,7 +72,7 @@ esac
 
 run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
   rm -f "$work/r.csv"
-  /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
+  AZURE_OPENAI_API_KEY=sim OPENAI_API_KEY=sim /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
     --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight "$max_in_flight" --max-requests 100000000 \
     -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   tail -n 1 "$work/time"

@@ -14,6 +14,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -113,25 +114,35 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 // ptuprobe itself, for benchmarking it.
 type profiles struct {
 	cpu, mem string
-	stop     func() // ends what start began; nil before
+	memAt    time.Duration // write the live heap this long after the start instead
+	stop     func()        // ends what start began; nil before
 }
 
 func (p *profiles) flags(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
 	root.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
+	root.PersistentFlags().DurationVar(&p.memAt, "memprofile-at", 0, "with --memprofile: write the live heap this long after the start (at a run's peak) instead of the allocations at the end")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
+	_ = root.PersistentFlags().MarkHidden("memprofile-at")
 }
 
 // start begins the profiles asked for, before the command runs.
 func (p *profiles) start() error {
 	if p.mem != "" {
 		runtime.MemProfileRate = 64 << 10
-		stopMem := func() {
+		write := func(profile string) {
 			if f, err := os.Create(p.mem); err == nil {
-				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = pprof.Lookup(profile).WriteTo(f, 0)
 				f.Close()
 			}
+		}
+		stopMem := func() { write("allocs") }
+		if p.memAt > 0 {
+			// The heap in use at that moment, after a collection: what a
+			// run holds at its peak (open streams), not what it allocated.
+			t := time.AfterFunc(p.memAt, func() { runtime.GC(); write("heap") })
+			stopMem = func() { t.Stop() }
 		}
 		prev := p.stop
 		p.stop = func() {
