@@ -22,7 +22,8 @@
 #   REF=<revision> also builds ptuprobe at that git revision and runs it
 #     in the same alternation (a row "ptuprobe@REF" before vegeta's), so a
 #     change is measured against its own before on the same machine state;
-#   ROUNDS=N repeats every rate and transport N times (default 1).
+#   ROUNDS=N repeats every rate and transport N times (default 1);
+#   ARGS="--pace-fixed" adds flags to this tree's ptuprobe (not REF's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -108,13 +109,15 @@ for transport in "${transports[@]}"; do
   for round in $(seq "$rounds"); do
   for rate in "${rates[@]}"; do
     bins=("$work/ptuprobe") labels=(ptuprobe)
+    read -r -a extra <<<"${ARGS:-}"
     [ -z "$ref" ] || { bins+=("$work/ptuprobe-ref"); labels+=("ptuprobe@$ref"); }
     pcpus=()
     for i in "${!bins[@]}"; do
       rm -f "$work/p$rate.csv" # ptuprobe appends to a results file that exists
       measure p "${bins[$i]}" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
         --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
-        --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet >/dev/null
+        --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet \
+        $([ "$i" = 0 ] && printf '%s ' "${extra[@]}") >/dev/null
       read -r pu ps prss < "$work/p.time"
       read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
       pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")

@@ -26,7 +26,7 @@ var helpGroups = []struct {
 	{"Traffic", []string{
 		"burst-size", "burst-waves", "burst-gap", "burst-spread", "burst-wait-wave", "rate", "duration", "phase", "arrival", "seed",
 		"skip-burst", "skip-schedule", "min-rate", "max-rate", "factor", "probe-duration", "depth", "pause", "max-pause",
-		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-in-flight", "abort-on-fail", "pace-window", "grace", "dry-run"}},
+		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-in-flight", "abort-on-fail", "pace-window", "pace-fixed", "grace", "dry-run"}},
 	{"Target (none: the embedded simulator, see 'ptuprobe help simulator')", []string{
 		"endpoint", "deployment", "url", "model", "api", "api-key-env", "stream", "prompt-tokens", "max-tokens", "timeout",
 		"header", "method", "body", "api-version", "anthropic-version", "max-tokens-field", "shared-prefix-tokens", "fallback-deployment",
@@ -40,7 +40,7 @@ var helpGroups = []struct {
 
 // helpMore are the flags the default help names without describing.
 var helpMore = map[string]bool{
-	"pace-window": true, "grace": true, "progress-every": true, "metrics-linger": true, "coordinate-password-env": true,
+	"pace-window": true, "pace-fixed": true, "grace": true, "progress-every": true, "metrics-linger": true, "coordinate-password-env": true,
 	"api-version": true, "anthropic-version": true, "max-tokens-field": true, "shared-prefix-tokens": true, "method": true, "body": true,
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "skip-burst": true, "skip-schedule": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,

@@ -44,6 +44,7 @@ type runFlags struct {
 	retryBudget time.Duration
 	grace       time.Duration
 	paceWindow  time.Duration
+	paceFixed   bool
 	fleet       fleetFlags
 	metrics     metricsFlags
 	own         ownerFlags
@@ -62,6 +63,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 	fs.IntVar(&f.maxRequests, "max-requests", dispatch.DefaultMaxRequests, "safety cap: a plan with more requests is refused")
 	fs.DurationVar(&f.progress, "progress-every", 5*time.Second, "interval of plain progress lines when stderr is not a terminal")
 	fs.DurationVar(&f.paceWindow, "pace-window", DefaultPaceWindow, "most an arrival may wait for the next to go with it on one wake-up: it waits only when the next is due within this or half the arrivals' mean spacing, whichever is less, and only until then (evenly spaced arrivals each go at their time); 0 sends each at its own time")
+	fs.BoolVar(&f.paceFixed, "pace-fixed", false, "make --pace-window a fixed window: an arrival waits for the next whenever that one is due within it, however evenly spaced (half the wake-ups, less CPU at 2,000/s; sends up to a spacing late)")
 	fs.DurationVar(&f.grace, "grace", dispatch.DefaultGrace, "after Ctrl-C, how long requests in flight may still complete before they are recorded as canceled")
 	f.maxAttempts, f.retryJitter, f.retryMax, f.retryBudget = 1, admission.DefaultJitter, time.Minute, admission.DefaultBudget
 }
@@ -116,7 +118,7 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 	}
 	o := campaign.Options{
 		Group: f.group, MaxInFlight: f.maxInFlight, MaxRequests: f.maxRequests,
-		Budget: budget, Grace: f.grace, PaceWindow: f.paceWindow,
+		Budget: budget, Grace: f.grace, PaceWindow: f.paceWindow, PaceFixed: f.paceFixed,
 	}
 	return o, f.fleet.resolve(&o)
 }

@@ -452,6 +452,38 @@ func TestPaceWindowFollowsTheSpacing(t *testing.T) {
 	}
 }
 
+// TestPaceFixedWindow: with PaceFixed an arrival waits for the next
+// whenever that one is due within the window, evenly spaced or not:
+// 2,000/s and 5,000/s go in pairs at the second one's time; 1,000/s (a
+// millisecond apart, past the window) each at its own.
+func TestPaceFixedWindow(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		at   []time.Duration
+		want map[float64]int
+	}{
+		{"2000/s", us(1000, 1500, 2000, 2500, 3000, 3500), map[float64]int{1.5: 2, 2.5: 2, 3.5: 2}},
+		{"5000/s", us(1000, 1200, 1400, 1600), map[float64]int{1.2: 2, 1.6: 2}},
+		{"1000/s", us(1000, 2000, 3000), map[float64]int{1: 1, 2: 1, 3: 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sink := &memSink{}
+			if _, err := run(t, &offsets{at: tt.at}, &fakeSender{}, sink, Options{PaceWindow: 500 * time.Microsecond, PaceFixed: true}); err != nil {
+				t.Fatal(err)
+			}
+			sent := map[float64]int{}
+			for _, r := range sink.bySeq() {
+				sent[r.SentMS]++
+			}
+			if !maps.Equal(sent, tt.want) {
+				t.Fatalf("send times %v, want %v", sent, tt.want)
+			}
+		})
+	}
+}
+
 // BenchmarkPaceArrival is the pacing loop's own cost per arrival when
 // every arrival is ahead of its time (the pace window reckoned, the mean
 // spacing followed): arrivals 200 µs apart from a start an hour ahead,

@@ -25,8 +25,9 @@ type Options struct {
 	Grace time.Duration
 	// Wait is the engine's pacing wait (nil: its precise wait).
 	Wait dispatch.WaitFunc
-	// PaceWindow is dispatch.Options.PaceWindow.
+	// PaceWindow and PaceFixed are dispatch.Options'.
 	PaceWindow time.Duration
+	PaceFixed  bool
 	// Watch, when set, is told as each plan starts; it returns what sees
 	// the plan's Records (safe for concurrent use) and what is told when
 	// the plan ends. Either may be nil.
@@ -109,7 +110,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		out, err := dispatch.Run(ctx, p.Pacer, sender, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,
 			MaxInFlight: o.MaxInFlight, MaxRequests: o.MaxRequests, MaxDuration: budget,
-			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, PaceWindow: o.PaceWindow, Observe: observe,
+			WaitWave: p.WaitWave, WaveGap: p.Gap, Grace: o.Grace, Wait: o.Wait, PaceWindow: o.PaceWindow, PaceFixed: o.PaceFixed, Observe: observe,
 			Start: at, Shard: o.Shard,
 		})
 		if !at.IsZero() {
