@@ -234,71 +234,50 @@ var errUnusual = errors.New("not the usual form")
 // not mimic. FuzzUsageScan holds the two together.
 func scanUsage(doc []byte, c *counts) (found bool, err error) {
 	s := jsonscan.New(doc)
-	seen := false
-	err = s.Object(func(key []byte) error {
-		switch i, err := matchKey(key, "usage"); {
-		case err != nil:
-			return err
-		case i < 0:
-			return s.Skip()
-		case seen:
-			return errUnusual
-		}
-		seen = true
+	err = members(&s, func(int) error {
 		if s.Null() {
 			return nil
 		}
 		found = true
-		return usageMembers(&s, c)
-	})
+		return members(&s, func(i int) error {
+			switch i {
+			case 0:
+				return scanCount(&s, &c.prompt, &c.set[0])
+			case 1:
+				return scanCount(&s, &c.completion, &c.set[1])
+			}
+			if s.Null() {
+				return nil
+			}
+			return members(&s, func(int) error { return scanCount(&s, &c.cached, &c.set[2]) }, "cached_tokens")
+		}, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+	}, "usage")
 	if err != nil || !s.End() {
 		return false, errUnusual
 	}
 	return found, nil
 }
 
-// usageMembers reads a usage object's members into c.
-func usageMembers(s *jsonscan.Scanner, c *counts) error {
+// members walks the object at s, calling read with the index in names of
+// each member so named, at its value (once each: a repeat is encoding/json's
+// to read, errUnusual), and skipping the others.
+func members(s *jsonscan.Scanner, read func(i int) error, names ...string) error {
 	if s.Peek() != '{' {
 		return errUnusual
 	}
-	var seen [3]bool // each member read once: a repeat is encoding/json's
+	var seen uint
 	return s.Object(func(key []byte) error {
-		i, err := matchKey(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+		i, err := matchKey(key, names...)
 		switch {
 		case err != nil:
 			return err
 		case i < 0:
 			return s.Skip()
-		case seen[i]:
+		case seen&(1<<i) != 0:
 			return errUnusual
 		}
-		seen[i] = true
-		switch i {
-		case 0:
-			return scanCount(s, &c.prompt, &c.set[0])
-		case 1:
-			return scanCount(s, &c.completion, &c.set[1])
-		}
-		if s.Null() {
-			return nil
-		}
-		if s.Peek() != '{' {
-			return errUnusual
-		}
-		cached := false
-		return s.Object(func(key []byte) error {
-			switch i, err := matchKey(key, "cached_tokens"); {
-			case err != nil:
-				return err
-			case i < 0:
-				return s.Skip()
-			case cached:
-				return errUnusual
-			}
-			cached = true
-			return scanCount(s, &c.cached, &c.set[2])
-		})
+		seen |= 1 << i
+		return read(i)
 	})
 }
 
