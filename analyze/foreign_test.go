@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,13 +60,13 @@ func TestForeignMalformedRecords(t *testing.T) {
 	t.Parallel()
 	content := lines(
 		"g,retry_after_ms",
-		`a,1`,               // line 2
-		`a"b,2`,             // line 3: bare quote
-		`"a"x,3`,            // line 4: text after a closing quote
-		`a`,                 // line 5: no value column
-		"   ",               // line 6: white space only, skipped
-		`"a","4"`,           // line 7
-		`"a,b"",5`+"\n"+`c`, // lines 8–9: a quote that closes only at the end of the file
+		`a,1`,      // line 2
+		`a"b,2`,    // line 3: bare quote
+		`"a"x,3`,   // line 4: text after a closing quote
+		`a`,        // line 5: no value column
+		"   ",      // line 6: white space only, skipped
+		`"a","4"`,  // line 7
+		`"a,b"",5`, // line 8: a quote that closes only at the end of the file
 	)
 	path := writeFile(t, t.TempDir(), "events.csv", content)
 	a, err := analyzeFiles(t, ForeignColumns{Group: "g"}, nil, 1, path)
@@ -77,6 +78,90 @@ func TestForeignMalformedRecords(t *testing.T) {
 	}
 	if got := formatLineRefs(a.UnreadableRows.First, 1); got != "line 3, line 4, line 5, line 8" {
 		t.Errorf("unreadable rows at %q", got)
+	}
+}
+
+// TestForeignStrayQuoteSwallowsRows: a quoted field opened by a stray
+// quote runs on over the rows after it; the file is refused, naming the
+// lines and the rows lost, rather than counted as one unreadable row.
+func TestForeignStrayQuoteSwallowsRows(t *testing.T) {
+	t.Parallel()
+	rows := func(n int, at map[int]string) string {
+		var b strings.Builder
+		b.WriteString("source_group,retry_after_ms\n")
+		for i := 1; i <= n; i++ {
+			row := "g," + strconv.Itoa(i%100)
+			if edit, ok := at[i]; ok {
+				row = strings.ReplaceAll(edit, "ROW", row)
+			}
+			b.WriteString(row + "\n")
+		}
+		return b.String()
+	}
+	cases := []struct {
+		name, content, want string // want "": the file reads
+	}{
+		// The issue's file: a quote at the start of row 2,501 (line 2,502)
+		// that nothing closes.
+		{"to the end of the file", rows(5000, map[int]string{2501: `"ROW`}),
+			"events.csv lines 2502-5001: a quoted field opened on line 2502 runs on to line 5001 (a stray quote?), swallowing 2,500 rows; not a CSV of events"},
+		{"to a quote that ends nothing", rows(50, map[int]string{10: `"ROW`, 20: `g"x,5`}),
+			"events.csv lines 11-21: a quoted field opened on line 11 runs on to line 21 (a stray quote?), swallowing 11 rows"},
+		{"to a second stray quote", rows(50, map[int]string{10: `"ROW`, 20: `g",5`}),
+			"events.csv lines 11-21: a quoted field opened on line 11 runs on to line 21 (a stray quote?), swallowing 11 rows"},
+		{"a note with lines of its own", "source_group,retry_after_ms,note\n" + `g,5,"one, two` + "\nthree, 4\n" + `five, six"` + "\ng,6,\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tally := NewTally(false)
+			err := tally.Read(context.Background(), strings.NewReader(c.content), Input{Name: "events.csv", Ordinal: 1}, ForeignColumns{})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var bad *BadInputError
+			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want a BadInputError with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestResultsStrayQuoteCostsItsRow: ptuprobe's own files are read line by
+// line (no field of theirs holds a line break), so a quote opened in one
+// row and another one rows later cost those two rows, each counted and
+// named, and every row between them reads, on either path (Read,
+// ReadParallel).
+func TestResultsStrayQuoteCostsItsRow(t *testing.T) {
+	t.Parallel()
+	recs := make([]results.Record, 40)
+	for i := range recs {
+		recs[i] = attempt("team-a", "burst", 429, float64(i), results.WaitRetryAfterMS)
+	}
+	rows := strings.SplitAfter(resultsContent(t, recs...), "\n")
+	rows[11] = strings.Replace(rows[11], ",team-a,", `,"team-a,`, 1) // line 12: opens a quote
+	rows[21] = strings.Replace(rows[21], ",team-a,", `,team-a",`, 1) // line 22: "closes" it
+	content := strings.Join(rows, "")
+	reads := map[string]func(*Tally, io.Reader, Input) error{
+		"in blocks": func(tl *Tally, r io.Reader, in Input) error {
+			return tl.Read(context.Background(), r, in, ForeignColumns{})
+		},
+		"row by row": func(tl *Tally, r io.Reader, in Input) error { return tl.readSequential(r, in) },
+	}
+	for name, read := range reads {
+		a, readErr, err := analysisOf(t, []string{content}, false, GroupByGroup, read)
+		if err = errors.Join(readErr, err); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if a.Overall.Count() != 38 {
+			t.Errorf("%s: %d waits, want 38", name, a.Overall.Count())
+		}
+		if got := formatLineRefs(a.UnreadableRows.First, 1); a.UnreadableRows.Count != 2 || got != "line 12, line 22" {
+			t.Errorf("%s: unreadable rows %d at %q, want 2 at line 12, line 22", name, a.UnreadableRows.Count, got)
+		}
 	}
 }
 

@@ -28,6 +28,8 @@ func FuzzReadForeign(f *testing.F) {
 		"retry_after_ms\n   \n\"\"\n\"5\"\n",
 		"status,retry_after_ms\n429,5\n200,\n 429.0 ,1e3\n,7\nabc,1\n",
 		"g,status,retry_after_ms\n\"a\",429\n",
+		"g,retry_after_ms\na,1\n\"b,2\nc,3\nd\",4\ne,5\n",   // a stray quote closed by another
+		"g,retry_after_ms,note\na,1,\"x, y\nz, w\"\nb,2,\n", // a note of two lines
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), "g")

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/rowdecode"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -216,7 +217,12 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 		if err != nil {
 			var perr *csv.ParseError
 			if src.err == nil && errors.As(err, &perr) && !errors.Is(err, errRecordTooLong) {
-				// A malformed record is counted and skipped; the parser goes
+				if perr.Line > perr.StartLine {
+					// A quoted field ran on across lines before it failed:
+					// the rows on them are lost, not one.
+					return swallowedRows(in, perr.StartLine, perr.Line)
+				}
+				// A malformed line is counted and skipped; the parser goes
 				// on after it.
 				t.unreadable.add(LineRef{Input: in.Ordinal, Line: perr.StartLine})
 				endLine = perr.Line
@@ -227,37 +233,94 @@ func (t *Tally) readForeign(ctx context.Context, r io.Reader, src *ioErrReader, 
 		line, _ := cr.FieldPos(0)
 		last, _ := cr.FieldPos(len(fields) - 1)
 		endLine = last + strings.Count(fields[len(fields)-1], "\n")
-		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
-			continue // a line of white space
+		if endLine > line && holdsRows(fields, len(header), value) {
+			return swallowedRows(in, line, endLine)
 		}
-		if value >= len(fields) || group >= len(fields) || lay.status >= len(fields) {
-			t.unreadable.add(LineRef{Input: in.Ordinal, Line: line})
-			continue
-		}
-		if lay.status >= 0 && !is429(fields[lay.status]) {
-			t.otherStatus++
-			continue
-		}
-		raw := fileGroup
-		if group >= 0 {
-			if raw = strings.TrimSpace(fields[group]); raw == "" {
-				raw = "ungrouped"
-			}
-		}
-		t.addForeign(raw, strings.TrimSpace(fields[value]), lay.scale, LineRef{Input: in.Ordinal, Line: line})
-		if t.overflow != nil {
-			err := fmt.Errorf("%s line %d: %w", in.Name, line, errTooManyGroups)
-			if group >= 0 {
-				err = fmt.Errorf("%s line %d: column %q: %w", in.Name, line, clip(header[group], 32), errTooManyGroups)
-				return &BadInputError{Setting: "Group", Err: err}
-			}
-			return &BadInputError{Err: err}
+		if err := t.foreignRow(fields, lay, fileGroup, LineRef{Input: in.Ordinal, Line: line}); err != nil {
+			return foreignRowError(err, in, line, header, group)
 		}
 	}
 	if src.err != nil {
 		return fmt.Errorf("read %s: %w", in.Name, src.err)
 	}
 	return nil
+}
+
+// foreignRow counts one record of a foreign CSV, read from the line of
+// ref: an event, a row of another status, a line of white space (nothing)
+// or a row without the columns (unreadable). It returns errTooManyGroups
+// when the row's group is one past what analyze can group.
+func (t *Tally) foreignRow(fields []string, lay foreignLayout, fileGroup string, ref LineRef) error {
+	switch {
+	case len(fields) == 1 && strings.TrimSpace(fields[0]) == "":
+		return nil // a line of white space
+	case lay.value >= len(fields) || lay.group >= len(fields) || lay.status >= len(fields):
+		t.unreadable.add(ref)
+		return nil
+	case lay.status >= 0 && !is429(fields[lay.status]):
+		t.otherStatus++
+		return nil
+	}
+	raw := fileGroup
+	if lay.group >= 0 {
+		if raw = strings.TrimSpace(fields[lay.group]); raw == "" {
+			raw = "ungrouped"
+		}
+	}
+	t.addForeign(raw, strings.TrimSpace(fields[lay.value]), lay.scale, ref)
+	if t.overflow != nil {
+		return errTooManyGroups
+	}
+	return nil
+}
+
+// foreignRowError is the BadInputError of a row foreignRow refused (one
+// past the groups analyze can group), naming the group column when the
+// file has one.
+func foreignRowError(err error, in Input, line int, header []string, group int) error {
+	if group < 0 {
+		return &BadInputError{Err: fmt.Errorf("%s line %d: %w", in.Name, line, err)}
+	}
+	err = fmt.Errorf("%s line %d: column %q: %w", in.Name, line, clip(header[group], 32), err)
+	return &BadInputError{Setting: "Group", Err: err}
+}
+
+// swallowedRows is the error of a quoted field of a foreign CSV that runs
+// on from line first to line last, over lines that are rows of their own:
+// a stray quote. Counting it as one unreadable row would hide the rows it
+// took (every row from first to last is lost), so the file is refused,
+// naming the lines.
+func swallowedRows(in Input, first, last int) error {
+	return badInput("%s lines %d-%d: a quoted field opened on line %d runs on to line %d (a stray quote?), swallowing %s rows; not a CSV of events",
+		in.Name, first, last, first, last, num.Grouped(float64(last-first+1), 0))
+}
+
+// holdsRows reports whether a record read across lines has a field whose
+// lines after its first read as rows of the file of their own: width
+// cells (the header's), a number in the value column. A field that holds
+// a line break by design (a message, a note) rarely reads so; a field
+// opened by a stray quote and closed by another does, on every line
+// between them.
+func holdsRows(fields []string, width, value int) bool {
+	var cells []string
+	for _, f := range fields {
+		_, rest, multi := strings.Cut(f, "\n")
+		for multi {
+			var line string
+			line, rest, multi = strings.Cut(rest, "\n")
+			if strings.Count(line, ",") != width-1 {
+				continue
+			}
+			var err error
+			if cells, err = rowdecode.SplitCSVLine(cells[:0], []byte(line)); err != nil || len(cells) != width {
+				continue
+			}
+			if _, err := strconv.ParseFloat(strings.TrimSpace(cells[value]), 64); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // foreignIndexes finds the value column and the group column (-1 for

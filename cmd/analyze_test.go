@@ -183,6 +183,8 @@ func TestAnalyzeExitCodes(t *testing.T) {
 	os.WriteFile(no429, []byte("retry_after_ms\n\n"), 0o644)
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("retry_after_ms\n5\nfive\n7\n"), 0o644)
+	strayQuote := filepath.Join(dir, "stray.csv")
+	os.WriteFile(strayQuote, []byte("retry_after_ms\n5\n\"6\n7\n8\n"), 0o644)
 	unreadable := filepath.Join(dir, "unreadable.csv")
 	os.WriteFile(unreadable, []byte("retry_after_ms\n5\n"), 0o000)
 
@@ -212,6 +214,7 @@ func TestAnalyzeExitCodes(t *testing.T) {
 		{name: "breach", args: []string{"--fail-if", "overall.p99_ms>1000", "--fail-if", "errors>0", results}, code: ExitThreshold, stderrHas: "threshold errors>0 breached: measured 4"},
 		{name: "pass", args: []string{"--fail-if", "burst.count<5", "--fail-if", "scheduled.share_429>=0.5", results}, code: ExitOK, stdoutHas: "threshold scheduled.share_429>=0.5 passed: measured 0.25"},
 		{name: "no usable 429", args: []string{no429}, code: ExitOK, stderrHas: "warning: no 429 with a usable advised wait", stdoutHas: "| Overall | 0 | — |"},
+		{name: "stray quote", args: []string{strayQuote}, code: ExitUsage, stderrHas: "stray.csv lines 3-5: a quoted field opened on line 3 runs on to line 5 (a stray quote?), swallowing 3 rows", noWork: true},
 		{name: "invalid values counted", args: []string{bad}, code: ExitOK, stderrHas: "first at line 3"},
 		{name: "timeline without results", args: []string{"--timeline", bad}, code: ExitOK, stderrHas: "--timeline needs ptuprobe results"},
 	}
