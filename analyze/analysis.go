@@ -183,7 +183,8 @@ type Analysis struct {
 	OtherStatus int
 	// ReadNotes say how the inputs were read, each starting "note: " (a
 	// status column taken by default) or "warning: " (a value column
-	// named like seconds read as ms). They name files and columns, so
+	// named like seconds read as ms, a column read whose name another
+	// column has too). They name files and columns, so
 	// they are for the terminal, not published.
 	ReadNotes []string
 

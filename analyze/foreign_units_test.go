@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +69,44 @@ func TestForeignStatusColumn(t *testing.T) {
 	_, err := analyzeFiles(t, ForeignColumns{Group: "group", Status: "code"}, nil, 1, path)
 	if bad := (*BadInputError)(nil); !asBadInput(err, &bad) || bad.Setting != "Status" || !strings.Contains(err.Error(), `no column "code"`) {
 		t.Errorf("a missing status column: %v", err)
+	}
+}
+
+// TestForeignRepeatedColumnNames: a column read (status, value, group)
+// whose name another column has too is read from the first, with a
+// warning that names them all.
+func TestForeignRepeatedColumnNames(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, header string
+		cols         ForeignColumns
+		want         string // the warning; "" for none
+	}{
+		{"status by default", "status,group,status,retry_after_ms", ForeignColumns{Group: "group"},
+			`warning: events.csv: 2 columns are named "status" (columns 1, 3): column 1 is read`},
+		{"status named", "group,status,retry_after_ms, status ", ForeignColumns{Group: "group", Status: "status"},
+			`warning: events.csv: 2 columns are named "status" (columns 2, 4): column 2 is read`},
+		{"value", "retry_after_ms,group,status,retry_after_ms,retry_after_ms", ForeignColumns{Group: "group"},
+			`warning: events.csv: 3 columns are named "retry_after_ms" (columns 1, 4, 5): column 1 is read`},
+		{"group", "group,status,retry_after_ms,group", ForeignColumns{Group: "group"},
+			`warning: events.csv: 2 columns are named "group" (columns 1, 4): column 1 is read`},
+		{"none repeated", "group,status,retry_after_ms,other,other", ForeignColumns{Group: "group"}, ""},
+	}
+	for _, c := range cases {
+		content := c.header + "\n"
+		tally := NewTally(false)
+		if err := tally.Read(context.Background(), strings.NewReader(content), Input{Name: "events.csv", Ordinal: 1}, c.cols); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var warnings []string
+		for _, n := range tally.notes {
+			if strings.HasPrefix(n, "warning: ") {
+				warnings = append(warnings, n)
+			}
+		}
+		if want := []string{c.want}; c.want == "" && len(warnings) > 0 || c.want != "" && !slices.Equal(warnings, want) {
+			t.Errorf("%s: warnings %q, want %q", c.name, warnings, c.want)
+		}
 	}
 }
 

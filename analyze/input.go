@@ -369,7 +369,29 @@ func (t *Tally) foreignLayout(header []string, cols ForeignColumns, in Input) (f
 			t.note(fmt.Sprintf("note: %s: column %q read as the HTTP status: only its 429 rows are events (--status-column names another)", in.Name, DefaultStatusColumn))
 		}
 	}
+	for _, i := range []int{lay.value, lay.group, lay.status} {
+		t.noteRepeated(header, i, in)
+	}
 	return lay, nil
+}
+
+// noteRepeated warns when column i of header (-1: none) is not the only
+// column of its name: the first is read, and the one meant may be
+// another.
+func (t *Tally) noteRepeated(header []string, i int, in Input) {
+	if i < 0 {
+		return
+	}
+	name := strings.TrimSpace(header[i])
+	var at []string
+	for j, h := range header {
+		if strings.TrimSpace(h) == name {
+			at = append(at, strconv.Itoa(j+1))
+		}
+	}
+	if len(at) > 1 {
+		t.note(fmt.Sprintf("warning: %s: %d columns are named %q (columns %s): column %d is read", in.Name, len(at), clip(name, 32), strings.Join(at, ", "), i+1))
+	}
 }
 
 // is429 reports whether a status cell says 429 ("429", " 429 ", "429.0").
