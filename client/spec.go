@@ -67,8 +67,10 @@ type Spec struct {
 	// OPENAI_API_KEY for openai (Bearer); ANTHROPIC_API_KEY for anthropic
 	// (x-api-key); GEMINI_API_KEY for gemini (x-goog-api-key, never in the
 	// URL); for responses, azure's with Endpoint, else openai's; none for
-	// raw. A named variable that is empty or unset is an error, and so is
-	// an API's default one unless KeyOptional. A named key goes in the
+	// raw. A key is read without the white space around it, so a value of
+	// only white space is empty. A named variable that is empty or unset
+	// is an error, and so is an API's default one unless KeyOptional. A
+	// named key goes in the
 	// API's header: api-key for azure, x-api-key for anthropic,
 	// x-goog-api-key for gemini, Bearer otherwise.
 	APIKeyEnv string
@@ -232,10 +234,20 @@ func DefaultKeyVariables(api string) []string {
 	return nil
 }
 
+// EnvKey is the key the environment variable name holds, as Resolve reads
+// it from getenv: its value without the white space around it. A variable
+// set to a blank (AZURE_OPENAI_API_KEY=' ') is then as empty as an unset
+// one, refused or passed over rather than sent, and a key pasted with a
+// line end is sent without it.
+func EnvKey(getenv func(string) string, name string) string {
+	return strings.TrimSpace(getenv(name))
+}
+
 // resolveKey reads the key for api from the variable named, or from the
-// API's default variables when named is empty, and says which header
-// carries it.
-func resolveKey(api, named string, getenv func(string) string) (key, header string, err error) {
+// API's default variables when named is empty (each as EnvKey reads it),
+// and says which header carries it.
+func resolveKey(api, named string, environ func(string) string) (key, header string, err error) {
+	getenv := func(name string) string { return EnvKey(environ, name) }
 	header = defaultKeyHeader(api)
 	if named != "" {
 		if key = getenv(named); key == "" {

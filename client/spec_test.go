@@ -353,6 +353,51 @@ func TestDefaultKeyRequired(t *testing.T) {
 	}
 }
 
+// TestBlankKeyIsEmpty: a key variable of only white space is an empty
+// one, refused (or passed over, or not sent with KeyOptional) as if
+// unset; a key with white space around it is sent without it.
+func TestBlankKeyIsEmpty(t *testing.T) {
+	t.Parallel()
+	const blank = " \t\r\n "
+	tests := []struct {
+		name   string
+		api    string
+		keyEnv string
+		env    map[string]string
+		opt    bool   // KeyOptional
+		key    string // the key sent; "" for none
+		header string
+		fail   bool // refused for APIKeyEnv
+	}{
+		{"azure blank", APIAzure, "", map[string]string{envAzureKey: " "}, false, "", "", true},
+		{"azure blank beside an AD token", APIAzure, "", map[string]string{envAzureKey: blank, envAzureADToken: "ad-token"}, false, "ad-token", "Authorization", false},
+		{"azure blank AD token", APIAzure, "", map[string]string{envAzureKey: "", envAzureADToken: blank}, false, "", "", true},
+		{"openai blank", APIOpenAI, "", map[string]string{envOpenAIKey: blank}, false, "", "", true},
+		{"openai blank, optional", APIOpenAI, "", map[string]string{envOpenAIKey: blank}, true, "", "Authorization", false},
+		{"anthropic blank", APIAnthropic, "", map[string]string{envAnthropicKey: blank}, false, "", "", true},
+		{"gemini blank", APIGemini, "", map[string]string{envGeminiKey: blank}, false, "", "", true},
+		{"named blank", APIRaw, "MY_KEY", map[string]string{"MY_KEY": blank}, true, "", "", true},
+		{"padded key", APIAzure, "", map[string]string{envAzureKey: " az-key\n"}, false, "az-key", "api-key", false},
+		{"padded named key", APIOpenAI, "MY_KEY", map[string]string{"MY_KEY": "\tmy-key \r\n"}, false, "my-key", "Authorization", false},
+	}
+	for _, tt := range tests {
+		s := spec(tt.api, "https://"+canaryHost)
+		s.APIKeyEnv, s.KeyOptional = tt.keyEnv, tt.opt
+		cfg, err := Resolve(s, env(tt.env))
+		var v *valid.Error
+		switch {
+		case tt.fail:
+			if !errors.As(err, &v) || v.Field() != "APIKeyEnv" {
+				t.Errorf("%s: %v, want the APIKeyEnv refusal", tt.name, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case cfg.Key != tt.key || cfg.KeyHeader != tt.header && tt.header != "":
+			t.Errorf("%s: key %q in %s, want %q in %s", tt.name, cfg.Key, cfg.KeyHeader, tt.key, tt.header)
+		}
+	}
+}
+
 func TestResolveDefaultsToProcessEnvironment(t *testing.T) {
 	// Not parallel: it sets a process environment variable.
 	t.Setenv("PTUPROBE_TEST_KEY", "from-os")

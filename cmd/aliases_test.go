@@ -172,3 +172,17 @@ func TestKeyRequiredBeforeAnyConnection(t *testing.T) {
 		t.Fatalf("plain --url without a key: exit %d, keys %q, stderr %q", code, keys, stderr)
 	}
 }
+
+// TestNoKeyNoteReadsTheKeyAsSent: a plain --url whose OPENAI_API_KEY is
+// blank sends no key (the client reads it trimmed), so the run says so.
+func TestNoKeyNoteReadsTheKeyAsSent(t *testing.T) {
+	t.Parallel()
+	f := &targetFlags{url: "http://127.0.0.1:1/v1/chat/completions"}
+	for value, noted := range map[string]bool{"": true, " \t\n": true, "sk-x": false} {
+		var b strings.Builder
+		f.noteNoKey(&b, false, func(string) string { return value })
+		if got := strings.Contains(b.String(), "note: OPENAI_API_KEY is unset: sending no key"); got != noted {
+			t.Errorf("OPENAI_API_KEY=%q: note %q, want one: %v", value, b.String(), noted)
+		}
+	}
+}

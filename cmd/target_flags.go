@@ -81,7 +81,7 @@ func (f *targetFlags) noteNoKey(w io.Writer, quiet bool, getenv func(string) str
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if getenv(client.DefaultKeyVariables(client.APIOpenAI)[0]) == "" {
+	if client.EnvKey(getenv, client.DefaultKeyVariables(client.APIOpenAI)[0]) == "" {
 		fmt.Fprintf(w, "note: %s is unset: sending no key (--api openai requires one; --api-key-env names another variable)\n", client.DefaultKeyVariables(client.APIOpenAI)[0])
 	}
 }
