@@ -223,7 +223,7 @@ Redis, in real time ('ptuprobe help fleet').`,
 		fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
 		fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
 		fs.DurationVar(&pc.budget, "retry-budget", policylab.DefaultBudget, "latency budget of every request, the same for every fair policy")
-		fs.IntVar(&pc.maxAttempts, "max-attempts", policylab.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy")
+		fs.IntVar(&pc.maxAttempts, "max-attempts", policylab.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy, 1 to "+strconv.Itoa(policylab.MaxAttempts))
 		fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "length of the plan's arrivals (model time)")
 		fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
 		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")

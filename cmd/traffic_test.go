@@ -425,7 +425,7 @@ func TestBadInputNamesTheFlag(t *testing.T) {
 		{[]string{"burst", "--burst-spread", "2s", "--burst-gap", "1s", "--burst-waves", "2"}, "--burst-spread (2s) is longer than --burst-gap (1s)"},
 		{[]string{"schedule", "--rate", "1/s", "--arrival", "bursty"}, "--arrival must be constant or poisson"},
 		{[]string{"burst", "--max-in-flight", "0"}, "--max-in-flight must be between 1 and 100000"},
-		{[]string{"burst", "--max-attempts", "11"}, "--max-attempts must be between 1 and 10"},
+		{[]string{"burst", "--max-attempts", "201"}, "--max-attempts must be from 1 to 200"},
 		{[]string{"schedule", "--rate", "1/s", "--pace-window", "20ms"}, "--pace-window must be between 0 and 10ms"},
 		{[]string{"burst", "--group", "night\u00a0run"}, "--group must be printable"},
 		{[]string{"burst", "--sim-ptu", "0"}, "--sim-ptu 0"},
