@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -157,7 +158,7 @@ func parseUsage(body []byte, whole bool, rec *results.Record) {
 	b := bytes.TrimSpace(body)
 	var c counts
 	switch {
-	case bytes.HasPrefix(b, []byte("data:")) || !whole && bytes.Contains(b, []byte("\ndata:")):
+	case isEventStream(b, whole):
 		if ev := lastUsageEvent(b); len(ev) > 0 && ev[0] == '{' {
 			c = usageOf(ev)
 		}
@@ -354,9 +355,10 @@ func lastMember(b []byte, name string, v any) bool {
 
 // isEventStream reports whether b, a body trimmed of spaces (whole, or
 // its tail), is a server-sent event stream: it starts with a data or
-// event field, or, cut, holds a data line.
+// event field or a comment (": keep-alive", which a server or a proxy
+// may send first), or, cut, holds a data line.
 func isEventStream(b []byte, whole bool) bool {
-	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) ||
+	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte(":")) ||
 		!whole && bytes.Contains(b, []byte("\ndata:"))
 }
 
@@ -399,4 +401,64 @@ func eachEvent(b []byte, f func(data []byte)) {
 		}
 	}
 	flush()
+}
+
+// firstEvent reads a streamed answer, a server-sent event stream, and
+// notes when the first byte of its first data came: the time to first
+// token. What comes before is no token and is passed over, however the
+// reads cut it: comment lines (": keep-alive", which a proxy or a server
+// sends to hold the connection open), fields other than data (event:,
+// id:, retry:), empty data, and the [DONE] that ends an OpenAI stream.
+// Every API here streams so: chat completions, the Responses API,
+// Anthropic's Messages and Gemini's alt=sse.
+type firstEvent struct {
+	r  io.Reader
+	at time.Time // zero until the first data
+	// The line being read: field is how much of its start matches
+	// "data:" (-1: another field or a comment, passed over to its end);
+	// value is its data so far, without the spaces before it, while
+	// that is a start of [DONE] (so at most 6 bytes).
+	field int
+	value []byte
+}
+
+func (f *firstEvent) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.at.IsZero() && f.scan(p[:n]) {
+		f.at = time.Now()
+	}
+	return n, err
+}
+
+// dataField is the name of the one field firstEvent reads, and done the
+// data it passes over.
+const (
+	dataField = "data:"
+	done      = "[DONE]"
+)
+
+// scan reads b, the next bytes of the stream, and reports whether they
+// hold the first byte of a data field's data, or the end of a line whose
+// data (a start of [DONE] alone) turns out to be data.
+func (f *firstEvent) scan(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c == '\n' || c == '\r': // LF, CRLF or CR: a new line
+			if f.field == len(dataField) && len(f.value) > 0 && string(f.value) != done {
+				return true
+			}
+			f.field, f.value = 0, f.value[:0]
+		case f.field < 0:
+		case f.field < len(dataField):
+			if f.field++; c != dataField[f.field-1] {
+				f.field = -1
+			}
+		case (c == ' ' || c == '\t') && (len(f.value) == 0 || string(f.value) == done):
+		default:
+			if f.value = append(f.value, c); !bytes.HasPrefix([]byte(done), f.value) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -93,8 +93,11 @@
 //
 // ttfb_ms is the time from the send to the response headers, except for a
 // streamed answer (Config.Stream, status 2xx): there it is the time to the
-// stream's first byte, its first event, which is the time to first token
-// (a server may send a stream's headers before it has a token).
+// first byte of the stream's first data, which is the time to first token
+// (a server may send a stream's headers before it has a token, and a
+// comment such as ": keep-alive", an event without data or empty data
+// before it has one). A stream without data keeps the time to its
+// headers.
 //
 // The advised wait is read by package retryafter, with its precedence. A retry header
 // that the response repeats with different values is ambiguous: it is

@@ -670,9 +670,9 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	rec.TTFBMS = sinceMS(start)
 	body := t.newBody()
 	var src io.Reader = resp.Body
-	var first *firstByte // a streamed answer's: only then is it made
+	var first *firstEvent // a streamed answer's: only then is it made
 	if t.cfg.Stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		first = &firstByte{r: resp.Body}
+		first = &firstEvent{r: resp.Body}
 		src = first
 	}
 	_, rerr := body.readFrom(io.LimitReader(src, MaxBodyBytes+1))
@@ -680,7 +680,7 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	rec.LatencyMS = sinceMS(start)
 	if first != nil && !first.at.IsZero() {
 		// A stream's answer: its time to first token, the first byte of
-		// its first event, not of its headers.
+		// its first data, not of its headers nor of a comment before it.
 		rec.TTFBMS = ms(first.at.Sub(start))
 	}
 	rec.Status = resp.StatusCode
@@ -705,20 +705,6 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
 		t.parseUsage(&body, rec)
 	}
-}
-
-// firstByte is a reader that notes when its first byte came.
-type firstByte struct {
-	r  io.Reader
-	at time.Time
-}
-
-func (f *firstByte) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if n > 0 && f.at.IsZero() {
-		f.at = time.Now()
-	}
-	return n, err
 }
 
 func sinceMS(t time.Time) float64 {
