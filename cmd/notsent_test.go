@@ -64,3 +64,27 @@ func TestSummaryCountsRequestsNotSent(t *testing.T) {
 		t.Errorf("the requests not sent are counted as attempts without a response:\n%s", stdout)
 	}
 }
+
+// TestRequestsNotSentAreNoFailures: requests the policy gave up on before
+// sending them (a fleet's shared pace or cooldown can shed a worker's
+// every request) are no failure of the target: --abort-on-fail does not
+// count them, and a run of them alone is not "all requests failed".
+func TestRequestsNotSentAreNoFailures(t *testing.T) {
+	t.Parallel()
+	var aborted error
+	w := (&failureFlags{abort: "50%", share: 0.5}).window(func(err error) { aborted = err })
+	total := newRunTally()
+	for seq := range 2 * abortWindow {
+		r := results.Blank()
+		r.Seq, r.Attempt, r.Status, r.SentMS, r.LatencyMS = seq, 1, 0, results.None, results.None
+		r.Decision, r.Error = results.DecisionGiveUpLocal, results.ClassCooldown
+		w.add(&r)
+		total.observe(&r)
+	}
+	if aborted != nil {
+		t.Errorf("--abort-on-fail stopped a run that sent nothing: %v", aborted)
+	}
+	if err := (&trafficRun{rf: &runFlags{}}).allFailed(total); err != nil {
+		t.Errorf("a run whose requests were all given up unsent: %v", err)
+	}
+}
