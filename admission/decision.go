@@ -36,10 +36,10 @@ const (
 	ClassCanceled = results.ClassCanceled
 	// ClassCooldown: not sent: the shared cooldown outlasts what the budget
 	// (or MaxWait) allows, so the attempt was refused locally.
-	ClassCooldown = "cooldown"
+	ClassCooldown = results.ClassCooldown
 	// ClassPaced: not sent: the Pace's next send slot does not come
 	// within the budget, so the attempt was refused locally.
-	ClassPaced = "paced"
+	ClassPaced = results.ClassPaced
 	// ClassFallback: not sent: Policy.Fallback returned an error.
 	ClassFallback = "fallback"
 )

@@ -62,7 +62,7 @@ var analyzedColumns = []string{
 	// the overshoot picture's (overshoot.go)
 	"run_id", "prompt_tokens", "max_tokens", "utilization_pct",
 	// the requests' outcomes and latencies (requests.go)
-	"latency_ms", "ttfb_ms", "completion_tokens",
+	"latency_ms", "ttfb_ms", "completion_tokens", "attempt", "decision",
 }
 
 // block is one block of a results file on its way through the workers.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -149,6 +150,34 @@ func TestOfferedLoadWindow(t *testing.T) {
 	o = overshootOf(t, 100*time.Millisecond, writeRows(t, rows)).Overshoot
 	if got := o.Groups[1].Points[1].RequestsPerSec; got != 20 { // (900, 1000]: the two rows at 1000 ms
 		t.Errorf("100 ms window: %v requests/s, want 20", got)
+	}
+}
+
+// TestOfferedLoadLeavesOutRowsNotSent: a request its retry owner gave up
+// on unsent offered the target nothing, so it is not in the load a 429
+// is placed against.
+func TestOfferedLoadLeavesOutRowsNotSent(t *testing.T) {
+	t.Parallel()
+	const s = results.ShapeScheduled
+	var recs []results.Record
+	for _, r := range []row{
+		{"r1", "g", s, "", 0, 200, 1, 1000, 100, none, none},
+		{"r1", "g", s, "", 500, 0, 1, none, 100, none, none}, // given up unsent, below
+		{"r1", "g", s, "", 900, 429, 1, none, 100, 50, none},
+	} {
+		recs = append(recs, r.record())
+	}
+	recs[1].Decision, recs[1].Error, recs[1].SentMS, recs[1].LatencyMS = results.DecisionGiveUpLocal, results.ClassPaced, none, none
+	file, err := os.ReadFile(resultsFile(t, t.TempDir(), "results.csv", recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := overshootOf(t, time.Second, string(file)).Overshoot
+	if o == nil || len(o.Groups) != 1 || len(o.Groups[0].Points) != 1 {
+		t.Fatalf("overshoot %+v", o)
+	}
+	if p := o.Groups[0].Points[0]; p.RequestsPerSec != 2 || p.TokensPerSec != 2*1100 {
+		t.Errorf("the 429 against %v requests/s, %v tokens/s; want 2 and 2200 (the row not sent left out)", p.RequestsPerSec, p.TokensPerSec)
 	}
 }
 

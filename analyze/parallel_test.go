@@ -114,6 +114,16 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 		r.Dialect = append(slices.Clone(results.Dialects), "klingon")[rng.IntN(len(results.Dialects)+1)]
 	}
 	r.Worker = []string{"", "0/3", "1/3", "2/3", "3/3", "x/y"}[rng.IntN(6)]
+	switch rng.IntN(12) {
+	case 0: // a request its retry owner gave up on before sending it
+		r.Status, r.SentMS, r.LatencyMS, r.TTFBMS, r.Dialect = 0, results.None, results.None, results.None, ""
+		r.Decision, r.Error = results.DecisionGiveUpLocal, results.ClassPaced
+	case 1: // one a stop cut while it waited
+		r.Status, r.SentMS, r.LatencyMS, r.TTFBMS, r.Dialect = 0, results.None, results.None, results.None, ""
+		r.Decision, r.Error = results.DecisionInterrupted, results.ClassCanceled
+	case 2:
+		r.Decision = results.DecisionSleep
+	}
 	return r
 }
 
@@ -334,6 +344,7 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"worker": "Worker", "run_id": "RunID", "prompt_tokens": "PromptTokens",
 		"max_tokens": "MaxTokens", "utilization_pct": "UtilizationPct",
 		"latency_ms": "LatencyMS", "ttfb_ms": "TTFBMS", "completion_tokens": "CompletionTokens",
+		"attempt": "Attempt", "decision": "Decision",
 	}
 	readFields := map[string]bool{}
 	for _, col := range analyzedColumns {

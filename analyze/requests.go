@@ -13,8 +13,8 @@ import (
 // Success and failure of the requests themselves, beside the advised
 // waits of their 429s.
 //
-// Every ptuprobe attempt (a row of a results file, or a record Observed
-// live) is one request, put in exactly one outcome class:
+// Every ptuprobe attempt sent (a row of a results file, or a record
+// Observed live) is one request, put in exactly one outcome class:
 //
 //   - transport error: no response (status 0) or an error class (a
 //     timeout, a refused or reset connection, a body cut short: a 200
@@ -25,6 +25,13 @@ import (
 //   - 4xx: any other status from 400 to 499;
 //   - 5xx: a status from 500 to 599;
 //   - other: anything else (1xx, 3xx), counted as a failure too.
+//
+// A row that was never sent (results.Record.NotSent: its retry owner gave
+// up before sending it, or the run was stopped while it waited) is no
+// HTTP attempt and no transport error: it is the end of a planned request,
+// counted apart. Planned requests are the rows of a first attempt, sent
+// or not: every request a traffic command handed to its sender has one,
+// so the share of them that succeeded is the run's success per request.
 //
 // Latency (latency_ms: the send to the end of the body) and time to first
 // byte (ttfb_ms: the send to the response headers, or for a streamed
@@ -49,13 +56,25 @@ import (
 // Requests describes the requests of a group (or of Overall): how many
 // succeeded and how the others failed, and the latency of the successful.
 type Requests struct {
-	Requests        int // ptuprobe attempts
+	Requests        int // ptuprobe attempts sent: HTTP attempts
 	Succeeded       int // status 2xx, no error
 	HTTP429         int // refused by admission
 	HTTP4xx         int // 4xx other than 429
 	HTTP5xx         int
 	TransportErrors int // status 0 or an error class
 	OtherStatus     int // 1xx, 3xx
+
+	// Planned is every request planned and handed to a sender: the rows
+	// of a first attempt (attempt 1), sent or not.
+	Planned int
+	// GivenUpUnsent and InterruptedUnsent are the planned requests never
+	// sent at all: their first attempt was given up locally by the retry
+	// owner (results.DecisionGiveUpLocal), or cut by a stop while it
+	// waited (results.DecisionInterrupted). A request that was sent and
+	// ended on a later attempt not sent is a failure of the request, not
+	// counted here.
+	GivenUpUnsent     int
+	InterruptedUnsent int
 
 	// LatencyMS and TTFBMS are the latency_ms and ttfb_ms of the
 	// successful requests, sorted ascending (a request without a ttfb_ms
@@ -96,14 +115,27 @@ func (r *Requests) Failed() int { return r.Requests - r.Succeeded }
 // requests never reach the model shows.
 func (r *Requests) FailedNotAdmission() int { return r.Failed() - r.HTTP429 }
 
-// SuccessPct is the share of requests that succeeded, in percent; ok is
-// false without requests.
+// SuccessPct is the share of HTTP attempts that succeeded, in percent; ok
+// is false without attempts.
 func (r *Requests) SuccessPct() (pct float64, ok bool) {
 	if r.Requests == 0 {
 		return 0, false
 	}
 	return 100 * float64(r.Succeeded) / float64(r.Requests), true
 }
+
+// PlannedSuccessPct is the share of planned requests that succeeded, in
+// percent, whatever ended the others (refused, given up locally,
+// interrupted); ok is false without planned requests.
+func (r *Requests) PlannedSuccessPct() (pct float64, ok bool) {
+	if r.Planned == 0 {
+		return 0, false
+	}
+	return 100 * float64(r.Succeeded) / float64(r.Planned), true
+}
+
+// NotSent is the planned requests that were never sent at all.
+func (r *Requests) NotSent() int { return r.GivenUpUnsent + r.InterruptedUnsent }
 
 // LatencyPercentile is the percent-th percentile of the successful
 // requests' latency_ms; NaN when none succeeded.
@@ -168,8 +200,22 @@ func (l *latencies) absorb(o *latencies) { *l = append(*l, *o...) }
 // appendTo appends l's latencies to dst.
 func (l *latencies) appendTo(dst []float64) []float64 { return append(dst, *l...) }
 
-// add counts one ptuprobe attempt.
+// add counts one ptuprobe row: a planned request's first attempt, an
+// attempt sent, or an end not sent.
 func (r *requestTally) add(rec *results.Record) {
+	if rec.Attempt == 1 {
+		r.Planned++
+	}
+	if rec.NotSent() {
+		switch {
+		case rec.Attempt != 1:
+		case rec.Decision == results.DecisionInterrupted:
+			r.InterruptedUnsent++
+		default:
+			r.GivenUpUnsent++
+		}
+		return
+	}
 	r.Requests.Requests++
 	if rec.SentMS >= 0 {
 		r.spans[shapeIndex(rec.Shape)].widen(sendSpan{firstSentMS: rec.SentMS, lastDoneMS: rec.SentMS + max(rec.LatencyMS, 0), timed: 1})
@@ -216,6 +262,9 @@ func (r *Requests) add(o *Requests) {
 	r.HTTP5xx += o.HTTP5xx
 	r.TransportErrors += o.TransportErrors
 	r.OtherStatus += o.OtherStatus
+	r.Planned += o.Planned
+	r.GivenUpUnsent += o.GivenUpUnsent
+	r.InterruptedUnsent += o.InterruptedUnsent
 	r.OutputTokens += o.OutputTokens
 	r.WithUsage += o.WithUsage
 	for i := range r.spans {
@@ -283,10 +332,14 @@ func mergeOrShare(groups []*Group, of func(*Group) []float64) []float64 {
 	return mergeSorted(runs, n)
 }
 
-// HasRequests reports whether the analysis counted any ptuprobe attempt:
-// without one (foreign CSVs alone) nothing is known of the requests, and
-// Overall.Requests holds zeros that mean "unknown", not "none failed".
-func (a *Analysis) HasRequests() bool { return a.Overall.Requests.Requests > 0 }
+// HasRequests reports whether the analysis counted any ptuprobe row (an
+// attempt, or a planned request not sent): without one (foreign CSVs
+// alone) nothing is known of the requests, and Overall.Requests holds
+// zeros that mean "unknown", not "none failed".
+func (a *Analysis) HasRequests() bool { return a.Overall.Requests.Has() }
+
+// Has reports whether r counted any ptuprobe row.
+func (r *Requests) Has() bool { return r.Requests > 0 || r.Planned > 0 || r.NotSent() > 0 }
 
 // requestPercentiles are the percentiles of latency and ttfb published
 // and gated on (latency_p50_ms …): the name's suffix and its percent (100

@@ -71,6 +71,73 @@ func TestRequestsOfEveryOutcome(t *testing.T) {
 	}
 }
 
+// notSent is a row of a request's attempt that was never sent, with the
+// decision that ended it.
+func notSent(group string, attemptNo int, decision, class string) results.Record {
+	r := attempt(group, results.ShapeScheduled, 0, -1, results.WaitNone)
+	r.Attempt, r.Decision, r.Error = attemptNo, decision, class
+	r.SentMS, r.LatencyMS = results.None, results.None
+	return r
+}
+
+// TestRequestsNotSent: a row never sent is no HTTP attempt, no status and
+// no transport error; the first attempts count the planned requests, and
+// success is also reckoned per planned request. Rows not sent were once
+// HTTP attempts of status 0 and transport errors, and the requests given
+// up before any send had no row at all.
+func TestRequestsNotSent(t *testing.T) {
+	t.Parallel()
+	sleep := attempt("a", results.ShapeScheduled, 429, 100, results.WaitRetryAfterMS)
+	sleep.Decision = results.DecisionSleep
+	ok := attempt("a", results.ShapeScheduled, 200, -1, results.WaitNone)
+	retried := ok
+	retried.Attempt = 2
+	rows := []results.Record{
+		ok, ok, sleep, retried, // three requests sent, all succeeded (one on its retry)
+		sleep, notSent("a", 2, results.DecisionGiveUpLocal, results.ClassPaced), // sent, then given up unsent
+		notSent("a", 1, results.DecisionGiveUpLocal, results.ClassPaced),
+		notSent("a", 1, results.DecisionGiveUpLocal, results.ClassCooldown),
+		notSent("a", 1, results.DecisionInterrupted, results.ClassCanceled),
+	}
+	a, err := analyzeFiles(t, ForeignColumns{}, nil, 1, resultsFile(t, t.TempDir(), "results.csv", rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Overall.Requests
+	if r.Planned != 7 || r.Requests != 5 || r.Succeeded != 3 || r.HTTP429 != 2 || r.TransportErrors != 0 {
+		t.Errorf("%+v: want 7 planned, 5 attempts sent (3 ok, two 429s), no transport error", r)
+	}
+	if r.GivenUpUnsent != 2 || r.InterruptedUnsent != 1 || r.NotSent() != 3 {
+		t.Errorf("not sent: %d given up, %d interrupted; want 2 and 1", r.GivenUpUnsent, r.InterruptedUnsent)
+	}
+	if pct, _ := r.PlannedSuccessPct(); math.Abs(pct-300.0/7) > 1e-9 {
+		t.Errorf("success of planned %v%%, want 3 of 7", pct)
+	}
+	if pct, _ := r.SuccessPct(); pct != 60 {
+		t.Errorf("success of attempts %v%%, want 3 of 5", pct)
+	}
+	if a.Totals.Attempts != 5 || a.Totals.ByStatus[0] != 0 || a.Totals.Errors != 0 || len(a.Totals.ByErrorClass) != 0 {
+		t.Errorf("totals %+v: the rows not sent are no attempts, statuses or errors", a.Totals)
+	}
+	for expr, want := range map[string]float64{"planned==7": 7, "not_sent>2": 3, "planned_success_pct<50": 300.0 / 7, "success_pct<50": 60} {
+		th, err := ParseThreshold(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if v := th.Evaluate(a); !v.Measurable || math.Abs(v.Measured-want) > 1e-9 {
+			t.Errorf("%s: %+v, want measured %v", expr, v, want)
+		}
+	}
+	// A run whose every request was given up unsent still has requests.
+	a, err = analyzeFiles(t, ForeignColumns{}, nil, 1, resultsFile(t, t.TempDir(), "results.csv", rows[6:7]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.HasRequests() || a.Overall.Requests.Planned != 1 {
+		t.Errorf("a request given up unsent: HasRequests %v, %+v", a.HasRequests(), a.Overall.Requests)
+	}
+}
+
 func TestForeignCSVHasNoRequests(t *testing.T) {
 	t.Parallel()
 	path := writeFile(t, t.TempDir(), "events.csv", lines("retry_after_ms", "100", "200"))

@@ -50,15 +50,16 @@ import (
 // read is cheapest (a million rows' picture costs a few milliseconds on
 // top of the read, where a second read would cost about 60 ms, and save
 // 5 MB); above it the second read costs a little over half the first (it
-// decodes 7 columns, and checks no other cell of a file whose rows all
+// decodes 8 columns, and checks no other cell of a file whose rows all
 // read), and memory stops growing with the file: it grows with the 429s
 // kept, as the rest of an Analysis does, plus these 32 MB at most. At 4 M
 // rows a 10 M-row file reads 0.1 s faster, for 35 MB more.
 const MaxKeptArrivals = 2_000_000
 
 // rereadColumns are the columns the second pass reads: a row's timeline,
-// intended time and token budget.
-var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens"}
+// intended time and token budget, and whether it was sent (a row not sent
+// offered no load).
+var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens", "decision"}
 
 // firstRead is an input's At as Tally.Read hands it on: the reader, and
 // the first read's count and checksum of the bytes it read.
@@ -339,7 +340,7 @@ func (w *passWorker) count(b rowdecode.Block) error {
 			}
 			continue // unreadable, as the first read found it
 		}
-		if rec.IntendedMS < 0 {
+		if rec.IntendedMS < 0 || rec.NotSent() {
 			continue
 		}
 		ti := w.timeline(&rec)

@@ -24,10 +24,10 @@ import (
 // after another (its clock starting again at 0), a fleet of three workers
 // with run ids of their own, rows without prompt_tokens (the 429s, and a
 // few others), a timeline of raw rows without max_tokens, rows without an
-// intended time, and an unreadable line. Intended times are whole or
-// tenths of milliseconds, so that a row often lies at the start of a
-// window (q − W = x, as decimals), where the predicate, rounding and
-// all, must be the sliding window's.
+// intended time, rows not sent, and an unreadable line. Intended times
+// are whole or tenths of milliseconds, so that a row often lies at the
+// start of a window (q − W = x, as decimals), where the predicate,
+// rounding and all, must be the sliding window's.
 func rereadRows(seed uint64, n int) string {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var b bytes.Buffer
@@ -68,6 +68,11 @@ func rereadRows(seed uint64, n int) string {
 			}
 		}
 		rec := r.record()
+		if rng.IntN(20) == 0 && rec.IntendedMS >= 0 {
+			// A request its retry owner gave up on unsent: no load offered.
+			rec.Status, rec.Error, rec.Decision = 0, results.ClassPaced, results.DecisionGiveUpLocal
+			rec.SentMS, rec.LatencyMS, rec.WaitMS, rec.WaitSource = results.None, results.None, results.None, results.WaitNone
+		}
 		w.Write(&rec)
 		if i == n/3 {
 			b.WriteString("not,a,row\n")

@@ -355,7 +355,8 @@ func (t *Tally) Counts() (done, n429 int) {
 	return t.attempts, t.refused
 }
 
-// addRecord counts one ptuprobe attempt; t.mu is held.
+// addRecord counts one ptuprobe row; t.mu is held. A row not sent counts
+// only among the requests (requests.go).
 func (t *Tally) addRecord(rec *results.Record) {
 	raw := rec.Group
 	switch {
@@ -379,8 +380,11 @@ func (t *Tally) addRecord(rec *results.Record) {
 		shape = ""
 	}
 	g.noteShape(shape)
-	g.attempts++
 	g.req.add(rec)
+	if rec.NotSent() {
+		return // no HTTP attempt: no status, no send time, no load offered
+	}
+	g.attempts++
 	t.attempts++
 	t.statuses[rec.Status]++
 	if rec.Spillover {

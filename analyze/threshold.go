@@ -39,6 +39,7 @@ var TopLevelMetrics = append([]string{"errors", "attempts", "total_429", "late"}
 // overall is).
 var RequestMetrics = []string{
 	"requests", "succeeded", "failed", "success_pct", "http_429", "http_4xx", "http_5xx", "transport_errors",
+	"planned", "not_sent", "planned_success_pct",
 	"latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms",
 	"ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p95_ms", "ttfb_p99_ms", "ttfb_max_ms",
 	"requests_per_s", "output_tokens_per_s",
@@ -236,10 +237,13 @@ func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
 	count := map[string]int{
 		"requests": r.Requests, "succeeded": r.Succeeded, "failed": r.Failed(), "http_429": r.HTTP429,
 		"http_4xx": r.HTTP4xx, "http_5xx": r.HTTP5xx, "transport_errors": r.TransportErrors,
+		"planned": r.Planned, "not_sent": r.NotSent(),
 	}
 	switch name := t.Metric; {
 	case name == "success_pct":
 		v.Measured, v.Measurable = r.SuccessPct()
+	case name == "planned_success_pct":
+		v.Measured, v.Measurable = r.PlannedSuccessPct()
 	case name == "requests_per_s":
 		v.Measured, v.Measurable = r.RequestsPerS()
 	case name == "output_tokens_per_s":

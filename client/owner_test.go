@@ -55,6 +55,13 @@ const (
 // bubble, and returns the rows it recorded.
 func ownedSend(t *testing.T, s *script, cfg Config, stopAfter time.Duration) []results.Record {
 	t.Helper()
+	return ownedSends(t, s, cfg, stopAfter, 1)
+}
+
+// ownedSends is ownedSend for n requests (seq 3, 4…) sent one after
+// another through one client, and so one owner's shared state.
+func ownedSends(t *testing.T, s *script, cfg Config, stopAfter time.Duration, n int) []results.Record {
+	t.Helper()
 	var rows []results.Record
 	synctest.Test(t, func(t *testing.T) {
 		ln := memnet.Listen()
@@ -73,10 +80,13 @@ func ownedSend(t *testing.T, s *script, cfg Config, stopAfter time.Duration) []r
 		if stopAfter > 0 {
 			time.AfterFunc(stopAfter, cancel)
 		}
-		first := results.Blank()
-		first.Seq, first.Attempt, first.RunID = 3, 1, "r"
 		start := time.Now()
-		tg.Send(t.Context(), first, start, stop, func(r *results.Record) { rows = append(rows, *r) })
+		for i := range n {
+			first := results.Blank()
+			first.Seq, first.Attempt, first.RunID = 3+i, 1, "r"
+			first.IntendedMS, first.SentMS = ms(time.Since(start)), ms(time.Since(start))
+			tg.Send(t.Context(), first, start, stop, func(r *results.Record) { rows = append(rows, *r) })
+		}
 	})
 	return rows
 }
@@ -150,10 +160,77 @@ func TestOwnerGiveUpRedirectAndStop(t *testing.T) {
 		t.Parallel()
 		s := &script{answers: map[string][]int{primaryPath: {429}}}
 		rows := ownedSend(t, s, Config{Owner: honour()}, 50*time.Millisecond)
-		if len(rows) != 1 || len(s.seen) != 1 {
-			t.Fatalf("a retry after the stop: %d rows, %d requests", len(rows), len(s.seen))
+		if len(s.seen) != 1 {
+			t.Fatalf("a retry after the stop: %d requests", len(s.seen))
+		}
+		// The retry that the stop cut is the request's end: a row, not sent.
+		if len(rows) != 2 || rows[0].Decision != results.DecisionSleep {
+			t.Fatalf("%d rows, want the refusal and the retry cut: %+v", len(rows), rows)
+		}
+		wantNotSent(t, rows[1], 2, results.DecisionInterrupted, results.ClassCanceled)
+		if want := rows[0].SentMS + rows[0].LatencyMS + 100; rows[1].IntendedMS != want {
+			t.Errorf("the cut retry was meant for %v ms, want %v (its advised wait's end)", rows[1].IntendedMS, want)
 		}
 	})
+}
+
+// wantNotSent checks that r is an attempt its owner never sent: status 0,
+// no send time, no latency, the decision and error class given.
+func wantNotSent(t *testing.T, r results.Record, attempt int, decision, class string) {
+	t.Helper()
+	if !r.NotSent() || r.Attempt != attempt || r.Decision != decision || r.Error != class ||
+		r.Status != 0 || r.SentMS != results.None || r.LatencyMS != results.None || r.TTFBMS != results.None {
+		t.Errorf("want attempt %d not sent (%s, %s): %+v", attempt, decision, class, r)
+	}
+}
+
+// TestOwnerRecordsRequestsNotSent: a request the owner gives up on before
+// its first send (its shared cooldown or pace's hold does not fit the
+// budget), or that a stop ends while it is held, still has its row, and
+// nothing is sent after the stop. They once had none: the owner's
+// decision was dropped, and a held request went out after Ctrl-C.
+func TestOwnerRecordsRequestsNotSent(t *testing.T) {
+	t.Parallel()
+	pace := func(budget time.Duration) *admission.Policy {
+		p, err := admission.NewPace(admission.DefaultPaceConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &admission.Policy{MaxAttempts: 1, Budget: budget, Pace: p}
+	}
+	cooldown := func(budget time.Duration) *admission.Policy {
+		return &admission.Policy{MaxAttempts: 1, Budget: budget, SharedCooldown: true}
+	}
+	for _, c := range []struct {
+		name     string
+		owner    *admission.Policy
+		stop     time.Duration
+		decision string
+		class    string
+	}{
+		{"cooldown over the budget", cooldown(50 * time.Millisecond), 0, results.DecisionGiveUpLocal, results.ClassCooldown},
+		{"pace over the budget", pace(50 * time.Millisecond), 0, results.DecisionGiveUpLocal, results.ClassPaced},
+		{"stop in the cooldown's hold", cooldown(10 * time.Second), 50 * time.Millisecond, results.DecisionInterrupted, results.ClassCanceled},
+		{"stop in the pace's hold", pace(10 * time.Second), 50 * time.Millisecond, results.DecisionInterrupted, results.ClassCanceled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			// The first request's 429 advises 100 ms: the second is held
+			// that long before it may go.
+			s := &script{answers: map[string][]int{primaryPath: {429}}}
+			rows := ownedSends(t, s, Config{Owner: c.owner, PolicyName: "p"}, c.stop, 2)
+			if len(s.seen) != 1 {
+				t.Errorf("%d requests reached the target, want the first alone", len(s.seen))
+			}
+			if len(rows) != 2 || rows[0].Seq != 3 || rows[0].Status != 429 || rows[1].Seq != 4 {
+				t.Fatalf("%d rows, want one a request: %+v", len(rows), rows)
+			}
+			wantNotSent(t, rows[1], 1, c.decision, c.class)
+			if rows[1].Policy != "p" || rows[1].IntendedMS != 0 {
+				t.Errorf("the row not sent lost its request's fields: %+v", rows[1])
+			}
+		})
+	}
 }
 
 // TestStackedOwnersAndSDKMarks: an application's loop of 3 calls around an
@@ -179,5 +256,22 @@ func TestStackedOwnersAndSDKMarks(t *testing.T) {
 		if want := strconv.Itoa(i % 2); v != want {
 			t.Errorf("request %d carried %s %q, want %q", i, admission.SDKRetryHeader, v, want)
 		}
+	}
+}
+
+// TestStackedOwnersStopInTheAppDelay: a stop while the application's own
+// loop waits to call again ends the request with a row not sent, the
+// call that never went.
+func TestStackedOwnersStopInTheAppDelay(t *testing.T) {
+	t.Parallel()
+	s := &script{answers: map[string][]int{primaryPath: {429, 429}}}
+	p := &admission.Policy{MaxAttempts: 2, ReturnLastResponse: true}
+	rows := ownedSend(t, s, Config{Owner: p, AppAttempts: 3, AppDelay: time.Second}, 500*time.Millisecond)
+	if len(s.seen) != 2 || len(rows) != 3 {
+		t.Fatalf("%d requests, %d rows; want 2 and 3: %+v", len(s.seen), len(rows), rows)
+	}
+	wantNotSent(t, rows[2], 3, results.DecisionInterrupted, results.ClassCanceled)
+	if want := rows[1].SentMS + rows[1].LatencyMS + 1000; rows[2].IntendedMS != want {
+		t.Errorf("the call cut was meant for %v ms, want %v", rows[2].IntendedMS, want)
 	}
 }

@@ -350,6 +350,9 @@ type attemptTimeout struct {
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o, _ := req.Context().Value(onWireKey{}).(*owned); o != nil {
+		o.sending()
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), a.d)
 	resp, err := a.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
@@ -498,7 +501,9 @@ func (t *Target) requestHeader() http.Header {
 // attempt (its Seq selects the request body); start is the zero of
 // intended_ms and sent_ms; once stop is done no further attempt starts
 // (an attempt on the wire completes on ctx). A faulty target is recorded,
-// never fatal.
+// never fatal. Whatever ends the request, it has a row: one its retry
+// owner gave up on before sending it, or that a stop ended while it
+// waited, ends with a row that was not sent (results.Record.NotSent).
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
 	if t.cfg.Owner == nil {
 		rec := first
@@ -509,8 +514,10 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 	o := &owned{t: t, first: first, start: start, record: record}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// A stop while the owner waits between attempts ends the request: no
-	// retry after Ctrl-C. An attempt on the wire keeps its grace.
+	// A stop while no attempt is on the wire (the owner holds the request
+	// for a retry's wait, the shared cooldown or the pace's send slot)
+	// ends the request: nothing is sent after Ctrl-C. An attempt on the
+	// wire keeps its grace.
 	defer context.AfterFunc(stop, func() {
 		if o.waiting() {
 			cancel()
@@ -519,7 +526,13 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 	o.stop, o.cancel = stop, cancel
 	for call := 1; ; call++ {
 		refused := o.call(ctx)
-		if !refused || call >= t.cfg.AppAttempts || sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
+		if !refused || call >= t.cfg.AppAttempts {
+			return
+		}
+		// The application's own retry, stopped before it went.
+		again := time.Now().Add(t.cfg.AppDelay)
+		if sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
+			o.notSent(admission.Attempt{Planned: again, Decision: admission.Decision{Err: admission.ClassCanceled}})
 			return
 		}
 	}
@@ -536,16 +549,29 @@ type owned struct {
 	stop   context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	n        int       // attempts recorded so far
-	nextSend time.Time // when the owner means to send the next attempt; zero while one is on the wire
-	final    *admission.Attempt
+	mu     sync.Mutex
+	n      int  // attempts recorded so far
+	onWire bool // an attempt has gone to the transport and has not ended
+	final  *admission.Attempt
 }
 
+// onWireKey carries the owned request to the transport below the owner
+// (attemptTimeout), which marks when each attempt goes on the wire.
+type onWireKey struct{}
+
+// waiting reports whether no attempt of the request is on the wire: the
+// owner holds it before an attempt, or it is between two.
 func (o *owned) waiting() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.nextSend.IsZero() && time.Now().Before(o.nextSend)
+	return !o.onWire
+}
+
+// sending marks an attempt on the wire (attemptTimeout, as it goes).
+func (o *owned) sending() {
+	o.mu.Lock()
+	o.onWire = true
+	o.mu.Unlock()
 }
 
 // call sends the request once through the owner and reports whether its
@@ -553,7 +579,11 @@ func (o *owned) waiting() bool {
 func (o *owned) call(ctx context.Context) (refused bool) {
 	t := o.t
 	o.final = nil
-	req, err := t.newRequest(admission.WithAttemptObserver(ctx, o.observe), o.first.Seq)
+	o.mu.Lock()
+	o.onWire = false
+	o.mu.Unlock()
+	ctx = context.WithValue(admission.WithAttemptObserver(ctx, o.observe), onWireKey{}, o)
+	req, err := t.newRequest(ctx, o.first.Seq)
 	if err != nil {
 		rec := o.next(time.Time{}, time.Now())
 		rec.Error = results.ClassOther
@@ -567,7 +597,8 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 	f := o.final
 	if f == nil || f.Sent.IsZero() {
 		// Nothing left on the wire: the owner gave up (its last attempt is
-		// recorded), or the wait before a retry was cut by a stop.
+		// recorded, sent or not), or the wait before an attempt was cut
+		// by a stop (recorded as not sent).
 		if resp != nil {
 			resp.Body.Close()
 		}
@@ -591,20 +622,21 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 }
 
 // observe records every attempt whose response the owner consumed (a
-// refusal it waited out or redirected, or gave up on); the attempt whose
-// response comes back to the caller is kept for call to record.
+// refusal it waited out or redirected, or gave up on) and every attempt
+// it did not send that ends the request; the attempt whose response
+// comes back to the caller is kept for call to record.
 func (o *owned) observe(a admission.Attempt) {
-	o.mu.Lock()
-	o.nextSend = time.Time{}
-	if a.Action == admission.ActionSleep {
-		o.nextSend = time.Now().Add(a.Slept)
+	if !a.Done.IsZero() {
+		o.mu.Lock()
+		o.onWire = false
+		o.mu.Unlock()
 	}
-	o.mu.Unlock()
 	if a.Action == admission.ActionSleep && o.stop.Err() != nil {
 		o.cancel() // stopped while this attempt was on the wire: no retry
 	}
 	if a.Sent.IsZero() {
-		return // not sent: a hold that did not fit, or cut by a cancel
+		o.notSent(a)
+		return
 	}
 	if a.Done.IsZero() {
 		o.final = &a
@@ -624,8 +656,34 @@ func (o *owned) observe(a admission.Attempt) {
 	o.record(&rec)
 }
 
+// notSent records an attempt the owner did not send, which ends the
+// request: given up locally (the cooldown or the pace's slot does not fit
+// the budget), cut by a stop while it waited, or not built. A locally
+// refused attempt that redirects records nothing: its fallback attempt
+// follows, and is the request's row.
+func (o *owned) notSent(a admission.Attempt) {
+	if a.Action == admission.ActionRedirect {
+		return
+	}
+	rec := o.next(a.Planned, time.Time{})
+	rec.Fallback = a.Fallback
+	switch class := a.Decision.Err; {
+	case class == admission.ClassCanceled:
+		rec.Decision, rec.Error = results.DecisionInterrupted, results.ClassCanceled
+	case a.Action == admission.ActionGiveUp || class == admission.ClassTimeout:
+		rec.Decision, rec.Error = results.DecisionGiveUpLocal, class
+	default:
+		// Its request could not be built (a body that would not replay,
+		// a Fallback that failed): a failure here, as it was to go.
+		rec.SentMS, rec.LatencyMS = ms(a.Done.Sub(o.start)), 0
+		rec.Decision, rec.Error = string(a.Action), results.ClassOther
+	}
+	o.record(&rec)
+}
+
 // next is the Record of the next attempt: the first's identity, the next
-// attempt number, its planned and actual send time.
+// attempt number, its planned and actual send time (zero: not sent, and
+// so no sent_ms and no latency_ms).
 func (o *owned) next(planned, sent time.Time) results.Record {
 	o.mu.Lock()
 	o.n++
@@ -637,6 +695,9 @@ func (o *owned) next(planned, sent time.Time) results.Record {
 		rec.IntendedMS = ms(planned.Sub(o.start))
 	}
 	rec.SentMS = ms(sent.Sub(o.start))
+	if sent.IsZero() {
+		rec.SentMS, rec.LatencyMS = results.None, results.None
+	}
 	rec.MaxTokens = o.t.MaxTokens()
 	rec.Policy = o.t.cfg.PolicyName
 	return rec

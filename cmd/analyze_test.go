@@ -322,7 +322,7 @@ func TestAnalyzeRequestsAndTheirThresholds(t *testing.T) {
 	// 60 rows: 20 + 2 + 6 + 6 429s (every third, and the 1 and 2 of each
 	// ten), 6 without an answer, 20 successes of 12 ms.
 	for _, want := range []string{
-		"| group | requests | ok | success | 429 | 4xx | 5xx | transport | latency p50 | latency p90 | latency p99 | ttfb p50 | ttfb p99 | requests/s | output tokens/s |",
+		"| group | planned | requests | ok | success | 429 | 4xx | 5xx | transport | not sent | latency p50 | latency p90 | latency p99 | ttfb p50 | ttfb p99 | requests/s | output tokens/s |",
 		"threshold latency.p99_ms>1000 passed: measured 12",
 		"threshold scheduled-shaped.http_5xx>0 passed: measured 0",
 	} {

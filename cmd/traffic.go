@@ -406,8 +406,8 @@ func failedNotAdmission(rec *results.Record) bool {
 }
 
 func (w *failureWindow) add(rec *results.Record) {
-	if w == nil {
-		return
+	if w == nil || rec.NotSent() {
+		return // a request its own policy shed is no failure of the target
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -450,8 +450,8 @@ func (r *trafficRun) allFailed(total *runTally) error {
 		return nil
 	}
 	req := &a.Overall.Requests
-	if req.Succeeded > 0 || req.HTTP429 > 0 {
-		return nil
+	if req.Succeeded > 0 || req.HTTP429 > 0 || req.Requests == 0 {
+		return nil // none sent (every request given up locally) failed nothing
 	}
 	return &ExitError{Code: ExitFailure, Err: fmt.Errorf("all %d requests failed, none by admission (%s): check the target, its path and its key; --allow-failures exits 0", req.Requests, failureBreakdown(a))}
 }

@@ -16,11 +16,14 @@ import (
 
 // requestsIntro says what the requests table counts and over what.
 var requestsIntro = cat(
-	Plain("Every ptuprobe attempt is one request: "),
-	Code("ok"), Plain(" is a 2xx without an error; "),
+	Code("planned"), Plain(" counts the requests a command planned and handed to its sender (their first attempts, sent or not); "),
+	Code("requests"), Plain(" the HTTP attempts sent, retries included, each in one class: "),
+	Code("ok"), Plain(" is a 2xx without an error ("), Code("success"), Plain(" is ok over planned); "),
 	Code("429"), Plain(" refused by admission; "),
 	Code("4xx"), Plain(" every other 4xx; "),
 	Code("transport"), Plain(" no response or an error class (a refused connection, a timeout, a body cut short). "),
+	Code("not sent"), Plain(" counts the planned requests never sent at all: their retry owner gave up before sending them (decision "),
+	Code("give-up-local"), Plain("), or the run was stopped while they waited ("), Code("interrupted"), Plain("). "),
 	Plain("Latency ("), Code("latency_ms"), Plain(") and ttfb ("), Code("ttfb_ms"),
 	Plain(", the response headers, or a streamed answer's first event: its time to first token) are percentiles (type 7) over the successful requests only. "),
 	Plain("Rates are per second over the group's span: the rows of one shape laid over one another from their starts (a fleet's workers share one), from the first send to the last response, and the spans of the burst and scheduled plans added."),
@@ -33,7 +36,7 @@ const requestsUnknown = "Unknown: the inputs are foreign CSVs, which record 429 
 func requestRows(a *analyze.Analysis) []*analyze.Group {
 	var out []*analyze.Group
 	for _, g := range rows(a) {
-		if g.Requests.Requests > 0 {
+		if g.Requests.Has() {
 			out = append(out, g)
 		}
 	}
@@ -46,20 +49,20 @@ func requestsTable(a *analyze.Analysis) *Table {
 	// "group", not the percentile table's "source group": a script that
 	// cuts the percentile table from the printed summary finds only it.
 	t := &Table{ID: "requests-table", Head: []Text{
-		Plain("group"), Plain("requests"), Plain("ok"), Plain("success"),
-		Plain("429"), Plain("4xx"), Plain("5xx"), Plain("transport"),
+		Plain("group"), Plain("planned"), Plain("requests"), Plain("ok"), Plain("success"),
+		Plain("429"), Plain("4xx"), Plain("5xx"), Plain("transport"), Plain("not sent"),
 		Plain("latency p50"), Plain("latency p90"), Plain("latency p99"),
 		Plain("ttfb p50"), Plain("ttfb p99"), Plain("requests/s"), Plain("output tokens/s"),
 	}}
 	for _, g := range requestRows(a) {
 		r := &g.Requests
-		row := []Text{labelText(g.Label), countText(r.Requests), countText(r.Succeeded)}
-		if pct, ok := r.SuccessPct(); ok {
+		row := []Text{labelText(g.Label), countText(r.Planned), countText(r.Requests), countText(r.Succeeded)}
+		if pct, ok := r.PlannedSuccessPct(); ok {
 			row = append(row, Text{{Text: num.Decimal(pct, 1) + "%", Value: num.Decimal(pct, 2)}})
 		} else {
 			row = append(row, missing)
 		}
-		row = append(row, countText(r.HTTP429), countText(r.HTTP4xx), countText(r.HTTP5xx), countText(r.TransportErrors))
+		row = append(row, countText(r.HTTP429), countText(r.HTTP4xx), countText(r.HTTP5xx), countText(r.TransportErrors), countText(r.NotSent()))
 		for _, v := range []float64{r.LatencyPercentile(50), r.LatencyPercentile(90), r.LatencyPercentile(99), r.TTFBPercentile(50), r.TTFBPercentile(99)} {
 			row = append(row, optionalMillis(v))
 		}
@@ -118,25 +121,32 @@ type jsonRequests struct {
 // jsonRequestStats are one group's requests; a value that cannot be
 // measured (no successful request, no span) is null.
 type jsonRequestStats struct {
-	Requests         int          `json:"requests"`
-	Succeeded        int          `json:"succeeded"`
-	Failed           int          `json:"failed"`
-	SuccessPct       *json.Number `json:"success_pct"`
-	HTTP429          int          `json:"http_429"`
-	HTTP4xx          int          `json:"http_4xx"`
-	HTTP5xx          int          `json:"http_5xx"`
-	TransportErrors  int          `json:"transport_errors"`
-	OtherStatus      int          `json:"other_status"`
-	LatencyP50MS     *json.Number `json:"latency_p50_ms"`
-	LatencyP90MS     *json.Number `json:"latency_p90_ms"`
-	LatencyP99MS     *json.Number `json:"latency_p99_ms"`
-	TTFBP50MS        *json.Number `json:"ttfb_p50_ms"`
-	TTFBP90MS        *json.Number `json:"ttfb_p90_ms"`
-	TTFBP99MS        *json.Number `json:"ttfb_p99_ms"`
-	OutputTokens     int64        `json:"output_tokens"`
-	SpanS            *json.Number `json:"span_s"`
-	RequestsPerS     *json.Number `json:"requests_per_s"`
-	OutputTokensPerS *json.Number `json:"output_tokens_per_s"`
+	Requests   int          `json:"requests"`
+	Succeeded  int          `json:"succeeded"`
+	Failed     int          `json:"failed"`
+	SuccessPct *json.Number `json:"success_pct"`
+	// Planned and what follows were added after the fields above: the
+	// requests planned, those never sent, success per planned request.
+	Planned           int          `json:"planned"`
+	NotSent           int          `json:"not_sent"`
+	GivenUpUnsent     int          `json:"given_up_unsent"`
+	InterruptedUnsent int          `json:"interrupted_unsent"`
+	PlannedSuccessPct *json.Number `json:"planned_success_pct"`
+	HTTP429           int          `json:"http_429"`
+	HTTP4xx           int          `json:"http_4xx"`
+	HTTP5xx           int          `json:"http_5xx"`
+	TransportErrors   int          `json:"transport_errors"`
+	OtherStatus       int          `json:"other_status"`
+	LatencyP50MS      *json.Number `json:"latency_p50_ms"`
+	LatencyP90MS      *json.Number `json:"latency_p90_ms"`
+	LatencyP99MS      *json.Number `json:"latency_p99_ms"`
+	TTFBP50MS         *json.Number `json:"ttfb_p50_ms"`
+	TTFBP90MS         *json.Number `json:"ttfb_p90_ms"`
+	TTFBP99MS         *json.Number `json:"ttfb_p99_ms"`
+	OutputTokens      int64        `json:"output_tokens"`
+	SpanS             *json.Number `json:"span_s"`
+	RequestsPerS      *json.Number `json:"requests_per_s"`
+	OutputTokensPerS  *json.Number `json:"output_tokens_per_s"`
 }
 
 // requestsJSON is analysis.json's "requests".
@@ -146,12 +156,12 @@ func requestsJSON(a *analyze.Analysis) jsonRequests {
 	}
 	j := jsonRequests{
 		Known:  true,
-		Note:   "latency and ttfb over the successful requests (2xx, no error class), type 7 percentiles in ms; rates per second over the group's span: per shape, from its first sent_ms to its last sent_ms + latency_ms (rows of one shape laid over one another from their starts), the shapes' spans added; http_4xx excludes 429 (http_429); docs/thresholds.md",
+		Note:   "requests: HTTP attempts sent, success_pct of them; planned: the requests planned (first attempts, sent or not), planned_success_pct of them, not_sent: those never sent (given up locally, or interrupted while they waited); latency and ttfb over the successful requests (2xx, no error class), type 7 percentiles in ms; rates per second over the group's span: per shape, from its first sent_ms to its last sent_ms + latency_ms (rows of one shape laid over one another from their starts), the shapes' spans added; http_4xx excludes 429 (http_429); docs/thresholds.md",
 		Over:   requestStatsJSON(&a.Overall.Requests),
 		Groups: map[string]*jsonRequestStats{},
 	}
 	for i := range a.Groups {
-		if g := &a.Groups[i]; g.Requests.Requests > 0 {
+		if g := &a.Groups[i]; g.Requests.Has() {
 			j.Groups[g.Label] = requestStatsJSON(&g.Requests)
 		}
 	}
@@ -176,7 +186,9 @@ func requestStatsJSON(r *analyze.Requests) *jsonRequestStats {
 	return &jsonRequestStats{
 		Requests: r.Requests, Succeeded: r.Succeeded, Failed: r.Failed(),
 		SuccessPct: opt(r.SuccessPct()),
-		HTTP429:    r.HTTP429, HTTP4xx: r.HTTP4xx, HTTP5xx: r.HTTP5xx,
+		Planned:    r.Planned, NotSent: r.NotSent(), GivenUpUnsent: r.GivenUpUnsent, InterruptedUnsent: r.InterruptedUnsent,
+		PlannedSuccessPct: opt(r.PlannedSuccessPct()),
+		HTTP429:           r.HTTP429, HTTP4xx: r.HTTP4xx, HTTP5xx: r.HTTP5xx,
 		TransportErrors: r.TransportErrors, OtherStatus: r.OtherStatus,
 		LatencyP50MS: n(r.LatencyPercentile(50)), LatencyP90MS: n(r.LatencyPercentile(90)), LatencyP99MS: n(r.LatencyPercentile(99)),
 		TTFBP50MS: n(r.TTFBPercentile(50)), TTFBP90MS: n(r.TTFBPercentile(90)), TTFBP99MS: n(r.TTFBPercentile(99)),

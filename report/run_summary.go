@@ -13,21 +13,28 @@ import (
 )
 
 // WriteRunSummary writes the end-of-run summary of a traffic command from
-// the Analysis of its live analyze.Tally: attempts by HTTP status, error
-// classes, 429s with the p50 and p99 of their advised waits (type 7, from
-// the first wait on, whatever the Analysis's minimum group size), 429s
-// without a usable wait, spillover and late sends. For example:
+// the Analysis of its live analyze.Tally: the requests planned beside the
+// HTTP attempts sent, by status, and those never sent (given up locally
+// by their retry owner, or interrupted while they waited); the share of
+// planned requests that succeeded; error classes, 429s with the p50 and
+// p99 of their advised waits (type 7, from the first wait on, whatever
+// the Analysis's minimum group size), 429s without a usable wait,
+// spillover and late sends. For example:
 //
-//	requests: 28 (no response ×1, 200 ×9, 429 ×16, 503 ×2)
-//	succeeded: 9 (32.1%), latency p50 12 ms, p99 40.5 ms
+//	requests: 30 planned, 28 attempts sent (no response ×1, 200 ×9, 429 ×16, 503 ×2), 2 given up without being sent
+//	succeeded: 9 of 30 planned (30%), latency p50 12 ms, p99 40.5 ms
 //	errors: reset ×1
 //	429s: 16, advised wait p50 43 ms, p99 1990.5 ms, 3 without a usable wait
 //	served by spillover: 2
 //	sends late by more than 10 ms: 0 (max 1.25 ms)
 func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
-	t := &a.Totals
+	t, r := &a.Totals, &a.Overall.Requests
 	var b strings.Builder
-	fmt.Fprintf(&b, "requests: %d", t.Attempts)
+	attempts := "attempts"
+	if t.Attempts == 1 {
+		attempts = "attempt"
+	}
+	fmt.Fprintf(&b, "requests: %d planned, %d %s sent", r.Planned, t.Attempts, attempts)
 	if len(t.ByStatus) > 0 {
 		codes := slices.Sorted(maps.Keys(t.ByStatus))
 		parts := make([]string, len(codes))
@@ -40,10 +47,15 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
+	if r.GivenUpUnsent > 0 {
+		fmt.Fprintf(&b, ", %d given up without being sent", r.GivenUpUnsent)
+	}
+	if r.InterruptedUnsent > 0 {
+		fmt.Fprintf(&b, ", %d interrupted before being sent", r.InterruptedUnsent)
+	}
 	b.WriteByte('\n')
-	if r := &a.Overall.Requests; r.Requests > 0 {
-		pct, _ := r.SuccessPct()
-		fmt.Fprintf(&b, "succeeded: %d (%s%%)", r.Succeeded, Number(math.Round(pct*10)/10))
+	if pct, ok := r.PlannedSuccessPct(); ok {
+		fmt.Fprintf(&b, "succeeded: %d of %d planned (%s%%)", r.Succeeded, r.Planned, Number(math.Round(pct*10)/10))
 		if len(r.LatencyMS) > 0 {
 			fmt.Fprintf(&b, ", latency p50 %s, p99 %s", Millis(r.LatencyPercentile(50)), Millis(r.LatencyPercentile(99)))
 		}

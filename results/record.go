@@ -38,6 +38,12 @@ const (
 	// target (out of file descriptors or local ports), not at the target.
 	ClassLocal = "local"
 	ClassOther = "other"
+	// ClassCooldown and ClassPaced: not sent: the retry owner gave up on
+	// the attempt before sending it (DecisionGiveUpLocal), because the
+	// shared cooldown, or its pace's next send slot, would not end within
+	// the request's budget.
+	ClassCooldown = "cooldown"
+	ClassPaced    = "paced"
 )
 
 // Sources of the advised wait: which field of the response the wait was
@@ -166,6 +172,29 @@ const (
 	DecisionRedirect = "redirect"
 	DecisionGiveUp   = "give-up"
 )
+
+// Ends of a request whose last attempt was never sent: its row has status
+// 0, no sent_ms, ttfb_ms or latency_ms, and the error class of what held
+// it. Every request handed to a sender has a row, whatever ended it.
+const (
+	// DecisionGiveUpLocal: the retry owner gave up before sending the
+	// attempt: the shared cooldown (error ClassCooldown) or its pace's next
+	// send slot (ClassPaced) would not end within the request's budget (or
+	// MaxWait, or it held the last attempt MaxAttempts allows), or the
+	// request's deadline passed while it was held (ClassTimeout).
+	DecisionGiveUpLocal = "give-up-local"
+	// DecisionInterrupted: the run was stopped (Ctrl-C) while the attempt
+	// waited to be sent, for a retry's wait, the shared cooldown or the
+	// pace's send slot (error ClassCanceled); nothing was sent after.
+	DecisionInterrupted = "interrupted"
+)
+
+// NotSent reports whether the row is an attempt that was never sent
+// (DecisionGiveUpLocal, DecisionInterrupted): the end of a planned request,
+// not an HTTP attempt.
+func (r *Record) NotSent() bool {
+	return r.Decision == DecisionGiveUpLocal || r.Decision == DecisionInterrupted
+}
 
 // Blank returns a Record with every optional numeric field absent.
 func Blank() Record {

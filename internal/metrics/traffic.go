@@ -50,6 +50,7 @@ type Traffic struct {
 	retries  *prometheus.CounterVec
 	planned  *prometheus.CounterVec
 	sent     *prometheus.CounterVec
+	notSent  *prometheus.CounterVec
 	waits    *prometheus.HistogramVec
 	lateness *prometheus.HistogramVec
 	inFlight prometheus.Gauge
@@ -64,7 +65,7 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 	t := &Traffic{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ptuprobe_attempts_total",
-			Help: "Attempts recorded (one per results row), by group, HTTP status (0: no response) and error class.",
+			Help: "Attempts recorded (one per results row sent), by group, HTTP status (0: no response) and error class.",
 		}, []string{"group", "status", "error"}),
 		http429: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ptuprobe_http_429_total",
@@ -82,6 +83,10 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 			Name: "ptuprobe_requests_sent_total",
 			Help: "Requests (first attempts) sent.",
 		}, g),
+		notSent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ptuprobe_attempts_not_sent_total",
+			Help: "Attempts that ended their request unsent (rows of decision give-up-local or interrupted), by group and decision; not counted as attempts.",
+		}, []string{"group", "decision"}),
 		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ptuprobe_advised_wait_seconds",
 			Help:    "Advised waits read from responses (rows with a wait_ms), in seconds.",
@@ -98,7 +103,7 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 		}),
 		groups: map[string]*Group{},
 	}
-	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.waits, t.lateness, t.inFlight} {
+	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent, t.waits, t.lateness, t.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -130,7 +135,9 @@ func (t *Traffic) group(name string) *Group {
 		http429: t.http429.WithLabelValues(label), retries: t.retries.WithLabelValues(label),
 		planned: t.planned.WithLabelValues(label), sent: t.sent.WithLabelValues(label),
 		waits: t.waits.WithLabelValues(label), lateness: t.lateness.WithLabelValues(label),
-		failed: map[attemptKey]prometheus.Counter{},
+		givenUp:     t.notSent.WithLabelValues(label, results.DecisionGiveUpLocal),
+		interrupted: t.notSent.WithLabelValues(label, results.DecisionInterrupted),
+		failed:      map[attemptKey]prometheus.Counter{},
 	}
 	t.groups[name] = g
 	return g
@@ -142,6 +149,7 @@ type Group struct {
 	t                               *Traffic
 	name, label                     string
 	http429, retries, planned, sent prometheus.Counter
+	givenUp, interrupted            prometheus.Counter // attempts not sent, by decision
 	waits, lateness                 prometheus.Observer
 
 	// answered holds the attempts counter of each status without an
@@ -164,6 +172,14 @@ type attemptKey struct {
 func (g *Group) Observe(r *results.Record) {
 	if r.Group != g.name {
 		g = g.t.group(r.Group) // not a Record of this plan: never expected
+	}
+	if r.NotSent() { // no HTTP attempt: no status, no send time
+		if r.Decision == results.DecisionInterrupted {
+			g.interrupted.Inc()
+		} else {
+			g.givenUp.Inc()
+		}
+		return
 	}
 	g.attempt(r).Inc()
 	if r.Status == 429 {

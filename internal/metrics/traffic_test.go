@@ -34,8 +34,10 @@ func record(group string, attempt, status int, class string, waitMS, intended, s
 	return &r
 }
 
-// TestTrafficCounts: every Record is one attempt under its status and
-// error class; 429s, retries, waits and lateness as the Records say.
+// TestTrafficCounts: every Record sent is one attempt under its status
+// and error class; 429s, retries, waits and lateness as the Records say;
+// a Record not sent is counted by its decision alone (it was once an
+// attempt of status 0 and error "other", sent on time).
 func TestTrafficCounts(t *testing.T) {
 	t.Parallel()
 	tr, reg := newTraffic(t)
@@ -49,11 +51,18 @@ func TestTrafficCounts(t *testing.T) {
 		record("night-run", 1, 0, "dial tcp canary.example: refused", -1, 30, 29), // not a class; sent "early"
 		record("night-run", 1, 200, results.ClassBody, -1, 40, 40),
 		record("night-run", 1, 1000, "", -1, 50, 50),
+		notSent("night-run", 1, results.DecisionGiveUpLocal, results.ClassPaced),
+		notSent("night-run", 2, results.DecisionGiveUpLocal, results.ClassCooldown),
+		notSent("night-run", 1, results.DecisionInterrupted, results.ClassCanceled),
 	} {
 		g.Observe(r)
 	}
 	want := `
-# HELP ptuprobe_attempts_total Attempts recorded (one per results row), by group, HTTP status (0: no response) and error class.
+# HELP ptuprobe_attempts_not_sent_total Attempts that ended their request unsent (rows of decision give-up-local or interrupted), by group and decision; not counted as attempts.
+# TYPE ptuprobe_attempts_not_sent_total counter
+ptuprobe_attempts_not_sent_total{decision="give-up-local",group="night-run"} 2
+ptuprobe_attempts_not_sent_total{decision="interrupted",group="night-run"} 1
+# HELP ptuprobe_attempts_total Attempts recorded (one per results row sent), by group, HTTP status (0: no response) and error class.
 # TYPE ptuprobe_attempts_total counter
 ptuprobe_attempts_total{error="",group="night-run",status="200"} 2
 ptuprobe_attempts_total{error="",group="night-run",status="429"} 2
@@ -72,7 +81,8 @@ ptuprobe_retries_total{group="night-run"} 2
 ptuprobe_requests_planned_total{group="night-run"} 5
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"ptuprobe_attempts_total", "ptuprobe_http_429_total", "ptuprobe_retries_total", "ptuprobe_requests_planned_total"); err != nil {
+		"ptuprobe_attempts_total", "ptuprobe_http_429_total", "ptuprobe_retries_total", "ptuprobe_requests_planned_total",
+		"ptuprobe_attempts_not_sent_total"); err != nil {
 		t.Error(err)
 	}
 	waits := tr.waits.WithLabelValues("night-run").(prometheus.Histogram)
@@ -83,6 +93,13 @@ ptuprobe_requests_planned_total{group="night-run"} 5
 	if n, sum := histogram(t, late); n != 8 || sum < 0.01124 || sum > 0.01126 { // 0.05+0.2+1+10 ms; the early one counts 0
 		t.Errorf("lateness: %d, sum %v", n, sum)
 	}
+}
+
+// notSent is a Record of an attempt never sent, ended by decision.
+func notSent(group string, attempt int, decision, class string) *results.Record {
+	r := record(group, attempt, 0, class, -1, 60, results.None)
+	r.Decision, r.LatencyMS = decision, results.None
+	return r
 }
 
 func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
