@@ -30,8 +30,16 @@ const (
 var ErrReply = errors.New("the server's reply is not one Redis sends to these calls")
 
 func replyErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrReply, fmt.Sprintf(format, a...))
+	return &replyError{why: fmt.Sprintf(format, a...)}
 }
+
+// replyError is ErrReply with what the reply was. It is ErrReply by Is,
+// not by Unwrap: go-redis unwraps a handshake's error once, which would
+// leave ErrReply without the what.
+type replyError struct{ why string }
+
+func (e *replyError) Error() string        { return ErrReply.Error() + ": " + e.why }
+func (e *replyError) Is(target error) bool { return target == ErrReply }
 
 // respPhase is what a respScan expects of the next byte.
 type respPhase uint8
