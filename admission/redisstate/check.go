@@ -38,7 +38,7 @@ func (c *Coordinator) Check(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	return c.safe(c.diagnose(ctx, err))
+	return c.diagnose(ctx, c.safe(err))
 }
 
 // authErrors are the first words of Redis' answers that refuse a password.
@@ -128,11 +128,11 @@ func (c *Coordinator) speaksTLS(ctx context.Context) bool {
 // maxShown bounds the text of a server's error that a message repeats.
 const maxShown = 200
 
-// safe is err with a message fit for a user's terminal: a server's error
-// line may repeat what it was sent (the password of a HELLO or an AUTH),
-// or anything at all, so the password is cut out of it, it is cut to
-// maxShown bytes and quoted when it holds more than printable ASCII.
-// errors.Is and As still see err.
+// safe is err, from go-redis or the server, with a message fit for a
+// user's terminal: a server's error line may repeat what it was sent (the
+// password of a HELLO or an AUTH), or anything at all, so the password is
+// cut out of it, it is cut to maxShown bytes and quoted when it holds more
+// than printable ASCII. errors.Is and As still see err.
 func (c *Coordinator) safe(err error) error {
 	if err == nil {
 		return nil
