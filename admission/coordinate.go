@@ -18,7 +18,11 @@ import (
 // can fail without failing a request. A method must return by its
 // context's deadline, which the Transport sets to the request's budget
 // (on the runtime clock); it is called on the request's goroutine, so it
-// must be safe for concurrent use.
+// must be safe for concurrent use. What it answers does not hold a
+// request past its budget either: a send slot granted too late for the
+// answer to come within it is refused as the in-process Pace refuses it,
+// a cooldown or retry slot past it is the give-up (or redirect) the
+// in-process state would make.
 type Coordinator interface {
 	// Cooldown moves the shared cooldown's end to until when until is
 	// later (a zero until only reads it), for advice from source (a

@@ -237,3 +237,66 @@ func TestCoordinatorNeedsSharedState(t *testing.T) {
 		t.Fatalf("a Coordinator with nothing to share: %v, want an error naming Coordinator", err)
 	}
 }
+
+// wrongPace is a Coordinator whose pace answers what no pace keeps: every
+// reserve is granted at ahead after its step's time, every confirmation
+// refused (up to a thousand, so a test without the bound ends).
+type wrongPace struct {
+	memCoordinator
+	ahead    time.Duration
+	confirms atomic.Int64
+}
+
+func (w *wrongPace) Pace(_ context.Context, s PaceStep) (PaceResult, error) {
+	switch s.Op {
+	case PaceReserve:
+		return PaceResult{At: s.Now.Add(w.ahead), Gen: 1, OK: true}, nil
+	case PaceConfirm:
+		return PaceResult{OK: w.confirms.Add(1) > 1000}, nil
+	}
+	return PaceResult{}, nil
+}
+
+// TestPaceHeldToTheBudget: whatever send slot a Coordinator grants, an
+// attempt is not held past its budget: a slot an hour ahead of a request
+// with a 2 s budget is a local refusal at once (the pace's give-up), not
+// an hour's wait; and a Coordinator that voids every slot it granted
+// holds an attempt for paceRetakes slots, not for ever.
+func TestPaceHeldToTheBudget(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		pace, err := NewPace(DefaultPaceConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decisions []Decision
+		p := DefaultPolicy()
+		p.Pace, p.Coordinator, p.Budget = pace, &wrongPace{ahead: time.Hour}, 2*time.Second
+		p.Observe = func(d Decision) { decisions = append(decisions, d) }
+		tr, err := New(serveMem(t, refuseFirst(0)), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = (&http.Client{Transport: tr}).Get("http://primary.invalid/")
+		var gaveUp *GiveUpError
+		if took := time.Since(start); !errors.As(err, &gaveUp) || took != 0 || len(decisions) != 1 || decisions[0].Err != ClassPaced {
+			t.Errorf("a slot an hour ahead under a 2 s budget: %v after %v, decisions %+v; want a local give-up at once", err, took, decisions)
+		}
+
+		w := &wrongPace{ahead: 10 * time.Millisecond}
+		p.Coordinator, p.Budget, p.Observe = w, 0, nil
+		tr, err = New(serveMem(t, refuseFirst(0)), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: tr}).Get("http://primary.invalid/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := w.confirms.Load(); n != paceRetakes {
+			t.Errorf("%d slots taken for one attempt, want %d", n, paceRetakes)
+		}
+	})
+}

@@ -163,7 +163,8 @@ func (p *Pace) refusedAt(now, sent time.Time, wait time.Duration) {
 // apply takes step s: it fills in the Pace's settings and, for a reserve,
 // the answers' expected time; it learns the latency of an admitted
 // answer; then the step goes to shared (a Coordinator), or, when shared
-// is nil or fails, to the in-process state.
+// is nil or fails, to the in-process state. A shared reserve is held to
+// the deadline as the in-process one is.
 func (p *Pace) apply(shared func(PaceStep) (PaceResult, error), s PaceStep) PaceResult {
 	p.mu.Lock()
 	s.Config = p.cfg
@@ -179,6 +180,11 @@ func (p *Pace) apply(shared func(PaceStep) (PaceResult, error), s PaceStep) Pace
 	}
 	p.mu.Unlock()
 	if r, err := shared(s); err == nil {
+		if s.Op == PaceReserve && r.OK && !s.Deadline.IsZero() && !r.At.Add(s.Margin).Before(s.Deadline) {
+			// Whatever the shared state says, a slot whose answer would
+			// come after the deadline is not waited for: a local refusal.
+			r.OK = false
+		}
 		return r
 	}
 	p.mu.Lock()

@@ -378,7 +378,7 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 // observed.
 func (r *request) paced(a *Attempt) (refused bool, err error) {
 	start := r.t.clock.Now()
-	for {
+	for retake := 1; ; retake++ {
 		now := r.t.clock.Now()
 		res := r.pace(PaceStep{Op: PaceReserve, Now: now, Deadline: r.deadline})
 		at := res.At
@@ -393,12 +393,19 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 			}
 		}
 		// A cut while this attempt waited: its slot was spaced at the old
-		// rate, so it takes one at the new.
-		if r.pace(PaceStep{Op: PaceConfirm, Gen: res.Gen, At: at}).OK {
+		// rate, so it takes one at the new. A shared state that voids
+		// every slot does not hold it for ever: past paceRetakes it goes
+		// in the slot it waited for.
+		if r.pace(PaceStep{Op: PaceConfirm, Gen: res.Gen, At: at}).OK || retake == paceRetakes {
 			return false, nil
 		}
 	}
 }
+
+// paceRetakes bounds the slots one attempt takes: a cut while it waits
+// voids its slot, and one cut per congestion event makes more than a few
+// in a row rare.
+const paceRetakes = 16
 
 // paceRefused refuses attempt a locally at now: its next send slot, at,
 // does not come within the budget.

@@ -26,6 +26,7 @@ type ownerFlags struct {
 	policy      string
 	coordinate  string
 	passwordEnv string
+	timeout     time.Duration
 }
 
 // DefaultCoordinatePasswordEnv is --coordinate-password-env's default.
@@ -35,6 +36,12 @@ func (f *ownerFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", "", "retry owner: a `NAME` of ptuprobe policies (honor, slots, pace, cooldown, honor-backoff… or NAME=BASE,key=value,…), with its jitter, advice and backoff, under --max-attempts (default 3 with --policy) and --retry-budget")
 	fs.StringVar(&f.coordinate, "coordinate", "", "share the retry owner's cooldown, slots and pace with every process naming the same target through the Redis at `URL`: redis://HOST:PORT/DB or rediss:// (without --policy, the shared cooldown is turned on); a Redis that fails leaves each decision to this process's own state")
 	fs.StringVar(&f.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
+	f.addTimeout(fs)
+}
+
+// addTimeout registers --coordinate-timeout.
+func (f *ownerFlags) addTimeout(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.timeout, "coordinate-timeout", redisstate.DefaultCallTimeout, "deadline of each call to the --coordinate Redis (at most 10s): a slower answer is a fault, and that decision uses this process's own state; a Redis farther away needs more")
 }
 
 // policyOwner is the owner --policy names, under the fair caps of
@@ -96,28 +103,42 @@ func (f *ownerFlags) coordinator(ctx context.Context, p *admission.Policy, spec 
 	return c, nil
 }
 
-// open opens --coordinate on the state named deployment and pings it: a
-// bad URL or a refused password is a usage error naming the flag, before
-// any traffic; unanswered is why a Redis that did not answer the ping did
-// not (nil when it did).
+// open opens --coordinate on the state named deployment and checks it: a
+// bad URL, a refused password or a server that cannot keep the state as
+// the URL names it is a usage error naming the flag, before any traffic;
+// unanswered is why a Redis that did not answer the check did not (nil
+// when it did).
 func (f *ownerFlags) open(ctx context.Context, deployment string, warn func(error)) (c *redisstate.Coordinator, unanswered, err error) {
-	if f.passwordEnv == "" {
+	switch {
+	case f.passwordEnv == "":
 		return nil, nil, usageError("--coordinate-password-env must name an environment variable")
+	case f.timeout <= 0 || f.timeout > redisstate.MaxCallTimeout:
+		return nil, nil, usageError("--coordinate-timeout must be positive and at most %v", redisstate.MaxCallTimeout)
 	}
-	c, err = redisstate.Open(f.coordinate, os.Getenv(f.passwordEnv), redisstate.Options{Deployment: deployment, Warn: warn})
+	c, err = redisstate.Open(f.coordinate, os.Getenv(f.passwordEnv), f.options(deployment, warn))
 	if err != nil {
 		return nil, nil, usageError("--coordinate: %v", err)
 	}
-	check, cancel := context.WithTimeout(ctx, 2*time.Second)
+	// The check's steps (dial, TLS, handshake, database, PING, a probe)
+	// each end by the call's deadline.
+	check, cancel := context.WithTimeout(ctx, time.Second+6*f.timeout)
 	defer cancel()
-	if err := c.Check(check); err != nil {
-		if errors.Is(err, redisstate.ErrAuth) {
-			c.Close()
-			return nil, nil, usageError("--coordinate: %v (the password is read from $%s)", err, f.passwordEnv)
-		}
+	switch err := c.Check(check); {
+	case errors.Is(err, redisstate.ErrAuth):
+		c.Close()
+		return nil, nil, usageError("--coordinate: %v (the password is read from $%s)", err, f.passwordEnv)
+	case errors.Is(err, redisstate.ErrUnusable):
+		c.Close()
+		return nil, nil, usageError("--coordinate: %v", err)
+	case err != nil:
 		return c, err, nil
 	}
 	return c, nil, nil
+}
+
+// options are the Coordinator's options for the state named deployment.
+func (f *ownerFlags) options(deployment string, warn func(error)) redisstate.Options {
+	return redisstate.Options{Deployment: deployment, Warn: warn, CallTimeout: f.timeout}
 }
 
 // coordinatePasswordEnvUsage is --coordinate-password-env's help.
@@ -151,7 +172,7 @@ func (f *ownerFlags) labCoordination(ctx context.Context, stderr io.Writer) (*po
 	}
 	password := os.Getenv(f.passwordEnv)
 	open := func(namespace string) (policylab.Shared, error) {
-		c, err := redisstate.Open(f.coordinate, password, redisstate.Options{Deployment: namespace, Warn: warn})
+		c, err := redisstate.Open(f.coordinate, password, f.options(namespace, warn))
 		if err != nil {
 			return nil, err
 		}

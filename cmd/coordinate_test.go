@@ -2,13 +2,16 @@ package cmd
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -47,6 +50,9 @@ func TestCoordinateBadInput(t *testing.T) {
 		{"--coordinate", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/db"}},
 		{"--coordinate", []string{"--max-attempts", "3", "--coordinate", "redis://:hunter2@127.0.0.1:6379/0"}},
 		{"--coordinate", []string{"--max-attempts", "3", "--coordinate", "redis://:hunter2@[::1/0"}},
+		{"--coordinate", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/-1"}},
+		{"--coordinate-timeout", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/0", "--coordinate-timeout", "0s"}},
+		{"--coordinate-timeout", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/0", "--coordinate-timeout", "11s"}},
 		{"--coordinate", []string{"--coordinate", "redis://127.0.0.1:6379/0"}},
 		{"--coordinate", []string{"--policy", "honor", "--coordinate", "redis://127.0.0.1:6379/0"}},
 		{"--coordinate-password-env", []string{"--max-attempts", "3", "--coordinate", "redis://127.0.0.1:6379/0", "--coordinate-password-env", ""}},
@@ -129,5 +135,97 @@ func TestCoordinateThroughRedis(t *testing.T) {
 	}
 	if !strings.Contains(text, "\nptuprobe_coordinate_fallbacks_total ") || strings.Contains(text, "ptuprobe_coordinate_fallbacks_total 0\n") {
 		t.Errorf("metrics without the fallbacks counted:\n%s", text)
+	}
+}
+
+// TestCoordinateRefusesWhatCannotServe: a Redis that answers but cannot
+// keep the state as --coordinate names it — a database it does not have,
+// rediss:// to a plaintext Redis, a handshake answered with an array of
+// 2e9, a password given as the URL's user — is one line naming
+// --coordinate, exit 2, before any traffic, the password nowhere.
+func TestCoordinateRefusesWhatCannotServe(t *testing.T) {
+	t.Parallel()
+	plain := redisserver.Start(t)
+	locked := redisserver.Start(t, "--requirepass", "s3cret-pw")
+	hostile := redisserver.StartFake(t, func(_ []string, w io.Writer) error {
+		_, err := io.WriteString(w, "*2000000000\r\n")
+		return err
+	})
+	srv, sent := counted(t)
+	out := filepath.Join(t.TempDir(), "r.csv")
+	for _, tc := range []struct{ url, want string }{
+		{"redis://" + plain.Addr + "/16", "DB index is out of range"},
+		{"rediss://" + plain.Addr + "/0", "without TLS"},
+		{"redis://" + hostile.Addr + "/0", "more than 1024"},
+		{"redis://s3cret-pw@" + locked.Addr + "/0", "redis://:PASSWORD@HOST"},
+	} {
+		code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "-o", out, "--quiet",
+			"--policy", "slots", "--coordinate", tc.url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET_PW")
+		if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || !strings.Contains(stderr, tc.want) ||
+			strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || stdout != "" || strings.Contains(stderr, "s3cret") {
+			t.Errorf("%s: exit %d, stderr %q; want one line naming --coordinate saying %q, exit 2", tc.url, code, stderr, tc.want)
+		}
+	}
+	if sent.Load() != 0 {
+		t.Errorf("%d requests sent by refused command lines", sent.Load())
+	}
+}
+
+// hostileEval is a Redis that answers the check and misbehaves at the
+// scripts: eval answers each EVALSHA (its words), HELLO is answered as
+// by an old Redis, PING with PONG.
+func hostileEval(t *testing.T, eval func(cmd []string) string) *redisserver.Fake {
+	return redisserver.StartFake(t, func(cmd []string, w io.Writer) error {
+		reply := "+PONG\r\n"
+		switch cmd[0] {
+		case "HELLO":
+			reply = "-ERR unknown command 'HELLO'\r\n"
+		case "EVALSHA":
+			reply = eval(cmd)
+		}
+		_, err := io.WriteString(w, reply)
+		return err
+	})
+}
+
+// TestCoordinateHostileMidRun: a Redis that passes the check and answers
+// a script with a string of 1e9 bytes is a fault like a timeout: every
+// request is answered and kept, on the process's own state, and the run
+// says so in one warning.
+func TestCoordinateHostileMidRun(t *testing.T) {
+	t.Parallel()
+	fake := hostileEval(t, func([]string) string { return "$1000000000\r\n" + strings.Repeat("x", 1<<20) })
+	srv, sent := counted(t)
+	out := filepath.Join(t.TempDir(), "r.csv")
+	code, _, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out, "--quiet",
+		"--policy", "slots", "--coordinate", "redis://"+fake.Addr+"/0")
+	if code != 0 || sent.Load() != 4 || len(readResults(t, out)) != 4 || strings.Count(stderr, "warning: --coordinate") != 1 {
+		t.Errorf("exit %d, %d sent, stderr %q; want 4 rows (one refusal retried) and one warning", code, sent.Load(), stderr)
+	}
+}
+
+// TestCoordinatePaceHeldToTheBudget: a store that grants every send slot
+// an hour ahead does not hold a paced run (the command line:
+// --retry-budget 2s, --max-duration 3s): each request gives up on its
+// slot at once.
+func TestCoordinatePaceHeldToTheBudget(t *testing.T) {
+	t.Parallel()
+	var reserves atomic.Int64
+	fake := hostileEval(t, func(cmd []string) string {
+		if len(cmd) > 4 && cmd[4] == "reserve" {
+			reserves.Add(1)
+			return "*3\r\n:" + strconv.FormatInt(time.Now().Add(time.Hour).UnixMicro(), 10) + "\r\n:0\r\n:1\r\n"
+		}
+		return "*3\r\n:0\r\n:0\r\n:0\r\n"
+	})
+	srv, sent := counted(t)
+	out := filepath.Join(t.TempDir(), "r.csv")
+	// The run's own caps would end it within seconds: a minute is a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, _, stderr := runCLI(ctx, "burst", "--url", srv.URL, "--burst-size", "2", "-o", out, "--quiet",
+		"--policy", "pace", "--max-attempts", "3", "--retry-budget", "2s", "--max-duration", "3s", "--coordinate", "redis://"+fake.Addr+"/0")
+	if code == ExitInterrupted || ctx.Err() != nil || sent.Load() != 0 || reserves.Load() == 0 {
+		t.Errorf("exit %d, %d sent, %d slots granted an hour ahead; stderr %q; want every request given up on its slot", code, sent.Load(), reserves.Load(), stderr)
 	}
 }

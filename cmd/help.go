@@ -35,12 +35,12 @@ var helpGroups = []struct {
 	{"Outputs", []string{
 		"output", "out-dir", "results", "append", "fail-if", "allow-failures", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
 		"label", "columns", "log-x", "min-group", "timeline", "value-column", "value-unit", "status-column", "group-column", "load-window"}},
-	{"Fleet (N workers, one plan: 'ptuprobe help fleet')", []string{"shard", "start-at", "coordinate", "coordinate-password-env"}},
+	{"Fleet (N workers, one plan: 'ptuprobe help fleet')", []string{"shard", "start-at", "coordinate", "coordinate-password-env", "coordinate-timeout"}},
 }
 
 // helpMore are the flags the default help names without describing.
 var helpMore = map[string]bool{
-	"pace-window": true, "pace-fixed": true, "grace": true, "progress-every": true, "metrics-linger": true, "coordinate-password-env": true,
+	"pace-window": true, "pace-fixed": true, "grace": true, "progress-every": true, "metrics-linger": true, "coordinate-password-env": true, "coordinate-timeout": true,
 	"api-version": true, "anthropic-version": true, "max-tokens-field": true, "shared-prefix-tokens": true, "method": true, "body": true,
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "skip-burst": true, "skip-schedule": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,

@@ -235,6 +235,7 @@ Redis, in real time ('ptuprobe help fleet').`,
 		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
 		fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
 		fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
+		pc.coord.addTimeout(fs)
 		pc.tf.add(fs)
 		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 			if fs.Lookup(f) != nil {

@@ -84,8 +84,12 @@ when its last answer came; a wave that waits for answers
 
 --coordinate redis://HOST:PORT/DB shares the retry owner's cooldown, slots
 and pace between the workers (and any process naming the same target),
-through Redis; a Redis that fails leaves each decision to the worker's own
-state. deploy/kubernetes runs such a fleet as an Indexed Job.
+through Redis. It is checked before any traffic: a Redis that refuses the
+password or cannot serve as named (a database it lacks, rediss:// to a
+plaintext Redis) is exit 2. A Redis that fails later (down, slower than
+--coordinate-timeout, 50ms, a call, or answering what no Redis would)
+leaves each decision to the worker's own state. deploy/kubernetes runs
+such a fleet as an Indexed Job.
 
   ptuprobe characterize --shard 1/4 --start-at 2026-05-01T12:00:00Z --out-dir worker-1
   ptuprobe analyze worker-*/results.csv --out-dir fleet

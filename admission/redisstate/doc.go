@@ -27,7 +27,10 @@
 //
 // Each call has its own deadline (Options.CallTimeout, 50 ms), within the
 // request's budget, and go-redis does not retry it. A call that fails —
-// Redis down, slow, lost mid-run, a script error — returns the error, and
+// Redis down, slow, lost mid-run, a script error, a reply larger than the
+// scripts answer (ErrReply: Open's connections refuse it before go-redis
+// allocates what it announces), an answer more than MaxAhead ahead —
+// returns the error, and
 // admission takes that decision on the process's own state; the
 // Coordinator counts it (Fallbacks), calls Options.Warn once per outage,
 // and for Options.Retry (1 s) does not call Redis at all, so an outage
@@ -37,4 +40,12 @@
 // that waits past its deadline for one of the client's connections (at
 // least 64, so a burst refused together seldom does) falls back too, and
 // is no outage.
+//
+// # Before the first decision
+//
+// Check asks once what a decision's connection would meet: a password
+// refused (ErrAuth), or a server that answers but cannot keep the state
+// as the URL names it (ErrUnusable: a database it does not have, rediss://
+// to a Redis without TLS, redis:// to one with TLS, a reply no Redis
+// sends). Neither passes with time; a Redis that does not answer may.
 package redisstate

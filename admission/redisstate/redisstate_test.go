@@ -459,3 +459,82 @@ func TestPaceSharedThroughRedis(t *testing.T) {
 		t.Errorf("the second owner's third send came %v after the refusal; want the 100 ms hold and two paced slots (>= 123 ms)", span)
 	}
 }
+
+// TestRedisKilledMidRun: a fleet's Transport (cooldown, slots and pace
+// through Redis) sends 48 requests from 8 goroutines to a target that
+// refuses every third, advising 30 ms; Redis is killed after the 16th
+// completes and restarted after the 32nd. Every request completes its
+// course within its budget (and a call's deadline), each with its
+// decisions observed, and the decisions taken while Redis was gone are
+// counted as fallbacks.
+func TestRedisKilledMidRun(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 == 0 {
+			w.Header().Set("Retry-After-Ms", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer ts.Close()
+	c := open(t, srv, Options{Deployment: ts.URL})
+	pace, err := admission.NewPace(admission.DefaultPaceConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 250 * time.Millisecond
+	p := admission.DefaultPolicy()
+	p.SharedCooldown, p.Slots, p.Pace, p.Coordinator, p.Budget = true, admission.NewSlots(10*time.Millisecond), pace, c, budget
+	tr, err := admission.New(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const requests, workers = 48, 8
+	var done, observed atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var late []time.Duration
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range requests / workers {
+				var seen bool
+				ctx := admission.WithAttemptObserver(context.Background(), func(admission.Attempt) { seen = true })
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				took := time.Since(start)
+				var gaveUp *admission.GiveUpError
+				switch {
+				case err == nil:
+					resp.Body.Close()
+				case !errors.As(err, &gaveUp):
+					t.Errorf("worker %d: %v", w, err)
+				}
+				if seen {
+					observed.Add(1)
+				}
+				if took > budget+DefaultCallTimeout+200*time.Millisecond {
+					mu.Lock()
+					late = append(late, took)
+					mu.Unlock()
+				}
+				switch done.Add(1) {
+				case 16:
+					srv.Stop()
+				case 32:
+					srv.Restart()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(late) > 0 || observed.Load() != requests {
+		t.Errorf("%d requests past their budget (%v), %d of %d with their decisions observed", len(late), late, observed.Load(), requests)
+	}
+	if c.Fallbacks() == 0 {
+		t.Error("no fallback counted with Redis killed mid-run")
+	}
+}

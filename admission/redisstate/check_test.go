@@ -1,0 +1,92 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/internal/redisserver"
+)
+
+// TestCheckRefusesWhatCannotServe: a Redis that answers but cannot keep
+// the state as the URL names it is refused at Check (ErrUnusable), once,
+// before any decision: a database it does not have, rediss:// to a
+// plaintext Redis, redis:// to a TLS server; /-1 (which go-redis reads
+// as no database: DB 0) is refused at Open. A Redis that is down is not
+// refused: later calls may find it.
+func TestCheckRefusesWhatCannotServe(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t)
+	tlsSrv := httptest.NewTLSServer(nil)
+	defer tlsSrv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		url, want string // want: in the error; "" for a Redis that is down
+	}{
+		{"redis://" + srv.Addr + "/16", "DB index is out of range"},
+		{"rediss://" + srv.Addr + "/0", "rediss:// names a Redis that answers without TLS"},
+		{"redis://" + tlsSrv.Listener.Addr().String() + "/0", "redis:// names a server that speaks TLS"},
+		{"redis://" + down + "/0", ""},
+	} {
+		c, err := Open(tc.url, "", Options{Deployment: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Check(context.Background())
+		c.Close()
+		switch {
+		case tc.want == "" && (err == nil || errors.Is(err, ErrUnusable)):
+			t.Errorf("%s: %v, want an error that is not ErrUnusable", tc.url, err)
+		case tc.want != "" && (!errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want ErrUnusable saying %q", tc.url, err, tc.want)
+		}
+	}
+	if _, err := Open("redis://"+srv.Addr+"/-1", "", Options{Deployment: "d"}); !errors.Is(err, ErrURL) {
+		t.Errorf("/-1: %v, want ErrURL", err)
+	}
+}
+
+// TestCheckHintsAtAPasswordAsUser: redis://PASSWORD@HOST names a user;
+// refused, the error says where a password goes, and never what was
+// given.
+func TestCheckHintsAtAPasswordAsUser(t *testing.T) {
+	t.Parallel()
+	srv := redisserver.Start(t, "--requirepass", "s3cret-pw")
+	c, err := Open("redis://s3cret-pw@"+srv.Addr+"/0", "", Options{Deployment: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Check(context.Background())
+	if !errors.Is(err, ErrAuth) || !strings.HasSuffix(err.Error(), userHint) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a password given as the user: %v; want ErrAuth with the hint, without the password", err)
+	}
+}
+
+// TestCheckKeepsThePasswordOut: a server whose errors repeat what it was
+// sent (the password of HELLO and AUTH) has it cut out of Check's error.
+func TestCheckKeepsThePasswordOut(t *testing.T) {
+	t.Parallel()
+	fake := redisserver.StartFake(t, func(cmd []string, w io.Writer) error {
+		_, err := io.WriteString(w, "-ERR unknown command '"+cmd[0]+"', with args beginning with: '"+strings.Join(cmd[1:], "' '")+"'\r\n")
+		return err
+	})
+	c, err := Open("redis://"+fake.Addr+"/0", "pw-echoed", Options{Deployment: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Check(context.Background())
+	if err == nil || strings.Contains(err.Error(), "pw-echoed") || !strings.Contains(err.Error(), "[password]") {
+		t.Errorf("Check: %v; want an error with the password cut out", err)
+	}
+}
