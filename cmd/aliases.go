@@ -25,14 +25,20 @@ var burstRenames = renames{
 }
 
 // simRenames are serve's simulator flags before they took the --sim-
-// prefix the traffic commands give them.
+// prefix the traffic commands give them (not those born with it).
 func simRenames() renames {
 	r := renames{}
 	for _, name := range simFlags {
-		r[name] = "sim-" + name
+		if !slices.Contains(bornPrefixed, name) {
+			r[name] = "sim-" + name
+		}
 	}
 	return r
 }
+
+// bornPrefixed are the simulator flags added after the rename: they
+// never had a bare name.
+var bornPrefixed = []string{"neighbour-first", "neighbour-every", "neighbour-min", "neighbour-max"}
 
 // alias makes c accept every old name in r as its new name. The note is
 // printed before c runs, once per old name typed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type refereeCmd struct {
 	budget   time.Duration
 	timeout  time.Duration
 	expect   []string
+	passEnv  []string
+	owners   int
 	outDir   string
 }
 
@@ -33,7 +36,8 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 	}
 	job := referee.Job{
 		Scenario: rc.scenario, Dialect: rc.dialect, PTU: rc.ptu, Budget: rc.budget, Timeout: rc.timeout,
-		Command: args, Env: os.Environ(), Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), OutDir: rc.outDir, Seed: sim.DefaultSeed,
+		Command: args, Env: os.Environ(), PassEnv: rc.passEnv, Stdin: c.InOrStdin(), Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
+		OutDir: rc.outDir, Seed: sim.DefaultSeed, OwnerRetries: rc.owners,
 	}
 	for _, e := range rc.expect {
 		x, err := referee.ParseExpectation(e)
@@ -43,11 +47,13 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 		job.Expect = append(job.Expect, x)
 	}
 	v, written, err := referee.Run(c.Context(), job)
+	interrupted := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	switch {
 	case errors.Is(err, referee.ErrStart):
 		return asUsage(err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the command's process group was ended")}
+	case interrupted && v.Interrupted:
+		printVerdict(c.OutOrStdout(), v, written)
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the command's process group was ended; the verdict holds what the simulator saw until then")}
 	case err != nil:
 		var ee interface{ Field() string }
 		if errors.As(err, &ee) {
@@ -55,13 +61,8 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 		}
 		return &ExitError{Code: ExitFailure, Err: err}
 	}
-	stdout := c.OutOrStdout()
-	fmt.Fprintln(stdout)
-	if err := referee.PrintTable(stdout, v); err != nil {
+	if err := printVerdict(c.OutOrStdout(), v, written); err != nil {
 		return err
-	}
-	for _, p := range written {
-		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
 	if !v.Pass {
 		return &ExitError{Code: ExitThreshold, Err: errors.New(referee.Summary(v))}
@@ -69,61 +70,70 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 	return nil
 }
 
+// printVerdict prints the verdict table and the files written.
+func printVerdict(w io.Writer, v referee.Verdict, written []string) error {
+	fmt.Fprintln(w)
+	if err := referee.PrintTable(w, v); err != nil {
+		return err
+	}
+	for _, p := range written {
+		fmt.Fprintf(w, "wrote %s\n", p)
+	}
+	return nil
+}
+
 func (rc *refereeCmd) names() flagNames {
 	return flagNames{
 		"Scenario": "--scenario", "Dialect": "--sim-dialect", "PTU": "--sim-ptu", "Budget": "--retry-budget",
-		"Timeout": "--timeout", "Expect": "--expect", "Command": "COMMAND",
+		"Timeout": "--timeout", "Expect": "--expect", "Command": "COMMAND", "PassEnv": "--pass-env", "OwnerRetries": "--owner-retries",
 	}
 }
 
 const refereeLong = `referee answers "is my client's retry stack harmful?" in one command. It
-starts the simulator on 127.0.0.1 (a free port) in --sim-dialect and --scenario,
-runs COMMAND with the variables the SDKs read pointed at it — OPENAI_BASE_URL,
-OPENAI_API_KEY, OPENAI_ADMIN_KEY, AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY,
-AZURE_OPENAI_AD_TOKEN, OPENAI_API_VERSION, ANTHROPIC_BASE_URL,
-ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, GEMINI_API_KEY, GOOGLE_API_KEY,
-GOOGLE_GEMINI_BASE_URL (and PTUPROBE_REFEREE_URL for a client of no SDK) —
-with a fresh throwaway key that replaces any real one, waits for
-it (within --timeout; then its whole process group is ended and the verdict
-says so), and grades what the simulator's witness saw:
+starts the simulator on 127.0.0.1 in --sim-dialect and --scenario, runs COMMAND
+with the variables the OpenAI, Azure OpenAI, Anthropic, Gemini SDKs and LiteLLM
+read (OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT, ANTHROPIC_BASE_URL, their keys…;
+docs/referee.md lists them) pointed at it and a throwaway key the simulator
+requires, and without any credential-like variable of yours (a name with KEY,
+SECRET, TOKEN, PASSWORD, CREDENTIAL…; --pass-env NAME gives one). Stdin passes
+through unless it is a terminal. It waits for COMMAND (within --timeout, then
+its process group is ended; so is what it leaves running) and grades what the
+simulator's witness saw:
 
   requests              requests the simulator decided on        expect >= 1
+  foreign_keys          requests with another key than the
+                        throwaway one (a stale real key), or none expect <= 0
   early_returns         retries back before the advised wait     expect <= 0
-  owners                kinds of retry owner that acted: declared
-                        (SDK, marked) and undeclared (a loop, a
-                        gateway); 2 is a retry stack             expect <= 1
-  attempts_per_request  attempts per call                        reported
-  http_429_per_success  429s per admitted request                reported
-  herd                  share of retries on time within 5 ms of
+  owners                retry owners told apart: declared (SDK,
+                        marked), undeclared (a loop, a gateway);
+                        2 is a stack, as is a call retried after
+                        a wait more than --owner-retries times   expect <= 1
+  attempts_per_request, http_429_per_success                     reported
+  herd                  share of retries back within 5 ms of
                         their deadline (waits without jitter)    reported
   over_budget           retries later than --retry-budget after
                         their refusal                            expect <= 0
-  incomplete            refusals nobody came back to, requests
-                        open at the end                          reported
+  incomplete            refusals nobody came back to             reported
 
 --expect 'NAME OP NUMBER' (OP one of <= < >= > == !=) sets or replaces a
 check's expectation, e.g. --expect 'herd<=0.5' --expect 'owners<=2'.
 
 Scenarios:
-  storm         sustained overload: a deployment so small (--sim-ptu 1, a
-                shallow bucket) that concurrent calls refuse each other,
-                each 429 advising up to a call's drain (most of a second)
-  long-wait     advised waits longer than --retry-budget: a good client gives up
-                or redirects, neither early nor past its budget
+  storm         sustained overload (--sim-ptu 1): each 429 advises up to a
+                call's drain, and 5-17 s while a neighbour's batch drains
+  long-wait     advised waits longer than --retry-budget: a good client gives
+                up or redirects, neither early nor past its budget
   spillover     the storm with a standard deployment (sim-standard) behind
-  headers-only  the storm without retry-after and retry-after-ms: only the
-                dialect's reset or RateLimit fields advise (not azure)
+  headers-only  the storm without retry-after(-ms): only the dialect's reset
+                or RateLimit fields advise (openai, anthropic, ietf)
 
-The simulator answers any model or deployment name. It tells a retry from a
-new call by Idempotency-Key or x-ms-client-request-id when the client sends
-one, else by the body: give concurrent calls distinct prompts (or a marker),
-or one worker's first attempt reads as another's early return.
+Give concurrent calls distinct prompts (or an Idempotency-Key): the
+simulator tells a retry from a new call by its marker, else its body.
 
-Exit status: 0 when every expectation holds, 3 when one is breached or the
-command timed out, 2 on bad flags, no COMMAND or a command that cannot start.
-The command's own exit status is in the verdict, not hidden. Written into
---out-dir: referee.json, referee.md and report.html; none holds a key, a
-prompt or a host.`
+Exit status: 0 every expectation holds, 3 one is breached or the command
+timed out, 2 bad flags or a command that cannot start, 130 interrupted (the
+verdict so far is written). Into --out-dir: referee.json, referee.md and
+report.html; none holds a key, a prompt or a host.`
 
 const refereeExample = `  # A Node app (openai-node's AzureOpenAI, say), in the storm
   ptuprobe referee -- node app.js
@@ -150,6 +160,8 @@ func init() {
 		f.DurationVar(&rc.budget, "retry-budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")
 		f.DurationVar(&rc.timeout, "timeout", referee.DefaultTimeout, "how long COMMAND may run before its process group is ended")
 		f.StringArrayVar(&rc.expect, "expect", nil, "an expectation NAME OP NUMBER, e.g. 'owners<=1' (repeatable)")
+		f.StringArrayVar(&rc.passEnv, "pass-env", nil, "pass this credential-like variable to COMMAND (repeatable)")
+		f.IntVar(&rc.owners, "owner-retries", referee.DefaultOwnerRetries, "most waited retries of a call by one owner")
 		f.StringVar(&rc.outDir, "out-dir", DefaultRefereeOutDir, "directory for referee.json, referee.md and report.html")
 		alias(c, renames{"dialect": "sim-dialect", "ptu": "sim-ptu", "budget": "retry-budget"})
 		return c

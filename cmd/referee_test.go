@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRefereeExitCodes: a bad flag, no COMMAND, a COMMAND without -- and
@@ -28,6 +30,9 @@ func TestRefereeExitCodes(t *testing.T) {
 		{[]string{"referee", "--scenario", "calm", "--", "true"}, ExitUsage, "--scenario"},
 		{[]string{"referee", "--sim-dialect", "x", "--", "true"}, ExitUsage, "--sim-dialect"},
 		{[]string{"referee", "--scenario", "headers-only", "--", "true"}, ExitUsage, "--sim-dialect"},
+		{[]string{"referee", "--scenario", "headers-only", "--sim-dialect", "gemini", "--", "true"}, ExitUsage, "--scenario"},
+		{[]string{"referee", "--pass-env", "OPENAI_API_KEY", "--", "true"}, ExitUsage, "--pass-env"},
+		{[]string{"referee", "--owner-retries", "-1", "--", "true"}, ExitUsage, "--owner-retries"},
 		{[]string{"referee", "--expect", "owners", "--", "true"}, ExitUsage, "--expect"},
 		{[]string{"referee", "--timeout", "0s", "--", "true"}, ExitUsage, "--timeout"},
 		{[]string{"referee", "--", filepath.Join(dir, "no-such-program")}, ExitUsage, "could not be started"},
@@ -61,5 +66,23 @@ func TestRefereeHelpExamples(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n"); n > 80 {
 		t.Errorf("--help is %d lines, want at most 80", n)
+	}
+}
+
+// TestRefereeInterrupted: an interrupted referee exits 130 and writes the
+// verdict of what the simulator saw, marked interrupted.
+func TestRefereeInterrupted(t *testing.T) {
+	t.Parallel()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1) here")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	code, out, errOut := runCLI(ctx, "referee", "--out-dir", dir, "--", sleep, "60")
+	b, rerr := os.ReadFile(filepath.Join(dir, "referee.json"))
+	if code != ExitInterrupted || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "early_returns") || rerr != nil || !strings.Contains(string(b), `"interrupted": true`) {
+		t.Errorf("exit %d, stderr %q, referee.json %s %v", code, errOut, b, rerr)
 	}
 }

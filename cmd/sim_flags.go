@@ -48,6 +48,10 @@ var simFlags = map[string]string{
 	"WindowSize":          "window-size",
 	"WindowLimit":         "window-limit",
 	"WitnessBudget":       "witness-budget",
+	"NeighbourFirst":      "neighbour-first",
+	"NeighbourEvery":      "neighbour-every",
+	"NeighbourMin":        "neighbour-min",
+	"NeighbourMax":        "neighbour-max",
 	"MaxKeys":             "max-keys",
 }
 
@@ -113,6 +117,10 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	fs.DurationVar(&c.WindowSize, n("WindowSize"), c.WindowSize, "window: the fixed window's length")
 	fs.IntVar(&c.WindowLimit, n("WindowLimit"), c.WindowLimit, "window: requests admitted per window")
 	fs.DurationVar(&c.WitnessBudget, n("WitnessBudget"), c.WitnessBudget, "witness: count retries that came back more than this after their refusal as over budget (0: off)")
+	fs.DurationVar(&c.NeighbourEvery, n("NeighbourEvery"), c.NeighbourEvery, "ptu: a neighbour's batch every this often, taken whatever the utilization (0: no neighbour)")
+	fs.DurationVar(&c.NeighbourFirst, n("NeighbourFirst"), c.NeighbourFirst, "ptu: the neighbour's first batch this long after the simulator starts")
+	fs.DurationVar(&c.NeighbourMin, n("NeighbourMin"), c.NeighbourMin, "ptu: the neighbour's smallest batch, in time of drain")
+	fs.DurationVar(&c.NeighbourMax, n("NeighbourMax"), c.NeighbourMax, "ptu: the neighbour's largest batch, in time of drain (sizes uniform, seeded)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 	for field := range simFlags {
 		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})

@@ -20,6 +20,8 @@ type bucket struct {
 	refill    float64
 
 	last time.Time
+
+	tenant *neighbour // nil without a Neighbour
 }
 
 func newBucket(cfg Config) bucket {
@@ -34,13 +36,22 @@ func newBucket(cfg Config) bucket {
 	return b
 }
 
-// advance drains the bucket and the spent allowance up to now. A clock
-// that moves backwards (a test script) counts as no time passing.
+// advance drains the bucket and the spent allowance up to now, adding
+// the neighbour's batches at their times on the way. A clock that moves
+// backwards (a test script) counts as no time passing.
 func (b *bucket) advance(now time.Time) {
 	if b.last.IsZero() {
 		b.last = now
-		return
 	}
+	for at, ok := b.tenant.due(now); ok; at, ok = b.tenant.due(now) {
+		b.drainTo(at)
+		b.level += b.tenant.batch() * b.drain
+	}
+	b.drainTo(now)
+}
+
+// drainTo drains the bucket and the spent allowance from last to now.
+func (b *bucket) drainTo(now time.Time) {
 	dt := now.Sub(b.last).Seconds()
 	if dt <= 0 {
 		return

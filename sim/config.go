@@ -149,6 +149,15 @@ type Config struct {
 	UtilizationHeader bool
 	// RequireKey answers 401 to requests without api-key / Bearer / x-api-key.
 	RequireKey bool
+	// OnlyKey, when not empty, is the one key the simulator accepts: a
+	// request that carries another in any header a key is read from
+	// (api-key, x-api-key, x-goog-api-key, Authorization: Bearer), or no
+	// key at all, is answered 401 in the dialect's envelope (gemini: 400
+	// API key not valid, as Google answers) before its body is read, and
+	// counted in Stats.ForeignKeys. The referee sets its throwaway key
+	// here, so a client that sends a stale real key is noticed. The key
+	// is compared, never written, logged or kept in Stats.
+	OnlyKey string
 
 	// Gateway ceilings: per key and per organization, requests per second
 	// and tokens per minute.
@@ -164,6 +173,13 @@ type Config struct {
 	// WindowLimit requests per clock-aligned window of WindowSize.
 	WindowSize  time.Duration
 	WindowLimit int
+
+	// NeighbourFirst, NeighbourEvery, NeighbourMin and NeighbourMax are
+	// another tenant of the PTU deployment, whose batches make the long
+	// waits of a shared deployment: see Neighbour (off while
+	// NeighbourEvery is 0).
+	NeighbourFirst, NeighbourEvery time.Duration
+	NeighbourMin, NeighbourMax     time.Duration
 
 	// WitnessBudget, when > 0, is a client's latency budget in wall time:
 	// the witness counts retries that came back more than WitnessBudget
@@ -314,6 +330,10 @@ func (c Config) checkModel(bad func(field, format string, a ...any)) {
 		if d.v < 0 {
 			bad(d.field, "%v: must not be negative", d.v)
 		}
+	}
+	c.Neighbour().check(bad)
+	if c.Neighbour().On() && c.Profile != ProfilePTU {
+		bad("NeighbourEvery", "goes only with {Profile} %s: the neighbour is a tenant of the PTU deployment", ProfilePTU)
 	}
 	if !(c.TimeScale > 0) || c.TimeScale > MaxTimeScale {
 		bad("TimeScale", "%v: want a number > 0 and <= %d (faster, one millisecond of wall time, the resolution of an advised wait, is more than %d ms of the model)", c.TimeScale, MaxTimeScale, MaxTimeScale)

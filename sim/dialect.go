@@ -146,8 +146,9 @@ func (s *Server) dialectKey(h http.Header) (string, bool) {
 
 // preflight refuses what the dialect's service refuses before reading a
 // body: the Azure route without api-version, a Messages call without
-// anthropic-version, a Gemini call with its key in the URL, a missing
-// key when one is required. It reports whether it answered.
+// anthropic-version, a Gemini call with its key in the URL, a key other
+// than OnlyKey, a missing key when one is required. It reports whether
+// it answered.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, hasKey bool) bool {
 	switch {
 	case rt.apiVersion && r.URL.Query().Get("api-version") == "":
@@ -156,17 +157,13 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, has
 		s.reject(w, http.StatusBadRequest, "400", "anthropic-version: header is required")
 	case s.cfg.Dialect == DialectGemini && r.URL.Query().Has("key"):
 		s.reject(w, http.StatusBadRequest, "400", "API keys are not accepted in the URL (?key=): send the key in the x-goog-api-key header.")
+	case s.cfg.OnlyKey != "" && s.foreignKey(r.Header):
+		s.mu.Lock()
+		s.n.foreignKeys++
+		s.mu.Unlock()
+		s.rejectKey(w, true)
 	case s.cfg.RequireKey && !hasKey:
-		switch s.cfg.Dialect {
-		case DialectOpenAI:
-			s.reject(w, http.StatusUnauthorized, "401", "You didn't provide an API key. Provide it in an Authorization header using Bearer auth.")
-		case DialectAnthropic:
-			s.reject(w, http.StatusUnauthorized, "401", "x-api-key header is required")
-		case DialectGemini:
-			s.reject(w, http.StatusForbidden, "403", "Method doesn't allow unregistered callers: send an API key in the x-goog-api-key header.")
-		default:
-			s.reject(w, http.StatusUnauthorized, "401", "Access denied due to missing API key. Make sure to provide a valid key in the api-key header or as a Bearer token.")
-		}
+		s.rejectKey(w, false)
 	default:
 		return false
 	}

@@ -208,6 +208,21 @@ func TestDialectRoutes(t *testing.T) {
 	}
 }
 
+// keyedSim is a simulator of dialect d set by edit, and a call of the
+// dialect from key, which it must admit.
+func keyedSim(t *testing.T, d, key string, edit func(*Config)) (s *Server, ts *httptest.Server, path, body string, hdr []string) {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Dialect = d
+	edit(&cfg)
+	s, _, ts = newSim(t, cfg)
+	path, body, hdr = dialectCall(d, 40, 1, key)
+	if resp, b := post(t, ts.URL, path, body, hdr...); resp.StatusCode != 200 {
+		t.Fatalf("with the key: %d %s", resp.StatusCode, b)
+	}
+	return s, ts, path, body, hdr
+}
+
 // TestDialectKeys: each dialect reads the key where its clients send it; a
 // key in another dialect's header is no key.
 func TestDialectKeys(t *testing.T) {
@@ -215,13 +230,7 @@ func TestDialectKeys(t *testing.T) {
 	for _, d := range AllDialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			cfg := testConfig()
-			cfg.Dialect, cfg.RequireKey = d, true
-			s, _, ts := newSim(t, cfg)
-			path, body, hdr := dialectCall(d, 40, 1, "k1")
-			if resp, b := post(t, ts.URL, path, body, hdr...); resp.StatusCode != 200 {
-				t.Fatalf("with the key: %d %s", resp.StatusCode, b)
-			}
+			s, ts, path, body, hdr := keyedSim(t, d, "k1", func(c *Config) { c.RequireKey = true })
 			want := http.StatusUnauthorized
 			if d == DialectGemini {
 				want = http.StatusForbidden // the service's answer to an unregistered caller
@@ -241,6 +250,43 @@ func TestDialectKeys(t *testing.T) {
 			errorKind(t, d, ProfilePTU, resp, b)
 			if st := s.Stats(); st.Admitted != 1 || st.Rejected != 1 {
 				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// TestOnlyKey: with OnlyKey, each dialect admits its key and refuses, in
+// its envelope and counted, another key, a stale one beside it in
+// another header, and none; no answer or stat holds a key.
+func TestOnlyKey(t *testing.T) {
+	t.Parallel()
+	const key, stale = "ptuprobe-referee-0123", "sk-real-stale-key"
+	for _, d := range AllDialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			s, ts, path, body, hdr := keyedSim(t, d, key, func(c *Config) { c.OnlyKey = key })
+			_, _, other := dialectCall(d, 40, 1, stale)
+			beside := append([]string{"Authorization", "Bearer " + stale}, hdr...)
+			if d == DialectOpenAI {
+				beside = append([]string{"api-key", stale}, hdr...)
+			}
+			want := http.StatusUnauthorized
+			if d == DialectGemini {
+				want = http.StatusBadRequest // API key not valid, as Google answers
+			}
+			for name, h := range map[string][]string{"another key": other, "a stale key beside it": beside, "no key": hdr[2:]} {
+				resp, b := post(t, ts.URL, path, body, h...)
+				if resp.StatusCode != want || strings.Contains(b, stale) || strings.Contains(b, key) {
+					t.Errorf("%s: %d %s, want %d naming no key", name, resp.StatusCode, b, want)
+				}
+				errorKind(t, d, ProfilePTU, resp, b)
+			}
+			st := s.Stats()
+			if st.Admitted != 1 || st.ForeignKeys != 3 || st.Rejected != 3 {
+				t.Errorf("admitted %d, foreign keys %d, rejected %d; want 1, 3, 3", st.Admitted, st.ForeignKeys, st.Rejected)
+			}
+			if b, _ := json.Marshal(st); strings.Contains(string(b), "ptuprobe-referee") || strings.Contains(string(b), "sk-real") {
+				t.Errorf("stats hold a key: %s", b)
 			}
 		})
 	}

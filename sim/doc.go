@@ -107,6 +107,19 @@
 // a plan with much fewer requests over the sustainable rate gives fewer
 // than 50 scheduled 429s; scale it by DrainTokensPerSecond.
 //
+// A neighbour (NeighbourEvery > 0, Config.Neighbour) is another tenant of
+// the deployment: from NeighbourFirst after the simulator starts and every
+// NeighbourEvery after that (model time), it submits a batch of work that
+// the deployment takes whatever its utilization, NeighbourMin to
+// NeighbourMax of drain (uniform, on a stream of its own seeded by Seed,
+// so turning it on changes no completion length), added to the level at
+// once. Every refusal until the batch has drained advises what is left of
+// it, so the waits are bimodal, as a shared deployment's are: one call's
+// overshoot most of the time, seconds after a batch — and the callers it
+// refuses together are told one deadline. `ptuprobe referee`'s storm has
+// one (batches of 5–17 s, every 30 s from 3 s): a client that ignores the
+// advice and backs off a second or two comes back early.
+//
 // Spillover (SpilloverDeployment) adds a standard deployment with
 // StandardTPM estimated tokens (prompt − cached + max_tokens) per minute
 // and StandardRPM requests per minute enforced over 1-second windows
@@ -144,7 +157,12 @@
 // the refusing window) only with GatewayRetryAfter.
 //
 // Keys come from api-key, x-api-key or Authorization: Bearer; a call
-// without one is the anonymous key. A key's organization is a stable
+// without one is the anonymous key. (In every profile, OnlyKey accepts one
+// key alone: a request carrying another in any key header — api-key,
+// x-api-key, x-goog-api-key, Authorization: Bearer — or none is answered
+// 401 in the dialect's envelope, gemini 400 "API key not valid", as the
+// services answer a wrong key, and counted in foreign_keys among the
+// rejected. The referee sets its throwaway key there.) A key's organization is a stable
 // FNV-1a hash of the key modulo GatewayOrgs (default 1: every key shares
 // one organization, the case where a quiet key is refused because of the
 // others). Keys are kept only as hashes; stats name them key-0, key-1…
@@ -183,7 +201,18 @@
 //     honoured without jitter, which a fleet refused in one wave honours
 //     together; over_budget the ones on time that came back more than
 //     Config.WitnessBudget after their refusal; advised_waits_pending the
-//     refusals no request has come back to (yet).
+//     refusals no request has come back to (yet), and pending_past_budget
+//     those of them older than the budget (a client asleep past it, or
+//     one that gave the call up: nothing on the wire tells them apart);
+//   - max_call_retries: the most retries of one call, in a row of its
+//     refusals, that waited (came back more than QuickRetryWindow, 50 ms
+//     wall, after their refusal); mixed_calls: the calls whose refusals
+//     in a row were answered both by a retry back at once (early, within
+//     QuickRetryWindow) and by one that waited out its advice (on time,
+//     after it). One retry owner retries a call a bounded number of times
+//     and behaves one way; more retries than any owner makes, or both
+//     behaviours in one call, are a stack of owners even when a gateway
+//     between them drops X-Stainless-Retry-Count.
 //
 // A retry is the same request coming back: the same key and deployment,
 // and the same call. A call is recognized by a marker when the client

@@ -46,7 +46,8 @@ type counters struct {
 	reconciledOrg, reconciledKey, reconcileMissed      uint64
 	earlyReturns, retriesOnTime, sdkRetries            uint64
 	retries, markedRetries, undeclaredRetries          uint64
-	atDeadline, overBudget                             uint64
+	atDeadline, overBudget, foreignKeys                uint64
+	maxCallRetries, mixedCalls                         uint64
 }
 
 // New builds a simulator from cfg after validating it.
@@ -61,6 +62,7 @@ func New(cfg Config) (*Server, error) {
 	// Two words of seed so different seeds give unrelated streams.
 	s.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15))
 	s.bucket = newBucket(cfg)
+	s.bucket.tenant = newNeighbour(cfg.Neighbour(), cfg.Seed, s.clock.Now())
 	if cfg.SpilloverDeployment != "" {
 		s.standard = newStandard(cfg)
 	}

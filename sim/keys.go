@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"crypto/subtle"
 	"hash/fnv"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -88,4 +90,68 @@ func (t *keyTable) lookup(key string, orgs int, newLimits func() *ceiling) (*key
 	t.byHash[h] = ks
 	t.order = append(t.order, ks)
 	return ks, true
+}
+
+// keyHeaders are the headers other than Authorization that a key is read
+// from, in any dialect.
+var keyHeaders = [...]string{"Api-Key", "X-Api-Key", "X-Goog-Api-Key"}
+
+// foreignKey reports whether h carries a key other than Config.OnlyKey
+// in any header a key is read from, in any dialect, or no key at all: a
+// client that sends the expected key in one header and a stale one in
+// another is caught too. The comparison takes the same time wherever the
+// keys differ.
+func (s *Server) foreignKey(h http.Header) bool {
+	want := []byte(s.cfg.OnlyKey)
+	seen := false
+	for _, name := range keyHeaders {
+		for _, v := range h.Values(name) {
+			seen = true
+			if subtle.ConstantTimeCompare([]byte(v), want) != 1 {
+				return true
+			}
+		}
+	}
+	for _, v := range h.Values("Authorization") {
+		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+			seen = true
+			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v[7:])), want) != 1 {
+				return true
+			}
+		}
+	}
+	return !seen
+}
+
+// keyRefusal is how a dialect's service answers a request without a key,
+// and one with a wrong key.
+type keyRefusal struct {
+	missingStatus, wrongStatus int
+	missing, wrong             string
+}
+
+// keyRefusals are the dialects' key refusals; azure's serves ietf too.
+var keyRefusals = map[string]keyRefusal{
+	DialectAzure: {http.StatusUnauthorized, http.StatusUnauthorized,
+		"Access denied due to missing API key. Make sure to provide a valid key in the api-key header or as a Bearer token.",
+		"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."},
+	DialectOpenAI: {http.StatusUnauthorized, http.StatusUnauthorized,
+		"You didn't provide an API key. Provide it in an Authorization header using Bearer auth.", "Incorrect API key provided."},
+	DialectAnthropic: {http.StatusUnauthorized, http.StatusUnauthorized, "x-api-key header is required", "invalid x-api-key"},
+	DialectGemini: {http.StatusForbidden, http.StatusBadRequest,
+		"Method doesn't allow unregistered callers: send an API key in the x-goog-api-key header.", "API key not valid. Please pass a valid API key."},
+}
+
+// rejectKey answers a request without a key, or with a wrong one, as
+// the dialect's service does.
+func (s *Server) rejectKey(w http.ResponseWriter, wrong bool) {
+	k, ok := keyRefusals[s.cfg.Dialect]
+	if !ok {
+		k = keyRefusals[DialectAzure]
+	}
+	status, msg := k.missingStatus, k.missing
+	if wrong {
+		status, msg = k.wrongStatus, k.wrong
+	}
+	s.reject(w, status, strconv.Itoa(status), msg)
 }

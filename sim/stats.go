@@ -32,6 +32,13 @@ type Stats struct {
 	ReconcileMissed uint64  `json:"reconcile_missed,omitempty"`
 	UntrackedKeys   uint64  `json:"untracked_keys,omitempty"`
 
+	// ForeignKeys counts the requests refused because they carried a key
+	// other than Config.OnlyKey, or none (0 without OnlyKey); they are
+	// among Rejected.
+	ForeignKeys uint64 `json:"foreign_keys,omitempty"`
+	// NeighbourBatches counts the batches the neighbour (Config.Neighbour) submitted.
+	NeighbourBatches uint64 `json:"neighbour_batches,omitempty"`
+
 	// EarlyReturns counts retries that arrived before the wait their
 	// refusal advised had passed.
 	EarlyReturns uint64 `json:"early_returns"`
@@ -53,6 +60,14 @@ type Stats struct {
 	// RetriesAtDeadline counts retries on time that came back within
 	// HerdWindow of their deadline: waits honoured without jitter.
 	RetriesAtDeadline uint64 `json:"retries_at_deadline"`
+	// MaxCallRetries is the most retries of one call in a row of its
+	// refusals that waited (came back more than QuickRetryWindow after
+	// their refusal): more than one retry owner allows is a stack of them.
+	// MixedCalls counts the calls whose refusals in a row were answered
+	// both by a retry back at once (early, within QuickRetryWindow) and by
+	// one that waited out its advice: two behaviours, two owners.
+	MaxCallRetries uint64 `json:"max_call_retries"`
+	MixedCalls     uint64 `json:"mixed_calls"`
 	// OverBudget counts retries on time that came back more than
 	// Config.WitnessBudget after their refusal (0 without a budget).
 	OverBudget uint64 `json:"over_budget"`
@@ -61,8 +76,9 @@ type Stats struct {
 	AdvisedWaitsPending uint64 `json:"advised_waits_pending"`
 	// PendingPastBudget counts the pending refusals older than
 	// Config.WitnessBudget (0 without a budget): a client still sleeping
-	// past its budget, or one that gave up. Whether the client is still
-	// running tells them apart.
+	// past its budget, or one that gave up. Nothing on the wire tells
+	// them apart, not even whether the client is still running (a loop
+	// that gives up each refusal and goes on with new calls is).
 	PendingPastBudget uint64 `json:"pending_past_budget,omitempty"`
 	// AdvisedWaitsEvicted counts refusals forgotten before their retry
 	// came back, to keep the witness's memory within MaxAdvisedWaits.
@@ -113,7 +129,7 @@ func (s *Server) Stats() Stats {
 		Dialect:  s.cfg.Dialect,
 		Requests: s.n.requests, Admitted: s.n.admitted, Refused: s.n.refused,
 		Spilled: s.n.spilled, SpillRefused: s.n.spillRefused, Faults: s.n.faults,
-		Rejected: s.n.rejected, TokenCounts: s.n.tokenCounts,
+		Rejected: s.n.rejected, TokenCounts: s.n.tokenCounts, ForeignKeys: s.n.foreignKeys,
 		InFlight:            s.inFlight.Load(),
 		ReconciledOrg:       s.n.reconciledOrg,
 		ReconciledKey:       s.n.reconciledKey,
@@ -127,6 +143,8 @@ func (s *Server) Stats() Stats {
 		UndeclaredRetries:   s.n.undeclaredRetries,
 		RetriesAtDeadline:   s.n.atDeadline,
 		OverBudget:          s.n.overBudget,
+		MaxCallRetries:      s.n.maxCallRetries,
+		MixedCalls:          s.n.mixedCalls,
 		AdvisedWaitsPending: uint64(len(s.advised.byID)),
 		PendingPastBudget:   s.pendingPastBudget(now),
 		AdvisedWaitsEvicted: s.advised.evicted,
@@ -138,6 +156,9 @@ func (s *Server) Stats() Stats {
 	if s.cfg.Profile == ProfilePTU {
 		st.UtilizationPct = s.bucket.utilization(now)
 		st.BurstAllowance = s.bucket.allowanceLeft(now)
+		if n := s.bucket.tenant; n != nil {
+			st.NeighbourBatches = n.batches
+		}
 	}
 	if s.standard != nil {
 		st.Standard = &CeilingStats{Name: "standard", RequestsThisSecond: s.standard.requests.used, TokensThisMinute: s.standard.tokens.used}

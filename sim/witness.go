@@ -2,6 +2,7 @@ package sim
 
 import (
 	"hash/maphash"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -121,7 +122,22 @@ func (c comeback) String() string {
 type advisedWait struct {
 	until, at time.Duration
 	slot      int32
+	chain     chain
 }
+
+// chain is what the witness knows of one call's refusals in a row: how
+// many of its retries waited (came back more than QuickRetryWindow after
+// their refusal), and whether one came back at once (early, within
+// QuickRetryWindow) and one waited out its advice (on time, after it).
+type chain struct {
+	waited       uint16
+	atOnce, kept bool
+}
+
+// mixed reports whether the chain holds both behaviours: a retry back at
+// once and a retry that waited out its advice, which one retry owner
+// does not do.
+func (c chain) mixed() bool { return c.atOnce && c.kept }
 
 // advisedWaits is the witness's memory: retryID → the end of the wait its
 // last refusal advised. It is bounded by max through a ring of the last
@@ -140,9 +156,10 @@ type advisedWaits struct {
 }
 
 // remember records that the request id, refused at at, was told to wait
-// until until. (The witness recalls a request before it remembers its
-// refusal, so an id is never remembered twice.)
-func (t *advisedWaits) remember(id retryID, at, until time.Time) {
+// until until, and the chain of refusals it continues. (The witness
+// recalls a request before it remembers its refusal, so an id is never
+// remembered twice.)
+func (t *advisedWaits) remember(id retryID, at, until time.Time, c chain) {
 	if t.byID == nil {
 		t.byID = make(map[retryID]advisedWait)
 		t.epoch = at
@@ -163,15 +180,17 @@ func (t *advisedWaits) remember(id retryID, at, until time.Time) {
 		t.ring[slot] = id
 		t.next = (slot + 1) % t.max
 	}
-	t.byID[id] = advisedWait{until: until.Sub(t.epoch), at: at.Sub(t.epoch), slot: int32(slot)}
+	t.byID[id] = advisedWait{until: until.Sub(t.epoch), at: at.Sub(t.epoch), slot: int32(slot), chain: c}
 }
 
 // recalled is how a request relates to its last remembered refusal:
 // whether it came back early or on time, how long after its deadline
-// (late) and after the refusal (since), in model time.
+// (late) and after the refusal (since), in model time, and the chain of
+// refusals it answers.
 type recalled struct {
 	comeback
 	late, since time.Duration
+	chain       chain
 }
 
 // recall says how the request id arriving at at relates to its last
@@ -183,7 +202,7 @@ func (t *advisedWaits) recall(id retryID, at time.Time) recalled {
 		return recalled{}
 	}
 	delete(t.byID, id)
-	r := recalled{comeback: cameBackOnTime, late: at.Sub(t.epoch) - w.until, since: at.Sub(t.epoch) - w.at}
+	r := recalled{comeback: cameBackOnTime, late: at.Sub(t.epoch) - w.until, since: at.Sub(t.epoch) - w.at, chain: w.chain}
 	if r.late+witnessSlack < 0 {
 		r.comeback = cameBackEarly
 	}
@@ -195,6 +214,13 @@ func (t *advisedWaits) recall(id retryID, at time.Time) recalled {
 // exactly the advised time, without jitter, lands within it, and so does
 // every other caller refused in the same wave.
 const HerdWindow = 5 * time.Millisecond
+
+// QuickRetryWindow is how soon after its refusal, in wall time, a retry
+// that came back early counts as back at once (a loop or a gateway that
+// repeats the request without waiting); a retry later than it waited.
+// Loopback round trips of a busy machine stay well within it, and the
+// SDKs' shortest backoff (0.375 s) well beyond.
+const QuickRetryWindow = 50 * time.Millisecond
 
 // witness counts what one request the model decided on says about its
 // client: whether it is a retry that came back early or on time (near its
@@ -239,9 +265,36 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) 
 	case !v.sdkRetry:
 		s.n.undeclaredRetries++
 	}
+	c := s.follow(r)
 	if advisedMS > 0 {
-		s.advised.remember(v.id, now, now.Add(s.modelTime(advisedMS)))
+		s.advised.remember(v.id, now, now.Add(s.modelTime(advisedMS)), c)
 	}
+}
+
+// follow is the chain of refusals a request continues: its recalled
+// chain with this comeback added to it (an empty chain for a first
+// visit). It counts the most waited retries of one call
+// (Stats.MaxCallRetries) and the calls whose chain holds both a retry
+// back at once and one that waited out its advice (Stats.MixedCalls).
+// Called with s.mu held.
+func (s *Server) follow(r recalled) chain {
+	c := r.chain
+	if r.comeback == firstVisit {
+		return c
+	}
+	quick := r.since <= s.modelTime(QuickRetryWindow.Milliseconds())
+	switch {
+	case !quick:
+		c.waited = min(c.waited+1, math.MaxUint16)
+		c.kept = c.kept || r.comeback == cameBackOnTime
+	case r.comeback == cameBackEarly:
+		c.atOnce = true
+	}
+	s.n.maxCallRetries = max(s.n.maxCallRetries, uint64(c.waited))
+	if c.mixed() && !r.chain.mixed() {
+		s.n.mixedCalls++
+	}
+	return c
 }
 
 // modelTime converts whole wall-clock milliseconds, as a header carries

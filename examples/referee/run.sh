@@ -37,7 +37,8 @@
 # 402-404; send, line 653); else 0.5 s doubling to 8 s, less up to a quarter
 # (lines 407-415). So: storm PASS, headers-only early (it reads no
 # anthropic-ratelimit-*-reset), long-wait: it sleeps past the budget until
-# the referee's --timeout ends it.
+# the referee's --timeout ends it (its refusals incomplete, unanswered past
+# the budget).
 #
 # openai-node 7.59.0, node_modules/openai/src/client.ts: 2 retries
 # (#normalizeRetries, line 1045); X-Stainless-Retry-Count (buildHeaders,
@@ -107,8 +108,9 @@ long=(--retry-budget 5s --timeout 15s)
 n=0
 # grade CLIENT VERSION SCENARIO DIALECT WANT -- COMMAND...: starts one
 # referee in the background (four at a time). WANT is PASS, TIMEOUT (the
-# client still asleep past its budget when --timeout ends it: over_budget
-# fails), or the checks that must fail.
+# client still asleep past its budget when --timeout ends it: the verdict
+# fails for the timeout alone, its refusals unanswered past the budget),
+# or the checks that must fail.
 grade() {
   local name=$1 ver=$2 scenario=$3 dialect=$4 want=$5
   shift 6
@@ -157,7 +159,7 @@ for out in "$tmp"/run/*; do
   got=$(grep -E '^(PASS|FAIL)' "$out/log" | head -n 1 || true)
   case "$want" in
     PASS) [ "$rc" -eq 0 ] && [[ $got == PASS* ]] ;;
-    TIMEOUT) [ "$rc" -eq 3 ] && [[ $got == "FAIL (over_budget)"* ]] && [[ $got == *"did not finish in time"* ]] ;;
+    TIMEOUT) [ "$rc" -eq 3 ] && [[ $got == "FAIL: "* ]] && [[ $got == *"did not finish in time"*"older than the budget unanswered"* ]] ;;
     *) [ "$rc" -eq 3 ] && [[ $got == "FAIL ($want)"* ]] ;;
   esac || { echo "FAIL: $name in $scenario/$dialect: got '$got' (exit $rc), want $want"; tail -n 15 "$out/log"; fail=1; continue; }
   echo "ok: $name $ver in $scenario/$dialect: $got"

@@ -12,6 +12,7 @@ import (
 // Check names, in the order of the verdict.
 const (
 	CheckRequests           = "requests"
+	CheckForeignKeys        = "foreign_keys"
 	CheckEarlyReturns       = "early_returns"
 	CheckOwners             = "owners"
 	CheckAttemptsPerRequest = "attempts_per_request"
@@ -22,8 +23,8 @@ const (
 )
 
 var checkOrder = map[string]int{
-	CheckRequests: 0, CheckEarlyReturns: 1, CheckOwners: 2, CheckAttemptsPerRequest: 3,
-	CheckHTTP429PerSuccess: 4, CheckHerd: 5, CheckOverBudget: 6, CheckIncomplete: 7,
+	CheckRequests: 0, CheckForeignKeys: 1, CheckEarlyReturns: 2, CheckOwners: 3, CheckAttemptsPerRequest: 4,
+	CheckHTTP429PerSuccess: 5, CheckHerd: 6, CheckOverBudget: 7, CheckIncomplete: 8,
 }
 
 func checkNames() string {
@@ -90,11 +91,12 @@ func ParseExpectation(s string) (Expectation, error) {
 }
 
 // defaultExpectations: what a client that honours advice, with one retry
-// owner, always meets. The ratios and the herd are reported only: what
-// is good depends on the load the command brings.
+// owner and the throwaway key, always meets. The ratios and the herd are
+// reported only: what is good depends on the load the command brings.
 func defaultExpectations() map[string]Expectation {
 	return map[string]Expectation{
 		CheckRequests:     {CheckRequests, ">=", 1},
+		CheckForeignKeys:  {CheckForeignKeys, "<=", 0},
 		CheckEarlyReturns: {CheckEarlyReturns, "<=", 0},
 		CheckOwners:       {CheckOwners, "<=", 1},
 		CheckOverBudget:   {CheckOverBudget, "<=", 0},
@@ -111,11 +113,12 @@ type Check struct {
 }
 
 // grade turns the simulator's stats into the checks, under the default
-// expectations replaced by over. When the command was ended at the
-// timeout, the refusals it had not answered within the budget count as
-// over it: a client still sleeping past its budget. (A command that
-// exits has given those requests up.)
-func grade(st sim.Stats, over []Expectation, timedOut bool) []Check {
+// expectations replaced by over; ownerRetries is the most waited retries
+// of a call one owner makes. A refusal nobody came back to is
+// incomplete, whether the command was still asleep on it at its end or
+// had given it up: the witness cannot tell which, and over_budget counts
+// only the retries it saw come back past the budget.
+func grade(st sim.Stats, over []Expectation, ownerRetries int) []Check {
 	exp := defaultExpectations()
 	for _, e := range over {
 		exp[e.Name] = e
@@ -123,12 +126,13 @@ func grade(st sim.Stats, over []Expectation, timedOut bool) []Check {
 	attempts := st.Admitted + st.Refused
 	values := map[string]float64{
 		CheckRequests:           float64(attempts),
+		CheckForeignKeys:        float64(st.ForeignKeys),
 		CheckEarlyReturns:       float64(st.EarlyReturns),
-		CheckOwners:             float64(owners(st)),
+		CheckOwners:             float64(owners(st, ownerRetries)),
 		CheckAttemptsPerRequest: ratio(attempts, attempts-min(st.Retries, attempts)),
 		CheckHTTP429PerSuccess:  ratio(st.Refused, st.Admitted),
 		CheckHerd:               ratio(st.RetriesAtDeadline, st.RetriesOnTime),
-		CheckOverBudget:         float64(st.OverBudget + pastBudgetAtKill(st, timedOut)),
+		CheckOverBudget:         float64(st.OverBudget),
 		CheckIncomplete:         float64(st.AdvisedWaitsPending) + float64(max(st.InFlight, 0)),
 	}
 	out := make([]Check, len(checkOrder))
@@ -142,24 +146,23 @@ func grade(st sim.Stats, over []Expectation, timedOut bool) []Check {
 	return out
 }
 
-func pastBudgetAtKill(st sim.Stats, timedOut bool) uint64 {
-	if !timedOut {
-		return 0
-	}
-	return st.PendingPastBudget
-}
-
-// owners is how many kinds of retry owner acted: one that declares its
-// retries (X-Stainless-Retry-Count > 0, or the repeated marker of one
-// call), and one that retries without saying so (an application loop, a
-// gateway, a bare loop). Two is a retry stack.
-func owners(st sim.Stats) int {
+// owners is how many retry owners the witness tells apart: one that
+// declares its retries (X-Stainless-Retry-Count > 0, or the repeated
+// marker of one call), and one that retries without saying so (an
+// application loop, a gateway, a bare loop). Two is a retry stack; so is,
+// whatever the headers say (a gateway may drop them), a call retried
+// after a wait more often than one owner does (ownerRetries), or one
+// answered both at once and after waiting out its advice.
+func owners(st sim.Stats, ownerRetries int) int {
 	n := 0
 	if st.SDKRetries > 0 || st.MarkedRetries > 0 {
 		n++
 	}
 	if st.UndeclaredRetries > 0 {
 		n++
+	}
+	if st.MaxCallRetries > uint64(ownerRetries) || st.MixedCalls > 0 {
+		n = max(n, 2)
 	}
 	return n
 }

@@ -13,7 +13,8 @@ import (
 const (
 	// ScenarioStorm is sustained overload: a deployment small enough
 	// (DefaultStormPTU) that a few concurrent calls refuse the rest, for
-	// as long as the command runs.
+	// as long as the command runs, shared with a neighbour whose batches
+	// (StormNeighbour) make some refusals advise seconds.
 	ScenarioStorm = "storm"
 	// ScenarioLongWait advises waits longer than the Budget: a good
 	// client gives up or redirects, neither early nor past its budget.
@@ -22,8 +23,9 @@ const (
 	// the PTU one that serves what it refuses (Azure spillover).
 	ScenarioSpillover = "spillover"
 	// ScenarioHeadersOnly is the storm without retry-after and
-	// retry-after-ms: the dialect's reset or RateLimit fields (Gemini's
-	// RetryInfo) are the only advice.
+	// retry-after-ms: the dialect's reset or RateLimit fields are the
+	// only advice (not in azure, which has none, nor gemini, whose
+	// RetryInfo is in the body and whose storm is headers-only already).
 	ScenarioHeadersOnly = "headers-only"
 )
 
@@ -43,14 +45,29 @@ const (
 	// (a few prompt tokens, max_tokens 10: 33 tokens) is refused whenever
 	// another is being drained, and told to wait up to its 0.8 s drain,
 	// longer than the SDKs' first backoff (0.375–0.5 s), so a client that
-	// does not read the advice comes back early.
+	// does not read the advice comes back early; StormNeighbour's batches
+	// catch one whose backoff is seconds.
 	DefaultStormPTU = 1
+	// DefaultOwnerRetries is the most retries of one call, each after a
+	// wait, that the owners check takes for one retry owner's: the SDKs
+	// retry 2 (OpenAI, Anthropic, Vercel ai) or 3 times (Azure's, but
+	// for Python, 10), Portkey at most 5.
+	DefaultOwnerRetries = 5
 	// SpilloverDeployment is the standard deployment's name in the
 	// spillover scenario.
 	SpilloverDeployment = "sim-standard"
 	// APIVersion is the OPENAI_API_VERSION the command is given.
 	APIVersion = "2024-10-21"
 )
+
+// StormNeighbour is the storm's neighbour: from 3 s after the simulator
+// starts and every 30 s, a batch of 5–17 s of drain. Refusals while one
+// drains advise up to 17 s, past every SDK's own backoff (0.5–8 s,
+// @google/genai's and Portkey's 1 s and up, Vercel ai's 2 s), so a
+// client that ignores the header comes back early; the rest of the time
+// they advise up to one call's drain (most of a second), as before. The
+// documents' waits are bimodal: 93% within 60 ms, 7% of 5–17 s.
+var StormNeighbour = sim.Neighbour{First: 3 * time.Second, Every: 30 * time.Second, Min: 5 * time.Second, Max: 17 * time.Second}
 
 // Job is one referee run.
 type Job struct {
@@ -66,9 +83,15 @@ type Job struct {
 	// Expect overrides the checks' default expectations, by name.
 	Expect []Expectation
 	// Command is the program and its arguments; Env the environment it
-	// starts from (the referee's own variables replace theirs in it).
+	// starts from (the referee's own variables replace theirs in it, and
+	// every credential-like one is left out but those PassEnv names).
 	Command []string
 	Env     []string
+	PassEnv []string
+	// Stdin is what the command reads: passed through unless it is a
+	// terminal (then nothing: a command in a process group of its own
+	// that read the terminal would be stopped until the timeout).
+	Stdin io.Reader
 	// Stdout and Stderr receive the command's output; nil discards it.
 	// (Any writer but an *os.File is fed through a pipe that a process
 	// the command leaves behind can hold open: Wait gives up on it after
@@ -79,6 +102,15 @@ type Job struct {
 	OutDir string
 	// Seed is the simulator's (completion lengths).
 	Seed int64
+	// OwnerRetries is the most retries of one call, each after a wait,
+	// that one retry owner makes; more count as a second owner. 0 is
+	// DefaultOwnerRetries.
+	OwnerRetries int
+
+	// grace, when > 0, replaces killGrace; neighbour, when not nil, the
+	// scenario's neighbour (tests: milliseconds, not seconds).
+	grace     time.Duration
+	neighbour *sim.Neighbour
 }
 
 // ErrStart is returned, wrapped, when the command cannot be started.
@@ -96,8 +128,8 @@ func (j *Job) Validate() error {
 	if !known {
 		return valid.Errorf("Scenario", "%q: want one of storm, long-wait, spillover, headers-only", clip(j.Scenario))
 	}
-	if j.Scenario == ScenarioHeadersOnly && j.Dialect == sim.DialectAzure {
-		return valid.Errorf("Scenario", "headers-only needs a dialect with reset or RateLimit fields: azure writes none (use {Dialect} openai, anthropic, ietf or gemini)")
+	if j.Scenario == ScenarioHeadersOnly && (j.Dialect == sim.DialectAzure || j.Dialect == sim.DialectGemini) {
+		return valid.Errorf("Scenario", "headers-only needs a dialect with reset or RateLimit fields: azure writes none, gemini advises only in the body, which the storm already is (use {Dialect} openai, anthropic or ietf)")
 	}
 	if j.Timeout <= 0 {
 		return valid.Errorf("Timeout", "%v: want > 0", j.Timeout)
@@ -107,6 +139,12 @@ func (j *Job) Validate() error {
 	}
 	if j.PTU < 0 {
 		return valid.Errorf("PTU", "%v: want > 0 (0: the scenario's)", j.PTU)
+	}
+	if j.OwnerRetries < 0 {
+		return valid.Errorf("OwnerRetries", "%d: want >= 1 (0: %d)", j.OwnerRetries, DefaultOwnerRetries)
+	}
+	if err := validatePassEnv(j.PassEnv); err != nil {
+		return err
 	}
 	for _, e := range j.Expect {
 		if _, ok := checkOrder[e.Name]; !ok {
@@ -137,8 +175,15 @@ func (j *Job) simConfig() sim.Config {
 		cfg.PTU = 60 / (cfg.TokensPerPTU * j.Budget.Seconds())
 	case ScenarioSpillover:
 		cfg.SpilloverDeployment = SpilloverDeployment
+		cfg.SetNeighbour(StormNeighbour)
 	case ScenarioHeadersOnly:
 		cfg.OmitRetryHeaders = true
+		cfg.SetNeighbour(StormNeighbour)
+	default:
+		cfg.SetNeighbour(StormNeighbour)
+	}
+	if j.neighbour != nil && cfg.Neighbour().On() {
+		cfg.SetNeighbour(*j.neighbour)
 	}
 	if j.PTU > 0 {
 		cfg.PTU = j.PTU

@@ -1,6 +1,7 @@
 package referee
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -49,6 +50,9 @@ func playClient(mode string) int {
 	case "exit7":
 		return 7
 	}
+	if play, ok := moreClients[mode]; ok {
+		return play()
+	}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -59,6 +63,8 @@ func playClient(mode string) int {
 					naiveCall(body)
 				case "honor":
 					sdkCall(body, 20)
+				case "sdk": // an SDK's own two retries
+					sdkCall(body, 2)
 				case "sleeper": // sleeps whatever it is told, without a budget
 					for n := 0; n < 20; n++ {
 						status, ms := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n))
@@ -127,26 +133,48 @@ func sdkCall(body string, retries int) int {
 }
 
 // checkEnv exits 0 when every key variable holds the referee's
-// throwaway key and every base URL is loopback, else 3.
+// throwaway key, every base URL is loopback, no credential-like variable
+// of the caller's is there but the one passed (userEnv), else 3.
 func checkEnv() int {
 	key := os.Getenv("OPENAI_API_KEY")
 	if !strings.HasPrefix(key, "ptuprobe-referee-") {
 		return 3
 	}
-	for _, k := range []string{"OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+	for _, k := range []string{"OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "AZURE_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
 		if os.Getenv(k) != key {
 			return 3
 		}
 	}
-	for _, k := range []string{"OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"} {
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT", "AZURE_API_BASE", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"} {
 		if !strings.HasPrefix(os.Getenv(k), "http://127.0.0.1:") {
 			return 3
 		}
 	}
-	if os.Getenv("OPENAI_API_VERSION") == "" || os.Getenv("GOOGLE_GENAI_USE_VERTEXAI") != "false" || !strings.Contains(os.Getenv("NO_PROXY"), "127.0.0.1") {
+	if os.Getenv("OPENAI_API_VERSION") == "" || os.Getenv("AZURE_API_VERSION") == "" || os.Getenv("GOOGLE_GENAI_USE_VERTEXAI") != "false" || !strings.Contains(os.Getenv("NO_PROXY"), "127.0.0.1") {
+		return 3
+	}
+	for _, kv := range os.Environ() {
+		if strings.Contains(kv, "REAL") && kv != "PASSED_TOKEN=REAL-but-passed" && kv != "GIT_AUTHOR_NAME=REAL-but-no-credential" {
+			return 3
+		}
+	}
+	if os.Getenv("PASSED_TOKEN") == "" || os.Getenv("GIT_AUTHOR_NAME") != "REAL-but-no-credential" || os.Getenv("SSL_CERT_FILE") == "" {
 		return 3
 	}
 	return 0
+}
+
+// userEnv is a user's environment with real credentials in it, as the
+// issue found them passed on: LiteLLM's and @ai-sdk/azure's variables, a
+// cloud SDK's secrets, a password, a custom key, a URL with a password;
+// one credential the user passes (PASSED_TOKEN, PassEnv), and
+// variables that look alike and are none (GIT_AUTHOR_NAME, a CA bundle).
+var userEnv = []string{
+	"AZURE_OPENAI_KEY=REAL", "AZURE_API_KEY=REAL", "AZURE_API_BASE=https://REAL.openai.azure.com",
+	"AZURE_CLIENT_SECRET=REAL", "AWS_SECRET_ACCESS_KEY=REAL", "AWS_SESSION_TOKEN=REAL", "REDIS_PASSWORD=REAL",
+	"ACME_LLM_APIKEY=REAL", "GOOGLE_APPLICATION_CREDENTIALS=/REAL.json", "IDENTITY_HEADER=REAL", "SSH_AUTH_SOCK=/REAL.sock",
+	"DATABASE_URL=postgres://user:REAL@db:5432/x", "MYSQL_PWD=REAL", "AZURE_RESOURCE_NAME=REAL",
+	"PASSED_TOKEN=REAL-but-passed", "GIT_AUTHOR_NAME=REAL-but-no-credential", "SSL_CERT_FILE=/etc/ssl/cert.pem",
 }
 
 // helperJob is a job that runs the test binary as the client mode.
@@ -155,7 +183,9 @@ func helperJob(t *testing.T, mode string) Job {
 	env := append(os.Environ(), helperEnv+"="+mode, "OPENAI_API_KEY=sk-real-key-of-the-user", "ANTHROPIC_API_KEY=sk-ant-real")
 	return Job{
 		Scenario: ScenarioStorm, Dialect: sim.DialectAzure, PTU: 12, Budget: 2 * time.Second, Timeout: time.Minute,
-		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: env, OutDir: t.TempDir(), Seed: 1,
+		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: append(env, userEnv...), OutDir: t.TempDir(), Seed: 1,
+		PassEnv: []string{"PASSED_TOKEN"}, grace: 200 * time.Millisecond,
+		neighbour: &sim.Neighbour{}, // the storm's own waits only (its neighbour: TestStormNeighbour)
 	}
 }
 
@@ -222,7 +252,7 @@ func checkOutputs(t *testing.T, written []string, v Verdict) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, secret := range []string{"sk-real", "sk-ant", "ptuprobe-referee-", "127.0.0.1", "TestHelperProcess", "call 0-0"} {
+		for _, secret := range []string{"sk-real", "sk-ant", "REAL", "ptuprobe-referee-", "127.0.0.1", "TestHelperProcess", "call 0-0", "PASSED_TOKEN", "AWS_"} {
 			if bytes.Contains(b, []byte(secret)) {
 				t.Errorf("%s holds %q", filepath.Base(p), secret)
 			}
@@ -274,6 +304,9 @@ func TestTheCommandSeesOnlyTheThrowawayKey(t *testing.T) {
 		if c := check(t, v, CheckRequests); c.Pass {
 			t.Errorf("%s: a command that sent nothing passes %+v", tc.mode, c)
 		}
+		if _, want := commandEnv(j.Env, refereeEnv("", "", ""), j.PassEnv); v.WithheldEnv != want || want < 12 {
+			t.Errorf("%s: %d variables withheld, want %d (userEnv's 12, and the test's own)", tc.mode, v.WithheldEnv, want)
+		}
 	}
 }
 
@@ -288,7 +321,7 @@ func TestTimeoutEndsTheProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.TimedOut || v.Pass || v.CommandExit != -1 || time.Since(began) > killGrace+5*time.Second {
+	if !v.TimedOut || v.Pass || v.CommandExit != -1 || time.Since(began) > j.grace+5*time.Second {
 		t.Errorf("timed out %v, pass %v, exit %d after %v", v.TimedOut, v.Pass, v.CommandExit, time.Since(began))
 	}
 	if !strings.Contains(Summary(v), "did not finish in time") {
@@ -307,6 +340,10 @@ func TestBadJobs(t *testing.T) {
 		{"Command", func(j *Job) { j.Command = nil }},
 		{"Scenario", func(j *Job) { j.Scenario = "calm" }},
 		{"Scenario", func(j *Job) { j.Scenario = ScenarioHeadersOnly }},
+		{"Scenario", func(j *Job) { j.Scenario, j.Dialect = ScenarioHeadersOnly, sim.DialectGemini }},
+		{"PassEnv", func(j *Job) { j.PassEnv = []string{"OPENAI_API_KEY"} }},
+		{"PassEnv", func(j *Job) { j.PassEnv = []string{"A=B"} }},
+		{"OwnerRetries", func(j *Job) { j.OwnerRetries = -1 }},
 		{"Timeout", func(j *Job) { j.Timeout = 0 }},
 		{"Budget", func(j *Job) { j.Budget = -time.Second }},
 		{"PTU", func(j *Job) { j.PTU = -1 }},
@@ -353,13 +390,14 @@ func TestGrade(t *testing.T) {
 	t.Parallel()
 	st := sim.Stats{Admitted: 10, Refused: 20, Retries: 15, EarlyReturns: 0, RetriesOnTime: 10, RetriesAtDeadline: 9,
 		SDKRetries: 5, UndeclaredRetries: 3, AdvisedWaitsPending: 2}
-	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}}, false)
+	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}}, DefaultOwnerRetries)
 	got := map[string]Check{}
 	for _, c := range cs {
 		got[c.Name] = c
 	}
 	for name, want := range map[string]Check{
 		CheckRequests:           {CheckRequests, 30, ">= 1", true},
+		CheckForeignKeys:        {CheckForeignKeys, 0, "<= 0", true},
 		CheckEarlyReturns:       {CheckEarlyReturns, 0, "<= 0", true},
 		CheckOwners:             {CheckOwners, 2, "<= 1", false},
 		CheckAttemptsPerRequest: {CheckAttemptsPerRequest, 2, "", true},
@@ -404,32 +442,67 @@ func TestLongWait(t *testing.T) {
 	}
 }
 
-// TestSleepingPastTheBudget: a client that sleeps whatever long-wait
-// advises is still asleep when its command is ended at the timeout: its
-// refusals older than the budget count in over_budget, and it fails.
-func TestSleepingPastTheBudget(t *testing.T) {
+// TestUnansweredIsIncomplete: in long-wait, cut off by the timeout, a
+// client still asleep on what it was advised and curl in a loop that
+// gives every refusal up and goes on both fail for the timeout, their
+// refusals incomplete and said unanswered past the budget, none over
+// budget since none came back (the witness cannot tell the two apart).
+func TestUnansweredIsIncomplete(t *testing.T) {
 	t.Parallel()
-	j := helperJob(t, "sleeper")
-	j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
-	j.Budget, j.Timeout = 500*time.Millisecond, 1500*time.Millisecond
-	v, _, err := Run(t.Context(), j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.TimedOut || v.Pass || check(t, v, CheckOverBudget).Value == 0 || check(t, v, CheckOverBudget).Pass {
-		t.Errorf("a client asleep past its budget at the timeout: %+v", v)
+	for _, tc := range []struct {
+		mode            string
+		budget, timeout time.Duration
+	}{{"sleeper", 500 * time.Millisecond, 1500 * time.Millisecond}, {"dropper", 100 * time.Millisecond, 600 * time.Millisecond}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
+			j.Budget, j.Timeout = tc.budget, tc.timeout
+			v, _, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := check(t, v, CheckOverBudget); c.Value != 0 || !c.Pass || !v.TimedOut || v.Pass || check(t, v, CheckIncomplete).Value == 0 || v.UnansweredPastBudget == 0 {
+				t.Errorf("over_budget %+v: %+v", c, v)
+			}
+			if s := Summary(v); !strings.HasPrefix(s, "FAIL: ") || !strings.Contains(s, "older than the budget unanswered") {
+				t.Errorf("summary %q", s)
+			}
+		})
 	}
 }
 
 // TestInterruptEndsTheCommand: when the referee's context ends (Ctrl-C),
-// the command's group is ended and Run says why.
+// the command's group is ended and Run says why, with the verdict of
+// what the witness saw until then, marked interrupted and written.
 func TestInterruptEndsTheCommand(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	defer cancel()
-	began := time.Now()
-	_, _, err := Run(ctx, helperJob(t, "hang"))
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(began) > killGrace+5*time.Second {
-		t.Errorf("%v after %v: want the context's end, promptly", err, time.Since(began))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer r.Close()
+	j := helperJob(t, "calls-then-hang")
+	j.Stdout = w
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		defer w.Close()
+		line, _ := bufio.NewReader(r).ReadString('\n') // the client made its calls
+		if line != "" {
+			cancel()
+		}
+	}()
+	began := time.Now()
+	v, written, err := Run(ctx, j)
+	if !errors.Is(err, context.Canceled) || time.Since(began) > time.Minute {
+		t.Fatalf("%v after %v: want the context's end", err, time.Since(began))
+	}
+	if !v.Interrupted || v.Pass || v.Admitted != 4 || check(t, v, CheckRequests).Value < 4 || len(written) != 3 {
+		t.Errorf("interrupted after 4 calls: %+v, wrote %v", v, written)
+	}
+	if s := Summary(v); !strings.Contains(s, "interrupted") {
+		t.Errorf("summary %q", s)
+	}
+	checkOutputs(t, written, v)
 }

@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"runtime"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -20,7 +24,8 @@ type Verdict struct {
 	Scenario string  `json:"scenario"`
 	Dialect  string  `json:"dialect"`
 	Checks   []Check `json:"checks"`
-	// Pass: every expectation held and the command finished in time.
+	// Pass: every expectation held and the command finished in time,
+	// uninterrupted.
 	Pass bool `json:"pass"`
 	// Command is the program's base name (its arguments may name hosts
 	// or carry keys, so they are not kept).
@@ -28,8 +33,14 @@ type Verdict struct {
 	// CommandExit is the command's exit status, -1 when a signal ended it.
 	CommandExit int  `json:"command_exit"`
 	TimedOut    bool `json:"timed_out"`
+	// Interrupted: the referee was interrupted (Ctrl-C) and ended the
+	// command; the checks hold what the witness saw until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Seconds is how long the command ran.
 	Seconds float64 `json:"seconds"`
+	// WithheldEnv counts the credential-like variables of the caller's
+	// environment the command was not given (their names are not kept).
+	WithheldEnv int `json:"withheld_env"`
 	// What the simulator counted, for the reader of the checks.
 	Admitted uint64 `json:"admitted"`
 	Refused  uint64 `json:"refused"`
@@ -38,167 +49,203 @@ type Verdict struct {
 	Retries  uint64 `json:"retries"`
 	// SDKRetries, MarkedRetries and UndeclaredRetries are the witness's:
 	// declared, recognized by a marker, and neither.
-	SDKRetries        uint64  `json:"sdk_retries"`
-	MarkedRetries     uint64  `json:"marked_retries"`
-	UndeclaredRetries uint64  `json:"undeclared_retries"`
-	PTU               float64 `json:"ptu"`
-	BudgetSeconds     float64 `json:"budget_seconds"`
+	SDKRetries        uint64 `json:"sdk_retries"`
+	MarkedRetries     uint64 `json:"marked_retries"`
+	UndeclaredRetries uint64 `json:"undeclared_retries"`
+	// MaxCallRetries and MixedCalls are the witness's evidence of a stack
+	// that declares nothing (sim.Stats).
+	MaxCallRetries uint64 `json:"max_call_retries"`
+	MixedCalls     uint64 `json:"mixed_calls"`
+	// UnansweredPastBudget counts the refusals older than the budget that
+	// nobody had come back to when the command ended: a client asleep
+	// past its budget, or one that gave them up (the witness cannot tell
+	// which); they are among incomplete.
+	UnansweredPastBudget uint64  `json:"unanswered_past_budget"`
+	NeighbourBatches     uint64  `json:"neighbour_batches,omitempty"`
+	PTU                  float64 `json:"ptu"`
+	BudgetSeconds        float64 `json:"budget_seconds"`
+	OwnerRetries         int     `json:"owner_retries"`
 }
 
 // Run validates the job, starts the simulator on 127.0.0.1, runs the
 // command against it, grades what the simulator saw and writes the
 // outputs into OutDir. An error wrapping ErrStart means the command could
-// not be started; a *valid.Error, a refused setting.
+// not be started; a *valid.Error, a refused setting. When ctx ends first
+// (Ctrl-C), the command is ended, and the verdict, marked Interrupted, is
+// graded and written all the same: Run returns it with ctx's error.
 func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 	if err := j.Validate(); err != nil {
 		return Verdict{}, nil, err
 	}
+	key, err := randomID("ptuprobe-referee-")
+	if err != nil {
+		return Verdict{}, nil, err
+	}
+	run, err := randomID("")
+	if err != nil {
+		return Verdict{}, nil, err
+	}
 	cfg := j.simConfig()
-	simCtx, stop := context.WithCancel(ctx)
+	cfg.OnlyKey = key
+	simCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	running, err := sim.Start(simCtx, cfg, "127.0.0.1:0")
 	if err != nil {
 		return Verdict{}, nil, err
 	}
 	defer running.Close()
-	key, err := throwawayKey()
-	if err != nil {
-		return Verdict{}, nil, err
-	}
+	env, withheld := commandEnv(j.Env, refereeEnv(running.URL, key, run), j.PassEnv)
 	began := time.Now()
-	exit, timedOut, err := runCommand(ctx, &j, commandEnv(j.Env, running.URL, key))
+	end, err := runCommand(ctx, &j, env, run)
 	if err != nil {
 		return Verdict{}, nil, err
 	}
-	st := running.Server.Stats()
-	v := Verdict{
-		Scenario: j.Scenario, Dialect: j.Dialect, Checks: grade(st, j.Expect, timedOut),
-		Command: filepath.Base(j.Command[0]), CommandExit: exit, TimedOut: timedOut,
-		Seconds:  time.Since(began).Round(time.Millisecond).Seconds(),
-		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, Retries: st.Retries,
-		SDKRetries: st.SDKRetries, MarkedRetries: st.MarkedRetries, UndeclaredRetries: st.UndeclaredRetries,
-		PTU: cfg.PTU, BudgetSeconds: j.Budget.Seconds(),
+	v := j.verdict(running.Server.Stats(), end, cfg.PTU)
+	v.Seconds, v.WithheldEnv = time.Since(began).Round(time.Millisecond).Seconds(), withheld
+	var written []string
+	if j.OutDir != "" {
+		written, err = write(j.OutDir, v)
 	}
-	v.Pass = !timedOut
-	for _, c := range v.Checks {
-		v.Pass = v.Pass && c.Pass
+	if end.interrupted {
+		return v, written, errors.Join(ctx.Err(), err)
 	}
-	if j.OutDir == "" {
-		return v, nil, nil
-	}
-	written, err := write(j.OutDir, v)
 	return v, written, err
 }
 
-// throwawayKey is a fresh random key, good for this run's simulator only.
-func throwawayKey() (string, error) {
+// verdict grades the simulator's stats of a command that ended so.
+func (j *Job) verdict(st sim.Stats, end commandEnd, ptu float64) Verdict {
+	v := Verdict{
+		Scenario: j.Scenario, Dialect: j.Dialect, Checks: grade(st, j.Expect, j.ownerRetries()),
+		Command: filepath.Base(j.Command[0]), CommandExit: end.exit, TimedOut: end.timedOut, Interrupted: end.interrupted,
+		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, Retries: st.Retries,
+		SDKRetries: st.SDKRetries, MarkedRetries: st.MarkedRetries, UndeclaredRetries: st.UndeclaredRetries,
+		MaxCallRetries: st.MaxCallRetries, MixedCalls: st.MixedCalls,
+		UnansweredPastBudget: st.PendingPastBudget, NeighbourBatches: st.NeighbourBatches,
+		PTU: ptu, BudgetSeconds: j.Budget.Seconds(), OwnerRetries: j.ownerRetries(),
+	}
+	v.Pass = !end.timedOut && !end.interrupted
+	for _, c := range v.Checks {
+		v.Pass = v.Pass && c.Pass
+	}
+	return v
+}
+
+// ownerRetries is the job's OwnerRetries, or its default.
+func (j *Job) ownerRetries() int {
+	if j.OwnerRetries > 0 {
+		return j.OwnerRetries
+	}
+	return DefaultOwnerRetries
+}
+
+// randomID is prefix and 16 random bytes in hex: the throwaway key, good
+// for this run's simulator only, and the run's mark.
+func randomID(prefix string) (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("a throwaway key: %w", err)
 	}
-	return "ptuprobe-referee-" + hex.EncodeToString(b), nil
+	return prefix + hex.EncodeToString(b), nil
 }
 
-// commandEnv is base with every variable the SDKs read for their target
-// and key replaced: the OpenAI (OPENAI_BASE_URL, OPENAI_API_KEY, and
-// openai-go's OPENAI_ADMIN_KEY), Azure OpenAI (AZURE_OPENAI_ENDPOINT,
-// AZURE_OPENAI_API_KEY, AZURE_OPENAI_AD_TOKEN, OPENAI_API_VERSION),
-// Anthropic (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN)
-// and Gemini (@google/genai: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY and
-// GOOGLE_API_KEY, which it prefers; GOOGLE_GENAI_USE_VERTEXAI off) SDKs.
-// Loopback is added to NO_PROXY, and PTUPROBE_REFEREE_URL names the
-// simulator for clients of no SDK.
-func commandEnv(base []string, url, key string) []string {
-	set := map[string]string{
-		"OPENAI_BASE_URL":           url + "/v1",
-		"OPENAI_API_KEY":            key,
-		"OPENAI_ADMIN_KEY":          key,
-		"AZURE_OPENAI_ENDPOINT":     url,
-		"AZURE_OPENAI_API_KEY":      key,
-		"AZURE_OPENAI_AD_TOKEN":     key,
-		"OPENAI_API_VERSION":        APIVersion,
-		"ANTHROPIC_BASE_URL":        url,
-		"ANTHROPIC_API_KEY":         key,
-		"ANTHROPIC_AUTH_TOKEN":      key,
-		"GOOGLE_GEMINI_BASE_URL":    url,
-		"GEMINI_API_KEY":            key,
-		"GOOGLE_API_KEY":            key,
-		"GOOGLE_GENAI_USE_VERTEXAI": "false",
-		"PTUPROBE_REFEREE_URL":      url,
-	}
-	noProxy := "127.0.0.1,localhost"
-	out := make([]string, 0, len(base)+len(set)+2)
-	for _, kv := range base {
-		name, value, _ := strings.Cut(kv, "=")
-		if _, ok := set[name]; ok {
-			continue
-		}
-		if name == "NO_PROXY" || name == "no_proxy" {
-			if value != "" {
-				noProxy = value + "," + noProxy
-			}
-			continue
-		}
-		out = append(out, kv)
-	}
-	for name, value := range set {
-		out = append(out, name+"="+value)
-	}
-	return append(out, "NO_PROXY="+noProxy, "no_proxy="+noProxy)
-}
-
-// killGrace is how long a command's process group has between SIGTERM
-// and SIGKILL once its time is up.
+// killGrace is how long the command's process group, and what it left
+// behind, have between SIGTERM and SIGKILL.
 const killGrace = 2 * time.Second
 
+// commandEnd is how the command ended.
+type commandEnd struct {
+	exit                  int
+	timedOut, interrupted bool
+}
+
 // runCommand runs the command in a process group of its own and waits
-// for it within the job's timeout; on expiry (or ctx's end) the whole
-// group is ended. When the command exits, what is left of its group is
-// ended too: nothing it started keeps calling a closed simulator.
-func runCommand(ctx context.Context, j *Job, env []string) (exit int, timedOut bool, err error) {
-	c := exec.Command(j.Command[0], j.Command[1:]...)
-	c.Env, c.Stdout, c.Stderr = env, j.Stdout, j.Stderr
-	c.WaitDelay = killGrace
-	ownGroup(c)
-	if err := c.Start(); err != nil {
-		return 0, false, fmt.Errorf("%w: %s: %v", ErrStart, filepath.Base(j.Command[0]), startReason(err))
+// for it within the job's timeout; on expiry, or when ctx ends, the
+// group is ended (SIGTERM, then SIGKILL after the grace). When the
+// command has exited, whatever it left running is ended too (ending),
+// so nothing it started keeps calling a closed simulator.
+func runCommand(ctx context.Context, j *Job, env []string, run string) (commandEnd, error) {
+	grace := j.grace
+	if grace <= 0 {
+		grace = killGrace
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	c := exec.Command(j.Command[0], j.Command[1:]...)
+	c.Env, c.Stdin, c.Stdout, c.Stderr = env, stdinOf(j.Stdin), j.Stdout, j.Stderr
+	c.WaitDelay = grace
+	ownGroup(c)
+	done, err := startLocked(c)
+	if err != nil {
+		return commandEnd{}, fmt.Errorf("%w: %s: %v", ErrStart, filepath.Base(j.Command[0]), startReason(err))
+	}
 	timer := time.NewTimer(j.Timeout)
 	defer timer.Stop()
+	var end commandEnd
 	var werr error
 	select {
 	case werr = <-done:
-		endGroup(c, false)
 	case <-timer.C:
-		timedOut = true
-		werr = stopGroup(c, done)
+		end.timedOut = true
+		werr = stopGroup(c, done, grace)
 	case <-ctx.Done():
-		werr = stopGroup(c, done)
+		end.interrupted = true
+		werr = stopGroup(c, done, grace)
 	}
-	if ctx.Err() != nil {
-		return 0, false, ctx.Err()
-	}
+	ending(c.Process.Pid, run, grace)
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
-		return 0, timedOut, fmt.Errorf("wait for %s: %w", filepath.Base(j.Command[0]), werr)
+		return end, fmt.Errorf("wait for %s: %w", filepath.Base(j.Command[0]), werr)
 	}
-	return c.ProcessState.ExitCode(), timedOut, nil
+	end.exit = c.ProcessState.ExitCode()
+	return end, nil
 }
 
-// stopGroup ends the command's group, SIGTERM then SIGKILL after
-// killGrace, and returns what Wait said.
-func stopGroup(c *exec.Cmd, done <-chan error) error {
+// startLocked starts c from a goroutine locked to its OS thread, which
+// then waits for it. The kernel sends a child's Pdeathsig when the thread
+// that started it ends, and Go ends a thread only when a goroutine locked
+// to it returns locked: this one unlocks once c is waited for, so the
+// command is killed with the referee (SIGKILL included), and never
+// because a thread of a live referee went away.
+func startLocked(c *exec.Cmd) (<-chan error, error) {
+	started, done := make(chan error, 1), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := c.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		done <- c.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// stopGroup ends the command's group, SIGTERM then SIGKILL after grace,
+// and returns what Wait said.
+func stopGroup(c *exec.Cmd, done <-chan error, grace time.Duration) error {
 	endGroup(c, false)
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
 	case err := <-done:
-		endGroup(c, true)
 		return err
-	case <-time.After(killGrace):
+	case <-t.C:
 		endGroup(c, true)
 		return <-done
 	}
+}
+
+// stdinOf is what the command reads: in, unless in is a terminal. The
+// command runs in a process group of its own, in the terminal's
+// background, where reading the terminal would stop it (SIGTTIN) until
+// the timeout; it reads nothing (/dev/null) instead.
+func stdinOf(in io.Reader) io.Reader {
+	if f, ok := in.(*os.File); ok && (f == nil || term.IsTerminal(int(f.Fd()))) {
+		return nil
+	}
+	return in
 }
 
 // startReason is why the command could not start, without its path's

@@ -19,12 +19,13 @@ const Title = "ptuprobe referee: the client's 429 handling"
 // meaning says what each check counts, for the tables.
 var meaning = map[string]string{
 	CheckRequests:           "requests the simulator decided on (admitted or refused)",
+	CheckForeignKeys:        "requests refused for a key other than the throwaway one, or none (a stale real key, a key from a file)",
 	CheckEarlyReturns:       "retries that came back before the wait their refusal advised",
-	CheckOwners:             "kinds of retry owner that acted: declared (SDK, marked) and undeclared (a loop, a gateway)",
+	CheckOwners:             "retry owners told apart: declared (SDK, marked) and undeclared (a loop, a gateway); 2 also for a call retried after a wait more often than one owner does, or both at once and after its wait",
 	CheckAttemptsPerRequest: "attempts per call the client made",
 	CheckHTTP429PerSuccess:  "429s per admitted request",
 	CheckHerd:               "share of retries on time that came back within 5 ms of their deadline (no jitter)",
-	CheckOverBudget:         "retries that came back later than the budget after their refusal, and refusals still slept on past it when the timeout ended the command",
+	CheckOverBudget:         "retries that came back later than the budget after their refusal",
 	CheckIncomplete:         "refusals nobody came back to, and requests still open at the end",
 }
 
@@ -49,8 +50,14 @@ func Summary(v Verdict) string {
 		}
 	}
 	end := fmt.Sprintf("the command exited %d after %s s", v.CommandExit, num.Decimal(v.Seconds, 1))
-	if v.TimedOut {
+	switch {
+	case v.Interrupted:
+		end = fmt.Sprintf("interrupted: the command's process group was ended after %s s, the checks hold what the simulator saw until then", num.Decimal(v.Seconds, 1))
+	case v.TimedOut:
 		end = fmt.Sprintf("the command did not finish in time: its process group was ended after %s s", num.Decimal(v.Seconds, 1))
+	}
+	if (v.Interrupted || v.TimedOut) && v.UnansweredPastBudget > 0 {
+		end += fmt.Sprintf(" (%d refusals older than the budget unanswered: asleep past it, or given up)", v.UnansweredPastBudget)
 	}
 	word := "PASS"
 	if !v.Pass {
@@ -109,11 +116,23 @@ func writeMarkdown(w io.Writer, v Verdict) error {
 	for _, c := range v.Checks {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, num.Decimal(c.Value, 3), c.Expect, status(c), meaning[c.Name])
 	}
-	fmt.Fprintf(&b, "\nThe simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); "+
-		"it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared.\n",
-		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries)
+	fmt.Fprintf(&b, "\n%s\n", counts(v))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// counts is the paragraph under the checks: what the simulator counted
+// and what the command was not given.
+func counts(v Verdict) string {
+	s := fmt.Sprintf("The simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); "+
+		"it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared; "+
+		"at most %d retries of one call after a wait (one owner: up to %d), %d calls retried both at once and after their wait.",
+		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries,
+		v.MaxCallRetries, v.OwnerRetries, v.MixedCalls)
+	if v.NeighbourBatches > 0 {
+		s += fmt.Sprintf(" The neighbour submitted %d batches.", v.NeighbourBatches)
+	}
+	return s + fmt.Sprintf(" The command was not given %d credential-like variables of the environment.", v.WithheldEnv)
 }
 
 // page is report.html: the summary, then the checks.
@@ -122,14 +141,12 @@ func page(v Verdict) *report.Page {
 	for _, c := range v.Checks {
 		t.Rows = append(t.Rows, []report.Text{report.Code(c.Name), report.Plain(num.Decimal(c.Value, 3)), report.Plain(c.Expect), report.Plain(status(c)), report.Plain(meaning[c.Name])})
 	}
-	counts := fmt.Sprintf("The simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared.",
-		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries)
 	return &report.Page{
 		Title:  Title,
 		Lead:   report.Plain(Summary(v) + "."),
 		Footer: report.PublishedFooter(),
 		Sections: []report.Section{{ID: "checks", Heading: "Checks", Blocks: []report.Block{
-			{Table: t}, {Para: report.Plain(counts)},
+			{Table: t}, {Para: report.Plain(counts(v))},
 		}}},
 	}
 }

@@ -1,0 +1,282 @@
+package referee
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// moreClients are the helper process's further parts (playClient).
+var moreClients = map[string]func() int{
+	"stale":           staleKey,
+	"dropper":         dropper,
+	"calls-then-hang": callsThenHang,
+	"stdin":           readStdin,
+	"backoff":         func() int { return workers(4, backoffCall) },
+	"gateway-stack":   func() int { return workers(4, func(body string) { sdkBehind(body, gatewayBackoff) }) },
+	"gateway-at-once": func() int { return workers(4, func(body string) { sdkBehind(body, gatewayAtOnce) }) },
+}
+
+// workers runs call for one call each of n workers, each its own body.
+func workers(n int, call func(body string)) int {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			call(fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"call %d"}]}`, w))
+		})
+	}
+	wg.Wait()
+	return 0
+}
+
+// staleKey sends one call with the throwaway key, and one with it in
+// api-key beside a stale real key in Authorization.
+func staleKey() int {
+	send(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"fresh"}]}`)
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"stale"}]}`))
+	req.Header.Set("Api-Key", os.Getenv("OPENAI_API_KEY"))
+	req.Header.Set("Authorization", "Bearer sk-stale-real-key")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	return 0
+}
+
+// dropper is curl in a loop: a new call every 20 ms, none retried, until
+// it is ended (or 500 calls).
+func dropper() int {
+	for i := range 500 {
+		send(fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"drop %d"}]}`, i))
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0
+}
+
+// callsThenHang makes four calls, each waited through until admitted,
+// says so on stdout, and hangs.
+func callsThenHang() int {
+	for c := range 4 {
+		sdkCall(fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"call %d"}]}`, c), 20)
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// readStdin exits 0 when stdin holds the test's line, else 4.
+func readStdin() int {
+	b, _ := io.ReadAll(os.Stdin)
+	if string(b) != "hello from the pipe\n" {
+		return 4
+	}
+	return 0
+}
+
+// backoffCall is an SDK that ignores the advice: up to 5 attempts,
+// 150 ms apart, whatever the 429 says.
+func backoffCall(body string) {
+	for n := range 5 {
+		if status, _ := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n)); status != http.StatusTooManyRequests {
+			return
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// gatewayBackoff is a gateway's attempt of a call: 4 attempts 70 ms
+// apart, the client's headers dropped; its last status and advice.
+func gatewayBackoff(body string) (int, int) {
+	status, ms := send(body)
+	for range 3 {
+		if status != http.StatusTooManyRequests {
+			break
+		}
+		time.Sleep(70 * time.Millisecond)
+		status, ms = send(body)
+	}
+	return status, ms
+}
+
+// gatewayAtOnce is a gateway that repeats a refused call at once, up to
+// 3 times.
+func gatewayAtOnce(body string) (int, int) {
+	status, ms := send(body)
+	for range 3 {
+		if status != http.StatusTooManyRequests {
+			break
+		}
+		status, ms = send(body)
+	}
+	return status, ms
+}
+
+// sdkBehind is openai-node behind a gateway: 2 retries, each after the
+// advised wait when it is at most a minute, else its own 70 ms.
+func sdkBehind(body string, gateway func(string) (int, int)) {
+	for range 3 {
+		status, ms := gateway(body)
+		if status != http.StatusTooManyRequests {
+			return
+		}
+		if ms == 0 || ms > 60_000 {
+			ms = 70
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+}
+
+// TestWithheldCredentials: every credential-like variable of the caller
+// is withheld from the command but the one PassEnv names, look-alikes
+// pass, the SDKs' variables are set; named exactly as docs/referee.md
+// lists them.
+func TestWithheldCredentials(t *testing.T) {
+	t.Parallel()
+	set := refereeEnv("http://127.0.0.1:1", "k", "r")
+	env, withheld := commandEnv(userEnv, set, []string{"PASSED_TOKEN"})
+	got := strings.Join(env, "\n")
+	if withheld != 12 || strings.Count(got, "REAL") != 2 || !strings.Contains(got, "PASSED_TOKEN=") || !strings.Contains(got, "GIT_AUTHOR_NAME=") {
+		t.Errorf("withheld %d of\n%s", withheld, got)
+	}
+	for name, value := range map[string]string{"GITHUB_TOKEN": "x", "NPM_CONFIG__AUTH": "x", "HTTPS_PROXY": "http://u:p@proxy:3128", "PWD": "/", "TOX_TESTENV_PASSENV": "x", "NODE_EXTRA_CA_CERTS": "/ca.pem", "GIT_AUTHOR_EMAIL": "a@b", "HTTP_PROXY": "http://proxy:3128"} {
+		want := name == "GITHUB_TOKEN" || name == "NPM_CONFIG__AUTH" || name == "HTTPS_PROXY"
+		if credentialLike(name, value) != want {
+			t.Errorf("%s=%s: credential-like %v, want %v", name, value, !want, want)
+		}
+	}
+	doc, err := os.ReadFile("../../docs/referee.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range set {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/referee.md does not name %s", name)
+		}
+	}
+	for _, name := range append(credentialWords, append(credentialParts, credentialNames...)...) {
+		if !strings.Contains(string(doc), name) {
+			t.Errorf("docs/referee.md does not say that %s is withheld", name)
+		}
+	}
+}
+
+// TestForeignKeysFail: a client that sends a key other than the
+// throwaway one, beside it in another header, fails foreign_keys.
+func TestForeignKeysFail(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "stale")
+	j.OutDir = ""
+	v, _, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := check(t, v, CheckForeignKeys); c.Value != 1 || c.Pass || v.Pass || v.Admitted != 1 || !strings.HasPrefix(Summary(v), "FAIL (foreign_keys)") {
+		t.Errorf("foreign_keys %+v, %s", c, Summary(v))
+	}
+}
+
+// cut off by the timeout in long-wait, is incomplete and not over budget.
+func TestGivenUpIsNotOverBudget(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "dropper")
+	j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
+	j.Budget, j.Timeout = 100*time.Millisecond, 600*time.Millisecond
+	v, _, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := check(t, v, CheckOverBudget); c.Value != 0 || !c.Pass || !v.TimedOut || check(t, v, CheckIncomplete).Value == 0 || v.Retries != 0 {
+		t.Errorf("over_budget %+v: %+v", c, v)
+	}
+}
+
+// TestStdinPassesThrough: the command reads the referee's stdin.
+func TestStdinPassesThrough(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "stdin")
+	j.Stdin, j.OutDir = strings.NewReader("hello from the pipe\n"), ""
+	v, _, err := Run(t.Context(), j)
+	if err != nil || v.CommandExit != 0 {
+		t.Errorf("%v, exit %d: the command did not read the referee's stdin", err, v.CommandExit)
+	}
+	if stdinOf(os.Stdin) != nil && stdinOf(os.Stdin) != io.Reader(os.Stdin) {
+		t.Error("stdinOf(os.Stdin) is neither nothing nor stdin")
+	}
+}
+
+// TestStormNeighbour: the storm's neighbour advises waits past an SDK's
+// backoff, so a client that ignores the header and backs off 150 ms
+// passes the storm without it and fails with it, while an SDK that
+// honours the header passes; the scenario's neighbour is 5–17 s.
+func TestStormNeighbour(t *testing.T) {
+	t.Parallel()
+	short := &sim.Neighbour{Every: time.Hour, Min: 600 * time.Millisecond, Max: 600 * time.Millisecond}
+	for _, tc := range []struct {
+		mode      string
+		neighbour *sim.Neighbour
+		pass      bool
+	}{
+		{"backoff", &sim.Neighbour{}, true},
+		{"backoff", short, false},
+		{"sdk", short, true},
+	} {
+		t.Run(fmt.Sprintf("%s/%v", tc.mode, tc.neighbour.On()), func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			j.neighbour, j.OutDir = tc.neighbour, ""
+			v, _, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.pass || v.NeighbourBatches != map[bool]uint64{false: 0, true: 1}[tc.neighbour.On()] {
+				t.Errorf("%s; %+v", Summary(v), v)
+			}
+		})
+	}
+	var j Job
+	for _, s := range []string{ScenarioStorm, ScenarioSpillover, ScenarioHeadersOnly} {
+		j.Scenario = s
+		if n := j.simConfig().Neighbour(); n.Min != 5*time.Second || n.Max != 17*time.Second || !n.On() {
+			t.Errorf("%s: neighbour %+v", s, n)
+		}
+	}
+	if j.Scenario = ScenarioLongWait; j.simConfig().Neighbour().On() {
+		t.Error("long-wait has a neighbour")
+	}
+}
+
+// TestOwnersBehindAGateway: an SDK behind a gateway that drops its
+// retry header, all undeclared, is two owners: in long-wait by the
+// retries of one call (12 attempts, past one owner's 5 retries), in the
+// storm because the gateway repeats at once what the SDK waits out.
+func TestOwnersBehindAGateway(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode, scenario string
+	}{{"gateway-stack", ScenarioLongWait}, {"gateway-at-once", ScenarioStorm}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			j.Scenario, j.OutDir = tc.scenario, ""
+			if tc.scenario == ScenarioLongWait {
+				j.PTU = 0
+			}
+			j.neighbour = &sim.Neighbour{Every: time.Hour, Min: 300 * time.Millisecond, Max: 300 * time.Millisecond}
+			v, _, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := check(t, v, CheckOwners); c.Value != 2 || v.SDKRetries != 0 || v.MarkedRetries != 0 {
+				t.Errorf("owners %+v; max call retries %d, mixed calls %d, sdk %d", c, v.MaxCallRetries, v.MixedCalls, v.SDKRetries)
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+//go:build linux
+
+package referee
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+func init() {
+	moreClients["leave"] = func() int { return leave(false) }
+	moreClients["escape"] = func() int { return leave(true) }
+	moreClients["term-ignorer"] = termIgnorer
+	moreClients["ready-then-hang"] = readyThenHang
+	moreClients["referee"] = refereeOfAHang
+}
+
+// leave starts a process that ignores SIGTERM (in a session of its own
+// when setsid), waits until it is ready, and exits, leaving it behind.
+func leave(setsid bool) int {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 5
+	}
+	c := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	c.Env = append(os.Environ(), helperEnv+"=term-ignorer")
+	c.Stdout, c.ExtraFiles = os.Stdout, []*os.File{w}
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := c.Start(); err != nil {
+		return 5
+	}
+	w.Close()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		return 5
+	}
+	return 0
+}
+
+// termIgnorer ignores SIGTERM, says so on fd 3, and hangs.
+func termIgnorer() int {
+	signal.Ignore(syscall.SIGTERM)
+	ready := os.NewFile(3, "ready")
+	fmt.Fprintln(ready, "ready")
+	ready.Close()
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// readyThenHang says its pid on stdout and hangs.
+func readyThenHang() int {
+	fmt.Println("ready", os.Getpid())
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// refereeOfAHang is a referee (Run) whose command says it is ready on
+// the referee's stdout and hangs: the process TestKilledRefereeKillsItsCommand kills.
+func refereeOfAHang() int {
+	j := Job{
+		Scenario: ScenarioStorm, Dialect: sim.DialectAzure, Budget: time.Second, Timeout: time.Hour,
+		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$"}, Env: append(os.Environ(), helperEnv+"=ready-then-hang"),
+		Stdout: os.Stdout, Seed: 1,
+	}
+	if _, _, err := Run(context.Background(), j); err != nil {
+		return 5
+	}
+	return 0
+}
+
+// TestLeftBehindIsEnded: what the command leaves running when it exits,
+// ignoring SIGTERM, in its group or in a session of its own, is killed
+// before Run returns: the pipe it holds is closed.
+func TestLeftBehindIsEnded(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"leave", "escape"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			j := helperJob(t, mode)
+			j.Stdout, j.OutDir = w, ""
+			v, _, err := Run(t.Context(), j)
+			w.Close()
+			if err != nil || v.CommandExit != 0 {
+				t.Fatalf("%v, exit %d", err, v.CommandExit)
+			}
+			expectEOF(t, r)
+		})
+	}
+}
+
+// expectEOF reads r to its end: every holder of the pipe's other end is
+// gone. A holder still alive after 10 s fails the test.
+func expectEOF(t *testing.T, r *os.File) {
+	t.Helper()
+	if err := r.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(r); err != nil {
+		t.Errorf("a process left behind still holds the pipe: %v", err)
+	}
+}
+
+// TestKilledRefereeKillsItsCommand: a referee killed by SIGKILL takes
+// its command with it (Pdeathsig).
+func TestKilledRefereeKillsItsCommand(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ref := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	ref.Env, ref.Stdout = append(os.Environ(), helperEnv+"=referee"), w
+	if err := ref.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready")))
+	if err != nil || pid <= 0 {
+		ref.Process.Kill()
+		ref.Wait()
+		t.Fatalf("the command did not start: %q %v", line, err)
+	}
+	ref.Process.Kill()
+	ref.Wait()
+	expectEOF(t, r)
+	if syscall.Kill(pid, 0) == nil { // the command outlived its referee: end it
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// FuzzParseStat: /proc/PID/stat's reader never panics, and reads back
+// what it is given, whatever the command's name holds.
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("4711 (sleep) S 1 4711 4711 0 -1 4194560"), 4711, 1, 4711, "sleep")
+	f.Add([]byte("1 (a) b) (c) Z 2 3"), 1, 2, 3, "a) b) (c")
+	f.Fuzz(func(t *testing.T, raw []byte, pid, ppid, pgrp int, comm string) {
+		parseStat(raw)
+		if pid < 0 || ppid < 0 || pgrp < 0 || strings.ContainsAny(comm, "\n") {
+			return
+		}
+		p, ok := parseStat(fmt.Appendf(nil, "%d (%s) R %d %d 0", pid, comm, ppid, pgrp))
+		if !ok || p.pid != pid || p.ppid != ppid || p.pgrp != pgrp || p.zombie {
+			t.Errorf("%d (%s) R %d %d: %+v %v", pid, comm, ppid, pgrp, p, ok)
+		}
+	})
+}
