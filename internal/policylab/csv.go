@@ -86,17 +86,6 @@ func columnsOf(s Sweep) []csvColumn {
 	return csvColumns
 }
 
-// CSVColumns is the header of policies.csv (a coordinated lab's adds
-// coordinated, client_success_pct_min, client_success_pct_max,
-// client_spread_pts, coordinator_calls and fallbacks).
-func CSVColumns() []string {
-	names := make([]string, len(csvColumns))
-	for i, c := range csvColumns {
-		names[i] = c.name
-	}
-	return names
-}
-
 // WriteCSV writes policies.csv: the header, then one line per row of the
 // sweep, in the sweep's order.
 func WriteCSV(w io.Writer, s Sweep) error {
