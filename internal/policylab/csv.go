@@ -78,12 +78,20 @@ var coordinatedColumns = []csvColumn{
 	{"fallbacks", func(r *Row) string { return strconv.FormatInt(r.Fallbacks, 10) }},
 }
 
-// columnsOf are the columns of s's policies.csv.
+// columnsOf are the columns of s's policies.csv. A partial sweep's
+// lines end with a column partial, "interrupted after N of M runs" on
+// every line (and the header alone says it when no row finished); a
+// complete sweep's file does not have it.
 func columnsOf(s Sweep) []csvColumn {
+	columns := csvColumns
 	if s.Coordinated {
-		return append(slices.Clip(csvColumns), coordinatedColumns...)
+		columns = append(slices.Clip(columns), coordinatedColumns...)
 	}
-	return csvColumns
+	if s.Partial() {
+		status := csvText(strings.TrimPrefix(s.PartialStatus(), "partial: "))
+		columns = append(slices.Clip(columns), csvColumn{"partial", func(*Row) string { return status }})
+	}
+	return columns
 }
 
 // WriteCSV writes policies.csv: the header, then one line per row of the
