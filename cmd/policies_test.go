@@ -57,7 +57,9 @@ func TestPoliciesOnSimulator(t *testing.T) {
 // on the wall clock: a row per policy, and the method says so.
 func TestPoliciesOnANamedTarget(t *testing.T) {
 	t.Parallel()
-	s, err := sim.New(sim.DefaultConfig())
+	cfg := sim.DefaultConfig()
+	cfg.TTFT, cfg.TPOT = 0, 0 // the runs' length is their plan's, not their answers'
+	s, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

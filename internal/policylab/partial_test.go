@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -119,5 +120,24 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 	}
 	if files := chartFiles(s, groups); len(files) != 2*len(fixtureLoads) {
 		t.Errorf("%d charts: want two per group with a row, none for the group of no row", len(files))
+	}
+	// Every output is written, the group of no row included, and the
+	// page stays a valid, self-contained one.
+	var page, md, table bytes.Buffer
+	if err := WriteHTML(&page, s, Setup{}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := pagecheck.Parse(page.Bytes())
+	if err == nil {
+		err = pagecheck.SelfContained(root)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, s); err != nil || !strings.Contains(md.String(), "### 8/s, 16 clients\n\nNothing recommended") {
+		t.Errorf("policies.md: %v\n%s", err, md.String())
+	}
+	if err := PrintTable(&table, s); err != nil || !strings.Contains(table.String(), "  8/s, 16 clients: none (interrupted: slots unfinished)\n") {
+		t.Errorf("the terminal: %v\n%s", err, table.String())
 	}
 }

@@ -51,7 +51,7 @@ func TestWorkCountsEveryAttemptCap(t *testing.T) {
 		t.Fatalf("coordinated: Work = %d, want %d (slots twice)", got, want)
 	}
 	l.Coordinate = nil
-	l.Poisson, l.Loads, l.Clients, l.Repeat = false, []Load{{Text: "3x", X: 3}}, []int{4}, 1
+	l.Poisson, l.Loads, l.Clients, l.Repeat, l.Duration = false, []Load{{Text: "3x", X: 3}}, []int{4}, 1, 4*time.Second
 	sw, err := Run(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
