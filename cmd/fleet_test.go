@@ -99,7 +99,9 @@ func planRows(recs []results.Record) []planRow {
 const fleetGap = 250 * time.Millisecond
 
 func TestFleetOfFourSendsOnePlan(t *testing.T) {
-	t.Parallel()
+	// Not parallel until the workers are started: they wait for their
+	// common start, then send, on their own while this test waits for a
+	// turn among the parallel tests (t.Parallel below).
 	const workers = 4
 	srv, arrivals, deployment := simOnLoopback(t)
 	dir := t.TempDir()
@@ -125,6 +127,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 		}
 		procs, stderrs = append(procs, cmd), append(stderrs, &stderr)
 	}
+	t.Parallel()
 	whole := filepath.Join(dir, "whole")
 	wsrv, _, _ := simOnLoopback(t)
 	type outcome struct {
