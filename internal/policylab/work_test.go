@@ -50,7 +50,8 @@ func TestWorkCountsEveryAttemptCap(t *testing.T) {
 	if got, want := l.Work(), int64(80*(53+20)*2*3); got != want {
 		t.Fatalf("coordinated: Work = %d, want %d (slots twice)", got, want)
 	}
-	l.Coordinate = nil
+	// Past capacity honor retries to its cap, stacked to its application's.
+	l.Coordinate, l.Policies = nil, l.Policies[1:3]
 	l.Poisson, l.Loads, l.Clients, l.Repeat, l.Duration = false, []Load{{Text: "3x", X: 3}}, []int{4}, 1, 4*time.Second
 	sw, err := Run(context.Background(), l)
 	if err != nil {
