@@ -154,3 +154,13 @@ func ExampleWithAttemptObserver() {
 	// attempt 1: 429, retry-after-ms "20", sent after planned: true, body closed: true
 	// attempt 2: 200, retry-after-ms "", sent after planned: true, body closed: false
 }
+
+// ExampleDefaultPolicy is the recommended policy, whose fields a caller
+// changes before New: here a tighter latency budget.
+func ExampleDefaultPolicy() {
+	p := admission.DefaultPolicy()
+	p.Budget = 10 * time.Second
+	fmt.Println(p.MaxAttempts, p.Budget, p.Jitter)
+	// Output:
+	// 3 10s 0.2
+}

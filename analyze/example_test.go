@@ -66,3 +66,13 @@ func ExampleCountedWaits() {
 	// Output:
 	// 100000 attempts, 100000 refused; advised wait p50 43 ms, p99 46 ms, mean 42.99995 ms
 }
+
+// ExampleRequests_FailedNotAdmission tells failures apart: of 10 requests
+// 6 succeeded, 3 were refused by admission and 1 failed otherwise, the
+// part a deployment's rate limit does not explain.
+func ExampleRequests_FailedNotAdmission() {
+	r := analyze.Requests{Requests: 10, Succeeded: 6, HTTP429: 3, HTTP5xx: 1}
+	fmt.Println(r.Failed(), r.FailedNotAdmission())
+	// Output:
+	// 4 1
+}

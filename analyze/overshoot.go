@@ -120,17 +120,6 @@ func OfferedLoad(window time.Duration) TallyOption {
 	}
 }
 
-// keepArrivals sets how many rows of inputs that can be read again a
-// Tally keeps before it counts their windows by a second pass instead
-// (MaxKeptArrivals); after OfferedLoad. For tests.
-func keepArrivals(n int) TallyOption {
-	return func(t *Tally) {
-		if t.load != nil {
-			t.load.maxKept = n
-		}
-	}
-}
-
 // Overshoot is the overshoot picture of an Analysis: each usable 429 of
 // ptuprobe results against the load offered just before it, and per group
 // how the waits moved with it. It describes the runs analyzed, not the

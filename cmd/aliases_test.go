@@ -45,7 +45,7 @@ func TestOldFlagNamesStillWork(t *testing.T) {
 func TestOldFlagNamesRun(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "--size", "3", "--waves", "2", "--gap", "20ms", "--wait-wave", "-o", out, "--quiet")
+	code, _, stderr := runCLI(context.Background(), "burst", "--size", "3", "--waves", "2", "--gap", "20ms", "--wait-wave", "-o", out, "--quiet", "--sim-time-scale", "50")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

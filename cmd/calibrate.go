@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -35,34 +36,9 @@ type calibrateCmd struct {
 
 func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-	lo, err := schedule.ParseRate(k.minRate)
+	job, names, err := k.job()
 	if err != nil {
-		return usageError("--min-rate: %v", err)
-	}
-	hi, err := schedule.ParseRate(k.maxRate)
-	if err != nil {
-		return usageError("--max-rate: %v", err)
-	}
-	if _, err := k.rf.options(0); err != nil {
 		return err
-	}
-	group := k.rf.group
-	if group == "" {
-		group = "calibrate"
-	}
-	job := campaign.Calibration{
-		Config: calibrate.Config{
-			MinRate: lo, MaxRate: hi, Factor: k.factor, ProbeDuration: k.probe, Depth: k.depth,
-			Cooldown: k.cooldown, MaxPause: k.maxPause, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
-			RunID: results.NewRunID(), Group: group,
-		},
-		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
-		Evidence: k.evidence,
-		Results:  k.resOut,
-	}
-	names := merge(calibrateFlagNames, targetNames(job.Target.Embedded()))
-	if err := job.Validate(); err != nil {
-		return settingError(err, names)
 	}
 	k.tf.noteNoKey(stderr, k.rf.quiet, nil)
 	if k.rf.dryRun {
@@ -71,18 +47,7 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	}
 	warnFileLimit(stderr, k.rf.maxInFlight, job.Target.Embedded())
 	k.tf.tls.warn(stderr)
-	if !k.rf.quiet {
-		probes, least, most := calibrationLength(job.Config)
-		fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))
-	}
-	if !k.rf.quiet {
-		job.Config.OnProbe = func(p calibrate.Probe) {
-			fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
-		}
-		job.Target.OnSimulator = func(url string) {
-			fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", url)
-		}
-	}
+	k.progress(stderr, &job)
 	if err := k.rf.metrics.start(stderr, k.rf.quiet); err != nil {
 		return err
 	}
@@ -107,6 +72,57 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 		fmt.Fprintf(stdout, "wrote %s\n", k.evidence)
 	}
 	return err
+}
+
+// job reads the flags into the calibration, validated; a value out of
+// range is one usage line naming its flag (names maps the fields).
+func (k *calibrateCmd) job() (job campaign.Calibration, names flagNames, err error) {
+	lo, err := schedule.ParseRate(k.minRate)
+	if err != nil {
+		return job, nil, usageError("--min-rate: %v", err)
+	}
+	hi, err := schedule.ParseRate(k.maxRate)
+	if err != nil {
+		return job, nil, usageError("--max-rate: %v", err)
+	}
+	if _, err := k.rf.options(0); err != nil {
+		return job, nil, err
+	}
+	group := k.rf.group
+	if group == "" {
+		group = "calibrate"
+	}
+	job = campaign.Calibration{
+		Config: calibrate.Config{
+			MinRate: lo, MaxRate: hi, Factor: k.factor, ProbeDuration: k.probe, Depth: k.depth,
+			Cooldown: k.cooldown, MaxPause: k.maxPause, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
+			RunID: results.NewRunID(), Group: group,
+		},
+		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
+		Evidence: k.evidence,
+		Results:  k.resOut,
+	}
+	names = merge(calibrateFlagNames, targetNames(job.Target.Embedded()))
+	if err := job.Validate(); err != nil {
+		return job, names, settingError(err, names)
+	}
+	return job, names, nil
+}
+
+// progress, unless --quiet, says how long the calibration may take and
+// has each probe and the embedded simulator's address printed on stderr.
+func (k *calibrateCmd) progress(stderr io.Writer, job *campaign.Calibration) {
+	if k.rf.quiet {
+		return
+	}
+	probes, least, most := calibrationLength(job.Config)
+	fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))
+	job.Config.OnProbe = func(p calibrate.Probe) {
+		fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
+	}
+	job.Target.OnSimulator = func(url string) {
+		fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", url)
+	}
 }
 
 func init() {

@@ -16,7 +16,7 @@ func TestCharacterizeSmallOnSimulator(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "report")
 	args := []string{"characterize", "--out-dir", dir, "--quiet",
 		"--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms",
-		"--rate", "80/s", "--duration", "500ms", "--sim-time-scale", "50"}
+		"--rate", "160/s", "--duration", "250ms", "--sim-time-scale", "50"}
 	code, stdout, stderr := runCLI(context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

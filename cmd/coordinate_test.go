@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,19 +86,22 @@ func TestCoordinateBadInput(t *testing.T) {
 // state is in Redis under ptuprobe: keys that name nothing of the target.
 // A Redis that is gone makes a warning, once, and the run goes on.
 func TestCoordinateThroughRedis(t *testing.T) {
+	// The passwords are in variables only this test names, set once (not
+	// with t.Setenv), so that it runs beside the others.
+	os.Setenv("PTUPROBE_TEST_REDIS_PW", "s3cret-pw")
+	os.Setenv("PTUPROBE_TEST_REDIS_WRONG_PW", "wrong-pw")
+	t.Parallel()
 	rs := redisserver.Start(t, "--requirepass", "s3cret-pw")
 	srv, sent := counted(t)
 	out := filepath.Join(t.TempDir(), "r.csv")
 	base := []string{"burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out, "--quiet",
 		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW"}
 
-	t.Setenv("PTUPROBE_TEST_REDIS_PW", "wrong-pw")
-	code, _, stderr := runCLI(context.Background(), base...)
+	code, _, stderr := runCLI(context.Background(), append(base, "--coordinate-password-env", "PTUPROBE_TEST_REDIS_WRONG_PW")...)
 	if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || strings.Contains(stderr, "wrong-pw") || sent.Load() != 0 {
 		t.Fatalf("a refused password: exit %d, stderr %q, %d sent; want exit 2 naming --coordinate, before traffic", code, stderr, sent.Load())
 	}
 
-	t.Setenv("PTUPROBE_TEST_REDIS_PW", "s3cret-pw")
 	code, stdout, stderr := runCLI(context.Background(), append(base, "--policy", "c=honor,cooldown=on,slots=100ms")...)
 	if code != 0 || sent.Load() != 4 || strings.Contains(stdout+stderr, "s3cret-pw") {
 		t.Fatalf("exit %d, %d sent; stdout %q stderr %q", code, sent.Load(), stdout, stderr)

@@ -11,6 +11,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
 	"github.com/ptuprobe/ptuprobe/schedule"
 )
@@ -171,6 +172,8 @@ func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
 	fmt.Fprintf(w, "loads: %s, each for %s: %d requests in all (first attempts), peak %s\n", strings.Join(loads, ", "), about(l.Duration), l.Planned(capacity), rate(peak))
 	if n := l.Named; n != nil {
 		fmt.Fprintf(w, "expected duration: up to about %s\n", about(labLength(l)))
+	} else {
+		fmt.Fprintf(w, "work: at most %s attempts on the simulator (--max-work %s)\n", num.Grouped(float64(l.Work()), 0), num.Grouped(float64(l.MaxWork), 0))
 	}
 	fmt.Fprintf(w, "report: %s\n", job.OutDir)
 }

@@ -94,13 +94,15 @@ func TestDryRunOnTheSimulator(t *testing.T) {
 func TestExpectedDurationPrinted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	// The simulator answers at 50× (TestCharacterizeSmallOnSimulator): the
+	// expectation is the plan's, not the answers'.
 	code, _, stderr := runCLI(context.Background(), "characterize", "--burst-size", "2", "--burst-waves", "1", "--rate", "20/s", "--duration", "200ms",
-		"--out-dir", filepath.Join(dir, "c"))
+		"--sim-time-scale", "50", "--out-dir", filepath.Join(dir, "c"))
 	if code != 0 || !strings.Contains(stderr, "characterize: 6 requests in 2 plans, expected to take about 200ms, then the report\n") {
 		t.Errorf("characterize: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = runCLI(context.Background(), "calibrate", "--min-rate", "10/s", "--max-rate", "20/s", "--probe-duration", "100ms", "--depth", "0",
-		"--pause", "10ms", "-o", filepath.Join(dir, "cal.csv"))
+		"--pause", "10ms", "--sim-time-scale", "50", "-o", filepath.Join(dir, "cal.csv"))
 	if code != 0 || !strings.Contains(stderr, "calibrate: at most 2 probes of 100ms, expected to take at most about 210ms") {
 		t.Errorf("calibrate: exit %d, stderr %q", code, stderr)
 	}

@@ -99,16 +99,20 @@ func planRows(recs []results.Record) []planRow {
 const fleetGap = 250 * time.Millisecond
 
 func TestFleetOfFourSendsOnePlan(t *testing.T) {
-	t.Parallel()
+	// Not parallel until the workers are started: they wait for their
+	// common start, then send, on their own while this test waits for a
+	// turn among the parallel tests (t.Parallel below).
 	const workers = 4
 	srv, arrivals, deployment := simOnLoopback(t)
 	dir := t.TempDir()
 	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment, "--api-key-env", testKeyEnv,
 		"--burst-size", "40", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
 		"--rate", "40/s", "--duration", "600ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
-	// Time for four processes to start, on a loaded machine too (a worker
-	// may begin up to campaign.StartTolerance, 1 s, past it).
-	start := time.Now().Add(2500 * time.Millisecond)
+	// Time for four processes to start, on a loaded machine too: one
+	// starts in 10-40 ms at a load of 8 on the 2-core machine (a worker
+	// may begin up to campaign.StartTolerance, 1 s, past it, but its waves
+	// would then miss fleetWaveSpreadMS).
+	start := time.Now().Add(1500 * time.Millisecond)
 	var procs []*exec.Cmd
 	var stderrs []*bytes.Buffer
 	for i := range workers {
@@ -123,6 +127,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 		}
 		procs, stderrs = append(procs, cmd), append(stderrs, &stderr)
 	}
+	t.Parallel()
 	whole := filepath.Join(dir, "whole")
 	wsrv, _, _ := simOnLoopback(t)
 	type outcome struct {

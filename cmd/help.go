@@ -26,7 +26,7 @@ var helpGroups = []struct {
 	{"Traffic", []string{
 		"burst-size", "burst-waves", "burst-gap", "burst-spread", "burst-wait-wave", "rate", "duration", "phase", "arrival", "seed",
 		"skip-burst", "skip-schedule", "min-rate", "max-rate", "factor", "probe-duration", "depth", "pause", "max-pause",
-		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-in-flight", "abort-on-fail", "pace-window", "pace-fixed", "grace", "dry-run"}},
+		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-work", "max-in-flight", "abort-on-fail", "pace-window", "pace-fixed", "grace", "dry-run"}},
 	{"Target (none: the embedded simulator, see 'ptuprobe help simulator')", []string{
 		"endpoint", "deployment", "url", "model", "api", "api-key-env", "stream", "prompt-tokens", "max-tokens", "timeout",
 		"header", "method", "body", "api-version", "anthropic-version", "max-tokens-field", "shared-prefix-tokens", "fallback-deployment",

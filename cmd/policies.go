@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
 )
 
@@ -33,6 +36,7 @@ type policiesCmd struct {
 	capacity    float64
 	pause       time.Duration
 	maxRequests int
+	maxWork     int64
 	fallback    string
 	policies    []string
 	loads       string
@@ -73,34 +77,11 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		}()
 	}
 	if !pc.quiet {
-		total := job.Lab.Runs()
-		where := "on the embedded simulator, on a virtual clock"
-		if n := job.Lab.Named; n != nil {
-			expect := time.Duration(total)*(job.Lab.Duration+job.Lab.Budget) + time.Duration(max(total-1, 0))*n.Pause
-			where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", job.Lab.Planned(n.Capacity), expect.Round(time.Second))
-		} else if job.Lab.Coordinate != nil {
-			at := policylab.LoopbackRuns()
-			expect := time.Duration((total+at-1)/at) * (job.Lab.Duration + job.Lab.Budget)
-			where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
-		}
-		policies := fmt.Sprintf("%d policies", len(job.Lab.Policies))
-		if job.Lab.Coordinate != nil {
-			policies = fmt.Sprintf("(%d policies + %d coordinated)", len(job.Lab.Policies), job.Lab.CoordinatedPolicies())
-		}
-		fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
-			total, policies, len(job.Lab.Loads), len(job.Lab.Clients), job.Lab.Repeat, where)
-		step := max(1, total/policyProgressInterval)
-		job.Lab.Progress = func(done, total int) {
-			if done%step == 0 || done == total {
-				fmt.Fprintf(stderr, "ptuprobe: %d of %d runs done\n", done, total)
-			}
-		}
+		announceLab(stderr, &job.Lab)
 	}
 	sw, written, runErr := policylab.Execute(c.Context(), job)
-	if errors.Is(runErr, policylab.ErrInterrupted) {
-		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: the %d rows completed are in %s", len(sw.Rows), pc.outDir)}
-	}
-	if runErr != nil {
+	interrupted := errors.Is(runErr, policylab.ErrInterrupted)
+	if runErr != nil && !interrupted {
 		return settingError(runErr, pc.names())
 	}
 	if err := policylab.PrintTable(stdout, sw); err != nil {
@@ -110,12 +91,43 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	for _, p := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
+	if interrupted {
+		status := cmp.Or(sw.PartialStatus(), "interrupted")
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: the %d rows completed are in %s", status, len(sw.Rows), pc.outDir)}
+	}
 	return nil
+}
+
+// announceLab says on stderr what the lab will run, and where, and has
+// its progress printed there.
+func announceLab(stderr io.Writer, l *policylab.Lab) {
+	total := l.Runs()
+	where := fmt.Sprintf("on the embedded simulator, on a virtual clock, at most %s attempts", num.Grouped(float64(l.Work()), 0))
+	if n := l.Named; n != nil {
+		expect := time.Duration(total)*(l.Duration+l.Budget) + time.Duration(max(total-1, 0))*n.Pause
+		where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", l.Planned(n.Capacity), expect.Round(time.Second))
+	} else if l.Coordinate != nil {
+		at := policylab.LoopbackRuns()
+		expect := time.Duration((total+at-1)/at) * (l.Duration + l.Budget)
+		where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
+	}
+	policies := fmt.Sprintf("%d policies", len(l.Policies))
+	if l.Coordinate != nil {
+		policies = fmt.Sprintf("(%d policies + %d coordinated)", len(l.Policies), l.CoordinatedPolicies())
+	}
+	fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
+		total, policies, len(l.Loads), len(l.Clients), l.Repeat, where)
+	step := max(1, total/policyProgressInterval)
+	l.Progress = func(done, total int) {
+		if done%step == 0 || done == total {
+			fmt.Fprintf(stderr, "ptuprobe: %d of %d runs done\n", done, total)
+		}
+	}
 }
 
 func (pc *policiesCmd) names() flagNames {
 	return merge(targetNames(pc.tf.endpoint == "" && pc.tf.url == ""), flagNames{
-		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "FallbackDeployment": "--fallback-deployment",
+		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "MaxWork": "--max-work", "FallbackDeployment": "--fallback-deployment",
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--retry-budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
@@ -152,7 +164,7 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
-	lab.Sim, lab.PromptTokens, lab.MaxTokens = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens
+	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork
 	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
 	if !target.Embedded() {
 		lab.Named = &policylab.Named{Target: target, Capacity: pc.capacity, Pause: pc.pause, MaxRequests: pc.maxRequests}
@@ -232,6 +244,7 @@ Redis, in real time ('ptuprobe help fleet').`,
 		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
 		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
 		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
+		fs.Int64Var(&pc.maxWork, "max-work", policylab.DefaultMaxWork, "embedded simulator: most attempts the whole lab may send, estimated before it runs as every arrival at its policy's attempts cap (raise it deliberately)")
 		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
 		fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
 		fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)

@@ -57,7 +57,9 @@ func TestPoliciesOnSimulator(t *testing.T) {
 // on the wall clock: a row per policy, and the method says so.
 func TestPoliciesOnANamedTarget(t *testing.T) {
 	t.Parallel()
-	s, err := sim.New(sim.DefaultConfig())
+	cfg := sim.DefaultConfig()
+	cfg.TTFT, cfg.TPOT = 0, 0 // the runs' length is their plan's, not their answers'
+	s, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +123,8 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "budget", "--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "5/s"}, "--fallback-deployment"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME"}, "--capacity"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "50/s", "--duration", "10m"}, "--max-requests"},
+		{[]string{"--clients", "1024", "--load", "100x", "--repeat", "20"}, "--max-work the lab would send the simulator up to 111,906,480 attempts"},
+		{[]string{"--max-work", "0"}, "--max-work"},
 		{[]string{"--policy", "honor", "--coordinate", "redis://127.0.0.1:1/0"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "http://127.0.0.1:1"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "redis://:hunter2@127.0.0.1:1/0"}, "--coordinate"},

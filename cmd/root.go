@@ -57,13 +57,6 @@ func asUsage(err error) error {
 // Version is set at build time with -ldflags "-X …/cmd.Version=…".
 var Version = "dev"
 
-// NewRootCommand builds the whole command tree. Tests build a fresh tree per
-// run so flag state never leaks between them.
-func NewRootCommand() *cobra.Command {
-	root, _ := newRoot()
-	return root
-}
-
 // newRoot builds the tree and returns a finish func that stops a CPU
 // profile started by the hidden --cpuprofile flag.
 func newRoot() (*cobra.Command, func()) {

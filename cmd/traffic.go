@@ -237,28 +237,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 			}
 		}
 	}
-	shard := r.job.Options.Shard
-	r.job.Options.Watch = func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
-		plan := newRunTally()
-		if !r.rf.quiet {
-			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
-		}
-		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, shard.Share(p.Planned), p.Start, r.rf.progress, plan)
-		return func(rec *results.Record) {
-				plan.observe(rec)
-				total.observe(rec)
-				window.add(rec)
-				if rec.Attempt == 1 {
-					prog.add()
-				}
-			}, func(dispatch.Outcome) {
-				prog.finish()
-				if r.perPlan && !r.rf.quiet {
-					fmt.Fprintf(r.stderr, "%s plan: ", p.Shape)
-					plan.writeSummary(r.stderr)
-				}
-			}
-	}
+	r.job.Options.Watch = r.watch(total, window)
 	out, err := campaign.Run(ctx, r.job)
 	r.rf.metrics.finish()
 	closeCoordinator(r.coord, r.stderr)
@@ -285,6 +264,34 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 		err = r.allFailed(total)
 	}
 	return out, total, err
+}
+
+// watch is what each plan's records go to, as they complete: the plan's
+// tally and the run's, the failure window and the progress line; at the
+// plan's end, with several plans, its summary.
+func (r *trafficRun) watch(total *runTally, window *failureWindow) func(campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
+	shard := r.job.Options.Shard
+	return func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
+		plan := newRunTally()
+		if !r.rf.quiet {
+			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
+		}
+		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, shard.Share(p.Planned), p.Start, r.rf.progress, plan)
+		return func(rec *results.Record) {
+				plan.observe(rec)
+				total.observe(rec)
+				window.add(rec)
+				if rec.Attempt == 1 {
+					prog.add()
+				}
+			}, func(dispatch.Outcome) {
+				prog.finish()
+				if r.perPlan && !r.rf.quiet {
+					fmt.Fprintf(r.stderr, "%s plan: ", p.Shape)
+					plan.writeSummary(r.stderr)
+				}
+			}
+	}
 }
 
 // startMetrics serves the run's metrics when --metrics-addr asks for

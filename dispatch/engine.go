@@ -36,7 +36,9 @@ type Request struct {
 // included, and hands each attempt's Record to record, in order, from the
 // calling goroutine. The first carries Request.First's fields; a later
 // one the same identity, the next Attempt, and its own IntendedMS and
-// SentMS since Request.Start. client.Target satisfies it.
+// SentMS since Request.Start. client.Target does not satisfy it: its Send
+// takes the request's fields apart, so that client need not import
+// dispatch; internal/campaign's sender adapts one to the other.
 type Sender interface {
 	Send(ctx context.Context, req Request, record func(*results.Record))
 }

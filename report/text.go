@@ -33,19 +33,6 @@ func Plain(s string) Text { return Text{{Text: s}} }
 // Code is a name shown as code.
 func Code(s string) Text { return Text{{Text: s, Code: true}} }
 
-// Inline is text written as Markdown with code spans only ("a `name`"):
-// the parts between backticks are code. For text ptuprobe words itself,
-// never for a label.
-func Inline(s string) Text {
-	var t Text
-	for i, part := range strings.Split(s, "`") {
-		if part != "" {
-			t = append(t, Span{Text: part, Code: i%2 == 1})
-		}
-	}
-	return t
-}
-
 // labelText is a group label.
 func labelText(s string) Text { return Text{{Text: s, Label: true}} }
 

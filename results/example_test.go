@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,4 +56,42 @@ func Example() {
 	}
 	// Output:
 	// burst-shaped 429 43 retry-after-ms true
+}
+
+// ExampleNewWriter writes a results file's header and rows to any
+// io.Writer (a pipe, a buffer), as Create does to a file, and reads them
+// back.
+func ExampleNewWriter() {
+	var b bytes.Buffer
+	w, err := results.NewWriter(&b)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rec := results.Blank()
+	rec.RunID, rec.Status, rec.RetryAfterMS = "5f3a9c01", 429, results.FormatMS(43)
+	if err := w.Write(&rec); err != nil {
+		fmt.Println(err)
+	}
+	rd, err := results.NewReader(&b, "buffer")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var got results.Record
+	if err := rd.Read(&got); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(got.RunID, got.Status, got.RetryAfterMS)
+	// Output:
+	// 5f3a9c01 429 43
+}
+
+// ExampleFormatMS writes milliseconds as a results file's cells hold
+// them: no trailing zeros, and an unknown value (None) empty.
+func ExampleFormatMS() {
+	fmt.Printf("%q %q %q\n", results.FormatMS(43), results.FormatMS(1.5), results.FormatMS(results.None))
+	// Output:
+	// "43" "1.5" ""
 }

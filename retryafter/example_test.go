@@ -28,3 +28,16 @@ func ExampleFromResponse() {
 	// openai openai-reset 90500 150000
 	// gemini gemini-retry-delay 22000
 }
+
+// ExampleFromHeader reads the advised wait of Azure OpenAI's 429 from its
+// retry-after fields alone: retry-after-ms, in milliseconds, wins over
+// retry-after, in seconds.
+func ExampleFromHeader() {
+	h := http.Header{}
+	h.Set("Retry-After-Ms", "1250")
+	h.Set("Retry-After", "2")
+	w := retryafter.FromHeader(h, time.Now())
+	fmt.Println(w.MS, w.Source)
+	// Output:
+	// 1250 retry-after-ms
+}

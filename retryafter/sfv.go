@@ -44,12 +44,6 @@ type sfBare struct {
 	s    string
 }
 
-// decimal is the value of a Decimal.
-func (b sfBare) decimal() float64 { return float64(b.i) / 1000 }
-
-// boolean is the value of a Boolean.
-func (b sfBare) boolean() bool { return b.i == 1 }
-
 // sfParam is one parameter of an item.
 type sfParam struct {
 	key   string
@@ -189,14 +183,6 @@ func (p *sfParser) dictionary() ([]sfMember, bool) {
 		}
 	}
 	return keys.list, true
-}
-
-// item parses the whole value as an Item (§4.2, §4.2.3).
-func (p *sfParser) item() (sfItem, bool) {
-	p.skipSP()
-	it, ok := p.itemAt()
-	p.skipSP()
-	return it, ok && p.eof()
 }
 
 // sfScanKeys is how many keys are searched by a scan; past it, a map.

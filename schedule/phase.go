@@ -20,12 +20,6 @@ type Phase struct {
 // Expected is the number of arrivals the phase contributes: ∫ r dt.
 func (p Phase) Expected() float64 { return (p.From + p.To) / 2 * p.Duration.Seconds() }
 
-// cumulative returns Λ(t) within the phase, t in seconds.
-func (p Phase) cumulative(t float64) float64 {
-	d := p.Duration.Seconds()
-	return p.From*t + (p.To-p.From)*t*t/(2*d)
-}
-
 // inverse returns t (seconds from the phase start) with Λ(t) = s. Solving
 // a/2·t² + r0·t − s = 0 with the root written as 2s/(r0+√(r0²+2as)) is
 // stable for a → 0 (a constant phase) and for a < 0 (a falling ramp).

@@ -442,8 +442,9 @@
 // (Server.arrive). GET /sim/stats returns Stats as JSON. With the same
 // Seed and the same arrival order, every answer is the same.
 //
-// Config.Clock injects the clock. Tests use a ManualClock, which moves
-// only when told to (AwaitSleepers says when handlers are parked on it).
+// Config.Clock injects the clock. The package's tests use a manual one
+// (manualclock_test.go), which moves only when told to and says when
+// handlers are parked on it.
 // The default is the runtime clock run TimeScale times faster; it waits
 // through internal/sleep, so under testing/synctest it runs on the
 // bubble's fake clock.

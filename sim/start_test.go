@@ -82,14 +82,17 @@ func TestALongAnswerOutlivesTheReadTimeout(t *testing.T) {
 	cfg := testConfig()
 	cfg.TTFT, cfg.TPOT = 600*time.Millisecond, 10*time.Millisecond
 	run := startLoopback(t, cfg, withBodyReadTimeout(100*time.Millisecond))
-	for _, body := range []string{chatBody(10, 20), strings.TrimSuffix(chatBody(10, 20), "}") + `,"stream":true}`} {
-		resp, b, err := do(run.URL, azurePath, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.StatusCode != 200 || !(strings.Contains(b, `"finish_reason":"stop"`) || strings.Contains(b, `"finish_reason":"length"`)) {
-			t.Fatalf("%s: %d %q, want the whole answer", body, resp.StatusCode, b)
-		}
+	for name, body := range map[string]string{"plain": chatBody(10, 20), "streamed": strings.TrimSuffix(chatBody(10, 20), "}") + `,"stream":true}`} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits out its answer: side by side
+			resp, b, err := do(run.URL, azurePath, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != 200 || !(strings.Contains(b, `"finish_reason":"stop"`) || strings.Contains(b, `"finish_reason":"length"`)) {
+				t.Fatalf("%s: %d %q, want the whole answer", body, resp.StatusCode, b)
+			}
+		})
 	}
 }
 

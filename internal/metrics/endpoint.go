@@ -182,9 +182,6 @@ func (e *Endpoint) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Addr is the address bound, its port resolved.
-func (e *Endpoint) Addr() string { return e.addr }
-
 // URL is the metrics' URL.
 func (e *Endpoint) URL() string { return "http://" + e.addr + Path }
 

@@ -233,12 +233,6 @@ func (c Comparison) NoneStarved() bool {
 	return r.ClientSpreadPts >= 0 && r.ClientSpreadPts <= StarvedPoints
 }
 
-// Holds is the claim coordination is measured against: half the 429s per
-// success, no fewer successes, and no client starved.
-func (c Comparison) Holds() bool {
-	return c.HalvesRefusals() && c.NoFewerSuccesses() && c.NoneStarved()
-}
-
 // claimText is the claim in words, once for every output.
 var claimText = fmt.Sprintf("coordination should cut 429s per success by at least half with no fewer successes, and leave no client starved (in every repeat, the slowest client's success within %s points of the fastest's)",
 	num.Decimal(StarvedPoints, 0))

@@ -78,23 +78,20 @@ var coordinatedColumns = []csvColumn{
 	{"fallbacks", func(r *Row) string { return strconv.FormatInt(r.Fallbacks, 10) }},
 }
 
-// columnsOf are the columns of s's policies.csv.
+// columnsOf are the columns of s's policies.csv. A partial sweep's
+// lines end with a column partial, "interrupted after N of M runs" on
+// every line (and the header alone says it when no row finished); a
+// complete sweep's file does not have it.
 func columnsOf(s Sweep) []csvColumn {
+	columns := csvColumns
 	if s.Coordinated {
-		return append(slices.Clip(csvColumns), coordinatedColumns...)
+		columns = append(slices.Clip(columns), coordinatedColumns...)
 	}
-	return csvColumns
-}
-
-// CSVColumns is the header of policies.csv (a coordinated lab's adds
-// coordinated, client_success_pct_min, client_success_pct_max,
-// client_spread_pts, coordinator_calls and fallbacks).
-func CSVColumns() []string {
-	names := make([]string, len(csvColumns))
-	for i, c := range csvColumns {
-		names[i] = c.name
+	if s.Partial() {
+		status := csvText(strings.TrimPrefix(s.PartialStatus(), "partial: "))
+		columns = append(slices.Clip(columns), csvColumn{"partial", func(*Row) string { return status }})
 	}
-	return names
+	return columns
 }
 
 // WriteCSV writes policies.csv: the header, then one line per row of the

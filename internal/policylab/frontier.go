@@ -39,6 +39,9 @@ func chartFiles(s Sweep, groups []Group) []chartFile {
 	var out []chartFile
 	for i := range groups {
 		g := &groups[i]
+		if len(g.Ranked) == 0 {
+			continue // an interrupted lab's group that no policy finished
+		}
 		name := slug(g.Load)
 		if len(fleets) > 1 {
 			name += fmt.Sprintf("_%dc", g.Clients)

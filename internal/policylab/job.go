@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -75,6 +76,20 @@ func (l *Lab) Validate() error {
 	}
 	if l.Runs() > MaxRuns {
 		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), MaxRuns)
+	}
+	return l.validateWork()
+}
+
+// validateWork refuses a lab on the simulator whose Work passes MaxWork,
+// before it runs: saying the estimate, so the cap is raised knowingly.
+func (l *Lab) validateWork() error {
+	if l.MaxWork < 1 {
+		return valid.Errorf("MaxWork", "must be at least 1")
+	}
+	if w := l.Work(); w > l.MaxWork {
+		return valid.Errorf("MaxWork", "the lab would send the simulator up to %s attempts (every arrival at its policy's attempts cap), over %s: "+
+			"raise it deliberately (about 20 µs of a core each), or fewer policies, loads, fleet sizes, repeats or {MaxAttempts}, a lower load or a shorter {Duration}",
+			num.Grouped(float64(w), 0), num.Grouped(float64(l.MaxWork), 0))
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ import (
 )
 
 // ErrInterrupted is returned by Run when its context ended: the Sweep
-// holds every row whose runs had all completed.
+// holds every row whose runs had all completed, and is Partial when some
+// had not.
 var ErrInterrupted = errors.New("policylab: interrupted")
 
 // Load is one point of the sweep: a multiple of the deployment's capacity
@@ -102,6 +103,10 @@ type Lab struct {
 	Repeat   int
 	// PromptTokens and MaxTokens shape every request.
 	PromptTokens, MaxTokens int
+	// MaxWork caps Work, the simulated attempts the lab may send at most:
+	// Validate refuses a lab on the simulator past it (a named target's
+	// lab is capped by Named.MaxRequests instead).
+	MaxWork int64
 	// Progress, when set, is called after each run (done of total), on
 	// one goroutine at a time.
 	Progress func(done, total int)
@@ -153,7 +158,7 @@ type labCell struct {
 // (the result does not depend on how), against a Named target one after
 // another on the wall clock; a coordinated lab (Coordinate) on the wall
 // clock, on loopback simulators a few at a time or against Named in turn. It returns the Sweep of every row whose runs
-// all completed.
+// all completed, and the cells whose runs did not (Sweep.Unfinished).
 func Run(ctx context.Context, l Lab) (Sweep, error) {
 	capacity, formula := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
 	sw := Sweep{Capacity: capacity, CapacityFormula: formula, Limiter: l.Sim.Profile, Duration: l.Duration,
@@ -199,14 +204,23 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 	default:
 		outs, done, runErr = runVirtual(ctx, l, cells, repeat, capacity)
 	}
+	sw.Runs = len(done)
+	for _, d := range done {
+		if d {
+			sw.Completed++
+		}
+	}
 	for i, c := range cells {
+		name := c.spec.Name
+		if c.coordinated {
+			name += CoordinatedSuffix
+		}
 		if !allDone(done[i*repeat : (i+1)*repeat]) {
+			sw.Unfinished = append(sw.Unfinished, Cell{Policy: name, Load: c.load.Text, Clients: c.clients})
 			continue
 		}
 		r := rowOf(c.spec, c.load, c.clients, capacity, l.Duration, outs[i*repeat:(i+1)*repeat])
-		if c.coordinated {
-			r.Policy, r.Coordinated = r.Policy+CoordinatedSuffix, true
-		}
+		r.Policy, r.Coordinated = name, c.coordinated
 		sw.Rows = append(sw.Rows, r)
 	}
 	if ctx.Err() != nil {

@@ -32,7 +32,7 @@ func smallLab(t *testing.T, profile string, names ...string) Lab {
 	cfg := sim.DefaultConfig()
 	cfg.Profile = profile
 	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Budget: DefaultBudget, MaxAttempts: DefaultMaxAttempts,
-		Sim: cfg, Duration: 20 * time.Second, Poisson: true, Repeat: 1, PromptTokens: 1000, MaxTokens: 256}
+		Sim: cfg, Duration: 20 * time.Second, Poisson: true, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork}
 }
 
 func rowsByCell(rows []Row) map[[2]string]Row {

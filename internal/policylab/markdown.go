@@ -17,14 +17,19 @@ const lead = "The same plan (the same arrivals, the same seeds) sent through eve
 	"A policy is ranked by its goodput, the requests answered within their budget per second, never by success alone; " +
 	"a difference inside the repeats' spread is a tie. Descriptive of these runs, not a guarantee."
 
-// WriteMarkdown writes policies.md: a Recommendation per (load, clients)
+// WriteMarkdown writes policies.md: for a partial sweep, the line that
+// says so; a Recommendation per (load, clients)
 // with a sentence per part of the documented rule, the line that says the
 // comparison was fair, a ranked table per group, the charts' files and
 // the method.
 func WriteMarkdown(w io.Writer, s Sweep) error {
 	groups := Judge(s)
 	var b strings.Builder
-	b.WriteString("# " + Title + "\n\n" + lead + "\n\n## Recommendation\n")
+	b.WriteString("# " + Title + "\n\n")
+	if note := partialNote(s); note != "" {
+		b.WriteString("**" + note + "**\n\n")
+	}
+	b.WriteString(lead + "\n\n## Recommendation\n")
 	for i := range groups {
 		g := &groups[i]
 		name, rest := g.recommendationParts()

@@ -2,6 +2,7 @@ package policylab
 
 import (
 	"io"
+	"strings"
 
 	"github.com/ptuprobe/ptuprobe/report"
 )
@@ -11,7 +12,8 @@ const scrollCue = "On a narrow screen each table scrolls sideways; the policy co
 
 // WriteHTML writes the lab's report.html on one self-contained page
 // (report.WritePage), with the texts and numbers of policies.md: the
-// Recommendation per (load, clients) first, then the ranked tables, the
+// partial line of an interrupted lab in the lead, the Recommendation per
+// (load, clients) first, then the ranked tables, the
 // ambition past capacity, the charts and the method, and the settings of
 // the command.
 func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
@@ -63,7 +65,7 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	}
 	p := &report.Page{
 		Title:    Title,
-		Lead:     report.Plain(lead),
+		Lead:     report.Plain(strings.TrimSpace(partialNote(s) + " " + lead)),
 		Footer:   report.PublishedFooter(),
 		Sections: []report.Section{rec, ranking},
 	}

@@ -105,4 +105,18 @@ type Sweep struct {
 	// Coordinated is a coordinated lab's sweep (Lab.Coordinate): on the
 	// wall clock, clients apart, policies alone and coordinated.
 	Coordinated bool
+	// Runs is the number of runs the lab planned, Completed how many
+	// finished.
+	Runs, Completed int
+	// Unfinished are the cells whose runs did not all finish, and so have
+	// no Row: an interrupted lab's (Partial).
+	Unfinished []Cell
+}
+
+// Cell is one policy at one load with one fleet size: a Row once every
+// repeat of it finished.
+type Cell struct {
+	Policy  string
+	Load    string
+	Clients int
 }

@@ -184,10 +184,6 @@ func (s Spec) Fair(budget time.Duration, attempts int) Spec {
 	return s
 }
 
-// OwnCaps reports whether s runs under caps of its own rather than the
-// lab's: a modelled client, or a custom spec that set them.
-func (s Spec) OwnCaps() bool { return s.Models != "" || s.ownAttempts || s.ownBudget }
-
 // ParseSpec parses a --policy value: a built-in name, or
 // NAME=BASE,key=value,… where BASE is a built-in and the keys are
 // attempts, budget, jitter, max-wait, fallback (on/off), cooldown (on/off),

@@ -10,18 +10,22 @@ import (
 )
 
 // PrintTable prints the sweep for a terminal, at most 100 columns wide:
-// the Recommendation per (load, clients), one line with its numbers and
+// for a partial sweep the line that says so, the Recommendation per
+// (load, clients), one line with its numbers and
 // one with the rule's outcomes, then a compact ranked table per group.
 // policies.md holds the sentences behind the outcomes.
 func PrintTable(w io.Writer, s Sweep) error {
 	groups := Judge(s)
 	var b strings.Builder
+	if st := s.PartialStatus(); st != "" {
+		b.WriteString(st + ": nothing is recommended where a policy's runs did not all finish\n\n")
+	}
 	b.WriteString("Recommendation (see policies.md for the reasons)\n")
 	for i := range groups {
 		g := &groups[i]
 		r := g.Recommendation()
 		if r == nil {
-			fmt.Fprintf(&b, "  %s: none (no policy under the fair caps had a success)\n", g.Name())
+			fmt.Fprintf(&b, "  %s: none (%s)\n", g.Name(), g.noneReason())
 			continue
 		}
 		var outcomes []string
@@ -83,3 +87,14 @@ func PrintTable(w io.Writer, s Sweep) error {
 
 // outcomeMark is an Outcome in the terminal's recommendation lines.
 var outcomeMark = map[Outcome]string{Confirmed: "yes", Contradicted: "NO", NoClearDifference: "=", NotTested: "-"}
+
+// noneReason says, within a terminal line, why a group recommends none.
+func (g *Group) noneReason() string {
+	if len(g.Unfinished) == 0 {
+		return "no policy under the fair caps had a success"
+	}
+	if named := "interrupted: " + strings.Join(g.Unfinished, ", ") + " unfinished"; utf8.RuneCountInString(g.Name())+len("  : none ()")+utf8.RuneCountInString(named) <= 100 {
+		return named
+	}
+	return fmt.Sprintf("interrupted: %d policies unfinished", len(g.Unfinished))
+}

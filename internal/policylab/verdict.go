@@ -42,6 +42,10 @@ type Group struct {
 	Ties []string
 	// Findings are the documented rule's parts, in the order of Rules.
 	Findings []Finding
+	// Unfinished names the group's policies whose runs did not all finish
+	// (an interrupted lab): then the group recommends nothing and judges
+	// no part of the rule, since an unfinished policy might have led.
+	Unfinished []string
 }
 
 // Placed is a row and its place in its group's ranking.
@@ -109,24 +113,37 @@ var Rules = []Rule{
 }
 
 // Judge groups the sweep's rows by (load, clients), in the order the
-// rows first name them, ranks each group, picks its recommendation and
-// judges each part of the rule on it.
+// rows first name them (then the unfinished cells), ranks each group,
+// picks its recommendation and judges each part of the rule on it; a
+// group with an unfinished cell gets neither.
 func Judge(s Sweep) []Group {
 	var groups []Group
 	index := map[string]int{}
-	for _, r := range s.Rows {
-		key := fmt.Sprintf("%s\x00%d", r.Load, r.Clients)
+	group := func(load string, loadX float64, clients int) *Group {
+		key := fmt.Sprintf("%s\x00%d", load, clients)
 		i, ok := index[key]
 		if !ok {
 			i = len(groups)
 			index[key] = i
-			groups = append(groups, Group{Load: r.Load, LoadX: r.LoadX, Clients: r.Clients})
+			groups = append(groups, Group{Load: load, LoadX: loadX, Clients: clients})
 		}
-		groups[i].Ranked = append(groups[i].Ranked, Placed{Row: r})
+		return &groups[i]
+	}
+	for _, r := range s.Rows {
+		g := group(r.Load, r.LoadX, r.Clients)
+		g.Ranked = append(g.Ranked, Placed{Row: r})
+	}
+	for _, c := range s.Unfinished {
+		g := group(c.Load, -1, c.Clients)
+		g.Unfinished = append(g.Unfinished, c.Policy)
 	}
 	for i := range groups {
 		g := &groups[i]
 		rank(g.Ranked)
+		g.Recommended = -1
+		if len(g.Unfinished) > 0 {
+			continue
+		}
 		g.Recommended, g.Ties = recommend(g.Ranked)
 		for _, rule := range Rules {
 			o, sentence := rule.judge(g)
@@ -262,7 +279,11 @@ func (g *Group) RecommendationSentence() string {
 // of its sentence, for a writer that sets the name apart.
 func (g *Group) recommendationParts() (name, rest string) {
 	r := g.Recommendation()
-	if r == nil {
+	switch {
+	case len(g.Unfinished) > 0:
+		return "", fmt.Sprintf("Nothing recommended: the lab was interrupted before the runs of %s finished here, and an unfinished policy might have led.",
+			strings.Join(g.Unfinished, ", "))
+	case r == nil:
 		return "", "No policy under the fair caps had a success: nothing to recommend."
 	}
 	rest = fmt.Sprintf(": goodput %s/s (%s of capacity), %s attempts and %s 429s per success, p99 %s of its successes, %s success.",
@@ -490,9 +511,9 @@ func Reaches(r *Row) bool {
 
 // AmbitionSentence says whether the group's recommendation meets the
 // ambition and, when it does not, how far every fair policy got; false
-// for a group under capacity or without a known capacity.
+// for a group under capacity, without a known capacity, or unfinished.
 func (g *Group) AmbitionSentence() (string, bool) {
-	if g.LoadX <= 1 || len(g.Ranked) == 0 || g.Ranked[0].CapacitySharePct < 0 {
+	if g.LoadX <= 1 || len(g.Ranked) == 0 || g.Ranked[0].CapacitySharePct < 0 || len(g.Unfinished) > 0 {
 		return "", false
 	}
 	got := func(r *Row) string {

@@ -1,0 +1,4 @@
+package metrics
+
+// Addr is the address bound, its port resolved.
+func (e *Endpoint) Addr() string { return e.addr }

@@ -1,0 +1,143 @@
+package policylab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// TestInterruptedLabIsPartial: a lab canceled from its run pool, after
+// its first run, publishes what finished and says in every output that it
+// is partial, with how many runs of how many; no group recommends a
+// policy, since each has one that did not finish. No timing: the cancel
+// comes from the first run's completion, and the lab has more runs than
+// the machine's cores can have in flight (at most GOMAXPROCS finish after
+// it, and one more may start), so some cell never finishes.
+func TestInterruptedLabIsPartial(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := smallLab(t, sim.ProfilePTU, "honor", "none", "backoff", "pace")
+	l.Duration = 2 * time.Second
+	cells := len(l.Policies) * len(l.Loads) * len(l.Clients)
+	l.Repeat = min(MaxRepeat, (2*runtime.GOMAXPROCS(0)+2)/cells+1)
+	l.Progress = func(done, total int) { cancel() }
+	dir := t.TempDir()
+	sw, _, err := Execute(ctx, Job{Lab: l, OutDir: dir})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err %v, want ErrInterrupted", err)
+	}
+	status := regexp.MustCompile(`[Pp]artial: interrupted after [1-9][0-9]* of ` + strconv.Itoa(l.Runs()) + ` runs`)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	md := read(MarkdownFile)
+	if !status.MatchString(md[:strings.Index(md, "## Recommendation")]) {
+		t.Errorf("policies.md does not open with the partial line:\n%s", md[:min(len(md), 600)])
+	}
+	if n := strings.Count(md, "Nothing recommended: the lab was interrupted"); n != len(l.Loads) {
+		t.Errorf("policies.md: %d groups say nothing is recommended, want %d:\n%s", n, len(l.Loads), md)
+	}
+	for _, p := range []string{"honor", "none", "backoff", "pace"} {
+		if strings.Contains(md, "**"+p+"**") || strings.Contains(md, p+" (recommended)") {
+			t.Errorf("policies.md recommends %s from an interrupted lab", p)
+		}
+	}
+	if page := read("report.html"); !status.MatchString(page) || strings.Contains(page, "(recommended)") {
+		t.Errorf("report.html: partial line %v, a recommendation %v", status.MatchString(page), strings.Contains(page, "(recommended)"))
+	}
+	csvText := read(CSVFile)
+	header, _, _ := strings.Cut(csvText, "\n")
+	if !strings.HasSuffix(header, ",partial") || !regexp.MustCompile(`,interrupted after [1-9][0-9]* of `+strconv.Itoa(l.Runs())+` runs\n`).MatchString(csvText) {
+		t.Errorf("policies.csv does not say it is partial: %s", csvText)
+	}
+	var term bytes.Buffer
+	if err := PrintTable(&term, sw); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(term.String(), "\n")
+	if !status.MatchString(first) || strings.Count(term.String(), "none (interrupted") != len(l.Loads) {
+		t.Errorf("the terminal table:\n%s", term.String())
+	}
+}
+
+// TestUnfinishedGroupRecommendsNothing: of two groups, the one with an
+// unfinished cell recommends nothing and judges no part of the rule,
+// naming the policy that did not finish; the complete one is judged as
+// before.
+func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	want := map[string]string{}
+	for _, g := range Judge(s) {
+		want[g.Load] = g.Recommendation().Policy
+	}
+	var kept []Row
+	for _, r := range s.Rows {
+		if r.Load != "1.5x" || r.Policy != want["1.5x"] {
+			kept = append(kept, r)
+		}
+	}
+	s.Rows, s.Runs, s.Completed = kept, 33, 32
+	s.Unfinished = []Cell{{Policy: want["1.5x"], Load: "1.5x", Clients: 16}, {Policy: "slots", Load: "8/s", Clients: 16}}
+	if !s.Partial() || s.PartialStatus() != "partial: interrupted after 32 of 33 runs" {
+		t.Fatalf("Partial %v, %q", s.Partial(), s.PartialStatus())
+	}
+	groups := Judge(s)
+	if len(groups) != len(fixtureLoads)+1 {
+		t.Fatalf("%d groups, want the fixture's %d and one of the unfinished cell alone", len(groups), len(fixtureLoads)+1)
+	}
+	for _, g := range groups {
+		r := g.Recommendation()
+		switch g.Load {
+		case "1.5x", "8/s":
+			if r != nil || len(g.Findings) > 0 || !strings.Contains(g.RecommendationSentence(), "interrupted before the runs of "+g.Unfinished[0]+" finished") {
+				t.Errorf("%s: recommended %v, %d findings, %q", g.Name(), r, len(g.Findings), g.RecommendationSentence())
+			}
+			if _, ok := g.AmbitionSentence(); ok {
+				t.Errorf("%s: an ambition sentence for an unfinished group", g.Name())
+			}
+		default:
+			if r == nil || r.Policy != want[g.Load] || len(g.Findings) != len(Rules) {
+				t.Errorf("%s: recommended %v, %d findings; want %s", g.Name(), r, len(g.Findings), want[g.Load])
+			}
+		}
+	}
+	if files := chartFiles(s, groups); len(files) != 2*len(fixtureLoads) {
+		t.Errorf("%d charts: want two per group with a row, none for the group of no row", len(files))
+	}
+	// Every output is written, the group of no row included, and the
+	// page stays a valid, self-contained one.
+	var page, md, table bytes.Buffer
+	if err := WriteHTML(&page, s, Setup{}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := pagecheck.Parse(page.Bytes())
+	if err == nil {
+		err = pagecheck.SelfContained(root)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, s); err != nil || !strings.Contains(md.String(), "### 8/s, 16 clients\n\nNothing recommended") {
+		t.Errorf("policies.md: %v\n%s", err, md.String())
+	}
+	if err := PrintTable(&table, s); err != nil || !strings.Contains(table.String(), "  8/s, 16 clients: none (interrupted: slots unfinished)\n") {
+		t.Errorf("the terminal: %v\n%s", err, table.String())
+	}
+}
