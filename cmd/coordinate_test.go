@@ -228,7 +228,10 @@ func TestCoordinatePaceHeldToTheBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code, _, stderr := runCLI(ctx, "burst", "--url", srv.URL, "--burst-size", "2", "-o", out, "--quiet",
-		"--policy", "pace", "--max-attempts", "3", "--retry-budget", "2s", "--max-duration", "3s", "--coordinate", "redis://"+fake.Addr+"/0")
+		"--policy", "pace", "--max-attempts", "3", "--retry-budget", "2s", "--max-duration", "3s", "--coordinate", "redis://"+fake.Addr+"/0",
+		// The store must be heard (a loaded machine under -race can miss
+		// 50 ms): a call that times out falls back, and the pace sends.
+		"--coordinate-timeout", "1s")
 	if code == ExitInterrupted || ctx.Err() != nil || sent.Load() != 0 || reserves.Load() == 0 {
 		t.Errorf("exit %d, %d sent, %d slots granted an hour ahead; stderr %q; want every request given up on its slot", code, sent.Load(), reserves.Load(), stderr)
 	}
