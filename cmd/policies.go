@@ -193,7 +193,7 @@ func policyHelp() string {
 	for i, p := range policylab.Rivals {
 		names[i] = p.Name
 	}
-	b.WriteString("  rivals (docs/policies.md): " + strings.Join(names, ", ") + "\n")
+	b.WriteString("  rivals, when named (docs/policies.md): " + strings.Join(names, ", ") + "\n")
 	return b.String()
 }
 

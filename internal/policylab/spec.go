@@ -97,7 +97,7 @@ var Builtins = []Builtin{
 
 // Rivals are the built-ins that are the field's best-known client
 // policies, each under the lab's fair caps; docs/policies.md cites each
-// one's source. The default run takes them after Builtins.
+// one's source. They run when named: the default run is Builtins'.
 var Rivals = []Builtin{
 	{"honor-full-jitter", "honour the header with full jitter over it: advised × U[1, 2]"},
 	{"sre-throttle", "honor, plus the SRE book's client-side throttling: reject locally with p = max(0, (requests − 2·accepts)/(requests + 1)) over 2 min"},
@@ -108,12 +108,20 @@ var Rivals = []Builtin{
 }
 
 // DefaultPolicies are the policies run when none is named.
-func DefaultPolicies() []string {
-	names := make([]string, 0, len(Builtins)+len(Rivals))
-	for _, b := range append(Builtins[:len(Builtins):len(Builtins)], Rivals...) {
-		names = append(names, b.Name)
+func DefaultPolicies() []string { return names(Builtins) }
+
+// names are bs' names.
+func names(bs []Builtin) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
 	}
-	return names
+	return out
+}
+
+// builtinNames lists every built-in, for an error naming them.
+func builtinNames() string {
+	return strings.Join(append(DefaultPolicies(), names(Rivals)...), ", ")
 }
 
 // Fair caps of the lab when no flag changes them.
@@ -238,7 +246,7 @@ func ParseSpec(v string) (Spec, error) {
 	}
 	name, rest, custom := strings.Cut(v, "=")
 	if !custom {
-		return Spec{}, fmt.Errorf("unknown policy %q (built-in: %s; or NAME=BASE,key=value,…)", clip(v), strings.Join(DefaultPolicies(), ", "))
+		return Spec{}, fmt.Errorf("unknown policy %q (built-in: %s; or NAME=BASE,key=value,…)", clip(v), builtinNames())
 	}
 	if err := checkName(name); err != nil {
 		return Spec{}, err
@@ -249,7 +257,7 @@ func ParseSpec(v string) (Spec, error) {
 	parts := strings.Split(rest, ",")
 	s, ok := builtin(strings.TrimSpace(parts[0]))
 	if !ok {
-		return Spec{}, fmt.Errorf("policy %s: unknown base %q (built-in: %s)", name, clip(parts[0]), strings.Join(DefaultPolicies(), ", "))
+		return Spec{}, fmt.Errorf("policy %s: unknown base %q (built-in: %s)", name, clip(parts[0]), builtinNames())
 	}
 	s.Name = name
 	seen := map[string]bool{}
