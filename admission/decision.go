@@ -40,6 +40,12 @@ const (
 	// ClassPaced: not sent: the Pace's next send slot does not come
 	// within the budget, so the attempt was refused locally.
 	ClassPaced = results.ClassPaced
+	// ClassThrottled: not sent: the client-side throttling (Policy.Throttle)
+	// rejected the attempt locally.
+	ClassThrottled = results.ClassThrottled
+	// ClassAdaptive: not sent: the adaptive rate's next token
+	// (Policy.Adaptive) does not come within the budget.
+	ClassAdaptive = results.ClassAdaptive
 	// ClassFallback: not sent: Policy.Fallback returned an error.
 	ClassFallback = "fallback"
 )

@@ -73,6 +73,31 @@
 // admission/redisstate keeps it in Redis), each decision falling back to
 // the in-process state when the Coordinator fails.
 //
+// # The field's client policies
+//
+// The best-known client-side answers to overload are settings too, each
+// after its source (docs/policies.md compares them on ptuprobe's
+// simulator), each the state of one client (one Transport) and never
+// shared through a Coordinator:
+//   - Throttle (NewThrottle): the client-side adaptive throttling of
+//     Google's SRE book ("Handling Overload"): reject attempts locally with
+//     probability max(0, (requests − K·accepts)/(requests + 1)) over the
+//     last two minutes, K = 2.
+//   - RetryQuota (NewRetryQuota): a retry token bucket; with too few
+//     tokens a refusal is not retried. StandardRetryQuota is the AWS SDKs'
+//     standard mode (500 tokens, a retry takes 5, a success gives 1
+//     back), ThrottlingRetryQuota gRPC's retry throttling (proposal A6).
+//   - Adaptive (NewAdaptive): the AWS SDKs' adaptive mode, a token bucket
+//     before every attempt whose rate follows CUBIC from the throttles.
+//   - Decorrelated (Policy.ChainedBackoff): decorrelated jitter, after
+//     the AWS Architecture Blog's "Exponential Backoff and Jitter": each
+//     wait drawn from [base, 3 × the previous one], at most a cap.
+//   - PaceConfig.Utilization: a Pace that also reads the capacity the
+//     target reports on every answer (azure-openai-deployment-utilization,
+//     or the remaining limits), and so needs no refusal to start.
+//
+// Full jitter over the advised wait is Jitter 1: W × U[1, 2].
+//
 // # Example
 //
 // The recommended policy under an http.Client (Example in example_test.go
@@ -139,8 +164,10 @@
 // A caller that records each attempt itself (ptuprobe writes one row per
 // attempt) uses WithAttemptObserver, whose Attempt adds the response's
 // header and the attempt's times; that is not safe to log as it is. An
-// attempt the shared cooldown refused locally, or that the context ended
-// before it was sent, is observed too, with Status 0 and an Err class.
+// attempt refused locally (the shared cooldown, the Pace, the Throttle,
+// the Adaptive rate), or that the context ended before it was sent, is
+// observed too, with Status 0 and an Err class; what the Pace, the
+// Adaptive rate and the RetryQuota made of an answer is in its Reason.
 //
 // # Time
 //

@@ -33,7 +33,18 @@ type PaceConfig struct {
 	Increase float64
 	// MinRate is the floor of the rate, requests per second (> 0).
 	MinRate float64
+	// Utilization, when above 0, is a utilization target in percent, at
+	// most 100: the Pace then also learns from the capacity the target
+	// reports on every answer, admitted ones included, and needs no
+	// refusal to start (see Pace, "Pacing on reported utilization").
+	// 0 (DefaultPaceConfig's) paces on refusals alone.
+	Utilization float64
 }
+
+// DefaultPaceUtilization is a utilization target for PaceConfig.Utilization:
+// 90%, a tenth of the deployment's depth kept free for the bursts of a
+// fleet that reads late.
+const DefaultPaceUtilization = 90
 
 // DefaultPaceConfig is the recommended pacing: cut to 3/4 on a refusal, grow
 // 2% a second while admitted, never under 0.05 requests per second.
@@ -79,6 +90,25 @@ const paceWindow = 16
 //     W has passed (the shared cooldown's rule), so a client never
 //     returns early.
 //
+// # Pacing on reported utilization
+//
+// With PaceConfig.Utilization a Pace reads what the target says of its
+// capacity on every answer, as retryafter reads it: an Azure OpenAI
+// provisioned deployment's azure-openai-deployment-utilization, else the
+// used share of x-ratelimit-remaining-requests/-tokens (or their IETF and
+// Anthropic peers) against their limits. A reading over the target, or a
+// limit with nothing remaining, is a congestion signal like a refusal,
+// before any refusal: the rate is cut (once per congestion event, as for
+// refusals) and sends are held until the target is expected back under
+// it — the exhausted limit's reset, or the decline between the two
+// latest utilization readings extrapolated, never further ahead than
+// they are apart; rising readings give no estimate and hold nothing. A
+// reading is taken as of the attempt's send: the simulator reports the
+// level the request found (Azure does not document when its header is
+// measured, and a non-streamed answer brings it only with the whole
+// completion). A reading at or under the target grows the rate as an
+// admitted answer does.
+//
 // A Pace belongs to one client (one Transport, or several that share one
 // deployment's quota from one process); it is safe for concurrent use.
 type Pace struct {
@@ -88,6 +118,9 @@ type Pace struct {
 	state   paceState
 	latency time.Duration // smoothed time admitted attempts take to be answered
 	spread  time.Duration // its smoothed deviation
+	// last is the latest utilization reading, by send time (in process:
+	// only this client's own answers estimate the decline).
+	last utilizationReading
 }
 
 // paceState is what a Pace learns of the deployment, which a Coordinator
@@ -115,6 +148,8 @@ func NewPace(cfg PaceConfig) (*Pace, error) {
 		return nil, valid.Errorf("Increase", "must be above 0 and at most 1 (growth per second)")
 	case !(cfg.MinRate > 0) || math.IsInf(cfg.MinRate, 0):
 		return nil, valid.Errorf("MinRate", "must be a positive number of requests per second")
+	case !(cfg.Utilization >= 0 && cfg.Utilization <= 100):
+		return nil, valid.Errorf("Utilization", "must be a percentage from 0 (off) to 100, e.g. %v", DefaultPaceUtilization)
 	}
 	return &Pace{cfg: cfg}, nil
 }
@@ -135,7 +170,9 @@ func (p *Pace) Rate() float64 {
 // the deadline as the in-process one is.
 func (p *Pace) apply(shared func(PaceStep) (PaceResult, error), s PaceStep) PaceResult {
 	p.mu.Lock()
-	s.Config = p.cfg
+	if s.Config == (PaceConfig{}) {
+		s.Config = p.cfg // a step that sets its own is a reading's cut
+	}
 	switch s.Op {
 	case PaceReserve:
 		s.Margin = p.latency + 4*p.spread

@@ -71,6 +71,28 @@ func herd(t *testing.T, next http.RoundTripper, n int, mk func(i int) Policy) {
 	wg.Wait()
 }
 
+// steady sends n requests through one Transport of policy p to h, one
+// every gap (each with its own Key), and waits for them.
+func steady(t *testing.T, h http.Handler, p Policy, n int, gap time.Duration) {
+	t.Helper()
+	tr, err := New(serveMem(t, h), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * gap)
+			req, _ := http.NewRequest(http.MethodGet, "http://primary.invalid/", nil)
+			req.Header.Set("Key", strconv.Itoa(i))
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // TestSlotsSpreadTheHerd: ten clients refused at once are all told the
 // time the next single request fits. Honouring it exactly, they come back
 // together and nine are refused again, round after round; with Slots,
@@ -191,22 +213,7 @@ func TestPaceLearnsTheRate(t *testing.T) {
 			}
 			p.Pace = pace
 		}
-		tr, err := New(serveMem(t, s), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		for i := range 600 {
-			wg.Go(func() {
-				time.Sleep(time.Duration(i) * 50 * time.Millisecond)
-				req, _ := http.NewRequest(http.MethodGet, "http://primary.invalid/", nil)
-				req.Header.Set("Key", strconv.Itoa(i))
-				if resp, err := tr.RoundTrip(req); err == nil {
-					resp.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
+		steady(t, s, p, 600, 50*time.Millisecond)
 		return s, pace
 	}
 	var honour, paced *spacer
@@ -280,7 +287,9 @@ func TestPaceRule(t *testing.T) {
 	if r := p.Rate(); r <= 1 || r > 1+0.1*10+1e-9 {
 		t.Fatalf("growth: %v, want at most 10 s of 10%%/s", r)
 	}
-	for _, bad := range []PaceConfig{{0, 0.1, 1}, {1, 0.1, 1}, {0.5, 0, 1}, {0.5, 2, 1}, {0.5, 0.1, 0}} {
+	for _, bad := range []PaceConfig{{Decrease: 0, Increase: 0.1, MinRate: 1}, {Decrease: 1, Increase: 0.1, MinRate: 1},
+		{Decrease: 0.5, Increase: 0, MinRate: 1}, {Decrease: 0.5, Increase: 2, MinRate: 1}, {Decrease: 0.5, Increase: 0.1, MinRate: 0},
+		{Decrease: 0.5, Increase: 0.1, MinRate: 1, Utilization: -1}, {Decrease: 0.5, Increase: 0.1, MinRate: 1, Utilization: 101}} {
 		if _, err := NewPace(bad); err == nil {
 			t.Errorf("NewPace(%+v) accepted", bad)
 		}

@@ -84,6 +84,9 @@ type Policy struct {
 	// Advice is IgnoreAdvice, or over MaxWait with BackoffOverMaxWait;
 	// nil means Exponential(DefaultBackoffBase, DefaultBackoffCap).
 	Backoff Backoff
+	// ChainedBackoff, when set, is that wait instead of Backoff, given
+	// its own previous wait for the same request: Decorrelated.
+	ChainedBackoff ChainedBackoff
 	// Fallback returns the same request for the fallback target (a
 	// spillover or standard deployment): it gets a fresh copy of the
 	// original request, body rewound, for each attempt sent there, and may
@@ -144,6 +147,22 @@ type Policy struct {
 	// rate the deployment admits, learned from its answers (see Pace); an
 	// attempt whose send slot does not come within the budget is not sent.
 	Pace *Pace
+	// Throttle, when set, rejects attempts to the primary target locally
+	// as its backend accepts fewer of them (the SRE book's client-side
+	// throttling; see Throttle). It is the client's own: one per
+	// Transport.
+	Throttle *Throttle
+	// RetryQuota, when set, spends tokens on retries to the primary target
+	// and earns them back on its successes; with too few, a refusal is
+	// not retried (the AWS SDKs' retry quota, gRPC's retry throttling; see
+	// RetryQuota). One per Transport.
+	RetryQuota *RetryQuota
+	// Adaptive, when set, sends every attempt to the primary target
+	// through a token bucket filled at a rate learned from its throttles
+	// along a CUBIC curve (the AWS SDKs' adaptive mode; see Adaptive); an
+	// attempt whose token does not come within the budget is not sent.
+	// One per Transport.
+	Adaptive *Adaptive
 	// Coordinator, when set, keeps the state of the shared cooldown,
 	// Slots and Pace where owners in several processes share it (see
 	// Coordinator; admission/redisstate keeps it in Redis), each

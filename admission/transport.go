@@ -86,7 +86,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer body.close()
 	ctx := req.Context()
 	r := &request{t: t, orig: req, ctx: ctx, body: body, watch: attemptObserver(ctx),
-		marked: marked, markRetries: t.p.MarkRetries, sdkRetry: sdkRetry, lastWait: -1}
+		marked: marked, markRetries: t.p.MarkRetries, sdkRetry: sdkRetry, lastWait: -1, retryCost: -1}
 	if t.p.Budget > 0 {
 		r.deadline = start.Add(t.p.Budget)
 	}
@@ -143,6 +143,9 @@ type request struct {
 	redirected bool
 	lastStatus int           // the last refusal's status
 	lastWait   time.Duration // the last refusal's advised wait, -1 if none
+
+	prevBackoff time.Duration // the ChainedBackoff's last wait for this request
+	retryCost   float64       // what the RetryQuota took for the last retry, -1 if none
 }
 
 func (r *request) run(start time.Time) (*http.Response, error) {
@@ -189,17 +192,26 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 	}
 }
 
-// gates holds attempt a for the shared cooldown, then for the pace's send
-// slot, as the Policy has them; refused is true when either refused it
-// locally (a.Action says what follows, already observed).
+// gates holds attempt a for the shared cooldown, offers it to the
+// client-side throttling, then holds it for the pace's send slot and the
+// adaptive rate's token, as the Policy has them; refused is true when one
+// refused it locally (a.Action says what follows, already observed).
 func (r *request) gates(a *Attempt) (refused bool, err error) {
 	if r.t.p.SharedCooldown {
 		if refused, err := r.hold(a); refused || err != nil {
 			return refused, err
 		}
 	}
+	if r.t.p.Throttle != nil && r.throttled(a) {
+		return true, nil
+	}
 	if r.t.p.Pace != nil {
-		return r.paced(a)
+		if refused, err := r.paced(a); refused || err != nil {
+			return refused, err
+		}
+	}
+	if r.t.p.Adaptive != nil {
+		return r.tokened(a)
 	}
 	return false, nil
 }
@@ -250,28 +262,26 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		a.Body = peekBody(resp, within)
 		now = r.t.clock.Now()
 	}
-	advice := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now).Wait
+	read := retryafter.FromResponse(resp.StatusCode, resp.Header, a.Body, now)
+	advice := read.Wait
 	advised, usable := advice.Duration()
 	a.WaitSource = advice.Source
 	if usable {
 		a.Wait = advised
 	}
 	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
-		if r.t.p.Pace != nil && !a.Fallback {
-			r.pace(PaceStep{Op: PaceAdmitted, Now: now, Sent: a.Sent})
-		}
-		a.Action, a.Reason = ActionDone, why
+		note := r.answered(a, now, read, false)
+		a.Action, a.Reason = ActionDone, why+note
 		r.emit(a)
 		return resp, nil
 	}
 	if usable && !a.Fallback && r.t.p.SharedCooldown {
 		r.extendCooldown(now.Add(advised), advice.Source)
 	}
-	if r.t.p.Pace != nil && !a.Fallback {
-		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait})
-	}
+	note := r.answered(a, now, read, true)
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
 	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
+	a.Reason += note
 	if a.Action == ActionRedirect {
 		r.redirected = true
 	}
@@ -410,9 +420,17 @@ const paceRetakes = 16
 // paceRefused refuses attempt a locally at now: its next send slot, at,
 // does not come within the budget.
 func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
+	left, _ := r.left(now)
+	r.refuseLocally(a, now, ClassPaced, "the pace's next send slot, in "+show(at.Sub(now))+", and the answer after it do not fit"+r.leftPhrase(left))
+	return nil
+}
+
+// refuseLocally ends attempt a, not sent, at now, for why, with error
+// class class: the request gives up when it was its last attempt, else it
+// goes elsewhere by the usual rule.
+func (r *request) refuseLocally(a *Attempt, now time.Time, class, why string) {
 	left, bounded := r.left(now)
-	a.Decision.Err = ClassPaced
-	why := "the pace's next send slot, in " + show(at.Sub(now)) + ", and the answer after it do not fit" + r.leftPhrase(left)
+	a.Decision.Err = class
 	if a.Attempt >= r.t.p.MaxAttempts {
 		a.Action, a.Reason = ActionGiveUp, why+"; give up"
 	} else {
@@ -423,7 +441,6 @@ func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
 	}
 	a.Done = now
 	r.emit(a)
-	return nil
 }
 
 // decide applies the rule to a refusal of attempt n that arrived at now:
@@ -441,13 +458,19 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 	}
 	wait, why, sleepable := r.wait(n, advised, usable, now)
 	if sleepable {
-		if !bounded {
-			return ActionSleep, wait, why + "; no budget; sleep"
+		if bounded && wait >= left {
+			return r.elsewhere(why+", does not fit"+r.leftPhrase(left), left, bounded)
 		}
-		if wait < left {
-			return ActionSleep, wait, why + ", fits" + r.leftPhrase(left) + "; sleep"
+		if bounded {
+			why += ", fits" + r.leftPhrase(left)
+		} else {
+			why += "; no budget"
 		}
-		why += ", does not fit" + r.leftPhrase(left)
+		quota, ok := r.retryToken()
+		if !ok {
+			return r.elsewhere(why+quota, left, bounded)
+		}
+		return ActionSleep, wait, why + quota + "; sleep"
 	}
 	return r.elsewhere(why, left, bounded)
 }
@@ -458,13 +481,13 @@ func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time)
 	p := &r.t.p
 	switch {
 	case !usable:
-		wait = r.t.backoff(n)
+		wait = r.backoff(n)
 		return wait, "no usable advice; backoff " + show(wait), true
 	case p.Advice == IgnoreAdvice:
-		wait = r.t.backoff(n)
+		wait = r.backoff(n)
 		return wait, "advised " + show(advised) + ", ignored (IgnoreAdvice); backoff " + show(wait), true
 	case p.MaxWait > 0 && advised > p.MaxWait && p.OverMaxWait == BackoffOverMaxWait:
-		wait = r.t.backoff(n)
+		wait = r.backoff(n)
 		return wait, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait) + "; backoff " + show(wait), true
 	case p.MaxWait > 0 && advised > p.MaxWait:
 		return 0, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait), false
@@ -475,7 +498,7 @@ func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time)
 		why += ", jittered to " + show(wait)
 	}
 	if p.Advice == FloorAdvice {
-		if b := r.t.backoff(n); b > wait {
+		if b := r.backoff(n); b > wait {
 			wait = b
 			why += ", under the backoff " + show(b) + " (FloorAdvice)"
 		}
@@ -563,8 +586,14 @@ func (t *Transport) jitter(d time.Duration) time.Duration {
 	return d + time.Duration(float64(d)*t.p.Jitter*t.unit())
 }
 
-func (t *Transport) backoff(retry int) time.Duration {
-	return max(t.p.Backoff(retry, t.unit), 0)
+// backoff is the wait before the request's retry number retry: the
+// ChainedBackoff, fed its last wait for this request, when there is one.
+func (r *request) backoff(retry int) time.Duration {
+	if c := r.t.p.ChainedBackoff; c != nil {
+		r.prevBackoff = max(c(retry, r.prevBackoff, r.t.unit), 0)
+		return r.prevBackoff
+	}
+	return max(r.t.p.Backoff(retry, r.t.unit), 0)
 }
 
 // unit draws from [0, 1) with Policy.Rand, kept in range whatever it returns.

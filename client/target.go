@@ -787,6 +787,7 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
 	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
 	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
+	rec.UtilizationPct = a.UtilizationPct
 	const spill = "x-ms-spillover-from-"
 	for k := range h {
 		if len(k) >= len(spill) && strings.EqualFold(k[:len(spill)], spill) {
@@ -794,7 +795,6 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 			break
 		}
 	}
-	rec.UtilizationPct = ParseUtilization(t.header(h, "Azure-Openai-Deployment-Utilization"))
 }
 
 // vetted is h as retryafter may read it: every value of a field it reads
@@ -846,27 +846,6 @@ func (t *Target) recordHeader(v string) string {
 		return Redacted
 	}
 	return results.CleanHeader(v)
-}
-
-// header is the first value of header name, or "" when it carries a
-// secret.
-func (t *Target) header(h http.Header, name string) string {
-	v := h.Get(name)
-	if t.secrets.leaks(v) {
-		return ""
-	}
-	return v
-}
-
-// ParseUtilization reads "NN.N%" (the % optional) into a percentage, or
-// results.None.
-func ParseUtilization(v string) float64 {
-	v = strings.TrimSuffix(httpfield.TrimOWS(v), "%")
-	f, ok := httpfield.Number(httpfield.TrimOWS(v))
-	if !ok || f > 1e6 {
-		return results.None
-	}
-	return f
 }
 
 // Classify maps a transport error to one of the results.Class* error classes.

@@ -64,10 +64,8 @@ func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*adm
 	if spec.Slots {
 		p.Slots = admission.NewSlots(spec.SlotWidth)
 	}
-	if spec.Pace {
-		if p.Pace, err = admission.NewPace(admission.DefaultPaceConfig()); err != nil {
-			return nil, err
-		}
+	if err := spec.PerClient(p); err != nil {
+		return nil, err
 	}
 	target.PolicyName, target.Fallback = spec.Name, spec.Fallback
 	target.AppAttempts, target.AppDelay, target.MarkSDKRetries = spec.AppAttempts, spec.AppDelay, spec.SDK

@@ -194,11 +194,18 @@ func parseClients(v string) ([]int, error) {
 	return out, nil
 }
 
+// policyHelp lists the built-ins, a line each, and the field's rivals by
+// name on one line, so the help stays a screen.
 func policyHelp() string {
 	var b strings.Builder
 	for _, p := range policylab.Builtins {
 		fmt.Fprintf(&b, "  %-16s %s\n", p.Name, p.What)
 	}
+	names := make([]string, len(policylab.Rivals))
+	for i, p := range policylab.Rivals {
+		names[i] = p.Name
+	}
+	b.WriteString("  rivals, when named (docs/policies.md): " + strings.Join(names, ", ") + "\n")
 	return b.String()
 }
 

@@ -44,6 +44,13 @@ const (
 	// the request's budget.
 	ClassCooldown = "cooldown"
 	ClassPaced    = "paced"
+	// ClassThrottled: not sent: the retry owner's client-side throttling
+	// (the SRE book's adaptive throttling) rejected the attempt locally.
+	ClassThrottled = "throttled"
+	// ClassAdaptive: not sent: the next token of the retry owner's
+	// adaptive rate limiter (the AWS SDKs' adaptive mode) would not come
+	// within the request's budget.
+	ClassAdaptive = "adaptive"
 )
 
 // Sources of the advised wait: which field of the response the wait was
@@ -178,9 +185,11 @@ const (
 // it. Every request handed to a sender has a row, whatever ended it.
 const (
 	// DecisionGiveUpLocal: the retry owner gave up before sending the
-	// attempt: the shared cooldown (error ClassCooldown) or its pace's next
-	// send slot (ClassPaced) would not end within the request's budget (or
-	// MaxWait, or it held the last attempt MaxAttempts allows), or the
+	// attempt: the shared cooldown (error ClassCooldown), its pace's next
+	// send slot (ClassPaced) or its adaptive rate's next token
+	// (ClassAdaptive) would not end within the request's budget (or
+	// MaxWait, or it held the last attempt MaxAttempts allows), its
+	// client-side throttling rejected it (ClassThrottled), or the
 	// request's deadline passed while it was held (ClassTimeout).
 	DecisionGiveUpLocal = "give-up-local"
 	// DecisionInterrupted: the run was stopped (Ctrl-C) while the attempt

@@ -28,6 +28,11 @@ type Advice struct {
 	// ResetRequestsMS and ResetTokensMS are how long until each limit
 	// resets, in ms.
 	ResetRequestsMS, ResetTokensMS float64
+	// UtilizationPct is the utilization an Azure OpenAI provisioned (PTU)
+	// deployment reports in azure-openai-deployment-utilization, a
+	// percentage ("NN.N%", the % optional; over 100 while it refuses), on
+	// answers and refusals alike.
+	UtilizationPct float64
 }
 
 // MaxBody bounds the body FromResponse reads for advice: a Google error
@@ -76,7 +81,10 @@ func fromResponse(status int, h http.Header, body []byte, now time.Time, keys in
 	if keys&keyRatelimit != 0 {
 		fams[3] = legacyFamily(h, dict, numeric, clk)
 	}
-	a := Advice{}
+	a := Advice{UtilizationPct: results.None}
+	if keys&keyAzure != 0 {
+		a.UtilizationPct = utilization(httpfield.Field(h, "Azure-Openai-Deployment-Utilization"))
+	}
 	a.RemainingRequests, a.LimitRequests, a.ResetRequestsMS = firstKnown(fams[:], func(f *family) limit { return f.requests })
 	a.RemainingTokens, a.LimitTokens, a.ResetTokensMS = firstKnown(fams[:], func(f *family) limit { return f.tokens })
 
@@ -288,4 +296,16 @@ func untilMS(t, ref time.Time) (float64, bool) {
 	// Sub saturates at about 292 years, well past the cap.
 	wait := max(float64(t.Sub(ref))/float64(time.Millisecond), 0)
 	return wait, wait <= maxWaitMS
+}
+
+// utilization reads azure-openai-deployment-utilization's "NN.N%" (the %
+// optional) as a percentage, or results.None: a plain decimal only, at
+// most 10⁶ (a percentage past that is no reading).
+func utilization(v string) float64 {
+	v = strings.TrimSuffix(v, "%")
+	f, ok := httpfield.Number(httpfield.TrimOWS(v))
+	if !ok || f > 1e6 {
+		return results.None
+	}
+	return f
 }

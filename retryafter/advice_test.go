@@ -22,8 +22,14 @@ func advice(ms float64, source, dialect string) Advice {
 		Wait: Wait{MS: ms, Source: source}, Dialect: dialect,
 		RemainingRequests: results.None, RemainingTokens: results.None,
 		LimitRequests: results.None, LimitTokens: results.None,
-		ResetRequestsMS: results.None, ResetTokensMS: results.None,
+		ResetRequestsMS: results.None, ResetTokensMS: results.None, UtilizationPct: results.None,
 	}
+}
+
+// util sets the utilization a reports.
+func util(a Advice, pct float64) Advice {
+	a.UtilizationPct = pct
+	return a
 }
 
 func none(dialect string) Advice { return advice(results.None, results.WaitNone, dialect) }
@@ -97,10 +103,13 @@ func TestFromResponseAzure(t *testing.T) {
 	t.Parallel()
 	runAdvice(t, []adviceCase{
 		{"PTU refusal", 429, header("Retry-After-Ms", "43", "Retry-After", "1", "X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Remaining-Tokens", "1200", "Azure-Openai-Deployment-Utilization", "101.2%"),
-			"", tokens(requests(advice(43, results.WaitRetryAfterMS, results.DialectAzure), 0, results.None, results.None), 1200, results.None, results.None)},
+			"", util(tokens(requests(advice(43, results.WaitRetryAfterMS, results.DialectAzure), 0, results.None, results.None), 1200, results.None, results.None), 101.2)},
 		{"retry-after-ms alone", 429, header("Retry-After-Ms", "16921.125"), "", advice(16921.125, results.WaitRetryAfterMS, results.DialectAzure)},
 		{"retry-after only, with x-ms-region", 429, header("Retry-After", "6", "X-Ms-Region", "Sweden Central"), "", advice(6000, results.WaitRetryAfterSeconds, results.DialectAzure)},
-		{"success with utilization", 200, header("Azure-Openai-Deployment-Utilization", "12.5%"), "", none(results.DialectAzure)},
+		{"success with utilization", 200, header("Azure-Openai-Deployment-Utilization", "12.5%"), "", util(none(results.DialectAzure), 12.5)},
+		{"utilization without %", 200, header("Azure-Openai-Deployment-Utilization", " 97 "), "", util(none(results.DialectAzure), 97)},
+		{"utilization that is no number", 200, header("Azure-Openai-Deployment-Utilization", "-3%"), "", none(results.DialectAzure)},
+		{"utilization repeated, differing", 200, header("Azure-Openai-Deployment-Utilization", "12%", "Azure-Openai-Deployment-Utilization", "13%"), "", none(results.DialectAzure)},
 		{"apim-request-id", 200, header("Apim-Request-Id", "0f9c"), "", none(results.DialectAzure)},
 		{"spillover served", 200, header("X-Ms-Spillover-From-Deployment", "ptu"), "", none(results.DialectAzure)},
 		// Azure sends x-ratelimit-remaining-* with no reset: an exhausted

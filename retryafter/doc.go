@@ -65,8 +65,9 @@
 //     x-ratelimit-remaining-requests/-tokens; recognized by retry-after-ms,
 //     azure-openai-* (azure-openai-deployment-utilization), x-ms-* (region,
 //     deployment, spillover) or apim-request-id, of which only the presence
-//     is read but for x-ms-retry-after-ms (the client reads utilization
-//     and spillover itself).
+//     is read but for x-ms-retry-after-ms and a provisioned deployment's
+//     azure-openai-deployment-utilization (Advice.UtilizationPct, "NN.N%"
+//     or a plain number; the client reads spillover itself).
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/provisioned-get-started
 //     https://learn.microsoft.com/en-us/azure/ai-services/openai/quotas-limits
 //     https://github.com/Azure/azure-sdk-for-go/blob/main/sdk/azcore/internal/shared/shared.go

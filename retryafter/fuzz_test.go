@@ -63,6 +63,7 @@ func FuzzFromResponse(f *testing.F) {
 		{503, "Retry-After: Sun, 29 Nov 2026 12:00:05 GMT\nDate: Sun, 29 Nov 2026 12:00:00 GMT", ""},
 		{200, "X-Ms-Region: East US\nRetry-After: 999999999999", ""},
 		{429, "X-Ms-Retry-After-Ms: 400\nRetry-After: 3", ""},
+		{200, "Azure-Openai-Deployment-Utilization: 87.5%\nX-Ratelimit-Remaining-Tokens: 1200", ""},
 		{429, "Ratelimit: (1 2);r=0, \"a\";r=0;t=1.5\nX-Ratelimit-Reset-Requests: 6m0s", ""},
 	}
 	for _, s := range seeds {
@@ -119,6 +120,9 @@ func FuzzFromResponse(f *testing.F) {
 			if ms != results.None && !(ms >= 0 && ms <= results.MaxWaitMS) || math.IsNaN(ms) {
 				t.Fatalf("reset %v in %+v", ms, a)
 			}
+		}
+		if u := a.UtilizationPct; u != results.None && !(u >= 0 && u <= 1e6) {
+			t.Fatalf("utilization %v in %+v", u, a)
 		}
 		// What Reads does not claim is read for its presence only.
 		masked := http.Header{}

@@ -34,6 +34,9 @@ var (
 		"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset",
 		"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset",
 	}
+	// AzureFields are Azure OpenAI's own: a provisioned deployment's
+	// utilization.
+	AzureFields = [...]string{"Azure-Openai-Deployment-Utilization"}
 )
 
 // Reads reports whether retryafter reads the value of header field name:
@@ -43,7 +46,7 @@ func Reads(name string) bool { return readFields[http.CanonicalHeaderKey(name)] 
 
 var readFields = func() map[string]bool {
 	m := map[string]bool{}
-	for _, names := range [][]string{RetryFields[:], OpenAIFields[:], AnthropicFields[:], IETFFields[:]} {
+	for _, names := range [][]string{RetryFields[:], OpenAIFields[:], AnthropicFields[:], IETFFields[:], AzureFields[:]} {
 		for _, n := range names {
 			m[n] = true
 		}

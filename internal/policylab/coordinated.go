@@ -159,6 +159,7 @@ func (v *virtualRun) runLoopback(ctx context.Context, f wallFleet) (runOutcome, 
 	if cfg.SpilloverDeployment == "" {
 		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
 	}
+	cfg.UtilizationHeader = cfg.UtilizationHeader || v.Spec.Utilization > 0
 	srv, err := sim.Start(context.WithoutCancel(ctx), cfg, "127.0.0.1:0")
 	if err != nil {
 		return runOutcome{}, fmt.Errorf("start the embedded simulator: %w", err)

@@ -44,6 +44,18 @@ type Spec struct {
 	// Pace: each client paces its sends at the rate it learns
 	// (admission.Pace).
 	Pace bool
+	// Utilization: the Pace also learns from the utilization the target
+	// reports, this target in percent (admission.PaceConfig.Utilization);
+	// 0 for none.
+	Utilization float64
+	// Throttle, RetryQuota and Adaptive: each client has its own
+	// client-side throttling (admission.Throttle, the SRE book's), retry
+	// quota (admission.StandardRetryQuota, the AWS SDKs') or adaptive
+	// rate (admission.Adaptive, the AWS SDKs' adaptive mode).
+	Throttle, RetryQuota, Adaptive bool
+	// Decorrelated: the backoff is decorrelated jitter from BackoffBase
+	// to BackoffCap (admission.Decorrelated).
+	Decorrelated bool
 	// SDK marks retries with X-Stainless-Retry-Count and returns the last
 	// refusal as a response, as the OpenAI SDKs do.
 	SDK bool
@@ -83,13 +95,33 @@ var Builtins = []Builtin{
 	{"pace", "learn the admitted rate (AIMD on refusals) and send at it, queueing within the budget; honour the header"},
 }
 
+// Rivals are the built-ins that are the field's best-known client
+// policies, each under the lab's fair caps; docs/policies.md cites each
+// one's source. They run when named: the default run is Builtins'.
+var Rivals = []Builtin{
+	{"honor-full-jitter", "honour the header with full jitter over it: advised × U[1, 2]"},
+	{"sre-throttle", "honor, plus the SRE book's client-side throttling: reject locally with p = max(0, (requests − 2·accepts)/(requests + 1)) over 2 min"},
+	{"retry-quota", "honor, plus the AWS SDKs' standard retry quota: 500 tokens, a retry takes 5, a success gives 1 back; none left, no retry"},
+	{"adaptive", "honor, plus the AWS SDKs' adaptive mode: each send takes a token of a bucket filled at a CUBIC rate (β 0.7, C 0.4)"},
+	{"decorrelated", "ignore the header, decorrelated jitter (AWS blog): wait U[500 ms, 3 × the last wait], cap 8 s"},
+	{"utilization", "pace, learning also from the utilization the target reports (over 90%, or nothing remaining, is congestion)"},
+}
+
 // DefaultPolicies are the policies run when none is named.
-func DefaultPolicies() []string {
-	names := make([]string, len(Builtins))
-	for i, b := range Builtins {
-		names[i] = b.Name
+func DefaultPolicies() []string { return names(Builtins) }
+
+// names are bs' names.
+func names(bs []Builtin) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
 	}
-	return names
+	return out
+}
+
+// builtinNames lists every built-in, for an error naming them.
+func builtinNames() string {
+	return strings.Join(append(DefaultPolicies(), names(Rivals)...), ", ")
 }
 
 // Fair caps of the lab when no flag changes them.
@@ -132,6 +164,18 @@ func builtin(name string) (Spec, bool) {
 		s.Pace = name == "pace"
 	case "honor-no-jitter":
 		s.Jitter = 0
+	case "honor-full-jitter":
+		s.Jitter = 1
+	case "sre-throttle":
+		s.Throttle = true
+	case "retry-quota":
+		s.RetryQuota = true
+	case "adaptive":
+		s.Adaptive = true
+	case "decorrelated":
+		s.IgnoreAdvice, s.Jitter, s.Decorrelated = true, 0, true
+	case "utilization":
+		s.Pace, s.Utilization = true, admission.DefaultPaceUtilization
 	case "backoff":
 		s.IgnoreAdvice, s.Jitter = true, 0
 	case "honor-backoff":
@@ -198,7 +242,7 @@ func ParseSpec(v string) (Spec, error) {
 	}
 	name, rest, custom := strings.Cut(v, "=")
 	if !custom {
-		return Spec{}, fmt.Errorf("unknown policy %q (built-in: %s; or NAME=BASE,key=value,…)", clip(v), strings.Join(DefaultPolicies(), ", "))
+		return Spec{}, fmt.Errorf("unknown policy %q (built-in: %s; or NAME=BASE,key=value,…)", clip(v), builtinNames())
 	}
 	if err := checkName(name); err != nil {
 		return Spec{}, err
@@ -209,7 +253,7 @@ func ParseSpec(v string) (Spec, error) {
 	parts := strings.Split(rest, ",")
 	s, ok := builtin(strings.TrimSpace(parts[0]))
 	if !ok {
-		return Spec{}, fmt.Errorf("policy %s: unknown base %q (built-in: %s)", name, clip(parts[0]), strings.Join(DefaultPolicies(), ", "))
+		return Spec{}, fmt.Errorf("policy %s: unknown base %q (built-in: %s)", name, clip(parts[0]), builtinNames())
 	}
 	s.Name = name
 	seen := map[string]bool{}
@@ -338,8 +382,9 @@ func (s *Spec) check() error {
 
 // Policy is the admission.Policy spec describes, its durations divided by
 // scale (wall time against a simulator running scale times faster; 1 on
-// the lab's virtual clock and against a real target). Slots, Pace, Clock
-// and Fallback are per run: the caller sets them.
+// the lab's virtual clock and against a real target). Slots, Clock and
+// Fallback are per run, the state of PerClient per client: the caller
+// sets them.
 func (s Spec) Policy(scale float64) *admission.Policy {
 	if s.Attempts == 1 && !s.Fallback {
 		// One attempt: the refusal is the answer, as it is.
@@ -365,12 +410,45 @@ func (s Spec) Policy(scale float64) *admission.Policy {
 	case s.Floor:
 		p.Advice = admission.FloorAdvice
 	}
-	if s.Constant {
+	switch {
+	case s.Constant:
 		p.Backoff = admission.Constant(scaled(s.BackoffBase, scale))
-	} else if s.BackoffBase > 0 {
+	case s.Decorrelated:
+		p.ChainedBackoff = admission.Decorrelated(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
+	case s.BackoffBase > 0:
 		p.Backoff = admission.Exponential(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
 	}
 	return p
+}
+
+// PerClient gives p the state spec keeps per client (per Transport): its
+// own Pace, client-side throttling, retry quota and adaptive rate, as
+// spec has them.
+func (s Spec) PerClient(p *admission.Policy) error {
+	var err error
+	if s.Pace {
+		cfg := admission.DefaultPaceConfig()
+		cfg.Utilization = s.Utilization
+		if p.Pace, err = admission.NewPace(cfg); err != nil {
+			return err
+		}
+	}
+	if s.Throttle {
+		if p.Throttle, err = admission.NewThrottle(admission.DefaultThrottleConfig()); err != nil {
+			return err
+		}
+	}
+	if s.RetryQuota {
+		if p.RetryQuota, err = admission.NewRetryQuota(admission.StandardRetryQuota()); err != nil {
+			return err
+		}
+	}
+	if s.Adaptive {
+		if p.Adaptive, err = admission.NewAdaptive(admission.DefaultAdaptiveConfig()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func scaled(d time.Duration, scale float64) time.Duration {

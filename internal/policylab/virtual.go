@@ -105,6 +105,9 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	loop := vclock.New(epoch)
 	cfg := v.Sim
 	cfg.Clock, cfg.TimeScale = loop, 1
+	// A policy that reads the utilization gets the header a PTU
+	// deployment sends; no other policy reads it.
+	cfg.UtilizationHeader = cfg.UtilizationHeader || v.Spec.Utilization > 0
 	if cfg.SpilloverDeployment == "" {
 		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
 	}
@@ -175,19 +178,13 @@ func (v *virtualRun) fleetSlots() *admission.Slots {
 }
 
 // clientPolicy is client i's retry owner: the policy, its jitter and
-// backoff seeded per client, its own Pace, the fleet's Slots.
+// backoff seeded per client, its own state (Spec.PerClient), the fleet's
+// Slots.
 func (v *virtualRun) clientPolicy(i int, slots *admission.Slots) (*admission.Policy, error) {
 	p := v.Spec.Policy(1)
 	p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
 	p.Slots = slots
-	if v.Spec.Pace {
-		pace, err := admission.NewPace(admission.DefaultPaceConfig())
-		if err != nil {
-			return nil, err
-		}
-		p.Pace = pace
-	}
-	return p, nil
+	return p, v.Spec.PerClient(p)
 }
 
 // request sends arrival seq as the client's application would: through

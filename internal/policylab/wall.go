@@ -212,7 +212,7 @@ func (w *wallTally) observe(r *results.Record) {
 	if !q.seen {
 		q.seen, q.firstSent = true, r.SentMS
 	}
-	if r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced {
+	if r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced || r.Error == admission.ClassThrottled || r.Error == admission.ClassAdaptive {
 		return // refused locally: nothing reached the deployment
 	}
 	if q.sent && q.prevReady >= 0 && r.SentMS < q.prevReady && !(r.Fallback && !q.redirected) {
