@@ -239,16 +239,21 @@ func check(t *testing.T, v Verdict, name string) Check {
 func TestGradesRealClients(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		mode                string
-		pass                bool
-		early, owners, herd bool // whether the check passes
-		declared, undo      bool // sdk retries seen, undeclared retries seen
-		calls               uint64
+		mode           string
+		pass           bool
+		early, owners  bool   // whether the check passes
+		herd           string // "pass", "fail", or "" for either
+		declared, undo bool   // sdk retries seen, undeclared retries seen
+		calls          uint64
 	}{
-		{"naive", false, false, true, true, false, true, 12},
-		{"honor", false, true, true, false, true, false, 12},
-		{"jitter", true, true, true, true, true, false, 32},
-		{"stacked", false, true, false, false, true, true, 12},
+		// A loop back at once is on time only past the shortest waits,
+		// how often depends on the machine's speed (the race detector's),
+		// and always back the same time after its refusal: its herd is
+		// reported or fails.
+		{"naive", false, false, true, "", false, true, 12},
+		{"honor", false, true, true, "fail", true, false, 12},
+		{"jitter", true, true, true, "pass", true, false, 32},
+		{"stacked", false, true, false, "fail", true, true, 12},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -259,11 +264,12 @@ func TestGradesRealClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %+v", tc.mode, v)
-			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || check(t, v, CheckOwners).Pass != tc.owners || check(t, v, CheckHerd).Pass != tc.herd {
-				t.Errorf("pass %v, early_returns %+v, owners %+v, herd %+v; want %v, %v, %v, %v", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), check(t, v, CheckHerd), tc.pass, tc.early, tc.owners, tc.herd)
+			herd := map[bool]string{true: "pass", false: "fail"}[check(t, v, CheckHerd).Pass]
+			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || check(t, v, CheckOwners).Pass != tc.owners || (tc.herd != "" && herd != tc.herd) {
+				t.Errorf("pass %v, early_returns %+v, owners %+v, herd %+v; want %v, %v, %v, %q", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), check(t, v, CheckHerd), tc.pass, tc.early, tc.owners, tc.herd)
 			}
 			// Jitter keeps in step against no field: any may read highest.
-			if tc.mode != "naive" && (v.HerdCompared < MinHerdCompared || check(t, v, CheckHerd).Expect == "" || (!tc.herd && v.HerdSource != sim.SourceRetryAfterMS)) {
+			if tc.herd != "" && (v.HerdCompared < MinHerdCompared || check(t, v, CheckHerd).Expect == "" || (tc.herd == "fail" && v.HerdSource != sim.SourceRetryAfterMS)) {
 				t.Errorf("herd of %d retries against %q, expecting %q: want it graded (against retry-after-ms, without jitter)", v.HerdCompared, v.HerdSource, check(t, v, CheckHerd).Expect)
 			}
 			if (v.SDKRetries > 0) != tc.declared || (v.UndeclaredRetries > 0) != tc.undo || v.Refused == 0 || (v.Admitted != tc.calls && tc.mode != "naive") {
