@@ -196,10 +196,11 @@
 //     counted);
 //   - retries: every request recognized as a retry (a comeback, early or
 //     on time, or a declared SDK retry), each once; marked_retries and
-//     undeclared_retries split the comebacks (below); retries_at_deadline
-//     the ones on time within HerdWindow (5 ms) of their deadline, waits
-//     honoured without jitter, which a fleet refused in one wave honours
-//     together; over_budget the ones on time that came back more than
+//     undeclared_retries split the comebacks (below); herd_compared and
+//     herd_in_step the herd (below): the ones on time compared with
+//     their key's median lateness, and those within HerdWindow (50 ms)
+//     of it, waits honoured without jitter, which a fleet refused in one
+//     wave honours together; over_budget the ones on time that came back more than
 //     Config.WitnessBudget after their refusal; advised_waits_pending the
 //     refusals no request has come back to (yet), and pending_past_budget
 //     those of them older than the budget (a client asleep past it, or
@@ -261,6 +262,30 @@
 // injected faults advise nothing the model stands behind and are not
 // remembered.
 //
+// The herd is how tightly a client keeps to the deadlines it was told,
+// net of its own latency. Beside the deadline, a refusal remembers the
+// wait each of its fields wrote, as the client read it (retry-after-ms
+// and retry-after in azure; the millisecond x-ratelimit-reset-* and
+// retry-after's whole seconds in openai; the anthropic reset's whole
+// second and retry-after). A retry on time is late against a field by
+// its arrival less its refusal's time and that field's wait; the
+// lateness of the last MaxHerdLateness (65,536) of them, field by
+// field, is kept (512 KB full). herd_in_step counts, per key and field,
+// the latenesses within HerdWindow (50 ms wall) of that key's median
+// one, herd_compared every one but the median, for the field with the
+// most in step (herd_source: the one the client honours). A client that
+// sleeps exactly what a field says is late by its own overhead, the
+// answer's way back and its event loop, about the same every time: all
+// in step, whether it is Go's net/http or Node's event loop (openai-go
+// and openai-node both read 1 in docs/referee.md), and every call it
+// was told one deadline comes back together; read against the field it did not honour, or with jitter,
+// the latenesses spread — uniform over J, 2 × 50 ms ÷ J of them stay in
+// step (a tenth for a second). The median of all of them, rather than
+// the previous retry, is the reference because retries told one
+// deadline arrive in the order of their jitter: neighbours in time are
+// neighbours in lateness, more so the more of them there are
+// (TestHerdIsTheClientsJitter).
+//
 // The witness sees the requests the model decides on, the ones counted
 // per key as admitted or refused; a request answered by an injected fault
 // is not judged and leaves its refusal remembered. It never changes an
@@ -268,7 +293,8 @@
 // refusals, in a ring; remembering one more forgets the oldest, and if
 // that one was still unanswered it is counted in advised_waits_evicted
 // (its retry will be judged neither early nor on time). Full, it holds
-// about 7 MB. Keys, markers and bodies are kept only as hashes.
+// about 9 MB, and the herd's record 512 KB more. Keys, markers and bodies
+// are kept only as hashes.
 //
 // # Dialects
 //

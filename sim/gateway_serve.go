@@ -110,7 +110,7 @@ func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, m
 	}
 	o.ans = s.answerOf(gatewayLimits(now, s.orgs[ks.org], ks.limits, refusal, !o.admitted), !o.admitted, refusal.wait)
 	s.advice.record(&o.ans, int32(ks.index))
-	s.witness(ks, v, now, o.ans.soonest())
+	s.witness(ks, v, now, &o.ans)
 	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
 	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
 	return o, ticket, refusal, true

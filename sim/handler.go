@@ -31,6 +31,7 @@ type Server struct {
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
 	advice   adviceLog    // the record of advised waits, as written
+	late     latenessLog  // the witness's lateness of the last retries on time (herd.go)
 	bodySeed maphash.Seed
 	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
@@ -46,7 +47,7 @@ type counters struct {
 	reconciledOrg, reconciledKey, reconcileMissed      uint64
 	earlyReturns, retriesOnTime, sdkRetries            uint64
 	retries, markedRetries, undeclaredRetries          uint64
-	atDeadline, overBudget, foreignKeys                uint64
+	overBudget, foreignKeys                            uint64
 	maxCallRetries, mixedCalls                         uint64
 }
 
@@ -266,7 +267,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	}
 	o.ans = s.answerOf(o.lim, !o.admitted, o.wait)
 	s.advice.record(&o.ans, keyIndex)
-	s.witness(ks, v, now, o.ans.soonest())
+	s.witness(ks, v, now, &o.ans)
 	s.mu.Unlock()
 
 	if !o.admitted {

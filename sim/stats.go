@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -57,9 +58,17 @@ type Stats struct {
 	// retry owner that does not say so.
 	MarkedRetries     uint64 `json:"marked_retries"`
 	UndeclaredRetries uint64 `json:"undeclared_retries"`
-	// RetriesAtDeadline counts retries on time that came back within
-	// HerdWindow of their deadline: waits honoured without jitter.
-	RetriesAtDeadline uint64 `json:"retries_at_deadline"`
+	// HerdCompared counts the retries on time (of the last
+	// MaxHerdLateness) compared with their key's median lateness against
+	// one field, HerdSource (a Source… constant): the field whose retries
+	// keep in step the most, the one the client honours. A retry's
+	// lateness against a field is its arrival less its refusal's time and
+	// that field's wait; HerdInStep counts those within HerdWindow of the
+	// median: waits honoured without jitter, the client's own latency left
+	// out (herdOf). HerdInStep ÷ HerdCompared is the referee's herd.
+	HerdSource   string `json:"herd_source,omitempty"`
+	HerdCompared uint64 `json:"herd_compared"`
+	HerdInStep   uint64 `json:"herd_in_step"`
 	// MaxCallRetries is the most retries of one call in a row of its
 	// refusals that waited (came back more than QuickRetryWindow after
 	// their refusal): more than one retry owner allows is a stack of them.
@@ -122,7 +131,16 @@ type KeyStats struct {
 // Stats returns a snapshot of the counters and the current utilization.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	st := s.counted()
+	late := slices.Clone(s.late.ring)
+	s.mu.Unlock()
+	// Sorting a full record takes milliseconds: not under the lock.
+	st.HerdSource, st.HerdCompared, st.HerdInStep = herdOf(late)
+	return st
+}
+
+// counted is Stats but the herd. Called with s.mu held.
+func (s *Server) counted() Stats {
 	now := s.clock.Now()
 	st := Stats{
 		Profile:  s.cfg.Profile,
@@ -141,7 +159,6 @@ func (s *Server) Stats() Stats {
 		Retries:             s.n.retries,
 		MarkedRetries:       s.n.markedRetries,
 		UndeclaredRetries:   s.n.undeclaredRetries,
-		RetriesAtDeadline:   s.n.atDeadline,
 		OverBudget:          s.n.overBudget,
 		MaxCallRetries:      s.n.maxCallRetries,
 		MixedCalls:          s.n.mixedCalls,

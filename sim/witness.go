@@ -12,7 +12,7 @@ import (
 // last MaxAdvisedWaits refusals are remembered, older ones are forgotten
 // (and counted in Stats.AdvisedWaitsEvicted), so a retry that comes back
 // after that many newer refusals counts as neither early nor on time.
-// Full, the table holds about 7 MB.
+// Full, the table holds about 9 MB (a refusal keeps every field's wait).
 const MaxAdvisedWaits = 1 << 16
 
 // witnessSlack is how far before its deadline a retry may arrive and
@@ -118,11 +118,35 @@ func (c comeback) String() string {
 // advisedWait is one remembered refusal: the model time until which the
 // client was told to wait and the refusal's own time, as offsets from the
 // table's epoch (8 bytes each where a time.Time takes 24; Sub keeps the
-// monotonic reading), and the ring slot that holds it.
+// monotonic reading), the ring slot that holds it, and the waits its
+// fields wrote.
 type advisedWait struct {
 	until, at time.Duration
 	slot      int32
 	chain     chain
+	fields    fieldWaits
+}
+
+// fieldWaits are the waits one refusal wrote, field by field, as the
+// client read them: each field's source and its wall milliseconds (at
+// most 24 days; longer waits are kept as that). The herd is measured
+// against each (latenessLog): a client honours one field, and
+// another field's rounding (retry-after's whole seconds beside a
+// millisecond reset) is not its jitter.
+type fieldWaits struct {
+	ms  [len(answer{}.advice)]int32
+	src [len(answer{}.advice)]adviceSource
+	n   uint8
+}
+
+// fieldsOf are the waits answer a wrote.
+func fieldsOf(a *answer) fieldWaits {
+	var f fieldWaits
+	for i, ad := range a.advice[:a.nAdvice] {
+		f.ms[i], f.src[i] = int32(min(ad.wallMS, math.MaxInt32)), ad.source
+	}
+	f.n = uint8(a.nAdvice)
+	return f
 }
 
 // chain is what the witness knows of one call's refusals in a row: how
@@ -145,7 +169,7 @@ func (c chain) mixed() bool { return c.atOnce && c.kept }
 // overwrites the oldest slot, and forgets that slot's entry if the entry
 // still lives there (its request has not come back, nor been refused
 // again since). An entry is forgotten too when its request comes back.
-// Full, at MaxAdvisedWaits, it holds about 7 MB.
+// Full, at MaxAdvisedWaits, it holds about 9 MB.
 type advisedWaits struct {
 	max     int
 	epoch   time.Time // the first refusal's time; until is measured from it
@@ -159,7 +183,7 @@ type advisedWaits struct {
 // until until, and the chain of refusals it continues. (The witness
 // recalls a request before it remembers its refusal, so an id is never
 // remembered twice.)
-func (t *advisedWaits) remember(id retryID, at, until time.Time, c chain) {
+func (t *advisedWaits) remember(id retryID, at, until time.Time, c chain, f fieldWaits) {
 	if t.byID == nil {
 		t.byID = make(map[retryID]advisedWait)
 		t.epoch = at
@@ -180,17 +204,18 @@ func (t *advisedWaits) remember(id retryID, at, until time.Time, c chain) {
 		t.ring[slot] = id
 		t.next = (slot + 1) % t.max
 	}
-	t.byID[id] = advisedWait{until: until.Sub(t.epoch), at: at.Sub(t.epoch), slot: int32(slot), chain: c}
+	t.byID[id] = advisedWait{until: until.Sub(t.epoch), at: at.Sub(t.epoch), slot: int32(slot), chain: c, fields: f}
 }
 
 // recalled is how a request relates to its last remembered refusal:
 // whether it came back early or on time, how long after its deadline
-// (late) and after the refusal (since), in model time, and the chain of
-// refusals it answers.
+// (late) and after the refusal (since), in model time, the chain of
+// refusals it answers and the waits that refusal wrote.
 type recalled struct {
 	comeback
 	late, since time.Duration
 	chain       chain
+	fields      fieldWaits
 }
 
 // recall says how the request id arriving at at relates to its last
@@ -202,18 +227,12 @@ func (t *advisedWaits) recall(id retryID, at time.Time) recalled {
 		return recalled{}
 	}
 	delete(t.byID, id)
-	r := recalled{comeback: cameBackOnTime, late: at.Sub(t.epoch) - w.until, since: at.Sub(t.epoch) - w.at, chain: w.chain}
+	r := recalled{comeback: cameBackOnTime, late: at.Sub(t.epoch) - w.until, since: at.Sub(t.epoch) - w.at, chain: w.chain, fields: w.fields}
 	if r.late+witnessSlack < 0 {
 		r.comeback = cameBackEarly
 	}
 	return r
 }
-
-// HerdWindow is how close to its deadline, in wall time, a retry on time
-// must come back to count in Stats.RetriesAtDeadline: a client that waits
-// exactly the advised time, without jitter, lands within it, and so does
-// every other caller refused in the same wave.
-const HerdWindow = 5 * time.Millisecond
 
 // QuickRetryWindow is how soon after its refusal, in wall time, a retry
 // that came back early counts as back at once (a loop or a gateway that
@@ -223,13 +242,14 @@ const HerdWindow = 5 * time.Millisecond
 const QuickRetryWindow = 50 * time.Millisecond
 
 // witness counts what one request the model decided on says about its
-// client: whether it is a retry that came back early or on time (near its
-// deadline, past the budget), whether it declares itself an SDK retry or
-// is an undeclared one. When it was refused with an advised wait of
-// advisedMS wall milliseconds (0: none), that wait is remembered from
-// now, in model time. ks is nil for a key the table has no room for:
-// totals only. Called with s.mu held.
-func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) {
+// client: whether it is a retry that came back early or on time (and how
+// late, for the herd; past the budget), whether it declares itself an
+// SDK retry or is an undeclared one. When its answer a advises
+// a wait, the soonest of its fields (in wall milliseconds) is remembered
+// from now, in model time, and every field's wait beside it. ks is nil
+// for a key the table has no room for: totals only. Called with s.mu
+// held.
+func (s *Server) witness(ks *keyState, v visit, now time.Time, a *answer) {
 	r := s.advised.recall(v.id, v.at)
 	switch r.comeback {
 	case cameBackEarly:
@@ -242,9 +262,7 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) 
 		if ks != nil {
 			ks.retriesOnTime++
 		}
-		if r.late < s.modelTime(HerdWindow.Milliseconds()) {
-			s.n.atDeadline++
-		}
+		s.late.note(ks, r, s.cfg.TimeScale)
 		if b := s.cfg.WitnessBudget; b > 0 && r.since > s.modelTime(b.Milliseconds()) {
 			s.n.overBudget++
 		}
@@ -266,8 +284,8 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, advisedMS int64) 
 		s.n.undeclaredRetries++
 	}
 	c := s.follow(r)
-	if advisedMS > 0 {
-		s.advised.remember(v.id, now, now.Add(s.modelTime(advisedMS)), c)
+	if ms := a.soonest(); ms > 0 {
+		s.advised.remember(v.id, now, now.Add(s.modelTime(ms)), c, fieldsOf(a))
 	}
 }
 

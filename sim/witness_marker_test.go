@@ -104,9 +104,10 @@ func TestWitnessTellsMarkedCallsApart(t *testing.T) {
 	})
 }
 
-// TestWitnessCountsHerdAndBudget: a retry within HerdWindow of its
-// deadline counts at the deadline; one later than WitnessBudget after its
-// refusal counts over budget; an unanswered refusal stays pending.
+// TestWitnessCountsHerdAndBudget: a retry 2 ms after its deadline and
+// the next one 1.5 s after its own are not in step; the second, later
+// than WitnessBudget after its refusal, counts over budget; an
+// unanswered refusal stays pending.
 func TestWitnessCountsHerdAndBudget(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
@@ -131,8 +132,8 @@ func TestWitnessCountsHerdAndBudget(t *testing.T) {
 	clk.Advance(time.Hour)                      // drained
 	refuse(chatBody(43, 1))                     // never comes back
 	st := s.Stats()
-	if st.RetriesOnTime != 2 || st.RetriesAtDeadline != 1 || st.OverBudget != 1 || st.AdvisedWaitsPending != 1 {
-		t.Errorf("on time %d, at deadline %d, over budget %d, pending %d; want 2, 1, 1, 1",
-			st.RetriesOnTime, st.RetriesAtDeadline, st.OverBudget, st.AdvisedWaitsPending)
+	if st.RetriesOnTime != 2 || st.HerdCompared != 1 || st.HerdInStep != 0 || st.OverBudget != 1 || st.AdvisedWaitsPending != 1 {
+		t.Errorf("on time %d, compared %d, in step %d, over budget %d, pending %d; want 2, 1, 0, 1, 1",
+			st.RetriesOnTime, st.HerdCompared, st.HerdInStep, st.OverBudget, st.AdvisedWaitsPending)
 	}
 }

@@ -333,7 +333,7 @@ func TestWitnessMemoryIsBounded(t *testing.T) {
 	tab := advisedWaits{max: MaxAdvisedWaits}
 	id := func(i int) retryID { return retryID{key: 1, body: uint64(i)} }
 	for i := range 3 * MaxAdvisedWaits {
-		tab.remember(id(i), t0, t0.Add(time.Second), chain{})
+		tab.remember(id(i), t0, t0.Add(time.Second), chain{}, fieldWaits{})
 		if i%4 == 0 { // some come back, which frees nothing in the ring
 			tab.recall(id(i), t0)
 		}
@@ -463,7 +463,7 @@ func TestWitnessSlackCoversTheScaledClock(t *testing.T) {
 			id := retryID{key: 1, body: 2}
 			time.Sleep(tc.elapsed)
 			refused := s.clock.Now()
-			s.advised.remember(id, refused, refused.Add(s.modelTime(tc.ms)), chain{})
+			s.advised.remember(id, refused, refused.Add(s.modelTime(tc.ms)), chain{}, fieldWaits{})
 			time.Sleep(time.Duration(tc.ms) * time.Millisecond)
 			at := s.clock.Now()
 			if got := s.advised.recall(id, at).comeback; got != cameBackOnTime {

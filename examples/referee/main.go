@@ -1,9 +1,10 @@
 // Command referee-client is the client that scripts run under
 // `ptuprobe referee` (run.sh): openai-go with its default retries (-mode
 // sdk), the same inside an application loop that calls again at once
-// (-mode stacked), a bare loop of net/http that retries a 429 at once
-// (-mode naive), or anthropic-sdk-go with its default retries (-mode
-// anthropic). Each of -workers workers makes -calls calls, every call its
+// (-mode stacked), openai-go whose retries are an application's that add
+// up to a second of jitter to the advised wait (-mode jitter), a bare
+// loop of net/http that retries a 429 at once (-mode naive), or
+// anthropic-sdk-go with its default retries (-mode anthropic). Each of -workers workers makes -calls calls, every call its
 // own prompt, the SDKs' options read from the environment the referee
 // sets (OPENAI_BASE_URL and OPENAI_API_KEY; ANTHROPIC_BASE_URL and
 // ANTHROPIC_API_KEY). With -table it prints the conformance table of the
@@ -12,19 +13,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 func main() {
-	mode := flag.String("mode", "sdk", "sdk, stacked, naive or anthropic")
+	mode := flag.String("mode", "sdk", "sdk, stacked, jitter, naive or anthropic")
 	workers := flag.Int("workers", 8, "concurrent workers")
 	calls := flag.Int("calls", 5, "calls per worker")
 	table := flag.Bool("table", false, "print the conformance table of the arguments: CLIENT VERSION REFEREE.JSON, repeated")
@@ -47,10 +53,10 @@ func main() {
 		}
 		return
 	}
-	modes := map[string]func(string) error{"sdk": sdkCall, "stacked": stackedCall, "naive": naiveCall, "anthropic": anthropicCall}
+	modes := map[string]func(string) error{"sdk": sdkCall, "stacked": stackedCall, "jitter": jitterCall, "naive": naiveCall, "anthropic": anthropicCall}
 	call, ok := modes[*mode]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "-mode %q: want sdk, stacked, naive or anthropic\n", *mode)
+		fmt.Fprintf(os.Stderr, "-mode %q: want sdk, stacked, jitter, naive or anthropic\n", *mode)
 		os.Exit(2)
 	}
 	var wg sync.WaitGroup
@@ -111,6 +117,31 @@ func stackedCall(prompt string) error {
 		}
 	}
 	return err
+}
+
+// ownRetries is openai-go without its own retries, for jitterCall's.
+var ownRetries = openai.NewClient(option.WithMaxRetries(0))
+
+// jitterCall is openai-go's retries done by the application with jitter:
+// up to 2 retries of a 429, each after its retry-after-ms (at most 8 s,
+// the SDK's cap) and a draw from [0, 1 s), which the SDK does not add.
+func jitterCall(prompt string) error {
+	for n := 0; ; n++ {
+		_, err := ownRetries.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			Model:     "gpt-4o",
+			MaxTokens: openai.Int(10),
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
+		})
+		var refused *openai.Error
+		if err == nil || n == 2 || !errors.As(err, &refused) || refused.StatusCode != http.StatusTooManyRequests {
+			return err
+		}
+		ms, perr := strconv.Atoi(refused.Response.Header.Get("Retry-After-Ms"))
+		if perr != nil || ms > 8000 {
+			return err
+		}
+		time.Sleep(time.Duration(ms)*time.Millisecond + rand.N(time.Second))
+	}
 }
 
 // naiveCall posts with net/http and retries a 429 at once, up to 50 times.

@@ -19,6 +19,7 @@ var moreClients = map[string]func() int{
 	"stale":           staleKey,
 	"dropper":         dropper,
 	"calls-then-hang": callsThenHang,
+	"jitter":          jitteredCalls,
 	"stdin":           readStdin,
 	"backoff":         func() int { return workers(4, backoffCall) },
 	"gateway-stack":   func() int { return workers(4, func(body string) { sdkBehind(body, gatewayBackoff) }) },
@@ -232,6 +233,9 @@ func TestStormNeighbour(t *testing.T) {
 			t.Parallel()
 			j := helperJob(t, tc.mode)
 			j.neighbour, j.OutDir = tc.neighbour, ""
+			// The SDK sleeps exactly what it is told: the herd is
+			// TestGradesRealClients' business, not the neighbour's.
+			j.Expect = []Expectation{{CheckHerd, "<=", 1}}
 			v, _, err := Run(t.Context(), j)
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -132,6 +133,35 @@ func sdkCall(body string, retries int) int {
 	}
 }
 
+// jitteredCalls are 16 workers' 2 calls each, every one sdkCall(body, 20)
+// that sleeps each advised wait and a jitter drawn uniformly from
+// [0, 1 s]: twice the calls of the others, since jitter spreads the
+// retries, and fewer collide.
+func jitteredCalls() int {
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for c := range 2 {
+				jitteredCall(fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"call %d-%d"}]}`, w, c))
+			}
+		})
+	}
+	wg.Wait()
+	return 0
+}
+
+// jitteredCall is sdkCall(body, 20) that sleeps each advised wait and a
+// jitter drawn uniformly from [0, 1 s].
+func jitteredCall(body string) {
+	for n := 0; n <= 20; n++ {
+		status, ms := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n))
+		if status != http.StatusTooManyRequests || ms > 2000 {
+			return
+		}
+		time.Sleep(time.Duration(ms)*time.Millisecond + rand.N(time.Second))
+	}
+}
+
 // checkEnv exits 0 when every key variable holds the referee's
 // throwaway key, every base URL is loopback, no credential-like variable
 // of the caller's is there but the one passed (userEnv), else 3.
@@ -202,7 +232,8 @@ func check(t *testing.T, v Verdict, name string) Check {
 
 // TestGradesRealClients runs real processes under the referee: a loop
 // that retries at once fails early_returns; an SDK-like client that
-// waits what retry-after-ms says passes every check; the same SDK inside
+// waits exactly what retry-after-ms says fails the herd alone, and one
+// that adds up to a second of jitter passes every check; the SDK inside
 // an application loop that also waits passes early_returns and fails
 // owners.
 func TestGradesRealClients(t *testing.T) {
@@ -210,12 +241,19 @@ func TestGradesRealClients(t *testing.T) {
 	tests := []struct {
 		mode           string
 		pass           bool
-		early, owners  bool // whether the check passes
-		declared, undo bool // sdk retries seen, undeclared retries seen
+		early, owners  bool   // whether the check passes
+		herd           string // "pass", "fail", or "" for either
+		declared, undo bool   // sdk retries seen, undeclared retries seen
+		calls          uint64
 	}{
-		{"naive", false, false, true, false, true},
-		{"honor", true, true, true, true, false},
-		{"stacked", false, true, false, true, true},
+		// A loop back at once is on time only past the shortest waits,
+		// how often depends on the machine's speed (the race detector's),
+		// and always back the same time after its refusal: its herd is
+		// reported or fails.
+		{"naive", false, false, true, "", false, true, 12},
+		{"honor", false, true, true, "fail", true, false, 12},
+		{"jitter", true, true, true, "pass", true, false, 32},
+		{"stacked", false, true, false, "fail", true, true, 12},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -226,10 +264,15 @@ func TestGradesRealClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %+v", tc.mode, v)
-			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || check(t, v, CheckOwners).Pass != tc.owners {
-				t.Errorf("pass %v, early_returns %+v, owners %+v; want %v, %v, %v", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), tc.pass, tc.early, tc.owners)
+			herd := map[bool]string{true: "pass", false: "fail"}[check(t, v, CheckHerd).Pass]
+			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || check(t, v, CheckOwners).Pass != tc.owners || (tc.herd != "" && herd != tc.herd) {
+				t.Errorf("pass %v, early_returns %+v, owners %+v, herd %+v; want %v, %v, %v, %q", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), check(t, v, CheckHerd), tc.pass, tc.early, tc.owners, tc.herd)
 			}
-			if (v.SDKRetries > 0) != tc.declared || (v.UndeclaredRetries > 0) != tc.undo || v.Refused == 0 || (v.Admitted != 12 && tc.mode != "naive") {
+			// Jitter keeps in step against no field: any may read highest.
+			if tc.herd != "" && (v.HerdCompared < MinHerdCompared || check(t, v, CheckHerd).Expect == "" || (tc.herd == "fail" && v.HerdSource != sim.SourceRetryAfterMS)) {
+				t.Errorf("herd of %d retries against %q, expecting %q: want it graded (against retry-after-ms, without jitter)", v.HerdCompared, v.HerdSource, check(t, v, CheckHerd).Expect)
+			}
+			if (v.SDKRetries > 0) != tc.declared || (v.UndeclaredRetries > 0) != tc.undo || v.Refused == 0 || (v.Admitted != tc.calls && tc.mode != "naive") {
 				t.Errorf("sdk %d, undeclared %d, refused %d, admitted %d", v.SDKRetries, v.UndeclaredRetries, v.Refused, v.Admitted)
 			}
 			if v.CommandExit != 0 || v.TimedOut {
@@ -388,9 +431,9 @@ func TestParseExpectation(t *testing.T) {
 // overrides.
 func TestGrade(t *testing.T) {
 	t.Parallel()
-	st := sim.Stats{Admitted: 10, Refused: 20, Retries: 15, EarlyReturns: 0, RetriesOnTime: 10, RetriesAtDeadline: 9,
+	st := sim.Stats{Admitted: 10, Refused: 20, Retries: 15, EarlyReturns: 0, RetriesOnTime: 13, HerdCompared: 12, HerdInStep: 4,
 		SDKRetries: 5, UndeclaredRetries: 3, AdvisedWaitsPending: 2}
-	cs := grade(st, []Expectation{{CheckHerd, "<=", 0.5}}, DefaultOwnerRetries)
+	cs := grade(st, []Expectation{{CheckHTTP429PerSuccess, "<", 2}}, DefaultOwnerRetries)
 	got := map[string]Check{}
 	for _, c := range cs {
 		got[c.Name] = c
@@ -401,8 +444,8 @@ func TestGrade(t *testing.T) {
 		CheckEarlyReturns:       {CheckEarlyReturns, 0, "<= 0", true},
 		CheckOwners:             {CheckOwners, 2, "<= 1", false},
 		CheckAttemptsPerRequest: {CheckAttemptsPerRequest, 2, "", true},
-		CheckHTTP429PerSuccess:  {CheckHTTP429PerSuccess, 2, "", true},
-		CheckHerd:               {CheckHerd, 0.9, "<= 0.5", false},
+		CheckHTTP429PerSuccess:  {CheckHTTP429PerSuccess, 2, "< 2", false},
+		CheckHerd:               {CheckHerd, 0.333, "<= 0.5", true},
 		CheckOverBudget:         {CheckOverBudget, 0, "<= 0", true},
 		CheckIncomplete:         {CheckIncomplete, 2, "", true},
 	} {
@@ -412,6 +455,31 @@ func TestGrade(t *testing.T) {
 	}
 	if cs[0].Name != CheckRequests || cs[len(cs)-1].Name != CheckIncomplete {
 		t.Errorf("order %v", cs)
+	}
+}
+
+// TestGradeHerd: the herd's default expectation fails most retries in
+// step and passes a third; with fewer than MinHerdCompared retries
+// compared it is reported, unless an expectation is given.
+func TestGradeHerd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		compared, inStep uint64
+		over             []Expectation
+		want             Check
+	}{
+		{12, 9, nil, Check{CheckHerd, 0.75, "<= 0.5", false}},
+		{12, 6, nil, Check{CheckHerd, 0.5, "<= 0.5", true}},
+		{12, 4, nil, Check{CheckHerd, 0.333, "<= 0.5", true}},
+		{9, 9, nil, Check{CheckHerd, 1, "", true}},
+		{9, 9, []Expectation{{CheckHerd, "<", 0.9}}, Check{CheckHerd, 1, "< 0.9", false}},
+		{0, 0, nil, Check{CheckHerd, 0, "", true}},
+	} {
+		for _, c := range grade(sim.Stats{HerdCompared: tc.compared, HerdInStep: tc.inStep}, tc.over, DefaultOwnerRetries) {
+			if c.Name == CheckHerd && c != tc.want {
+				t.Errorf("%d of %d in step, %v: %+v, want %+v", tc.inStep, tc.compared, tc.over, c, tc.want)
+			}
+		}
 	}
 }
 

@@ -56,6 +56,11 @@ type Verdict struct {
 	// that declares nothing (sim.Stats).
 	MaxCallRetries uint64 `json:"max_call_retries"`
 	MixedCalls     uint64 `json:"mixed_calls"`
+	// HerdSource is the field the herd was read against, the one the
+	// client honours ("" when no retry was compared); HerdCompared the
+	// retries compared with the client's median lateness (sim.Stats).
+	HerdSource   string `json:"herd_source,omitempty"`
+	HerdCompared uint64 `json:"herd_compared"`
 	// UnansweredPastBudget counts the refusals older than the budget that
 	// nobody had come back to when the command ended: a client asleep
 	// past its budget, or one that gave them up (the witness cannot tell
@@ -119,7 +124,7 @@ func (j *Job) verdict(st sim.Stats, end commandEnd, ptu float64) Verdict {
 		Command: filepath.Base(j.Command[0]), CommandExit: end.exit, TimedOut: end.timedOut, Interrupted: end.interrupted,
 		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, Retries: st.Retries,
 		SDKRetries: st.SDKRetries, MarkedRetries: st.MarkedRetries, UndeclaredRetries: st.UndeclaredRetries,
-		MaxCallRetries: st.MaxCallRetries, MixedCalls: st.MixedCalls,
+		MaxCallRetries: st.MaxCallRetries, MixedCalls: st.MixedCalls, HerdSource: st.HerdSource, HerdCompared: st.HerdCompared,
 		UnansweredPastBudget: st.PendingPastBudget, NeighbourBatches: st.NeighbourBatches,
 		PTU: ptu, BudgetSeconds: j.Budget.Seconds(), OwnerRetries: j.ownerRetries(),
 	}

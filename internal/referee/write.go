@@ -11,6 +11,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/report"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // Title is the heading of referee.md and report.html.
@@ -24,7 +25,7 @@ var meaning = map[string]string{
 	CheckOwners:             "retry owners told apart: declared (SDK, marked) and undeclared (a loop, a gateway); 2 also for a call retried after a wait more often than one owner does, or both at once and after its wait",
 	CheckAttemptsPerRequest: "attempts per call the client made",
 	CheckHTTP429PerSuccess:  "429s per admitted request",
-	CheckHerd:               "share of retries on time that came back within 5 ms of their deadline (no jitter)",
+	CheckHerd:               "share of retries on time within " + num.Millis(float64(sim.HerdWindow.Milliseconds()), 0) + " of the client's median lateness after the deadline it honours: waits kept without jitter, which every call told one deadline keeps together",
 	CheckOverBudget:         "retries that came back later than the budget after their refusal",
 	CheckIncomplete:         "refusals nobody came back to, and requests still open at the end",
 }
