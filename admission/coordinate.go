@@ -9,7 +9,8 @@ import (
 // cooldown, Slots' next free slot and a Pace's rate and send slots — where
 // owners in several processes can reach it (Policy.Coordinator), so a fleet
 // that names one deployment learns it once instead of each process alone.
-// Package admission/redisstate keeps it in Redis.
+// Package admission/redisstate keeps it in Redis; a MemoryCoordinator
+// keeps it in process, at a price it is given.
 //
 // Without a Coordinator that state is in process: each Transport's
 // cooldown, each *Slots, each *Pace. That state stays, and is every
