@@ -75,7 +75,8 @@ type PaceStep struct {
 	Config   PaceConfig    // the Pace's settings
 }
 
-// PaceResult is what a PaceReserve or PaceConfirm step returns.
+// PaceResult is what a PaceReserve or PaceConfirm step returns: zero for
+// the other steps and for a confirm that fails.
 type PaceResult struct {
 	At  time.Time
 	Gen uint64

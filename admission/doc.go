@@ -75,7 +75,10 @@
 // (NewMemoryCoordinator) keeps it in one process, by the in-process
 // state's own code, for Transports that share it there and for measuring
 // what sharing costs: each call may cost a round trip (MemoryOptions.Delay,
-// slept on a Clock) and fail (MemoryOptions.Fail).
+// slept on a Clock) and fail (MemoryOptions.Fail). The Go code and
+// redisstate's scripts take the same steps to the microsecond (their
+// arithmetic is on whole microseconds); a test drives one long sequence
+// through both and compares every answer.
 //
 // # Example
 //

@@ -213,7 +213,7 @@ func (s *paceState) reserve(now, deadline time.Time, margin time.Duration) PaceR
 		return PaceResult{At: at, Gen: s.gen}
 	}
 	if s.rate > 0 {
-		s.next = at.Add(time.Duration(float64(time.Second) / s.rate))
+		s.next = at.Add(spacing(s.rate))
 	}
 	s.sends[s.nsends%paceWindow] = at
 	s.nsends++
@@ -232,7 +232,7 @@ func (s *paceState) grow(now time.Time, cfg PaceConfig) {
 		s.grown = s.cut
 	}
 	if dt := now.Sub(s.grown); dt > 0 {
-		s.rate *= 1 + cfg.Increase*min(dt, paceGrowthStep).Seconds()
+		s.rate *= 1 + cfg.Increase*seconds(min(dt, paceGrowthStep))
 		s.grown = now
 	}
 }
@@ -254,7 +254,7 @@ func (s *paceState) cutFor(now, sent time.Time, wait time.Duration, cfg PaceConf
 	// ones); the next is 1/rate after the last one used, never sooner
 	// than the old spacing had it.
 	s.gen++
-	s.next = s.last.Add(time.Duration(float64(time.Second) / s.rate))
+	s.next = s.last.Add(spacing(s.rate))
 	if s.next.Before(now) {
 		s.next = now
 	}
@@ -268,9 +268,23 @@ func (s *paceState) recentRate(now time.Time) float64 {
 		return 1
 	}
 	first := s.sends[(s.nsends-n)%paceWindow]
-	span := now.Sub(first).Seconds()
+	span := seconds(now.Sub(first))
 	if span <= 0 {
 		return float64(n) // n sends at one instant: n per second
 	}
 	return float64(n) / span
 }
+
+// The state's arithmetic is on whole microseconds, the unit a
+// Coordinator's store keeps (admission/redisstate's scripts reckon in
+// them), so that the in-process state and a shared one given the same
+// steps answer the same slots: at nanoseconds, slots 1e9/rate apart drift
+// a microsecond from the script's every few slots.
+
+// spacing is the time between send slots at rate.
+func spacing(rate float64) time.Duration {
+	return time.Duration(math.Floor(1e6/rate)) * time.Microsecond
+}
+
+// seconds is d in seconds, from its whole microseconds.
+func seconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1e6 }

@@ -12,7 +12,9 @@
 // the Unix epoch, so the fleet paces at one rate: its refusals cut it,
 // its admitted answers grow it, its sends space out one after the other.
 // Times are the callers' clocks: a fleet's clocks must agree to well
-// under a slot's width (NTP does).
+// under a slot's width (NTP does). The script and admission's Go take the
+// same steps to the microsecond (a test compares every answer of long
+// sequences through both).
 //
 // # Keys
 //
