@@ -64,8 +64,11 @@ const paceWindow = 16
 //     shares fair.
 //   - One cut per congestion event (TCP's fast recovery, Envoy's adaptive
 //     concurrency filter measures in windows for the same reason): a
-//     refusal of an attempt sent before the last cut does not cut again,
-//     so the answers to a burst already in flight count once.
+//     refusal of an attempt sent before the last cut, or in a send slot
+//     taken before it, does not cut again, so the answers to a burst
+//     already in flight count once — through a Coordinator too, where
+//     the send times are each process's clock and the count of cuts a
+//     slot was taken under is not.
 //   - The rate is a rate, not a concurrency limit (gRPC's retry throttling
 //     and Envoy's filter limit concurrency): an LLM deployment's limit is
 //     tokens per minute drained at a steady rate, and its latency is set by
@@ -196,7 +199,7 @@ func (s *paceState) step(st PaceStep) PaceResult {
 	case PaceAdmitted:
 		s.grow(st.Now, st.Config)
 	case PaceRefused:
-		s.cutFor(st.Now, st.Sent, st.Wait, st.Config)
+		s.cutFor(st.Now, st.Sent, st.Gen, st.Wait, st.Config)
 	}
 	return PaceResult{}
 }
@@ -237,13 +240,16 @@ func (s *paceState) grow(now time.Time, cfg PaceConfig) {
 	}
 }
 
-func (s *paceState) cutFor(now, sent time.Time, wait time.Duration, cfg PaceConfig) {
+func (s *paceState) cutFor(now, sent time.Time, gen uint64, wait time.Duration, cfg PaceConfig) {
 	s.refused++
 	if wait > 0 && now.Add(wait).After(s.hold) {
 		s.hold = now.Add(wait)
 	}
-	if s.rate > 0 && sent.Before(s.cut) {
-		return // an answer to what was sent before the last cut
+	if s.rate > 0 && (sent.Before(s.cut) || gen < s.gen) {
+		// An answer to what was sent before the last cut, by the time or
+		// by the count of cuts: with a Coordinator, the time is another
+		// process's clock, which may run ahead of the one that cut.
+		return
 	}
 	if s.rate == 0 {
 		s.rate = s.recentRate(now)

@@ -143,6 +143,7 @@ type request struct {
 	redirected bool
 	lastStatus int           // the last refusal's status
 	lastWait   time.Duration // the last refusal's advised wait, -1 if none
+	paceGen    uint64        // the count of cuts the last paced attempt's slot was taken under
 }
 
 func (r *request) run(start time.Time) (*http.Response, error) {
@@ -268,7 +269,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 		r.extendCooldown(now.Add(advised), advice.Source)
 	}
 	if r.t.p.Pace != nil && !a.Fallback {
-		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait})
+		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait, Gen: r.paceGen})
 	}
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
 	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
@@ -397,6 +398,7 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 		// every slot does not hold it for ever: past paceRetakes it goes
 		// in the slot it waited for.
 		if r.pace(PaceStep{Op: PaceConfirm, Gen: res.Gen, At: at}).OK || retake == paceRetakes {
+			r.paceGen = res.Gen
 			return false, nil
 		}
 	}

@@ -35,8 +35,8 @@ return at
 
 // paceScript is one step of admission's Pace (admission.PaceStep) on the
 // hash KEYS[1]: ARGV is op, now, sent, wait (negative: none), deadline
-// (0: none), margin, gen (confirm), at, decrease, increase, min rate, the
-// key's TTL in ms. It returns {at, gen, ok}, zeros for a step
+// (0: none), margin, gen (confirm, refused), at, decrease, increase, min
+// rate, the key's TTL in ms. It returns {at, gen, ok}, zeros for a step
 // that is no reserve or a confirm that fails. The arithmetic is
 // paceState's in admission/pace.go, step for step (steps_test.go).
 var paceScript = redis.NewScript(`
@@ -88,7 +88,7 @@ elseif op == 'refused' then
   if wait > 0 and now + wait > hold then
     redis.call('HSET', k, 'hold', int(now + wait))
   end
-  if not (rate > 0 and sent < cut) then
+  if not (rate > 0 and (sent < cut or tonumber(ARGV[7]) < gen)) then
     if rate == 0 then
       local m = math.min(n, window)
       if m < 2 then

@@ -111,7 +111,8 @@ type timeline struct {
 	seen    map[string]int         // what the answers exercised, over sequences
 	// granted and cuts are seen's when this sequence began.
 	granted, cuts int
-	gen           uint64 // the count of cuts, as last probed
+	gen           uint64    // the count of cuts, as last probed
+	cutAt         time.Time // the last cut's time
 }
 
 func (g *timeline) dur(max time.Duration) time.Duration {
@@ -169,7 +170,11 @@ func (g *timeline) next() call {
 	case r < 88 || g.calls <= g.calm:
 		s.Op, s.Sent = admission.PaceAdmitted, g.sentAt(when).At
 	default:
-		s.Op, s.Sent = admission.PaceRefused, g.sentAt(when).At
+		sent := g.sentAt(when)
+		s.Op, s.Sent, s.Gen = admission.PaceRefused, sent.At, sent.Gen
+		if g.rng.IntN(8) == 0 {
+			s.Gen++ // a slot of another state: the fallback's
+		}
 		switch g.rng.IntN(3) {
 		case 0:
 			s.Wait = -1
@@ -234,18 +239,26 @@ func (g *timeline) learn(c call, a answer) {
 }
 
 // probed counts what a probe after c found: the first cut, and how many
-// sends the rate it cut was measured on (the window's 16, or fewer).
+// sends the rate it cut was measured on (the window's 16, or fewer); a
+// refusal that did not cut only by the count of cuts its slot was taken
+// under (sent after the last cut, on its clock).
 func (g *timeline) probed(c call, p answer) {
 	before := g.gen
 	g.gen = p.pace.Gen
 	if c.what != "pace" || c.pace.Op != admission.PaceRefused {
 		return
 	}
-	if g.gen > before && g.gen == 1 {
-		g.seen["first cut"]++
-		if g.seen["reserve granted"]-g.granted >= 16 {
-			g.seen["first cut on a full window"]++
+	switch {
+	case g.gen > before:
+		g.cutAt = c.pace.Now
+		if g.gen == 1 {
+			g.seen["first cut"]++
+			if g.seen["reserve granted"]-g.granted >= 16 {
+				g.seen["first cut on a full window"]++
+			}
 		}
+	case before > 0 && !c.pace.Sent.Before(g.cutAt) && c.pace.Gen < before:
+		g.seen["refused without a cut by the count alone"]++
 	}
 }
 
@@ -257,7 +270,7 @@ func (g *timeline) covered(t *testing.T) {
 	g.seen["refused without a cut"] = g.seen["refused"] - g.seen["cuts"]
 	for what, least := range map[string]int{"cooldown extended": 10, "slot later than asked": 10, "reserve granted": 10,
 		"reserve refused by its deadline": 10, "confirm of a void slot": 10, "cuts": 10, "refused without a cut": 10,
-		"first cut on a full window": 1} {
+		"first cut on a full window": 1, "refused without a cut by the count alone": 3} {
 		if g.seen[what] < least {
 			t.Errorf("settings %+v: %s %d times; the sequence must exercise it", g.cfg, what, g.seen[what])
 		}
