@@ -36,15 +36,15 @@ func TestMemoryCoordinatorCost(t *testing.T) {
 		if took := time.Since(start); took != 10*time.Millisecond {
 			t.Errorf("a call took %v, want the Delay", took)
 		}
-		within := func(d time.Duration, f func(context.Context) error) (error, time.Duration) {
+		within := func(d time.Duration, f func(context.Context) error) (time.Duration, error) {
 			ctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			began := time.Now()
 			err := f(ctx)
-			return err, time.Since(began)
+			return time.Since(began), err
 		}
 		// Cut on the way there: the slot is not taken.
-		err, took := within(3*time.Millisecond, func(ctx context.Context) error {
+		took, err := within(3*time.Millisecond, func(ctx context.Context) error {
 			_, err := m.Slot(ctx, start, time.Second)
 			return err
 		})
@@ -52,7 +52,7 @@ func TestMemoryCoordinatorCost(t *testing.T) {
 			t.Errorf("a call cut at 3 ms: %v after %v, want the deadline's error at it", err, took)
 		}
 		// Cut on the way back: the slot was taken, the answer lost.
-		if err, _ := within(7*time.Millisecond, func(ctx context.Context) error {
+		if _, err := within(7*time.Millisecond, func(ctx context.Context) error {
 			_, err := m.Slot(ctx, start, time.Second)
 			return err
 		}); !errors.Is(err, context.DeadlineExceeded) {
