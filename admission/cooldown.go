@@ -14,13 +14,15 @@ type cooldown struct {
 	source string // the WaitSource of the advice that set until
 }
 
-// extend moves the end to t if t is later.
-func (c *cooldown) extend(t time.Time, source string) {
+// extend moves the end to t if t is later (a zero t only reads it), and
+// returns the end as it then stands and its source: Coordinator.Cooldown.
+func (c *cooldown) extend(t time.Time, source string) (time.Time, string) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if t.After(c.until) {
 		c.until, c.source = t, source
 	}
-	c.mu.Unlock()
+	return c.until, c.source
 }
 
 // left is what remains of the cooldown at now (0 when it is over) and the

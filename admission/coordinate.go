@@ -9,7 +9,8 @@ import (
 // cooldown, Slots' next free slot and a Pace's rate and send slots — where
 // owners in several processes can reach it (Policy.Coordinator), so a fleet
 // that names one deployment learns it once instead of each process alone.
-// Package admission/redisstate keeps it in Redis.
+// Package admission/redisstate keeps it in Redis; a MemoryCoordinator
+// keeps it in process, at a price it is given.
 //
 // Without a Coordinator that state is in process: each Transport's
 // cooldown, each *Slots, each *Pace. That state stays, and is every
@@ -56,8 +57,12 @@ const (
 	// a refusal, by Config.Increase a second since the last growth or cut.
 	PaceAdmitted
 	// PaceRefused cuts the rate by Config.Decrease for an attempt sent at
-	// Sent and refused at Now advising Wait (negative: none), once per
-	// congestion event, and holds every send until Now + Wait.
+	// Sent in a slot taken under Gen and refused at Now advising Wait
+	// (negative: none), once per congestion event, and holds every send
+	// until Now + Wait. An attempt sent before the last cut, or in a slot
+	// taken under fewer cuts than there are, is of an event already
+	// counted: the second test holds when the fleet's clocks disagree by
+	// more than a refusal takes to come back.
 	PaceRefused
 )
 
@@ -69,12 +74,13 @@ type PaceStep struct {
 	Wait     time.Duration // PaceRefused: the advised wait, negative for none
 	Deadline time.Time     // PaceReserve: the request's budget's end, zero for none
 	Margin   time.Duration // PaceReserve: the answer's expected time after its send
-	Gen      uint64        // PaceConfirm
+	Gen      uint64        // PaceConfirm, PaceRefused: the count of cuts the slot was taken under
 	At       time.Time     // PaceConfirm: the slot taken
 	Config   PaceConfig    // the Pace's settings
 }
 
-// PaceResult is what a PaceReserve or PaceConfirm step returns.
+// PaceResult is what a PaceReserve or PaceConfirm step returns: zero for
+// the other steps and for a confirm that fails.
 type PaceResult struct {
 	At  time.Time
 	Gen uint64

@@ -11,52 +11,21 @@ import (
 	"time"
 )
 
-// memCoordinator is a Coordinator in memory, as two processes would share
-// one in Redis; fail makes every call fail, as a Redis that is down.
-type memCoordinator struct {
-	mu    sync.Mutex
-	cool  cooldown
-	next  time.Time
-	pace  paceState
-	fail  atomic.Bool
-	calls atomic.Int64
-}
-
 var errDown = errors.New("coordinator down")
 
-func (m *memCoordinator) Cooldown(_ context.Context, until time.Time, source string) (time.Time, string, error) {
-	m.calls.Add(1)
-	if m.fail.Load() {
-		return time.Time{}, "", errDown
+// shared is a Coordinator in memory, as two processes would share one in
+// Redis; down makes every call fail, as a Redis that is down.
+func shared(t *testing.T, down bool) *MemoryCoordinator {
+	t.Helper()
+	var o MemoryOptions
+	if down {
+		o.Fail = func(time.Time) error { return errDown }
 	}
-	m.cool.extend(until, source)
-	m.cool.mu.Lock()
-	defer m.cool.mu.Unlock()
-	return m.cool.until, m.cool.source, nil
-}
-
-func (m *memCoordinator) Slot(_ context.Context, at time.Time, width time.Duration) (time.Time, error) {
-	m.calls.Add(1)
-	if m.fail.Load() {
-		return time.Time{}, errDown
+	m, err := NewMemoryCoordinator(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.next.After(at) {
-		at = m.next
-	}
-	m.next = at.Add(width)
-	return at, nil
-}
-
-func (m *memCoordinator) Pace(_ context.Context, s PaceStep) (PaceResult, error) {
-	m.calls.Add(1)
-	if m.fail.Load() {
-		return PaceResult{}, errDown
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.pace.step(s), nil
+	return m
 }
 
 // TestCoordinatorSharesCooldown: two Transports, as two processes, each
@@ -73,8 +42,7 @@ func TestCoordinatorSharesCooldown(t *testing.T) {
 	}{{"alone", false, false, 2}, {"shared", true, false, 1}, {"down", true, true, 2}} {
 		synctest.Test(t, func(t *testing.T) {
 			g := &gate{open: time.Now().Add(10 * time.Second)}
-			m := &memCoordinator{}
-			m.fail.Store(tc.down)
+			m := shared(t, tc.down)
 			get := func(tr *Transport) {
 				resp, err := (&http.Client{Transport: tr}).Get("http://primary.invalid/")
 				if err != nil || resp.StatusCode != 200 {
@@ -106,7 +74,7 @@ func TestCoordinatorSharesCooldown(t *testing.T) {
 			if got := g.refusals.Load(); got != tc.wantRefusals || g.admitted.Load() != 6 {
 				t.Errorf("%s: %d refusals, %d admitted; want %d refusals", tc.name, got, g.admitted.Load(), tc.wantRefusals)
 			}
-			if tc.coord && m.calls.Load() == 0 {
+			if tc.coord && m.Calls() == 0 {
 				t.Errorf("%s: the Coordinator was never called", tc.name)
 			}
 		})
@@ -121,8 +89,7 @@ func TestCoordinatorSharesSlots(t *testing.T) {
 	t.Parallel()
 	for _, down := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			m := &memCoordinator{}
-			m.fail.Store(down)
+			m := shared(t, down)
 			at := make(chan time.Duration, 2)
 			start := time.Now()
 			var owners [2]*Transport
@@ -186,8 +153,7 @@ func TestCoordinatorSharesPace(t *testing.T) {
 	t.Parallel()
 	for _, down := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			m := &memCoordinator{}
-			m.fail.Store(down)
+			m := shared(t, down)
 			var paces [2]*Pace
 			var owners [2]*Transport
 			for i := range owners {
@@ -217,8 +183,8 @@ func TestCoordinatorSharesPace(t *testing.T) {
 				get(owners[1])
 			}
 			took := time.Since(start)
-			if !down && (took < time.Second || m.pace.rate == 0) {
-				t.Errorf("shared pace: 3 requests in %v at the shared rate %.2f/s; want them paced", took, m.pace.rate)
+			if !down && (took < time.Second || m.Rate() == 0) {
+				t.Errorf("shared pace: 3 requests in %v at the shared rate %.2f/s; want them paced", took, m.Rate())
 			}
 			if down && (took != 0 || paces[1].Rate() != 0) {
 				t.Errorf("coordinator down: 3 requests in %v, in-process rate %.2f; want them unpaced", took, paces[1].Rate())
@@ -230,7 +196,7 @@ func TestCoordinatorSharesPace(t *testing.T) {
 func TestCoordinatorNeedsSharedState(t *testing.T) {
 	t.Parallel()
 	p := DefaultPolicy()
-	p.Coordinator = &memCoordinator{}
+	p.Coordinator = shared(t, false)
 	_, err := New(nil, p)
 	var f interface{ Field() string }
 	if !errors.As(err, &f) || f.Field() != "Coordinator" {
@@ -242,7 +208,7 @@ func TestCoordinatorNeedsSharedState(t *testing.T) {
 // reserve is granted at ahead after its step's time, every confirmation
 // refused (up to a thousand, so a test without the bound ends).
 type wrongPace struct {
-	memCoordinator
+	*MemoryCoordinator
 	ahead    time.Duration
 	confirms atomic.Int64
 }
@@ -271,7 +237,7 @@ func TestPaceHeldToTheBudget(t *testing.T) {
 		}
 		var decisions []Decision
 		p := DefaultPolicy()
-		p.Pace, p.Coordinator, p.Budget = pace, &wrongPace{ahead: time.Hour}, 2*time.Second
+		p.Pace, p.Coordinator, p.Budget = pace, &wrongPace{MemoryCoordinator: shared(t, false), ahead: time.Hour}, 2*time.Second
 		p.Observe = func(d Decision) { decisions = append(decisions, d) }
 		tr, err := New(serveMem(t, refuseFirst(0)), p)
 		if err != nil {
@@ -284,7 +250,7 @@ func TestPaceHeldToTheBudget(t *testing.T) {
 			t.Errorf("a slot an hour ahead under a 2 s budget: %v after %v, decisions %+v; want a local give-up at once", err, took, decisions)
 		}
 
-		w := &wrongPace{ahead: 10 * time.Millisecond}
+		w := &wrongPace{MemoryCoordinator: shared(t, false), ahead: 10 * time.Millisecond}
 		p.Coordinator, p.Budget, p.Observe = w, 0, nil
 		tr, err = New(serveMem(t, refuseFirst(0)), p)
 		if err != nil {

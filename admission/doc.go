@@ -71,7 +71,14 @@
 // Transport's cooldown, the Transports given one *Slots, one *Pace. A
 // fleet of processes shares it through a Coordinator (Policy.Coordinator;
 // admission/redisstate keeps it in Redis), each decision falling back to
-// the in-process state when the Coordinator fails.
+// the in-process state when the Coordinator fails. A MemoryCoordinator
+// (NewMemoryCoordinator) keeps it in one process, by the in-process
+// state's own code, for Transports that share it there and for measuring
+// what sharing costs: each call may cost a round trip (MemoryOptions.Delay,
+// slept on a Clock) and fail (MemoryOptions.Fail). The Go code and
+// redisstate's scripts take the same steps to the microsecond (their
+// arithmetic is on whole microseconds); a test drives one long sequence
+// through both and compares every answer.
 //
 // # The field's client policies
 //

@@ -164,3 +164,46 @@ func ExampleDefaultPolicy() {
 	// Output:
 	// 3 10s 0.2
 }
+
+// Two Transports (two services of one process) share their cooldown
+// through a MemoryCoordinator, each call to it costing a millisecond, the
+// round trip a Redis would: the first is refused with a 2 s advised wait,
+// and the second, whose budget is 1 s, gives up at once without sending.
+func ExampleMemoryCoordinator() {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Retry-After-Ms", "2000")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	shared, err := admission.NewMemoryCoordinator(admission.MemoryOptions{Delay: time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	get := func(budget time.Duration) error {
+		p := admission.DefaultPolicy()
+		p.SharedCooldown, p.Coordinator, p.MaxAttempts, p.Budget = true, shared, 1, budget
+		t, err := admission.New(nil, p)
+		if err != nil {
+			return err
+		}
+		resp, err := (&http.Client{Transport: t}).Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	var g *admission.GiveUpError
+	err = get(time.Minute)
+	fmt.Println("first gave up:", errors.As(err, &g), "status", g.LastStatus, "requests sent:", requests.Load())
+	err = get(time.Second)
+	fmt.Println("second gave up:", errors.As(err, &g), "requests sent:", requests.Load())
+	fmt.Println("calls to the store:", shared.Calls())
+	// Output:
+	// first gave up: true status 429 requests sent: 1
+	// second gave up: true requests sent: 1
+	// calls to the store: 3
+}

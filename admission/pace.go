@@ -75,8 +75,11 @@ const paceWindow = 16
 //     shares fair.
 //   - One cut per congestion event (TCP's fast recovery, Envoy's adaptive
 //     concurrency filter measures in windows for the same reason): a
-//     refusal of an attempt sent before the last cut does not cut again,
-//     so the answers to a burst already in flight count once.
+//     refusal of an attempt sent before the last cut, or in a send slot
+//     taken before it, does not cut again, so the answers to a burst
+//     already in flight count once — through a Coordinator too, where
+//     the send times are each process's clock and the count of cuts a
+//     slot was taken under is not.
 //   - The rate is a rate, not a concurrency limit (gRPC's retry throttling
 //     and Envoy's filter limit concurrency): an LLM deployment's limit is
 //     tokens per minute drained at a steady rate, and its latency is set by
@@ -233,7 +236,7 @@ func (s *paceState) step(st PaceStep) PaceResult {
 	case PaceAdmitted:
 		s.grow(st.Now, st.Config)
 	case PaceRefused:
-		s.cutFor(st.Now, st.Sent, st.Wait, st.Config)
+		s.cutFor(st.Now, st.Sent, st.Gen, st.Wait, st.Config)
 	}
 	return PaceResult{}
 }
@@ -250,7 +253,7 @@ func (s *paceState) reserve(now, deadline time.Time, margin time.Duration) PaceR
 		return PaceResult{At: at, Gen: s.gen}
 	}
 	if s.rate > 0 {
-		s.next = at.Add(time.Duration(float64(time.Second) / s.rate))
+		s.next = at.Add(spacing(s.rate))
 	}
 	s.sends[s.nsends%paceWindow] = at
 	s.nsends++
@@ -269,18 +272,21 @@ func (s *paceState) grow(now time.Time, cfg PaceConfig) {
 		s.grown = s.cut
 	}
 	if dt := now.Sub(s.grown); dt > 0 {
-		s.rate *= 1 + cfg.Increase*min(dt, paceGrowthStep).Seconds()
+		s.rate *= 1 + cfg.Increase*seconds(min(dt, paceGrowthStep))
 		s.grown = now
 	}
 }
 
-func (s *paceState) cutFor(now, sent time.Time, wait time.Duration, cfg PaceConfig) {
+func (s *paceState) cutFor(now, sent time.Time, gen uint64, wait time.Duration, cfg PaceConfig) {
 	s.refused++
 	if wait > 0 && now.Add(wait).After(s.hold) {
 		s.hold = now.Add(wait)
 	}
-	if s.rate > 0 && sent.Before(s.cut) {
-		return // an answer to what was sent before the last cut
+	if s.rate > 0 && (sent.Before(s.cut) || gen < s.gen) {
+		// An answer to what was sent before the last cut, by the time or
+		// by the count of cuts: with a Coordinator, the time is another
+		// process's clock, which may run ahead of the one that cut.
+		return
 	}
 	if s.rate == 0 {
 		s.rate = s.recentRate(now)
@@ -291,7 +297,7 @@ func (s *paceState) cutFor(now, sent time.Time, wait time.Duration, cfg PaceConf
 	// ones); the next is 1/rate after the last one used, never sooner
 	// than the old spacing had it.
 	s.gen++
-	s.next = s.last.Add(time.Duration(float64(time.Second) / s.rate))
+	s.next = s.last.Add(spacing(s.rate))
 	if s.next.Before(now) {
 		s.next = now
 	}
@@ -305,9 +311,23 @@ func (s *paceState) recentRate(now time.Time) float64 {
 		return 1
 	}
 	first := s.sends[(s.nsends-n)%paceWindow]
-	span := now.Sub(first).Seconds()
+	span := seconds(now.Sub(first))
 	if span <= 0 {
 		return float64(n) // n sends at one instant: n per second
 	}
 	return float64(n) / span
 }
+
+// The state's arithmetic is on whole microseconds, the unit a
+// Coordinator's store keeps (admission/redisstate's scripts reckon in
+// them), so that the in-process state and a shared one given the same
+// steps answer the same slots: at nanoseconds, slots 1e9/rate apart drift
+// a microsecond from the script's every few slots.
+
+// spacing is the time between send slots at rate.
+func spacing(rate float64) time.Duration {
+	return time.Duration(math.Floor(1e6/rate)) * time.Microsecond
+}
+
+// seconds is d in seconds, from its whole microseconds.
+func seconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1e6 }

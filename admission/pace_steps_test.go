@@ -32,7 +32,11 @@ func (p *Pace) admitted(now, sent time.Time) {
 
 // refusedAt cuts the rate for an attempt sent at sent and refused at now
 // with the advised wait (negative: none usable), and holds every send
-// until the wait has passed.
+// until the wait has passed. The attempt's slot is taken under the cuts
+// there are: sent alone says whether it was sent before the last.
 func (p *Pace) refusedAt(now, sent time.Time, wait time.Duration) {
-	p.apply(nil, PaceStep{Op: PaceRefused, Now: now, Sent: sent, Wait: wait})
+	p.mu.Lock()
+	gen := p.state.gen
+	p.mu.Unlock()
+	p.apply(nil, PaceStep{Op: PaceRefused, Now: now, Sent: sent, Wait: wait, Gen: gen})
 }

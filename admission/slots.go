@@ -42,12 +42,18 @@ func (s *Slots) Width() time.Duration { return s.width }
 // take returns the wait from now to the slot of a retry that would go
 // after wait: at now+wait, or at the next free slot if that is later.
 func (s *Slots) take(now time.Time, wait time.Duration) time.Duration {
+	return s.takeAt(now.Add(wait), s.width).Sub(now)
+}
+
+// takeAt takes the slot of a retry that could go at at: at, or the next
+// free slot if that is later; the next free slot becomes it plus width
+// (Coordinator.Slot).
+func (s *Slots) takeAt(at time.Time, width time.Duration) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := now.Add(wait)
 	if s.next.After(at) {
 		at = s.next
 	}
-	s.next = at.Add(s.width)
-	return at.Sub(now)
+	s.next = at.Add(width)
+	return at
 }

@@ -146,6 +146,7 @@ type request struct {
 
 	prevBackoff time.Duration // the ChainedBackoff's last wait for this request
 	retryCost   float64       // what the RetryQuota took for the last retry, -1 if none
+	paceGen     uint64        // the count of cuts the last paced attempt's slot was taken under
 }
 
 func (r *request) run(start time.Time) (*http.Response, error) {
@@ -407,6 +408,7 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 		// every slot does not hold it for ever: past paceRetakes it goes
 		// in the slot it waited for.
 		if r.pace(PaceStep{Op: PaceConfirm, Gen: res.Gen, At: at}).OK || retake == paceRetakes {
+			r.paceGen = res.Gen
 			return false, nil
 		}
 	}

@@ -99,7 +99,7 @@ func (r *request) paceAnswer(a *Attempt, now time.Time, adv retryafter.Advice, r
 	sig, read := pace.signal(a.Sent, now, adv)
 	switch {
 	case refused:
-		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait})
+		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait, Gen: r.paceGen})
 		return ""
 	case read && sig.over:
 		pace.learned(now, a.Sent)
@@ -112,7 +112,7 @@ func (r *request) paceAnswer(a *Attempt, now time.Time, adv retryafter.Advice, r
 			cut = min(max(cfg.Decrease, cfg.Utilization/sig.pct), 1)
 		}
 		cfg.Decrease = cut
-		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: sig.wait, Config: cfg})
+		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: sig.wait, Config: cfg, Gen: r.paceGen})
 		note = "; reported " + sig.from + " " + strconv.FormatFloat(sig.pct, 'f', 1, 64) + "% is over the pace's target " +
 			strconv.FormatFloat(cfg.Utilization, 'f', -1, 64) + "%: a congestion signal, the rate × " + strconv.FormatFloat(cut, 'f', 3, 64)
 		if sig.wait > 0 {

@@ -12,7 +12,11 @@
 // the Unix epoch, so the fleet paces at one rate: its refusals cut it,
 // its admitted answers grow it, its sends space out one after the other.
 // Times are the callers' clocks: a fleet's clocks must agree to well
-// under a slot's width (NTP does).
+// under a slot's width (NTP does). A refusal cuts the rate once per
+// congestion event however they disagree: its send time is its process's
+// clock, and the count of cuts its slot was taken under is the fleet's.
+// The script and admission's Go take the same steps to the microsecond
+// (a test compares every answer of a long sequence through both).
 //
 // # Keys
 //

@@ -35,9 +35,10 @@ return at
 
 // paceScript is one step of admission's Pace (admission.PaceStep) on the
 // hash KEYS[1]: ARGV is op, now, sent, wait (negative: none), deadline
-// (0: none), margin, gen, at, decrease, increase, min rate, the key's TTL
-// in ms. It returns {at, gen, ok}. The arithmetic is paceState's in
-// admission/pace.go.
+// (0: none), margin, gen (confirm, refused), at, decrease, increase, min
+// rate, the key's TTL in ms. It returns {at, gen, ok}, zeros for a step
+// that is no reserve or a confirm that fails. The arithmetic is
+// paceState's in admission/pace.go, step for step (steps_test.go).
 var paceScript = redis.NewScript(`
 local k = KEYS[1]
 local op, now = ARGV[1], tonumber(ARGV[2])
@@ -52,7 +53,7 @@ local last = tonumber(f[7]) or 0
 local n = tonumber(f[8]) or 0
 local function int(x) return string.format('%d', x) end
 local window = 16
-local out = {0, gen, 0}
+local out = {0, 0, 0}
 if op == 'reserve' then
   local deadline, margin = tonumber(ARGV[5]), tonumber(ARGV[6])
   local at = now
@@ -68,7 +69,7 @@ if op == 'reserve' then
   out = {at, gen, 1}
 elseif op == 'confirm' then
   if gen ~= tonumber(ARGV[7]) then
-    return {0, gen, 0}
+    return out
   end
   local at = tonumber(ARGV[8])
   if at > last then redis.call('HSET', k, 'last', int(at)) end
@@ -78,7 +79,7 @@ elseif op == 'admitted' then
     if grown < cut then grown = cut end
     local dt = now - grown
     if dt > 0 then
-      rate = rate * (1 + tonumber(ARGV[10]) * math.min(dt, 10e6) / 1e6)
+      rate = rate * (1 + tonumber(ARGV[10]) * (math.min(dt, 10e6) / 1e6))
       redis.call('HSET', k, 'rate', string.format('%.17g', rate), 'grown', int(now))
     end
   end
@@ -87,7 +88,7 @@ elseif op == 'refused' then
   if wait > 0 and now + wait > hold then
     redis.call('HSET', k, 'hold', int(now + wait))
   end
-  if not (rate > 0 and sent < cut) then
+  if not (rate > 0 and (sent < cut or tonumber(ARGV[7]) < gen)) then
     if rate == 0 then
       local m = math.min(n, window)
       if m < 2 then
