@@ -94,12 +94,10 @@ func peekBody(resp *http.Response, within time.Duration) []byte {
 		})
 		defer timer.Stop()
 	}
-	var buf bytes.Buffer
-	_, err := io.CopyN(&buf, resp.Body, drainLimit)
+	data, err := readStart(resp.Body, resp.ContentLength)
 	if !state.CompareAndSwap(reading, readDone) {
 		err = errBodyPastBudget
 	}
-	data := buf.Bytes()
 	rest := io.Reader(resp.Body)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -109,6 +107,32 @@ func peekBody(resp *http.Response, within time.Duration) []byte {
 	}
 	resp.Body = &peekedBody{Reader: io.MultiReader(bytes.NewReader(data), rest), Closer: resp.Body}
 	return data
+}
+
+// readStart reads body up to drainLimit bytes, as io.CopyN would (io.EOF
+// when it ended before). When its length is known (n ≥ 0), into a
+// buffer of that length and a byte more, to see its end: a refusal's body
+// is a few hundred bytes, which a buffer grown by doubling would copy and
+// allocate three times over.
+func readStart(body io.Reader, n int64) ([]byte, error) {
+	if n < 0 || n >= drainLimit {
+		var buf bytes.Buffer
+		_, err := io.CopyN(&buf, body, drainLimit)
+		return buf.Bytes(), err
+	}
+	data := make([]byte, n+1)
+	k, err := io.ReadFull(body, data)
+	data = data[:k]
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return data, io.EOF
+	case err != nil:
+		return data, err
+	}
+	// Longer than it said: the rest as any body, to drainLimit.
+	buf := bytes.NewBuffer(data)
+	_, err = io.CopyN(buf, body, drainLimit-int64(len(data)))
+	return buf.Bytes(), err
 }
 
 // The states of peekBody's read.

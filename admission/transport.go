@@ -306,8 +306,19 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		body = http.NoBody
 	}
 	req = r.orig
-	if n > 1 || toFallback || body != r.orig.Body {
+	renumber := r.marked && r.markRetries && n > 1 && r.sdkRetry >= 0
+	switch {
+	case toFallback || renumber:
+		// Policy.Fallback may change anything, and a renumbered retry
+		// changes its header: each gets a copy of its own.
 		req = r.orig.Clone(r.ctx)
+	case n > 1 || body != r.orig.Body:
+		// The same request with a fresh body: a RoundTripper does not
+		// change the request it is given, so the copy shares the
+		// original's header and URL (net/http's WithContext does too).
+		req = r.orig.WithContext(r.ctx)
+	}
+	if req != r.orig {
 		req.Body = body
 		if r.body.get != nil {
 			req.GetBody = r.body.get
@@ -316,7 +327,7 @@ func (r *request) build(n int, toFallback bool) (req *http.Request, class string
 		// own do, so that an owner below this one (or the server) sees it.
 		// A count of unknown number goes on unchanged; a known one is
 		// added in uint64, which holds any int64 plus MaxAttempts.
-		if r.marked && r.markRetries && n > 1 && r.sdkRetry >= 0 {
+		if renumber {
 			req.Header.Set(SDKRetryHeader, strconv.FormatUint(uint64(r.sdkRetry)+uint64(n-1), 10))
 		}
 	}

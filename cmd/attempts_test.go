@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptuprobe/ptuprobe/internal/policylab"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 )
 
 // TestMaxAttemptsOneRange: --max-attempts takes one range in every
@@ -23,10 +23,10 @@ func TestMaxAttemptsOneRange(t *testing.T) {
 	}
 	const refusal = "--max-attempts must be from 1 to 200"
 	for _, command := range commands {
-		for _, n := range []int{1, policylab.DefaultMaxAttempts, policylab.MaxAttempts, 0, policylab.MaxAttempts + 1} {
+		for _, n := range []int{1, policy.DefaultMaxAttempts, policy.MaxAttempts, 0, policy.MaxAttempts + 1} {
 			args := append(append([]string{}, command...), "--dry-run", "--max-attempts", strconv.Itoa(n))
 			code, _, stderr := runCLI(context.Background(), args...)
-			inRange := n >= 1 && n <= policylab.MaxAttempts
+			inRange := n >= 1 && n <= policy.MaxAttempts
 			switch {
 			case inRange && code != ExitOK:
 				t.Errorf("%s --max-attempts %d: exit %d, %q; want it taken", command[0], n, code, stderr)

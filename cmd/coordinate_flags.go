@@ -17,6 +17,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/admission/redisstate"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
 )
 
@@ -48,7 +49,7 @@ func (f *ownerFlags) addTimeout(fs *pflag.FlagSet) {
 // --max-attempts (3 when not given) and --retry-budget; it sets the
 // target's fallback and emulation fields the policy needs.
 func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*admission.Policy, error) {
-	spec, err := policylab.ParseSpec(f.own.policy)
+	spec, err := policy.Parse(f.own.policy)
 	if err != nil {
 		return nil, usageError("--policy: %v", err)
 	}
@@ -60,11 +61,8 @@ func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*adm
 		return nil, usageError("--policy %s redirects to a fallback deployment, which these commands have only on the embedded simulator (ptuprobe policies --fallback-deployment names one on an endpoint)", spec.Name)
 	}
 	spec = spec.Fair(f.retryBudget, attempts)
-	p := spec.Policy(1)
-	if spec.Slots {
-		p.Slots = admission.NewSlots(spec.SlotWidth)
-	}
-	if err := spec.PerClient(p); err != nil {
+	p, err := spec.Build(policy.Env{}) // its own Slots; the coordinator is --coordinate's
+	if err != nil {
 		return nil, err
 	}
 	target.PolicyName, target.Fallback = spec.Name, spec.Fallback

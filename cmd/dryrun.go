@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,7 +152,7 @@ func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
 	if l.Named != nil {
 		capacity = l.Named.Capacity
 	} else {
-		capacity, _ = policylab.CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
+		capacity, _ = l.Sim.Capacity(l.PromptTokens, l.MaxTokens, slices.Min(l.Clients))
 		clock = "each on a virtual clock (seconds of wall time)"
 	}
 	if l.Coordinate != nil {

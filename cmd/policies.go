@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
 )
 
@@ -21,7 +23,7 @@ const (
 	DefaultPoliciesOutDir = "ptuprobe-policies"
 	DefaultPolicyLoads    = "0.8x,1.5x,3x"
 	DefaultPolicyClients  = "16"
-	DefaultPolicyRepeat   = 3
+	DefaultPolicyRepeat   = 5
 	DefaultPolicyDuration = 40 * time.Second
 	DefaultPolicyArrivals = "poisson"
 	// DefaultPolicyPause and DefaultPolicyMaxRequests are a named
@@ -45,6 +47,10 @@ type policiesCmd struct {
 	budget      time.Duration
 	maxAttempts int
 	duration    time.Duration
+	warmup      time.Duration
+	tail        time.Duration
+	slo         time.Duration
+	storeDelay  time.Duration
 	arrivals    string
 	outDir      string
 	quiet       bool
@@ -55,7 +61,7 @@ type policiesCmd struct {
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
-	job, err := pc.job()
+	job, err := pc.job(c.Flags())
 	if err != nil {
 		return err
 	}
@@ -131,19 +137,20 @@ func (pc *policiesCmd) names() flagNames {
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--retry-budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
+		"SLO": "--slo", "Warmup": "--warmup", "Tail": "--tail", "StoreDelay": "--store-delay",
 	})
 }
 
 // job reads the flags into the lab's job; a value out of range is one
 // usage line naming its flag.
-func (pc *policiesCmd) job() (policylab.Job, error) {
+func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	var lab policylab.Lab
 	names := pc.policies
 	if len(names) == 0 {
-		names = policylab.DefaultPolicies()
+		names = policy.Defaults()
 	}
 	for _, n := range names {
-		s, err := policylab.ParseSpec(n)
+		s, err := policy.Parse(n)
 		if err != nil {
 			return policylab.Job{}, usageError("--policy: %v", err)
 		}
@@ -165,6 +172,13 @@ func (pc *policiesCmd) job() (policylab.Job, error) {
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
 	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork
+	lab.SLO, lab.Warmup, lab.Tail, lab.StoreDelay = pc.slo, pc.budget, pc.budget, pc.storeDelay
+	if fs.Changed("warmup") {
+		lab.Warmup = pc.warmup
+	}
+	if fs.Changed("tail") {
+		lab.Tail = pc.tail
+	}
 	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
 	if !target.Embedded() {
 		lab.Named = &policylab.Named{Target: target, Capacity: pc.capacity, Pause: pc.pause, MaxRequests: pc.maxRequests}
@@ -194,18 +208,37 @@ func parseClients(v string) ([]int, error) {
 	return out, nil
 }
 
-// policyHelp lists the built-ins, a line each, and the field's rivals by
-// name on one line, so the help stays a screen.
-func policyHelp() string {
+// policyNames are the built-ins' names, wrapped to the help's width.
+func policyNames() string {
 	var b strings.Builder
-	for _, p := range policylab.Builtins {
-		fmt.Fprintf(&b, "  %-16s %s\n", p.Name, p.What)
+	line := " "
+	for i, p := range policy.Builtins {
+		name := p.Name
+		if i < len(policy.Builtins)-1 {
+			name += ","
+		}
+		if len(line)+1+len(name) > 78 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += " " + name
 	}
-	names := make([]string, len(policylab.Rivals))
-	for i, p := range policylab.Rivals {
-		names[i] = p.Name
+	return b.String() + line + "\n"
+}
+
+// policyList is the topic 'ptuprobe help client-policies': every
+// built-in with what it does.
+func policyList() string {
+	var b strings.Builder
+	b.WriteString("The built-in client policies of 'ptuprobe policies' and of --policy on burst,\n" +
+		"schedule and characterize (fixed:D and poll:D take 50ms to 1m; none, sdk and\n" +
+		"stacked model a named client and keep its caps; docs/policies.md gives each\n" +
+		"its source):\n\n")
+	for _, p := range policy.Builtins {
+		fmt.Fprintf(&b, "  %-18s %s\n", p.Name, p.What)
 	}
-	b.WriteString("  rivals, when named (docs/policies.md): " + strings.Join(names, ", ") + "\n")
+	b.WriteString("\nCustom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait,\n" +
+		"fallback, cooldown, advice, backoff, slots, pace; e.g. --policy 'mine=honor,jitter=1'.\n")
 	return b.String()
 }
 
@@ -219,15 +252,16 @@ func init() {
 embedded simulator's virtual clock (the same flags, the same policies.csv, in
 seconds): arrivals at each --load over --clients instances, each a retry owner
 set as the policy, under one --retry-budget and --max-attempts, --repeat times.
-Built-in policies (fixed:D and poll:D take 50ms to 1m; none, sdk and stacked keep their caps):
-` + policyHelp() + `Custom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait, fallback,
-cooldown, advice, backoff, slots, pace (docs/policies.md); e.g. --policy 'mine=honor,jitter=1'.
-The printed table, policies.md and report.html open with a Recommendation per
-load. A named target (--endpoint or --url) runs on the wall clock, --pause
-apart; loads as multiples need --capacity (from calibrate). --coordinate runs
-the policies with a cooldown, slots or pace alone and coordinated through
-Redis, in real time ('ptuprobe help fleet').`,
-			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 3 repeats
+Each is ranked on the share of offered requests answered within --slo in the
+steady state (--warmup and --tail around the --duration measured), with its
+95% interval, then its load, then its latency. Built-in policies ('ptuprobe
+help client-policies' says what each does; custom: NAME=BASE,key=value,…):
+` + policyNames() + `The printed table, policies.md and report.html open with a Recommendation per
+load and attempts cap. A named target (--endpoint or --url) runs on the wall
+clock, --pause apart; loads as multiples need --capacity (from calibrate).
+--coordinate runs the policies with a cooldown, slots or pace alone and
+coordinated through Redis, in real time ('ptuprobe help fleet').`,
+			Example: `  # Every built-in at 0.8x, 1.5x and 3x capacity, 16 clients, 5 repeats
   ptuprobe policies --out-dir lab
 
   # A real deployment that calibrate found sustains 6 requests/s
@@ -236,33 +270,41 @@ Redis, in real time ('ptuprobe help fleet').`,
 			Args: noArgs,
 			RunE: pc.run,
 		}
-		fs := c.Flags()
-		fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
-		fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
-		fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
-		fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
-		fs.DurationVar(&pc.budget, "retry-budget", policylab.DefaultBudget, "latency budget of every request, the same for every fair policy")
-		fs.IntVar(&pc.maxAttempts, "max-attempts", policylab.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy, 1 to "+strconv.Itoa(policylab.MaxAttempts))
-		fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "length of the plan's arrivals (model time)")
-		fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
-		fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
-		fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
-		fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)
-		fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
-		fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
-		fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
-		fs.Int64Var(&pc.maxWork, "max-work", policylab.DefaultMaxWork, "embedded simulator: most attempts the whole lab may send, estimated before it runs as every arrival at its policy's attempts cap (raise it deliberately)")
-		fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
-		fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
-		fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
-		pc.coord.addTimeout(fs)
-		pc.tf.add(fs)
-		for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
-			if fs.Lookup(f) != nil {
-				_ = fs.MarkHidden(f)
-			}
-		}
+		pc.addFlags(c.Flags())
 		alias(c, renames{"arrivals": "arrival", "budget": "retry-budget"})
 		return c
 	})
+}
+
+// addFlags registers policies' flags on fs.
+func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
+	fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
+	fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
+	fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
+	fs.DurationVar(&pc.budget, "retry-budget", policy.DefaultBudget, "latency budget of every request, the same for every fair policy")
+	fs.IntVar(&pc.maxAttempts, "max-attempts", policy.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy, 1 to "+strconv.Itoa(policy.MaxAttempts))
+	fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "the steady-state window measured (model time): its arrivals are the offered requests")
+	fs.DurationVar(&pc.warmup, "warmup", policy.DefaultBudget, "arrivals before the window, not measured (default: the --retry-budget)")
+	fs.DurationVar(&pc.tail, "tail", policy.DefaultBudget, "arrivals after the window, not measured (default: the --retry-budget)")
+	fs.DurationVar(&pc.storeDelay, "store-delay", policylab.DefaultStoreDelay, "embedded simulator: what each decision of a fleet's shared state (slots) costs, the round trip to its store")
+	fs.DurationVar(&pc.slo, "slo", policylab.DefaultSLO, "latency within which a success counts: the measure is the share of offered requests answered 2xx within it")
+	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
+	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
+	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
+	fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)
+	fs.Float64Var(&pc.capacity, "capacity", 0, "named target: what the deployment sustains, requests/s (from calibrate), for loads given as multiples and the capacity share")
+	fs.DurationVar(&pc.pause, "pause", DefaultPolicyPause, "named target: pause between runs, so each meets a drained deployment")
+	fs.IntVar(&pc.maxRequests, "max-requests", DefaultPolicyMaxRequests, "named target: most requests the whole lab may offer (raise it deliberately)")
+	fs.Int64Var(&pc.maxWork, "max-work", policylab.DefaultMaxWork, "embedded simulator: most attempts the whole lab may send, estimated before it runs as every arrival at its policy's attempts cap (raise it deliberately)")
+	fs.StringVar(&pc.fallback, "fallback-deployment", "", "named target: the Azure deployment a redirect goes to (redirect, budget, cooldown and fallback=on need it)")
+	fs.StringVar(&pc.coord.coordinate, "coordinate", "", "run each policy with slots, pace or a cooldown twice, alone and with the fleet's clients sharing that state through the Redis at `URL` (redis://HOST:PORT/DB or rediss://), on the wall clock")
+	fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
+	pc.coord.addTimeout(fs)
+	pc.tf.add(fs)
+	for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
+		if fs.Lookup(f) != nil {
+			_ = fs.MarkHidden(f)
+		}
+	}
 }

@@ -23,10 +23,11 @@ func TestPoliciesInterruptedSayPartial(t *testing.T) {
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want %d: %s", code, ExitInterrupted, stderr)
 	}
-	if !strings.HasPrefix(stdout, "partial: interrupted after 0 of 2 runs") || !strings.Contains(stdout, "none (interrupted: honor, pace unfinished)") {
+	// Two policies, each also under the SDKs' cap.
+	if !strings.HasPrefix(stdout, "partial: interrupted after 0 of 4 runs") || !strings.Contains(stdout, "none: interrupted: honor, pace unfinished") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	if want := "partial: interrupted after 0 of 2 runs: the 0 rows completed are in " + dir + "\n"; !strings.HasSuffix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+	if want := "partial: interrupted after 0 of 4 runs: the 0 rows completed are in " + dir + "\n"; !strings.HasSuffix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want one line ending %q", stderr, want)
 	}
 }
@@ -42,11 +43,11 @@ func TestPoliciesWorkCap(t *testing.T) {
 	if code != 0 || m == nil {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if m[1] != "888,540" || m[2] != "45,000,000" || policylab.DefaultMaxWork/888_540 != 50 {
-		t.Errorf("default work %s of %s: want 888,540 of 45,000,000 (the docs' figures, a 50th)", m[1], m[2])
+	if m[1] != "6,391,935" || m[2] != "320,000,000" || policylab.DefaultMaxWork/6_391_935 != 50 {
+		t.Errorf("default work %s of %s: want 6,391,935 of 320,000,000 (the docs' figures, a 50th)", m[1], m[2])
 	}
-	code, stdout, stderr = runCLI(context.Background(), "policies", "--dry-run", "--clients", "1024", "--load", "100x", "--repeat", "20", "--max-work", "111906480")
-	if code != 0 || !strings.Contains(stdout, "work: at most 111,906,480 attempts on the simulator (--max-work 111,906,480)") {
+	code, stdout, stderr = runCLI(context.Background(), "policies", "--dry-run", "--clients", "1024", "--load", "100x", "--repeat", "20", "--max-work", "482490360")
+	if code != 0 || !strings.Contains(stdout, "work: at most 482,490,360 attempts on the simulator (--max-work 482,490,360)") {
 		t.Errorf("raised --max-work: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lab")
 	code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
 		"--endpoint", srv.URL, "--deployment", sim.DefaultDeployment, "--api-key-env", "HOME",
-		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--arrival", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
+		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--arrival", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -123,7 +124,7 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "budget", "--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "5/s"}, "--fallback-deployment"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME"}, "--capacity"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "50/s", "--duration", "10m"}, "--max-requests"},
-		{[]string{"--clients", "1024", "--load", "100x", "--repeat", "20"}, "--max-work the lab would send the simulator up to 111,906,480 attempts"},
+		{[]string{"--clients", "1024", "--load", "100x", "--repeat", "20"}, "--max-work the lab would send the simulator up to 482,490,360 attempts"},
 		{[]string{"--max-work", "0"}, "--max-work"},
 		{[]string{"--policy", "honor", "--coordinate", "redis://127.0.0.1:1/0"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "http://127.0.0.1:1"}, "--coordinate"},
@@ -173,7 +174,8 @@ func TestPoliciesCoordinated(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil || len(rows) != 3 || rows[1][0] != "pace" || rows[2][0] != "pace (coordinated)" || rows[0][len(rows[0])-6] != "coordinated" || rows[2][len(rows[2])-6] != "true" {
+	col := slices.Index(rows[0], "coordinated")
+	if err != nil || len(rows) != 3 || rows[1][0] != "pace" || rows[2][0] != "pace (coordinated)" || col < 0 || rows[2][col] != "true" {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "policies.md"))

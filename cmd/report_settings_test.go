@@ -79,7 +79,7 @@ func TestReportHTMLWithholdsWhatNamesTheTarget(t *testing.T) {
 			"--fail-if", settingsCanaryGroup + ".count<0", "--burst-size", "6", "--burst-waves", "2", "--burst-gap", "50ms", "--skip-schedule"},
 			[]string{"--fail-if", "--group", "--label"}, map[string]string{"--burst-size": "6", "--burst-gap": "50ms", "--skip-schedule": "true"}},
 		{"policies", []string{"policies", "--policy", "none", "--policy", "honor", "--pause", "0s", "--load", "3/s", "--duration", "1s",
-			"--repeat", "1", "--clients", "2"},
+			"--warmup", "0s", "--tail", "0s", "--repeat", "1", "--clients", "2"},
 			nil, map[string]string{"--load": "3/s", "--policy": "none", "--pause": "0s"}},
 	}
 	for _, c := range cases {

@@ -22,6 +22,9 @@ func init() {
 	register(func() *cobra.Command {
 		return &cobra.Command{Use: "fleet", Short: "N workers sending one plan: --shard, --start-at, --coordinate", Long: fleetHelp}
 	})
+	register(func() *cobra.Command {
+		return &cobra.Command{Use: "client-policies", Short: "The built-in client policies of policies and --policy", Long: policyList()}
+	})
 }
 
 // simulatorHelp is the simulator topic: what it is, then every --sim-*

@@ -20,7 +20,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
-	"github.com/ptuprobe/ptuprobe/internal/policylab"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -72,7 +72,7 @@ func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
 // addRetry registers the retry flags (traffic commands; not calibrate,
 // whose probes must see every refusal as it is).
 func (f *runFlags) addRetry(fs *pflag.FlagSet) {
-	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request, 1 to "+strconv.Itoa(policylab.MaxAttempts)+": above 1, ptuprobe is the one retry owner (the admission library): a 429 (or a 503 advising a wait) is retried after the advised wait stretched by --retry-jitter, or after exponential backoff when none is advised, within --retry-budget; each attempt is a row")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 1, "attempts per request, 1 to "+strconv.Itoa(policy.MaxAttempts)+": above 1, ptuprobe is the one retry owner (the admission library): a 429 (or a 503 advising a wait) is retried after the advised wait stretched by --retry-jitter, or after exponential backoff when none is advised, within --retry-budget; each attempt is a row")
 	fs.Float64Var(&f.retryJitter, "retry-jitter", admission.DefaultJitter, "stretch each advised wait by a random factor in [1, 1+jitter] (0: none)")
 	fs.DurationVar(&f.retryMax, "retry-max-wait", time.Minute, "give up on a request whose advised wait is longer than this")
 	fs.DurationVar(&f.retryBudget, "retry-budget", admission.DefaultBudget, "give up on a request whose next wait would end after this long since its first send")
@@ -129,8 +129,8 @@ func (f *runFlags) options(budget time.Duration) (campaign.Options, error) {
 // --policy names it instead (and sets what it needs on target).
 func (f *runFlags) owner(target *campaign.Target) (*admission.Policy, error) {
 	switch {
-	case f.maxAttempts < 1 || f.maxAttempts > policylab.MaxAttempts:
-		return nil, usageError("--max-attempts must be from 1 to %d", policylab.MaxAttempts)
+	case f.maxAttempts < 1 || f.maxAttempts > policy.MaxAttempts:
+		return nil, usageError("--max-attempts must be from 1 to %d", policy.MaxAttempts)
 	case !(f.retryJitter >= 0 && f.retryJitter <= 1):
 		return nil, usageError("--retry-jitter must be between 0 and 1")
 	case f.retryMax <= 0 || f.retryMax > 24*time.Hour:

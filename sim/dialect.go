@@ -151,7 +151,7 @@ func (s *Server) dialectKey(h http.Header) (string, bool) {
 // it answered.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, hasKey bool) bool {
 	switch {
-	case rt.apiVersion && r.URL.Query().Get("api-version") == "":
+	case rt.apiVersion && queryValue(r.URL.RawQuery, "api-version") == "":
 		s.reject(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
 	case s.cfg.Dialect == DialectAnthropic && r.Header.Get("Anthropic-Version") == "":
 		s.reject(w, http.StatusBadRequest, "400", "anthropic-version: header is required")
@@ -168,6 +168,25 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, has
 		return false
 	}
 	return true
+}
+
+// queryValue is the first value of name in the raw query, as
+// url.ParseQuery would read it: a plain query (no escapes, the common
+// one) is read in place, without the map ParseQuery allocates on every
+// request.
+func queryValue(raw, name string) string {
+	if strings.ContainsAny(raw, "%+;") {
+		q, _ := url.ParseQuery(raw)
+		return q.Get(name)
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if k, v, _ := strings.Cut(pair, "="); k == name {
+			return v
+		}
+	}
+	return ""
 }
 
 // writeError answers in the dialect's error envelope; azure and ietf keep

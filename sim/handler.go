@@ -33,6 +33,7 @@ type Server struct {
 	advice   adviceLog    // the record of advised waits, as written
 	late     latenessLog  // the witness's lateness of the last retries on time (herd.go)
 	bodySeed maphash.Seed
+	parsed   *parsedBodies    // the parse of recent bodies, for the retries that send them again
 	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
 	seq      uint64
@@ -80,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
-	s.bodySeed = maphash.MakeSeed()
+	s.bodySeed, s.parsed = maphash.MakeSeed(), &parsedBodies{}
 	s.wall = time.Now
 	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
 		// A virtual clock that says what wall time it stands for: the
@@ -156,7 +157,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case opResponses:
 		kind = kindResponses
 	}
-	req, err := parseRequest(buf.Bytes(), kind, s.cfg.DefaultMaxTokens)
+	sum := maphash.Bytes(s.bodySeed, buf.Bytes())
+	req, err := s.parsed.parse(buf.Bytes(), sum, kind, s.cfg.DefaultMaxTokens)
 	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
 		err = badRequest("max_tokens: Field required")
 	}
@@ -171,7 +173,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.op == opGenerate {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
-	v := s.newVisit(key, buf.Bytes(), r.Header)
+	v := s.newVisit(key, sum, r.Header)
 	if s.cfg.Profile == ProfileGateway {
 		s.serveGateway(w, r, rt, req, key, v)
 		return
@@ -394,14 +396,25 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 	o.created = now.Unix()
 }
 
-// drawCompletion draws a completion length between 30% and 100% of the
-// budget. Called with s.mu held, so the draw order is the arrival order.
+// drawCompletion draws a completion length uniformly from
+// completionRange. Called with s.mu held, so the draw order is the
+// arrival order.
 func (s *Server) drawCompletion(maxTokens int) int {
-	lo := max(1, int(math.Ceil(0.3*float64(maxTokens))))
-	if maxTokens <= lo {
-		return maxTokens
+	lo, hi := completionRange(maxTokens)
+	if hi <= lo {
+		return hi
 	}
-	return lo + s.rng.IntN(maxTokens-lo+1)
+	return lo + s.rng.IntN(hi-lo+1)
+}
+
+// completionRange is the range a completion's length is drawn from: 30%
+// (rounded up, at least 1) to 100% of its budget; Capacity reads its mean.
+func completionRange(maxTokens int) (lo, hi int) {
+	lo = max(1, int(math.Ceil(0.3*float64(maxTokens))))
+	if maxTokens <= lo {
+		return maxTokens, maxTokens
+	}
+	return lo, maxTokens
 }
 
 // trackKey returns the per-key counters of the caller, or nil when the

@@ -139,6 +139,15 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
+// Returns are two of the witness's counts, without the rest of Stats
+// (whose herd sorts up to 65,536 retries): the retries that came back
+// before their advised wait, and those declared as an SDK's own.
+func (s *Server) Returns() (early, sdk uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n.earlyReturns, s.n.sdkRetries
+}
+
 // counted is Stats but the herd. Called with s.mu held.
 func (s *Server) counted() Stats {
 	now := s.clock.Now()

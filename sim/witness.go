@@ -67,15 +67,16 @@ type visit struct {
 	at       time.Time // model time of arrival, before any injected delay
 }
 
-// newVisit identifies a request by its key and its marker or body; the
-// deployment and the arrival time are filled in later.
-func (s *Server) newVisit(key string, body []byte, h http.Header) visit {
+// newVisit identifies a request by its key and its marker or its body
+// (bodySum, the body's hash on bodySeed); the deployment and the arrival
+// time are filled in later.
+func (s *Server) newVisit(key string, bodySum uint64, h http.Header) visit {
 	v := visit{id: retryID{key: keyHash(key)}, sdkRetry: declaresSDKRetry(h)}
 	if m := retryMarker(h); m != "" {
 		v.marked = true
 		v.id.body = maphash.String(s.bodySeed, m) ^ markerSalt
 	} else {
-		v.id.body = maphash.Bytes(s.bodySeed, body)
+		v.id.body = bodySum
 	}
 	return v
 }

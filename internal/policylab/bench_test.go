@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -16,15 +17,15 @@ import (
 func BenchmarkVirtualRun(b *testing.B) {
 	for _, name := range []string{"honor", "pace"} {
 		b.Run(name, func(b *testing.B) {
-			s, err := ParseSpec(name)
+			s, err := policy.Parse(name)
 			if err != nil {
 				b.Fatal(err)
 			}
-			s = s.Fair(DefaultBudget, DefaultMaxAttempts)
+			s = s.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts)
 			cfg := sim.DefaultConfig()
-			capacity, _ := CapacityOf(cfg, 1000, 256, []int{16})
+			capacity, _ := cfg.Capacity(1000, 256, 16)
 			v := virtualRun{Spec: s, Sim: cfg, Rate: 3 * capacity, Duration: 20 * time.Second, Poisson: true, Clients: 16,
-				Seed: 1, Budget: DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
+				Seed: 1, Budget: policy.DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
 			attempts := 0
 			b.ReportAllocs()
 			for b.Loop() {

@@ -63,7 +63,9 @@ func TestLabelsNeverOverlap(t *testing.T) {
 func TestCharts(t *testing.T) {
 	t.Parallel()
 	s := fixtureSweep()
-	s.Rows = append(s.Rows, fixtureRow("3x", 3, 16, outcome{policy: "hopeless", attPerSucc: 1}))
+	hopeless := fixtureRow("3x", 3, 16, outcome{policy: "hopeless"})
+	hopeless.Offered, hopeless.AttemptsPerRequest = 0, -1 // nothing sent: no point on the frontier
+	s.Rows = append(s.Rows, hopeless)
 	files := chartFiles(s, Judge(s))
 	var bases []string
 	for _, c := range files {
@@ -92,13 +94,13 @@ func TestCharts(t *testing.T) {
 				t.Fatal(err)
 			}
 			svg := b.String()
-			for _, p := range []string{"pace", "honor-backoff", "budget"} {
+			for _, p := range []string{"pace", "sre-throttle", "budget"} {
 				if !strings.Contains(svg, p) {
 					t.Errorf("no %s", p)
 				}
 			}
 			if strings.HasSuffix(c.base, "_3x") {
-				want := "no success: hopeless"
+				want := "nothing sent: hopeless"
 				if strings.Contains(c.base, "ecdf") {
 					want = "hopeless (no success)"
 				}
@@ -114,8 +116,7 @@ func TestCharts(t *testing.T) {
 // clients are in it too.
 func TestChartNames(t *testing.T) {
 	t.Parallel()
-	a := vrow("pace", 5, 4.9, 5.1, 1, 0)
-	a.Load = "8/s"
+	a := fixtureRow("8/s", 1, 16, outcome{policy: "pace", share: 60, spread: 1, load: 1, p50: 100, p99: 200})
 	b := a
 	b.Clients = 4
 	var got []string
@@ -145,7 +146,7 @@ func TestFrontierLabelsAsDrawn(t *testing.T) {
 			if err := report.SaveChart(io.Discard, p, f); err != nil {
 				t.Fatal(err)
 			}
-			if len(m.drawn) != len(m.marks) || len(m.marks) < 9 {
+			if len(m.drawn) != len(m.marks) || len(m.marks) < 8 {
 				t.Fatalf("%s: %d boxes for %d marks", groups[i].Name(), len(m.drawn), len(m.marks))
 			}
 			for a := range m.drawn {

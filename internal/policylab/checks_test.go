@@ -9,7 +9,7 @@ func (c Comparison) Holds() bool {
 }
 
 // CSVColumns is the header of policies.csv (a coordinated lab's adds
-// coordinated, client_success_pct_min, client_success_pct_max,
+// client_success_pct_min, client_success_pct_max,
 // client_spread_pts, coordinator_calls and fallbacks).
 func CSVColumns() []string {
 	names := make([]string, len(csvColumns))
@@ -18,7 +18,3 @@ func CSVColumns() []string {
 	}
 	return names
 }
-
-// OwnCaps reports whether s runs under caps of its own rather than the
-// lab's: a modelled client, or a custom spec that set them.
-func (s Spec) OwnCaps() bool { return s.Models != "" || s.ownAttempts || s.ownBudget }

@@ -76,19 +76,13 @@ func (c counted) Pace(ctx context.Context, step admission.PaceStep) (admission.P
 // no space, so no custom name can collide with it.
 const CoordinatedSuffix = " (coordinated)"
 
-// shares reports whether s has state a Coordinator can share: a shared
-// cooldown, Slots or a Pace.
-func (s Spec) shares() bool {
-	return s.Attempts > 1 && (s.Cooldown || s.Slots || s.Pace)
-}
-
 // coordinatedCells are the lab's cells with a coordinated twin after each
 // cell of a policy that shares state.
 func coordinatedCells(cells []labCell) []labCell {
 	var out []labCell
 	for _, c := range cells {
 		out = append(out, c)
-		if c.spec.shares() {
+		if c.spec.Shares() {
 			c.coordinated = true
 			out = append(out, c)
 		}
@@ -143,7 +137,7 @@ func runLoopback(ctx context.Context, l Lab, cells []labCell, repeat int, capaci
 				f.open, f.namespace = l.Coordinate.Open, namespace(id, j)
 			}
 			return v.runLoopback(ctx, f)
-		})
+		}, l.progress())
 }
 
 // LoopbackRuns is how many runs of a coordinated lab on the embedded
@@ -196,7 +190,7 @@ func Comparisons(s Sweep) []Comparison {
 	alone := map[string]Row{}
 	for _, r := range s.Rows {
 		if !r.Coordinated {
-			alone[fmt.Sprintf("%s\x00%s\x00%d", r.Policy, r.Load, r.Clients)] = r
+			alone[fmt.Sprintf("%s\x00%s\x00%d", r.Name, r.Load, r.Clients)] = r
 		}
 	}
 	var out []Comparison
@@ -204,7 +198,7 @@ func Comparisons(s Sweep) []Comparison {
 		if !r.Coordinated {
 			continue
 		}
-		if a, ok := alone[fmt.Sprintf("%s\x00%s\x00%d", strings.TrimSuffix(r.Policy, CoordinatedSuffix), r.Load, r.Clients)]; ok {
+		if a, ok := alone[fmt.Sprintf("%s\x00%s\x00%d", r.Name, r.Load, r.Clients)]; ok {
 			out = append(out, Comparison{Alone: a, Coordinated: r})
 		}
 	}

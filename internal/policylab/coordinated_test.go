@@ -3,10 +3,12 @@ package policylab
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -17,6 +19,7 @@ func coordinatedSweep(alone, shared Row) Sweep {
 		r.Load, r.Clients, r.Repeats, r.MaxAttempts = "3x", 4, 1, 20
 	}
 	alone.Policy, shared.Policy, shared.Coordinated = "slots", "slots"+CoordinatedSuffix, true
+	alone.Name, shared.Name = "slots", "slots"
 	return Sweep{Rows: []Row{alone, shared}, Coordinated: true, Limiter: "ptu", Capacity: 6}
 }
 
@@ -68,11 +71,14 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Fatalf("policies.csv: %v %v", rows, err)
 	}
 	n := len(CSVColumns())
-	if got := strings.Join(rows[0][n:], ","); got != "coordinated,client_success_pct_min,client_success_pct_max,client_spread_pts,coordinator_calls,fallbacks" {
+	if got := strings.Join(rows[0][n:], ","); got != "client_success_pct_min,client_success_pct_max,client_spread_pts,coordinator_calls,fallbacks" {
 		t.Errorf("coordinated columns %q", got)
 	}
-	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "true,60,66.5,6.5,1200,3" {
+	if got := strings.Join(rows[2][n:], ","); rows[2][0] != "slots (coordinated)" || got != "60,66.5,6.5,1200,3" {
 		t.Errorf("coordinated row %q: %q", rows[2][0], got)
+	}
+	if c := slices.Index(rows[0], "coordinated"); c < 0 || rows[1][c] != "false" || rows[2][c] != "true" {
+		t.Errorf("the coordinated column: %v", rows[0])
 	}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, sw); err != nil {
@@ -94,7 +100,7 @@ func TestCoordinatedOutputs(t *testing.T) {
 	if err := WriteMarkdown(&md, sw); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), "coordinated") || strings.Contains(md.String(), "oordinated") {
+	if strings.Contains(b.String(), "client_spread_pts") || strings.Contains(md.String(), "oordinated") {
 		t.Errorf("a sweep that is not coordinated speaks of coordination:\n%s\n%s", b.String(), md.String())
 	}
 }
@@ -107,7 +113,7 @@ func TestWallTallyCountsUnsentRequests(t *testing.T) {
 	t.Parallel()
 	w := &wallTally{budgetMS: 1000, planMS: 10_000, clients: 2, reqs: map[int]*wallRequest{}}
 	for seq := range 4 {
-		w.dispatch(seq)
+		w.dispatch(seq, time.Duration(100*seq)*time.Millisecond)
 	}
 	for _, seq := range []int{0, 1} {
 		r := results.Blank()
@@ -121,6 +127,12 @@ func TestWallTallyCountsUnsentRequests(t *testing.T) {
 	if len(out.ClientSuccessPct) != 2 || out.ClientSuccessPct[0] != 50 || out.ClientSuccessPct[1] != 50 {
 		t.Errorf("client success %v; want 50%% each", out.ClientSuccessPct)
 	}
+	// The measure reads every request, in arrival order: the two
+	// answered at their arrival's 50 ms, the two never sent as failures.
+	if len(out.Each) != 4 || !out.Each[0].ok || !out.Each[1].ok || out.Each[2].ok || out.Each[3].ok ||
+		out.Each[1].at != 100*time.Millisecond || out.Each[1].e2e != 50*time.Millisecond || out.Each[1].attempts != 1 {
+		t.Errorf("each request: %+v", out.Each)
+	}
 }
 
 // TestCoordinatedLabCounts: a coordinated lab runs each policy with state
@@ -128,20 +140,26 @@ func TestWallTallyCountsUnsentRequests(t *testing.T) {
 // twins' requests too (what --max-requests is checked against).
 func TestCoordinatedLabCounts(t *testing.T) {
 	t.Parallel()
-	var specs []Spec
+	var specs []policy.Spec
 	for _, n := range []string{"slots", "honor", "pace"} {
-		s, err := ParseSpec(n)
+		s, err := policy.Parse(n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		specs = append(specs, s)
 	}
-	l := Lab{Policies: specs, Loads: []Load{{Text: "4/s", Rate: 4}}, Clients: []int{4}, Repeat: 2,
-		Budget: DefaultBudget, MaxAttempts: DefaultMaxAttempts, Duration: 10 * time.Second, PromptTokens: 100, MaxTokens: 100}
-	alone, planned := l.Runs(), l.Planned(0)
+	l := Lab{Policies: specs, Loads: []Load{{Text: "4/s", Rate: 4}}, Clients: []int{4}, Repeat: 2, SLO: DefaultSLO,
+		Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts, Duration: 10 * time.Second, PromptTokens: 100, MaxTokens: 100}
+	// Alone, each fair policy also runs under the SDKs' cap; a coordinated
+	// lab runs on the wall clock under the lab's cap only, slots and pace
+	// twice.
+	if l.Runs() != 12 {
+		t.Errorf("alone: %d runs, want 12", l.Runs())
+	}
+	planned := l.Planned(0)
 	l.Coordinate = &Coordination{}
-	if l.Runs() != alone+4 || l.Planned(0) != planned*5/3 {
-		t.Errorf("coordinated: %d runs, %d requests; want %d and %d", l.Runs(), l.Planned(0), alone+4, planned*5/3)
+	if l.Runs() != 10 || l.Planned(0) != planned*5/3 {
+		t.Errorf("coordinated: %d runs, %d requests; want 10 and %d", l.Runs(), l.Planned(0), planned*5/3)
 	}
 	l.Policies = specs[1:2]
 	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "none of the policies") {

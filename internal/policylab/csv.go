@@ -1,6 +1,7 @@
 package policylab
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -60,17 +61,29 @@ var csvColumns = []csvColumn{
 	{"models", func(r *Row) string { return csvText(r.Models) }},
 	{"goodput_per_s_min", func(r *Row) string { return known(r.GoodputMin, 3) }},
 	{"goodput_per_s_max", func(r *Row) string { return known(r.GoodputMax, 3) }},
+	{"offered", func(r *Row) string { return strconv.Itoa(r.Offered) }},
+	{"success_in_slo_pct", func(r *Row) string { return known(r.SuccessInSLOPct, 2) }},
+	{"ci_low", func(r *Row) string { return known(r.CILow, 2) }},
+	{"ci_high", func(r *Row) string { return known(r.CIHigh, 2) }},
+	{"attempts_per_request", func(r *Row) string { return known(r.AttemptsPerRequest, 3) }},
+	{"http_429_per_request", func(r *Row) string { return known(r.HTTP429PerRequest, 3) }},
+	{"gave_up_local", func(r *Row) string { return strconv.Itoa(r.GaveUpLocal) }},
+	{"success_p50_ms", func(r *Row) string { return known(r.SuccessP50MS, 2) }},
+	{"success_p99_ms", func(r *Row) string { return known(r.SuccessP99MS, 2) }},
+	{"drift_pts", func(r *Row) string { return num.Decimal(r.DriftPts, 2) }},
+	{"steady", func(r *Row) string { return strconv.FormatBool(r.Steady) }},
+	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
+	{"recommended", nil}, // the verdict's: WriteCSV fills it
 }
 
 // coordinatedColumns close the lines of a coordinated lab's
-// policies.csv (Sweep.Coordinated), after csvColumns: whether the row's
-// clients shared their state, the lowest and highest client's success
+// policies.csv (Sweep.Coordinated), after csvColumns: the lowest and
+// highest client's success
 // and the widest gap between them within one repeat,
 // the calls to the Coordinator and those that fell back to a client's
 // own state.
 // Other labs' files do not have them.
 var coordinatedColumns = []csvColumn{
-	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
 	{"client_success_pct_min", func(r *Row) string { return known(r.ClientSuccessPctMin, 2) }},
 	{"client_success_pct_max", func(r *Row) string { return known(r.ClientSuccessPctMax, 2) }},
 	{"client_spread_pts", func(r *Row) string { return known(r.ClientSpreadPts, 2) }},
@@ -98,6 +111,7 @@ func columnsOf(s Sweep) []csvColumn {
 // sweep, in the sweep's order.
 func WriteCSV(w io.Writer, s Sweep) error {
 	columns := columnsOf(s)
+	picked := recommendedRows(s)
 	var b strings.Builder
 	for j, c := range columns {
 		if j > 0 {
@@ -110,6 +124,10 @@ func WriteCSV(w io.Writer, s Sweep) error {
 		for j, c := range columns {
 			if j > 0 {
 				b.WriteByte(',')
+			}
+			if c.cell == nil {
+				b.WriteString(strconv.FormatBool(picked[i]))
+				continue
 			}
 			b.WriteString(c.cell(&s.Rows[i]))
 		}
@@ -131,3 +149,32 @@ func known(v float64, places int) string {
 // case, no comma) but a load or a model's description is not, so every
 // text is neutralised as analyze and report do (report.CSVCell).
 func csvText(s string) string { return report.CSVCell(s) }
+
+// recommendedRows marks the rows of s the verdict recommends in the group
+// of their own cap (a row with caps of its own: in the lab's cap's), in
+// the sweep's order.
+func recommendedRows(s Sweep) []bool {
+	picked := make([]bool, len(s.Rows))
+	at := map[string]int{}
+	key := func(r *Row) string {
+		return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%t", r.Policy, r.Load, r.Clients, r.SDKCap, r.Coordinated)
+	}
+	for i := range s.Rows {
+		at[key(&s.Rows[i])] = i
+	}
+	groups := Judge(s)
+	for gi := range groups {
+		g := &groups[gi]
+		for _, i := range g.Recommended {
+			if r := &g.Ranked[i].Row; r.SDKCap == g.SDKCap {
+				picked[at[key(r)]] = true
+			}
+		}
+		for _, i := range g.CoordinatedPick {
+			if r := &g.Coordinated[i].Row; r.SDKCap == g.SDKCap {
+				picked[at[key(r)]] = true
+			}
+		}
+	}
+	return picked
+}

@@ -18,15 +18,15 @@ import (
 const ecdfSteps = 400
 
 // writeLatencyECDF draws a group's latency ECDF: one step curve per
-// policy over its successful requests only (Row.SuccessE2E), on a log
+// policy over its successful requests only (Row.SuccessLatencies), on a log
 // axis, n in the legend. A policy without a success has no curve and is
 // named in the legend as such.
 func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format report.ImageFormat) error {
 	p := report.NewChart("Latency of successful requests at "+g.Name()+" (empirical CDF; these runs only)",
-		"end-to-end latency of a successful request, waits included (ms, log scale)", "share of the policy's successes ≤ latency")
+		"latency of a successful request, arrival to answer, waits included (ms, log scale)", "share of the policy's successes ≤ latency")
 	lo, hi := math.Inf(1), 0.0
 	for i := range g.Ranked {
-		if e := g.Ranked[i].SuccessE2E; len(e) > 0 {
+		if e := g.Ranked[i].SuccessLatencies; len(e) > 0 {
 			for _, v := range e {
 				if v > 0 {
 					lo = math.Min(lo, v)
@@ -50,7 +50,7 @@ func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format repor
 	// In sweep order, so a policy's line and legend entry keep their place.
 	for _, name := range sweepOrder(g, styles) {
 		r := g.row(name)
-		line, err := report.ECDFLine(r.SuccessE2E, ecdfSteps, floor, report.SeriesStyle(styles[r.Policy]))
+		line, err := report.ECDFLine(r.SuccessLatencies, ecdfSteps, floor, report.SeriesStyle(styles[r.Policy]))
 		if err != nil {
 			return err
 		}
@@ -59,7 +59,7 @@ func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format repor
 			continue
 		}
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (n = %s)", r.Policy, num.Grouped(float64(len(r.SuccessE2E)), 0)), line)
+		p.Legend.Add(fmt.Sprintf("%s (n = %s)", r.Policy, num.Grouped(float64(len(r.SuccessLatencies)), 0)), line)
 	}
 	return report.SaveChart(w, p, format)
 }

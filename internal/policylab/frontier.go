@@ -26,7 +26,7 @@ type chartFile struct {
 // (policy_frontier_<load>) and a latency ECDF of successful requests
 // (policy_latency_ecdf_<load>), the load written as a file name ("1.5x",
 // "8/s" as "8-s"), followed by _<clients>c when the sweep has more than
-// one fleet size. A policy keeps its colour and marker across charts.
+// one fleet size, and by _<attempts>a for the groups of the SDKs' cap. A policy keeps its colour and marker across charts.
 func chartFiles(s Sweep, groups []Group) []chartFile {
 	styles := map[string]int{}
 	fleets := map[int]bool{}
@@ -46,9 +46,12 @@ func chartFiles(s Sweep, groups []Group) []chartFile {
 		if len(fleets) > 1 {
 			name += fmt.Sprintf("_%dc", g.Clients)
 		}
+		if g.SDKCap {
+			name += fmt.Sprintf("_%da", g.MaxAttempts)
+		}
 		out = append(out,
 			chartFile{"policy_frontier_" + name, "Frontier, " + g.Name(),
-				"Frontier at " + g.Name() + ": each policy's " + frontierY(s) + " against its attempts per success. Up and left is better. Hollow markers model a named client with caps of its own.",
+				"Frontier at " + g.Name() + ": each policy's share of the offered requests answered within the SLO against the attempts it sent per offered request (the load it placed on the deployment), over the steady-state window. Up and left is better. Hollow markers model a named client with caps of its own.",
 				func(w io.Writer, f report.ImageFormat) error { return writeFrontier(w, g, styles, f) }},
 			chartFile{"policy_latency_ecdf_" + name, "Latency of successful requests, " + g.Name(),
 				"Latency of successful requests at " + g.Name() + ": for each end-to-end latency (log scale), the share of a policy's successful requests that took that long or less, waits included. A refusal is not a fast answer, so refused and given-up requests are left out; each curve's n says how many succeeded.",
@@ -56,15 +59,6 @@ func chartFiles(s Sweep, groups []Group) []chartFile {
 		)
 	}
 	return out
-}
-
-// frontierY names the frontier's y axis: the capacity share, or goodput
-// when the capacity is unknown.
-func frontierY(s Sweep) string {
-	if s.Capacity > 0 {
-		return "share of capacity delivered as goodput"
-	}
-	return "goodput"
 }
 
 // labelFontSize is the frontier's label text, in points.
@@ -88,51 +82,38 @@ func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.I
 // frontierPlot is the frontier chart, and its marks (which keep the label
 // boxes they drew, for a test).
 func frontierPlot(g *Group, styles map[string]int) (*plot.Plot, *frontierMarks) {
-	shares := true
-	for i := range g.Ranked {
-		if g.Ranked[i].CapacitySharePct < 0 {
-			shares = false
-		}
-	}
-	yLabel := "goodput, share of capacity (%)"
-	if !shares {
-		yLabel = "goodput (requests/s)"
-	}
 	m := &frontierMarks{}
 	var none []string
 	lo, hi, bottom, top := math.Inf(1), 0.0, math.Inf(1), 0.0
 	for i := range g.Ranked {
 		r := &g.Ranked[i]
-		if r.Succeeded == 0 || r.AttemptsPerSuccess <= 0 {
+		if r.Offered == 0 || r.AttemptsPerRequest <= 0 {
 			none = append(none, r.Policy)
 			continue
 		}
-		y := r.GoodputPerS
-		if shares {
-			y = r.CapacitySharePct
-		}
 		label := r.Policy
-		if i == g.Recommended {
+		if g.recommended(i) {
 			label += " (recommended)"
 		}
 		glyph := report.SeriesGlyph(styles[r.Policy])
 		if r.Models != "" {
 			glyph.Shape = draw.RingGlyph{}
 		}
-		m.marks = append(m.marks, frontierMark{x: r.AttemptsPerSuccess, y: y, label: label, glyph: glyph})
-		lo, hi = math.Min(lo, r.AttemptsPerSuccess), math.Max(hi, r.AttemptsPerSuccess)
+		x, y := r.AttemptsPerRequest, r.SuccessInSLOPct
+		m.marks = append(m.marks, frontierMark{x: x, y: y, label: label, glyph: glyph})
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
 		bottom, top = math.Min(bottom, y), math.Max(top, y)
 	}
-	title := "Goodput against attempts per success at " + g.Name() + " (these runs; up and left is better)"
+	title := "Success within the SLO against load at " + g.Name() + " (these runs; up and left is better)"
 	if len(none) > 0 {
-		title += "; no success: " + joinNames(none)
+		title += "; nothing sent: " + joinNames(none)
 	}
-	p := report.NewChart(title, "attempts per success (fewer is better)", yLabel)
+	p := report.NewChart(title, "attempts per offered request (fewer is better)", "offered requests answered within the SLO (%)")
 	if len(m.marks) == 0 {
 		lo, hi, bottom, top = 1, 2, 0, 1
 	}
 	if hi/lo >= 3 {
-		p.X.Label.Text = "attempts per success (log scale; fewer is better)"
+		p.X.Label.Text = "attempts per offered request (log scale; fewer is better)"
 		report.LogAxis(&p.X, lo, hi)
 	} else {
 		pad := math.Max((hi-lo)*0.15, 0.05)

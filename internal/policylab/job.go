@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -25,8 +27,8 @@ func (l *Lab) Validate() error {
 	switch {
 	case len(l.Policies) == 0:
 		return valid.Errorf("Policies", "name at least one policy")
-	case len(l.Policies) > MaxPolicies:
-		return valid.Errorf("Policies", "at most %d policies in one lab (%d given)", MaxPolicies, len(l.Policies))
+	case len(l.Policies) > policy.MaxPolicies:
+		return valid.Errorf("Policies", "at most %d policies in one lab (%d given)", policy.MaxPolicies, len(l.Policies))
 	case len(l.Loads) == 0:
 		return valid.Errorf("Loads", "name at least one load")
 	case len(l.Clients) == 0 || len(l.Clients) > 8:
@@ -35,10 +37,18 @@ func (l *Lab) Validate() error {
 		return valid.Errorf("Repeat", "must be from 1 to %d", MaxRepeat)
 	case l.Budget <= 0 || l.Budget > time.Hour:
 		return valid.Errorf("Budget", "must be positive and at most 1h")
-	case l.MaxAttempts < 1 || l.MaxAttempts > MaxAttempts:
-		return valid.Errorf("MaxAttempts", "must be from 1 to %d", MaxAttempts)
+	case l.MaxAttempts < 1 || l.MaxAttempts > policy.MaxAttempts:
+		return valid.Errorf("MaxAttempts", "must be from 1 to %d", policy.MaxAttempts)
 	case l.Duration < time.Second || l.Duration > MaxLabDuration:
 		return valid.Errorf("Duration", "must be from 1s to %v", MaxLabDuration)
+	case l.Warmup < 0 || l.Warmup > MaxLabDuration:
+		return valid.Errorf("Warmup", "must be from 0 to %v (the {Budget} is recommended)", MaxLabDuration)
+	case l.Tail < 0 || l.Tail > MaxLabDuration:
+		return valid.Errorf("Tail", "must be from 0 to %v (the {Budget} is recommended)", MaxLabDuration)
+	case l.StoreDelay < 0 || l.StoreDelay > time.Second:
+		return valid.Errorf("StoreDelay", "must be from 0 to 1s (%v is recommended)", DefaultStoreDelay)
+	case l.SLO <= 0 || l.SLO > time.Hour:
+		return valid.Errorf("SLO", "must be positive and at most 1h (%v is recommended)", DefaultSLO)
 	case l.PromptTokens < 1 || l.PromptTokens > 1_000_000:
 		return valid.Errorf("PromptTokens", "must be from 1 to 1000000")
 	case l.MaxTokens < 1 || l.MaxTokens > 16_384:
@@ -68,9 +78,9 @@ func (l *Lab) Validate() error {
 	if err := l.Sim.Validate(); err != nil {
 		return err
 	}
-	capacity, _ := CapacityOf(l.Sim, l.PromptTokens, l.MaxTokens, l.Clients)
+	capacity, _ := l.Sim.Capacity(l.PromptTokens, l.MaxTokens, slices.Min(l.Clients))
 	for _, ld := range l.Loads {
-		if n := ld.rate(capacity) * l.Duration.Seconds(); n > MaxArrivals {
+		if n := ld.rate(capacity) * l.plan().Seconds(); n > MaxArrivals {
 			return valid.Errorf("Loads", "%s for {Duration} %v is %.0f arrivals a run, over %d: shorten the plan or lower the load", ld.Text, l.Duration, n, MaxArrivals)
 		}
 	}
@@ -118,7 +128,11 @@ func (l *Lab) validateNamed() error {
 	}
 	for _, s := range l.Policies {
 		t := n.Target
-		t.Owner, t.PolicyName, t.Fallback = s.Fair(l.Budget, l.MaxAttempts).Policy(1), s.Name, s.Fallback
+		owner, err := s.Fair(l.Budget, l.MaxAttempts).Build(policy.Env{})
+		if err != nil {
+			return err
+		}
+		t.Owner, t.PolicyName, t.Fallback = owner, s.Name, s.Fallback
 		if s.Fallback && t.FallbackDeployment == "" {
 			return valid.Errorf("FallbackDeployment", "is needed by policy %s, which redirects: name the Azure deployment a redirect goes to", s.Name)
 		}

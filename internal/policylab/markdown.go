@@ -13,15 +13,15 @@ const MarkdownFile = "policies.md"
 const Title = "Client policies under a fair budget"
 
 // lead says what the lab compared, before its verdict.
-const lead = "The same plan (the same arrivals, the same seeds) sent through every client policy, at each load and fleet size. " +
-	"A policy is ranked by its goodput, the requests answered within their budget per second, never by success alone; " +
-	"a difference inside the repeats' spread is a tie. Descriptive of these runs, not a guarantee."
+const lead = "The same plan (the same arrivals, the same seeds, the same budget and attempts cap) sent through every client policy, at each load and fleet size. " +
+	"A policy is ranked by what its users live with: the share of the offered requests answered within the SLO in the steady state, with its 95% interval over the repeats; then the load it places on the deployment per offered request; then how long its successes take. " +
+	"A difference inside the interval is no difference. Descriptive of these runs, not a guarantee."
 
 // WriteMarkdown writes policies.md: for a partial sweep, the line that
-// says so; a Recommendation per (load, clients)
-// with a sentence per part of the documented rule, the line that says the
-// comparison was fair, a ranked table per group, the charts' files and
-// the method.
+// says so; a Recommendation per (load, clients, cap) with a sentence per
+// part of the documented rule, the line that says the comparison was
+// fair, a ranked table per group (the coordinated rows apart), the
+// charts' files and the method.
 func WriteMarkdown(w io.Writer, s Sweep) error {
 	groups := Judge(s)
 	var b strings.Builder
@@ -37,28 +37,28 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 			name = "**" + name + "**"
 		}
 		b.WriteString("\n### " + g.Name() + "\n\n" + name + rest + "\n\n")
+		for _, line := range []string{g.capLine(groups), g.coordinatedLine()} {
+			if line != "" {
+				b.WriteString(line + "\n\n")
+			}
+		}
 		for _, f := range g.Findings {
 			b.WriteString("- " + findingLine(f) + "\n")
 		}
 	}
 	b.WriteString("\n" + fairness(s) + "\n\n## Ranking\n")
 	for i := range groups {
-		b.WriteString("\n### " + groups[i].Name() + "\n\n" + rankedTable(&groups[i]).markdown())
+		g := &groups[i]
+		b.WriteString("\n### " + g.Name() + "\n\n" + rankedTable(g).markdown())
+		if len(g.Coordinated) > 0 {
+			b.WriteString("\nCoordinated (the fleet shares its retry owners' state), ranked apart:\n\n" + coordinatedTable(g).markdown())
+		}
 	}
 	if lines := coordinationLines(s); len(lines) > 0 {
 		b.WriteString("\n## Coordinated against alone\n\n" + coordinationIntro + claimText + ".\n\n")
 		for _, l := range lines {
 			b.WriteString("- " + l + "\n")
 		}
-	}
-	var ambition []string
-	for i := range groups {
-		if a, ok := groups[i].AmbitionSentence(); ok {
-			ambition = append(ambition, "- "+groups[i].Name()+": "+a+"\n")
-		}
-	}
-	if len(ambition) > 0 {
-		b.WriteString("\n## The ambition\n\n" + ambitionIntro + "\n\n" + strings.Join(ambition, ""))
 	}
 	b.WriteString("\n## Charts\n\n")
 	for _, c := range chartFiles(s, groups) {

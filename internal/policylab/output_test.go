@@ -62,10 +62,16 @@ func TestCSVColumns(t *testing.T) {
 	if got := strings.Join(CSVColumns(), ","); !strings.HasPrefix(got, want+",") {
 		t.Fatalf("columns %s", got)
 	}
+	// Issue 29's columns, after round 3's.
+	issue29 := "offered,success_in_slo_pct,ci_low,ci_high,attempts_per_request,http_429_per_request,gave_up_local,success_p50_ms,success_p99_ms,drift_pts,steady,coordinated,recommended"
+	if got := strings.Join(CSVColumns(), ","); !strings.HasSuffix(got, ","+issue29) {
+		t.Fatalf("columns %s", got)
+	}
 	s := Sweep{Rows: []Row{
 		{Policy: "x", Load: "=1+1", Models: "a, \"b\"", LoadX: -1, Clients: 1, MaxAttempts: 1, Repeats: 1, Requests: 5,
 			SuccessPct: 0, SuccessPctMin: 0, SuccessPctMax: 0, AttemptsPerSuccess: -1, HTTP429PerSuccess: -1,
-			CapacitySharePct: -1, E2EP50MS: -1, E2EP99MS: -1, E2EMaxMS: -1, RatePerS: 2},
+			CapacitySharePct: -1, E2EP50MS: -1, E2EP99MS: -1, E2EMaxMS: -1, RatePerS: 2,
+			SuccessInSLOPct: -1, CILow: -1, CIHigh: -1, AttemptsPerRequest: -1, HTTP429PerRequest: -1, SuccessP50MS: -1, SuccessP99MS: -1},
 	}}
 	var b bytes.Buffer
 	if err := WriteCSV(&b, s); err != nil {
@@ -82,6 +88,7 @@ func TestCSVColumns(t *testing.T) {
 	for name, want := range map[string]string{
 		"load_x": "", "budget_ms": "", "attempts_per_success": "", "capacity_share_pct": "", "e2e_p99_ms": "",
 		"success_pct": "0", "load": "'=1+1", "models": `a, "b"`, "rate_per_s": "2",
+		"success_in_slo_pct": "", "recommended": "false", "coordinated": "false",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %q", name, got[name], want)
@@ -140,18 +147,21 @@ func TestRealTarget(t *testing.T) {
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Capacity: unknown (no --capacity given)", "Clock: wall clock", "Limiter: the named target.", "(— of capacity)"} {
+	for _, want := range []string{"Capacity: unknown (no --capacity given)", "Clock: wall clock", "Limiter: the named target."} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("policies.md lacks %q", want)
 		}
+	}
+	if strings.Contains(md.String(), "Past capacity no policy can answer more") {
+		t.Error("a ceiling without a capacity")
 	}
 	var svg bytes.Buffer
 	files := chartFiles(s, Judge(s))
 	if err := files[0].draw(&svg, report.SVG); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(svg.String(), "goodput (requests/s)") {
-		t.Error("the frontier does not plot goodput")
+	if !strings.Contains(svg.String(), "offered requests answered within the SLO") {
+		t.Error("the frontier does not plot the measure")
 	}
 }
 
@@ -169,7 +179,7 @@ func TestFairness(t *testing.T) {
 	}
 	s.Rows[len(s.Rows)-1].MaxAttempts = 5 // a custom spec with its own cap
 	got = fairness(s)
-	if strings.Contains(got, "The comparison is fair") || !strings.Contains(got, "honor-backoff had 5 attempts and 30,000 ms budget.") {
+	if strings.Contains(got, "The comparison is fair") || !strings.Contains(got, "sre-throttle had 5 attempts and 30,000 ms budget.") {
 		t.Errorf("unequal caps not said: %s", got)
 	}
 }

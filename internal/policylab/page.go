@@ -8,20 +8,24 @@ import (
 )
 
 // scrollCue tells a phone's reader that a ranked table goes on sideways.
-const scrollCue = "On a narrow screen each table scrolls sideways; the policy column stays in view, and the key numbers (goodput, capacity share, attempts and 429s per success, p99) come first."
+const scrollCue = "On a narrow screen each table scrolls sideways; the policy column stays in view, and the verdict's numbers (success within the SLO and its interval, attempts and 429s per request, the successes' latency) come first."
 
 // WriteHTML writes the lab's report.html on one self-contained page
 // (report.WritePage), with the texts and numbers of policies.md: the
 // partial line of an interrupted lab in the lead, the Recommendation per
-// (load, clients) first, then the ranked tables, the
-// ambition past capacity, the charts and the method, and the settings of
-// the command.
+// (load, clients, cap) first, then the ranked tables, the charts and the
+// method, and the settings of the command.
 func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	groups := Judge(s)
 	rec := report.Section{ID: "recommendation", Heading: "Recommendation"}
 	for i := range groups {
 		g := &groups[i]
 		rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(g.Name() + " — " + g.RecommendationSentence())})
+		for _, line := range []string{g.capLine(groups), g.coordinatedLine()} {
+			if line != "" {
+				rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(line)})
+			}
+		}
 		var list []report.Text
 		for _, f := range g.Findings {
 			list = append(list, report.Plain(findingLine(f)))
@@ -32,9 +36,15 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 
 	ranking := report.Section{ID: "ranking", Heading: "Ranking", Blocks: []report.Block{{Para: report.Plain(scrollCue)}}}
 	for i := range groups {
+		g := &groups[i]
 		ranking.Blocks = append(ranking.Blocks,
-			report.Block{Para: report.Plain(groups[i].Name())},
-			report.Block{Table: rankedTable(&groups[i]).page()})
+			report.Block{Para: report.Plain(g.Name())},
+			report.Block{Table: rankedTable(g).page()})
+		if len(g.Coordinated) > 0 {
+			ranking.Blocks = append(ranking.Blocks,
+				report.Block{Para: report.Plain(g.Name() + ", coordinated (the fleet shares its retry owners' state), ranked apart")},
+				report.Block{Table: coordinatedTable(g).page()})
+		}
 	}
 
 	coordination := report.Section{ID: "coordination", Heading: "Coordinated against alone",
@@ -44,15 +54,6 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 		compared = append(compared, report.Plain(l))
 	}
 	coordination.Blocks = append(coordination.Blocks, report.Block{List: compared})
-
-	ambition := report.Section{ID: "ambition", Heading: "The ambition", Blocks: []report.Block{{Para: report.Plain(ambitionIntro)}}}
-	var reached []report.Text
-	for i := range groups {
-		if a, ok := groups[i].AmbitionSentence(); ok {
-			reached = append(reached, report.Plain(groups[i].Name()+": "+a))
-		}
-	}
-	ambition.Blocks = append(ambition.Blocks, report.Block{List: reached})
 
 	charts := report.Section{ID: "charts", Heading: "Charts"}
 	for _, c := range chartFiles(s, groups) {
@@ -71,9 +72,6 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	}
 	if len(compared) > 0 {
 		p.Sections = append(p.Sections, coordination)
-	}
-	if len(reached) > 0 {
-		p.Sections = append(p.Sections, ambition)
 	}
 	p.Sections = append(p.Sections, charts, report.Section{ID: "method", Heading: "Method", Blocks: []report.Block{{List: items}}})
 	if sec, ok := report.SettingsSection(setup.Command, setup.Settings); ok {

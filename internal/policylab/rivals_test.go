@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -17,14 +18,14 @@ func TestRivalsRunTheirMechanism(t *testing.T) {
 	t.Parallel()
 	run := func(name string) runOutcome {
 		t.Helper()
-		spec, err := ParseSpec(name)
+		spec, err := policy.Parse(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg := sim.DefaultConfig()
-		capacity, _ := CapacityOf(cfg, 1000, 256, []int{8})
-		v := virtualRun{Spec: spec.Fair(DefaultBudget, DefaultMaxAttempts), Sim: cfg, Rate: 3 * capacity, Duration: 10 * time.Second,
-			Poisson: true, Clients: 8, Seed: 1, Budget: DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
+		capacity, _ := cfg.Capacity(1000, 256, 8)
+		v := virtualRun{Spec: spec.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts), Sim: cfg, Rate: 3 * capacity, Duration: 10 * time.Second,
+			Poisson: true, Clients: 8, Seed: 1, Budget: policy.DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
 		out, err := v.run(context.Background())
 		if err != nil {
 			t.Fatal(err)

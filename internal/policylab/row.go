@@ -1,11 +1,20 @@
 package policylab
 
-import "time"
+import (
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/policy"
+)
 
 // Row is one cell of the lab's sweep: one policy at one load with one
 // fleet size, over its repeats. policies.csv has one line per Row.
 type Row struct {
+	// Policy is the row's label: its policy's name, and CoordinatedSuffix
+	// for a coordinated row; Name is the policy's name alone, and Traits
+	// what the verdict reads of it (never the name).
 	Policy string
+	Name   string
+	Traits policy.Traits
 	// Models names the client a policy models when it does not get the
 	// lab's fair caps (none, sdk, stacked): "" for a policy under the
 	// fair budget and attempts cap.
@@ -21,11 +30,53 @@ type Row struct {
 	// simulator's standard one), whose capacity the others do not have;
 	// it is ranked, never recommended for one deployment.
 	Fallback    bool
-	MaxAttempts int           // the policy's attempts cap, the first included
-	Budget      time.Duration // the policy's latency budget per request; 0: none
-	Repeats     int
+	MaxAttempts int // the policy's attempts cap, the first included
+	// OwnCaps: the policy keeps caps of its own (a modelled client, or a
+	// custom spec that sets them), so it is the same row under either
+	// cap; SDKCap: a fair policy run under the SDKs' cap
+	// (SDKMaxAttempts) rather than the lab's.
+	OwnCaps, SDKCap bool
+	Budget          time.Duration // the policy's latency budget per request; 0: none
+	Repeats         int
 
-	// Counts, summed over the repeats.
+	// The lab's measure (measure.go), over the steady-state window: per
+	// request offered there, the share answered 2xx within the SLO, the
+	// load, the latency of the successes.
+	//
+	// Offered are the window's requests, summed over the repeats.
+	Offered int
+	// SuccessInSLOPct is the share of them answered 2xx within the SLO,
+	// the mean over the repeats, and CILow, CIHigh its Student-t 95%
+	// interval over them (the mean itself with one repeat).
+	SuccessInSLOPct, CILow, CIHigh float64
+	// AttemptsPerRequest and HTTP429PerRequest are the load the policy
+	// placed on the deployment per offered request, means over the
+	// repeats (-1 with nothing offered).
+	AttemptsPerRequest, HTTP429PerRequest float64
+	// GaveUpLocal are the window's requests given up by their owner
+	// without an answer (never sent, or held past their budget), summed:
+	// failures, shown apart.
+	GaveUpLocal int
+	// SuccessP50MS and SuccessP99MS are the latencies of the window's
+	// successes (2xx within the budget), arrival to answer, pooled over
+	// the repeats (-1 with none).
+	SuccessP50MS, SuccessP99MS float64
+	// SuccessLatencies are those latencies, ms, sorted: the latency ECDF.
+	SuccessLatencies []float64
+	// DriftPts is the measure's second half of the window against its
+	// first, the mean over the repeats; Steady is false when that drift
+	// is clear (its interval excludes 0) and at least SteadyPts: the
+	// measure still moves, and a longer plan could rank the row
+	// otherwise.
+	DriftPts float64
+	Steady   bool
+	// Measures are the repeats' measures, in repeat order: repeat k of
+	// every row met the same arrivals and seeds, so rows are compared
+	// repeat by repeat (paired).
+	Measures []RepeatMeasure
+
+	// Counts over every arrival of the plan (warm-up and tail included),
+	// summed over the repeats.
 	Requests   int // requests the plan offered
 	Succeeded  int // requests answered 2xx within the budget
 	GaveUp     int // requests given up: refused last, or held past their budget without being sent
@@ -105,6 +156,18 @@ type Sweep struct {
 	// Coordinated is a coordinated lab's sweep (Lab.Coordinate): on the
 	// wall clock, clients apart, policies alone and coordinated.
 	Coordinated bool
+	// SLO is the latency within which a success counts in the measure;
+	// Warmup and Tail the arrivals before and after the window
+	// (Duration) measured, Plan all of a run's arrivals.
+	SLO, Warmup, Tail, Plan time.Duration
+	// MaxAttempts is the lab's cap; SDKMaxAttempts the SDKs' cap the fair
+	// policies also ran under, 0 when they did not (a lab whose cap is
+	// the SDKs', a named target, a coordinated lab).
+	MaxAttempts, SDKMaxAttempts int
+	// Reused counts the runs under the SDKs' cap that were their twin
+	// under the lab's (no request of it went past the SDKs' cap), not run
+	// again.
+	Reused int
 	// Runs is the number of runs the lab planned, Completed how many
 	// finished.
 	Runs, Completed int
@@ -119,4 +182,6 @@ type Cell struct {
 	Policy  string
 	Load    string
 	Clients int
+	// SDKCap: a fair policy's cell under the SDKs' cap.
+	SDKCap bool
 }

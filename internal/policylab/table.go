@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/report"
@@ -24,11 +25,13 @@ type table struct {
 	rows [][]cell
 }
 
-// rankedHead are the ranked tables' columns: the policy and the key
-// numbers first, so that a narrow screen shows them before it scrolls.
+// rankedHead are the ranked tables' columns: the policy and the verdict's
+// measures first (success within the SLO, its interval, the load, the
+// latency), so that a narrow screen shows them before it scrolls; then
+// the counts over the whole plan.
 var rankedHead = []string{
-	"policy", "rank", "goodput /s", "capacity", "attempts / success", "429s / success", "e2e p99",
-	"success", "goodput spread /s", "success spread", "e2e p50", "gave up", "over budget", "redirected", "early retries", "caps",
+	"policy", "rank", "within SLO", "95% interval", "attempts / request", "429s / request", "gave up locally",
+	"success p50", "success p99", "steady", "goodput /s", "attempts / success", "redirected", "early retries", "caps",
 }
 
 // rankedTable is a group's ranking as a table; a tie shows "=" before its
@@ -36,23 +39,39 @@ var rankedHead = []string{
 func rankedTable(g *Group) table {
 	t := table{id: "ranking-" + g.id(), head: rankedHead}
 	for i := range g.Ranked {
-		p := &g.Ranked[i]
-		name := p.Policy
-		if i == g.Recommended {
-			name += " (recommended)"
-		}
-		t.rows = append(t.rows, []cell{
-			{text: name}, {text: p.RankLabel()},
-			number(p.GoodputPerS, 2, ""), number(p.CapacitySharePct, 1, "%"),
-			number(p.AttemptsPerSuccess, 2, ""), number(p.HTTP429PerSuccess, 2, ""), number(p.E2EP99MS, 0, " ms"),
-			number(p.SuccessPct, 1, "%"),
-			{text: spread(p.GoodputMin, p.GoodputMax, 2, "")}, {text: spread(p.SuccessPctMin, p.SuccessPctMax, 1, "%")},
-			number(p.E2EP50MS, 0, " ms"),
-			count(p.GaveUp), count(p.OverBudget), count(p.Redirected), count(p.EarlyRetries),
-			{text: caps(&p.Row)},
-		})
+		t.rows = append(t.rows, rankedRow(&g.Ranked[i], g.recommended(i)))
 	}
 	return t
+}
+
+// coordinatedTable is a group's coordinated rows, ranked apart.
+func coordinatedTable(g *Group) table {
+	t := table{id: "coordinated-" + g.id(), head: rankedHead}
+	for i := range g.Coordinated {
+		t.rows = append(t.rows, rankedRow(&g.Coordinated[i], slices.Contains(g.CoordinatedPick, i)))
+	}
+	return t
+}
+
+func rankedRow(p *Placed, recommended bool) []cell {
+	name := p.Policy
+	if recommended {
+		name += " (recommended)"
+	}
+	steady := "yes"
+	if !p.Steady {
+		steady = "no (" + pp(p.DriftPts) + ")"
+	}
+	return []cell{
+		{text: name}, {text: p.RankLabel()},
+		number(p.SuccessInSLOPct, 1, "%"), {text: spread(p.CILow, p.CIHigh, 1, "%")},
+		number(p.AttemptsPerRequest, 2, ""), number(p.HTTP429PerRequest, 2, ""),
+		{text: pct(share(p.GaveUpLocal, p.Offered)), value: num.Decimal(share(p.GaveUpLocal, p.Offered), 2)},
+		number(p.SuccessP50MS, 0, " ms"), number(p.SuccessP99MS, 0, " ms"), {text: steady},
+		number(p.GoodputPerS, 2, ""), number(p.AttemptsPerSuccess, 2, ""),
+		count(p.Redirected), count(p.EarlyRetries),
+		{text: caps(&p.Row)},
+	}
 }
 
 // number is a cell of v with places decimals and a unit; -1 is "—".
@@ -201,10 +220,10 @@ func method(s Sweep) []string {
 	}
 	var capacity string
 	if s.Capacity > 0 {
-		capacity = fmt.Sprintf("Capacity: %s requests/s — %s. Capacity share is goodput ÷ capacity; it can pass 100%% by a rested deployment's burst allowance and by what a fallback serves.",
+		capacity = fmt.Sprintf("Capacity: %s requests/s — %s. Past capacity no policy can have more than capacity ÷ offered rate of the offered requests answered (the ceiling each group states).",
 			num.Grouped(s.Capacity, 3), s.CapacityFormula)
 	} else {
-		capacity = "Capacity: unknown (" + orNone(s.CapacityFormula) + "); capacity shares are left empty."
+		capacity = "Capacity: unknown (" + orNone(s.CapacityFormula) + ")."
 	}
 	clock := "Clock: deterministic — on the embedded simulator the rows are a function of the flags and the seed alone: the same flags give the same files on any machine."
 	switch {
@@ -213,16 +232,29 @@ func method(s Sweep) []string {
 	case !s.Deterministic:
 		clock = "Clock: wall clock — against a real target the policies ran in turn in real time, so a rerun can differ by what the deployment served meanwhile."
 	}
+	caps := fmt.Sprintf("Caps: every fair policy had the lab's cap, %d attempts.", s.MaxAttempts)
+	if s.SDKMaxAttempts > 0 {
+		caps = fmt.Sprintf("Caps: every fair policy ran twice on the same arrivals, under the lab's cap (%d attempts) and under the SDKs' (%d), each with its own verdict: a persistent retrier's load follows its cap, so a verdict that changes with the cap is the cap's, not the policy's. A run under the SDKs' cap whose twin never took a request past %d attempts is that twin (the same decisions), not run again.",
+			s.MaxAttempts, s.SDKMaxAttempts, s.SDKMaxAttempts)
+	}
 	return []string{
-		"Goodput: requests answered 2xx within their budget, per second of the plan, the mean over the repeats; its spread is the lowest and the highest repeat.",
+		fmt.Sprintf("Measure: of the requests that arrived in the steady-state window, the share answered 2xx within the SLO (%s; and within the budget), the mean over the repeats with its Student-t 95%% interval; a request given up locally (never answered) is a failure, counted apart. Then the load: attempts (and 429s) per offered request. Then the latency of the window's successes, arrival to answer.",
+			millis(float64(s.SLO.Milliseconds()))),
+		fmt.Sprintf("Steady state: each run's arrivals go on for %s before the window of %s measured and %s after it, so every measured request meets the load of a plan that neither starts nor ends. A row whose measure moved by %s points or more between the window's halves, clearly (its interval excludes 0), is not steady: a longer plan could rank it otherwise, so it is never recommended.",
+			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(SteadyPts, 0)),
+		fmt.Sprintf("Ranking: rows are compared repeat by repeat (every row's repeat k met the same arrivals and seeds). A difference in the measure counts when its 95%% interval excludes 0 and it is at least %s%% of the better measure; between rows it does not tell apart, a p99 over %s× the other's loses (a policy that spares the deployment by making users wait is not preferred for it); then attempts per offered request, from a %s%% difference whose interval excludes 0; then the p99, from %s%%. The first tier is the rows no other row beats, the next those no row left beats; rows of one tier share its rank (=). The recommendation is the fair rows (the lab's caps, one deployment, steady) that no other fair row beats; several are named together, never ordered by name; nothing is recommended from fewer than %d repeats.",
+			num.Decimal(100*SuccessTolerance, 0), num.Decimal(LatencyGuard, 1), num.Decimal(100*LoadTolerance, 0), num.Decimal(100*LatencyTolerance, 0), MinRepeats),
+		caps,
 		capacity,
 		"Limiter: " + orNone(s.Limiter) + ".",
-		fmt.Sprintf("Plan: %s s of arrivals per repeat, split over each group's clients, every client with its own retry owner.", num.Grouped(s.Duration.Seconds(), 2)),
 		fmt.Sprintf("Repeats: %d, seeds %d to %d.", repeats, s.Seed, s.Seed+int64(max(repeats, 1))-1),
-		fmt.Sprintf("Ranking: by goodput; a row whose goodput spread overlaps the spread of the row leading it is tied with it (=), and a tie is ordered by attempts per success. Attempts and 429s per success differ clearly only past %s%%.", num.Decimal(100*Tolerance, 0)),
+		"Goodput (the table's last columns): requests answered 2xx within their budget per second of the whole plan, warm-up and tail included; attempts per success over the whole plan. Shown for comparison with earlier labs, not ranked on: past capacity every policy that keeps the deployment busy delivers the same goodput.",
 		clock,
 	}
 }
+
+// secs is d in seconds for the method: "30 s".
+func secs(d time.Duration) string { return num.Grouped(d.Seconds(), 2) + " s" }
 
 func orNone(s string) string {
 	if s == "" {
@@ -247,9 +279,9 @@ func slug(s string) string {
 
 // id names the group in report.html: "1-5x-16".
 func (g *Group) id() string {
-	return strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
+	id := strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
+	if g.SDKCap {
+		id += fmt.Sprintf("-%da", g.MaxAttempts)
+	}
+	return id
 }
-
-// ambitionIntro states the ambition the closing note measures.
-var ambitionIntro = fmt.Sprintf("Past capacity, the recommended policy should deliver at least %d%% of capacity as goodput with at most %s attempts per success, within a budget of at most %s s, and no retry back before its advised wait (early).",
-	AmbitionSharePct, num.Decimal(AmbitionAttemptsPerSuccess, 2), num.Decimal(AmbitionBudget.Seconds(), 0))

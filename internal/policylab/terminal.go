@@ -5,15 +5,13 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/ptuprobe/ptuprobe/internal/num"
 )
 
 // PrintTable prints the sweep for a terminal, at most 100 columns wide:
 // for a partial sweep the line that says so, the Recommendation per
-// (load, clients), one line with its numbers and
-// one with the rule's outcomes, then a compact ranked table per group.
-// policies.md holds the sentences behind the outcomes.
+// (load, clients, cap), one line with its numbers
+// and one with the rule's outcomes, then a compact ranked table per
+// group. policies.md holds the sentences behind the outcomes.
 func PrintTable(w io.Writer, s Sweep) error {
 	groups := Judge(s)
 	var b strings.Builder
@@ -23,50 +21,35 @@ func PrintTable(w io.Writer, s Sweep) error {
 	b.WriteString("Recommendation (see policies.md for the reasons)\n")
 	for i := range groups {
 		g := &groups[i]
-		r := g.Recommendation()
-		if r == nil {
-			fmt.Fprintf(&b, "  %s: none (%s)\n", g.Name(), g.noneReason())
+		recs := g.Recommendations()
+		if len(recs) == 0 {
+			fmt.Fprintf(&b, "  %s: none: %s\n", g.Name(), g.noneReason())
 			continue
 		}
 		var outcomes []string
 		for _, f := range g.Findings {
 			outcomes = append(outcomes, f.Rule.Key+" "+outcomeMark[f.Outcome])
 		}
-		fmt.Fprintf(&b, "  %s: %s  [rules %s]\n", g.Name(), r.Policy, strings.Join(outcomes, ", "))
-		line := fmt.Sprintf("    %s/s goodput (%s of capacity), %s att/succ, %s 429/succ, p99 %s",
-			num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), ratio(r.AttemptsPerSuccess),
-			ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
-		if len(g.Ties) > 0 {
-			// The names when they fit the line, else how many.
-			if named := line + "; tied: " + strings.Join(g.Ties, ", "); utf8.RuneCountInString(named) <= 100 {
-				line = named
-			} else {
-				line += fmt.Sprintf("; %d tied", len(g.Ties))
-			}
+		pick := policyNames(recs)
+		if len(recs) > 1 {
+			pick = "no clear difference among " + pick
 		}
-		b.WriteString(line + "\n")
+		if named := fmt.Sprintf("  %s: %s", g.Name(), pick); utf8.RuneCountInString(named) <= 100 {
+			b.WriteString(named)
+		} else {
+			fmt.Fprintf(&b, "  %s: %s and %d more, no clear difference", g.Name(), recs[0].Policy, len(recs)-1)
+		}
+		fmt.Fprintf(&b, "  [rules %s]\n", strings.Join(outcomes, ", "))
+		r := recs[0]
+		fmt.Fprintf(&b, "    %s within SLO (%s–%s), %s att/req, %s 429/req, p50 %s, p99 %s\n",
+			pct(r.SuccessInSLOPct), pct(r.CILow), pct(r.CIHigh), ratio(r.AttemptsPerRequest), ratio(r.HTTP429PerRequest),
+			millis(r.SuccessP50MS), millis(r.SuccessP99MS))
 	}
 	for i := range groups {
 		g := &groups[i]
-		width := len("policy")
-		for j := range g.Ranked {
-			width = max(width, len(g.Ranked[j].Policy)+1)
-		}
-		width = min(width, 33)
-		fmt.Fprintf(&b, "\n%s\n%-4s %-*s %10s %7s %8s %8s %8s %11s\n", g.Name(), "rank", width, "policy",
-			"goodput/s", "cap", "success", "att/succ", "429/succ", "e2e p99")
-		for j := range g.Ranked {
-			r := &g.Ranked[j]
-			name := r.Policy
-			if r.Models != "" {
-				name += "*"
-			}
-			if r.Fallback {
-				name += "+"
-			}
-			fmt.Fprintf(&b, "%-4s %-*s %10s %7s %8s %8s %8s %11s\n", r.RankLabel(), width, name,
-				num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), pct(r.SuccessPct),
-				ratio(r.AttemptsPerSuccess), ratio(r.HTTP429PerSuccess), millis(r.E2EP99MS))
+		printRanked(&b, g.Name(), g.Ranked)
+		if len(g.Coordinated) > 0 {
+			printRanked(&b, g.Name()+", coordinated (ranked apart)", g.Coordinated)
 		}
 	}
 	if cs := Comparisons(s); len(cs) > 0 {
@@ -80,9 +63,38 @@ func PrintTable(w io.Writer, s Sweep) error {
 	}
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
 		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
+		"~ not steady: its measure still moved within the window; never recommended.\n" +
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// printRanked prints one ranked list: rank, policy, the measure and its
+// interval, the load, the share given up locally and the latency.
+func printRanked(b *strings.Builder, title string, rows []Placed) {
+	width := len("policy")
+	for j := range rows {
+		width = max(width, len(rows[j].Policy)+2)
+	}
+	width = min(width, 30)
+	fmt.Fprintf(b, "\n%s\n%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", title, "rank", width, "policy",
+		"in SLO", "95% interval", "att/req", "429/req", "local", "p50", "p99")
+	for j := range rows {
+		r := &rows[j]
+		name := r.Policy
+		if r.Models != "" {
+			name += "*"
+		}
+		if r.Fallback {
+			name += "+"
+		}
+		if !r.Steady {
+			name += "~"
+		}
+		fmt.Fprintf(b, "%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", r.RankLabel(), width, name,
+			pct(r.SuccessInSLOPct), spread(r.CILow, r.CIHigh, 1, "%"), ratio(r.AttemptsPerRequest), ratio(r.HTTP429PerRequest),
+			pct(share(r.GaveUpLocal, r.Offered)), millis(r.SuccessP50MS), millis(r.SuccessP99MS))
+	}
 }
 
 // outcomeMark is an Outcome in the terminal's recommendation lines.
@@ -91,9 +103,9 @@ var outcomeMark = map[Outcome]string{Confirmed: "yes", Contradicted: "NO", NoCle
 // noneReason says, within a terminal line, why a group recommends none.
 func (g *Group) noneReason() string {
 	if len(g.Unfinished) == 0 {
-		return "no policy under the fair caps had a success"
+		return g.Why
 	}
-	if named := "interrupted: " + strings.Join(g.Unfinished, ", ") + " unfinished"; utf8.RuneCountInString(g.Name())+len("  : none ()")+utf8.RuneCountInString(named) <= 100 {
+	if named := "interrupted: " + strings.Join(g.Unfinished, ", ") + " unfinished"; utf8.RuneCountInString(g.Name())+len("  : none: ")+utf8.RuneCountInString(named) <= 100 {
 		return named
 	}
 	return fmt.Sprintf("interrupted: %d policies unfinished", len(g.Unfinished))

@@ -5,41 +5,66 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
 )
 
-// The verdict reads a Sweep the way its documents' rule is stated: per
-// load and fleet size, which policy to use, and whether each part of the
-// rule held on these runs. It ranks by goodput (requests answered within
-// their budget, per second), never by success alone, and a difference
-// inside the repeats' spread is a tie, not an order.
+// The verdict reads a Sweep the way a user lives with a policy: per load,
+// fleet size and cap, which policy answers the most offered requests
+// within the SLO, then which places the least load on the deployment,
+// then whose successes come soonest. Two rows are compared repeat by
+// repeat (every row's repeat k met the same arrivals and seeds), and a
+// difference counts only when its 95% interval excludes 0 and it is big
+// enough to matter (SuccessTolerance, LoadTolerance, LatencyTolerance);
+// otherwise it is no clear difference, and rows that no other beats are
+// named together, never ordered by name.
 
-// Tolerance is the relative difference below which two attempts-per-
-// success or 429s-per-success figures are "no clear difference": the Row
-// carries no spread for them, so the verdict asks for more than 5% before
-// it calls one smaller.
-const Tolerance = 0.05
+// Thresholds of a clear difference between two rows.
+const (
+	// SuccessTolerance is the smallest difference in the measure that
+	// counts, relative to the better row's (2% of it: 2 points at 100%,
+	// 0.67 at 3x's ceiling of 33%), and only when its interval excludes 0.
+	// Smaller differences move with the plan's length (docs/policies.md,
+	// "Steady state"), and no user would trade load for them.
+	SuccessTolerance = 0.02
+	// LatencyGuard: between rows with no clear difference in the
+	// measure, a p99 more than this many times the other's loses, load
+	// or not: a policy that spares the deployment by making its users
+	// wait is not preferred for it.
+	LatencyGuard = 1.5
+	// LoadTolerance is the smallest relative difference in attempts per
+	// offered request that counts (and only when its interval excludes 0).
+	LoadTolerance = 0.05
+	// LatencyTolerance is the smallest relative difference in the p99 of
+	// the successes that counts, last.
+	LatencyTolerance = 0.10
+	// MinRepeats is the fewest repeats a recommendation is made from: with
+	// fewer, the interval of a difference is not worth its name.
+	MinRepeats = 3
+)
 
-// Group is one (load, clients) cell of the sweep, its rows ranked.
+// Group is one (load, clients, cap) cell of the sweep, its rows ranked.
 type Group struct {
 	Load    string
 	LoadX   float64
 	Clients int
-	// Ranked holds the group's rows best first: by goodput, a run of rows
-	// whose goodput spreads overlap the first one's being a tie among
-	// which fewer attempts per success come first.
-	Ranked []Placed
-	// Recommended indexes Ranked: the fair policy (Models == "", and no
-	// Fallback: the recommendation is for one deployment) with the
-	// highest goodput and, among the fair ones whose spread overlaps its
-	// spread, the fewest attempts per success; -1 when no fair policy
-	// succeeded at all.
-	Recommended int
-	// Ties are the fair policies whose goodput spread overlaps the
-	// recommendation's (the candidates it was chosen from), in rank order.
-	Ties []string
+	// MaxAttempts is the fair policies' cap in this group; SDKCap is true
+	// for the group of the SDKs' cap (beside the lab's own).
+	MaxAttempts int
+	SDKCap      bool
+	// Ranked holds the group's rows ranked (see rank); the coordinated
+	// rows are ranked apart, in Coordinated.
+	Ranked      []Placed
+	Coordinated []Placed
+	// Recommended indexes Ranked: the fair rows (under the lab's caps,
+	// no fallback, steady, with a success) that no other fair row beats,
+	// in rank order; several are "no clear difference among …"; none when
+	// no row qualifies or the repeats are too few (Why says which).
+	Recommended []int
+	// CoordinatedPick likewise indexes Coordinated: what a fleet that can
+	// share its state would use.
+	CoordinatedPick []int
+	Why             string
 	// Findings are the documented rule's parts, in the order of Rules.
 	Findings []Finding
 	// Unfinished names the group's policies whose runs did not all finish
@@ -51,10 +76,10 @@ type Group struct {
 // Placed is a row and its place in its group's ranking.
 type Placed struct {
 	Row
-	// Rank is 1 for the first place; rows of one tie share the rank of
-	// its first row (competition ranking: 1, =2, =2, 4).
+	// Rank is 1 for the first place; rows that no row left beats share
+	// the rank of their tier (competition ranking: 1, =2, =2, 4).
 	Rank int
-	Tie  bool // tied with another row of the group
+	Tie  bool // tied with another row of its tier
 }
 
 // RankLabel is the rank as the tables show it: "3", or "=3" in a tie.
@@ -73,7 +98,7 @@ const (
 	NotTested Outcome = iota // a policy the comparison needs did not run
 	Confirmed
 	Contradicted
-	NoClearDifference // inside the spread (goodput) or the Tolerance
+	NoClearDifference
 )
 
 func (o Outcome) String() string {
@@ -96,55 +121,66 @@ type Finding struct {
 	Sentence string
 }
 
-// Rule is one part of the documents' rule and the comparison that tests it.
-type Rule struct {
-	Key   string // "a" … "e"
-	Title string // "one owner"
-	judge func(g *Group) (Outcome, string)
-}
-
-// Rules are the documented rule's parts, in the documents' order.
-var Rules = []Rule{
-	{"a", "one owner", judgeOneOwner},
-	{"b", "honour the header", judgeHonor},
-	{"c", "jitter de-synchronizes the fleet", judgeJitter},
-	{"d", "redirect only when the latency budget requires it", judgeRedirect},
-	{"e", "give up in a controlled way", judgeGiveUp},
-}
-
-// Judge groups the sweep's rows by (load, clients), in the order the
-// rows first name them (then the unfinished cells), ranks each group,
-// picks its recommendation and judges each part of the rule on it; a
-// group with an unfinished cell gets neither.
+// Judge groups the sweep's rows by (load, clients, cap), in the order the
+// rows first name them (the lab's cap, then the SDKs'; then the
+// unfinished cells), ranks each group, picks its recommendation and
+// judges each part of the rule on it; a group with an unfinished cell
+// gets neither. A row with caps of its own (a modelled client) is in both
+// caps' groups.
 func Judge(s Sweep) []Group {
 	var groups []Group
 	index := map[string]int{}
-	group := func(load string, loadX float64, clients int) *Group {
-		key := fmt.Sprintf("%s\x00%d", load, clients)
+	group := func(load string, loadX float64, clients int, sdkCap bool) *Group {
+		key := fmt.Sprintf("%s\x00%d\x00%t", load, clients, sdkCap)
 		i, ok := index[key]
 		if !ok {
 			i = len(groups)
 			index[key] = i
-			groups = append(groups, Group{Load: load, LoadX: loadX, Clients: clients})
+			attempts := s.MaxAttempts
+			if sdkCap {
+				attempts = s.SDKMaxAttempts
+			}
+			groups = append(groups, Group{Load: load, LoadX: loadX, Clients: clients, MaxAttempts: attempts, SDKCap: sdkCap})
 		}
 		return &groups[i]
 	}
+	add := func(r Row, sdkCap bool) {
+		g := group(r.Load, r.LoadX, r.Clients, sdkCap)
+		if r.Coordinated {
+			g.Coordinated = append(g.Coordinated, Placed{Row: r})
+		} else {
+			g.Ranked = append(g.Ranked, Placed{Row: r})
+		}
+	}
 	for _, r := range s.Rows {
-		g := group(r.Load, r.LoadX, r.Clients)
-		g.Ranked = append(g.Ranked, Placed{Row: r})
+		if !r.SDKCap {
+			add(r, false)
+		}
+	}
+	if s.SDKMaxAttempts > 0 {
+		for _, r := range s.Rows {
+			if r.SDKCap || r.OwnCaps {
+				add(r, true)
+			}
+		}
 	}
 	for _, c := range s.Unfinished {
-		g := group(c.Load, -1, c.Clients)
+		g := group(c.Load, -1, c.Clients, c.SDKCap)
 		g.Unfinished = append(g.Unfinished, c.Policy)
 	}
+	// The lab's cap's groups first, then the SDKs'.
+	slices.SortStableFunc(groups, func(a, b Group) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
 	for i := range groups {
 		g := &groups[i]
 		rank(g.Ranked)
-		g.Recommended = -1
+		rank(g.Coordinated)
 		if len(g.Unfinished) > 0 {
+			g.Why = fmt.Sprintf("the lab was interrupted before the runs of %s finished here, and an unfinished policy might have led.",
+				strings.Join(g.Unfinished, ", "))
 			continue
 		}
-		g.Recommended, g.Ties = recommend(g.Ranked)
+		g.Recommended, g.Why = recommend(g.Ranked)
+		g.CoordinatedPick = g.coordinationPays()
 		for _, rule := range Rules {
 			o, sentence := rule.judge(g)
 			g.Findings = append(g.Findings, Finding{Rule: rule, Outcome: o, Sentence: sentence})
@@ -153,110 +189,253 @@ func Judge(s Sweep) []Group {
 	return groups
 }
 
-// rank orders rows best first and sets their ranks. The row with the most
-// goodput leads a tie of every following row whose spread overlaps its
-// own; inside a tie, fewer attempts per success come first. The next tie
-// starts at the first row outside it.
-func rank(rows []Placed) {
-	slices.SortStableFunc(rows, func(a, b Placed) int {
-		if c := cmp.Compare(b.GoodputPerS, a.GoodputPerS); c != 0 {
-			return c
-		}
-		return byCost(&a.Row, &b.Row)
-	})
-	for start := 0; start < len(rows); {
-		end := start + 1
-		for end < len(rows) && overlap(&rows[start].Row, &rows[end].Row) {
-			end++
-		}
-		tie := rows[start:end]
-		slices.SortStableFunc(tie, func(a, b Placed) int { return byCost(&a.Row, &b.Row) })
-		for i := range tie {
-			tie[i].Rank, tie[i].Tie = start+1, len(tie) > 1
-		}
-		start = end
-	}
-}
-
-// byCost orders rows by attempts per success, fewest first, a row without
-// a success last, then by name.
-func byCost(a, b *Row) int {
-	ca, cb := a.AttemptsPerSuccess, b.AttemptsPerSuccess
-	if (ca < 0) != (cb < 0) {
-		if ca < 0 {
-			return 1
-		}
+// compare is the verdict's order between two rows: negative when a is
+// clearly better, positive when b is, 0 for no clear difference. It is
+// best of the pair (best).
+func compare(a, b *Row) int {
+	pair := []*Row{a, b}
+	top := best(pair)
+	switch {
+	case len(top) == 2:
+		return 0
+	case top[0] == a:
 		return -1
 	}
-	if c := cmp.Compare(ca, cb); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Policy, b.Policy)
+	return 1
 }
 
-// overlap: the goodput spreads of a and b share a value. Rows without a
-// success never tie with rows that have one.
-func overlap(a, b *Row) bool {
-	if (a.Succeeded == 0) != (b.Succeeded == 0) {
-		return false
+// best is the verdict's choice among rows, in four steps, each keeping
+// the rows with no clear difference from the step's best:
+//  1. the measure: the rows whose measure is not clearly below the
+//     highest one's (paired over the repeats: a difference of at least
+//     SuccessTolerance whose interval excludes 0);
+//  2. the latency guard: of those, the rows whose p99 is at most
+//     LatencyGuard × the lowest p99 among them;
+//  3. the load: of those, the rows whose attempts per offered request are
+//     not clearly above the lowest (LoadTolerance, interval excluding 0);
+//  4. the latency: of those, the rows within LatencyTolerance of the
+//     lowest p99.
+//
+// What is left is a tie, in the rows' order.
+func best(rows []*Row) []*Row {
+	if len(rows) <= 1 {
+		return rows
 	}
-	return a.GoodputMin <= b.GoodputMax && b.GoodputMin <= a.GoodputMax
-}
-
-// recommend picks the recommendation among the fair rows of a ranked
-// group, and the fair rows it tied with.
-func recommend(ranked []Placed) (int, []string) {
-	best := -1
-	for i := range ranked {
-		if eligible(&ranked[i].Row) && (best < 0 || ranked[i].GoodputPerS > ranked[best].GoodputPerS) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return -1, nil
-	}
-	var cands []int
-	for i := range ranked {
-		if eligible(&ranked[i].Row) && overlap(&ranked[best].Row, &ranked[i].Row) {
-			cands = append(cands, i)
-		}
-	}
-	// Fewest attempts per success; at equal cost, more goodput; then
-	// the name.
-	pick := slices.MinFunc(cands, func(i, j int) int {
-		a, b := &ranked[i].Row, &ranked[j].Row
-		if c := cmp.Compare(a.AttemptsPerSuccess, b.AttemptsPerSuccess); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.GoodputPerS, a.GoodputPerS); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Policy, b.Policy)
+	lead := slices.MaxFunc(rows, func(a, b *Row) int { return cmp.Compare(a.SuccessInSLOPct, b.SuccessInSLOPct) })
+	keep := filter(rows, func(r *Row) bool {
+		d := paired(lead.shares(), r.shares())
+		return r == lead || !(d.excludesZero() && d.mean >= SuccessTolerance*lead.SuccessInSLOPct)
 	})
-	var ties []string
-	for _, i := range cands {
-		if i != pick {
-			ties = append(ties, ranked[i].Policy)
+	if low := lowestP99(keep); low >= 0 {
+		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS <= LatencyGuard*low })
+	}
+	light := slices.MinFunc(keep, func(a, b *Row) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) })
+	keep = filter(keep, func(r *Row) bool {
+		d := paired(r.loads(), light.loads())
+		return r == light || !(d.excludesZero() && d.mean >= LoadTolerance*light.AttemptsPerRequest)
+	})
+	if low := lowestP99(keep); low >= 0 {
+		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS < (1+LatencyTolerance)*low })
+	}
+	return keep
+}
+
+// lowestP99 is the lowest p99 of the rows' successes, -1 when none has a
+// success.
+func lowestP99(rows []*Row) float64 {
+	low := -1.0
+	for _, r := range rows {
+		if r.SuccessP99MS >= 0 && (low < 0 || r.SuccessP99MS < low) {
+			low = r.SuccessP99MS
 		}
 	}
-	return pick, ties
+	return low
+}
+
+func filter(rows []*Row, keep func(*Row) bool) []*Row {
+	var out []*Row
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func bool01(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// shares and loads are a row's measure and attempts per offered request,
+// repeat by repeat (-1 for a repeat with nothing offered).
+func (r *Row) shares() []float64 {
+	out := make([]float64, len(r.Measures))
+	for k, m := range r.Measures {
+		out[k] = m.InSLOPct()
+	}
+	return out
+}
+
+func (r *Row) loads() []float64 {
+	out := make([]float64, len(r.Measures))
+	for k, m := range r.Measures {
+		out[k] = m.AttemptsPerRequest()
+	}
+	return out
+}
+
+// rank orders rows in tiers and sets their ranks: the first tier is the
+// verdict's choice among all of them (best), the next its choice among
+// the rest, and so on; within a tier by the measure, then the load.
+func rank(rows []Placed) {
+	left := make([]*Row, len(rows))
+	byRow := map[*Row]Placed{}
+	for i := range rows {
+		r := rows[i].Row
+		left[i] = &r
+		byRow[left[i]] = rows[i]
+	}
+	out := make([]Placed, 0, len(rows))
+	for len(left) > 0 {
+		tier := best(left)
+		if len(tier) == 0 { // no row with a success left: one tier
+			tier = left
+		}
+		slices.SortStableFunc(tier, func(a, b *Row) int {
+			if c := cmp.Compare(b.SuccessInSLOPct, a.SuccessInSLOPct); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest)
+		})
+		start := len(out)
+		for _, r := range tier {
+			p := byRow[r]
+			p.Rank, p.Tie = start+1, len(tier) > 1
+			out = append(out, p)
+		}
+		left = slices.DeleteFunc(left, func(r *Row) bool { return slices.Contains(tier, r) })
+	}
+	copy(rows, out)
 }
 
 // eligible: a row that can be recommended for one deployment: under the
-// fair caps, without a second deployment's capacity, with a success.
-func eligible(r *Row) bool { return r.Models == "" && !r.Fallback && r.Succeeded > 0 }
-
-// Recommendation is the recommended row, or nil.
-func (g *Group) Recommendation() *Placed {
-	if g.Recommended < 0 {
-		return nil
-	}
-	return &g.Ranked[g.Recommended]
+// fair caps, without a second deployment's capacity, steady, with a
+// success.
+func eligible(r *Row) bool {
+	return !r.OwnCaps && !r.Fallback && r.Succeeded > 0 && r.Offered > 0
 }
 
-// Name is the group as the outputs head it: "1.5x, 16 clients".
+// recommend picks the eligible rows of a ranked list that no other
+// eligible row beats, in rank order, or none and why: nothing from too few
+// repeats, nor when a row whose measure still moved within the window
+// (not Steady) is among the best, since a longer plan could rank it
+// otherwise.
+func recommend(ranked []Placed) ([]int, string) {
+	var cands []Placed
+	var at []int
+	for i := range ranked {
+		if eligible(&ranked[i].Row) {
+			cands = append(cands, ranked[i])
+			at = append(at, i)
+		}
+	}
+	switch {
+	case len(ranked) > 0 && ranked[0].Repeats < MinRepeats:
+		return nil, fmt.Sprintf("%d %s: a recommendation needs at least %d, so that a difference has an interval (--repeat).",
+			ranked[0].Repeats, plural(ranked[0].Repeats, "repeat", "repeats"), MinRepeats)
+	case len(cands) == 0:
+		return nil, "no policy under the fair caps (with a success, on one deployment) to recommend."
+	}
+	picked := best(rowsOf(cands))
+	var moving []string
+	for _, r := range picked {
+		if !r.Steady {
+			moving = append(moving, fmt.Sprintf("%s (%s between the window's halves)", r.Policy, pp(r.DriftPts)))
+		}
+	}
+	if len(moving) > 0 {
+		return nil, "the measure of " + strings.Join(moving, ", ") + " still moved within the window, and it is among the best: a longer --duration could rank it otherwise."
+	}
+	var out []int
+	for k := range cands {
+		if slices.Contains(picked, &cands[k].Row) {
+			out = append(out, at[k])
+		}
+	}
+	return out, ""
+}
+
+// rowsOf are pointers to the rows of placed.
+func rowsOf(placed []Placed) []*Row {
+	out := make([]*Row, len(placed))
+	for i := range placed {
+		out[i] = &placed[i].Row
+	}
+	return out
+}
+
+// coordinationPays indexes the coordinated rows that a fleet able to
+// share its state should use: those that are among the verdict's best
+// together with the independent recommendation (coordination costs a
+// store; it is recommended only where it does at least as well).
+func (g *Group) coordinationPays() []int {
+	var pool []*Row
+	for _, i := range g.Recommended {
+		pool = append(pool, &g.Ranked[i].Row)
+	}
+	var at []int
+	for i := range g.Coordinated {
+		if r := &g.Coordinated[i].Row; eligible(r) {
+			pool = append(pool, r)
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < MinRepeats) {
+		return nil
+	}
+	picked := best(pool)
+	var out []int
+	for _, i := range at {
+		if slices.Contains(picked, &g.Coordinated[i].Row) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Recommendations are the recommended rows, in rank order.
+func (g *Group) Recommendations() []*Placed {
+	var out []*Placed
+	for _, i := range g.Recommended {
+		out = append(out, &g.Ranked[i])
+	}
+	return out
+}
+
+// recommended reports whether the row at i of Ranked is recommended.
+func (g *Group) recommended(i int) bool { return slices.Contains(g.Recommended, i) }
+
+// Name is the group as the outputs head it: "1.5x, 16 clients", and
+// ", 3 attempts" for the SDKs' cap.
 func (g *Group) Name() string {
-	return fmt.Sprintf("%s, %d %s", g.Load, g.Clients, plural(g.Clients, "client", "clients"))
+	s := fmt.Sprintf("%s, %d %s", g.Load, g.Clients, plural(g.Clients, "client", "clients"))
+	if g.SDKCap {
+		s += fmt.Sprintf(", the SDKs' cap (%d attempts)", g.MaxAttempts)
+	}
+	return s
+}
+
+// Ceiling is the most of the offered requests any policy can have
+// answered past capacity (the capacity over the offered rate, in
+// percent), -1 under capacity or when it is unknown.
+func (g *Group) Ceiling() float64 {
+	if g.LoadX <= 1 {
+		return -1
+	}
+	return 100 / g.LoadX
 }
 
 // row returns the group's row of the policy named name, or nil.
@@ -269,173 +448,45 @@ func (g *Group) row(name string) *Row {
 	return nil
 }
 
+// names are the policies of rows, comma-separated.
+func policyNames(rows []*Placed) string {
+	var n []string
+	for _, r := range rows {
+		n = append(n, r.Policy)
+	}
+	return strings.Join(n, ", ")
+}
+
 // RecommendationSentence says what the group recommends, with its numbers.
 func (g *Group) RecommendationSentence() string {
 	name, rest := g.recommendationParts()
 	return name + rest
 }
 
-// recommendationParts are the recommendation's policy name and the rest
-// of its sentence, for a writer that sets the name apart.
+// recommendationParts are the recommendation's policy names and the rest
+// of its sentence, for a writer that sets the names apart.
 func (g *Group) recommendationParts() (name, rest string) {
-	r := g.Recommendation()
-	switch {
-	case len(g.Unfinished) > 0:
-		return "", fmt.Sprintf("Nothing recommended: the lab was interrupted before the runs of %s finished here, and an unfinished policy might have led.",
-			strings.Join(g.Unfinished, ", "))
-	case r == nil:
-		return "", "No policy under the fair caps had a success: nothing to recommend."
+	recs := g.Recommendations()
+	if len(recs) == 0 {
+		return "", "Nothing to recommend: " + g.Why
 	}
-	rest = fmt.Sprintf(": goodput %s/s (%s of capacity), %s attempts and %s 429s per success, p99 %s of its successes, %s success.",
-		num.Grouped(r.GoodputPerS, 2), pct(r.CapacitySharePct), ratio(r.AttemptsPerSuccess), ratio(r.HTTP429PerSuccess),
-		millis(r.E2EP99MS), pct(r.SuccessPct))
-	if len(g.Ties) > 0 {
-		rest += fmt.Sprintf(" Tied on goodput (inside the spread) with %s; of these it needs the fewest attempts per success.", strings.Join(g.Ties, ", "))
+	r := recs[0]
+	name, rest = r.Policy, ": "
+	if len(recs) > 1 {
+		name, rest = "No clear difference among "+policyNames(recs), ". The first, "+r.Policy+": "
 	}
-	return r.Policy, rest
+	rest += measureSentence(&r.Row) + "."
+	if c := g.Ceiling(); c > 0 {
+		rest += fmt.Sprintf(" Past capacity no policy can answer more than about %s of the offered requests.", pct(c))
+	}
+	return name, rest
 }
 
-// prefer says whether the rule's preferred row p beats the other row o by
-// the verdict's order: goodput first, a difference inside the spread being
-// none, then attempts per success beyond the Tolerance.
-func prefer(p, o *Row) Outcome {
-	switch {
-	case p.Succeeded == 0 && o.Succeeded == 0:
-		return NoClearDifference
-	case p.GoodputMin > o.GoodputMax:
-		return Confirmed
-	case o.GoodputMin > p.GoodputMax:
-		return Contradicted
-	}
-	return lower(p.AttemptsPerSuccess, o.AttemptsPerSuccess)
-}
-
-// lower is Confirmed when the preferred figure p is lower than o by more
-// than the Tolerance, Contradicted when higher by more, else no clear
-// difference; -1 (no success) is the worst figure.
-func lower(p, o float64) Outcome {
-	switch {
-	case p < 0 && o < 0:
-		return NoClearDifference
-	case p < 0:
-		return Contradicted
-	case o < 0:
-		return Confirmed
-	case p < o*(1-Tolerance):
-		return Confirmed
-	case p > o*(1+Tolerance):
-		return Contradicted
-	}
-	return NoClearDifference
-}
-
-func absent(names ...string) (Outcome, string) {
-	return NotTested, strings.Join(names, " and ") + " did not run."
-}
-
-func judgeOneOwner(g *Group) (Outcome, string) {
-	sdk, stacked := g.row("sdk"), g.row("stacked")
-	if sdk == nil || stacked == nil {
-		return absent(missing(map[string]*Row{"sdk": sdk, "stacked": stacked})...)
-	}
-	o := prefer(sdk, stacked)
-	return o, fmt.Sprintf("stacked owners cost %s the attempts per success of sdk (%s against %s) for %s success; goodput %s against %s/s.",
-		times(stacked.AttemptsPerSuccess, sdk.AttemptsPerSuccess), ratio(stacked.AttemptsPerSuccess), ratio(sdk.AttemptsPerSuccess),
-		pp(stacked.SuccessPct-sdk.SuccessPct), goodput(stacked), goodput(sdk))
-}
-
-// headerBlind are the policies that ignore the advised wait.
-func headerBlind(name string) bool {
-	return name == "backoff" || strings.HasPrefix(name, "fixed:") || strings.HasPrefix(name, "poll:")
-}
-
-func judgeHonor(g *Group) (Outcome, string) {
-	honor := g.row("honor")
-	var best *Row
-	for i := range g.Ranked {
-		if headerBlind(g.Ranked[i].Policy) {
-			best = &g.Ranked[i].Row // Ranked is best first
-			break
-		}
-	}
-	switch {
-	case honor == nil && best == nil:
-		return absent("honor", "any of backoff, fixed:D, poll:D")
-	case honor == nil:
-		return absent("honor")
-	case best == nil:
-		return absent("any of backoff, fixed:D, poll:D")
-	}
-	o := prefer(honor, best)
-	return o, fmt.Sprintf("honoring the header (honor) against the best policy that ignores it (%s): goodput %s against %s/s, attempts per success %s against %s.",
-		best.Policy, goodput(honor), goodput(best), ratio(honor.AttemptsPerSuccess), ratio(best.AttemptsPerSuccess))
-}
-
-func judgeJitter(g *Group) (Outcome, string) {
-	honor, plain := g.row("honor"), g.row("honor-no-jitter")
-	if honor == nil || plain == nil {
-		return absent(missing(map[string]*Row{"honor": honor, "honor-no-jitter": plain})...)
-	}
-	o := lower(honor.HTTP429PerSuccess, plain.HTTP429PerSuccess)
-	if honor.HTTP429PerSuccess == 0 && plain.HTTP429PerSuccess == 0 {
-		o = NoClearDifference
-	}
-	return o, fmt.Sprintf("jitter (honor against honor-no-jitter) changed 429s per success from %s to %s, goodput from %s to %s/s.",
-		ratio(plain.HTTP429PerSuccess), ratio(honor.HTTP429PerSuccess), goodput(plain), goodput(honor))
-}
-
-func judgeRedirect(g *Group) (Outcome, string) {
-	budget, redirect := g.row("budget"), g.row("redirect")
-	if budget == nil || redirect == nil {
-		return absent(missing(map[string]*Row{"budget": budget, "redirect": redirect})...)
-	}
-	var o Outcome
-	switch {
-	case budget.SuccessPctMin > redirect.SuccessPctMax:
-		o = Confirmed
-	case redirect.SuccessPctMin > budget.SuccessPctMax:
-		o = Contradicted
-	case share(budget.Redirected, budget.Requests) < share(redirect.Redirected, redirect.Requests)*(1-Tolerance):
-		o = Confirmed // the same success for fewer redirects
-	default:
-		o = NoClearDifference
-	}
-	return o, fmt.Sprintf("redirecting only when the wait does not fit the budget (budget) against redirecting on every refusal (redirect): success %s against %s, p99 %s against %s, redirected %s against %s of requests.",
-		pct(budget.SuccessPct), pct(redirect.SuccessPct), millis(budget.E2EP99MS), millis(redirect.E2EP99MS),
-		pct(share(budget.Redirected, budget.Requests)), pct(share(redirect.Redirected, redirect.Requests)))
-}
-
-func judgeGiveUp(g *Group) (Outcome, string) {
-	rec, none := g.Recommendation(), g.row("none")
-	switch {
-	case rec == nil:
-		return NotTested, "no policy is recommended."
-	case none == nil:
-		return absent("none")
-	case rec.Policy == "none":
-		return NotTested, "the recommendation is none itself."
-	}
-	recOver, noneOver := share(rec.OverBudget, rec.Requests), share(none.OverBudget, none.Requests)
-	// Controlled: the recommendation leaves no more requests past their
-	// budget than a client that never waits (within 0.1 pp).
-	o := Confirmed
-	if recOver > noneOver+0.1 {
-		o = Contradicted
-	}
-	return o, fmt.Sprintf("%s left %s of its requests answered past their budget and gave up %s; none: %s and %s.",
-		rec.Policy, pct(recOver), pct(share(rec.GaveUp, rec.Requests)), pct(noneOver), pct(share(none.GaveUp, none.Requests)))
-}
-
-// missing names the policies whose row is nil, in name order.
-func missing(rows map[string]*Row) []string {
-	var names []string
-	for n, r := range rows {
-		if r == nil {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	return names
+// measureSentence is a row's measure in words.
+func measureSentence(r *Row) string {
+	return fmt.Sprintf("%s of offered requests answered within the SLO (95%% interval %s–%s), %s attempts and %s 429s per offered request, successes in %s (p50) and %s (p99)",
+		pct(r.SuccessInSLOPct), pct(r.CILow), pct(r.CIHigh), ratio(r.AttemptsPerRequest), ratio(r.HTTP429PerRequest),
+		millis(r.SuccessP50MS), millis(r.SuccessP99MS))
 }
 
 // share is n ÷ of as a percentage; 0 when of is 0.
@@ -470,15 +521,6 @@ func ratio(v float64) string {
 	return num.Decimal(v, 2)
 }
 
-func times(a, b float64) string {
-	if a < 0 || b <= 0 {
-		return "— ×"
-	}
-	return num.Decimal(a/b, 2) + "×"
-}
-
-func goodput(r *Row) string { return num.Grouped(r.GoodputPerS, 2) }
-
 func millis(v float64) string {
 	if v < 0 {
 		return "—"
@@ -493,49 +535,87 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// The ambition (issue 19) for a load past capacity: the recommendation
-// delivers at least AmbitionSharePct of capacity as goodput with at most
-// AmbitionAttemptsPerSuccess attempts per success, within a budget of at
-// most AmbitionBudget, and no retry came back before its advised wait.
-const (
-	AmbitionSharePct           = 95
-	AmbitionAttemptsPerSuccess = 1.2
-	AmbitionBudget             = 30 * time.Second
-)
-
-// Reaches says whether r meets the ambition.
-func Reaches(r *Row) bool {
-	return r.CapacitySharePct >= AmbitionSharePct && r.AttemptsPerSuccess >= 0 && r.AttemptsPerSuccess <= AmbitionAttemptsPerSuccess &&
-		r.Budget > 0 && r.Budget <= AmbitionBudget && r.EarlyRetries == 0
+// twin is the group of the other cap for the same load and fleet size,
+// or nil.
+func (g *Group) twin(groups []Group) *Group {
+	for i := range groups {
+		o := &groups[i]
+		if o.Load == g.Load && o.Clients == g.Clients && o.SDKCap != g.SDKCap {
+			return o
+		}
+	}
+	return nil
 }
 
-// AmbitionSentence says whether the group's recommendation meets the
-// ambition and, when it does not, how far every fair policy got; false
-// for a group under capacity, without a known capacity, or unfinished.
-func (g *Group) AmbitionSentence() (string, bool) {
-	if g.LoadX <= 1 || len(g.Ranked) == 0 || g.Ranked[0].CapacitySharePct < 0 || len(g.Unfinished) > 0 {
-		return "", false
+// picks are the recommended policies' names, in name order: what two
+// verdicts are compared on.
+func (g *Group) picks() []string {
+	var n []string
+	for _, r := range g.Recommendations() {
+		n = append(n, r.Policy)
 	}
-	got := func(r *Row) string {
-		return fmt.Sprintf("%s %s at %s (%d early)", r.Policy, pct(r.CapacitySharePct), ratio(r.AttemptsPerSuccess), r.EarlyRetries)
+	slices.Sort(n)
+	return n
+}
+
+// SameUnderBothCaps reports whether the verdict at the lab's cap and at
+// the SDKs' recommend the same policies; ok is false without a twin.
+func (g *Group) SameUnderBothCaps(groups []Group) (same, ok bool) {
+	t := g.twin(groups)
+	if t == nil {
+		return false, false
 	}
-	if r := g.Recommendation(); r != nil && Reaches(&r.Row) {
-		return "reached: " + got(&r.Row) + ".", true
-	}
-	var reach, each []string
-	for i := range g.Ranked {
-		r := &g.Ranked[i].Row
-		if r.Models != "" {
-			continue
+	return slices.Equal(g.picks(), t.picks()), true
+}
+
+// common are the names in both a and b, in a's order.
+func common(a, b []string) []string {
+	var out []string
+	for _, n := range a {
+		if slices.Contains(b, n) {
+			out = append(out, n)
 		}
-		if Reaches(r) {
-			reach = append(reach, r.Policy)
+	}
+	return out
+}
+
+// capLine says, for the group of the lab's cap, whether the SDKs' cap
+// changes the verdict; "" for the SDKs' cap's group or without a twin.
+func (g *Group) capLine(groups []Group) string {
+	if g.SDKCap {
+		return ""
+	}
+	t := g.twin(groups)
+	if t == nil || len(g.Unfinished) > 0 || len(t.Unfinished) > 0 {
+		return ""
+	}
+	if same, _ := g.SameUnderBothCaps(groups); same {
+		return fmt.Sprintf("Under the SDKs' cap (%d attempts) the verdict is the same.", t.MaxAttempts)
+	}
+	if both := common(g.picks(), t.picks()); len(both) > 0 {
+		return fmt.Sprintf("Under the SDKs' cap (%d attempts) the verdict agrees: %s recommended under both caps (%s under the SDKs').",
+			t.MaxAttempts, strings.Join(both, ", "), strings.Join(t.picks(), ", "))
+	}
+	other := "nothing"
+	if p := t.picks(); len(p) > 0 {
+		other = strings.Join(p, ", ")
+	}
+	return fmt.Sprintf("Under the SDKs' cap (%d attempts) the verdict differs: %s. Here the attempts cap decides, not the policy alone.", t.MaxAttempts, other)
+}
+
+// coordinatedLine says what a fleet that shares its state would use; ""
+// without coordinated rows.
+func (g *Group) coordinatedLine() string {
+	if len(g.Coordinated) == 0 {
+		return ""
+	}
+	if len(g.CoordinatedPick) == 0 {
+		var n []string
+		for i := range g.Coordinated {
+			n = append(n, g.Coordinated[i].Policy)
 		}
-		each = append(each, got(r))
+		return "Sharing the fleet's state does not pay here: " + strings.Join(n, ", ") + ", ranked apart, does no better than the recommendation, for the cost of a shared store."
 	}
-	s := "not reached by the recommendation"
-	if len(reach) > 0 {
-		s += "; reached by " + strings.Join(reach, ", ") + ", with less goodput"
-	}
-	return s + ". Each fair policy's capacity share at its attempts per success: " + strings.Join(each, "; ") + ".", true
+	r := &g.Coordinated[g.CoordinatedPick[0]].Row
+	return "A fleet that can share its retry owners' state (the coordinated rows, ranked apart): " + r.Policy + ", " + briefly(r) + "."
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/vclock"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -36,18 +37,25 @@ const apiVersion = "2024-10-21"
 // (internal/vclock) with the simulator, in process. Nothing reads the
 // runtime clock, so the outcome is a function of the fields alone.
 type virtualRun struct {
-	Spec     Spec
+	Spec     policy.Spec
 	Sim      sim.Config // Seed included; Clock is set per run
 	Rate     float64    // arrivals per second
 	Duration time.Duration
-	Poisson  bool
-	Clients  int
-	Seed     uint64
+	// Warmup and Tail are arrivals before and after the Duration
+	// measured (the steady state, measure.go): the plan is Warmup +
+	// Duration + Tail long.
+	Warmup, Tail time.Duration
+	Poisson      bool
+	Clients      int
+	Seed         uint64
 	// Budget is the lab's latency budget per request: a request not
 	// answered 2xx within it is not a success, whatever its policy.
 	Budget       time.Duration
 	PromptTokens int
 	MaxTokens    int
+	// StoreDelay is what a call to the fleet's shared store costs on the
+	// virtual clock (Lab.StoreDelay).
+	StoreDelay time.Duration
 }
 
 // runOutcome is what a run measured.
@@ -67,12 +75,28 @@ type runOutcome struct {
 	Fallbacks int64
 	// CoordinatorCalls are the shared decisions they made in all.
 	CoordinatorCalls int64
+	// Each is how every offered request ended, in arrival order: the
+	// steady state's measure is read from it.
+	Each []requestOutcome
 }
 
-// arrivals are the plan's offsets: Rate per second for Duration, evenly
-// spaced or Poisson (seeded).
+// reach is the highest attempt number any request of the run reached.
+func (o *runOutcome) reach() int {
+	n := 0
+	for i := range o.Each {
+		n = max(n, int(o.Each[i].reach))
+	}
+	return n
+}
+
+// plan is the length of the run's arrivals: the window measured and the
+// arrivals around it.
+func (v *virtualRun) plan() time.Duration { return v.Warmup + v.Duration + v.Tail }
+
+// arrivals are the plan's offsets: Rate per second for the plan's
+// length, evenly spaced or Poisson (seeded).
 func (v *virtualRun) arrivals() []time.Duration {
-	n := int(math.Floor(v.Rate * v.Duration.Seconds()))
+	n := int(math.Floor(v.Rate * v.plan().Seconds()))
 	out := make([]time.Duration, 0, n)
 	if !v.Poisson {
 		for i := range n {
@@ -84,7 +108,7 @@ func (v *virtualRun) arrivals() []time.Duration {
 	t := 0.0
 	for {
 		t += r.ExpFloat64() / v.Rate
-		if t >= v.Duration.Seconds() {
+		if t >= v.plan().Seconds() {
 			return out
 		}
 		out = append(out, time.Duration(t*float64(time.Second)))
@@ -94,7 +118,7 @@ func (v *virtualRun) arrivals() []time.Duration {
 // count is the number of arrivals of the plan.
 func (v *virtualRun) count() int {
 	if !v.Poisson {
-		return int(math.Floor(v.Rate * v.Duration.Seconds()))
+		return int(math.Floor(v.Rate * v.plan().Seconds()))
 	}
 	return len(v.arrivals())
 }
@@ -115,21 +139,26 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	if err != nil {
 		return runOutcome{}, err
 	}
-	clients, err := v.clients(loop, server)
+	clients, store, err := v.clients(loop, server)
 	if err != nil {
 		return runOutcome{}, err
 	}
 	var out runOutcome
 	body := newLabBody(v.PromptTokens, v.MaxTokens)
-	for i, at := range v.arrivals() {
+	arrivals := v.arrivals()
+	out.Each = make([]requestOutcome, len(arrivals))
+	for i, at := range arrivals {
 		c := clients[i%len(clients)]
 		loop.Go(epoch.Add(at), func() { c.request(ctx, i, body, v.Budget, &out) })
 	}
 	if err := loop.Run(ctx); err != nil {
 		return runOutcome{}, err
 	}
-	st := server.Stats()
-	out.EarlyReturns, out.SDKRetries = int(st.EarlyReturns), int(st.SDKRetries)
+	early, sdk := server.Returns()
+	out.EarlyReturns, out.SDKRetries = int(early), int(sdk)
+	if store != nil {
+		out.CoordinatorCalls, out.Fallbacks = store.Calls(), store.Fallbacks()
+	}
 	slices.Sort(out.SuccessE2E)
 	return out, nil
 }
@@ -140,36 +169,43 @@ type labClient struct {
 	loop   *vclock.Loop
 	owner  http.RoundTripper
 	key    string
-	spec   Spec
+	spec   policy.Spec
 	plan   time.Duration // the plan's length
 	target *url.URL
 }
 
-func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClient, error) {
-	slots := v.fleetSlots()
+func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClient, *admission.MemoryCoordinator, error) {
 	target := &url.URL{Scheme: "http", Host: "lab.invalid", Path: "/openai/deployments/" + server.Config().Deployment + "/chat/completions",
 		RawQuery: "api-version=" + apiVersion}
 	out := make([]*labClient, max(v.Clients, 1))
-	for i := range out {
-		p, err := v.clientPolicy(i, slots)
-		if err != nil {
-			return nil, err
+	env := policy.Env{Clock: loop, Fallback: toStandard(server.Config().Deployment, fallbackDeployment)}
+	var store *admission.MemoryCoordinator
+	if v.Spec.Slots {
+		// Distinct slots are the fleet's, shared through a store that
+		// costs each decision a round trip on the virtual clock, as a
+		// fleet's Redis does (and each client falls back to its own).
+		var err error
+		if store, err = admission.NewMemoryCoordinator(admission.MemoryOptions{Delay: v.StoreDelay, Clock: loop}); err != nil {
+			return nil, nil, err
 		}
-		p.Clock = loop
-		if v.Spec.Fallback {
-			p.Fallback = toStandard(server.Config().Deployment, fallbackDeployment)
+		env.Coordinator = store
+	}
+	for i := range out {
+		p, err := v.clientPolicy(i, env)
+		if err != nil {
+			return nil, nil, err
 		}
 		owner, err := admission.New(inProcess{server}, *p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.Duration}
+		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.plan()}
 	}
-	return out, nil
+	return out, store, nil
 }
 
-// fleetSlots are the Slots every client of the run shares, or nil when
-// the policy takes none.
+// fleetSlots are the Slots every client of a wall-clock run shares in
+// process, or nil when the policy takes none.
 func (v *virtualRun) fleetSlots() *admission.Slots {
 	if !v.Spec.Slots {
 		return nil
@@ -177,14 +213,12 @@ func (v *virtualRun) fleetSlots() *admission.Slots {
 	return admission.NewSlots(v.Spec.SlotWidth)
 }
 
-// clientPolicy is client i's retry owner: the policy, its jitter and
-// backoff seeded per client, its own state (Spec.PerClient), the fleet's
-// Slots.
-func (v *virtualRun) clientPolicy(i int, slots *admission.Slots) (*admission.Policy, error) {
-	p := v.Spec.Policy(1)
-	p.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
-	p.Slots = slots
-	return p, v.Spec.PerClient(p)
+// clientPolicy is client i's retry owner in env (policy.Spec.Build): the
+// policy, its jitter and backoff seeded per client, its own state, and
+// what env gives the fleet.
+func (v *virtualRun) clientPolicy(i int, env policy.Env) (*admission.Policy, error) {
+	env.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
+	return v.Spec.Build(env)
 }
 
 // request sends arrival seq as the client's application would: through
@@ -193,19 +227,25 @@ func (v *virtualRun) clientPolicy(i int, slots *admission.Slots) (*admission.Pol
 func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget time.Duration, out *runOutcome) {
 	start := c.loop.Now()
 	out.Requests++
+	q := &out.Each[seq]
+	q.at = start.Sub(epoch)
 	var (
 		sent, redirected bool
 		lastStatus       int
 		lastAnswer       time.Time
 	)
 	watch := func(a admission.Attempt) {
-		if a.Sent.IsZero() {
+		q.reach = max(q.reach, int32(a.Attempt))
+		q.local = a.Sent.IsZero()
+		if q.local {
 			return // refused locally (cooldown, pace): nothing reached the deployment
 		}
 		sent = true
 		out.Attempts++
+		q.attempts++
 		if a.Status == http.StatusTooManyRequests {
 			out.HTTP429++
+			q.http429++
 		}
 		if a.Fallback {
 			redirected = true
@@ -237,6 +277,11 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		out.Redirected++
 	}
 	e2e := lastAnswer.Sub(start)
+	if !sent {
+		e2e = c.loop.Now().Sub(start)
+	}
+	q.e2e, q.redirected = e2e, redirected
+	q.ok = lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget)
 	out.end(sent, lastStatus, ms(e2e), ms(budget), lastAnswer.Sub(epoch) <= c.plan)
 }
 
@@ -319,7 +364,8 @@ func toStandard(from, to string) func(*http.Request) (*http.Request, error) {
 type inProcess struct{ h http.Handler }
 
 func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := &answer{header: http.Header{}}
+	w := &answer{header: make(http.Header, 8)}
+	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
 	t.h.ServeHTTP(w, req)
 	if req.Body != nil {
 		req.Body.Close()

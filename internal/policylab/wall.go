@@ -2,7 +2,9 @@ package policylab
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -21,7 +24,7 @@ import (
 // deployment spreads over all of them. Nothing in it is deterministic:
 // the Sweep says so.
 type Named struct {
-	// Target is the deployment: its Spec (endpoint, deployment, key
+	// Target is the deployment: its policy.Spec (endpoint, deployment, key
 	// variable, request shape) and FallbackDeployment for the policies
 	// that redirect. Owner and the emulation fields are set per client.
 	Target campaign.Target
@@ -40,7 +43,7 @@ type Named struct {
 func (l *Lab) Planned(capacity float64) int {
 	n := 0
 	for _, ld := range l.Loads {
-		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration}
+		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail}
 		n += v.count()
 	}
 	policies := len(l.Policies)
@@ -61,7 +64,7 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 			if finished > 0 && sleep.For(ctx, l.Named.Pause) != nil {
 				return outs, done, ctx.Err()
 			}
-			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Poisson: l.Poisson,
+			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail, Poisson: l.Poisson,
 				Clients: c.clients, Seed: uint64(l.Sim.Seed) + uint64(k), Budget: l.Budget}
 			j := i*repeat + k
 			f := wallFleet{target: l.Named.Target}
@@ -103,7 +106,7 @@ func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, erro
 	if err != nil {
 		return runOutcome{}, err
 	}
-	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.Duration), clients: len(clients),
+	tally := &wallTally{budgetMS: ms(v.Budget), planMS: ms(v.plan()), clients: len(clients),
 		reqs: map[int]*wallRequest{}}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -115,7 +118,7 @@ func (v *virtualRun) runWall(ctx context.Context, f wallFleet) (runOutcome, erro
 		first.RunID, first.Group, first.Shape, first.Seq, first.Attempt = "lab", v.Spec.Name, "schedule", i, 1
 		first.IntendedMS, first.SentMS = ms(at), ms(time.Since(start))
 		c := clients[i%len(clients)]
-		tally.dispatch(i)
+		tally.dispatch(i, at)
 		wg.Go(func() { c.Send(ctx, first, start, ctx, tally.observe) })
 	}
 	wg.Wait()
@@ -143,17 +146,18 @@ func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error
 		if f.apart {
 			slots = v.fleetSlots()
 		}
-		p, err := v.clientPolicy(i, slots)
-		if err != nil {
-			return out, shared, err
-		}
+		env := policy.Env{Slots: slots}
 		if f.open != nil {
 			s, err := f.open(f.namespace)
 			if err != nil {
 				return out, shared, err
 			}
 			shared = append(shared, s)
-			p.Coordinator = counted{s, f.calls}
+			env.Coordinator = counted{s, f.calls}
+		}
+		p, err := v.clientPolicy(i, env)
+		if err != nil {
+			return out, shared, err
 		}
 		t := f.target
 		if f.keyed {
@@ -188,15 +192,20 @@ type wallRequest struct {
 	seen               bool // a row of it came
 	sent, redirected   bool
 	prevReady          float64 // when the previous attempt's advised wait ended; -1: none
+	// arrival is when the plan offered it, ms from the run's start; each
+	// is how it ended as the measure reads it (its at, e2e and ok are
+	// set by outcome).
+	arrival float64
+	each    requestOutcome
 }
 
 // dispatch counts arrival seq as a request before it is sent: one the
 // owner refuses before its first send (a pace or a cooldown that does
 // not fit the budget) has no row, and is given up unsent.
-func (w *wallTally) dispatch(seq int) {
+func (w *wallTally) dispatch(seq int, at time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.reqs[seq] = &wallRequest{prevReady: -1}
+	w.reqs[seq] = &wallRequest{prevReady: -1, arrival: ms(at)}
 	w.out.Requests++
 }
 
@@ -212,8 +221,15 @@ func (w *wallTally) observe(r *results.Record) {
 	if !q.seen {
 		q.seen, q.firstSent = true, r.SentMS
 	}
-	if r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced || r.Error == admission.ClassThrottled || r.Error == admission.ClassAdaptive {
+	q.each.reach = max(q.each.reach, int32(r.Attempt))
+	q.each.local = r.NotSent() || r.Error == admission.ClassCooldown || r.Error == admission.ClassPaced ||
+		r.Error == admission.ClassThrottled || r.Error == admission.ClassAdaptive
+	if q.each.local {
 		return // refused locally: nothing reached the deployment
+	}
+	q.each.attempts++
+	if r.Status == http.StatusTooManyRequests {
+		q.each.http429++
 	}
 	if q.sent && q.prevReady >= 0 && r.SentMS < q.prevReady && !(r.Fallback && !q.redirected) {
 		w.out.EarlyReturns++
@@ -237,12 +253,22 @@ func (w *wallTally) outcome() runOutcome {
 	defer w.mu.Unlock()
 	out := w.out
 	requests, succeeded := make([]int, max(w.clients, 1)), make([]int, max(w.clients, 1))
-	for seq, q := range w.reqs {
+	seqs := slices.Sorted(maps.Keys(w.reqs))
+	for _, seq := range seqs {
+		q := w.reqs[seq]
 		if q.redirected {
 			out.Redirected++
 		}
 		before := out.Succeeded
 		out.end(q.sent, q.lastStatus, q.lastEnd-q.firstSent, w.budgetMS, q.lastEnd <= w.planMS)
+		e := q.each
+		e.at = time.Duration(q.arrival * float64(time.Millisecond))
+		e.redirected = q.redirected
+		if q.sent {
+			e.e2e = time.Duration((q.lastEnd - q.arrival) * float64(time.Millisecond))
+		}
+		e.ok = q.sent && q.lastStatus >= 200 && q.lastStatus < 300 && (w.budgetMS <= 0 || q.lastEnd-q.arrival <= w.budgetMS)
+		out.Each = append(out.Each, e)
 		i := seq % len(requests)
 		requests[i]++
 		succeeded[i] += out.Succeeded - before

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -17,11 +19,12 @@ import (
 // the estimate, it passes.
 func TestWorkIsRefusedPastItsCap(t *testing.T) {
 	t.Parallel()
-	l := smallLab(t, sim.ProfilePTU, DefaultPolicies()...)
+	l := smallLab(t, sim.ProfilePTU, policy.Defaults()...)
 	l.Loads, l.Clients, l.Repeat, l.Duration, l.MaxTokens = []Load{{Text: "100x", X: 100}}, []int{1024}, 20, 40*time.Second, 100
+	l.Warmup, l.Tail = policy.DefaultBudget, policy.DefaultBudget // as policies runs it
 	err := l.Validate()
 	var v *valid.Error
-	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "111,906,480 attempts") {
+	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), num.Grouped(float64(l.Work()), 0)+" attempts") {
 		t.Fatalf("Validate = %v; want MaxWork refused with the estimate", err)
 	}
 	l.MaxWork = l.Work()
@@ -42,10 +45,12 @@ func TestWorkCountsEveryAttemptCap(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor", "stacked", "slots")
 	l.Loads, l.Clients, l.Repeat, l.Duration = []Load{{Text: "8/s", Rate: 8}}, []int{2, 4}, 3, 10*time.Second
-	// 80 arrivals × (1 + 20 + 4 × 3 + 20) attempts × 2 fleet sizes × 3 repeats.
-	if got, want := l.Work(), int64(80*53*2*3); got != want {
+	// 80 arrivals × (1 + 20 + 4 × 3 + 20, and honor and slots again at
+	// the SDKs' 3) attempts × 2 fleet sizes × 3 repeats.
+	if got, want := l.Work(), int64(80*(53+6)*2*3); got != want {
 		t.Fatalf("Work = %d, want %d", got, want)
 	}
+	// A coordinated lab runs under its own cap only, slots twice.
 	l.Coordinate = &Coordination{}
 	if got, want := l.Work(), int64(80*(53+20)*2*3); got != want {
 		t.Fatalf("coordinated: Work = %d, want %d (slots twice)", got, want)

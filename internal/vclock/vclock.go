@@ -20,6 +20,7 @@ package vclock
 import (
 	"container/heap"
 	"context"
+	"sync"
 	"time"
 )
 
@@ -60,11 +61,17 @@ func (l *Loop) Sleep(_ context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	wake := make(chan error, 1)
+	wake := wakes.Get().(chan error)
 	l.push(&event{at: l.now.Add(d), wake: wake})
 	l.baton <- struct{}{}
-	return <-wake
+	err := <-wake
+	wakes.Put(wake) // drained: the loop sends on it once
+	return err
 }
+
+// wakes are sleepers' wake channels, reused: a lab run sleeps hundreds of
+// thousands of times.
+var wakes = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // Run runs the queued events until none is left, then returns nil. When
 // ctx ends first, every sleeper is woken with ctx's error, no goroutine

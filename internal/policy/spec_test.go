@@ -1,4 +1,4 @@
-package policylab
+package policy
 
 import (
 	"net/http"
@@ -49,13 +49,13 @@ func TestParseSpec(t *testing.T) {
 		{"p2=pace,slots=off", func(s Spec) bool { return s.Pace && !s.Slots }},
 	}
 	for _, tt := range tests {
-		s, err := ParseSpec(tt.in)
+		s, err := Parse(tt.in)
 		if err != nil || !tt.want(s) {
-			t.Errorf("ParseSpec(%q) = %+v, %v", tt.in, s, err)
+			t.Errorf("Parse(%q) = %+v, %v", tt.in, s, err)
 		}
 		// Every spec makes a policy the admission library accepts (the
 		// fallback is the run's to give).
-		p := s.Policy(1)
+		p := s.policy(1)
 		if s.Fallback {
 			p.Fallback = func(r *http.Request) (*http.Request, error) { return r, nil }
 		}
@@ -74,8 +74,8 @@ func TestParseSpec(t *testing.T) {
 		"x=honor,attempts=3,attempts=4", "none=honor", "honor=backoff", "poll:1s=honor", "-x=honor", "=x=honor", "1x=honor",
 		"x=backoff,slots=100ms", "x=backoff,cooldown=on", "x=honor,slots=0s", "x=honor,advice=maybe",
 	} {
-		if _, err := ParseSpec(bad); err == nil {
-			t.Errorf("ParseSpec(%q) accepted", bad)
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
 		}
 	}
 }
@@ -98,7 +98,7 @@ func TestFairCaps(t *testing.T) {
 		{"x=honor,attempts=4", 4, 12 * time.Second},
 		{"y=honor,budget=5s", 7, 5 * time.Second},
 	} {
-		s, err := ParseSpec(tt.in)
+		s, err := Parse(tt.in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package policylab
+package policy
 
 import (
 	"fmt"
@@ -93,12 +93,8 @@ var Builtins = []Builtin{
 	{"honor-backoff", "wait max(advised × jitter, exponential backoff with full jitter): the header as a floor"},
 	{"slots", "honour the header; refused clients of the fleet take distinct retry slots 100 ms apart"},
 	{"pace", "learn the admitted rate (AIMD on refusals) and send at it, queueing within the budget; honour the header"},
-}
-
-// Rivals are the built-ins that are the field's best-known client
-// policies, each under the lab's fair caps; docs/policies.md cites each
-// one's source. They run when named: the default run is Builtins'.
-var Rivals = []Builtin{
+	// The field's best-known client policies, each under the lab's fair
+	// caps; docs/policies.md cites each one's source.
 	{"honor-full-jitter", "honour the header with full jitter over it: advised × U[1, 2]"},
 	{"sre-throttle", "honor, plus the SRE book's client-side throttling: reject locally with p = max(0, (requests − 2·accepts)/(requests + 1)) over 2 min"},
 	{"retry-quota", "honor, plus the AWS SDKs' standard retry quota: 500 tokens, a retry takes 5, a success gives 1 back; none left, no retry"},
@@ -108,7 +104,7 @@ var Rivals = []Builtin{
 }
 
 // DefaultPolicies are the policies run when none is named.
-func DefaultPolicies() []string { return names(Builtins) }
+func Defaults() []string { return names(Builtins) }
 
 // names are bs' names.
 func names(bs []Builtin) []string {
@@ -120,9 +116,7 @@ func names(bs []Builtin) []string {
 }
 
 // builtinNames lists every built-in, for an error naming them.
-func builtinNames() string {
-	return strings.Join(append(DefaultPolicies(), names(Rivals)...), ", ")
-}
+func builtinNames() string { return strings.Join(Defaults(), ", ") }
 
 // Fair caps of the lab when no flag changes them.
 const (
@@ -228,14 +222,18 @@ func (s Spec) Fair(budget time.Duration, attempts int) Spec {
 	return s
 }
 
-// ParseSpec parses a --policy value: a built-in name, or
+// OwnCaps reports whether s runs under caps of its own rather than the
+// lab's: a modelled client, or a custom spec that set them.
+func (s Spec) OwnCaps() bool { return s.Models != "" || s.ownAttempts || s.ownBudget }
+
+// Parse parses a --policy value: a built-in name, or
 // NAME=BASE,key=value,… where BASE is a built-in and the keys are
 // attempts, budget, jitter, max-wait, fallback (on/off), cooldown (on/off),
 // advice (honor/ignore/floor), backoff (BASE-CAP, e.g. 500ms-8s, or
 // fixed-DURATION), slots (off or a width such as 100ms) and pace (on/off).
 // A key given twice, a name that is a built-in's, or a bad name is an
 // error.
-func ParseSpec(v string) (Spec, error) {
+func Parse(v string) (Spec, error) {
 	v = strings.TrimSpace(v)
 	if s, ok := builtin(v); ok {
 		return s, nil
@@ -378,81 +376,6 @@ func (s *Spec) check() error {
 		return fmt.Errorf("policy %s: cooldown acts on the advised wait, so not with advice=ignore", s.Name)
 	}
 	return nil
-}
-
-// Policy is the admission.Policy spec describes, its durations divided by
-// scale (wall time against a simulator running scale times faster; 1 on
-// the lab's virtual clock and against a real target). Slots, Clock and
-// Fallback are per run, the state of PerClient per client: the caller
-// sets them.
-func (s Spec) Policy(scale float64) *admission.Policy {
-	if s.Attempts == 1 && !s.Fallback {
-		// One attempt: the refusal is the answer, as it is.
-		return &admission.Policy{MaxAttempts: 1, ReturnLastResponse: true}
-	}
-	p := &admission.Policy{
-		MaxAttempts:        s.Attempts,
-		Budget:             scaled(s.Budget, scale),
-		Jitter:             s.Jitter,
-		MaxWait:            scaled(s.MaxWait, scale),
-		RedirectFirst:      s.RedirectFirst,
-		SharedCooldown:     s.Cooldown,
-		ReturnLastResponse: s.SDK,
-		MarkRetries:        s.SDK,
-		Backoff:            admission.Exponential(admission.DefaultBackoffBase, admission.DefaultBackoffCap),
-	}
-	if s.LongWaitBackoff {
-		p.OverMaxWait = admission.BackoffOverMaxWait
-	}
-	switch {
-	case s.IgnoreAdvice:
-		p.Advice = admission.IgnoreAdvice
-	case s.Floor:
-		p.Advice = admission.FloorAdvice
-	}
-	switch {
-	case s.Constant:
-		p.Backoff = admission.Constant(scaled(s.BackoffBase, scale))
-	case s.Decorrelated:
-		p.ChainedBackoff = admission.Decorrelated(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
-	case s.BackoffBase > 0:
-		p.Backoff = admission.Exponential(scaled(s.BackoffBase, scale), scaled(s.BackoffCap, scale))
-	}
-	return p
-}
-
-// PerClient gives p the state spec keeps per client (per Transport): its
-// own Pace, client-side throttling, retry quota and adaptive rate, as
-// spec has them.
-func (s Spec) PerClient(p *admission.Policy) error {
-	var err error
-	if s.Pace {
-		cfg := admission.DefaultPaceConfig()
-		cfg.Utilization = s.Utilization
-		if p.Pace, err = admission.NewPace(cfg); err != nil {
-			return err
-		}
-	}
-	if s.Throttle {
-		if p.Throttle, err = admission.NewThrottle(admission.DefaultThrottleConfig()); err != nil {
-			return err
-		}
-	}
-	if s.RetryQuota {
-		if p.RetryQuota, err = admission.NewRetryQuota(admission.StandardRetryQuota()); err != nil {
-			return err
-		}
-	}
-	if s.Adaptive {
-		if p.Adaptive, err = admission.NewAdaptive(admission.DefaultAdaptiveConfig()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func scaled(d time.Duration, scale float64) time.Duration {
-	return time.Duration(float64(d) / scale)
 }
 
 func parseOnOff(v string) (bool, error) {

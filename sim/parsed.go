@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"bytes"
+	"sync"
+)
+
+// parsedBodies remembers the parse of recent request bodies: a client
+// that retries sends its body again, byte for byte, and a retry storm is
+// most of what a refusing deployment reads (the policy lab's persistent
+// retriers send fifteen attempts a request at 3x). A hit costs a compare
+// of the body instead of a scan of it; the body's hash is the one the
+// witness needs anyway. Direct-mapped: a slot per hash, the last body to
+// land there kept, so memory stays bounded (parsedSlots × maxParsedBody).
+type parsedBodies struct {
+	mu    sync.Mutex
+	slots [parsedSlots]parsedBody
+}
+
+// parsedSlots and maxParsedBody bound the cache: 256 bodies of at most
+// 16 KiB (a prompt of some 4,000 tokens), 4 MiB at most.
+const (
+	parsedSlots   = 256
+	maxParsedBody = 16 << 10
+)
+
+type parsedBody struct {
+	sum  uint64
+	kind bodyKind
+	max  int
+	body []byte // nil: empty
+	req  request
+}
+
+// parse is parseRequest(body, kind, defaultMax), from the cache when the
+// same body was parsed the same way last in its slot; sum is the body's
+// hash. Only a body that parses is kept.
+func (c *parsedBodies) parse(body []byte, sum uint64, kind bodyKind, defaultMax int) (request, error) {
+	e := &c.slots[sum%parsedSlots]
+	c.mu.Lock()
+	if e.body != nil && e.sum == sum && e.kind == kind && e.max == defaultMax && bytes.Equal(e.body, body) {
+		req := e.req
+		c.mu.Unlock()
+		return req, nil
+	}
+	c.mu.Unlock()
+	req, err := parseRequest(body, kind, defaultMax)
+	if err != nil || len(body) > maxParsedBody {
+		return req, err
+	}
+	c.mu.Lock()
+	e.sum, e.kind, e.max, e.req = sum, kind, defaultMax, req
+	e.body = append(e.body[:0], body...)
+	c.mu.Unlock()
+	return req, nil
+}
