@@ -112,13 +112,13 @@ simulator's witness saw:
   herd                  share of retries within 50 ms of the
                         client's median lateness after the
                         deadline it honours (waits without
-                        jitter; graded from 10 retries)          expect <= 0.5
+                        jitter; the lab finds no cost in it)     reported
   over_budget           retries later than --retry-budget after
                         their refusal                            expect <= 0
   incomplete            refusals nobody came back to             reported
 
 --expect 'NAME OP NUMBER' (OP one of <= < >= > == !=) sets or replaces a
-check's expectation, e.g. --expect 'herd<=1' --expect 'owners<=2'.
+check's expectation, e.g. --expect 'herd<=0.5' --expect 'owners<=2'.
 
 Scenarios:
   storm         sustained overload (--sim-ptu 1): each 429 advises up to a
@@ -143,8 +143,8 @@ const refereeExample = `  # A Node app (openai-node's AzureOpenAI, say), in the 
   ptuprobe referee --sim-dialect openai --scenario headers-only -- python app.py
   # A Go test (-count=1: a cached result sends nothing)
   ptuprobe referee --scenario long-wait --retry-budget 10s -- go test -count=1 ./...
-  # Tolerate a client known to return on its deadline (no jitter)
-  ptuprobe referee --expect 'herd<=1' --timeout 2m -- npm test`
+  # Require jitter over the advised waits (10 retries compared, at least)
+  ptuprobe referee --expect 'herd<=0.5' --timeout 2m -- npm test`
 
 func init() {
 	register(func() *cobra.Command {

@@ -220,8 +220,10 @@ check_percentiles "$out/characterize"
 screenshots "$out/characterize" characterize
 check_widths "$out/characterize" characterize
 
+# Under the SDKs' cap alone (one group per load) and three repeats (the
+# fewest a recommendation is made from).
 "$bin" policies --out-dir "$out/policies" --quiet --policy none --policy honor --policy pace \
-  --load 1.5x,3x --duration 5s --repeat 1 --clients 4 >/dev/null
+  --load 1.5x,3x --duration 5s --warmup 5s --tail 5s --repeat 3 --max-attempts 3 --clients 4 >/dev/null
 # A frontier and a latency ECDF per load.
 check_page "$out/policies" 4
 # Every (load, clients, policy) of policies.csv is a row of its group's
@@ -238,8 +240,8 @@ got=$(awk '
   }' "$out/policies/dom.html" | sort)
 [ -n "$got" ] && [ "$got" = "$want" ] || { printf 'page:\n%s\nCSV:\n%s\n' "$got" "$want" >&2; fail "the ranked tables in the browser differ from policies.csv"; }
 recommended=$(grep -c '<tr><th scope="row">[^<]* (recommended)</th>' "$out/policies/dom.html" || true)
-[ "$recommended" -eq 2 ] || fail "policies: $recommended recommended rows, want one per load"
-echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) rows match policies.csv in the browser's DOM, one recommended per load"
+[ "$recommended" -ge 2 ] || fail "policies: $recommended recommended rows, want one or more per load"
+echo "html-check: policies: $(printf '%s\n' "$got" | wc -l) rows match policies.csv in the browser's DOM, $recommended recommended over 2 loads"
 screenshots "$out/policies" policies
 check_widths "$out/policies" policies
 

@@ -236,3 +236,35 @@ func TestExecuteKeepsCompletedRowsOnInterrupt(t *testing.T) {
 		t.Fatalf("policies.csv has %d lines for %d rows", lines, len(sw.Rows))
 	}
 }
+
+// TestJitterSparesNoStorm: on the referee's storm (a deployment a few
+// calls overload, no burst allowance, 100 ms deep), a fleet that returns
+// exactly on its advised deadlines answers as much within the SLO, at as
+// little load, as one that jitters over the wait (×U[1, 1.2] or ×U[1, 2]):
+// the finding the referee's herd rests on (it reports the herd, and fails
+// no client for it by default). A failure here is a finding about the
+// model: report it, do not tune it.
+func TestJitterSparesNoStorm(t *testing.T) {
+	t.Parallel()
+	l := smallLab(t, sim.ProfilePTU, "honor-no-jitter", "honor", "honor-full-jitter")
+	l.Sim.PTU, l.Sim.BucketDepth, l.Sim.BurstPct = 1, 100*time.Millisecond, 0
+	l.PromptTokens, l.MaxTokens, l.Clients = 3, 10, []int{4}
+	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 3, 10*time.Second, 10*time.Second, 10*time.Second
+	sw, err := Run(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sdkCap := range []bool{false, true} {
+		rows := rowsByCell(sw.Rows, sdkCap)
+		plain := rows[[2]string{"honor-no-jitter", "3x"}]
+		for _, p := range []string{"honor", "honor-full-jitter"} {
+			r := rows[[2]string{p, "3x"}]
+			if r.SuccessInSLOPct > plain.SuccessInSLOPct+2 || plain.AttemptsPerRequest > 1.05*r.AttemptsPerRequest {
+				t.Errorf("under the SDKs' cap %v: %s %.1f%% within the SLO at %.2f attempts per request, honor-no-jitter %.1f%% at %.2f",
+					sdkCap, p, r.SuccessInSLOPct, r.AttemptsPerRequest, plain.SuccessInSLOPct, plain.AttemptsPerRequest)
+			}
+			t.Logf("cap3 %v %-17s %5.1f%% within the SLO, %.2f attempts per request, p99 %.0f ms", sdkCap, p, r.SuccessInSLOPct, r.AttemptsPerRequest, r.SuccessP99MS)
+		}
+		t.Logf("cap3 %v honor-no-jitter   %5.1f%% within the SLO, %.2f attempts per request, p99 %.0f ms", sdkCap, plain.SuccessInSLOPct, plain.AttemptsPerRequest, plain.SuccessP99MS)
+	}
+}
