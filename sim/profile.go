@@ -233,6 +233,10 @@ func decodeSetting(f reflect.Value, raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return errors.New("want a comma-separated list")
 		}
+		if s == "" { // none named: every fault, as --sim-faults's default
+			f.Set(reflect.Zero(f.Type()))
+			return nil
+		}
 		list, err := ParseFaults(s)
 		if err != nil {
 			return err

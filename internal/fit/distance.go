@@ -90,7 +90,7 @@ func ksWithin(a, b []float64, tol func(float64) float64) float64 {
 }
 
 // logDistance is the mean distance, in decades of 1 + wait (ms), between
-// the 5th, 10th … 95th percentiles of sorted a and b (their Wasserstein
+// the spreadQuantiles of sorted a and b (their Wasserstein
 // distance on a log scale, sampled): 0 for one distribution, and
 // growing with how far a mode is missed. An empty sample is 1 decade
 // from another, 0 from an empty one.
@@ -102,10 +102,37 @@ func logDistance(a, b []float64) float64 {
 		return 1
 	}
 	d := 0.0
-	for q := 5; q <= 95; q += 5 {
-		d += abs(math.Log10(1+analyze.Percentile(a, float64(q))) - math.Log10(1+analyze.Percentile(b, float64(q))))
+	for _, q := range spreadQuantiles {
+		d += abs(math.Log10(1+analyze.Percentile(a, q)) - math.Log10(1+analyze.Percentile(b, q)))
 	}
-	return d / 19
+	return d / float64(len(spreadQuantiles))
+}
+
+// spreadQuantiles are the percentiles logDistance compares: every 5th,
+// and the 99th, where a long tail shows.
+var spreadQuantiles = []float64{5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99}
+
+// PercentileTolerance is how far a good twin's p50, p90 and p99 may lie
+// from the recorded ones: a share of the recorded, or ResolutionMS,
+// whichever is more. KS alone would pass a twin that misses a tail
+// holding fewer waits than the threshold (the documents' 7% of long
+// waits).
+const PercentileTolerance = 0.25
+
+// percentilesOff words the percentiles of the twin's waits that lie
+// farther than PercentileTolerance from the recorded; empty when none.
+func percentilesOff(rec, twin []float64) []string {
+	if len(rec) == 0 || len(twin) == 0 {
+		return nil
+	}
+	var off []string
+	for _, q := range []float64{50, 90, 99} {
+		r, w := analyze.Percentile(rec, q), analyze.Percentile(twin, q)
+		if abs(w-r) > max(PercentileTolerance*r, ResolutionMS) {
+			off = append(off, fmt.Sprintf("p%v %s against %s", q, num.Millis(w, 1), num.Millis(r, 1)))
+		}
+	}
+	return off
 }
 
 func abs(x float64) float64 {
@@ -134,12 +161,13 @@ type score struct {
 }
 
 type groupScore struct {
-	group   string
-	heldOut bool
-	ks      float64   // at the resolution
-	exact   float64   // plain KS
-	twin    []float64 // sorted
-	refused int       // the twin's 429s
+	group    string
+	heldOut  bool
+	ks       float64   // at the resolution
+	exact    float64   // plain KS
+	twin     []float64 // sorted
+	recorded []float64 // sorted
+	refused  int       // the twin's 429s
 }
 
 // compare scores a replay's answers against s. The objective, lower
@@ -178,6 +206,7 @@ func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) scor
 	for i, g := range s.Groups {
 		gs := &out.groups[i]
 		slices.Sort(gs.twin)
+		gs.recorded = g.Waits
 		gs.ks, gs.exact = ks(g.Waits, gs.twin), exactKS(g.Waits, gs.twin)
 		if gs.heldOut {
 			continue
@@ -207,7 +236,8 @@ func absInt(x int) int {
 }
 
 // judge says whether a score is a good fit: every fitted group's KS at
-// most threshold and, for a replay, the agreement at least minAgreement.
+// most threshold and its p50, p90 and p99 within PercentileTolerance,
+// and, for a replay, the agreement at least minAgreement.
 func judge(sc score, threshold, minAgreement float64) (string, string) {
 	var bad []string
 	worst, worstGroup := -1.0, ""
@@ -220,6 +250,9 @@ func judge(sc score, threshold, minAgreement float64) (string, string) {
 		}
 		if g.ks > threshold {
 			bad = append(bad, fmt.Sprintf("%s's waits are %s from the recorded (KS, more than %s)", g.group, num.Decimal(g.ks, 3), num.Decimal(threshold, 3)))
+		}
+		if off := percentilesOff(g.recorded, g.twin); len(off) > 0 {
+			bad = append(bad, fmt.Sprintf("%s's %s (more than %s%% off)", g.group, strings.Join(off, ", "), num.Decimal(100*PercentileTolerance, 0)))
 		}
 	}
 	if sc.agreement >= 0 && sc.agreement < minAgreement {
@@ -238,7 +271,7 @@ func judge(sc score, threshold, minAgreement float64) (string, string) {
 	if len(bad) > 0 {
 		return sim.FitPoor, strings.Join(bad, "; ") + tail
 	}
-	why := fmt.Sprintf("every fitted group's waits are within KS %s of the recorded (the farthest: %s, %s)", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3))
+	why := fmt.Sprintf("every fitted group's waits are within KS %s of the recorded (the farthest: %s, %s), their p50, p90 and p99 within %s%%", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3), num.Decimal(100*PercentileTolerance, 0))
 	if sc.agreement >= 0 {
 		why += fmt.Sprintf(", and the twin's refusals match the recorded ones, second by second, for %s%% of the sends (at least %s%%)", num.Decimal(100*sc.agreement, 1), num.Decimal(100*minAgreement, 0))
 	}

@@ -35,6 +35,8 @@ type Job struct {
 	PromptTokens, MaxTokens int
 	// Name is the profile's name.
 	Name string
+	// budget is the search's; zero is defaultBudget (tests spend less).
+	budget budget
 	// Progress, when set, is told after each point tried: the model
 	// being fitted, points done of about total for the whole fit.
 	Progress func(model string, done, total int)
@@ -137,10 +139,13 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if j.budget == (budget{}) {
+		j.budget = defaultBudget
+	}
 	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
 	total := 0
 	for _, m := range Models {
-		total += evaluations(len(paramsOf(m)))
+		total += j.budget.evaluations(len(paramsOf(m)))
 	}
 	f.total = total
 	var fits []modelFit
@@ -238,7 +243,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		start[i] = p.unit(p.get(base))
 	}
 	s := search{
-		n: len(params),
+		n: len(params), b: f.job.budget,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
 			return sc.objective, err

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/client"
-	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -26,7 +24,7 @@ func hidden() sim.Config {
 func TestTwinReproducesTheRecordedRun(t *testing.T) {
 	t.Parallel()
 	recorded := characterize(t, hidden())
-	r := fitFiles(t, nil, recorded)
+	r := fitFiles(t, budget{}, nil, recorded)
 	f := r.Profile.Fit
 	t.Logf("model %s objective %.3f models %+v", f.Model, f.Objective, f.Models)
 	for _, s := range r.Fitted {
@@ -52,6 +50,4 @@ func TestTwinReproducesTheRecordedRun(t *testing.T) {
 			t.Errorf("Overall p%v: twin %.1f ms, recorded %.1f ms: more than 25%% apart", p, g, w)
 		}
 	}
-	_ = client.DefaultMaxTokens
-	_ = campaign.Target{}
 }

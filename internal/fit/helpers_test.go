@@ -54,8 +54,12 @@ func runPlans(t *testing.T, target campaign.Target) string {
 	return out
 }
 
-// fitFiles fits the results files with the defaults, holding out holdOut.
-func fitFiles(t *testing.T, holdOut []string, files ...string) Result {
+// quick is a search budget for tests that need a fit, not the best one.
+var quick = budget{global: 12, starts: 1, simplex: 30, passes: 1}
+
+// fitFiles fits the results files with the defaults, holding out holdOut,
+// on budget b (zero: the default).
+func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result {
 	t.Helper()
 	var inputs []Input
 	for _, f := range files {
@@ -67,7 +71,7 @@ func fitFiles(t *testing.T, holdOut []string, files ...string) Result {
 		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
 	}
 	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
-		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens})
+		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b})
 	if err != nil {
 		t.Fatal(err)
 	}

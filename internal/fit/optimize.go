@@ -19,24 +19,33 @@ import (
 // follows them, and a last pass of grids along each parameter settles the
 // steps.
 const (
-	globalPoints = 40 // Halton points per parameter
-	starts       = 4  // Nelder–Mead searches, from the best global points
-	simplexEvals = 90 // evaluations each Nelder–Mead search may make
-	simplexStep  = 0.08
-	finePoints   = 7 // points of each grid of the last passes, over ±span
-	finePasses   = 3 // span halves after each
-	fineSpan     = 0.04
+	simplexStep = 0.08
+	finePoints  = 7 // points of each grid of the last passes, over ±span
+	fineSpan    = 0.04
 )
+
+// budget is how much of each stage a search spends.
+type budget struct {
+	global  int // Halton points per parameter
+	starts  int // Nelder–Mead searches, from the best global points
+	simplex int // evaluations each Nelder–Mead search may make
+	passes  int // passes of grids at the end; the span halves after each
+}
+
+// defaultBudget fits the main job's results (~400 sends, ~5 ms a replay)
+// in a few seconds on two cores.
+var defaultBudget = budget{global: 40, starts: 4, simplex: 90, passes: 3}
 
 // evaluations bounds how many points a search over n parameters visits,
 // for the progress line.
-func evaluations(n int) int {
-	return 1 + globalPoints*n + starts*simplexEvals + finePasses*n*finePoints
+func (b budget) evaluations(n int) int {
+	return 1 + b.global*n + b.starts*(b.simplex+n) + b.passes*n*finePoints
 }
 
 // search minimizes an objective over parameters' unit coordinates.
 type search struct {
 	n    int
+	b    budget
 	eval func(ctx context.Context, u []float64) (float64, error)
 	// key names the settings u makes (after rounding), so two points that
 	// make the same settings are replayed once.
@@ -52,7 +61,7 @@ type search struct {
 // alone, whatever the order the workers finish in.
 func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, error) {
 	s.memo = map[string]float64{}
-	pts := append([][]float64{start}, halton(s.n, globalPoints*s.n)...)
+	pts := append([][]float64{start}, halton(s.n, s.b.global*s.n)...)
 	scores, err := s.batch(ctx, pts)
 	if err != nil {
 		return nil, 0, err
@@ -62,7 +71,7 @@ func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, 
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
-	found := make([]point, min(starts, len(order)))
+	found := make([]point, min(s.b.starts, len(order)))
 	errs := make([]error, len(found))
 	var wg sync.WaitGroup
 	for k := range found {
@@ -90,7 +99,7 @@ type point struct {
 // refine runs the last passes of grids along each parameter around p.
 func (s *search) refine(ctx context.Context, p point) ([]float64, float64, error) {
 	span := fineSpan
-	for range finePasses {
+	for range s.b.passes {
 		for i := 0; i < s.n; i++ {
 			grid := linspace(max(0, p.u[i]-span), min(1, p.u[i]+span), finePoints)
 			pts := make([][]float64, len(grid))
@@ -115,7 +124,7 @@ func (s *search) refine(ctx context.Context, p point) ([]float64, float64, error
 
 // simplex is Nelder–Mead (reflection 1, expansion 2, contraction ½,
 // shrink ½) from u0, in the unit box (points clamped to it), for at most
-// simplexEvals evaluations.
+// budget's simplex evaluations.
 func (s *search) simplex(ctx context.Context, u0 []float64, f0 float64) (point, error) {
 	evals := 0
 	f := func(u []float64) (float64, error) {
@@ -136,7 +145,7 @@ func (s *search) simplex(ctx context.Context, u0 []float64, f0 float64) (point, 
 		}
 		simp = append(simp, point{u, sc})
 	}
-	for evals < simplexEvals {
+	for evals < s.b.simplex {
 		slices.SortStableFunc(simp, func(a, b point) int { return cmp.Compare(a.score, b.score) })
 		worst := simp[s.n]
 		c := centroid(simp[:s.n])
