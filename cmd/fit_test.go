@@ -192,3 +192,24 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileKeysAreFlagNames: a profile file's settings are named by
+// the --sim-* flags without their prefix, and every flag of a
+// deployment's behaviour is one (a new --sim-* flag needs its row in
+// sim/profile.go's table, or a reason here why a profile never holds it).
+func TestProfileKeysAreFlagNames(t *testing.T) {
+	t.Parallel()
+	keys := sim.ProfileKeys()
+	for key, field := range keys {
+		if simFlags[field] != key {
+			t.Errorf("profile key %q sets %s, whose flag is --sim-%s", key, field, simFlags[field])
+		}
+	}
+	// The run's settings, not the deployment's: a profile never holds them.
+	run := map[string]bool{"Deployment": true, "TimeScale": true, "Seed": true, "RequireKey": true, "WitnessBudget": true, "MaxKeys": true}
+	for field, flag := range simFlags {
+		if _, ok := keys[flag]; !ok && !run[field] {
+			t.Errorf("--sim-%s (%s) is no key of a profile file", flag, field)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package fit
 import (
 	"math"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // TestSeedsDifferByAResolution is why the fit's KS has a resolution: two
@@ -45,6 +47,37 @@ func TestKS(t *testing.T) {
 		}
 		if got := ks(c.a, c.b); math.Abs(got-c.resolved) > 1e-9 {
 			t.Errorf("ks(%v, %v) = %v, want %v", c.a, c.b, got, c.resolved)
+		}
+	}
+}
+
+// TestParamsTable: every row of the table names a profile key (a --sim-*
+// flag) that sets its field, a number or a duration, with a range its
+// scale can search; Phase alone sets no field.
+func TestParamsTable(t *testing.T) {
+	t.Parallel()
+	keys := sim.ProfileKeys()
+	for _, p := range Params {
+		if p.Name == Phase {
+			if p.Field != "" {
+				t.Errorf("phase sets %s", p.Field)
+			}
+			continue
+		}
+		if keys[p.Name] != p.Field {
+			t.Errorf("%s: the profile key of that name sets %q, not %s", p.Name, keys[p.Name], p.Field)
+		}
+		c := sim.DefaultConfig()
+		if _, err := p.field(&c); err != nil {
+			t.Error(err)
+		}
+		if !(p.Min < p.Max) || p.Scale == Log && p.Min <= 0 || len(p.Profiles) == 0 {
+			t.Errorf("%s: range %v..%v scale %v profiles %v", p.Name, p.Min, p.Max, p.Scale, p.Profiles)
+		}
+		for _, u := range []float64{0, 0.37, 1} {
+			if v := p.value(p.unit(p.value(u))); math.Abs(v-p.value(u)) > 1e-9*math.Max(1, math.Abs(v)) {
+				t.Errorf("%s: unit is not value's inverse at %v", p.Name, u)
+			}
 		}
 	}
 }
