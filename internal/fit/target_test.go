@@ -110,3 +110,21 @@ func TestHoldOut(t *testing.T) {
 		}
 	}
 }
+
+// TestFitIsDeterministic: the same file fitted twice writes the same
+// profile, byte for byte, though its points are replayed on every core.
+func TestFitIsDeterministic(t *testing.T) {
+	t.Parallel()
+	recorded := characterize(t, hidden())
+	var files []string
+	for range 2 {
+		var b strings.Builder
+		if err := sim.WriteProfile(&b, fitFiles(t, quick, nil, recorded).Profile); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b.String())
+	}
+	if files[0] != files[1] {
+		t.Fatalf("two fits of one file differ:\n%s\n%s", files[0], files[1])
+	}
+}
