@@ -88,6 +88,9 @@ func (k *calibrateCmd) job() (job campaign.Calibration, names flagNames, err err
 	if _, err := k.rf.options(0); err != nil {
 		return job, nil, err
 	}
+	if err := k.tf.resolveSim(); err != nil {
+		return job, nil, err
+	}
 	group := k.rf.group
 	if group == "" {
 		group = "calibrate"

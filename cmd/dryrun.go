@@ -30,6 +30,8 @@ const dryRunHeader = "dry run: nothing is sent, no connection is made"
 // host, deployment or model.
 func targetKind(tf *targetFlags) string {
 	switch {
+	case tf.endpoint == "" && tf.url == "" && tf.sim.ProfileSource != "":
+		return fmt.Sprintf("the embedded simulator (--sim-profile %s: %s, --sim-dialect %s)", tf.sim.ProfileSource, tf.sim.Profile, tf.sim.Dialect)
 	case tf.endpoint == "" && tf.url == "":
 		return fmt.Sprintf("the embedded simulator (--sim-profile %s, --sim-dialect %s)", tf.sim.Profile, tf.sim.Dialect)
 	case tf.api != "":

@@ -169,6 +169,9 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	default:
 		return policylab.Job{}, usageError("--arrival: %q: want poisson or constant", pc.arrivals)
 	}
+	if err := pc.tf.resolveSim(); err != nil {
+		return policylab.Job{}, err
+	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
 	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork

@@ -20,6 +20,7 @@ const DefaultRefereeOutDir = "ptuprobe-referee"
 
 type refereeCmd struct {
 	dialect  string
+	profile  string
 	scenario string
 	ptu      float64
 	budget   time.Duration
@@ -38,6 +39,13 @@ func (rc *refereeCmd) run(c *cobra.Command, args []string) error {
 		Scenario: rc.scenario, Dialect: rc.dialect, PTU: rc.ptu, Budget: rc.budget, Timeout: rc.timeout,
 		Command: args, Env: os.Environ(), PassEnv: rc.passEnv, Stdin: c.InOrStdin(), Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
 		OutDir: rc.outDir, Seed: sim.DefaultSeed, OwnerRetries: rc.owners,
+	}
+	if rc.profile != "" {
+		p, err := sim.OpenProfile(rc.profile)
+		if err != nil {
+			return usageError("--sim-profile: %v", err)
+		}
+		job.Sim = &p.Config
 	}
 	for _, e := range rc.expect {
 		x, err := referee.ParseExpectation(e)
@@ -158,6 +166,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.StringVar(&rc.dialect, "sim-dialect", referee.DefaultDialect, "wire the simulator speaks: "+strings.Join(sim.AllDialects(), ", "))
+		f.StringVar(&rc.profile, "sim-profile", "", "the simulator's model: ptu, gateway, window, a named profile or a profile file ('ptuprobe fit' writes one) in place of the scenario's (which then adds only its wire: spillover, headers-only)")
 		f.StringVar(&rc.scenario, "scenario", referee.DefaultScenario, "what the simulator does: "+strings.Join(referee.Scenarios(), ", "))
 		f.Float64Var(&rc.ptu, "sim-ptu", 0, "size of the PTU deployment (0: the scenario's: 1, in long-wait one token drained per --retry-budget)")
 		f.DurationVar(&rc.budget, "retry-budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")

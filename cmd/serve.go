@@ -18,6 +18,7 @@ const DefaultServeAddr = "127.0.0.1:8089"
 
 type serveCmd struct {
 	cfg               sim.Config
+	profile           *simProfile
 	addr              string
 	maxConnsPerClient int
 	mf                metricsFlags
@@ -25,6 +26,9 @@ type serveCmd struct {
 
 // run serves the simulator until Ctrl-C.
 func (s *serveCmd) run(c *cobra.Command, _ []string) error {
+	if err := s.profile.resolve(); err != nil {
+		return err
+	}
 	if err := s.cfg.Validate(); err != nil {
 		return settingError(err, simFlagNames("sim-"))
 	}
@@ -100,7 +104,7 @@ one more is answered 503 and closed. Answers are never cut short.`,
 		}
 		c.Flags().StringVar(&sc.addr, "addr", sc.addr, "address to listen on (loopback unless you say otherwise; port 0 picks a free one)")
 		c.Flags().IntVar(&sc.maxConnsPerClient, "max-conns-per-client", sc.maxConnsPerClient, "connections one client address may hold open at once; one more is answered 503 (0: no limit; raise it for a traffic command whose --max-in-flight is higher)")
-		addSimFlags(c.Flags(), &sc.cfg, "sim-")
+		sc.profile = addSimFlags(c.Flags(), &sc.cfg, "sim-")
 		sc.mf.add(c.Flags())
 		alias(c, simRenames())
 		return c

@@ -155,7 +155,7 @@ func TestServeUsageErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"serve", "--sim-profile", "azure"}, ExitUsage, `profile "azure"`},
+		{[]string{"serve", "--sim-profile", "azure"}, ExitUsage, `profile: "azure" is neither a profile`},
 		{[]string{"serve", "--sim-ptu", "0", "--sim-time-scale", "-1"}, ExitUsage, "time-scale"},
 		{[]string{"serve", "--sim-faults", "teapot"}, ExitUsage, `unknown fault "teapot"`},
 		{[]string{"serve", "--addr", "nonsense"}, ExitUsage, "--addr"},

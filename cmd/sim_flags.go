@@ -80,9 +80,10 @@ func simFlagNames(prefix string) flagNames {
 // are aliases, cmd/aliases.go), as the traffic commands have client flags
 // of the same names (--seed, --deployment). Each is annotated so help
 // lists it once, in 'ptuprobe help simulator'.
-func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
+func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	n := func(field string) string { return prefix + simFlags[field] }
-	fs.StringVar(&c.Profile, n("Profile"), c.Profile, "simulator profile: ptu (Azure OpenAI provisioned deployment), gateway (per-key/per-org ceilings) or window (a fixed-window limiter, as express-rate-limit and most API gateways)")
+	p := &simProfile{fs: fs, c: c, prefix: prefix, name: c.Profile}
+	fs.Var(p, n("Profile"), "simulator profile: ptu (Azure OpenAI provisioned deployment), gateway (per-key/per-org ceilings), window (a fixed-window limiter, as express-rate-limit and most API gateways), "+namedProfiles()+"or a profile file ('ptuprobe fit' writes one: a twin of a measured deployment); --sim-* flags given beside a profile override its settings")
 	fs.StringVar(&c.Dialect, n("Dialect"), c.Dialect, "whose wire to speak: "+strings.Join(sim.AllDialects(), ", ")+" (request paths, rate-limit headers, error bodies; the admission model is the same)")
 	fs.BoolVar(&c.OmitRetryHeaders, n("OmitRetryHeaders"), c.OmitRetryHeaders, "leave retry-after and retry-after-ms off 429s: the dialect's rate-limit headers are their only advice")
 	fs.BoolVar(&c.IETFRetryAfter, n("IETFRetryAfter"), c.IETFRetryAfter, "ietf dialect: add Retry-After to 429s")
@@ -125,6 +126,71 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) {
 	for field := range simFlags {
 		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})
 	}
+	return p
+}
+
+// namedProfiles lists the embedded profiles for --sim-profile's help.
+func namedProfiles() string {
+	if names := sim.ProfileNames()[3:]; len(names) > 0 {
+		return "a named profile (" + strings.Join(names, ", ") + "), "
+	}
+	return ""
+}
+
+// simProfile is --sim-profile's value: a limiter profile sets
+// Config.Profile as it is parsed; a named profile or a file is read by
+// resolve, once every flag is parsed, so that the --sim-* flags given
+// beside it override its settings wherever they stand on the line.
+type simProfile struct {
+	fs      *pflag.FlagSet
+	c       *sim.Config
+	prefix  string
+	name    string
+	pending bool
+}
+
+func (p *simProfile) String() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
+
+func (p *simProfile) Set(s string) error {
+	p.name, p.pending = s, !sim.IsLimiterProfile(s)
+	if !p.pending {
+		p.c.Profile = s
+	}
+	return nil
+}
+
+func (p *simProfile) Type() string { return "name|file" }
+
+// resolve reads the profile --sim-profile names, if it names one, into
+// the Config, then sets again every other --sim-* flag given: they
+// override the profile. It is done once; a bad profile is a usage error.
+func (p *simProfile) resolve() error {
+	if p == nil || !p.pending {
+		return nil
+	}
+	p.pending = false
+	prof, err := sim.OpenProfile(p.name)
+	if err != nil {
+		return usageError("--%s%s: %v", p.prefix, simFlags["Profile"], err)
+	}
+	given := map[string]string{}
+	for field, name := range simFlags {
+		if f := p.fs.Lookup(p.prefix + name); f != nil && f.Changed && field != "Profile" {
+			given[f.Name] = f.Value.String()
+		}
+	}
+	*p.c = prof.Config
+	for name, v := range given {
+		if err := p.fs.Set(name, v); err != nil {
+			return usageError("--%s: %v", name, err)
+		}
+	}
+	return nil
 }
 
 // faultsValue is the pflag.Value of --faults; it parses as it is set so a

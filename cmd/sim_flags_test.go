@@ -38,8 +38,10 @@ func TestSimFlagsSetTheConfig(t *testing.T) {
 }
 
 // TestEverySimConfigFieldHasAFlag: every field a user sets (all but the
-// injected Clock, and OnlyKey, the referee's throwaway key: a key on a
-// command line would show in ps and the shell's history) has a flag, and
+// injected Clock; OnlyKey, the referee's throwaway key: a key on a
+// command line would show in ps and the shell's history; and the
+// profile's source and fit, which --sim-profile reads from its file) has
+// a flag, and
 // every flag name in the table is registered, so simFlagName can name
 // any field Validate refuses.
 func TestEverySimConfigFieldHasAFlag(t *testing.T) {
@@ -50,7 +52,7 @@ func TestEverySimConfigFieldHasAFlag(t *testing.T) {
 	typ := reflect.TypeFor[sim.Config]()
 	for i := range typ.NumField() {
 		field := typ.Field(i).Name
-		if field == "Clock" || field == "OnlyKey" {
+		if field == "Clock" || field == "OnlyKey" || field == "ProfileSource" || field == "Fit" {
 			continue
 		}
 		if name := simFlagName("sim-", field); fs.Lookup(strings.TrimPrefix(name, "--")) == nil {

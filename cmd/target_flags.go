@@ -25,6 +25,7 @@ type targetFlags struct {
 	stream                                bool
 	timeout                               time.Duration
 	sim                                   sim.Config
+	simProfile                            *simProfile
 	tls                                   tlsFlags
 }
 
@@ -48,8 +49,13 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
 	f.tls.add(fs)
 	f.sim = sim.DefaultConfig()
-	addSimFlags(fs, &f.sim, "sim-")
+	f.simProfile = addSimFlags(fs, &f.sim, "sim-")
 }
+
+// resolveSim reads the profile --sim-profile names into the simulator's
+// settings, the other --sim-* flags given overriding it: called before
+// the settings are read.
+func (f *targetFlags) resolveSim() error { return f.simProfile.resolve() }
 
 // spec is the target the flags name, for the client (or, naming none, the
 // embedded simulator) to resolve.

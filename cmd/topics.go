@@ -39,7 +39,12 @@ no credentials; 'ptuprobe serve' runs the same simulator alone. The
 Profiles (--sim-profile): ptu, an Azure OpenAI provisioned deployment under
 the documented admission model (utilization as a leaky bucket; 429 with
 retry-after-ms when over 100%); gateway, an API gateway with per-key and
-per-organization ceilings; window, a fixed-window limiter.
+per-organization ceilings; window, a fixed-window limiter. Or a profile of
+settings: a named one shipped in the binary, or a file — 'ptuprobe fit'
+writes one, a twin of a measured deployment fitted to its recorded run
+(docs/fit.md). Every --sim-* flag given beside a profile overrides its
+setting; policies recommends nothing from a profile whose fit is poor.
+referee takes --sim-profile too, in place of its scenario's model.
 
 Dialects (--sim-dialect), the same admission model on another vendor's
 wire: azure (retry-after-ms and retry-after), openai (/v1/chat/completions,

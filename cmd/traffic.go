@@ -168,6 +168,9 @@ type trafficRun struct {
 // newTrafficRun assembles the job shared by burst, schedule and
 // characterize from their flags.
 func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget time.Duration, output string, names flagNames, stdout, stderr io.Writer) (*trafficRun, error) {
+	if err := tf.resolveSim(); err != nil {
+		return nil, err
+	}
 	opts, err := rf.options(budget)
 	if err != nil {
 		return nil, err

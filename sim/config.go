@@ -190,6 +190,14 @@ type Config struct {
 	// Clock is the model clock; nil means the wall clock run TimeScale
 	// times faster.
 	Clock Clock
+
+	// ProfileSource names the profile these settings were read from (a
+	// named profile, or a profile file's base name; OpenProfile), and Fit
+	// how well they reproduce the recorded run they were fitted to: the
+	// policy lab recommends nothing from a poor fit. Both are empty for
+	// settings given by flags alone; neither changes the model.
+	ProfileSource string
+	Fit           *Fit
 }
 
 // DefaultConfig returns the zero-config simulator: a 170-PTU gpt-4o-like

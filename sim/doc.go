@@ -460,6 +460,16 @@
 // ("advised_refusals"). The witness's deadline is the smallest of a
 // refusal's values. Faults record nothing.
 //
+// # Profiles
+//
+// A Profile is a named set of settings (profile.go): a versioned JSON file
+// whose settings are keyed by the --sim-* flags' names without the prefix
+// (ProfileKeys), each checked by Validate, with the Fit that `ptuprobe
+// fit` judged them by (docs/fit.md). OpenProfile finds one by a limiter's
+// name (ptu, gateway, window), an embedded name (profiles/NAME.json) or a
+// path; the Config it returns carries ProfileSource and Fit, which change
+// nothing of the model: the policy lab reads them to refuse a poor fit.
+//
 // # Faults, stats, determinism
 //
 // FaultRate and Faults inject http-date, missing, garbage, 503, reset or

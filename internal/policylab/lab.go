@@ -306,7 +306,7 @@ func (l *Lab) sweep() (Sweep, float64) {
 	capacity, formula := l.Sim.Capacity(l.PromptTokens, l.MaxTokens, slices.Min(l.Clients))
 	sw := Sweep{Capacity: capacity, CapacityFormula: formula, Limiter: l.Sim.Profile, Duration: l.Duration,
 		Seed: l.Sim.Seed, Deterministic: true, SLO: l.SLO, Warmup: l.Warmup, Tail: l.Tail, Plan: l.plan(),
-		MaxAttempts: l.MaxAttempts}
+		MaxAttempts: l.MaxAttempts, Profile: l.Sim.ProfileSource, Fit: l.Sim.Fit}
 	if l.capped() {
 		sw.SDKMaxAttempts = SDKMaxAttempts
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/policy"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // Row is one cell of the lab's sweep: one policy at one load with one
@@ -146,6 +147,11 @@ type Sweep struct {
 	// Limiter names the limiter measured: "ptu", "gateway", "window", or
 	// "the named target".
 	Limiter string
+	// Profile names the simulator's profile the lab ran (--sim-profile:
+	// a named profile or a file's base name), Fit how well it fits its
+	// recorded run: on a poor fit nothing is recommended (Judge).
+	Profile string
+	Fit     *sim.Fit
 	// Duration is the plan's length (model time on the simulator).
 	Duration time.Duration
 	// Seed is the first repeat's seed; repeat k uses Seed+k.

@@ -246,11 +246,32 @@ func method(s Sweep) []string {
 			num.Decimal(100*SuccessTolerance, 0), num.Decimal(LatencyGuard, 1), num.Decimal(100*LoadTolerance, 0), num.Decimal(100*LatencyTolerance, 0), MinRepeats),
 		caps,
 		capacity,
-		"Limiter: " + orNone(s.Limiter) + ".",
+		"Limiter: " + orNone(s.Limiter) + "." + profileLine(s),
 		fmt.Sprintf("Repeats: %d, seeds %d to %d.", repeats, s.Seed, s.Seed+int64(max(repeats, 1))-1),
 		"Goodput (the table's last columns): requests answered 2xx within their budget per second of the whole plan, warm-up and tail included; attempts per success over the whole plan. Shown for comparison with earlier labs, not ranked on: past capacity every policy that keeps the deployment busy delivers the same goodput.",
 		clock,
 	}
+}
+
+// profileLine says which profile the simulator ran and how well it fits
+// its recorded run, with each group's KS; empty without a profile.
+func profileLine(s Sweep) string {
+	if s.Profile == "" {
+		return ""
+	}
+	if s.Fit == nil {
+		return " Profile: " + s.Profile + " (no fit: its settings were not fitted to a run)."
+	}
+	var groups []string
+	for _, g := range s.Fit.Groups {
+		held := ""
+		if g.HeldOut {
+			held = ", held out"
+		}
+		groups = append(groups, fmt.Sprintf("%s KS %s%s", g.Group, num.Decimal(g.KS, 3), held))
+	}
+	return fmt.Sprintf(" Profile: %s, fitted (%s model, by %s) to a recorded run: the fit is %s (%s): %s.",
+		s.Profile, s.Fit.Model, s.Fit.Source, s.Fit.Quality, strings.Join(groups, ", "), s.Fit.Why)
 }
 
 // secs is d in seconds for the method: "30 s".

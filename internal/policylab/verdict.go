@@ -181,12 +181,22 @@ func Judge(s Sweep) []Group {
 		}
 		g.Recommended, g.Why = recommend(g.Ranked)
 		g.CoordinatedPick = g.coordinationPays()
+		if s.Fit.Poor() {
+			g.Recommended, g.CoordinatedPick = nil, nil
+			g.Why = poorFit(s)
+		}
 		for _, rule := range Rules {
 			o, sentence := rule.judge(g)
 			g.Findings = append(g.Findings, Finding{Rule: rule, Outcome: o, Sentence: sentence})
 		}
 	}
 	return groups
+}
+
+// poorFit is why nothing is recommended from a profile that fits its
+// recorded run poorly: the lab would be answering for another deployment.
+func poorFit(s Sweep) string {
+	return fmt.Sprintf("the simulator's profile %s fits its recorded run poorly (%s): nothing is recommended from it.", s.Profile, s.Fit.Why)
 }
 
 // compare is the verdict's order between two rows: negative when a is

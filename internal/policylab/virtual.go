@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
+	"github.com/ptuprobe/ptuprobe/internal/inproc"
 	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/vclock"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -195,7 +196,7 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		if err != nil {
 			return nil, nil, err
 		}
-		owner, err := admission.New(inProcess{server}, *p)
+		owner, err := admission.New(inproc.Transport{Handler: server}, *p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -357,51 +358,6 @@ func toStandard(from, to string) func(*http.Request) (*http.Request, error) {
 		return out, nil
 	}
 }
-
-// inProcess is an http.RoundTripper that serves a request with the
-// simulator's handler on the calling goroutine: no socket, no other
-// goroutine, so the handler's latency is a Sleep on the virtual clock.
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := &answer{header: make(http.Header, 8)}
-	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
-	t.h.ServeHTTP(w, req)
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return &http.Response{
-		Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
-		ContentLength: int64(w.body.Len()), Request: req,
-	}, nil
-}
-
-// answer is the http.ResponseWriter of an in-process request.
-type answer struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *answer) Header() http.Header { return w.header }
-
-func (w *answer) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-
-func (w *answer) Write(p []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(p)
-}
-
-func (w *answer) Flush() {}
 
 // seededRand is a seeded source of [0, 1). The loop runs one goroutine
 // at a time, so it needs no lock.

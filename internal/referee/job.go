@@ -107,6 +107,13 @@ type Job struct {
 	// DefaultOwnerRetries.
 	OwnerRetries int
 
+	// Sim, when set, is the simulator's model (a --sim-profile: a twin of
+	// a measured deployment) in place of the scenario's: the scenario then
+	// adds only its wire (spillover's standard deployment, headers-only's
+	// missing retry headers), and Dialect, Seed, Budget and PTU still
+	// apply.
+	Sim *sim.Config
+
 	// grace, when > 0, replaces killGrace; neighbour, when not nil, the
 	// scenario's neighbour (tests: milliseconds, not seconds).
 	grace     time.Duration
@@ -159,6 +166,9 @@ func (j *Job) Validate() error {
 // TimeScale 1, no burst allowance (overload from the first call), short
 // latencies (they are not what is graded).
 func (j *Job) simConfig() sim.Config {
+	if j.Sim != nil {
+		return j.profileConfig()
+	}
 	cfg := sim.DefaultConfig()
 	cfg.Dialect, cfg.Seed = j.Dialect, j.Seed
 	cfg.BurstPct = 0
@@ -184,6 +194,22 @@ func (j *Job) simConfig() sim.Config {
 	}
 	if j.neighbour != nil && cfg.Neighbour().On() {
 		cfg.SetNeighbour(*j.neighbour)
+	}
+	if j.PTU > 0 {
+		cfg.PTU = j.PTU
+	}
+	return cfg
+}
+
+// profileConfig is the simulator of Sim with the scenario's wire.
+func (j *Job) profileConfig() sim.Config {
+	cfg := *j.Sim
+	cfg.Dialect, cfg.Seed, cfg.WitnessBudget, cfg.TimeScale = j.Dialect, j.Seed, j.Budget, 1
+	switch j.Scenario {
+	case ScenarioSpillover:
+		cfg.SpilloverDeployment = SpilloverDeployment
+	case ScenarioHeadersOnly:
+		cfg.OmitRetryHeaders = true
 	}
 	if j.PTU > 0 {
 		cfg.PTU = j.PTU

@@ -1,0 +1,83 @@
+package fit
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// TestSeedsDifferByAResolution is why the fit's KS has a resolution: two
+// runs of the main job on one simulator that differ only in the seed of
+// its completion lengths put the burst waves' shared waits 30 ms or 5%
+// apart, and the plain KS of the two is 0.3, twice a good fit's
+// threshold; at the resolution they are the same waits.
+func TestSeedsDifferByAResolution(t *testing.T) {
+	t.Parallel()
+	var burst [][]float64
+	for _, seed := range []int64{1, 3} {
+		c := hidden()
+		c.Seed = seed
+		burst = append(burst, analysis(t, characterize(t, c)).Groups[0].Waits)
+	}
+	exact, resolved := exactKS(burst[0], burst[1]), ks(burst[0], burst[1])
+	t.Logf("burst-shaped, seeds 1 and 3: plain KS %.3f, at the resolution %.3f", exact, resolved)
+	if exact <= DefaultThreshold || resolved > 0.05 {
+		t.Fatalf("plain KS %.3f (want > %.2f), at the resolution %.3f (want <= 0.05)", exact, DefaultThreshold, resolved)
+	}
+}
+
+// TestKS checks the distance on samples whose answer is known.
+func TestKS(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		a, b            []float64
+		exact, resolved float64
+	}{
+		{nil, nil, 0, 0},
+		{[]float64{1}, nil, 1, 1},
+		{[]float64{100, 200, 300, 400}, []float64{100, 200, 300, 400}, 0, 0},
+		{[]float64{100, 200, 300, 400}, []float64{1000, 2000, 3000, 4000}, 1, 1},
+		{[]float64{1000, 1000}, []float64{1050, 1050}, 1, 0},                             // 5% apart: one wait
+		{[]float64{1000, 1000, 5000, 5000}, []float64{1000, 1000, 9000, 9000}, 0.5, 0.5}, // a mode missed by far
+		{[]float64{10, 20}, []float64{50, 60}, 1, 0},                                     // within 50 ms
+	} {
+		if got := exactKS(c.a, c.b); math.Abs(got-c.exact) > 1e-9 {
+			t.Errorf("exactKS(%v, %v) = %v, want %v", c.a, c.b, got, c.exact)
+		}
+		if got := ks(c.a, c.b); math.Abs(got-c.resolved) > 1e-9 {
+			t.Errorf("ks(%v, %v) = %v, want %v", c.a, c.b, got, c.resolved)
+		}
+	}
+}
+
+// TestParamsTable: every row of the table names a profile key (a --sim-*
+// flag) that sets its field, a number or a duration, with a range its
+// scale can search; Phase alone sets no field.
+func TestParamsTable(t *testing.T) {
+	t.Parallel()
+	keys := sim.ProfileKeys()
+	for _, p := range Params {
+		if p.Name == Phase {
+			if p.Field != "" {
+				t.Errorf("phase sets %s", p.Field)
+			}
+			continue
+		}
+		if keys[p.Name] != p.Field {
+			t.Errorf("%s: the profile key of that name sets %q, not %s", p.Name, keys[p.Name], p.Field)
+		}
+		c := sim.DefaultConfig()
+		if _, err := p.field(&c); err != nil {
+			t.Error(err)
+		}
+		if !(p.Min < p.Max) || p.Scale == Log && p.Min <= 0 || len(p.Profiles) == 0 {
+			t.Errorf("%s: range %v..%v scale %v profiles %v", p.Name, p.Min, p.Max, p.Scale, p.Profiles)
+		}
+		for _, u := range []float64{0, 0.37, 1} {
+			if v := p.value(p.unit(p.value(u))); math.Abs(v-p.value(u)) > 1e-9*math.Max(1, math.Abs(v)) {
+				t.Errorf("%s: unit is not value's inverse at %v", p.Name, u)
+			}
+		}
+	}
+}

@@ -1,0 +1,362 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// Job is one fit: where the sends come from, which groups it fits, and
+// how the result is judged.
+type Job struct {
+	// Inputs are recorded runs to replay (results files); or, with Plan,
+	// Events are published waits to fit the plan's sends to.
+	Inputs []Input
+	Plan   string
+	Events *Events
+	// HoldOut names groups of a replay the fit does not see; FitGroups
+	// names the groups a plan is fitted to (the others are held out).
+	// Either way every group is reported.
+	HoldOut   []string
+	FitGroups []string
+	// Threshold is the largest KS of a fitted group in a good fit;
+	// MinAgreement the least share of sends refused or admitted alike.
+	Threshold, MinAgreement float64
+	// PromptTokens and MaxTokens are the sends' request shape under a
+	// plan, and a recorded send's when its row does not say.
+	PromptTokens, MaxTokens int
+	// Name is the profile's name.
+	Name string
+	// budget is the search's; zero is defaultBudget (tests spend less).
+	budget budget
+	// Progress, when set, is told after each point tried: the model
+	// being fitted, points done of about total for the whole fit.
+	Progress func(model string, done, total int)
+}
+
+// Result is a fit's outcome: the twin's profile (its settings and its
+// Fit) and what Print shows.
+type Result struct {
+	Profile sim.Profile
+	// Fitted are the kept model's parameters, as set (seconds for a
+	// duration), in table order, Phase excluded.
+	Fitted []Setting
+	// LatencyRead: the latency model came from the recorded answers.
+	LatencyRead bool
+	// Replays is the number of replays the fit made.
+	Replays int
+}
+
+// Setting is one fitted parameter and its value.
+type Setting struct {
+	Param Param
+	Value float64
+}
+
+// check validates what can be checked before any file is read.
+func (j *Job) check() error {
+	switch {
+	case len(j.Inputs) == 0 && j.Plan == "":
+		return valid.Errorf("Inputs", "are missing: give results files to replay, or --plan characterize with --events")
+	case len(j.Inputs) > 0 && j.Plan != "":
+		return valid.Errorf("Plan", "replaces the results files: give one or the other")
+	case j.Plan != "" && j.Events == nil:
+		return valid.Errorf("Events", "are needed by {Plan}: the published waits to fit it to")
+	case j.Plan == "" && j.Events != nil:
+		return valid.Errorf("Events", "go with {Plan} (the sends the waits are fitted under)")
+	case j.Plan != "" && len(j.HoldOut) > 0:
+		return valid.Errorf("HoldOut", "is for a replay: under {Plan}, the groups not named by {FitGroups} are held out")
+	case j.Plan == "" && len(j.FitGroups) > 0:
+		return valid.Errorf("FitGroups", "go with {Plan}: a replay fits every group but {HoldOut}")
+	case !(j.Threshold > 0 && j.Threshold <= 1):
+		return valid.Errorf("Threshold", "%v: want a KS distance above 0 and at most 1", j.Threshold)
+	case !(j.MinAgreement >= 0 && j.MinAgreement <= 1):
+		return valid.Errorf("MinAgreement", "%v: want a share from 0 to 1", j.MinAgreement)
+	case j.PromptTokens < 1 || j.MaxTokens < 1:
+		return valid.Errorf("PromptTokens", "and {MaxTokens} must be at least 1")
+	}
+	return nil
+}
+
+// heldOut checks the named groups against the sends' groups and returns
+// the groups the fit does not see.
+func (j *Job) heldOut(s *Sends) (map[string]bool, error) {
+	names := make([]string, len(s.Groups))
+	for i, g := range s.Groups {
+		names[i] = g.Group
+	}
+	field, named := "HoldOut", j.HoldOut
+	if j.Plan != "" {
+		field, named = "FitGroups", j.FitGroups
+	}
+	for _, n := range named {
+		if !slices.Contains(names, n) {
+			return nil, valid.Errorf(field, "%q: no such group (the groups: %s)", clip(n), strings.Join(names, ", "))
+		}
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if j.Plan != "" {
+			out[n] = len(named) > 0 && !slices.Contains(named, n)
+		} else {
+			out[n] = slices.Contains(named, n)
+		}
+	}
+	usable := 0
+	for _, g := range s.Groups {
+		if !out[g.Group] {
+			usable += len(g.Waits)
+		}
+	}
+	if len(out) > 0 && !slices.ContainsFunc(names, func(n string) bool { return !out[n] }) {
+		return nil, valid.Errorf(field, "leaves no group to fit")
+	}
+	if usable == 0 {
+		return nil, valid.Errorf("Inputs", "hold no 429 with a usable advised wait in the groups fitted: there is nothing to fit")
+	}
+	return out, nil
+}
+
+// Run reads the sends, fits every model of Models and keeps the one
+// whose objective is lowest (PTU on a tie).
+func Run(ctx context.Context, j Job) (Result, error) {
+	if err := j.check(); err != nil {
+		return Result{}, err
+	}
+	s, err := j.sends(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	held, err := j.heldOut(&s)
+	if err != nil {
+		return Result{}, err
+	}
+	if j.budget == (budget{}) {
+		j.budget = defaultBudget
+	}
+	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
+	total := 0
+	for _, m := range Models {
+		total += j.budget.evaluations(len(paramsOf(m)))
+	}
+	f.total = total
+	var fits []modelFit
+	for _, m := range Models {
+		mf, err := f.fit(ctx, m)
+		if err != nil {
+			return Result{}, err
+		}
+		fits = append(fits, mf)
+	}
+	return f.result(fits), nil
+}
+
+func (j *Job) sends(ctx context.Context) (Sends, error) {
+	if j.Plan != "" {
+		return FromPlan(ctx, j.Plan, *j.Events, j.PromptTokens, j.MaxTokens)
+	}
+	return FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens)
+}
+
+// fitter fits the models to one set of sends.
+type fitter struct {
+	job   *Job
+	sends *Sends
+	held  map[string]bool
+	rp    *replayer
+	done  int
+	total int
+	// replays counts the replays made (a point whose settings were tried
+	// before is not replayed again).
+	replays atomic.Int64
+}
+
+// modelFit is one model's best settings and their score.
+type modelFit struct {
+	model  string
+	params []Param
+	cfg    sim.Config
+	values []float64
+	score  score
+}
+
+// base is the twin's settings before the fit moves any: the defaults,
+// the model's profile, the latency read from the recorded answers, and
+// the advice a recorded refusal carried (the gateway advises retry-after
+// only when told to; its organization ceilings are out of the way, since
+// a recorded run is one key's traffic).
+func (f *fitter) base(model string) sim.Config {
+	c := sim.DefaultConfig()
+	c.Profile = model
+	if f.sends.LatencyOK {
+		c.TTFT, c.TPOT = f.sends.TTFT, f.sends.TPOT
+	}
+	if model == sim.ProfileGateway {
+		c.GatewayRetryAfter = true
+		c.GatewayOrgRPS, c.GatewayOrgTPM, c.GatewayOrgs = 1<<30, 1<<30, 1
+	}
+	return c
+}
+
+// settings are the settings and the phase the unit point u makes.
+func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config, time.Duration, error) {
+	c := f.base(model)
+	phaseShare := 0.0
+	for i, p := range params {
+		if p.Name == Phase {
+			phaseShare = p.value(u[i])
+			continue
+		}
+		if err := p.set(&c, p.value(u[i])); err != nil {
+			return c, 0, err
+		}
+	}
+	return c, time.Duration(phaseShare * float64(longestWindow(c))).Round(time.Millisecond), nil
+}
+
+// longestWindow is the longest clock-aligned window of c's limiter: the
+// span the phase moves the run's start over.
+func longestWindow(c sim.Config) time.Duration {
+	switch c.Profile {
+	case sim.ProfileWindow:
+		return c.WindowSize
+	case sim.ProfileGateway:
+		return time.Minute
+	}
+	return 0
+}
+
+// fit searches model's parameters from the defaults.
+func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
+	params := paramsOf(model)
+	base := f.base(model)
+	start := make([]float64, len(params))
+	for i, p := range params {
+		start[i] = p.unit(p.get(base))
+	}
+	s := search{
+		n: len(params), b: f.job.budget,
+		eval: func(ctx context.Context, u []float64) (float64, error) {
+			sc, err := f.score(ctx, model, params, u)
+			return sc.objective, err
+		},
+		key: func(u []float64) string {
+			c, phase, _ := f.settings(model, params, u)
+			var b strings.Builder
+			for _, p := range params {
+				b.WriteString(strconv.FormatFloat(p.get(c), 'g', -1, 64))
+				b.WriteByte(' ')
+			}
+			b.WriteString(phase.String())
+			return b.String()
+		},
+		progress: func() {
+			f.done++
+			if f.job.Progress != nil {
+				f.job.Progress(model, f.done, f.total)
+			}
+		},
+	}
+	best, _, err := s.run(ctx, start)
+	if err != nil {
+		return modelFit{}, err
+	}
+	sc, err := f.score(ctx, model, params, best)
+	if err != nil {
+		return modelFit{}, err
+	}
+	c, _, _ := f.settings(model, params, best)
+	values := make([]float64, len(params))
+	for i, p := range params {
+		values[i] = p.value(best[i])
+		if p.Field != "" {
+			values[i] = p.get(c)
+		}
+	}
+	return modelFit{model: model, params: params, cfg: c, values: values, score: sc}, nil
+}
+
+// score replays the sends under the settings u makes and compares.
+// Settings the simulator refuses score +Inf.
+func (f *fitter) score(ctx context.Context, model string, params []Param, u []float64) (score, error) {
+	c, phase, err := f.settings(model, params, u)
+	if err != nil {
+		return score{}, err
+	}
+	if c.Validate() != nil {
+		return score{objective: inf}, nil
+	}
+	f.replays.Add(1)
+	got, err := f.rp.replay(ctx, c, phase)
+	if err != nil {
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return score{}, ctx.Err()
+		}
+		return score{}, fmt.Errorf("replay: %w", err)
+	}
+	return compare(f.sends, f.rp, got, f.held), nil
+}
+
+// result keeps the best model and writes its profile.
+func (f *fitter) result(fits []modelFit) Result {
+	best := fits[0]
+	for _, mf := range fits[1:] {
+		if mf.score.objective < best.score.objective {
+			best = mf
+		}
+	}
+	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement)
+	fit := &sim.Fit{
+		Quality: quality, Why: why, Threshold: f.job.Threshold,
+		Model: best.model, Objective: round6(best.score.objective), Source: "replay",
+	}
+	if f.sends.Replay {
+		a := round6(best.score.agreement)
+		fit.Agreement, fit.MinAgreement = &a, f.job.MinAgreement
+	} else {
+		fit.Source = "plan"
+	}
+	for _, mf := range fits {
+		fit.Models = append(fit.Models, sim.ModelDistance{Model: mf.model, Objective: round6(mf.score.objective)})
+	}
+	for i, g := range f.sends.Groups {
+		gs := best.score.groups[i]
+		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
+	}
+	cfg := best.cfg
+	cfg.Fit = fit
+	name := f.job.Name
+	if name == "" {
+		name = "twin"
+	}
+	out := Result{Profile: sim.Profile{Name: name, Config: cfg, Fit: fit}, LatencyRead: f.sends.LatencyOK, Replays: int(f.replays.Load())}
+	for i, p := range best.params {
+		if p.Name != Phase {
+			out.Fitted = append(out.Fitted, Setting{Param: p, Value: best.values[i]})
+		}
+	}
+	return out
+}
+
+// round6 keeps six decimals: a file that reads 0.061538, not its bits.
+func round6(v float64) float64 {
+	if v > 1e6 || v < -1e6 { // +Inf: settings the simulator refused throughout
+		return 1e6
+	}
+	return float64(int64(v*1e6+0.5*sign(v))) / 1e6
+}
+
+func sign(v float64) float64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,53 @@
+package fit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// hidden is a deployment whose settings the fit never sees: a smaller,
+// deeper PTU deployment with a larger allowance that refills faster, and
+// another seed.
+func hidden() sim.Config {
+	c := sim.DefaultConfig()
+	c.PTU, c.BucketDepth, c.BurstPct, c.BurstRefill, c.Seed = 120, 1500*time.Millisecond, 260, 90*time.Second, 7
+	c.TTFT, c.TPOT = 150*time.Millisecond, 6*time.Millisecond
+	return c
+}
+
+// TestTwinReproducesTheRecordedRun is the first measure: a run
+// against a simulator of settings the fit never saw, fitted, and the main
+// job run again on the twin: each of the Overall p50, p90 and p99 within
+// 25% of the recorded, every group's KS at most 0.15, quality good.
+func TestTwinReproducesTheRecordedRun(t *testing.T) {
+	t.Parallel()
+	recorded := characterize(t, hidden())
+	r := fitFiles(t, budget{}, nil, recorded)
+	f := r.Profile.Fit
+	t.Logf("model %s objective %.3f models %+v", f.Model, f.Objective, f.Models)
+	for _, s := range r.Fitted {
+		t.Logf("fitted %s = %v", s.Param.Name, s.Value)
+	}
+	for _, g := range f.Groups {
+		t.Logf("%s ks %.3f recorded %+v twin %+v", g.Group, g.KS, g.Recorded, g.Twin)
+		if g.KS > DefaultThreshold {
+			t.Errorf("%s: KS %.3f > %.2f", g.Group, g.KS, DefaultThreshold)
+		}
+	}
+	if f.Quality != sim.FitGood || f.Model != sim.ProfilePTU {
+		t.Fatalf("quality %s model %s: %s", f.Quality, f.Model, f.Why)
+	}
+	twin := r.Profile.Config
+	twin.Seed = 3 // the twin is run as a user would run it: not on the recorded seed
+	again := characterize(t, twin)
+	want, got := analysis(t, recorded).Overall, analysis(t, again).Overall
+	for _, p := range []float64{50, 90, 99} {
+		w, g := want.Percentile(p), got.Percentile(p)
+		t.Logf("Overall p%v: recorded %.1f ms, twin %.1f ms", p, w, g)
+		if g < 0.75*w || g > 1.25*w {
+			t.Errorf("Overall p%v: twin %.1f ms, recorded %.1f ms: more than 25%% apart", p, g, w)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package fit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/schedule"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// characterize runs the main job's plans against an embedded simulator
+// of cfg, in a synctest bubble on an in-memory network, and returns the
+// results file: what `ptuprobe characterize` would write of that target.
+func characterize(t *testing.T, cfg sim.Config) string {
+	t.Helper()
+	return runPlans(t, campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()})
+}
+
+func defaultSpec() client.Spec {
+	return client.Spec{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Timeout: 30 * time.Second}
+}
+
+// runPlans runs the main job's plans against target and returns the
+// results file.
+func runPlans(t *testing.T, target campaign.Target) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "results.csv")
+	synctest.Test(t, func(t *testing.T) {
+		b, err := campaign.BurstPlan(charplan.Burst(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := campaign.SchedulePlan(schedule.Config{Phases: charplan.Phases()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := campaign.Job{
+			Plans: []campaign.Plan{b, s}, Output: out, Replace: true, Target: target,
+			Options: campaign.Options{MaxInFlight: 512, MaxRequests: 20_000, Wait: sleep.Until},
+		}
+		if _, err := campaign.Run(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return out
+}
+
+// quick is a search budget for tests that need a fit, not the best one.
+var quick = budget{global: 12, starts: 1, simplex: 30, passes: 1}
+
+// fitFiles fits the results files with the defaults, holding out holdOut,
+// on budget b (zero: the default).
+func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result {
+	t.Helper()
+	var inputs []Input
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { fh.Close() })
+		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
+	}
+	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
+		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// overall is the analysis of a results file: its Overall row and groups.
+func analysis(t *testing.T, file string) *analyze.Analysis {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tally := analyze.NewTally(false)
+	if err := tally.Read(context.Background(), f, analyze.Input{Name: file, Ordinal: 1}, analyze.ForeignColumns{}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := tally.Analysis(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -1,0 +1,336 @@
+package fit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"maps"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// The search's budget. The objective is a step function of the settings
+// (KS and agreement count sends) with long curved valleys where settings
+// trade against each other (a deeper bucket for a smaller allowance), so
+// no one method does: quasi-random points over the whole box (a Halton
+// sequence, deterministic) find the valleys, Nelder–Mead from the best few
+// follows them, and a last pass of grids along each parameter settles the
+// steps.
+const (
+	simplexStep = 0.08
+	finePoints  = 7 // points of each grid of the last passes, over ±span
+	fineSpan    = 0.04
+)
+
+// budget is how much of each stage a search spends.
+type budget struct {
+	global  int // Halton points per parameter
+	starts  int // Nelder–Mead searches, from the best global points
+	simplex int // evaluations each Nelder–Mead search may make
+	passes  int // passes of grids at the end; the span halves after each
+}
+
+// defaultBudget fits the main job's results (~400 sends, ~5 ms a replay)
+// in a few seconds on two cores.
+var defaultBudget = budget{global: 40, starts: 4, simplex: 90, passes: 3}
+
+// evaluations bounds how many points a search over n parameters visits,
+// for the progress line.
+func (b budget) evaluations(n int) int {
+	return 1 + b.global*n + b.starts*(b.simplex+n) + b.passes*n*finePoints
+}
+
+// search minimizes an objective over parameters' unit coordinates.
+type search struct {
+	n    int
+	b    budget
+	eval func(ctx context.Context, u []float64) (float64, error)
+	// key names the settings u makes (after rounding), so two points that
+	// make the same settings are replayed once.
+	key      func(u []float64) string
+	progress func()
+	mu       sync.Mutex
+	memo     map[string]float64
+}
+
+// run searches from start and returns the best point and its objective.
+// Every step keeps, among points of equal objective, the one found
+// first in a fixed order, so the result is a function of the objective
+// alone, whatever the order the workers finish in.
+func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, error) {
+	s.memo = map[string]float64{}
+	pts := append([][]float64{start}, halton(s.n, s.b.global*s.n)...)
+	scores, err := s.batch(ctx, pts)
+	if err != nil {
+		return nil, 0, err
+	}
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
+	found := make([]point, min(s.b.starts, len(order)))
+	errs := make([]error, len(found))
+	var wg sync.WaitGroup
+	for k := range found {
+		wg.Go(func() { found[k], errs[k] = s.simplex(ctx, pts[order[k]], scores[order[k]]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, 0, err
+	}
+	best := found[0]
+	for _, f := range found[1:] {
+		if f.score < best.score {
+			best = f
+		}
+	}
+	return s.refine(ctx, best)
+}
+
+// point is a place in the unit box and its objective.
+type point struct {
+	u     []float64
+	score float64
+}
+
+// refine runs the last passes of grids along each parameter around p.
+func (s *search) refine(ctx context.Context, p point) ([]float64, float64, error) {
+	span := fineSpan
+	for range s.b.passes {
+		for i := 0; i < s.n; i++ {
+			grid := linspace(max(0, p.u[i]-span), min(1, p.u[i]+span), finePoints)
+			pts := make([][]float64, len(grid))
+			for k, u := range grid {
+				pts[k] = append([]float64(nil), p.u...)
+				pts[k][i] = u
+			}
+			scores, err := s.batch(ctx, pts)
+			if err != nil {
+				return nil, 0, err
+			}
+			for k, sc := range scores {
+				if sc < p.score {
+					p = point{pts[k], sc}
+				}
+			}
+		}
+		span /= 2
+	}
+	return p.u, p.score, nil
+}
+
+// simplex is Nelder–Mead (reflection 1, expansion 2, contraction ½,
+// shrink ½) from u0, in the unit box (points clamped to it), for at most
+// budget's simplex evaluations.
+func (s *search) simplex(ctx context.Context, u0 []float64, f0 float64) (point, error) {
+	evals := 0
+	f := func(u []float64) (float64, error) {
+		evals++
+		return s.one(ctx, u)
+	}
+	simp := []point{{clampUnit(u0), f0}}
+	for i := 0; i < s.n; i++ {
+		u := append([]float64(nil), u0...)
+		if u[i]+simplexStep <= 1 {
+			u[i] += simplexStep
+		} else {
+			u[i] -= simplexStep
+		}
+		sc, err := f(u)
+		if err != nil {
+			return point{}, err
+		}
+		simp = append(simp, point{u, sc})
+	}
+	for evals < s.b.simplex {
+		slices.SortStableFunc(simp, func(a, b point) int { return cmp.Compare(a.score, b.score) })
+		worst := simp[s.n]
+		c := centroid(simp[:s.n])
+		r := clampUnit(along(c, worst.u, -1))
+		fr, err := f(r)
+		if err != nil {
+			return point{}, err
+		}
+		switch {
+		case fr < simp[0].score:
+			e := clampUnit(along(c, worst.u, -2))
+			fe, err := f(e)
+			if err != nil {
+				return point{}, err
+			}
+			if fe < fr {
+				simp[s.n] = point{e, fe}
+			} else {
+				simp[s.n] = point{r, fr}
+			}
+		case fr < simp[s.n-1].score:
+			simp[s.n] = point{r, fr}
+		default:
+			k := clampUnit(along(c, worst.u, 0.5))
+			fk, err := f(k)
+			if err != nil {
+				return point{}, err
+			}
+			if fk < worst.score {
+				simp[s.n] = point{k, fk}
+				continue
+			}
+			for i := 1; i <= s.n; i++ {
+				u := along(simp[0].u, simp[i].u, 0.5)
+				sc, err := f(u)
+				if err != nil {
+					return point{}, err
+				}
+				simp[i] = point{u, sc}
+			}
+		}
+	}
+	slices.SortStableFunc(simp, func(a, b point) int { return cmp.Compare(a.score, b.score) })
+	return simp[0], nil
+}
+
+// along is c + t·(w − c).
+func along(c, w []float64, t float64) []float64 {
+	out := make([]float64, len(c))
+	for i := range c {
+		out[i] = c[i] + t*(w[i]-c[i])
+	}
+	return out
+}
+
+func centroid(ps []point) []float64 {
+	out := make([]float64, len(ps[0].u))
+	for _, p := range ps {
+		for i, v := range p.u {
+			out[i] += v / float64(len(ps))
+		}
+	}
+	return out
+}
+
+func clampUnit(u []float64) []float64 {
+	for i := range u {
+		u[i] = min(max(u[i], 0), 1)
+	}
+	return u
+}
+
+// halton is n points of the Halton sequence in d dimensions (bases the
+// first primes), skipping the first: spread evenly over the unit box,
+// the same every time.
+func halton(d, n int) [][]float64 {
+	primes := []int{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, d)
+		for k := 0; k < d; k++ {
+			b := primes[k%len(primes)]
+			f, r := 1.0, 0.0
+			for j := i + 1; j > 0; j /= b {
+				f /= float64(b)
+				r += f * float64(j%b)
+			}
+			out[i][k] = r
+		}
+	}
+	return out
+}
+
+// one evaluates one point, through the memo.
+func (s *search) one(ctx context.Context, u []float64) (float64, error) {
+	k := s.key(u)
+	s.mu.Lock()
+	sc, ok := s.memo[k]
+	s.mu.Unlock()
+	if !ok {
+		var err error
+		if sc, err = s.eval(ctx, u); err != nil {
+			return 0, err
+		}
+		s.mu.Lock()
+		s.memo[k] = sc
+		s.mu.Unlock()
+	}
+	s.tick()
+	return sc, nil
+}
+
+func (s *search) tick() {
+	if s.progress != nil {
+		s.mu.Lock()
+		s.progress()
+		s.mu.Unlock()
+	}
+}
+
+// batch evaluates points on every core; a point whose settings were
+// evaluated before is not replayed again.
+func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) {
+	out := make([]float64, len(pts))
+	keys := make([]string, len(pts))
+	todo := map[string]int{} // key → first index
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, p := range pts {
+		keys[i] = s.key(p)
+		if _, ok := s.memo[keys[i]]; ok {
+			continue
+		}
+		if _, ok := todo[keys[i]]; !ok {
+			todo[keys[i]] = i
+		}
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		first  error
+		jobs   = make(chan int)
+		scores = map[string]float64{}
+	)
+	for range min(runtime.GOMAXPROCS(0), max(len(todo), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				sc, err := s.eval(ctx, pts[i])
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				scores[keys[i]] = sc
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range todo {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	maps.Copy(s.memo, scores)
+	for i := range pts {
+		out[i] = s.memo[keys[i]]
+		if s.progress != nil {
+			s.progress()
+		}
+	}
+	return out, nil
+}
+
+// linspace is n evenly spaced points from a to b, both included.
+func linspace(a, b float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = a + (b-a)*float64(i)/float64(n-1)
+	}
+	return out
+}
+
+// inf is the objective of settings the simulator refuses.
+var inf = math.Inf(1)

@@ -1,0 +1,162 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// Scale is how a parameter's range is searched: evenly (Lin) or evenly in
+// its logarithm (Log, for a rate or a size whose plausible values span
+// decades).
+type Scale int
+
+// Scales of a Param.
+const (
+	Lin Scale = iota
+	Log
+)
+
+// Param is one setting the fit may move: a row of Params. The optimizer
+// knows nothing but these rows, so a new mechanism of the simulator is
+// fitted by adding its rows.
+type Param struct {
+	// Name is the --sim-* flag's name without its prefix (and the key of a
+	// profile file's settings).
+	Name string
+	// Field is the sim.Config field it sets (a float64, an int or a
+	// time.Duration, whose values here are seconds). Empty for Phase.
+	Field string
+	// Min and Max bound the search (seconds for a duration); Scale Log
+	// needs Min > 0.
+	Min, Max float64
+	Scale    Scale
+	// Profiles are the limiter profiles (sim.ProfilePTU…) it applies to.
+	Profiles []string
+}
+
+// Phase is the one parameter that is not a setting: where the recorded
+// run began within the limiter's clock-aligned windows, as a share of the
+// longest one (the window profile's WindowSize, the gateway's minute).
+// The replay starts the virtual clock there.
+const Phase = "phase"
+
+// Params is the fit's table. Each model fits the rows that name its
+// profile, in this order (the order coordinate search visits them).
+// The gateway's organization ceilings are lifted out of the way
+// (twinBase): a recorded run is one key's traffic, so only the key's
+// ceilings can be told from it.
+var Params = []Param{
+	{Name: "ptu", Field: "PTU", Min: 1, Max: 100_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	{Name: "bucket-depth", Field: "BucketDepth", Min: 0.01, Max: 60, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	{Name: "burst-pct", Field: "BurstPct", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	{Name: "burst-refill", Field: "BurstRefill", Min: 1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	{Name: "gateway-key-rps", Field: "GatewayKeyRPS", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
+	{Name: "gateway-key-tpm", Field: "GatewayKeyTPM", Min: 1_000, Max: 100_000_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
+	{Name: "window-size", Field: "WindowSize", Min: 0.1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfileWindow}},
+	{Name: "window-limit", Field: "WindowLimit", Min: 1, Max: 1_000_000, Scale: Log, Profiles: []string{sim.ProfileWindow}},
+	{Name: Phase, Min: 0, Max: 1, Scale: Lin, Profiles: []string{sim.ProfileGateway, sim.ProfileWindow}},
+}
+
+// Models are the limiter profiles the fit tries, PTU first.
+var Models = []string{sim.ProfilePTU, sim.ProfileGateway, sim.ProfileWindow}
+
+// paramsOf are the rows that apply to model.
+func paramsOf(model string) []Param {
+	var out []Param
+	for _, p := range Params {
+		if slices.Contains(p.Profiles, model) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// value is the parameter's value at u in [0, 1] of its range.
+func (p Param) value(u float64) float64 {
+	u = min(max(u, 0), 1)
+	if p.Scale == Log {
+		return math.Exp(math.Log(p.Min) + u*(math.Log(p.Max)-math.Log(p.Min)))
+	}
+	return p.Min + u*(p.Max-p.Min)
+}
+
+// unit is where v lies in [0, 1] of the range: value's inverse.
+func (p Param) unit(v float64) float64 {
+	var u float64
+	if p.Scale == Log {
+		u = (math.Log(max(v, p.Min)) - math.Log(p.Min)) / (math.Log(p.Max) - math.Log(p.Min))
+	} else {
+		u = (v - p.Min) / (p.Max - p.Min)
+	}
+	return min(max(u, 0), 1)
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// field is the Config field the row sets, or an error naming the row
+// when the table is wrong (a test checks every row).
+func (p Param) field(c *sim.Config) (reflect.Value, error) {
+	f := reflect.ValueOf(c).Elem().FieldByName(p.Field)
+	if !f.IsValid() {
+		return f, fmt.Errorf("fit parameter %s: sim.Config has no field %q", p.Name, p.Field)
+	}
+	switch f.Kind() {
+	case reflect.Float64, reflect.Int, reflect.Int64:
+		return f, nil
+	}
+	return f, fmt.Errorf("fit parameter %s: field %s is a %s, not a number or a duration", p.Name, p.Field, f.Type())
+}
+
+// set sets the row's field of c to v (seconds for a duration, rounded to
+// a millisecond; an integer rounded to the nearest).
+func (p Param) set(c *sim.Config, v float64) error {
+	if p.Field == "" {
+		return nil
+	}
+	f, err := p.field(c)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.Type() == durationType:
+		f.SetInt(int64(time.Duration(math.Round(v*1000)) * time.Millisecond))
+	case f.Kind() == reflect.Float64:
+		f.SetFloat(roundSignificant(v))
+	default:
+		f.SetInt(int64(math.Round(v)))
+	}
+	return nil
+}
+
+// get is the row's field of c (seconds for a duration); 0 for Phase.
+func (p Param) get(c sim.Config) float64 {
+	if p.Field == "" {
+		return 0
+	}
+	f, err := p.field(&c)
+	if err != nil {
+		return 0
+	}
+	switch {
+	case f.Type() == durationType:
+		return time.Duration(f.Int()).Seconds()
+	case f.Kind() == reflect.Float64:
+		return f.Float()
+	}
+	return float64(f.Int())
+}
+
+// roundSignificant keeps four significant digits, so a twin's file reads
+// 212.4, not 212.39871634.
+func roundSignificant(v float64) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*e) / e
+}

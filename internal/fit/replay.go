@@ -1,0 +1,149 @@
+package fit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/inproc"
+	"github.com/ptuprobe/ptuprobe/internal/vclock"
+	"github.com/ptuprobe/ptuprobe/retryafter"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// epoch is the virtual clock's start before the phase: a fixed instant
+// on a whole minute, so a replay is a function of its settings alone and
+// the phase alone says where the run begins in the limiter's windows.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// agreementBin is the resolution at which refusals are compared: which
+// sends of one second of a plan were refused is decided, under overload,
+// by the completion lengths drawn (one more admitted here, one fewer
+// there), so the twin is asked to refuse as many as were refused in each
+// second, not the very same sends.
+const agreementBin = time.Second
+
+// replayKey is the one key every replayed send carries: a recorded run is
+// one client's traffic.
+const replayKey = "fit-replay"
+
+// answer is what the twin answered one send: refused (429) or not, and
+// a refusal's advised wait in ms (-1 when it advised none it could use).
+type answer struct {
+	refused bool
+	wait    float64
+}
+
+// replayer sends Sends to fresh simulators, on a virtual clock, in
+// process (internal/inproc): the same sends for every candidate setting.
+type replayer struct {
+	runs   [][][]int // run → plan → indexes into sends
+	sends  []Send
+	bins   []int             // each send's second of its plan (agreementBin), numbered
+	bodies map[[2]int][]byte // one body per (prompt, max_tokens): the model reads nothing else
+	target *url.URL
+}
+
+func newReplayer(s *Sends) *replayer {
+	r := &replayer{bodies: map[[2]int][]byte{}}
+	bins := map[[3]int]int{}
+	for ri, run := range s.Runs {
+		var plans [][]int
+		for pi, p := range run.Plans {
+			var idx []int
+			for _, snd := range p.Sends {
+				idx = append(idx, len(r.sends))
+				r.sends = append(r.sends, snd)
+				k := [3]int{ri, pi, int(snd.At / agreementBin)}
+				if _, ok := bins[k]; !ok {
+					bins[k] = len(bins)
+				}
+				r.bins = append(r.bins, bins[k])
+				if b := [2]int{snd.PromptTokens, snd.MaxTokens}; r.bodies[b] == nil {
+					r.bodies[b] = body(snd.PromptTokens, snd.MaxTokens)
+				}
+			}
+			plans = append(plans, idx)
+		}
+		r.runs = append(r.runs, plans)
+	}
+	r.target = &url.URL{Scheme: "http", Host: "fit.invalid", Path: "/openai/deployments/" + sim.DefaultDeployment + "/chat/completions", RawQuery: "api-version=2024-10-21"}
+	return r
+}
+
+// body is a chat completion of exactly prompt tokens as the simulator
+// counts them (four characters a token) asking for maxTokens.
+func body(prompt, maxTokens int) []byte {
+	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"%s"}],"max_tokens":%d}`, strings.Repeat("a", 4*max(prompt, 1)), maxTokens)
+}
+
+// replay sends every send to a simulator of cfg, a fresh one per run,
+// the run's clock started phase into the epoch's minute, and returns what
+// each send was answered (indexed as r.sends).
+func (r *replayer) replay(ctx context.Context, cfg sim.Config, phase time.Duration) ([]answer, error) {
+	out := make([]answer, len(r.sends))
+	for _, plans := range r.runs {
+		if err := r.replayRun(ctx, cfg, phase, plans, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer) error {
+	loop := vclock.New(epoch.Add(phase))
+	cfg.Clock, cfg.TimeScale = loop, 1
+	server, err := sim.New(cfg)
+	if err != nil {
+		return err
+	}
+	rt := inproc.Transport{Handler: server}
+	var start func(k int)
+	start = func(k int) {
+		at, pending := loop.Now(), len(plans[k])
+		for _, i := range plans[k] {
+			loop.Go(at.Add(r.sends[i].At), func() {
+				out[i] = r.send(ctx, rt, loop, i)
+				if pending--; pending == 0 && k+1 < len(plans) {
+					start(k + 1) // the next plan starts once this one is answered
+				}
+			})
+		}
+	}
+	if len(plans) > 0 {
+		start(0)
+	}
+	return loop.Run(ctx)
+}
+
+// send sends r.sends[i] through rt and reads the answer as a client
+// reads it (retryafter, every dialect).
+func (r *replayer) send(ctx context.Context, rt http.RoundTripper, loop *vclock.Loop, i int) answer {
+	s := r.sends[i]
+	b := r.bodies[[2]int{s.PromptTokens, s.MaxTokens}]
+	req := (&http.Request{
+		Method: http.MethodPost, URL: r.target, Host: r.target.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}, "Api-Key": {replayKey}},
+		Body:          io.NopCloser(bytes.NewReader(b)),
+		ContentLength: int64(len(b)),
+	}).WithContext(ctx)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return answer{wait: -1}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		return answer{wait: -1}
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, retryafter.MaxBody))
+	w := retryafter.FromResponse(resp.StatusCode, resp.Header, body, loop.Now())
+	if !w.Wait.Usable() {
+		return answer{refused: true, wait: -1}
+	}
+	return answer{refused: true, wait: w.Wait.MS}
+}

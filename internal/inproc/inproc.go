@@ -1,0 +1,60 @@
+// Package inproc serves an HTTP request with a handler on the calling
+// goroutine, in memory: no socket, no other goroutine. The policy lab and
+// `ptuprobe fit` run the simulator this way on a virtual clock
+// (internal/vclock), where the handler's latency is a Sleep on that clock
+// and a socket would stall it. It imports nothing of ptuprobe.
+package inproc
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// Transport is an http.RoundTripper that calls Handler's ServeHTTP on the
+// calling goroutine with an in-memory ResponseWriter, and returns what it
+// wrote as the response (a status never written is 200).
+type Transport struct{ Handler http.Handler }
+
+// RoundTrip serves req in process.
+func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &answer{header: make(http.Header, 8)}
+	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
+	t.Handler.ServeHTTP(w, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return &http.Response{
+		Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		ContentLength: int64(w.body.Len()), Request: req,
+	}, nil
+}
+
+// answer is the http.ResponseWriter of an in-process request.
+type answer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *answer) Header() http.Header { return w.header }
+
+func (w *answer) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *answer) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+// Flush lets a streamed answer be written: everything is in memory.
+func (w *answer) Flush() {}
