@@ -137,7 +137,7 @@ func (pc *policiesCmd) names() flagNames {
 		"Policies": "--policy", "Loads": "--load", "Clients": "--clients", "Repeat": "--repeat", "Budget": "--retry-budget",
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
-		"SLO": "--slo", "Warmup": "--warmup", "Tail": "--tail", "StoreDelay": "--store-delay",
+		"SLO": "--slo", "Warmup": "--warmup", "Tail": "--tail", "StoreDelay": "--store-delay", "Arrival": "--arrival",
 	})
 }
 
@@ -164,16 +164,15 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	if err != nil {
 		return policylab.Job{}, err
 	}
-	switch pc.arrivals {
-	case "poisson", "constant":
-	default:
-		return policylab.Job{}, usageError("--arrival: %q: want poisson or constant", pc.arrivals)
+	arrival, err := policylab.ParseArrival(pc.arrivals)
+	if err != nil {
+		return policylab.Job{}, usageError("--arrival: %v", err)
 	}
 	if err := pc.tf.resolveSim(); err != nil {
 		return policylab.Job{}, err
 	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
-	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Poisson = pc.budget, pc.maxAttempts, pc.duration, pc.arrivals == "poisson"
+	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Arrival = pc.budget, pc.maxAttempts, pc.duration, arrival
 	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork
 	lab.SLO, lab.Warmup, lab.Tail, lab.StoreDelay = pc.slo, pc.budget, pc.budget, pc.storeDelay
 	if fs.Changed("warmup") {
@@ -292,7 +291,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&pc.tail, "tail", policy.DefaultBudget, "arrivals after the window, not measured (default: the --retry-budget)")
 	fs.DurationVar(&pc.storeDelay, "store-delay", policylab.DefaultStoreDelay, "embedded simulator: what each decision of a fleet's shared state (slots) costs, the round trip to its store")
 	fs.DurationVar(&pc.slo, "slo", policylab.DefaultSLO, "latency within which a success counts: the measure is the share of offered requests answered 2xx within it")
-	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process: poisson (seeded) or constant")
+	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a results file's first attempts, their clock scaled to the load)")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)

@@ -54,6 +54,34 @@ func TestPoliciesOnSimulator(t *testing.T) {
 	}
 }
 
+// TestPoliciesArrivals: the lab takes waves and a recorded run's
+// arrivals (here, a characterize run's results file), and its method
+// names them.
+func TestPoliciesArrivals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr := runCLI(context.Background(), "characterize", "--out-dir", filepath.Join(dir, "ch"), "--quiet",
+		"--burst-size", "5", "--burst-waves", "2", "--burst-gap", "200ms", "--rate", "20/s", "--duration", "500ms", "--sim-time-scale", "50")
+	if code != 0 {
+		t.Fatalf("characterize: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct{ arrival, method string }{
+		{"waves:8", "- Arrivals: waves of 8 requests at once"},
+		{"replay:" + filepath.Join(dir, "ch", "results.csv"), "- Arrivals: replayed from results.csv: its 20 first attempts"},
+	} {
+		out := filepath.Join(dir, "lab")
+		code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", out, "--quiet", "--arrival", tc.arrival,
+			"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "2")
+		if code != 0 {
+			t.Fatalf("--arrival %s: exit %d: %s", tc.arrival, code, stderr)
+		}
+		md, err := os.ReadFile(filepath.Join(out, "policies.md"))
+		if err != nil || !strings.Contains(string(md), tc.method) {
+			t.Errorf("--arrival %s: policies.md (%v) does not say %q:\n%s", tc.arrival, err, tc.method, md)
+		}
+	}
+}
+
 // TestPoliciesOnANamedTarget: the same lab against a target on loopback,
 // on the wall clock: a row per policy, and the method says so.
 func TestPoliciesOnANamedTarget(t *testing.T) {
@@ -118,6 +146,9 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--clients", "many"}, "--clients"},
 		{[]string{"--duration", "0s"}, "--duration"},
 		{[]string{"--arrival", "bursty"}, "--arrival"},
+		{[]string{"--arrival", "waves:40@2s"}, "--arrival waves of 40 every 2s are 20 requests/s"},
+		{[]string{"--arrival", "waves:0"}, "--arrival"},
+		{[]string{"--arrival", "replay:" + filepath.Join(dir, "nosuch.csv")}, "--arrival"},
 		{[]string{"--sim-dialect", "openai"}, "--sim-dialect"},
 		{[]string{"--sim-profile", "window", "--sim-window-limit", "0"}, "--sim-window-limit"},
 		{[]string{"--capacity", "5"}, "--capacity"},

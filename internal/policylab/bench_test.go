@@ -24,7 +24,7 @@ func BenchmarkVirtualRun(b *testing.B) {
 			s = s.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts)
 			cfg := sim.DefaultConfig()
 			capacity, _ := cfg.Capacity(1000, 256, 16)
-			v := virtualRun{Spec: s, Sim: cfg, Rate: 3 * capacity, Duration: 20 * time.Second, Poisson: true, Clients: 16,
+			v := virtualRun{Spec: s, Sim: cfg, Rate: 3 * capacity, Duration: 20 * time.Second, Arrival: Arrival{Kind: ArrivalPoisson}, Clients: 16,
 				Seed: 1, Budget: policy.DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
 			attempts := 0
 			b.ReportAllocs()

@@ -79,6 +79,9 @@ func (l *Lab) Validate() error {
 		return err
 	}
 	capacity, _ := l.Sim.Capacity(l.PromptTokens, l.MaxTokens, slices.Min(l.Clients))
+	if err := l.checkArrival(capacity); err != nil {
+		return err
+	}
 	for _, ld := range l.Loads {
 		if n := ld.rate(capacity) * l.plan().Seconds(); n > MaxArrivals {
 			return valid.Errorf("Loads", "%s for {Duration} %v is %.0f arrivals a run, over %d: shorten the plan or lower the load", ld.Text, l.Duration, n, MaxArrivals)
@@ -88,6 +91,27 @@ func (l *Lab) Validate() error {
 		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), MaxRuns)
 	}
 	return l.validateWork()
+}
+
+// checkArrival refuses an arrival process the lab cannot play at its
+// loads (capacity is what their multiples are of).
+func (l *Lab) checkArrival(capacity float64) error {
+	a := l.Arrival
+	switch a.Kind {
+	case "", ArrivalPoisson, ArrivalConstant, ArrivalWaves:
+	case ArrivalReplay:
+		if len(a.Replay) < 2 || a.Span <= 0 {
+			return valid.Errorf("Arrival", "a replay needs at least two recorded arrivals over some time")
+		}
+	default:
+		return valid.Errorf("Arrival", "%q: want %s, %s, %s or %s", clip(a.Kind), ArrivalPoisson, ArrivalConstant, ArrivalWaves, ArrivalReplay)
+	}
+	for _, ld := range l.Loads {
+		if err := a.check(ld.Text, ld.rate(capacity)); err != nil {
+			return valid.Errorf("Arrival", "%v", err)
+		}
+	}
+	return nil
 }
 
 // validateWork refuses a lab on the simulator whose Work passes MaxWork,
@@ -122,6 +146,9 @@ func (l *Lab) validateNamed() error {
 		if ld.X > 0 && n.Capacity == 0 {
 			return valid.Errorf("Loads", "%s is a multiple of capacity, which is unknown for a named target: give {Capacity} (from calibrate), or plain rates such as 8/s", ld.Text)
 		}
+	}
+	if err := l.checkArrival(n.Capacity); err != nil {
+		return err
 	}
 	if p := l.Planned(n.Capacity); p > n.MaxRequests {
 		return valid.Errorf("MaxRequests", "the lab would offer the target %d requests, over %d: raise it deliberately, or fewer policies, loads, repeats or a shorter {Duration}", p, n.MaxRequests)

@@ -123,8 +123,10 @@ type Lab struct {
 	// fleet's, slots: admission.MemoryCoordinator), the round trip to the
 	// Redis a real fleet would share it in (DefaultStoreDelay).
 	StoreDelay time.Duration
-	Poisson    bool // Poisson arrivals (else evenly spaced)
-	Repeat     int
+	// Arrival is how each run's requests arrive (poisson, constant,
+	// waves or a replayed run), at each load's rate.
+	Arrival Arrival
+	Repeat  int
 	// PromptTokens and MaxTokens shape every request.
 	PromptTokens, MaxTokens int
 	// MaxWork caps Work, the simulated attempts the lab may send at most:
@@ -310,6 +312,7 @@ func (l *Lab) sweep() (Sweep, float64) {
 	if l.capped() {
 		sw.SDKMaxAttempts = SDKMaxAttempts
 	}
+	sw.Arrival = l.Arrival.Describe()
 	if l.Named != nil {
 		capacity = l.Named.Capacity
 		sw.Capacity, sw.Limiter, sw.Deterministic = capacity, "the named target", false
@@ -506,7 +509,7 @@ func (l *Lab) virtualRun(c labCell, k int, capacity float64) virtualRun {
 	cfg := l.Sim
 	cfg.Seed += int64(k)
 	return virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail,
-		Poisson: l.Poisson, StoreDelay: l.StoreDelay, Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget,
+		Arrival: l.Arrival, StoreDelay: l.StoreDelay, Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget,
 		PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
 }
 

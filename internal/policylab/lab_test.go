@@ -33,7 +33,7 @@ func smallLab(t *testing.T, profile string, names ...string) Lab {
 	cfg := sim.DefaultConfig()
 	cfg.Profile = profile
 	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts,
-		Sim: cfg, Duration: 20 * time.Second, Poisson: true, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
+		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: ArrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
 }
 
 // rowsByCell are the rows under the lab's cap by (policy, load); with

@@ -159,6 +159,8 @@ type Sweep struct {
 	// Deterministic is true on the embedded simulator: the rows are a
 	// function of the flags and the seed alone.
 	Deterministic bool
+	// Arrival says how the requests arrived (Arrival.Describe).
+	Arrival string
 	// Coordinated is a coordinated lab's sweep (Lab.Coordinate): on the
 	// wall clock, clients apart, policies alone and coordinated.
 	Coordinated bool

@@ -175,6 +175,7 @@ func fixtureSweep() Sweep {
 		Duration:        40 * time.Second,
 		Seed:            1,
 		Deterministic:   true,
+		Arrival:         Arrival{Kind: ArrivalPoisson}.Describe(),
 		SLO:             DefaultSLO, Warmup: 30 * time.Second, Tail: 30 * time.Second, Plan: 100 * time.Second,
 		MaxAttempts: 20,
 	}

@@ -242,6 +242,7 @@ func method(s Sweep) []string {
 			millis(float64(s.SLO.Milliseconds()))),
 		fmt.Sprintf("Steady state: each run's arrivals go on for %s before the window of %s measured and %s after it, so every measured request meets the load of a plan that neither starts nor ends. A row whose measure moved by %s points or more between the window's halves, clearly (its interval excludes 0), is not steady: a longer plan could rank it otherwise, so it is never recommended.",
 			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(SteadyPts, 0)),
+		"Arrivals: " + orNone(s.Arrival) + ".",
 		fmt.Sprintf("Ranking: rows are compared repeat by repeat (every row's repeat k met the same arrivals and seeds). A difference in the measure counts when its 95%% interval excludes 0 and it is at least %s%% of the better measure; between rows it does not tell apart, a p99 over %s× the other's loses (a policy that spares the deployment by making users wait is not preferred for it); then attempts per offered request, from a %s%% difference whose interval excludes 0; then the p99, from %s%%. The first tier is the rows no other row beats, the next those no row left beats; rows of one tier share its rank (=). The recommendation is the fair rows (the lab's caps, one deployment, steady) that no other fair row beats; several are named together, never ordered by name; nothing is recommended from fewer than %d repeats.",
 			num.Decimal(100*SuccessTolerance, 0), num.Decimal(LatencyGuard, 1), num.Decimal(100*LoadTolerance, 0), num.Decimal(100*LatencyTolerance, 0), MinRepeats),
 		caps,

@@ -46,7 +46,7 @@ type virtualRun struct {
 	// measured (the steady state, measure.go): the plan is Warmup +
 	// Duration + Tail long.
 	Warmup, Tail time.Duration
-	Poisson      bool
+	Arrival      Arrival
 	Clients      int
 	Seed         uint64
 	// Budget is the lab's latency budget per request: a request not
@@ -95,30 +95,14 @@ func (o *runOutcome) reach() int {
 func (v *virtualRun) plan() time.Duration { return v.Warmup + v.Duration + v.Tail }
 
 // arrivals are the plan's offsets: Rate per second for the plan's
-// length, evenly spaced or Poisson (seeded).
+// length, as Arrival spreads them (seeded).
 func (v *virtualRun) arrivals() []time.Duration {
-	n := int(math.Floor(v.Rate * v.plan().Seconds()))
-	out := make([]time.Duration, 0, n)
-	if !v.Poisson {
-		for i := range n {
-			out = append(out, time.Duration(float64(i)/v.Rate*float64(time.Second)))
-		}
-		return out
-	}
-	r := rand.New(rand.NewPCG(v.Seed, 0x5851f42d4c957f2d))
-	t := 0.0
-	for {
-		t += r.ExpFloat64() / v.Rate
-		if t >= v.plan().Seconds() {
-			return out
-		}
-		out = append(out, time.Duration(t*float64(time.Second)))
-	}
+	return v.Arrival.offsets(v.Rate, v.plan(), v.Seed)
 }
 
 // count is the number of arrivals of the plan.
 func (v *virtualRun) count() int {
-	if !v.Poisson {
+	if v.Arrival.Kind == ArrivalConstant || v.Arrival.Kind == "" {
 		return int(math.Floor(v.Rate * v.plan().Seconds()))
 	}
 	return len(v.arrivals())

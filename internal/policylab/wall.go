@@ -43,7 +43,7 @@ type Named struct {
 func (l *Lab) Planned(capacity float64) int {
 	n := 0
 	for _, ld := range l.Loads {
-		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail}
+		v := virtualRun{Rate: ld.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail, Arrival: l.Arrival}
 		n += v.count()
 	}
 	policies := len(l.Policies)
@@ -64,7 +64,7 @@ func runNamed(ctx context.Context, l Lab, cells []labCell, repeat int) ([]runOut
 			if finished > 0 && sleep.For(ctx, l.Named.Pause) != nil {
 				return outs, done, ctx.Err()
 			}
-			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail, Poisson: l.Poisson,
+			v := virtualRun{Spec: c.spec, Rate: c.load.rate(l.Named.Capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail, Arrival: l.Arrival,
 				Clients: c.clients, Seed: uint64(l.Sim.Seed) + uint64(k), Budget: l.Budget}
 			j := i*repeat + k
 			f := wallFleet{target: l.Named.Target}

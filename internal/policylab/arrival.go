@@ -1,0 +1,295 @@
+package policylab
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// Arrival processes (Arrival.Kind, --arrival).
+const (
+	ArrivalPoisson  = "poisson"
+	ArrivalConstant = "constant"
+	ArrivalWaves    = "waves"
+	ArrivalReplay   = "replay"
+)
+
+// DefaultWaveGap is the gap between waves when --arrival waves names
+// neither a size nor a gap: the main job's (internal/charplan.BurstGap),
+// so a wave carries two seconds of the load.
+const DefaultWaveGap = 2 * time.Second
+
+// MaxReplayArrivals bounds the arrivals read from a recorded run.
+const MaxReplayArrivals = MaxArrivals
+
+// Arrival is how a run's requests arrive (the zero Arrival: constant).
+// Whatever the process, the
+// offered rate is the load's (Load.rate): the process only decides how
+// the requests are spread, so rows of one load compare across processes.
+//
+//   - poisson: seeded exponential gaps at the rate;
+//   - constant: evenly spaced at the rate;
+//   - waves: Size requests at the same instant every Gap, as `ptuprobe
+//     burst` plans them; one of the two is the load's: Size = rate × Gap
+//     (rounded, at least 1; Gap DefaultWaveGap when neither is given),
+//     or Gap = Size ÷ rate. Given both, their rate must be the load's;
+//   - replay: a recorded run's arrivals (ReadReplay), their shape kept and
+//     their clock scaled so that their mean rate is the load's, repeated
+//     end to end until the plan is full.
+type Arrival struct {
+	Kind string
+	// Size and Gap are the waves' (0: from the load).
+	Size int
+	Gap  time.Duration
+	// Replay are the recorded arrivals, offsets from the recording's
+	// first, sorted; Span is the recording's length, the last offset plus
+	// one mean gap (where a repetition starts). Source is the file's base
+	// name, for the method.
+	Replay []time.Duration
+	Span   time.Duration
+	Source string
+}
+
+// ParseArrival reads --arrival: poisson, constant, waves, waves:SIZE,
+// waves:@GAP, waves:SIZE@GAP or replay:FILE (the recorded run read with
+// ReadReplay).
+func ParseArrival(v string) (Arrival, error) {
+	kind, arg, hasArg := strings.Cut(v, ":")
+	switch {
+	case (kind == ArrivalPoisson || kind == ArrivalConstant) && !hasArg:
+		return Arrival{Kind: kind}, nil
+	case kind == ArrivalWaves:
+		return parseWaves(arg, hasArg)
+	case kind == ArrivalReplay && arg != "":
+		f, err := os.Open(arg)
+		if err != nil {
+			return Arrival{}, fmt.Errorf("replay: %w", err)
+		}
+		defer f.Close()
+		a, err := ReadReplay(f, filepath.Base(arg))
+		if err != nil {
+			return Arrival{}, fmt.Errorf("replay: %w", err)
+		}
+		a.Source = filepath.Base(arg)
+		return a, nil
+	}
+	return Arrival{}, fmt.Errorf("%q: want poisson, constant, waves[:SIZE][@GAP] or replay:FILE", clip(v))
+}
+
+// parseWaves reads the SIZE@GAP of waves:SIZE@GAP, either part optional.
+func parseWaves(arg string, hasArg bool) (Arrival, error) {
+	a := Arrival{Kind: ArrivalWaves}
+	if !hasArg {
+		return a, nil
+	}
+	size, gap, hasGap := strings.Cut(arg, "@")
+	if size == "" && !hasGap {
+		return a, fmt.Errorf("%q: want waves, waves:SIZE, waves:@GAP or waves:SIZE@GAP", clip("waves:"+arg))
+	}
+	if size != "" {
+		n, err := strconv.Atoi(size)
+		if err != nil || n < 1 || n > 100_000 {
+			return a, fmt.Errorf("wave size %q: want a whole number of requests from 1 to 100000", clip(size))
+		}
+		a.Size = n
+	}
+	if hasGap {
+		d, err := time.ParseDuration(gap)
+		if err != nil || d < time.Millisecond || d > time.Hour {
+			return a, fmt.Errorf("wave gap %q: want a duration from 1ms to 1h, such as 2s", clip(gap))
+		}
+		a.Gap = d
+	}
+	return a, nil
+}
+
+// ReadReplay reads a results file's arrivals (name is the file's, for
+// its errors): the intended time of each
+// first attempt (attempt 1), in the order of its timelines (a run_id's
+// shape and group: a characterize file's burst, then its schedule), each
+// timeline placed after the one before it, one mean gap later. Rows of
+// retries and rows without an intended time are passed over.
+func ReadReplay(r io.Reader, name string) (Arrival, error) {
+	rd, err := results.NewReader(r, name)
+	if err != nil {
+		return Arrival{}, err
+	}
+	var order []string
+	lines := map[string][]float64{}
+	var rec results.Record
+	for {
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Arrival{}, err
+		}
+		if rec.Attempt != 1 || !(rec.IntendedMS >= 0) || math.IsInf(rec.IntendedMS, 0) {
+			continue
+		}
+		k := rec.RunID + "\x00" + rec.Shape + "\x00" + rec.Group
+		if _, ok := lines[k]; !ok {
+			order = append(order, k)
+		}
+		lines[k] = append(lines[k], rec.IntendedMS)
+		if n := len(lines[k]); n > MaxReplayArrivals {
+			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
+		}
+	}
+	return joinTimelines(order, lines)
+}
+
+// joinTimelines lays a file's timelines end to end.
+func joinTimelines(order []string, lines map[string][]float64) (Arrival, error) {
+	a := Arrival{Kind: ArrivalReplay}
+	var start float64 // ms: where the next timeline begins
+	for _, k := range order {
+		ts := lines[k]
+		slices.Sort(ts)
+		for _, t := range ts {
+			a.Replay = append(a.Replay, time.Duration((start+t-ts[0])*float64(time.Millisecond)))
+		}
+		if len(a.Replay) > MaxReplayArrivals {
+			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
+		}
+		start += ts[len(ts)-1] - ts[0] + meanGap(ts)
+	}
+	if len(a.Replay) < 2 {
+		return Arrival{}, errors.New("fewer than two first attempts with an intended time: no arrivals to replay")
+	}
+	a.Span = time.Duration(start * float64(time.Millisecond))
+	return a, nil
+}
+
+// meanGap is a sorted timeline's mean gap between arrivals, in ms. A
+// timeline of one instant (a single wave) adds a millisecond, so that,
+// scaled to a load, it repeats as waves of its size at the load's rate.
+func meanGap(ts []float64) float64 {
+	if len(ts) < 2 || ts[len(ts)-1] == ts[0] {
+		return 1
+	}
+	return (ts[len(ts)-1] - ts[0]) / float64(len(ts)-1)
+}
+
+// waves is the waves' size and gap at rate (requests/s): see Arrival.
+func (a Arrival) waves(rate float64) (int, time.Duration) {
+	switch {
+	case a.Size > 0 && a.Gap > 0:
+		return a.Size, a.Gap
+	case a.Size > 0:
+		return a.Size, time.Duration(float64(a.Size) / rate * float64(time.Second))
+	}
+	gap := a.Gap
+	if gap == 0 {
+		gap = DefaultWaveGap
+	}
+	size := max(1, int(math.Round(rate*gap.Seconds())))
+	// The gap follows the rounded size, so the rate is the load's.
+	return size, time.Duration(float64(size) / rate * float64(time.Second))
+}
+
+// check refuses waves whose size and gap, both given, are not the load's
+// rate (within 1%): the load would mean another rate than the one sent.
+func (a Arrival) check(load string, rate float64) error {
+	if a.Kind != ArrivalWaves || a.Size == 0 || a.Gap == 0 {
+		return nil
+	}
+	if r := float64(a.Size) / a.Gap.Seconds(); math.Abs(r-rate) > 0.01*rate {
+		return fmt.Errorf("waves of %d every %v are %s requests/s, and the load %s is %s/s: give the size or the gap alone (waves:%d or waves:@%v) and the load sets the other",
+			a.Size, a.Gap, num.Grouped(r, 2), load, num.Grouped(rate, 2), a.Size, a.Gap)
+	}
+	return nil
+}
+
+// offsets are the arrivals of a plan of length plan at rate, seeded.
+func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
+	switch a.Kind {
+	case ArrivalPoisson:
+		return poissonOffsets(rate, plan, seed)
+	case ArrivalWaves:
+		size, gap := a.waves(rate)
+		var out []time.Duration
+		for at := time.Duration(0); at < plan; at += gap {
+			for range size {
+				out = append(out, at)
+			}
+		}
+		return out
+	case ArrivalReplay:
+		return a.replayOffsets(rate, plan)
+	}
+	n := int(math.Floor(rate * plan.Seconds()))
+	out := make([]time.Duration, 0, n)
+	for i := range n {
+		out = append(out, time.Duration(float64(i)/rate*float64(time.Second)))
+	}
+	return out
+}
+
+// replayOffsets are the recorded arrivals on a clock scaled so that they
+// come at rate, repeated end to end until plan.
+func (a Arrival) replayOffsets(rate float64, plan time.Duration) []time.Duration {
+	recorded := float64(len(a.Replay)) / a.Span.Seconds()
+	scale := recorded / rate
+	span := time.Duration(float64(a.Span) * scale)
+	var out []time.Duration
+	for base := time.Duration(0); base < plan && span > 0; base += span {
+		for _, t := range a.Replay {
+			at := base + time.Duration(float64(t)*scale)
+			if at >= plan {
+				return out
+			}
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+func poissonOffsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
+	r := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+	var out []time.Duration
+	t := 0.0
+	for {
+		t += r.ExpFloat64() / rate
+		if t >= plan.Seconds() {
+			return out
+		}
+		out = append(out, time.Duration(t*float64(time.Second)))
+	}
+}
+
+// Describe says how the requests arrived, for the method: at a load's
+// rate where the waves' size follows from it.
+func (a Arrival) Describe() string {
+	switch a.Kind {
+	case ArrivalPoisson:
+		return "Poisson (seeded exponential gaps) at each load's rate"
+	case ArrivalWaves:
+		switch {
+		case a.Size > 0 && a.Gap > 0:
+			return fmt.Sprintf("waves of %d requests at once every %v, as `ptuprobe burst` plans them", a.Size, a.Gap)
+		case a.Size > 0:
+			return fmt.Sprintf("waves of %d requests at once, as `ptuprobe burst` plans them, as often as each load's rate makes them (every %d ÷ rate)", a.Size, a.Size)
+		}
+		gap := a.Gap
+		if gap == 0 {
+			gap = DefaultWaveGap
+		}
+		return fmt.Sprintf("waves of requests at once, as `ptuprobe burst` plans them, about every %v: each wave carries %v of the load's rate (rate × %v, rounded)", gap, gap, gap)
+	case ArrivalReplay:
+		return fmt.Sprintf("replayed from %s: its %d first attempts' intended times (%s long), their clock scaled to each load's rate and repeated end to end", a.Source, len(a.Replay), secs(a.Span))
+	}
+	return "evenly spaced at each load's rate"
+}
