@@ -52,6 +52,8 @@ var simFlags = map[string]string{
 	"NeighbourEvery":      "neighbour-every",
 	"NeighbourMin":        "neighbour-min",
 	"NeighbourMax":        "neighbour-max",
+	"ColdDrainPct":        "cold-drain-pct",
+	"ColdAfter":           "cold-after",
 	"MaxKeys":             "max-keys",
 }
 
@@ -122,6 +124,8 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	fs.DurationVar(&c.NeighbourFirst, n("NeighbourFirst"), c.NeighbourFirst, "ptu: the neighbour's first batch this long after the simulator starts")
 	fs.DurationVar(&c.NeighbourMin, n("NeighbourMin"), c.NeighbourMin, "ptu: the neighbour's smallest batch, in time of drain")
 	fs.DurationVar(&c.NeighbourMax, n("NeighbourMax"), c.NeighbourMax, "ptu: the neighbour's largest batch, in time of drain (sizes uniform, seeded)")
+	fs.Float64Var(&c.ColdDrainPct, n("ColdDrainPct"), c.ColdDrainPct, "ptu: the drain a cold deployment forecasts the waits it advises at, percent of its drain (0: off, the drain itself)")
+	fs.DurationVar(&c.ColdAfter, n("ColdAfter"), c.ColdAfter, "ptu: a deployment that has completed no request for this long is cold (with --sim-cold-drain-pct)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 	for field := range simFlags {
 		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})

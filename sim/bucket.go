@@ -22,6 +22,13 @@ type bucket struct {
 	last time.Time
 
 	tenant *neighbour // nil without a Neighbour
+
+	// The drain a refusal's wait is forecast at (see Cold): the drain
+	// itself, or coldDrain while the deployment has completed nothing
+	// for coldAfter. coldDrain 0 is off.
+	coldDrain float64
+	coldAfter time.Duration
+	lastDone  time.Time // model time of the last completion; zero: none yet
 }
 
 func newBucket(cfg Config) bucket {
@@ -32,6 +39,10 @@ func newBucket(cfg Config) bucket {
 	}
 	if cfg.BurstRefill > 0 {
 		b.refill = b.allowance / cfg.BurstRefill.Seconds()
+	}
+	if c := cfg.Cold(); c.On() {
+		b.coldDrain = b.drain * c.DrainPct / 100
+		b.coldAfter = c.After
 	}
 	return b
 }
@@ -88,25 +99,40 @@ func (b *bucket) admit(now time.Time, cost float64) verdict {
 	// it comes back only through the slow refill, not by a crumb that
 	// happens to fit the next request.
 	b.spent = max(b.spent, b.allowance)
-	return verdict{wait: b.waitBelowFull()}
+	return verdict{wait: b.waitBelowFull(now)}
 }
 
-// waitBelowFull is the model time until the level drains to 100%,
-// rounded up to the nanosecond so it is never zero while over.
-func (b *bucket) waitBelowFull() time.Duration {
+// waitBelowFull is the model time until the level drains to 100% at the
+// drain the deployment forecasts at now, rounded up to the nanosecond so
+// it is never zero while over.
+func (b *bucket) waitBelowFull(now time.Time) time.Duration {
 	over := b.level - b.capacity
 	if over <= 0 {
 		return 0
 	}
-	return time.Duration(math.Ceil(over / b.drain * 1e9))
+	return time.Duration(math.Ceil(over / b.forecast(now) * 1e9))
+}
+
+// forecast is the drain the deployment advises at, at now: its drain,
+// unless it is cold — it has completed no request in the last coldAfter,
+// or none yet — and then coldDrain (Cold).
+func (b *bucket) forecast(now time.Time) float64 {
+	if b.coldDrain == 0 || !b.lastDone.IsZero() && now.Sub(b.lastDone) < b.coldAfter {
+		return b.drain
+	}
+	return b.coldDrain
 }
 
 // correct replaces an admitted request's estimate by its actual cost when
 // the response completes (delta = actual - estimate, usually negative).
-// The burst allowance is not refunded: it was spent on the estimate.
+// The burst allowance is not refunded: it was spent on the estimate. A
+// completion is also what the forecast learns from (Cold).
 func (b *bucket) correct(now time.Time, delta float64) {
 	b.advance(now)
 	b.level = math.Max(0, b.level+delta)
+	if now.After(b.lastDone) {
+		b.lastDone = now
+	}
 }
 
 // utilization is the level as a percentage of capacity at now.

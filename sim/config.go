@@ -181,6 +181,13 @@ type Config struct {
 	NeighbourFirst, NeighbourEvery time.Duration
 	NeighbourMin, NeighbourMax     time.Duration
 
+	// ColdDrainPct and ColdAfter are the drain a cold PTU deployment
+	// forecasts for the waits it advises, as a percentage of its drain,
+	// and how long without a completed request makes it cold: see Cold
+	// (off while ColdDrainPct is 0).
+	ColdDrainPct float64
+	ColdAfter    time.Duration
+
 	// WitnessBudget, when > 0, is a client's latency budget in wall time:
 	// the witness counts retries that came back more than WitnessBudget
 	// after the refusal they answer (Stats.OverBudget), a client that slept
@@ -342,6 +349,10 @@ func (c Config) checkModel(bad func(field, format string, a ...any)) {
 	c.Neighbour().check(bad)
 	if c.Neighbour().On() && c.Profile != ProfilePTU {
 		bad("NeighbourEvery", "goes only with {Profile} %s: the neighbour is a tenant of the PTU deployment", ProfilePTU)
+	}
+	c.Cold().check(bad)
+	if c.Cold().On() && c.Profile != ProfilePTU {
+		bad("ColdDrainPct", "goes only with {Profile} %s: the forecast is the PTU deployment's", ProfilePTU)
 	}
 	if !(c.TimeScale > 0) || c.TimeScale > MaxTimeScale {
 		bad("TimeScale", "%v: want a number > 0 and <= %d (faster, one millisecond of wall time, the resolution of an advised wait, is more than %d ms of the model)", c.TimeScale, MaxTimeScale, MaxTimeScale)

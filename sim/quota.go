@@ -31,11 +31,11 @@ func (b *bucket) quotaOf(now time.Time, depth time.Duration) quota {
 	b.advance(now)
 	q := quota{set: true, limit: max(1, int64(math.Floor(b.capacity))), window: depth}
 	if b.level > b.capacity {
-		q.reset = b.waitBelowFull()
+		q.reset = b.waitBelowFull(now)
 		return q
 	}
 	q.remaining = max(1, int64(math.Floor(b.capacity-b.level)))
-	q.reset = time.Duration(math.Ceil(b.level / b.drain * 1e9))
+	q.reset = time.Duration(math.Ceil(b.level / b.forecast(now) * 1e9))
 	return q
 }
 
