@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 type characterizeCmd struct {
@@ -105,7 +106,13 @@ func init() {
 (replaced unless --append); then the report in OUT-DIR (CSVs, charts,
 summary.md, analysis.json, report.html), the table printed, and any --fail-if
 threshold checked (exit 3 on a breach; 'ptuprobe analyze --help'). It prints
-its expected duration as it starts; --dry-run prints the plan, sends nothing.`,
+its expected duration as it starts; --dry-run prints the plan, sends nothing.
+
+Given no target, it runs the embedded simulator's documents profile: the
+model fitted to the published waits (sim/profiles/documents.json, 'ptuprobe
+help simulator'), so the first table has their shape — mostly tens of
+milliseconds, a few long waits of seconds, nothing between. The model of
+earlier releases is --sim-profile ptu.`,
 			Example: `  # The main job on the embedded simulator (no credentials needed)
   ptuprobe characterize --out-dir ptuprobe-report
 
@@ -128,6 +135,7 @@ its expected duration as it starts; --dry-run prints the plan, sends nothing.`,
 		ch.rf.addFleet(fs)
 		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
+		defaultSimProfile(fs, "sim-", sim.ProfileDocuments, sim.DocumentsConfig())
 		ch.af.add(fs)
 		alias(c, burstRenames)
 		return c

@@ -54,6 +54,13 @@ x-ratelimit-*), anthropic (/v1/messages, anthropic-ratelimit-*), ietf
 dialect's rate-limit headers are the only advice. sim/doc.go gives the
 model's arithmetic.
 
+characterize runs the documents profile unless told otherwise: the PTU
+model fitted to the published waits (scripts/documents-profile.sh), whose
+cold forecast (--sim-cold-drain-pct, --sim-cold-after) advises the first
+wave that overruns a rested deployment seconds, and every later refusal one
+request's overshoot; --sim-profile ptu is the model of earlier releases.
+The other commands run ptu.
+
 Flags:
 `)
 	fs := pflag.NewFlagSet("simulator", pflag.ContinueOnError)
