@@ -135,7 +135,7 @@ earlier releases is --sim-profile ptu.`,
 		ch.rf.addFleet(fs)
 		ch.rf.addMetrics(fs)
 		ch.tf.add(fs)
-		defaultSimProfile(fs, "sim-", sim.ProfileDocuments, sim.DocumentsConfig())
+		ch.tf.simProfile.defaultTo(sim.ProfileDocuments)
 		ch.af.add(fs)
 		alias(c, burstRenames)
 		return c

@@ -170,6 +170,15 @@ func (p *simProfile) Set(s string) error {
 
 func (p *simProfile) Type() string { return "name|file" }
 
+// defaultTo makes the named profile --sim-profile's default: read by
+// resolve unless the line names another, the --sim-* flags given beside
+// it overriding its settings as they override any profile's. Naming a
+// limiter profile (ptu: the model of earlier releases) reads nothing.
+func (p *simProfile) defaultTo(name string) {
+	p.name, p.pending = name, true
+	p.fs.Lookup(p.prefix + simFlags["Profile"]).DefValue = name
+}
+
 // resolve reads the profile --sim-profile names, if it names one, into
 // the Config, then sets again every other --sim-* flag given: they
 // override the profile. It is done once; a bad profile is a usage error.

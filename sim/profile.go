@@ -130,6 +130,7 @@ var profileSettings = []setting{
 	{"window-size", "WindowSize"}, {"window-limit", "WindowLimit"},
 	{"neighbour-first", "NeighbourFirst"}, {"neighbour-every", "NeighbourEvery"},
 	{"neighbour-min", "NeighbourMin"}, {"neighbour-max", "NeighbourMax"},
+	{"cold-drain-pct", "ColdDrainPct"}, {"cold-after", "ColdAfter"},
 }
 
 // ProfileKeys maps each key of a profile file's settings to the Config
