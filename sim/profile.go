@@ -28,6 +28,11 @@ const ProfileVersion = 1
 // table are a few KiB.
 const MaxProfileBytes = 1 << 20
 
+// ProfileDocuments names the embedded profile fitted to the published
+// events (sim/profiles/documents.json, scripts/documents-profile.sh): the
+// default of `ptuprobe characterize`.
+const ProfileDocuments = "documents"
+
 // Fit qualities (Fit.Quality).
 const (
 	FitGood = "good"

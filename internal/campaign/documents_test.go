@@ -24,6 +24,10 @@ import (
 // beyond 3% — and the held-out schedule's waits are all under 1 s.
 func TestMainJobOnTheDocumentsProfile(t *testing.T) {
 	t.Parallel()
+	docs, err := sim.OpenProfile(sim.ProfileDocuments)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
 		bp, err := BurstPlan(charplan.Burst(), false)
@@ -38,7 +42,7 @@ func TestMainJobOnTheDocumentsProfile(t *testing.T) {
 			Plans:  []Plan{bp, sp},
 			Output: out,
 			Target: Target{Spec: client.Spec{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Timeout: time.Minute},
-				Sim: sim.DocumentsConfig(), InMemory: true},
+				Sim: docs.Config, InMemory: true},
 			Options: Options{MaxInFlight: 512, MaxRequests: 1000, Wait: sleep.Until},
 		}
 		if _, err := Run(t.Context(), job); err != nil {

@@ -34,6 +34,12 @@ const (
 	// count the whole mode — so without it the search has no slope to
 	// follow towards the right wait.
 	SpreadWeight = 0.5
+	// JudgedWeight weighs the objective's term for the percentiles the
+	// judgement checks (p50, p90, p99: judgedMiss). The spread term
+	// averages twenty quantiles, so a tail missed by half — the p99 of a
+	// tail that holds a few percent of the waits — moves it by little,
+	// and a search led by it settles for a twin the judgement calls poor.
+	JudgedWeight = 1.0
 )
 
 // Resolution of the waits compared: two waits closer than the larger of
@@ -112,6 +118,35 @@ func logDistance(a, b []float64) float64 {
 // and the 99th, where a long tail shows.
 var spreadQuantiles = []float64{5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99}
 
+// judgedMiss is how far beyond PercentileTolerance the twin's p50, p90
+// and p99 lie from the recorded, in decades of 1 + wait (ms), summed: 0
+// for a twin whose percentiles would pass the judgement, and growing
+// with how far each misses, so the search has a slope towards passing.
+// An empty sample misses by 1 decade, none if both are empty.
+func judgedMiss(rec, twin []float64) float64 {
+	switch {
+	case len(rec) == 0 && len(twin) == 0:
+		return 0
+	case len(rec) == 0 || len(twin) == 0:
+		return 1
+	}
+	d := 0.0
+	for _, q := range judgedPercentiles {
+		r, w := analyze.Percentile(rec, q), analyze.Percentile(twin, q)
+		allowed := max(PercentileTolerance*r, ResolutionMS)
+		if off := abs(w - r); off > allowed {
+			// The decades between the twin's and the nearest value the
+			// judgement would pass.
+			near := r + sign(w-r)*allowed
+			d += abs(math.Log10(1+max(w, 0)) - math.Log10(1+max(near, 0)))
+		}
+	}
+	return d
+}
+
+// judgedPercentiles are the percentiles the judgement checks.
+var judgedPercentiles = []float64{50, 90, 99}
+
 // PercentileTolerance is how far a good twin's p50, p90 and p99 may lie
 // from the recorded ones: a share of the recorded, or ResolutionMS,
 // whichever is more. KS alone would pass a twin that misses a tail
@@ -126,7 +161,7 @@ func percentilesOff(rec, twin []float64) []string {
 		return nil
 	}
 	var off []string
-	for _, q := range []float64{50, 90, 99} {
+	for _, q := range judgedPercentiles {
 		r, w := analyze.Percentile(rec, q), analyze.Percentile(twin, q)
 		if abs(w-r) > max(PercentileTolerance*r, ResolutionMS) {
 			off = append(off, fmt.Sprintf("p%v %s against %s", q, num.Millis(w, 1), num.Millis(r, 1)))
@@ -176,6 +211,7 @@ type groupScore struct {
 //	mean KS of the advised waits
 //	+ SpreadWeight × mean logDistance of the waits
 //	+ CountWeight × mean |n − n′| / max(n, n′)     the 429 counts
+//	+ JudgedWeight × mean judgedMiss               p50, p90, p99
 //	+ (1 − agreement)                              replay only
 func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) score {
 	byGroup := map[string]*groupScore{}
@@ -201,7 +237,7 @@ func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) scor
 			bins[rp.bins[i]] += b01(rp.sends[i].Refused) - b01(a.refused)
 		}
 	}
-	var sumKS, sumCount, sumSpread float64
+	var sumKS, sumCount, sumSpread, sumJudged float64
 	n := 0
 	for i, g := range s.Groups {
 		gs := &out.groups[i]
@@ -214,9 +250,10 @@ func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) scor
 		n++
 		sumKS += gs.ks
 		sumSpread += logDistance(g.Waits, gs.twin)
+		sumJudged += judgedMiss(g.Waits, gs.twin)
 		sumCount += float64(absInt(gs.refused-g.Refused)) / float64(max(gs.refused, g.Refused, 1))
 	}
-	out.objective = (sumKS + CountWeight*sumCount + SpreadWeight*sumSpread) / float64(max(n, 1))
+	out.objective = (sumKS + CountWeight*sumCount + SpreadWeight*sumSpread + JudgedWeight*sumJudged) / float64(max(n, 1))
 	if s.Replay && fitted > 0 {
 		off := 0
 		for _, d := range bins {

@@ -239,11 +239,15 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	params := paramsOf(model)
 	base := f.base(model)
 	start := make([]float64, len(params))
+	var offAtMax []int
 	for i, p := range params {
 		start[i] = p.unit(p.get(base))
+		if p.OffAtMax {
+			offAtMax = append(offAtMax, i)
+		}
 	}
 	s := search{
-		n: len(params), b: f.job.budget,
+		n: len(params), b: f.job.budget, offAtMax: offAtMax,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
 			return sc.objective, err

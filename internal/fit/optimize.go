@@ -34,7 +34,7 @@ type budget struct {
 
 // defaultBudget fits the main job's results (~400 sends, ~5 ms a replay)
 // in a few seconds on two cores.
-var defaultBudget = budget{global: 40, starts: 4, simplex: 90, passes: 3}
+var defaultBudget = budget{global: 80, starts: 4, simplex: 60, passes: 2}
 
 // evaluations bounds how many points a search over n parameters visits,
 // for the progress line.
@@ -49,7 +49,10 @@ type search struct {
 	eval func(ctx context.Context, u []float64) (float64, error)
 	// key names the settings u makes (after rounding), so two points that
 	// make the same settings are replayed once.
-	key      func(u []float64) string
+	key func(u []float64) string
+	// offAtMax are the coordinates of OffAtMax rows, at 1 in every
+	// other quasi-random point.
+	offAtMax []int
 	progress func()
 	mu       sync.Mutex
 	memo     map[string]float64
@@ -62,6 +65,11 @@ type search struct {
 func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, error) {
 	s.memo = map[string]float64{}
 	pts := append([][]float64{start}, halton(s.n, s.b.global*s.n)...)
+	for k := 2; k < len(pts); k += 2 {
+		for _, i := range s.offAtMax {
+			pts[k][i] = 1
+		}
+	}
 	scores, err := s.batch(ctx, pts)
 	if err != nil {
 		return nil, 0, err

@@ -37,6 +37,12 @@ type Param struct {
 	Scale    Scale
 	// Profiles are the limiter profiles (sim.ProfilePTU…) it applies to.
 	Profiles []string
+	// OffAtMax: the row is a mechanism whose setting is off at 0 (its
+	// default) and does nothing at Max either, so Max is set as 0. The
+	// search starts from it off and puts it off in half of its
+	// quasi-random points: a target without the mechanism is searched
+	// as widely as one with it (a boundary is never drawn otherwise).
+	OffAtMax bool
 }
 
 // Phase is the one parameter that is not a setting: where the recorded
@@ -55,6 +61,11 @@ var Params = []Param{
 	{Name: "bucket-depth", Field: "BucketDepth", Min: 0.01, Max: 60, Scale: Log, Profiles: []string{sim.ProfilePTU}},
 	{Name: "burst-pct", Field: "BurstPct", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
 	{Name: "burst-refill", Field: "BurstRefill", Min: 1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	// The cold forecast (sim.Cold): at 100% a cold deployment forecasts at
+	// its drain, which is the forecast off, so the range holds the model
+	// without it; cold-after can be no longer than sim.Config allows.
+	{Name: "cold-drain-pct", Field: "ColdDrainPct", Min: 1, Max: 100, Scale: Log, Profiles: []string{sim.ProfilePTU}, OffAtMax: true},
+	{Name: "cold-after", Field: "ColdAfter", Min: 0.1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
 	{Name: "gateway-key-rps", Field: "GatewayKeyRPS", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
 	{Name: "gateway-key-tpm", Field: "GatewayKeyTPM", Min: 1_000, Max: 100_000_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
 	{Name: "window-size", Field: "WindowSize", Min: 0.1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfileWindow}},
@@ -85,8 +96,12 @@ func (p Param) value(u float64) float64 {
 	return p.Min + u*(p.Max-p.Min)
 }
 
-// unit is where v lies in [0, 1] of the range: value's inverse.
+// unit is where v lies in [0, 1] of the range: value's inverse (an
+// OffAtMax row's 0, off, is at 1).
 func (p Param) unit(v float64) float64 {
+	if p.OffAtMax && v == 0 {
+		return 1
+	}
 	var u float64
 	if p.Scale == Log {
 		u = (math.Log(max(v, p.Min)) - math.Log(p.Min)) / (math.Log(p.Max) - math.Log(p.Min))
@@ -121,6 +136,9 @@ func (p Param) set(c *sim.Config, v float64) error {
 	f, err := p.field(c)
 	if err != nil {
 		return err
+	}
+	if p.OffAtMax && v >= p.Max {
+		v = 0
 	}
 	switch {
 	case f.Type() == durationType:
