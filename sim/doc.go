@@ -136,7 +136,9 @@
 // 3,024 settings (PTU 100–1,400, BucketDepth 0.25–10 s, BurstPct 0–2,800,
 // BurstRefill 10 s–5 min, a neighbour of batches up to 17 s) one gives a
 // median under 100 ms with a p99 over 5 s, and 12.8% of its waits lie
-// between (scripts/documents-profile.sh prints the count).
+// between (counted by the profile's first, test-only fit; without the
+// cold forecast's rows `ptuprobe fit` fits the documents poorly too, p90
+// and p99 2,196 ms against 49 and 16,983: docs/fit.md).
 //
 // What gives an empty middle is advice that is not the gate: the wait a
 // deployment forecasts. A deployment learns its throughput from the
@@ -161,32 +163,23 @@
 //
 // # Profile "documents"
 //
-// The `documents` profile (sim/profiles/documents.json, DocumentsConfig;
-// the default of `ptuprobe characterize`, whose --sim-profile ptu is the
-// model above) is the PTU model fitted to the burst-shaped row of the
-// published events under the main job's own plan.
-// scripts/documents-profile.sh runs the fit (TestFitDocuments,
-// documents_test.go): the plan is played on the model 8 times (seeds,
-// prompts of 1,000 and 1,001 tokens, waves leaving over 1–4 ms) for each
-// candidate of PTU, BucketDepth, BurstPct, BurstRefill, ColdDrainPct and
-// ColdAfter (5 s–10 min: a throughput learned over seconds to minutes),
-// 20,000 seeded random candidates, then coordinate descent from the best
-// 16 and random steps around the best. The objective, lower better, is the
-// KS distance of the twin's waits to the 167 published at the resolution
-// of a wait (`ptuprobe fit`'s: within 50 ms or 10% two waits are one),
-// plus the mean distance in decades of the documents' four figures (p50,
-// p90, p99, max: KS alone does not see a mode of 7.8% of the waits), plus
-// a quarter of the 429 count's relative gap to the run's 167. The
-// scheduled-shaped row (26 waits) is held out: reported, never fitted.
-// DocumentsConfig's comment has the settings and the figures: the
-// burst-shaped waits at KS 0.019 (0.24 without the resolution: the model
-// tells one wave one wait, where the documents' short waits spread over
-// 32–51 ms), p50 43, p90 49, p99 17,036, max 17,039 ms against 43, 49,
-// 16,983 and 17,258; one long mode at 17 s where the documents have two
-// (5.2–7.1 s and 16.1–17.3 s). Its physical reading: a drain of 19,300
-// tokens/s (16 requests/s of the main job's), a bucket of 0.16 s (two
-// requests) and an allowance of 13 times it that a rested deployment's
-// first wave spends, told its lift at 12% of the drain.
+// The `documents` profile (sim/profiles/documents.json; the default of
+// `ptuprobe characterize`, whose --sim-profile ptu is the model above) is
+// the PTU model fitted by `ptuprobe fit --plan characterize` to the
+// burst-shaped row of the published events under the main job's own plan
+// (scripts/documents-profile.sh; the method is docs/fit.md's: the PTU
+// drain, bucket, burst allowance and refill and the cold forecast are
+// rows of the fit's table, and the gateway and window models are tried
+// too). The scheduled-shaped row (26 waits) is held out: reported, never
+// fitted. The file's fit block has the figures: the burst-shaped waits at
+// KS 0.022 (0.41 without the resolution: the model tells one wave one
+// wait, where the documents' short waits spread over 32–51 ms), p50 42,
+// p90 49, p99 16,753, max 16,753 ms against 43, 49, 16,983 and 17,258, 126
+// waits against 167; one long mode at 17 s where the documents have two
+// (5.2–7.1 s and 16.1–17.3 s). Its physical reading: a drain of 18,500
+// tokens/s (PTU 444), a bucket of 29 ms and an allowance of 76 times it
+// that a rested deployment's first wave spends, refilled over 11 min,
+// its refusals told their lift at 13% of the drain; cold after 6.8 s.
 //
 // Spillover (SpilloverDeployment) adds a standard deployment with
 // StandardTPM estimated tokens (prompt − cached + max_tokens) per minute
