@@ -81,3 +81,53 @@ func TestParamsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgedMiss: the objective's term for the judged percentiles is 0
+// when p50, p90 and p99 are all within the judgement's tolerance, and
+// grows with how far one lies beyond it: a tail missed by half weighs
+// more than one missed by a third, though both miss the same few waits.
+func TestJudgedMiss(t *testing.T) {
+	t.Parallel()
+	rec := make([]float64, 100)
+	for i := range rec {
+		rec[i] = 40
+	}
+	rec[98], rec[99] = 17_000, 17_000 // p99 17 s
+	tail := func(long float64) []float64 {
+		w := append([]float64(nil), rec...)
+		w[98], w[99] = long, long
+		return w
+	}
+	near, third, half := judgedMiss(rec, tail(14_000)), judgedMiss(rec, tail(11_000)), judgedMiss(rec, tail(8_500))
+	if near != 0 {
+		t.Errorf("a p99 18%% off, within the 25%%: judged miss %v, want 0", near)
+	}
+	if !(third > 0 && half > third) {
+		t.Errorf("judged miss of a p99 a third off %v, half off %v: want 0 < third < half", third, half)
+	}
+	if judgedMiss(rec, nil) != 1 || judgedMiss(nil, nil) != 0 {
+		t.Error("an empty twin should miss by 1 decade, two empty samples by 0")
+	}
+}
+
+// TestOffAtMax: a mechanism's row that can be off starts off (its
+// default, 0, is at the top of its range) and writes the top as 0, so a
+// twin fitted without the mechanism's effect has it off in its file.
+func TestOffAtMax(t *testing.T) {
+	t.Parallel()
+	for _, p := range paramsOf(sim.ProfilePTU) {
+		if !p.OffAtMax {
+			continue
+		}
+		c := sim.DefaultConfig()
+		if u := p.unit(p.get(c)); u != 1 {
+			t.Errorf("%s: the default (off) is at %v of the range, want 1", p.Name, u)
+		}
+		if err := p.set(&c, p.value(1)); err != nil || p.get(c) != 0 {
+			t.Errorf("%s: the range's top sets %v (%v), want 0 (off)", p.Name, p.get(c), err)
+		}
+		if err := p.set(&c, p.value(0.5)); err != nil || p.get(c) == 0 {
+			t.Errorf("%s: the middle of the range sets %v (%v)", p.Name, p.get(c), err)
+		}
+	}
+}

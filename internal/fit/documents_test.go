@@ -1,8 +1,8 @@
 package fit
 
 import (
-	"bytes"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -10,11 +10,14 @@ import (
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// TestDocumentsProfileIsTheFit: the embedded documents profile is what
-// scripts/documents-profile.sh's `ptuprobe fit` writes — the main job's
-// plan fitted to the published burst-shaped waits, the scheduled-shaped
-// ones held out — and that fit is good: the model, the cold forecast
-// among its parameters, gives the documents' short median and long tail.
+// TestDocumentsProfileIsTheFit: the embedded documents profile's
+// settings are what scripts/documents-profile.sh's `ptuprobe fit` finds —
+// the main job's plan fitted to the published burst-shaped waits, the
+// scheduled-shaped ones held out — and that fit is good: the model, the
+// cold forecast among its parameters, gives the documents' short median
+// and long tail. Only the kept model, ptu, is fitted here (each model's
+// search is its own, and the gateway's and window's cost more than
+// half the time); the file says what the others reached.
 func TestDocumentsProfileIsTheFit(t *testing.T) {
 	t.Parallel()
 	f, err := os.Open("../../analyze/testdata/upstream/retry_after_ms_events.csv")
@@ -31,6 +34,7 @@ func TestDocumentsProfileIsTheFit(t *testing.T) {
 		Plan: PlanCharacterize, Events: &ev, FitGroups: []string{"burst-shaped"},
 		Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Name: sim.ProfileDocuments,
+		models: []string{sim.ProfilePTU},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,15 +42,19 @@ func TestDocumentsProfileIsTheFit(t *testing.T) {
 	if q := r.Profile.Fit.Quality; q != sim.FitGood {
 		t.Errorf("the documents' fit is %s: %s", q, r.Profile.Fit.Why)
 	}
-	var got bytes.Buffer
-	if err := sim.WriteProfile(&got, r.Profile); err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("../../sim/profiles/documents.json")
+	want, err := sim.OpenProfile(sim.ProfileDocuments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("sim/profiles/documents.json is not the fit's profile (run scripts/documents-profile.sh):\n%s", got.Bytes())
+	if want.Fit == nil || want.Fit.Model != sim.ProfilePTU || want.Fit.Quality != sim.FitGood {
+		t.Fatalf("sim/profiles/documents.json is no good ptu fit: %+v", want.Fit)
+	}
+	got := r.Profile.Config
+	got.Fit, got.ProfileSource = want.Config.Fit, want.Config.ProfileSource
+	if !reflect.DeepEqual(got, want.Config) {
+		t.Errorf("sim/profiles/documents.json's settings are not the fit's (run scripts/documents-profile.sh):\n got %+v\nfile %+v", got, want.Config)
+	}
+	if g, w := r.Profile.Fit.Groups, want.Fit.Groups; !reflect.DeepEqual(g, w) {
+		t.Errorf("the fit's groups\n%+v\nthe file's\n%+v", g, w)
 	}
 }

@@ -37,6 +37,9 @@ type Job struct {
 	Name string
 	// budget is the search's; zero is defaultBudget (tests spend less).
 	budget budget
+	// models are the models fitted; nil is Models (a test that checks one
+	// model's settings fits that one alone: each model's search is its own).
+	models []string
 	// Progress, when set, is told after each point tried: the model
 	// being fitted, points done of about total for the whole fit.
 	Progress func(model string, done, total int)
@@ -142,14 +145,17 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if j.budget == (budget{}) {
 		j.budget = defaultBudget
 	}
+	if j.models == nil {
+		j.models = Models
+	}
 	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
 	total := 0
-	for _, m := range Models {
+	for _, m := range j.models {
 		total += j.budget.evaluations(len(paramsOf(m)))
 	}
 	f.total = total
 	var fits []modelFit
-	for _, m := range Models {
+	for _, m := range j.models {
 		mf, err := f.fit(ctx, m)
 		if err != nil {
 			return Result{}, err
