@@ -57,6 +57,10 @@ func runPlans(t *testing.T, target campaign.Target) string {
 // quick is a search budget for tests that need a fit, not the best one.
 var quick = budget{global: 12, starts: 1, simplex: 30, passes: 1}
 
+// tiny is a search budget for tests of the search itself (determinism),
+// whose fit's quality does not matter.
+var tiny = budget{global: 3, starts: 1, simplex: 6, passes: 1}
+
 // fitFiles fits the results files with the defaults, holding out holdOut,
 // on budget b (zero: the default).
 func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result {

@@ -119,7 +119,7 @@ func TestFitIsDeterministic(t *testing.T) {
 	var files []string
 	for range 2 {
 		var b strings.Builder
-		if err := sim.WriteProfile(&b, fitFiles(t, quick, nil, recorded).Profile); err != nil {
+		if err := sim.WriteProfile(&b, fitFiles(t, tiny, nil, recorded).Profile); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, b.String())
