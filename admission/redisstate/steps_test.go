@@ -295,7 +295,9 @@ func newTimeline(seed uint64, cfg admission.PaceConfig, seen map[string]int) *ti
 func drive(t *testing.T, srv *redisserver.Server, deployment string, g *timeline, n int) {
 	t.Helper()
 	ctx := context.Background()
-	red := open(t, srv, Options{Deployment: deployment, Now: func() time.Time { return g.now }})
+	// The answers are compared, not their speed: a call of the default
+	// 50 ms timed out once under the race detector on a loaded 2-core CI.
+	red := open(t, srv, Options{Deployment: deployment, Now: func() time.Time { return g.now }, CallTimeout: 5 * time.Second})
 	mem, err := admission.NewMemoryCoordinator(admission.MemoryOptions{})
 	if err != nil {
 		t.Fatal(err)
