@@ -96,7 +96,7 @@ echo "image: $got"
 rc=0
 buildah run --isolation chroot -v "$out:/results" "$ctr" -- \
   /ptuprobe characterize --out-dir /results/report --quiet \
-  --fail-if 'burst.count<50' --fail-if 'scheduled.count<50' --fail-if 'errors>0' \
+  --fail-if 'burst.count<50' --fail-if 'scheduled.count<10' --fail-if 'errors>0' \
   "${extra[@]}" || rc=$?
 t3=$SECONDS
 [ "$rc" = 0 ] || fail "characterize in the image exited $rc"
