@@ -200,7 +200,7 @@ func New(cfg Config) (*Target, error) {
 	t.cfg = cfg
 	t.secrets = newSecrets(&cfg)
 	t.reqHeader = t.requestHeader()
-	c, err := newHTTPClient(cfg)
+	c, err := newHTTPClient(cfg, u)
 	if err != nil {
 		return nil, err
 	}
@@ -306,24 +306,32 @@ func (cfg *Config) checkHeaders() error {
 // newHTTPClient is a keep-alive client sized to cfg.MaxConns that never
 // follows a redirect. Each attempt is bounded by cfg.Timeout, body
 // included; with an Owner, attempts go through its admission.Transport.
-func newHTTPClient(cfg Config) (*http.Client, error) {
+func newHTTPClient(cfg Config, target string) (*http.Client, error) {
 	dial := cfg.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	var rt http.RoundTripper = attemptTimeout{d: cfg.Timeout, next: &http.Transport{
+	tr := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
 		DialContext:            dial,
 		MaxIdleConns:           cfg.MaxConns,
 		MaxIdleConnsPerHost:    cfg.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
 		TLSClientConfig:        cfg.tlsConfig(),
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ReadBufferSize:         ReadBufferSize,
 		WriteBufferSize:        WriteBufferSize,
 		ForceAttemptHTTP2:      true,
-	}}
+	}
+	var gate *dialGate
+	if direct(target) {
+		// Through a proxy the Transport makes the TLS connection itself
+		// (over the tunnel), without the gate.
+		gate = newDialGate(dial, tr.TLSClientConfig)
+		tr.DialTLSContext = gate.DialTLSContext
+	}
+	var rt http.RoundTripper = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate}
 	if cfg.Owner != nil {
 		p := *cfg.Owner
 		p.MarkRetries = p.MarkRetries || cfg.MarkSDKRetries
@@ -341,12 +349,27 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	}, nil
 }
 
+// direct reports whether requests to the https URL target go straight to
+// its host (no proxy from the environment), so that its TLS connections
+// are the client's own to make: through the dial gate.
+func direct(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "https" {
+		return false
+	}
+	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	return err == nil && p == nil
+}
+
 // attemptTimeout bounds one attempt, from its send to its body's close:
 // what http.Client.Timeout does for a whole request, moved below the retry
-// owner so that waits between attempts do not count against it.
+// owner so that waits between attempts do not count against it. When the
+// dial gate makes the connections, the attempt's context follows its
+// pass through the Transport (roundTrip), which the gate reads.
 type attemptTimeout struct {
 	d    time.Duration
 	next *http.Transport
+	gate *dialGate // nil: the Transport dials its own
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -354,7 +377,14 @@ func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
 		o.sending()
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), a.d)
-	resp, err := a.next.RoundTrip(req.WithContext(ctx))
+	rctx, rt := ctx, (*roundTrip)(nil)
+	if a.gate != nil {
+		rt, rctx = newRoundTrip(ctx, a.gate)
+	}
+	resp, err := a.next.RoundTrip(req.WithContext(rctx))
+	if rt != nil {
+		rt.end()
+	}
 	if err != nil {
 		cancel()
 		return nil, err
