@@ -35,6 +35,11 @@
 #        bench/loopback (13 chunks that far apart).
 #        SERVER=loopback-tls bench/streams.sh …  bench/loopback streaming
 #        over HTTPS (HTTP/2) instead of serve; SERVER=loopback over HTTP.
+#        FLOOR=1 bench/streams.sh …  also runs bench/floor (a bare net/http
+#        client, ptuprobe's buffer sizes, nothing kept of an answer) the
+#        same way after ptuprobe at each rate, and prints its row: the
+#        floor ptuprobe's memory per stream is measured against (with
+#        FLOOR_ARGS="-read-buffer 0 -write-buffer 0", net/http's defaults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -102,6 +107,19 @@ print(len(rows), peak, f"{pct(0.5):.3f}", f"{pct(0.99):.3f}", errors, missing)
 PY
 }
 
+floor_run() { # RATE DURATION → "peak_open failed peak_rss_kb" (SSL_CERT_FILE: the HTTPS server's certificate)
+  SSL_CERT_FILE="$work/cert.pem" "$work/floor" -url "${floor_url}" -rate "$1" -duration "$2" -max-in-flight "$max_in_flight" ${FLOOR_ARGS:-} |
+    awk '{print $2, $4, $6}'
+}
+if [ -n "${FLOOR:-}" ]; then
+  go build -o "$work/floor" ./bench/floor
+  case "${SERVER:-serve}" in
+    serve) floor_url="$url/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21" ;;
+    *) floor_url="$scheme://$(head -n 1 "$work/serve.out")/v1/chat/completions" ;;
+  esac
+  read -r _ _ floor_idle < <(floor_run 1 2s)
+fi
+
 idle=$(run 1 2s)
 printf 'idle run (1/s for 2s): peak RSS %.1f MB; --max-in-flight %s\n\n' "$(python3 -c "print($idle/1024)")" "$max_in_flight"
 printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB"
@@ -111,4 +129,9 @@ for rate in "${rates[@]}"; do
   per=$(python3 -c "print(f'{($rss - $idle) / max($peak, 1):.1f}')")
   srv=$(awk '/^VmHWM:/{print $2}' "/proc/$srv_pid/status")
   printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")"
+  if [ -n "${FLOOR:-}" ]; then
+    read -r fpeak ffailed frss < <(floor_run "$rate" "$duration")
+    printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s\n' floor - "$fpeak" "$(python3 -c "print($frss/1024)")" \
+      "$(python3 -c "print(f'{($frss - $floor_idle) / max($fpeak, 1):.1f}')")" - - "$ffailed"
+  fi
 done
