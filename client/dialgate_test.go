@@ -1,7 +1,9 @@
 package client
 
 import (
+	"context"
 	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // stalledH2 is an HTTPS server speaking HTTP/2 with a limit of streams
@@ -78,5 +82,37 @@ func TestHTTP2DialsOnlyTheConnectionsNeeded(t *testing.T) {
 	// net/http alone made 324-556.
 	if got, want := conns.Load(), int64(requests/streams); failed.Load() == 0 && (got < want || got > 2*want) {
 		t.Fatalf("%d connections for %d requests of %d streams a connection, want %d to %d", got, requests, streams, want, 2*want)
+	}
+}
+
+// BenchmarkSendHTTP2 is BenchmarkSend429 over HTTPS, HTTP/2, where each
+// attempt is followed through the Transport for the dial gate: the
+// client's cost per request with net/http's HTTP/2 client.
+func BenchmarkSendHTTP2(b *testing.B) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("retry-after-ms", "43")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	tg, err := New(Config{API: APIRaw, URL: srv.URL + "/v1/chat/completions", Method: http.MethodPost, Body: []byte(`{"max_tokens":1}`), RootCAs: pool})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var r results.Record
+		sendOne(ctx, tg, i, &r)
+		if r.Status != http.StatusTooManyRequests || r.WaitMS != 43 {
+			b.Fatalf("row %+v", r)
+		}
 	}
 }

@@ -212,6 +212,9 @@ func New(cfg Config) (*Target, error) {
 		return nil, valid.Errorf("URL", "is not a URL a request can be sent to")
 	}
 	t.template.Header = t.requestHeader()
+	if t.prompt == nil && cfg.Body != nil {
+		t.template.GetBody, t.template.ContentLength = sharedBody(cfg.Body)
+	}
 	t.rt, t.attempts, err = newRoundTripper(cfg, u)
 	if err != nil {
 		return nil, err
@@ -525,20 +528,24 @@ func (t *Target) MaxTokens() int {
 // newRequest is request seq: the template's copy on ctx, with its body.
 func (t *Target) newRequest(ctx context.Context, seq int) *http.Request {
 	req := t.template.WithContext(ctx)
-	switch {
-	case t.prompt != nil:
+	if t.prompt != nil {
 		req.GetBody, req.ContentLength = t.prompt.reader(seq)
+	}
+	if req.GetBody != nil {
 		req.Body, _ = req.GetBody()
-	case len(t.cfg.Body) > 0:
-		// Shared, not copied; as http.NewRequest reads a *bytes.Reader.
-		body := t.cfg.Body
-		req.ContentLength = int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		req.Body, _ = req.GetBody()
-	case t.cfg.Body != nil:
-		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 	}
 	return req
+}
+
+// sharedBody opens body, shared by every request and not copied, as
+// http.NewRequest opens a *bytes.Reader's (net/http then writes a known
+// in-memory body with the header, in one write); built once, so that a
+// request makes no closure of its own.
+func sharedBody(body []byte) (open func() (io.ReadCloser, error), n int64) {
+	if len(body) == 0 {
+		return func() (io.ReadCloser, error) { return http.NoBody, nil }, 0
+	}
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }, int64(len(body))
 }
 
 // requestHeader is the header every request carries, built once and
