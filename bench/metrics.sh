@@ -19,17 +19,6 @@ start_loopback
 printf '%s' '{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}' > "$work/body.json"
 mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 
-lateness() { # results.csv → "p50 p99 rows" (ms)
-  python3 - "$1" <<'PY'
-import csv, sys
-late = sorted(float(r["sent_ms"]) - float(r["intended_ms"]) for r in csv.DictReader(open(sys.argv[1])))
-def pct(q):
-    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
-    return late[lo] + (h - lo) * (late[hi] - late[lo])
-print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(late)}")
-PY
-}
-
 # one LABEL: a run, with metrics when LABEL is "with"; appends
 # "label cpu_per_1k p50 p99 rows scrapes" to $work/runs
 one() {
@@ -48,7 +37,7 @@ one() {
   fi
   wait "$pid"
   read -r u s < "$work/time"
-  read -r p50 p99 rows < <(lateness "$csv")
+  read -r p50 p99 rows _ < <(lateness_ptuprobe "$csv")
   cpu=$(python3 -c "print(f'{($u + $s) * 1000 / $rows:.3f}')")
   printf '%-8s %10s %10s %10s %8s %8s\n' "$label" "$cpu" "$p50" "$p99" "$rows" "$scrapes"
   echo "$label $cpu $p50 $p99 $rows" >> "$work/runs"

@@ -23,7 +23,13 @@
 #     in the same alternation (a row "ptuprobe@REF" before vegeta's), so a
 #     change is measured against its own before on the same machine state;
 #   ROUNDS=N repeats every rate and transport N times (default 1);
-#   ARGS="--pace-fixed" adds flags to this tree's ptuprobe (not REF's).
+#   ARGS="--pace-fixed" adds flags to this tree's ptuprobe (not REF's);
+#   REFUSE_PCT=60 (the default) has the server answer that share of the
+#     requests with a 429 and its advice (retry-after-ms, retry-after), the
+#     rest with a 200 and its usage (0: every answer a 200, as before
+#     issue 31);
+#   TRACE=DIR writes an execution trace of every ptuprobe run into DIR
+#     (--trace; RATE-TRANSPORT-ROUND.trace), to find a stall's cause.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -41,68 +47,17 @@ if [ -n "$ref" ]; then
 fi
 rounds="${ROUNDS:-1}"
 
-vegeta=""
-if GOBIN="$work" go install github.com/tsenart/vegeta/v12@v12.13.0 >/dev/null 2>&1; then
-  vegeta="$work/vegeta"
-else
-  echo "vegeta v12.13.0 could not be installed from the module proxy: ptuprobe alone" >&2
-fi
-
-# measure LABEL CMD...: runs CMD under /usr/bin/time; writes "cpu_s rss_kb" to $work/LABEL.time
-measure() {
-  local label=$1; shift
-  /usr/bin/time -f '%U %S %M' -o "$work/$label.time" "$@"
-}
-
-lateness_ptuprobe() { # results.csv → "p50 p99 rows"
-  python3 - "$1" <<'PY'
-import csv, sys
-late = sorted(float(r["sent_ms"]) - float(r["intended_ms"]) for r in csv.DictReader(open(sys.argv[1])))
-def pct(q):
-    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
-    return late[lo] + (h - lo) * (late[hi] - late[lo])
-print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(late)}")
-PY
-}
-
-lateness_vegeta() { # results.bin RATE → "p50 p99 rows"
-  "$vegeta" encode --to csv "$1" > "$work/v.csv"
-  python3 - "$2" "$work/v.csv" <<'PY'
-import csv, sys
-rate = float(sys.argv[1])
-# vegeta's CSV: timestamp (unix ns) first; hits are sent in schedule order
-ts = sorted(int(row[0]) for row in csv.reader(open(sys.argv[2])))
-# vegeta records no intended time: take the schedule's start as the
-# earliest one its sends allow (t0 = min over i of ts_i − i/rate), so no
-# send counts as early and lateness is never flattered.
-period_ns = 1e9 / rate
-t0 = min(t - i * period_ns for i, t in enumerate(ts))
-late = sorted((t - t0 - i * period_ns) / 1e6 for i, t in enumerate(ts))
-def pct(q):
-    h = (len(late) - 1) * q; lo = int(h); hi = min(lo + 1, len(late) - 1)
-    return late[lo] + (h - lo) * (late[hi] - late[lo])
-print(f"{pct(0.5):.3f} {pct(0.99):.3f} {len(ts)}")
-PY
-}
-
-# tls_files: a self-signed certificate (and its key) for 127.0.0.1, a day
-# long, made fresh for this run.
-tls_files() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
-}
-
+install_vegeta
 printf '\n%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' rate transport tool "cpu/1k req" "p50 late" "p99 late" "rss MB" rows
 for transport in "${transports[@]}"; do
   [ -z "$srv_pid" ] || { kill "$srv_pid"; wait "$srv_pid" 2>/dev/null || true; srv_pid=""; }
   ptls=() vtls=()
   case "$transport" in
-    http) start_loopback ;;
+    http) start_loopback -refuse-pct "${REFUSE_PCT:-60}" ;;
     https)
       command -v openssl >/dev/null || { echo "openssl is needed for the HTTPS rounds" >&2; exit 1; }
       tls_files
-      start_loopback -tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
+      start_loopback -refuse-pct "${REFUSE_PCT:-60}" -tls-cert "$work/cert.pem" -tls-key "$work/key.pem"
       ptls=(--ca-cert "$work/cert.pem") vtls=(-root-certs "$work/cert.pem") ;;
     *) echo "unknown transport $transport (http or https)" >&2; exit 2 ;;
   esac
@@ -110,6 +65,7 @@ for transport in "${transports[@]}"; do
   for rate in "${rates[@]}"; do
     bins=("$work/ptuprobe") labels=(ptuprobe)
     read -r -a extra <<<"${ARGS:-}"
+    [ -z "${TRACE:-}" ] || { mkdir -p "$TRACE"; extra+=(--trace "$TRACE/$rate-$transport-$round.trace"); }
     [ -z "$ref" ] || { bins+=("$work/ptuprobe-ref"); labels+=("ptuprobe@$ref"); }
     pcpus=()
     for i in "${!bins[@]}"; do
@@ -119,7 +75,7 @@ for transport in "${transports[@]}"; do
         --max-requests 100000000 --max-in-flight 1024 "${ptls[@]}" -o "$work/p$rate.csv" --quiet \
         $([ "$i" = 0 ] && printf '%s ' "${extra[@]}") >/dev/null
       read -r pu ps prss < "$work/p.time"
-      read -r pp50 pp99 prows < <(lateness_ptuprobe "$work/p$rate.csv")
+      read -r pp50 pp99 prows _ < <(lateness_ptuprobe "$work/p$rate.csv")
       pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
       printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" "${labels[$i]}" "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
       pcpus+=("$pcpu $pp50 $pp99 $prss")
@@ -128,7 +84,7 @@ for transport in "${transports[@]}"; do
       measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} > '$work/v$rate.bin'"
       [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
       read -r vu vs vrss < "$work/v.time"
-      read -r vp50 vp99 vrows < <(lateness_vegeta "$work/v$rate.bin" "$rate")
+      read -r vp50 vp99 vrows _ < <(lateness_vegeta "$work/v$rate.bin" "$rate")
       vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
       printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
       for i in "${!bins[@]}"; do

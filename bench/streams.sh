@@ -14,7 +14,8 @@
 # classes: local is this machine's, e.g. out of descriptors), the rows
 # whose usage or time to first byte is missing among the 200s, and the
 # simulator's own peak RSS so far (serve holds the other end of every
-# stream; the rates run in the order given).
+# stream; the rates run in the order given), and the worst p99 lateness of
+# one second of the plan (ms; the collector's mark phases show there).
 #
 # A stream lasts about 0.2 s + 60–200 tokens × 50 ms (some 6.7 s on
 # average), so RATE/s holds about 6.7 × RATE streams open. Both processes
@@ -35,6 +36,14 @@
 #        bench/loopback (13 chunks that far apart).
 #        SERVER=loopback-tls bench/streams.sh …  bench/loopback streaming
 #        over HTTPS (HTTP/2) instead of serve; SERVER=loopback over HTTP.
+#        FLOOR=1 bench/streams.sh …  also runs bench/floor (a bare net/http
+#        client, ptuprobe's buffer sizes, nothing kept of an answer) the
+#        same way after ptuprobe at each rate, and prints its row: the
+#        floor ptuprobe's memory per stream is measured against (with
+#        FLOOR_ARGS="-read-buffer 0 -write-buffer 0", net/http's defaults).
+#        PTUPROBE_ENV="GOGC=400 GOMEMLIMIT=1GiB" bench/streams.sh …  runs
+#        ptuprobe schedule (and its idle run) with those variables, the
+#        server and the floor without them (GOGC alone reaches all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-20s}"; shift || true
@@ -72,13 +81,13 @@ esac
 
 run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
   rm -f "$work/r.csv"
-  AZURE_OPENAI_API_KEY=sim OPENAI_API_KEY=sim /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
+  env ${PTUPROBE_ENV:-} AZURE_OPENAI_API_KEY=sim OPENAI_API_KEY=sim /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
     --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight "$max_in_flight" --max-requests 100000000 \
     -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   tail -n 1 "$work/time"
 }
 
-rows() { # → "rows peak_open p50_late p99_late errors missing"
+rows() { # → "rows peak_open p50_late p99_late errors missing worst_second_p99"
   python3 - "$work/r.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -98,17 +107,42 @@ classes = collections.Counter(r["error"] for r in rows if r["error"])
 errors = str(sum(classes.values())) + "".join(f",{c}:{n}" for c, n in sorted(classes.items()))
 missing = sum(1 for r in rows if r["status"] == "200" and not r["error"] and
               (r["prompt_tokens"] == "" or r["completion_tokens"] == "" or r["ttfb_ms"] == ""))
-print(len(rows), peak, f"{pct(0.5):.3f}", f"{pct(0.99):.3f}", errors, missing)
+per_s = collections.defaultdict(list)  # lateness by second of the plan
+for r in rows:
+    per_s[int(float(r["intended_ms"]) // 1000)].append(float(r["sent_ms"]) - float(r["intended_ms"]))
+def p99(v):
+    v.sort(); h = (len(v) - 1) * 0.99; lo = int(h); hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (h - lo) * (v[hi] - v[lo])
+worst = max((p99(v) for v in per_s.values()), default=0)
+print(len(rows), peak, f"{pct(0.5):.3f}", f"{pct(0.99):.3f}", errors, missing, f"{worst:.1f}")
 PY
 }
 
+floor_run() { # RATE DURATION → "peak_open failed peak_rss_kb" (SSL_CERT_FILE: the HTTPS server's certificate)
+  SSL_CERT_FILE="$work/cert.pem" "$work/floor" -url "${floor_url}" -rate "$1" -duration "$2" -max-in-flight "$max_in_flight" ${FLOOR_ARGS:-} |
+    awk '{print $2, $4, $6}'
+}
+if [ -n "${FLOOR:-}" ]; then
+  go build -o "$work/floor" ./bench/floor
+  case "${SERVER:-serve}" in
+    serve) floor_url="$url/openai/deployments/sim-ptu/chat/completions?api-version=2024-10-21" ;;
+    *) floor_url="$scheme://$(head -n 1 "$work/serve.out")/v1/chat/completions" ;;
+  esac
+  read -r _ _ floor_idle < <(floor_run 1 2s)
+fi
+
 idle=$(run 1 2s)
 printf 'idle run (1/s for 2s): peak RSS %.1f MB; --max-in-flight %s\n\n' "$(python3 -c "print($idle/1024)")" "$max_in_flight"
-printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB"
+printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s %11s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB" "worst 1s p99"
 for rate in "${rates[@]}"; do
   rss=$(run "$rate" "$duration")
-  read -r n peak p50 p99 errors missing < <(rows)
+  read -r n peak p50 p99 errors missing worst < <(rows)
   per=$(python3 -c "print(f'{($rss - $idle) / max($peak, 1):.1f}')")
   srv=$(awk '/^VmHWM:/{print $2}' "/proc/$srv_pid/status")
-  printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")"
+  printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f %11s\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")" "$worst"
+  if [ -n "${FLOOR:-}" ]; then
+    read -r fpeak ffailed frss < <(floor_run "$rate" "$duration")
+    printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s\n' floor - "$fpeak" "$(python3 -c "print($frss/1024)")" \
+      "$(python3 -c "print(f'{($frss - $floor_idle) / max($fpeak, 1):.1f}')")" - - "$ffailed"
+  fi
 done

@@ -103,7 +103,7 @@ func (a *anthropicUsage) overlay(u *anthropicUsage) {
 // input_tokens + cache_creation_input_tokens + cache_read_input_tokens);
 // the cached part is what was read from the cache; what was written to
 // it was processed, and is in the prompt but not cached.
-func (a *anthropicUsage) record(rec *results.Record) {
+func (a *anthropicUsage) record(k *tokens) {
 	if in, ok := count(a.InputTokens); ok {
 		total := in
 		for _, p := range []*int{a.CacheCreationInputTokens, a.CacheReadInputTokens} {
@@ -111,13 +111,13 @@ func (a *anthropicUsage) record(rec *results.Record) {
 				total += n
 			}
 		}
-		rec.PromptTokens = total
+		k.prompt = total
 	}
 	if n, ok := count(a.CacheReadInputTokens); ok {
-		rec.CachedTokens = n
+		k.cached = n
 	}
 	if n, ok := count(a.OutputTokens); ok {
-		rec.CompletionTokens = n
+		k.completion = n
 	}
 }
 
@@ -152,41 +152,66 @@ func parseAnthropicUsage(b *bodyTail, rec *results.Record) {
 		} else if !lastMember(tail, "usage", &u) {
 			u = nil
 		}
+		k := noTokens()
 		if u != nil {
-			u.record(rec)
+			u.record(&k)
 		}
+		k.fill(rec)
 		return
 	}
-	var u anthropicUsage
-	found := false
-	read := func(b []byte) {
-		eachEvent(b, func(data []byte) {
-			if !bytes.Contains(data, []byte("message_start")) && !bytes.Contains(data, []byte("message_delta")) {
-				return
-			}
-			var ev struct {
-				Type    string
-				Message struct{ Usage *anthropicUsage }
-				Usage   *anthropicUsage
-			}
-			if json.Unmarshal(data, &ev) != nil {
-				return
-			}
-			switch ev.Type {
-			case "message_start":
-				u.overlay(ev.Message.Usage)
-				found = true
-			case "message_delta":
-				u.overlay(ev.Usage)
-				found = true
-			}
-		})
-	}
+	s := &anthropicStream{}
 	if !whole {
-		read(b.head)
+		readEvents(b.head, s)
 	}
-	read(tail)
-	if found {
-		u.record(rec)
+	readEvents(tail, s)
+	s.counted().fill(rec)
+}
+
+// anthropicStream is a Messages API stream's usage: the input counts of
+// its message_start event overlaid by those its message_delta events
+// carry (cumulative).
+type anthropicStream struct {
+	u     anthropicUsage
+	found bool
+}
+
+func (s *anthropicStream) event(data []byte) {
+	if !bytes.Contains(data, []byte("message_start")) && !bytes.Contains(data, []byte("message_delta")) {
+		return
 	}
+	var ev struct {
+		Type    string
+		Message struct{ Usage *anthropicUsage }
+		Usage   *anthropicUsage
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "message_start":
+		s.u.overlay(ev.Message.Usage)
+		s.found = true
+	case "message_delta":
+		s.u.overlay(ev.Usage)
+		s.found = true
+	}
+}
+
+func (s *anthropicStream) cut(head, tail []byte) {
+	if !bytes.Contains(head, []byte("message_start")) && !bytes.Contains(head, []byte("message_delta")) {
+		return
+	}
+	var u *anthropicUsage
+	if lastMember(tail, "usage", &u) && u != nil {
+		s.u.overlay(u)
+		s.found = true
+	}
+}
+
+func (s *anthropicStream) counted() tokens {
+	k := noTokens()
+	if s.found {
+		s.u.record(&k)
+	}
+	return k
 }

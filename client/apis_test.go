@@ -296,6 +296,26 @@ func TestUsageFixtures(t *testing.T) {
 	}
 }
 
+// streamOf is the row's usage of body as tg reads a streamed answer, the
+// body coming in pieces of piece bytes.
+func streamOf(tg *Target, body []byte, piece int) results.Record {
+	b := responseBody{stream: &streamBody{usage: tg.usageFor(), newTail: tg.newBody}}
+	for p := body; len(p) > 0; {
+		n := min(piece, len(p))
+		b.stream.write(p[:n])
+		p = p[n:]
+	}
+	b.stream.end()
+	r := results.Blank()
+	b.parseUsage(tg, &r)
+	return r
+}
+
+// usageOfRow is r's token counts.
+func usageOfRow(r results.Record) [3]int {
+	return [3]int{r.PromptTokens, r.CachedTokens, r.CompletionTokens}
+}
+
 // bodyOf is b as a response body read into a Target's bodyTail.
 func bodyOf(api string, stream bool, b string) *bodyTail {
 	t := &Target{cfg: Config{API: api, Stream: stream}}
@@ -371,6 +391,9 @@ func TestUsageEdges(t *testing.T) {
 			if r.PromptTokens != tt.prompt || r.CachedTokens != tt.cached || r.CompletionTokens != tt.completion {
 				t.Fatalf("usage %d/%d/%d, want %d/%d/%d", r.PromptTokens, r.CachedTokens, r.CompletionTokens, tt.prompt, tt.cached, tt.completion)
 			}
+			if got := streamOf(tg, []byte(tt.body), streamRead); tt.stream && usageOfRow(got) != usageOfRow(r) {
+				t.Fatalf("read as it comes: usage %v, want %v", usageOfRow(got), usageOfRow(r))
+			}
 		})
 	}
 }
@@ -400,20 +423,50 @@ func FuzzUsage(f *testing.F) {
 						t.Fatalf("%s: negative count in %+v", api, r)
 					}
 				}
+				if !stream || len(body) > keptBodyBytes {
+					continue
+				}
+				// Read as it comes, in pieces, a streamed answer gives
+				// the usage it gives read whole.
+				for _, piece := range []int{1, 1 + len(body)%13, streamRead} {
+					if got := streamOf(tg, body, piece); usageOfRow(got) != usageOfRow(r) {
+						t.Fatalf("%s in pieces of %d: usage %v, read whole %v", api, piece, usageOfRow(got), usageOfRow(r))
+					}
+				}
 			}
 		}
 	})
 }
 
-// TestEachEvent: fields and line ends as the event stream format has them.
+// eventLog is a streamUsage that notes the events it is given.
+type eventLog struct{ got []string }
+
+func (l *eventLog) event(data []byte) { l.got = append(l.got, string(data)) }
+func (l *eventLog) cut(head, tail []byte) {
+	l.got = append(l.got, "cut:"+string(head[:4])+"…"+string(tail[len(tail)-4:]))
+}
+func (l *eventLog) counted() tokens { return noTokens() }
+
+// TestEachEvent: fields and line ends as the event stream format has them,
+// whatever the pieces the stream comes in; an event longer than
+// maxEventBytes is read from its head and tail.
 func TestEachEvent(t *testing.T) {
 	t.Parallel()
-	var got []string
-	eachEvent([]byte("ta: cut\n\nevent: a\r\ndata: 1\r\ndata:2\r\n\r\n: comment\ndata: 3\r\rid: 4\ndata: last"), func(d []byte) {
-		got = append(got, string(d))
-	})
-	if want := []string{"1\n2", "3", "last"}; strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("events %q, want %q", got, want)
+	long := "<" + strings.Repeat("x", 3*maxEventBytes) + ">"
+	stream := "ta: cut\n\nevent: a\r\ndata: 1\r\ndata:2\r\n\r\n: comment\ndata: 3\r\rid: 4\ndata:  spaced \n\ndata: " + long + "\n\ndata: last"
+	want := []string{"1\n2", "3", "spaced", "cut:<xxx…xxx>", "last"}
+	for _, size := range []int{1, 2, 3, 7, 512, len(stream)} {
+		var l eventLog
+		e := newEvents(&l)
+		for b := []byte(stream); len(b) > 0; {
+			n := min(size, len(b))
+			e.Write(b[:n])
+			b = b[n:]
+		}
+		e.end()
+		if strings.Join(l.got, "|") != strings.Join(want, "|") {
+			t.Fatalf("in pieces of %d: events %q, want %q", size, l.got, want)
+		}
 	}
 }
 

@@ -119,14 +119,14 @@ type geminiUsage struct {
 // generated, the thinking tokens (thoughtsTokenCount) with the answer's
 // (candidatesTokenCount), as an OpenAI completion_tokens holds its
 // reasoning tokens and as maxOutputTokens bounds both.
-func (g *geminiUsage) record(rec *results.Record) {
+func (g *geminiUsage) record(k *tokens) {
 	prompt, ok := count(g.PromptTokenCount)
 	if !ok {
 		return
 	}
-	rec.PromptTokens = prompt
-	rec.CachedTokens = countOrZero(g.CachedContentTokenCount)
-	rec.CompletionTokens = countOrZero(g.CandidatesTokenCount) + countOrZero(g.ThoughtsTokenCount)
+	k.prompt = prompt
+	k.cached = countOrZero(g.CachedContentTokenCount)
+	k.completion = countOrZero(g.CandidatesTokenCount) + countOrZero(g.ThoughtsTokenCount)
 }
 
 func countOrZero(p *int) int {
@@ -143,17 +143,9 @@ func parseGeminiUsage(b *bodyTail, rec *results.Record) {
 	var u *geminiUsage
 	switch {
 	case isEventStream(body, whole):
-		eachEvent(body, func(data []byte) {
-			if !bytes.Contains(data, []byte(`"usageMetadata"`)) {
-				return
-			}
-			var c struct {
-				UsageMetadata *geminiUsage `json:"usageMetadata"`
-			}
-			if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
-				u = c.UsageMetadata
-			}
-		})
+		s := &geminiStream{}
+		readEvents(body, s)
+		u = s.u
 	case whole:
 		var r struct {
 			UsageMetadata *geminiUsage `json:"usageMetadata"`
@@ -166,7 +158,40 @@ func parseGeminiUsage(b *bodyTail, rec *results.Record) {
 			u = nil
 		}
 	}
+	k := noTokens()
 	if u != nil {
-		u.record(rec)
+		u.record(&k)
 	}
+	k.fill(rec)
+}
+
+// geminiStream is a streamed generateContent answer's usage: its last
+// chunk's usageMetadata (every chunk carries one, the last the totals).
+type geminiStream struct{ u *geminiUsage }
+
+func (s *geminiStream) event(data []byte) {
+	if !bytes.Contains(data, []byte(`"usageMetadata"`)) {
+		return
+	}
+	var c struct {
+		UsageMetadata *geminiUsage `json:"usageMetadata"`
+	}
+	if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
+		s.u = c.UsageMetadata
+	}
+}
+
+func (s *geminiStream) cut(_, tail []byte) {
+	var u *geminiUsage
+	if bytes.Contains(tail, []byte(`"usageMetadata"`)) && lastMember(tail, "usageMetadata", &u) && u != nil {
+		s.u = u
+	}
+}
+
+func (s *geminiStream) counted() tokens {
+	k := noTokens()
+	if s.u != nil {
+		s.u.record(&k)
+	}
+	return k
 }

@@ -137,9 +137,11 @@ func (p *promptBuilder) reader(seq int) (func() (io.ReadCloser, error), int64) {
 }
 
 // partsBody reads its parts one after another, like io.MultiReader over
-// bytes.Readers, and writes them out directly: net/http copies a request
-// body with WriteTo, and io.MultiReader's allocates a 32 KiB buffer per
-// request.
+// bytes.Readers, and writes them out directly to a copy that asks
+// (io.Copy). net/http reads a body of known length through an
+// io.LimitReader, so it does not reach WriteTo: it flushes the header
+// first and copies the body through a buffer of the body's size
+// (bench/README.md, issue 31).
 type partsBody struct {
 	parts [3][]byte
 	i     int // the part being read

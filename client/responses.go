@@ -83,19 +83,19 @@ type responsesUsage struct {
 // (input_tokens_details.cached_tokens) among them, as with chat
 // completions; output_tokens holds the reasoning tokens, as
 // completion_tokens does.
-func (u *responsesUsage) record(rec *results.Record) {
+func (u *responsesUsage) record(k *tokens) {
 	if u == nil {
 		return
 	}
 	if n, ok := count(u.InputTokens); ok {
-		rec.PromptTokens = n
+		k.prompt = n
 	}
 	if n, ok := count(u.OutputTokens); ok {
-		rec.CompletionTokens = n
+		k.completion = n
 	}
 	if d := u.InputTokensDetails; d != nil {
 		if n, ok := count(d.CachedTokens); ok {
-			rec.CachedTokens = n
+			k.cached = n
 		}
 	}
 }
@@ -120,25 +120,14 @@ func parseResponsesUsage(b *bodyTail, rec *results.Record) {
 		} else if !lastMember(tail, "usage", &u) {
 			u = nil
 		}
-		u.record(rec)
+		k := noTokens()
+		u.record(&k)
+		k.fill(rec)
 		return
 	}
-	var last *responsesUsage
-	eachEvent(tail, func(data []byte) {
-		if !bytes.Contains(data, []byte(`"response.completed"`)) && !bytes.Contains(data, []byte(`"response.incomplete"`)) {
-			return
-		}
-		var ev struct {
-			Type     string
-			Response struct{ Usage *responsesUsage }
-		}
-		if json.Unmarshal(data, &ev) != nil || ev.Response.Usage == nil {
-			return
-		}
-		if ev.Type == "response.completed" || ev.Type == "response.incomplete" {
-			last = ev.Response.Usage
-		}
-	})
+	s := &responsesStream{}
+	readEvents(tail, s)
+	last := s.last
 	if last == nil && !whole {
 		// The final event began before the kept tail: its usage member,
 		// the response object's last, is still in it.
@@ -146,7 +135,48 @@ func parseResponsesUsage(b *bodyTail, rec *results.Record) {
 			last = nil
 		}
 	}
-	last.record(rec)
+	k := noTokens()
+	last.record(&k)
+	k.fill(rec)
+}
+
+// responsesStream is a Responses API stream's usage: its last
+// response.completed (or response.incomplete) event's response's usage.
+// That event carries the whole response, output and all: past
+// maxEventBytes only its usage, the response's last member but for a few,
+// is read, from the event's end.
+type responsesStream struct{ last *responsesUsage }
+
+func (s *responsesStream) event(data []byte) {
+	if !bytes.Contains(data, []byte(`"response.completed"`)) && !bytes.Contains(data, []byte(`"response.incomplete"`)) {
+		return
+	}
+	var ev struct {
+		Type     string
+		Response struct{ Usage *responsesUsage }
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Response.Usage == nil {
+		return
+	}
+	if ev.Type == "response.completed" || ev.Type == "response.incomplete" {
+		s.last = ev.Response.Usage
+	}
+}
+
+func (s *responsesStream) cut(head, tail []byte) {
+	if !bytes.Contains(head, []byte(`"response.completed"`)) && !bytes.Contains(head, []byte(`"response.incomplete"`)) {
+		return
+	}
+	var u *responsesUsage
+	if lastMember(tail, "usage", &u) && u != nil {
+		s.last = u
+	}
+}
+
+func (s *responsesStream) counted() tokens {
+	k := noTokens()
+	s.last.record(&k)
+	return k
 }
 
 // keyAPI is the API whose key rules apply to api: for responses, azure's

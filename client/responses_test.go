@@ -221,6 +221,9 @@ func TestResponsesUsageEdges(t *testing.T) {
 			if r.PromptTokens != tt.prompt || r.CachedTokens != tt.cached || r.CompletionTokens != tt.completion {
 				t.Fatalf("usage %d/%d/%d, want %d/%d/%d", r.PromptTokens, r.CachedTokens, r.CompletionTokens, tt.prompt, tt.cached, tt.completion)
 			}
+			if got := streamOf(tg, []byte(tt.body), streamRead); tt.stream && usageOfRow(got) != usageOfRow(r) {
+				t.Fatalf("read as it comes: usage %v, want %v", usageOfRow(got), usageOfRow(r))
+			}
 		})
 	}
 }

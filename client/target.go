@@ -160,12 +160,16 @@ type Config struct {
 
 // Target sends requests built from a Config. It is safe for concurrent use.
 type Target struct {
-	cfg       Config
-	url       string
-	reqHeader http.Header // every request's, cloned per request
-	client    *http.Client
-	prompt    *promptBuilder
-	now       func() time.Time
+	cfg Config
+	url string
+	// template is every request but for its body and context: a shallow
+	// copy of it per request shares its URL and header (nothing below
+	// changes them; a request whose header must change gets its own).
+	template *http.Request
+	rt       http.RoundTripper // the retry owner, or the attempts' timeout, over the Transport
+	attempts attemptTimeout    // the attempts' timeout, over the Transport
+	prompt   *promptBuilder
+	now      func() time.Time
 	// secrets are never recorded: a header value holding one is Redacted.
 	secrets *secrets
 }
@@ -199,12 +203,22 @@ func New(cfg Config) (*Target, error) {
 	}
 	t.cfg = cfg
 	t.secrets = newSecrets(&cfg)
-	t.reqHeader = t.requestHeader()
-	c, err := newHTTPClient(cfg)
+	method := http.MethodPost
+	if cfg.API == APIRaw {
+		method = cfg.Method
+	}
+	t.template, err = http.NewRequest(method, u, nil)
+	if err != nil {
+		return nil, valid.Errorf("URL", "is not a URL a request can be sent to")
+	}
+	t.template.Header = t.requestHeader()
+	if t.prompt == nil && cfg.Body != nil {
+		t.template.GetBody, t.template.ContentLength = sharedBody(cfg.Body)
+	}
+	t.rt, t.attempts, err = newRoundTripper(cfg, u)
 	if err != nil {
 		return nil, err
 	}
-	t.client = c
 	return t, nil
 }
 
@@ -303,58 +317,115 @@ func (cfg *Config) checkHeaders() error {
 	return nil
 }
 
-// newHTTPClient is a keep-alive client sized to cfg.MaxConns that never
-// follows a redirect. Each attempt is bounded by cfg.Timeout, body
-// included; with an Owner, attempts go through its admission.Transport.
-func newHTTPClient(cfg Config) (*http.Client, error) {
+// newRoundTripper is a keep-alive Transport sized to cfg.MaxConns, under
+// at, which bounds each attempt by cfg.Timeout, body included; with an
+// Owner, attempts go through its admission.Transport (rt), else rt is at.
+func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemptTimeout, err error) {
 	dial := cfg.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	var rt http.RoundTripper = attemptTimeout{d: cfg.Timeout, next: &http.Transport{
+	tr := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
 		DialContext:            dial,
 		MaxIdleConns:           cfg.MaxConns,
 		MaxIdleConnsPerHost:    cfg.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
 		TLSClientConfig:        cfg.tlsConfig(),
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ReadBufferSize:         ReadBufferSize,
 		WriteBufferSize:        WriteBufferSize,
 		ForceAttemptHTTP2:      true,
-	}}
-	if cfg.Owner != nil {
-		p := *cfg.Owner
-		p.MarkRetries = p.MarkRetries || cfg.MarkSDKRetries
-		owner, err := admission.New(rt, p)
-		if err != nil {
-			return nil, err
-		}
-		rt = owner
 	}
-	return &http.Client{
-		Transport: rt,
-		// A redirect is recorded as the response it is; following it could
-		// carry the key to another host.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
+	var gate *dialGate
+	if direct(target) {
+		// Through a proxy the Transport makes the TLS connection itself
+		// (over the tunnel), without the gate.
+		gate = newDialGate(dial, tr.TLSClientConfig)
+		tr.DialTLSContext = gate.DialTLSContext
+	}
+	at = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate}
+	if cfg.Owner == nil {
+		return at, at, nil
+	}
+	p := *cfg.Owner
+	p.MarkRetries = p.MarkRetries || cfg.MarkSDKRetries
+	owner, err := admission.New(at, p)
+	if err != nil {
+		return nil, at, err
+	}
+	return owner, at, nil
+}
+
+// do sends req through the round trippers, as http.Client.Do would with
+// a CheckRedirect that returns http.ErrUseLastResponse: a redirect is
+// recorded as the response it is (following it could carry the key to
+// another host). The Client's own work is not needed, and its copy of
+// every request's header, for the redirects it would follow, was a
+// tenth of what a request allocated (bench/README.md).
+func (t *Target) do(req *http.Request) (*http.Response, error) {
+	return answered(t.rt.RoundTrip(req))
+}
+
+// answered is a round trip's answer as http.Client gives it: no response
+// with an error, and a response's Body never nil.
+func answered(resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	return resp, nil
+}
+
+// direct reports whether requests to the https URL target go straight to
+// its host (no proxy from the environment), so that its TLS connections
+// are the client's own to make: through the dial gate.
+func direct(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "https" {
+		return false
+	}
+	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	return err == nil && p == nil
 }
 
 // attemptTimeout bounds one attempt, from its send to its body's close:
 // what http.Client.Timeout does for a whole request, moved below the retry
-// owner so that waits between attempts do not count against it.
+// owner so that waits between attempts do not count against it. When the
+// dial gate makes the connections, the attempt's context follows its
+// pass through the Transport (roundTrip), which the gate reads.
 type attemptTimeout struct {
 	d    time.Duration
 	next *http.Transport
+	gate *dialGate // nil: the Transport dials its own
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
-	if o, _ := req.Context().Value(onWireKey{}).(*owned); o != nil {
+	return a.send(req.Context(), req.WithContext)
+}
+
+// send sends the request build makes on the attempt's context, a child
+// of ctx: Target.attempt builds its request on it at once, where a
+// request given to RoundTrip is copied onto it.
+func (a attemptTimeout) send(ctx context.Context, build func(context.Context) *http.Request) (*http.Response, error) {
+	if o, _ := ctx.Value(onWireKey{}).(*owned); o != nil {
 		o.sending()
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), a.d)
-	resp, err := a.next.RoundTrip(req.WithContext(ctx))
+	ctx, cancel := context.WithTimeout(ctx, a.d)
+	rctx, rt := ctx, (*roundTrip)(nil)
+	if a.gate != nil {
+		rt, rctx = newRoundTrip(ctx, a.gate)
+	}
+	resp, err := a.next.RoundTrip(build(rctx))
+	if rt != nil {
+		rt.end()
+	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -363,7 +434,7 @@ func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// CloseIdleConnections lets http.Client reach the pool below.
+// CloseIdleConnections lets Target.Close reach the pool below.
 func (a attemptTimeout) CloseIdleConnections() { a.next.CloseIdleConnections() }
 
 type cancelOnClose struct {
@@ -431,7 +502,11 @@ func isHeaderValue(s string) bool {
 }
 
 // Close releases idle connections.
-func (t *Target) Close() { t.client.CloseIdleConnections() }
+func (t *Target) Close() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 // Body returns the request body for request seq (exported for tests and
 // for `--dry-run`-style inspection).
@@ -450,30 +525,31 @@ func (t *Target) MaxTokens() int {
 	return t.cfg.MaxTokens
 }
 
-func (t *Target) newRequest(ctx context.Context, seq int) (*http.Request, error) {
-	method := http.MethodPost
-	if t.cfg.API == APIRaw {
-		method = t.cfg.Method
-	}
-	var body io.Reader
-	if t.prompt == nil && t.cfg.Body != nil {
-		body = bytes.NewReader(t.cfg.Body) // shared, not copied
-	}
-	req, err := http.NewRequestWithContext(ctx, method, t.url, body)
-	if err != nil {
-		return nil, errors.New("build request: invalid method or URL")
-	}
+// newRequest is request seq: the template's copy on ctx, with its body.
+func (t *Target) newRequest(ctx context.Context, seq int) *http.Request {
+	req := t.template.WithContext(ctx)
 	if t.prompt != nil {
 		req.GetBody, req.ContentLength = t.prompt.reader(seq)
+	}
+	if req.GetBody != nil {
 		req.Body, _ = req.GetBody()
 	}
-	req.Header = t.reqHeader.Clone()
-	return req, nil
+	return req
 }
 
-// requestHeader is the header every request carries, built once: a clone
-// per request is one map and one slice, where setting each field was
-// several allocations.
+// sharedBody opens body, shared by every request and not copied, as
+// http.NewRequest opens a *bytes.Reader's (net/http then writes a known
+// in-memory body with the header, in one write); built once, so that a
+// request makes no closure of its own.
+func sharedBody(body []byte) (open func() (io.ReadCloser, error), n int64) {
+	if len(body) == 0 {
+		return func() (io.ReadCloser, error) { return http.NoBody, nil }, 0
+	}
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }, int64(len(body))
+}
+
+// requestHeader is the header every request carries, built once and
+// shared by them all.
 func (t *Target) requestHeader() http.Header {
 	h := http.Header{}
 	if t.prompt != nil || t.cfg.Body != nil {
@@ -506,9 +582,12 @@ func (t *Target) requestHeader() http.Header {
 // waited, ends with a row that was not sent (results.Record.NotSent).
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
 	if t.cfg.Owner == nil {
+		// Filled on this goroutine's stack, so that an open stream holds
+		// no row on the heap; the row recorded is a copy.
 		rec := first
 		t.attempt(ctx, rec.Seq, &rec)
-		record(&rec)
+		row := rec
+		record(&row)
 		return
 	}
 	o := &owned{t: t, first: first, start: start, record: record}
@@ -583,17 +662,12 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 	o.onWire = false
 	o.mu.Unlock()
 	ctx = context.WithValue(admission.WithAttemptObserver(ctx, o.observe), onWireKey{}, o)
-	req, err := t.newRequest(ctx, o.first.Seq)
-	if err != nil {
-		rec := o.next(time.Time{}, time.Now())
-		rec.Error = results.ClassOther
-		o.record(&rec)
-		return false
-	}
+	req := t.newRequest(ctx, o.first.Seq)
 	if t.cfg.MarkSDKRetries {
+		req.Header = req.Header.Clone() // the template's is shared
 		req.Header.Set(admission.SDKRetryHeader, "0")
 	}
-	resp, err := t.client.Do(req)
+	resp, err := t.do(req)
 	f := o.final
 	if f == nil || f.Sent.IsZero() {
 		// Nothing left on the wire: the owner gave up (its last attempt is
@@ -710,13 +784,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // wait, spillover, rate-limit headers, utilization, usage and MaxTokens.
 func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 	rec.MaxTokens = t.MaxTokens()
-	req, err := t.newRequest(ctx, seq)
-	if err != nil {
-		rec.Error = results.ClassOther
-		return
-	}
 	start := time.Now()
-	resp, err := t.client.Do(req)
+	resp, err := answered(t.attempts.send(ctx, func(ctx context.Context) *http.Request { return t.newRequest(ctx, seq) }))
 	if err != nil {
 		rec.LatencyMS = sinceMS(start)
 		rec.Error = Classify(ctx, err)
@@ -729,14 +798,19 @@ func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 // fields; start is when the attempt was sent.
 func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
 	rec.TTFBMS = sinceMS(start)
-	body := t.newBody()
-	var src io.Reader = resp.Body
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	var body responseBody
 	var first *firstEvent // a streamed answer's: only then is it made
-	if t.cfg.Stream && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if t.cfg.Stream && ok {
 		first = &firstEvent{r: resp.Body}
-		src = first
+		body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
+	} else {
+		tail := t.newBody()
+		tail.fromPool()
+		defer tail.release()
+		body.tail = &tail
 	}
-	_, rerr := body.readFrom(io.LimitReader(src, MaxBodyBytes+1))
+	rerr := body.readFrom(resp.Body, first)
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
 	if first != nil && !first.at.IsZero() {
@@ -745,26 +819,20 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 		rec.TTFBMS = ms(first.at.Sub(start))
 	}
 	rec.Status = resp.StatusCode
-	switch {
+	switch n := body.n(); {
 	case rerr != nil:
 		rec.Error = Classify(ctx, rerr)
 		if rec.Error == results.ClassOther {
 			rec.Error = results.ClassBody
 		}
-	case body.n > MaxBodyBytes:
+	case n > MaxBodyBytes:
 		// Not read to its end: a body that never ends must not hold the
 		// request until the timeout, nor usage be parsed from a part.
 		rec.Error = results.ClassBody
 	}
-	// The advice of a body (Gemini's RetryInfo) is read from a body read
-	// whole and kept whole: a part of a document is no document.
-	var whole []byte
-	if rec.Error == "" && body.n <= keptBodyBytes {
-		whole = body.buf
-	}
-	t.captureHeaders(resp.Header, whole, rec)
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && rec.Error == "" {
-		t.parseUsage(&body, rec)
+	t.captureHeaders(resp.Header, body.whole(rec.Error == ""), rec)
+	if ok && rec.Error == "" {
+		body.parseUsage(t, rec)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -103,10 +104,11 @@ PTU simulator on loopback, so the tool works with no credentials.`,
 	return root, p.finish
 }
 
-// profiles are the hidden --cpuprofile and --memprofile flags: profiles of
-// ptuprobe itself, for benchmarking it.
+// profiles are the hidden --cpuprofile, --memprofile and --trace flags:
+// profiles of ptuprobe itself, for benchmarking it.
 type profiles struct {
 	cpu, mem string
+	trace    string        // an execution trace (runtime/trace) of the whole command
 	memAt    time.Duration // write the live heap this long after the start instead
 	stop     func()        // ends what start began; nil before
 }
@@ -115,7 +117,9 @@ func (p *profiles) flags(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
 	root.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
 	root.PersistentFlags().DurationVar(&p.memAt, "memprofile-at", 0, "with --memprofile: write the live heap this long after the start (at a run's peak) instead of the allocations at the end")
+	root.PersistentFlags().StringVar(&p.trace, "trace", "", "write an execution trace to this file (go tool trace; for benchmarking ptuprobe itself)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	_ = root.PersistentFlags().MarkHidden("trace")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
 	_ = root.PersistentFlags().MarkHidden("memprofile-at")
 }
@@ -145,20 +149,31 @@ func (p *profiles) start() error {
 			stopMem()
 		}
 	}
-	if p.cpu == "" {
+	// The trace (what each goroutine, thread and P did and when: a
+	// stall's cause, read with go tool trace) and the CPU profile.
+	if err := p.startWriter("--trace", p.trace, trace.Start, trace.Stop); err != nil {
+		return err
+	}
+	return p.startWriter("--cpuprofile", p.cpu, pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// startWriter creates path (none when empty) and starts a profile writing
+// to it, which the command's end stops before the ones started earlier.
+func (p *profiles) startWriter(flag, path string, start func(io.Writer) error, stop func()) error {
+	if path == "" {
 		return nil
 	}
-	f, err := os.Create(p.cpu)
+	f, err := os.Create(path)
 	if err != nil {
-		return asUsage(fmt.Errorf("--cpuprofile: %w", err))
+		return asUsage(fmt.Errorf("%s: %w", flag, err))
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return fmt.Errorf("--cpuprofile: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	prev := p.stop
 	p.stop = func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 		if prev != nil {
 			prev()
