@@ -308,7 +308,7 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 // sum of them all.
 func (a *Analysis) setGroups(sorted []*Group, minGroup int) {
 	a.Overall.setWaits(sorted)
-	sortRequests(&a.Overall, sorted)
+	selectRequests(&a.Overall, sorted)
 	for _, g := range sorted {
 		g.Stats = statsFor(g.sorted(), minGroup)
 		a.Groups = append(a.Groups, *g)
@@ -336,7 +336,7 @@ func (t *Tally) totals(overall *Group) Totals {
 		Late:         overall.Late,
 		MaxLateMS:    t.maxLateMS,
 		Spillover:    t.spillover,
-		ByStatus:     maps.Clone(t.statuses),
+		ByStatus:     t.statuses.byStatus(),
 		ByErrorClass: maps.Clone(t.errorClasses),
 		NoWait:       overall.NoWait,
 		WaitSources:  maps.Clone(t.sources),
@@ -362,13 +362,19 @@ func (o *Group) setWaits(groups []*Group) {
 		return
 	}
 	total := 0
-	runs := make([][]float64, len(groups))
-	for i, g := range groups {
-		runs[i] = g.Waits
+	var runs [][]float64
+	for _, g := range groups {
+		run := g.Waits
 		if g.counted != nil {
-			runs[i] = g.counted.list() // only past MaxCountedWaits in another group
+			run = g.counted.list() // only past MaxCountedWaits in another group
 		}
-		total += len(runs[i])
+		if len(run) > 0 {
+			runs, total = append(runs, run), total+len(run)
+		}
+	}
+	if len(runs) == 1 {
+		o.Waits = runs[0] // the one group's: an Analysis is read only
+		return
 	}
 	o.Waits = mergeSorted(runs, total)
 }

@@ -265,9 +265,8 @@ type loadTally struct {
 	inputs    []rereadInput
 	timelines []*loadTimeline // in the order first seen
 	byKey     map[timelineKey]*loadTimeline
-	recent    [4]recentTimeline // timelines of recent rows
-	evict     int               // the entry of recent a new timeline replaces
-	scratch   *loadScratch      // rows counted since the last seal
+	recent    recentTimelines
+	scratch   *loadScratch // rows counted since the last seal
 	unplaced  int
 }
 
@@ -440,15 +439,10 @@ func tokens32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 // timeline returns the timeline of rec, made if need be; nil once the
 // picture is dropped.
 func (l *loadTally) timeline(rec *results.Record) *loadTimeline {
-	for i := range l.recent {
-		if c := &l.recent[i]; c.tl != nil && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID && c.worker == rec.Worker {
-			return c.tl
-		}
+	if tl := l.recent.find(rec); tl != nil {
+		return tl
 	}
-	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
-	if n, ok := fleetSize(rec.Worker); ok {
-		key.run, key.fleet = "", n
-	}
+	key := keyOf(rec)
 	tl := l.byKey[key]
 	if tl == nil {
 		if len(l.timelines) >= MaxLoadTimelines {
@@ -460,9 +454,41 @@ func (l *loadTally) timeline(rec *results.Record) *loadTimeline {
 		tl = &loadTimeline{key: key}
 		l.adopt(tl)
 	}
-	l.recent[l.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
-	l.evict = (l.evict + 1) % len(l.recent)
+	l.recent.note(rec, tl)
 	return tl
+}
+
+// keyOf is the key of rec's timeline.
+func keyOf(rec *results.Record) timelineKey {
+	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
+	if n, ok := fleetSize(rec.Worker); ok {
+		key.run, key.fleet = "", n
+	}
+	return key
+}
+
+// recentTimelines are the timelines of the last rows that named a new
+// one, a few, with the cells that named them.
+type recentTimelines struct {
+	entries [8]recentTimeline
+	evict   int // the entry a new timeline replaces
+}
+
+// find returns the timeline of rec if it is one of r's, else nil. The
+// worker is compared first: a fleet's rows take turns by worker.
+func (r *recentTimelines) find(rec *results.Record) *loadTimeline {
+	for i := range r.entries {
+		if c := &r.entries[i]; c.tl != nil && c.worker == rec.Worker && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID {
+			return c.tl
+		}
+	}
+	return nil
+}
+
+// note makes tl, the timeline of rec, one of r's.
+func (r *recentTimelines) note(rec *results.Record, tl *loadTimeline) {
+	r.entries[r.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
+	r.evict = (r.evict + 1) % len(r.entries)
 }
 
 // adopt adds tl to l's timelines.
@@ -808,7 +834,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 	parallel(len(spans), func(gi int) {
 		g := &o.Groups[gi]
 		g.Points = points[spans[gi][0]:spans[gi][1]:spans[gi][1]]
-		g.trends(groups[label[gi]].Waits)
+		g.trends()
 	})
 	return o, nil
 }
@@ -887,15 +913,15 @@ func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, r
 	}
 }
 
-// trends describes the group's placed 429s (its Points); waits are the
-// group's usable waits, sorted, which are the points' own when every one
-// was placed. Its three buffers are reused from measure to measure: a
-// group may hold millions of 429s.
-func (g *GroupLoad) trends(waits []float64) {
+// trends describes the group's placed 429s (its Points). Its buffers
+// are reused from measure to measure, and the ranks of the waits made
+// once for the measures every point has: a group may hold millions of
+// 429s.
+func (g *GroupLoad) trends() {
 	points := g.Points
 	n := len(points)
-	x, w, scratch := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
-	var all ranking // of every point's wait, made once
+	x, w, rx := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
+	var all []float64 // the ranks of every point's wait
 	measure := func(of func(*LoadPoint) float64, spread float64) Trend {
 		x, w = x[:0], w[:0]
 		for i := range points {
@@ -903,18 +929,19 @@ func (g *GroupLoad) trends(waits []float64) {
 				x, w = append(x, v), append(w, points[i].WaitMS)
 			}
 		}
-		waitRanking := func() ranking {
-			switch {
-			case len(w) < n:
-				return rankingOf(sortInto(scratch, w))
-			case all.values == nil && len(waits) == n:
-				all = rankingOf(waits)
-			case all.values == nil:
-				all = rankingOf(sortInto(scratch, w))
+		waitRanks := func() []float64 {
+			if len(w) < n {
+				r := make([]float64, len(w))
+				ranks(w, r)
+				return r
+			}
+			if all == nil {
+				all = make([]float64, n)
+				ranks(w, all)
 			}
 			return all
 		}
-		return trendOf(x, w, spread, waitRanking, scratch)
+		return trendOf(x, w, spread, waitRanks, rx)
 	}
 	g.Requests = measure(func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread)
 	g.Tokens = measure(func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread)

@@ -201,7 +201,8 @@ type Tally struct {
 	spillover    int // of them served by a spillover deployment
 	maxLateMS    float64
 	groups       map[string]*groupTally
-	statuses     map[int]int
+	last         *groupTally // the group of the row counted last (group)
+	statuses     statusCounts
 	errorClasses map[string]int
 	dialects     map[string]*DialectCount // ptuprobe 429s by dialect
 	sources      map[string]int           // ptuprobe 429s by wait source
@@ -228,7 +229,6 @@ func NewTally(timeline bool, opts ...TallyOption) *Tally {
 		timeline:     timeline,
 		groupBy:      GroupByGroup,
 		groups:       map[string]*groupTally{},
-		statuses:     map[int]int{},
 		errorClasses: map[string]int{},
 		dialects:     map[string]*DialectCount{},
 		sources:      map[string]int{},
@@ -263,7 +263,7 @@ func (t *Tally) absorb(p *Tally) {
 			remap[i] = pg.id
 		}
 	}
-	addCounts(t.statuses, p.statuses)
+	t.statuses.absorb(&p.statuses)
 	addCounts(t.errorClasses, p.errorClasses)
 	addCounts(t.sources, p.sources)
 	for d, pc := range p.dialects {
@@ -281,6 +281,51 @@ func (t *Tally) absorb(p *Tally) {
 	if t.load != nil {
 		t.load.absorb(p.load, remap)
 	}
+}
+
+// statusCounts counts attempts by HTTP status: in an array for the
+// statuses HTTP defines (a map look-up per row cost more than the rest of
+// counting it), in a map for anything else a file holds.
+type statusCounts struct {
+	http  [600]int
+	other map[int]int
+}
+
+func (s *statusCounts) add(status int) {
+	if uint(status) < uint(len(s.http)) {
+		s.http[status]++
+		return
+	}
+	if s.other == nil {
+		s.other = map[int]int{}
+	}
+	s.other[status]++
+}
+
+func (s *statusCounts) absorb(o *statusCounts) {
+	for status, n := range o.http {
+		s.http[status] += n
+	}
+	for status, n := range o.other {
+		if s.other == nil {
+			s.other = map[int]int{}
+		}
+		s.other[status] += n
+	}
+}
+
+// byStatus returns the counts as a map, by status.
+func (s *statusCounts) byStatus() map[int]int {
+	m := map[int]int{}
+	for status, n := range s.http {
+		if n > 0 {
+			m[status] = n
+		}
+	}
+	for status, n := range s.other {
+		m[status] = n
+	}
+	return m
 }
 
 // newGroups counts the groups of p that t does not have yet.
@@ -303,6 +348,9 @@ func addCounts[K comparable](to, from map[K]int) {
 // group returns the tally of the raw group. Past MaxRawGroups a new group
 // is not kept: its rows go to t.overflow, which Read and Analysis report.
 func (t *Tally) group(raw string) *groupTally {
+	if t.last != nil && t.last.raw == raw { // rows come in long stretches of a group
+		return t.last
+	}
 	g := t.groups[raw]
 	if g == nil {
 		if len(t.groups) >= MaxRawGroups {
@@ -318,6 +366,7 @@ func (t *Tally) group(raw string) *groupTally {
 		}
 		t.adopt(g)
 	}
+	t.last = g
 	return g
 }
 
@@ -386,7 +435,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	g.attempts++
 	t.attempts++
-	t.statuses[rec.Status]++
+	t.statuses.add(rec.Status)
 	if rec.Spillover {
 		t.spillover++
 	}
