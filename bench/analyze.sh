@@ -3,9 +3,10 @@
 # side with the same percentile computation in Python (the csv module's
 # reader, and its DictReader, + sort), and checks that
 #   - both give the same percentile table;
-#   - the report is, file for file and byte for byte (charts included), the
-#     one the ptuprobe of REF writes: today's code, built from the git
-#     revision REF (default main; REF= skips the check and its timings).
+#   - the report is, file for file, the one the ptuprobe of REF writes:
+#     today's code, built from the git revision REF (default main; REF=
+#     skips the check and its timings), byte for byte, and PNG charts
+#     pixel for pixel (bench/png_pixels.py: their encoding may differ).
 # MIX is the generator's mix of rows (bench/analyze_baseline.py): dev (the
 # default: 25% 429s) or overload (40% 429s, every column of today's files).
 # Each time is the best wall time of ROUNDS runs (default 3), with the
@@ -66,9 +67,19 @@ else
 	echo "tables differ" >&2
 	exit 1
 fi
+same_report() { # same_report DIR DIR: the same files, byte for byte, PNGs pixel for pixel
+	local f
+	[ "$(ls "$1")" = "$(ls "$2")" ] || return 1
+	for f in $(ls "$1"); do
+		case $f in
+		*.png) python3 "$root/bench/png_pixels.py" "$1/$f" "$2/$f" || return 1 ;;
+		*) cmp "$1/$f" "$2/$f" || return 1 ;;
+		esac
+	done
+}
 if [ -n "$ref" ]; then
-	if diff -r "$work/report-ref" "$work/report" && diff -r "$work/report-ref-t" "$work/report-t"; then
-		echo "reports agree with $ref's, byte for byte ($(ls "$work/report-t" | wc -l) files)"
+	if same_report "$work/report-ref" "$work/report" && same_report "$work/report-ref-t" "$work/report-t"; then
+		echo "reports agree with $ref's, byte for byte and PNGs pixel for pixel ($(ls "$work/report-t" | wc -l) files)"
 	else
 		echo "reports differ from $ref's" >&2
 		exit 1
