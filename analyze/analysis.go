@@ -223,6 +223,17 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		OtherStatus:    t.otherStatus,
 		ReadNotes:      slices.Clone(t.notes),
 	}
+	// The overshoot picture reads the Tally only: it is made on other
+	// cores while the groups are.
+	var overshoot struct {
+		o   *Overshoot
+		err error
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		overshoot.o, overshoot.err = t.overshoot(published, slices.Sorted(maps.Keys(waits)))
+	}()
 	a.setGroups(t.groupsByLabel(raws, published, waits), minGroup)
 	a.Totals = t.totals(&a.Overall)
 	if t.timeline {
@@ -232,11 +243,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		}
 		a.Timeline = t.points.published(labels)
 	}
-	o, err := t.overshoot(published, a.Groups)
-	if err != nil {
-		return nil, err
+	<-done
+	if overshoot.err != nil {
+		return nil, overshoot.err
 	}
-	a.Overshoot = o
+	a.Overshoot = overshoot.o
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)
 	if w := t.load.warning(); w != "" {

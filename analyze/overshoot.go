@@ -759,19 +759,20 @@ func (c *cursor[E]) at() *E {
 func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
 
 // overshoot computes Analysis.Overshoot (t.mu held): published maps raw
-// group names to labels, groups are the Analysis's groups. Its error is
-// the second pass's (reread.go): an input that can no longer be read, or
-// that changed.
-func (t *Tally) overshoot(published map[string]string, groups []Group) (*Overshoot, error) {
+// group names to labels, labels are the Analysis's groups' labels, in
+// order. It only reads the Tally, so it runs while the rest of the
+// Analysis is made. Its error is the second pass's (reread.go): an input
+// that can no longer be read, or that changed.
+func (t *Tally) overshoot(published map[string]string, labels []string) (*Overshoot, error) {
 	l := t.load
 	if l == nil || l.phase == loadDropped || t.resultsFiles == 0 {
 		return nil, nil
 	}
 	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
 	// A group's position in label order, by its number in the Tally.
-	order := make(map[string]int, len(groups))
-	for i := range groups {
-		order[groups[i].Label] = i
+	order := make(map[string]int, len(labels))
+	for i, label := range labels {
+		order[label] = i
 	}
 	rank := make([]int, len(t.byID))
 	for i, g := range t.byID {
@@ -783,7 +784,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 	// the inputs were cut into blocks. Counting each timeline's points per
 	// group first lets every timeline write its own at their places, on
 	// every core.
-	G := len(groups)
+	G := len(labels)
 	placedRuns := make([][][]placed, len(l.timelines))
 	counts := make([]int, len(l.timelines)*G)
 	perGroup := make([]int, G)
@@ -804,7 +805,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 		if n == 0 {
 			continue
 		}
-		o.Groups = append(o.Groups, GroupLoad{Label: groups[g].Label})
+		o.Groups = append(o.Groups, GroupLoad{Label: labels[g]})
 		label = append(label, g)
 		spans = append(spans, [2]int{pos, pos + n})
 		for ti := range l.timelines {

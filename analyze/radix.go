@@ -44,25 +44,31 @@ func fromSortKey(k uint64) float64 {
 	return math.Float64frombits(^k)
 }
 
-// digitCounts counts, for each pass, how many keys have each digit.
-type digitCounts [radixPasses][radixBuckets]int
-
-func (c *digitCounts) add(k uint64) {
-	for p := range radixPasses {
-		c[p][k>>(p*radixBits)&(radixBuckets-1)]++
-	}
+// radixPlan is the passes of a radix sort of some keys: one per digit
+// in which they differ (a digit that every key shares leaves the order as
+// it is), and how many keys have each value of it.
+type radixPlan struct {
+	passes []uint
+	counts [][radixBuckets]int
 }
 
-// passes are the passes that sort anything of n keys, one of which is
-// k: a digit that every key shares leaves the order as it is.
-func (c *digitCounts) passes(n int, k uint64) []int {
-	var ps []int
-	for p := range radixPasses {
-		if c[p][k>>(p*radixBits)&(radixBuckets-1)] != n {
-			ps = append(ps, p)
+// planRadix plans the sort of keys in which the bits of varying (the OR
+// of the keys XOR their AND) differ.
+func planRadix(varying uint64) *radixPlan {
+	r := &radixPlan{}
+	for p := range uint(radixPasses) {
+		if varying>>(p*radixBits)&(radixBuckets-1) != 0 {
+			r.passes = append(r.passes, p*radixBits)
 		}
 	}
-	return ps
+	r.counts = make([][radixBuckets]int, len(r.passes))
+	return r
+}
+
+func (r *radixPlan) count(k uint64) {
+	for i, shift := range r.passes {
+		r.counts[i][k>>shift&(radixBuckets-1)]++
+	}
 }
 
 // offsets turns the counts of one pass into where each digit's keys
@@ -81,16 +87,19 @@ func sortFloats(v []float64) {
 		return
 	}
 	keys := make([]uint64, len(v))
-	counts := new(digitCounts)
+	or, and := uint64(0), ^uint64(0)
 	for i, x := range v {
-		keys[i] = sortKey(x)
-		counts.add(keys[i])
+		k := sortKey(x)
+		keys[i], or, and = k, or|k, and&k
+	}
+	plan := planRadix(or ^ and)
+	for _, k := range keys {
+		plan.count(k)
 	}
 	from, to := keys, make([]uint64, len(keys))
-	for _, p := range counts.passes(len(keys), keys[0]) {
-		c := &counts[p]
+	for i, shift := range plan.passes {
+		c := &plan.counts[i]
 		offsets(c)
-		shift := p * radixBits
 		for _, k := range from {
 			d := k >> shift & (radixBuckets - 1)
 			to[c[d]] = k
@@ -119,15 +128,18 @@ func ranks(v, r []float64) {
 		return
 	}
 	from, to := make([]keyed, n), make([]keyed, n)
-	counts := new(digitCounts)
+	or, and := uint64(0), ^uint64(0)
 	for i, x := range v {
-		from[i] = keyed{sortKey(x), int32(i)}
-		counts.add(from[i].key)
+		k := sortKey(x)
+		from[i], or, and = keyed{k, int32(i)}, or|k, and&k
 	}
-	for _, p := range counts.passes(n, from[0].key) {
-		c := &counts[p]
+	plan := planRadix(or ^ and)
+	for _, e := range from {
+		plan.count(e.key)
+	}
+	for i, shift := range plan.passes {
+		c := &plan.counts[i]
 		offsets(c)
-		shift := p * radixBits
 		for _, e := range from {
 			d := e.key >> shift & (radixBuckets - 1)
 			to[c[d]] = e
