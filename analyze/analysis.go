@@ -202,6 +202,24 @@ type Analysis struct {
 func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.analysis(labels, minGroup)
+}
+
+// FinalAnalysis is Analysis for a Tally that is analyzed once and then
+// dropped, as `ptuprobe analyze` drops it: the Analysis takes the
+// Tally's rows as it is done with them — each group's waits and
+// latencies once copied into its Group, the overshoot picture's rows
+// once placed — so that a large input's rows are not held twice at the
+// peak. The Analysis is the same; the Tally must not be used afterwards.
+func (t *Tally) FinalAnalysis(labels Labels, minGroup int) (*Analysis, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.final = true
+	return t.analysis(labels, minGroup)
+}
+
+// analysis is Analysis, t.mu held.
+func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
 	if minGroup < 1 {
 		minGroup = 1
 	}
@@ -304,6 +322,9 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 			order = append(order, label)
 		}
 		g.merge(t.groups[raw])
+		if t.final {
+			t.groups[raw].letGo()
+		}
 	}
 	sort.Strings(order)
 	sorted := make([]*Group, len(order))

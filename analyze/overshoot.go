@@ -828,7 +828,11 @@ func (t *Tally) overshoot(published map[string]string, labels []string) (*Oversh
 		if sums != nil {
 			ws = sums[ti]
 		}
-		l.timelines[ti].place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
+		tl := l.timelines[ti]
+		tl.place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
+		if t.final { // its rows are placed: let them go before the trends are ranked
+			tl.arrivals, tl.pinned, tl.placed, placedRuns[ti] = nil, nil, nil, nil
+		}
 	})
 	// Each group's trends apart, on every core: ranking and medians are
 	// most of the work.
@@ -923,6 +927,7 @@ func (g *GroupLoad) trends() {
 	n := len(points)
 	x, w, rx := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
 	var all []float64 // the ranks of every point's wait
+	var rk ranker
 	measure := func(of func(*LoadPoint) float64, spread float64) Trend {
 		x, w = x[:0], w[:0]
 		for i := range points {
@@ -933,16 +938,16 @@ func (g *GroupLoad) trends() {
 		waitRanks := func() []float64 {
 			if len(w) < n {
 				r := make([]float64, len(w))
-				ranks(w, r)
+				rk.ranks(w, r)
 				return r
 			}
 			if all == nil {
 				all = make([]float64, n)
-				ranks(w, all)
+				rk.ranks(w, all)
 			}
 			return all
 		}
-		return trendOf(x, w, spread, waitRanks, rx)
+		return trendOf(x, w, spread, waitRanks, rx, &rk)
 	}
 	g.Requests = measure(func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread)
 	g.Tokens = measure(func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread)

@@ -517,7 +517,7 @@ func TestTrendReasons(t *testing.T) {
 			ranks(tt.y, r)
 			return r
 		}
-		tr := trendOf(tt.x, tt.y, MinLoadSpread, waitRanks, make([]float64, len(tt.x)))
+		tr := trendOf(tt.x, tt.y, MinLoadSpread, waitRanks, make([]float64, len(tt.x)), new(ranker))
 		if tr.Reason != tt.reason || (tr.Line != nil) != tt.line || tr.N != len(tt.x) {
 			t.Errorf("%s: %+v", tt.name, tr)
 		}

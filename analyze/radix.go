@@ -120,14 +120,23 @@ type keyed struct {
 
 // ranks writes the rank of each value of v into r (as long as v): its
 // position in v sorted, counted from 1, ties given the average of the
-// positions they span, as rankingOf gives them. It sorts (key, index)
-// pairs by the keys, stably; v must be shorter than 2³¹.
-func ranks(v, r []float64) {
+// positions they span. It sorts (key, index) pairs by the keys, stably;
+// v must be shorter than 2³¹.
+func ranks(v, r []float64) { new(ranker).ranks(v, r) }
+
+// ranker ranks one set of values after another in the same room: a
+// group's measures, each as many as its 429s.
+type ranker struct{ from, to []keyed }
+
+func (rk *ranker) ranks(v, r []float64) {
 	n := len(v)
 	if n == 0 {
 		return
 	}
-	from, to := make([]keyed, n), make([]keyed, n)
+	if cap(rk.from) < n {
+		rk.from, rk.to = make([]keyed, n), make([]keyed, n)
+	}
+	from, to := rk.from[:n], rk.to[:n]
 	or, and := uint64(0), ^uint64(0)
 	for i, x := range v {
 		k := sortKey(x)

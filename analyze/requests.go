@@ -192,41 +192,7 @@ func (r *Requests) OutputTokensPerS() (float64, bool) {
 // requestTally counts the requests of one raw group while files stream in.
 type requestTally struct {
 	Requests
-	latency, ttfb latencies
-}
-
-// latencies are the latencies of one kind, in the order counted: those
-// of blocks merged whole (absorb) kept as the blocks counted them, not
-// copied into one slice that grows while the file is read.
-type latencies struct {
-	earlier [][]float64
-	last    []float64
-}
-
-func (l *latencies) add(v float64) { l.last = append(l.last, v) }
-
-// absorb appends o's latencies to l's; o is not used afterwards.
-func (l *latencies) absorb(o *latencies) {
-	if len(l.last) > 0 {
-		l.earlier, l.last = append(l.earlier, l.last), nil
-	}
-	l.earlier = append(l.earlier, o.earlier...)
-	if len(o.last) > 0 {
-		l.earlier = append(l.earlier, o.last)
-	}
-}
-
-// appendTo appends l's latencies to dst, in the order counted.
-func (l *latencies) appendTo(dst []float64) []float64 {
-	n := len(l.last)
-	for _, e := range l.earlier {
-		n += len(e)
-	}
-	dst = slices.Grow(dst, n)
-	for _, e := range l.earlier {
-		dst = append(dst, e...)
-	}
-	return append(dst, l.last...)
+	latency, ttfb series // in the order counted
 }
 
 // add counts one ptuprobe row: a planned request's first attempt, an

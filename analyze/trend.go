@@ -20,9 +20,9 @@ import (
 // trendOf describes waits y against measures x (the same length):
 // waitRanks returns the ranks of y (made once for the waits of a group
 // when every one of its points has the measure); rx, at least as long, is
-// room for the ranks of x, and is overwritten. A measure whose range is
-// at most spread × its largest value is taken as constant.
-func trendOf(x, y []float64, spread float64, waitRanks func() []float64, rx []float64) Trend {
+// room for the ranks of x, and is overwritten; rk ranks them. A measure
+// whose range is at most spread × its largest value is taken as constant.
+func trendOf(x, y []float64, spread float64, waitRanks func() []float64, rx []float64, rk *ranker) Trend {
 	tr := Trend{N: len(x)}
 	if len(x) == 0 {
 		tr.Reason = TrendTooFew
@@ -38,7 +38,7 @@ func trendOf(x, y []float64, spread float64, waitRanks func() []float64, rx []fl
 		tr.Reason = TrendWaitsConstant
 	default:
 		rx = rx[:len(x)]
-		ranks(x, rx)
+		rk.ranks(x, rx)
 		tr.Rho = spearman(rx, waitRanks())
 		if math.Abs(tr.Rho) >= LineFitsRho {
 			tr.Line = theilSen(x, y)
@@ -93,7 +93,7 @@ func theilSen(x, y []float64) *Line {
 	var slopes []float64
 	sampled := total > MaxSlopePairs
 	if !sampled {
-		slopes = make([]float64, 0, total)
+		slopes = make([]float64, 0, max(total, n)) // room for the intercepts after
 		for i := range n {
 			for j := i + 1; j < n; j++ {
 				if dx := x[j] - x[i]; dx != 0 {
@@ -102,7 +102,7 @@ func theilSen(x, y []float64) *Line {
 			}
 		}
 	} else {
-		slopes = make([]float64, 0, MaxSlopePairs)
+		slopes = make([]float64, 0, max(MaxSlopePairs, n))
 		rng := rand.New(rand.NewPCG(0x7e11, uint64(n)))
 		for tries := 0; len(slopes) < MaxSlopePairs && tries < 20*MaxSlopePairs; tries++ {
 			i, j := rng.IntN(n), rng.IntN(n-1)
