@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -27,13 +28,18 @@ const (
 	radixFrom = 1 << 10
 )
 
-// sortKey is v as an unsigned integer in v's order (v not NaN).
+// sortKey is v as an unsigned integer in v's order (v not NaN): every
+// bit flipped for a negative number, the sign bit alone for any other.
 func sortKey(v float64) uint64 {
 	b := math.Float64bits(v)
-	if b>>63 != 0 {
-		return ^b
-	}
-	return b | 1<<63
+	return b ^ (uint64(int64(b)>>63) | 1<<63)
+}
+
+// zeroKeys reports whether a and b are the keys of −0 and +0, or of +0
+// and −0: equal numbers of different bits.
+func zeroKeys(a, b uint64) bool {
+	const minus, plus = ^uint64(1 << 63), uint64(1 << 63) // sortKey(−0), sortKey(+0)
+	return (a == minus && b == plus) || (a == plus && b == minus)
 }
 
 // fromSortKey is the number whose sortKey is k.
@@ -157,9 +163,10 @@ func (rk *ranker) ranks(v, r []float64) {
 		from, to = to, from
 	}
 	for i := 0; i < n; {
-		// Equal values are one run, −0 and +0 included: their keys differ.
-		j, x := i+1, v[from[i].at]
-		for j < n && v[from[j].at] == x {
+		// Equal values are one run: equal keys, read in order (not the
+		// values, from all over v), −0 and +0 included, whose keys differ.
+		j, k := i+1, from[i].key
+		for j < n && (from[j].key == k || zeroKeys(from[j].key, k)) {
 			j++
 		}
 		rank := float64(i+1+j) / 2 // the mean of ranks i+1 … j
@@ -168,4 +175,73 @@ func (rk *ranker) ranks(v, r []float64) {
 		}
 		i = j
 	}
+}
+
+// orderStats returns the ks-th smallest values of v (ks ascending,
+// distinct, each an index of v), exactly, without reordering v: a radix
+// select. One pass finds the bits in which the values' keys differ, one
+// counts them by the radixBits below the highest of those bits (buckets
+// in the values' order), and one gathers the values of the few buckets
+// that hold a wanted rank, among which selectRanks finds them. A NaN, or
+// a short v, is left to selectRanks on a copy.
+func orderStats(v []float64, ks []int) []float64 {
+	out := make([]float64, len(ks))
+	or, and, nan := uint64(0), ^uint64(0), false
+	for _, x := range v {
+		k := sortKey(x)
+		or, and, nan = or|k, and&k, nan || x != x
+	}
+	if len(v) < radixFrom || nan {
+		c := slices.Clone(v)
+		selectRanks(c, ks)
+		for i, k := range ks {
+			out[i] = c[k]
+		}
+		return out
+	}
+	varying := or ^ and
+	if varying == 0 { // every value the same
+		for i := range out {
+			out[i] = v[0]
+		}
+		return out
+	}
+	shift := max(0, 64-bits.LeadingZeros64(varying)-radixBits)
+	digit := func(x float64) uint64 { return sortKey(x) >> shift & (radixBuckets - 1) }
+	var counts [radixBuckets]int
+	for _, x := range v {
+		counts[digit(x)]++
+	}
+	// The bucket of each wanted rank, and the rank within it.
+	type bucket struct {
+		values []float64
+		ranks  []int // within the bucket, ascending
+		out    []int // where each goes in out
+	}
+	var buckets []*bucket
+	var of [radixBuckets]*bucket
+	start, i := 0, 0
+	for d, n := range counts {
+		for ; i < len(ks) && ks[i] < start+n; i++ {
+			if of[d] == nil {
+				of[d] = &bucket{values: make([]float64, 0, n)}
+				buckets = append(buckets, of[d])
+			}
+			of[d].ranks = append(of[d].ranks, ks[i]-start)
+			of[d].out = append(of[d].out, i)
+		}
+		start += n
+	}
+	for _, x := range v {
+		if b := of[digit(x)]; b != nil {
+			b.values = append(b.values, x)
+		}
+	}
+	for _, b := range buckets {
+		selectRanks(b.values, b.ranks)
+		for j, r := range b.ranks {
+			out[b.out[j]] = b.values[r]
+		}
+	}
+	return out
 }

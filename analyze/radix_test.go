@@ -49,9 +49,9 @@ func referenceRanks(v []float64) []float64 {
 	return r
 }
 
-// TestRadixAgreesWithSorting: sortFloats gives slices.Sort's order and
-// ranks the ranks of a sorted copy, to the bit, on both sides of
-// radixFrom, with ties, both zeros and negative numbers.
+// TestRadixAgreesWithSorting: sortFloats gives slices.Sort's order,
+// ranks the ranks of a sorted copy and orderStats its values, to the bit,
+// on both sides of radixFrom, with ties, both zeros and negative numbers.
 func TestRadixAgreesWithSorting(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(31, 7))
@@ -86,6 +86,20 @@ func checkRadix(t *testing.T, v []float64) {
 			t.Fatalf("n %d: not sorted at %d", len(v), i)
 		}
 	}
+	// Order statistics, a few and every one, of v left as it was.
+	for _, ks := range [][]int{{0}, {len(v) / 2}, {0, len(v) / 3, len(v) / 2, len(v) - 1}, seq(len(v))} {
+		ks = slices.Compact(ks)
+		before := slices.Clone(v)
+		got := orderStats(v, ks)
+		if !slices.EqualFunc(v, before, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+			t.Fatalf("n %d: orderStats reordered its values", len(v))
+		}
+		for i, k := range ks {
+			if got[i] != want[k] || (got[i] != 0 && math.Float64bits(got[i]) != math.Float64bits(want[k])) {
+				t.Fatalf("n %d: order statistic %d = %v, sorted %v", len(v), k, got[i], want[k])
+			}
+		}
+	}
 	r := make([]float64, len(v))
 	ranks(v, r)
 	if ref := referenceRanks(v); !slices.Equal(r, ref) {
@@ -97,8 +111,17 @@ func checkRadix(t *testing.T, v []float64) {
 	}
 }
 
-// FuzzRadix holds sortFloats and ranks to sorting, over any numbers but
-// NaN.
+// seq is 0 … n−1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// FuzzRadix holds sortFloats, ranks and orderStats to sorting, over any
+// numbers but NaN.
 func FuzzRadix(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x80}, uint16(3))
 	f.Fuzz(func(t *testing.T, b []byte, repeat uint16) {

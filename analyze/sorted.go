@@ -111,26 +111,26 @@ type sortedWaits interface {
 	mean() float64 // as stats.Mean computes it over the listed waits
 }
 
-// selected are values with some of their order statistics found in
-// place (selectRanks): v[k] is the k-th smallest for each k of known.
-// Any other is selected from a copy, which leaves them as they are: an
-// Analysis is read from several goroutines at once.
+// selected are values with some of their order statistics found
+// (orderStats): vals[i] is the known[i]-th smallest. Any other is
+// selected from a copy; the values stay as they were counted.
 type selected struct {
 	v     []float64
 	known []int // ascending
+	vals  []float64
 }
 
 func (s selected) len() int { return len(s.v) }
 
 func (s selected) at(k int) float64 {
-	if _, ok := slices.BinarySearch(s.known, k); ok {
-		return s.v[k]
+	if i, ok := slices.BinarySearch(s.known, k); ok {
+		return s.vals[i]
 	}
 	return selectKth(slices.Clone(s.v), k)
 }
 
-// selectPublished finds in place the order statistics that the
-// percentiles of requestPercentiles read.
+// selectPublished finds the order statistics that the percentiles of
+// requestPercentiles read.
 func (s *selected) selectPublished() {
 	n := len(s.v)
 	s.known = s.known[:0]
@@ -147,7 +147,7 @@ func (s *selected) selectPublished() {
 	}
 	slices.Sort(s.known)
 	s.known = slices.Compact(s.known)
-	selectRanks(s.v, s.known)
+	s.vals = orderStats(s.v, s.known)
 }
 
 // listed are sorted waits one by one.

@@ -103,14 +103,21 @@ func theilSen(x, y []float64) *Line {
 		}
 	} else {
 		slopes = make([]float64, 0, max(MaxSlopePairs, n))
+		// Each point's measure and wait side by side: a pair drawn at
+		// random then costs two misses of the cache, not four.
+		xy := make([][2]float64, n)
+		for i := range xy {
+			xy[i] = [2]float64{x[i], y[i]}
+		}
 		rng := rand.New(rand.NewPCG(0x7e11, uint64(n)))
 		for tries := 0; len(slopes) < MaxSlopePairs && tries < 20*MaxSlopePairs; tries++ {
 			i, j := rng.IntN(n), rng.IntN(n-1)
 			if j >= i {
 				j++
 			}
-			if dx := x[j] - x[i]; dx != 0 {
-				slopes = append(slopes, (y[j]-y[i])/dx)
+			a, b := &xy[i], &xy[j]
+			if dx := b[0] - a[0]; dx != 0 {
+				slopes = append(slopes, (b[1]-a[1])/dx)
 			}
 		}
 	}
@@ -127,15 +134,14 @@ func theilSen(x, y []float64) *Line {
 }
 
 // median returns the median of v (the mean of the two middle values for
-// an even count), reordering v.
+// an even count).
 func median(v []float64) float64 {
 	k := len(v) / 2
-	upper := selectKth(v, k)
 	if len(v)%2 == 1 {
-		return upper
+		return orderStats(v, []int{k})[0]
 	}
-	// selectKth left every value before k at most v[k].
-	return (slices.Max(v[:k]) + upper) / 2
+	mid := orderStats(v, []int{k - 1, k})
+	return (mid[0] + mid[1]) / 2
 }
 
 // selectKth reorders v so that v[k] is the value a sort would put there,

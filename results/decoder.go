@@ -57,10 +57,10 @@ type lineDecoder struct {
 	readable bool
 	kept     []int
 	// Scratch, and what makes a lineDecoder unsafe for concurrent use.
-	fields []string              // the general path's cells
-	texts  map[string]string     // interned text cells
-	seen   [][internSlots]string // by table column: text cells seen lately (recent)
-	fill   fieldsOf              // the kept fields of the Record being filled
+	fields []string                // the general path's cells
+	texts  map[string]string       // interned text cells
+	seen   [][internSlots]seenText // by table column: text cells seen lately (recent)
+	fill   fieldsOf                // the kept fields of the Record being filled
 }
 
 // fieldsOf are the fields of one Record that a lineDecoder fills, by
@@ -154,7 +154,7 @@ const maxInterned = 4096
 
 // newLineDecoder keeps the columns named in keep, or every column.
 func newLineDecoder(name string, index []int, keep []string) (*lineDecoder, error) {
-	d := &lineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, seen: make([][internSlots]string, len(table))}
+	d := &lineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, seen: make([][internSlots]seenText, len(table))}
 	for _, k := range keep {
 		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
 		if i < 0 {
@@ -193,7 +193,7 @@ func (d *lineDecoder) clone() *lineDecoder {
 	return &lineDecoder{
 		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain, ops: d.ops,
 		readable: d.readable, kept: d.kept,
-		texts: map[string]string{}, seen: make([][internSlots]string, len(table)),
+		texts: map[string]string{}, seen: make([][internSlots]seenText, len(table)),
 	}
 }
 
@@ -267,7 +267,7 @@ func (d *lineDecoder) decodePlain(row []byte, rec *Record) bool {
 			n = cellLen(b)
 		case opText:
 			n = cellLen(b)
-			*f.texts[cells] = d.recent(d.columnAt[cells], b[:n])
+			*f.texts[cells] = d.recent(d.columnAt[cells], b, n)
 		case opFlag:
 			n = cellLen(b)
 			*f.flags[cells] = n == 1 && b[0] == '1'
@@ -346,7 +346,7 @@ func (d *lineDecoder) decodeReadable(row []byte, rec *Record) bool {
 		switch i := d.columnAt[j]; table[i].kind {
 		case kindText:
 			n = cellLen(b)
-			*table[i].field(rec).(*string) = d.recent(i, b[:n])
+			*table[i].field(rec).(*string) = d.recent(i, b, n)
 		case kindFlag:
 			n = cellLen(b)
 			*table[i].field(rec).(*bool) = n == 1 && b[0] == '1'
@@ -461,21 +461,41 @@ func cellLen(b []byte) int {
 // internSlots is how many text cells of a column recent keeps at hand.
 const internSlots = 8
 
+// seenText is a text cell recent keeps at hand: its string, its length
+// and its first eight bytes (head), which compare at once.
+type seenText struct {
+	s    string
+	n    int
+	head uint64
+}
+
 // intern returns cell as a string, the same string for the same text.
-// recent is intern for a cell of table column i, which mostly holds one
-// of a few texts (a run id, groups, a fleet's workers, the retry owner's
-// decisions): each text has its slot among the column's internSlots, by
-// its length and its first and last bytes, and one found there costs no
-// look-up.
-func (d *lineDecoder) recent(i int, cell []byte) string {
-	if len(cell) == 0 {
+// recent is intern for the cell of table column i at the start of b, n
+// bytes long, which mostly holds one of a few texts (a run id, groups, a
+// fleet's workers, the retry owner's decisions): each text has its slot
+// among the column's internSlots, by its length and first bytes, and one
+// found there costs no look-up and, up to eight bytes, no comparison of
+// strings.
+func (d *lineDecoder) recent(i int, b []byte, n int) string {
+	if n == 0 {
 		return ""
 	}
-	slot := &d.seen[i][(len(cell)+3*int(cell[0])+5*int(cell[len(cell)-1]))%internSlots]
-	if len(*slot) != len(cell) || *slot != string(cell) {
-		*slot = d.intern(cell)
+	var head uint64
+	if len(b) >= 8 {
+		head = binary.LittleEndian.Uint64(b)
+		if n < 8 {
+			head &= 1<<(8*n) - 1
+		}
+	} else {
+		for k := n - 1; k >= 0; k-- {
+			head = head<<8 | uint64(b[k])
+		}
 	}
-	return *slot
+	slot := &d.seen[i][(uint64(n)+head*0x9e3779b97f4a7c15)>>61%internSlots]
+	if slot.n != n || slot.head != head || (n > 8 && slot.s[8:] != string(b[8:n])) {
+		*slot = seenText{s: d.intern(b[:n]), n: n, head: head}
+	}
+	return slot.s
 }
 
 func (d *lineDecoder) intern(cell []byte) string {
