@@ -918,40 +918,58 @@ func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, r
 	}
 }
 
-// trends describes the group's placed 429s (its Points). Its buffers
-// are reused from measure to measure, and the ranks of the waits made
-// once for the measures every point has: a group may hold millions of
-// 429s.
+// trends describes the group's placed 429s (its Points): the three
+// measures at once, on every core, the ranks of the waits made once for
+// the measures every point has (a group may hold millions of 429s).
 func (g *GroupLoad) trends() {
 	points := g.Points
 	n := len(points)
-	x, w, rx := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
+	waits := make([]float64, n)
+	for i := range points {
+		waits[i] = points[i].WaitMS
+	}
 	var all []float64 // the ranks of every point's wait
-	var rk ranker
-	measure := func(of func(*LoadPoint) float64, spread float64) Trend {
-		x, w = x[:0], w[:0]
-		for i := range points {
-			if v := of(&points[i]); v >= 0 {
-				x, w = append(x, v), append(w, points[i].WaitMS)
+	var once sync.Once
+	measures := [...]struct {
+		of     func(*LoadPoint) float64
+		spread float64
+		trend  *Trend
+	}{
+		{func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread, &g.Requests},
+		{func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread, &g.Tokens},
+		{func(p *LoadPoint) float64 { return p.UtilizationPct }, 0, &g.Utilization},
+	}
+	parallel(len(measures), func(i int) {
+		m := measures[i]
+		x, w := make([]float64, 0, n), waits
+		for k := range points {
+			if v := m.of(&points[k]); v >= 0 {
+				x = append(x, v)
 			}
 		}
+		if len(x) < n { // the waits of the points with the measure
+			w = make([]float64, 0, len(x))
+			for k := range points {
+				if m.of(&points[k]) >= 0 {
+					w = append(w, points[k].WaitMS)
+				}
+			}
+		}
+		var rk ranker
 		waitRanks := func() []float64 {
 			if len(w) < n {
 				r := make([]float64, len(w))
 				rk.ranks(w, r)
 				return r
 			}
-			if all == nil {
+			once.Do(func() {
 				all = make([]float64, n)
-				rk.ranks(w, all)
-			}
+				rk.ranks(waits, all)
+			})
 			return all
 		}
-		return trendOf(x, w, spread, waitRanks, rx, &rk)
-	}
-	g.Requests = measure(func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread)
-	g.Tokens = measure(func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread)
-	g.Utilization = measure(func(p *LoadPoint) float64 { return p.UtilizationPct }, 0)
+		*m.trend = trendOf(x, w, m.spread, waitRanks, make([]float64, len(x)), &rk)
+	})
 }
 
 // sealLoad sorts what t counted of the overshoot picture since the last

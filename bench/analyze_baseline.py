@@ -106,13 +106,15 @@ OVERLOAD_COLUMNS = COLUMNS + ",policy,decision,fallback,dialect,reset_requests_m
 
 
 def generate_overload(n, path):
-    """Rows of an overload run: a schedule at 1,000 arrivals/s, four
-    workers of a fleet (each its own timeline), under --max-attempts 3.
+    """Rows of an overload run: a schedule at 1,000 arrivals/s sent by
+    the four workers of a fleet (one timeline: they share a clock), under
+    --max-attempts 3.
     Of every 100 rows, 40 are 429s with a wait (whole ms from
     retry-after-ms, but one in ten from retry-after in whole seconds and
     one in twenty with a fraction), 1 a 429 without one, 54 succeed, 3 are
     5xx and 2 transport errors; latencies and waits are drawn from a
-    fixed pseudo-random sequence, so most values are distinct."""
+    fixed pseudo-random sequence, so most values are distinct.
+    report/bench_test.go's writeOverloadResults writes the same bytes."""
     x = 12345
     with open(path, "w") as f:
         f.write(OVERLOAD_COLUMNS + "\n")
