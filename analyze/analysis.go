@@ -220,6 +220,7 @@ func (t *Tally) FinalAnalysis(labels Labels, minGroup int) (*Analysis, error) {
 
 // analysis is Analysis, t.mu held.
 func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
+	t.flushAdvice()
 	if minGroup < 1 {
 		minGroup = 1
 	}

@@ -249,6 +249,7 @@ type Tally struct {
 	errorClasses map[string]int
 	dialects     map[string]*DialectCount // ptuprobe 429s by dialect
 	sources      map[string]int           // ptuprobe 429s by wait source
+	advice       [8]pendingAdvice         // 429s not yet in dialects and sources
 	invalid      LineRefs                 // advised waits that are not usable: foreign values, results wait_ms over the cap
 	unreadable   LineRefs                 // rows that could not be parsed at all
 	truncated    []LineRef
@@ -308,6 +309,7 @@ func (t *Tally) absorb(p *Tally) {
 	}
 	t.statuses.absorb(&p.statuses)
 	addCounts(t.errorClasses, p.errorClasses)
+	p.flushAdvice()
 	addCounts(t.sources, p.sources)
 	for d, pc := range p.dialects {
 		if c := t.dialects[d]; c != nil {
