@@ -799,14 +799,12 @@ func (t *Tally) overshoot(published map[string]string, labels []string) (*Oversh
 	}
 	o := &Overshoot{Window: l.window, Unplaced: l.unplaced}
 	var spans [][2]int
-	var label []int // the position in groups of each of o.Groups
 	pos := 0
 	for g, n := range perGroup {
 		if n == 0 {
 			continue
 		}
 		o.Groups = append(o.Groups, GroupLoad{Label: labels[g]})
-		label = append(label, g)
 		spans = append(spans, [2]int{pos, pos + n})
 		for ti := range l.timelines {
 			c := counts[ti*G+g]
