@@ -368,6 +368,10 @@ type loadScratch struct {
 	arrivalsTL []int32
 	placed     []placed
 	placedTL   []int32
+	// Room for sorting a run by its intended times (sortByAt).
+	keys, tmpKeys []uint64
+	tmpArrivals   []arrival
+	tmpPlaced     []placed
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
@@ -472,13 +476,20 @@ func keyOf(rec *results.Record) timelineKey {
 type recentTimelines struct {
 	entries [8]recentTimeline
 	evict   int // the entry a new timeline replaces
+	last    int // the entry that held the last row's cells
 }
 
-// find returns the timeline of rec if it is one of r's, else nil. The
-// worker is compared first: a fleet's rows take turns by worker.
+// find returns the timeline of rec if it is one of r's, else nil. It
+// looks from the entry of the last row on: a run's rows mostly name the
+// last row's timeline, and a fleet's take turns by worker, whose entries
+// were noted in turn (the next row's is the next entry). The entries
+// hold different cells (note is called after a miss), so where the look
+// starts changes only how soon it ends. The worker is compared first.
 func (r *recentTimelines) find(rec *results.Record) *loadTimeline {
-	for i := range r.entries {
+	for k := range len(r.entries) {
+		i := (r.last + k) % len(r.entries)
 		if c := &r.entries[i]; c.tl != nil && c.worker == rec.Worker && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID {
+			r.last = i
 			return c.tl
 		}
 	}
@@ -488,7 +499,7 @@ func (r *recentTimelines) find(rec *results.Record) *loadTimeline {
 // note makes tl, the timeline of rec, one of r's.
 func (r *recentTimelines) note(rec *results.Record, tl *loadTimeline) {
 	r.entries[r.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
-	r.evict = (r.evict + 1) % len(r.entries)
+	r.last, r.evict = r.evict, (r.evict+1)%len(r.entries)
 }
 
 // adopt adds tl to l's timelines.
@@ -534,7 +545,7 @@ func (l *loadTally) seal() {
 	for i, run := range cut(sc.arrivals, sc.arrivalsTL, n) {
 		if len(run) > 0 {
 			if !arrivalsSorted(run) {
-				slices.SortFunc(run, byArrival)
+				sortByAt(run, func(a *arrival) float64 { return a.at }, &sc.tmpArrivals, sc)
 			}
 			l.keep(l.timelines[i], run)
 		}
@@ -543,13 +554,54 @@ func (l *loadTally) seal() {
 	for i, run := range cut(sc.placed, sc.placedTL, n) {
 		if len(run) > 0 {
 			if !slices.IsSortedFunc(run, byPlaced) {
-				slices.SortFunc(run, byPlaced)
+				sortByAt(run, func(p *placed) float64 { return p.at }, &sc.tmpPlaced, sc)
+				sortTies(run)
 			}
 			l.timelines[i].placed = append(l.timelines[i].placed, run)
 		}
 	}
 	sc.reset()
 	scratchPool.Put(sc)
+}
+
+// sortByAt sorts run by the intended time at gives of each (no NaN),
+// stably: by a radix sort of their sort keys (radix.go) in the room of
+// sc and *tmp, or by slices.SortStableFunc when run is short. A block of
+// a real run holds its rows in the order they completed, not in the
+// order they were intended (latencies differ, retries come later): a
+// comparison sort of each block was a tenth of an analysis.
+func sortByAt[E any](run []E, at func(*E) float64, tmp *[]E, sc *loadScratch) {
+	n := len(run)
+	if n < radixFrom {
+		slices.SortStableFunc(run, func(a, b E) int { return cmp.Compare(sortKey(at(&a)), sortKey(at(&b))) })
+		return
+	}
+	if cap(sc.keys) < n {
+		sc.keys, sc.tmpKeys = make([]uint64, n), make([]uint64, n)
+	}
+	if cap(*tmp) < n {
+		*tmp = make([]E, n)
+	}
+	keys := sc.keys[:n]
+	for i := range run {
+		keys[i] = sortKey(at(&run[i]))
+	}
+	sortByKeys(run, keys, (*tmp)[:n], sc.tmpKeys[:n])
+}
+
+// sortTies orders the placed 429s of each run of equal intended times
+// (run sorted by them) by byPlaced: the whole then is in byPlaced order.
+func sortTies(run []placed) {
+	for i := 0; i < len(run); {
+		j := i + 1
+		for j < len(run) && run[j].at == run[i].at {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(run[i:j], byPlaced)
+		}
+		i = j
+	}
 }
 
 // arrivalsSorted is slices.IsSortedFunc(as, byArrival), without a call
@@ -574,6 +626,12 @@ func cut[E any](es []E, tls []int32, n int) [][]E {
 		counts[tl]++
 	}
 	runs := make([][]E, n)
+	if one := tls[0]; counts[one] == len(es) {
+		// A block of one timeline, the common case: one copy (es is
+		// scratch, reused), not an append per row.
+		runs[one] = append(make([]E, 0, len(es)), es...)
+		return runs
+	}
 	for i, c := range counts {
 		if c > 0 {
 			runs[i] = make([]E, 0, c)

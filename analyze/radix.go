@@ -118,6 +118,34 @@ func sortFloats(v []float64) {
 	}
 }
 
+// sortByKeys sorts es by keys (keys[i] is es[i]'s sortKey), stably, in
+// place, with tmpE and tmpK (as long as es) as the other side of each
+// pass: a radix sort of the keys that carries each element with its key.
+func sortByKeys[E any](es []E, keys []uint64, tmpE []E, tmpK []uint64) {
+	or, and := uint64(0), ^uint64(0)
+	for _, k := range keys {
+		or, and = or|k, and&k
+	}
+	plan := planRadix(or ^ and)
+	for _, k := range keys {
+		plan.count(k)
+	}
+	fromE, fromK, toE, toK := es, keys, tmpE, tmpK
+	for i, shift := range plan.passes {
+		c := &plan.counts[i]
+		offsets(c)
+		for j, k := range fromK {
+			d := k >> shift & (radixBuckets - 1)
+			toE[c[d]], toK[c[d]] = fromE[j], k
+			c[d]++
+		}
+		fromE, fromK, toE, toK = toE, toK, fromE, fromK
+	}
+	if len(plan.passes)%2 == 1 { // the sorted elements are in tmpE
+		copy(es, fromE)
+	}
+}
+
 // keyed is a value's key and its index, as ranks sorts them.
 type keyed struct {
 	key uint64
