@@ -9,6 +9,9 @@
 #     pixel for pixel (bench/png_pixels.py: their encoding may differ).
 # MIX is the generator's mix of rows (bench/analyze_baseline.py): dev (the
 # default: 25% 429s) or overload (40% 429s, every column of today's files).
+# INPUT=<results file> times that file instead of a generated one (ROWS
+# and MIX then unused): the hold-out check, a file the generator did not
+# write (bench/README.md).
 # Each time is the best wall time of ROUNDS runs (default 3), with the
 # range of the wall times and the CPU time (user + sys) of the best run;
 # RSS is the peak resident set of those runs (/usr/bin/time).
@@ -16,6 +19,7 @@
 #   bench/analyze.sh [ROWS]          (default 1000000)
 #   MIX=overload ROUNDS=5 bench/analyze.sh
 #   REF=<revision> bench/analyze.sh 10000000
+#   INPUT=holdout.csv bench/analyze.sh
 set -euo pipefail
 rows=${1:-1000000}
 ref=${REF-main}
@@ -31,8 +35,13 @@ if [ -n "$ref" ]; then
 	git -C "$root" archive "$ref" | tar -x -C "$work/ref"
 	go build -C "$work/ref" -o "$work/ptuprobe-ref" .
 fi
-python3 "$root/bench/analyze_baseline.py" --generate "$rows" "$work/results.csv" "$mix"
-echo "input: $rows rows ($mix), $(du -h "$work/results.csv" | cut -f1); $(uptime)"
+if [ -n "${INPUT-}" ]; then
+	ln -s "$(realpath "$INPUT")" "$work/results.csv"
+	rows=$(($(wc -l <"$INPUT") - 1)) mix="$(basename "$INPUT")"
+else
+	python3 "$root/bench/analyze_baseline.py" --generate "$rows" "$work/results.csv" "$mix"
+fi
+echo "input: $rows rows ($mix), $(du -hL "$work/results.csv" | cut -f1); $(uptime)"
 cat "$work/results.csv" >/dev/null # from the page cache from now on
 
 t() { # t NAME CMD...: best wall seconds of ROUNDS runs of CMD (the range, the best's CPU), and the peak RSS
