@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes a results file that bench/analyze_baseline.py's generator did not:
 # three real ptuprobe runs against the embedded simulator on loopback
-# (about 45 s of traffic), their rows repeated COPIES times (default 40)
+# (about 45 s of traffic, longer on a loaded machine), their rows repeated COPIES times (default 40)
 # under other run ids, for `INPUT=FILE bench/analyze.sh`: the hold-out
 # check of analyze's speed (bench/README.md).
 #
@@ -45,4 +45,4 @@ with open(sys.argv[2], "w", newline="") as f:
             r[run] = "%s%02d" % (r[run][:6], k)
             w.writerow(r)
 EOF
-echo "$out: $(($(wc -l <"$out") - 1)) rows ($(wc -l <runs.csv) in the runs, ${copies} copies), $(du -h "$out" | cut -f1)"
+echo "$out: $(($(wc -l <"$out") - 1)) rows ($(($(wc -l <runs.csv) - 1)) in the runs, ${copies} copies), $(du -h "$out" | cut -f1)"
