@@ -202,6 +202,25 @@ type Analysis struct {
 func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.analysis(labels, minGroup)
+}
+
+// FinalAnalysis is Analysis for a Tally that is analyzed once and then
+// dropped, as `ptuprobe analyze` drops it: the Analysis takes the
+// Tally's rows as it is done with them — each group's waits and
+// latencies once copied into its Group, the overshoot picture's rows
+// once placed — so that a large input's rows are not held twice at the
+// peak. The Analysis is the same; the Tally must not be used afterwards.
+func (t *Tally) FinalAnalysis(labels Labels, minGroup int) (*Analysis, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.final = true
+	return t.analysis(labels, minGroup)
+}
+
+// analysis is Analysis, t.mu held.
+func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
+	t.flushAdvice()
 	if minGroup < 1 {
 		minGroup = 1
 	}
@@ -223,6 +242,17 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		OtherStatus:    t.otherStatus,
 		ReadNotes:      slices.Clone(t.notes),
 	}
+	// The overshoot picture reads the Tally only: it is made on other
+	// cores while the groups are.
+	var overshoot struct {
+		o   *Overshoot
+		err error
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		overshoot.o, overshoot.err = t.overshoot(published, slices.Sorted(maps.Keys(waits)))
+	}()
 	a.setGroups(t.groupsByLabel(raws, published, waits), minGroup)
 	a.Totals = t.totals(&a.Overall)
 	if t.timeline {
@@ -232,11 +262,11 @@ func (t *Tally) Analysis(labels Labels, minGroup int) (*Analysis, error) {
 		}
 		a.Timeline = t.points.published(labels)
 	}
-	o, err := t.overshoot(published, a.Groups)
-	if err != nil {
-		return nil, err
+	<-done
+	if overshoot.err != nil {
+		return nil, overshoot.err
 	}
-	a.Overshoot = o
+	a.Overshoot = overshoot.o
 	a.Flags = flagsFor(a)
 	a.Warnings = warningsFor(a)
 	if w := t.load.warning(); w != "" {
@@ -293,6 +323,9 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 			order = append(order, label)
 		}
 		g.merge(t.groups[raw])
+		if t.final {
+			t.groups[raw].letGo()
+		}
 	}
 	sort.Strings(order)
 	sorted := make([]*Group, len(order))
@@ -308,7 +341,7 @@ func (t *Tally) groupsByLabel(raws []string, published map[string]string, waits 
 // sum of them all.
 func (a *Analysis) setGroups(sorted []*Group, minGroup int) {
 	a.Overall.setWaits(sorted)
-	sortRequests(&a.Overall, sorted)
+	selectRequests(&a.Overall, sorted)
 	for _, g := range sorted {
 		g.Stats = statsFor(g.sorted(), minGroup)
 		a.Groups = append(a.Groups, *g)
@@ -336,7 +369,7 @@ func (t *Tally) totals(overall *Group) Totals {
 		Late:         overall.Late,
 		MaxLateMS:    t.maxLateMS,
 		Spillover:    t.spillover,
-		ByStatus:     maps.Clone(t.statuses),
+		ByStatus:     t.statuses.byStatus(),
 		ByErrorClass: maps.Clone(t.errorClasses),
 		NoWait:       overall.NoWait,
 		WaitSources:  maps.Clone(t.sources),
@@ -362,13 +395,19 @@ func (o *Group) setWaits(groups []*Group) {
 		return
 	}
 	total := 0
-	runs := make([][]float64, len(groups))
-	for i, g := range groups {
-		runs[i] = g.Waits
+	var runs [][]float64
+	for _, g := range groups {
+		run := g.Waits
 		if g.counted != nil {
-			runs[i] = g.counted.list() // only past MaxCountedWaits in another group
+			run = g.counted.list() // only past MaxCountedWaits in another group
 		}
-		total += len(runs[i])
+		if len(run) > 0 {
+			runs, total = append(runs, run), total+len(run)
+		}
+	}
+	if len(runs) == 1 {
+		o.Waits = runs[0] // the one group's: an Analysis is read only
+		return
 	}
 	o.Waits = mergeSorted(runs, total)
 }

@@ -107,22 +107,58 @@ func sourceOf(cell string) string {
 	return SourceOther
 }
 
+// pendingAdvice is 429s counted by their dialect and wait_source cells
+// (as read) before the maps hold them (flushAdvice): 429s come in runs of
+// a few pairs of cells, and naming the pair and counting it in three maps
+// cost more than the rest of counting a 429.
+type pendingAdvice struct {
+	dialect, source string
+	total, usable   int
+}
+
 // countAdvice counts one ptuprobe 429 by dialect and wait source; t.mu is
 // held.
 func (t *Tally) countAdvice(rec *results.Record, usable bool) {
-	d := dialectOf(rec.Dialect)
-	c := t.dialects[d]
-	if c == nil {
-		c = &DialectCount{Dialect: d, Sources: map[string]int{}}
-		t.dialects[d] = c
-	}
-	c.Total429++
+	u := 0
 	if usable {
-		c.Usable++
+		u = 1
 	}
-	s := sourceOf(rec.WaitSource)
-	c.Sources[s]++
-	t.sources[s]++
+	for i := range t.advice {
+		switch p := &t.advice[i]; {
+		case p.total == 0:
+			*p = pendingAdvice{rec.Dialect, rec.WaitSource, 1, u}
+			return
+		case p.dialect == rec.Dialect && p.source == rec.WaitSource:
+			p.total++
+			p.usable += u
+			return
+		}
+	}
+	t.flushAdvice()
+	t.advice[0] = pendingAdvice{rec.Dialect, rec.WaitSource, 1, u}
+}
+
+// flushAdvice counts the pending 429s into the maps of dialects and wait
+// sources, under the names they are counted by.
+func (t *Tally) flushAdvice() {
+	for i := range t.advice {
+		p := &t.advice[i]
+		if p.total == 0 {
+			break
+		}
+		d := dialectOf(p.dialect)
+		c := t.dialects[d]
+		if c == nil {
+			c = &DialectCount{Dialect: d, Sources: map[string]int{}}
+			t.dialects[d] = c
+		}
+		c.Total429 += p.total
+		c.Usable += p.usable
+		s := sourceOf(p.source)
+		c.Sources[s] += p.total
+		t.sources[s] += p.total
+		*p = pendingAdvice{}
+	}
 }
 
 // dialectCounts copies the counts, in the order of results.Dialects, then

@@ -265,9 +265,8 @@ type loadTally struct {
 	inputs    []rereadInput
 	timelines []*loadTimeline // in the order first seen
 	byKey     map[timelineKey]*loadTimeline
-	recent    [4]recentTimeline // timelines of recent rows
-	evict     int               // the entry of recent a new timeline replaces
-	scratch   *loadScratch      // rows counted since the last seal
+	recent    recentTimelines
+	scratch   *loadScratch // rows counted since the last seal
 	unplaced  int
 }
 
@@ -369,6 +368,10 @@ type loadScratch struct {
 	arrivalsTL []int32
 	placed     []placed
 	placedTL   []int32
+	// Room for sorting a run by its intended times (sortByAt).
+	keys, tmpKeys []uint64
+	tmpArrivals   []arrival
+	tmpPlaced     []placed
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
@@ -440,15 +443,10 @@ func tokens32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 // timeline returns the timeline of rec, made if need be; nil once the
 // picture is dropped.
 func (l *loadTally) timeline(rec *results.Record) *loadTimeline {
-	for i := range l.recent {
-		if c := &l.recent[i]; c.tl != nil && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID && c.worker == rec.Worker {
-			return c.tl
-		}
+	if tl := l.recent.find(rec); tl != nil {
+		return tl
 	}
-	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
-	if n, ok := fleetSize(rec.Worker); ok {
-		key.run, key.fleet = "", n
-	}
+	key := keyOf(rec)
 	tl := l.byKey[key]
 	if tl == nil {
 		if len(l.timelines) >= MaxLoadTimelines {
@@ -460,9 +458,48 @@ func (l *loadTally) timeline(rec *results.Record) *loadTimeline {
 		tl = &loadTimeline{key: key}
 		l.adopt(tl)
 	}
-	l.recent[l.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
-	l.evict = (l.evict + 1) % len(l.recent)
+	l.recent.note(rec, tl)
 	return tl
+}
+
+// keyOf is the key of rec's timeline.
+func keyOf(rec *results.Record) timelineKey {
+	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
+	if n, ok := fleetSize(rec.Worker); ok {
+		key.run, key.fleet = "", n
+	}
+	return key
+}
+
+// recentTimelines are the timelines of the last rows that named a new
+// one, a few, with the cells that named them.
+type recentTimelines struct {
+	entries [8]recentTimeline
+	evict   int // the entry a new timeline replaces
+	last    int // the entry that held the last row's cells
+}
+
+// find returns the timeline of rec if it is one of r's, else nil. It
+// looks from the entry of the last row on: a run's rows mostly name the
+// last row's timeline, and a fleet's take turns by worker, whose entries
+// were noted in turn (the next row's is the next entry). The entries
+// hold different cells (note is called after a miss), so where the look
+// starts changes only how soon it ends. The worker is compared first.
+func (r *recentTimelines) find(rec *results.Record) *loadTimeline {
+	for k := range len(r.entries) {
+		i := (r.last + k) % len(r.entries)
+		if c := &r.entries[i]; c.tl != nil && c.worker == rec.Worker && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID {
+			r.last = i
+			return c.tl
+		}
+	}
+	return nil
+}
+
+// note makes tl, the timeline of rec, one of r's.
+func (r *recentTimelines) note(rec *results.Record, tl *loadTimeline) {
+	r.entries[r.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
+	r.last, r.evict = r.evict, (r.evict+1)%len(r.entries)
 }
 
 // adopt adds tl to l's timelines.
@@ -508,7 +545,7 @@ func (l *loadTally) seal() {
 	for i, run := range cut(sc.arrivals, sc.arrivalsTL, n) {
 		if len(run) > 0 {
 			if !arrivalsSorted(run) {
-				slices.SortFunc(run, byArrival)
+				sortByAt(run, func(a *arrival) float64 { return a.at }, &sc.tmpArrivals, sc)
 			}
 			l.keep(l.timelines[i], run)
 		}
@@ -517,13 +554,54 @@ func (l *loadTally) seal() {
 	for i, run := range cut(sc.placed, sc.placedTL, n) {
 		if len(run) > 0 {
 			if !slices.IsSortedFunc(run, byPlaced) {
-				slices.SortFunc(run, byPlaced)
+				sortByAt(run, func(p *placed) float64 { return p.at }, &sc.tmpPlaced, sc)
+				sortTies(run)
 			}
 			l.timelines[i].placed = append(l.timelines[i].placed, run)
 		}
 	}
 	sc.reset()
 	scratchPool.Put(sc)
+}
+
+// sortByAt sorts run by the intended time at gives of each (no NaN),
+// stably: by a radix sort of their sort keys (radix.go) in the room of
+// sc and *tmp, or by slices.SortStableFunc when run is short. A block of
+// a real run holds its rows in the order they completed, not in the
+// order they were intended (latencies differ, retries come later): a
+// comparison sort of each block was a tenth of an analysis.
+func sortByAt[E any](run []E, at func(*E) float64, tmp *[]E, sc *loadScratch) {
+	n := len(run)
+	if n < radixFrom {
+		slices.SortStableFunc(run, func(a, b E) int { return cmp.Compare(sortKey(at(&a)), sortKey(at(&b))) })
+		return
+	}
+	if cap(sc.keys) < n {
+		sc.keys, sc.tmpKeys = make([]uint64, n), make([]uint64, n)
+	}
+	if cap(*tmp) < n {
+		*tmp = make([]E, n)
+	}
+	keys := sc.keys[:n]
+	for i := range run {
+		keys[i] = sortKey(at(&run[i]))
+	}
+	sortByKeys(run, keys, (*tmp)[:n], sc.tmpKeys[:n])
+}
+
+// sortTies orders the placed 429s of each run of equal intended times
+// (run sorted by them) by byPlaced: the whole then is in byPlaced order.
+func sortTies(run []placed) {
+	for i := 0; i < len(run); {
+		j := i + 1
+		for j < len(run) && run[j].at == run[i].at {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(run[i:j], byPlaced)
+		}
+		i = j
+	}
 }
 
 // arrivalsSorted is slices.IsSortedFunc(as, byArrival), without a call
@@ -548,6 +626,12 @@ func cut[E any](es []E, tls []int32, n int) [][]E {
 		counts[tl]++
 	}
 	runs := make([][]E, n)
+	if one := tls[0]; counts[one] == len(es) {
+		// A block of one timeline, the common case: one copy (es is
+		// scratch, reused), not an append per row.
+		runs[one] = append(make([]E, 0, len(es)), es...)
+		return runs
+	}
 	for i, c := range counts {
 		if c > 0 {
 			runs[i] = make([]E, 0, c)
@@ -733,19 +817,20 @@ func (c *cursor[E]) at() *E {
 func (c *cursor[E]) next() { c.cur = c.cur[1:]; c.passed++ }
 
 // overshoot computes Analysis.Overshoot (t.mu held): published maps raw
-// group names to labels, groups are the Analysis's groups. Its error is
-// the second pass's (reread.go): an input that can no longer be read, or
-// that changed.
-func (t *Tally) overshoot(published map[string]string, groups []Group) (*Overshoot, error) {
+// group names to labels, labels are the Analysis's groups' labels, in
+// order. It only reads the Tally, so it runs while the rest of the
+// Analysis is made. Its error is the second pass's (reread.go): an input
+// that can no longer be read, or that changed.
+func (t *Tally) overshoot(published map[string]string, labels []string) (*Overshoot, error) {
 	l := t.load
 	if l == nil || l.phase == loadDropped || t.resultsFiles == 0 {
 		return nil, nil
 	}
 	l.seal() // rows counted by this Tally itself (a live Tally, a block counted again)
 	// A group's position in label order, by its number in the Tally.
-	order := make(map[string]int, len(groups))
-	for i := range groups {
-		order[groups[i].Label] = i
+	order := make(map[string]int, len(labels))
+	for i, label := range labels {
+		order[label] = i
 	}
 	rank := make([]int, len(t.byID))
 	for i, g := range t.byID {
@@ -757,7 +842,7 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 	// the inputs were cut into blocks. Counting each timeline's points per
 	// group first lets every timeline write its own at their places, on
 	// every core.
-	G := len(groups)
+	G := len(labels)
 	placedRuns := make([][][]placed, len(l.timelines))
 	counts := make([]int, len(l.timelines)*G)
 	perGroup := make([]int, G)
@@ -772,14 +857,12 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 	}
 	o := &Overshoot{Window: l.window, Unplaced: l.unplaced}
 	var spans [][2]int
-	var label []int // the position in groups of each of o.Groups
 	pos := 0
 	for g, n := range perGroup {
 		if n == 0 {
 			continue
 		}
-		o.Groups = append(o.Groups, GroupLoad{Label: groups[g].Label})
-		label = append(label, g)
+		o.Groups = append(o.Groups, GroupLoad{Label: labels[g]})
 		spans = append(spans, [2]int{pos, pos + n})
 		for ti := range l.timelines {
 			c := counts[ti*G+g]
@@ -801,14 +884,18 @@ func (t *Tally) overshoot(published map[string]string, groups []Group) (*Oversho
 		if sums != nil {
 			ws = sums[ti]
 		}
-		l.timelines[ti].place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
+		tl := l.timelines[ti]
+		tl.place(placedRuns[ti], ws, window, rank, counts[ti*G:(ti+1)*G], points)
+		if t.final { // its rows are placed: let them go before the trends are ranked
+			tl.arrivals, tl.pinned, tl.placed, placedRuns[ti] = nil, nil, nil, nil
+		}
 	})
 	// Each group's trends apart, on every core: ranking and medians are
 	// most of the work.
 	parallel(len(spans), func(gi int) {
 		g := &o.Groups[gi]
 		g.Points = points[spans[gi][0]:spans[gi][1]:spans[gi][1]]
-		g.trends(groups[label[gi]].Waits)
+		g.trends()
 	})
 	return o, nil
 }
@@ -887,38 +974,58 @@ func (tl *loadTimeline) place(ps [][]placed, sums []windowSum, window float64, r
 	}
 }
 
-// trends describes the group's placed 429s (its Points); waits are the
-// group's usable waits, sorted, which are the points' own when every one
-// was placed. Its three buffers are reused from measure to measure: a
-// group may hold millions of 429s.
-func (g *GroupLoad) trends(waits []float64) {
+// trends describes the group's placed 429s (its Points): the three
+// measures at once, on every core, the ranks of the waits made once for
+// the measures every point has (a group may hold millions of 429s).
+func (g *GroupLoad) trends() {
 	points := g.Points
 	n := len(points)
-	x, w, scratch := make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
-	var all ranking // of every point's wait, made once
-	measure := func(of func(*LoadPoint) float64, spread float64) Trend {
-		x, w = x[:0], w[:0]
-		for i := range points {
-			if v := of(&points[i]); v >= 0 {
-				x, w = append(x, v), append(w, points[i].WaitMS)
+	waits := make([]float64, n)
+	for i := range points {
+		waits[i] = points[i].WaitMS
+	}
+	var all []float64 // the ranks of every point's wait
+	var once sync.Once
+	measures := [...]struct {
+		of     func(*LoadPoint) float64
+		spread float64
+		trend  *Trend
+	}{
+		{func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread, &g.Requests},
+		{func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread, &g.Tokens},
+		{func(p *LoadPoint) float64 { return p.UtilizationPct }, 0, &g.Utilization},
+	}
+	parallel(len(measures), func(i int) {
+		m := measures[i]
+		x, w := make([]float64, 0, n), waits
+		for k := range points {
+			if v := m.of(&points[k]); v >= 0 {
+				x = append(x, v)
 			}
 		}
-		waitRanking := func() ranking {
-			switch {
-			case len(w) < n:
-				return rankingOf(sortInto(scratch, w))
-			case all.values == nil && len(waits) == n:
-				all = rankingOf(waits)
-			case all.values == nil:
-				all = rankingOf(sortInto(scratch, w))
+		if len(x) < n { // the waits of the points with the measure
+			w = make([]float64, 0, len(x))
+			for k := range points {
+				if m.of(&points[k]) >= 0 {
+					w = append(w, points[k].WaitMS)
+				}
 			}
+		}
+		var rk ranker
+		waitRanks := func() []float64 {
+			if len(w) < n {
+				r := make([]float64, len(w))
+				rk.ranks(w, r)
+				return r
+			}
+			once.Do(func() {
+				all = make([]float64, n)
+				rk.ranks(waits, all)
+			})
 			return all
 		}
-		return trendOf(x, w, spread, waitRanking, scratch)
-	}
-	g.Requests = measure(func(p *LoadPoint) float64 { return p.RequestsPerSec }, MinLoadSpread)
-	g.Tokens = measure(func(p *LoadPoint) float64 { return p.TokensPerSec }, MinLoadSpread)
-	g.Utilization = measure(func(p *LoadPoint) float64 { return p.UtilizationPct }, 0)
+		*m.trend = trendOf(x, w, m.spread, waitRanks, make([]float64, len(x)), &rk)
+	})
 }
 
 // sealLoad sorts what t counted of the overshoot picture since the last

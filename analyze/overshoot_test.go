@@ -421,7 +421,10 @@ func TestSpearman(t *testing.T) {
 		{[]float64{3, 1, 2, 2, 5, 4, 4, 4, 9, 7}, []float64{2, 2, 1, 3, 9, 8, 8, 2, 7, 6}, 0.64375},
 	}
 	for _, tt := range tests {
-		got := spearman(tt.x, tt.y, rankingOf(sortInto(make([]float64, len(tt.x)), tt.x)), rankingOf(sortInto(make([]float64, len(tt.y)), tt.y)))
+		rx, ry := make([]float64, len(tt.x)), make([]float64, len(tt.y))
+		ranks(tt.x, rx)
+		ranks(tt.y, ry)
+		got := spearman(rx, ry)
 		if math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("ρ(%v, %v) = %v, want %v", tt.x, tt.y, got, tt.want)
 		}
@@ -509,8 +512,12 @@ func TestTrendReasons(t *testing.T) {
 		{"a cloud", seq(30, id), seq(30, func(i int) float64 { return float64(i * 7919 % 31) }), "", false},
 	}
 	for _, tt := range tests {
-		scratch := make([]float64, len(tt.x))
-		tr := trendOf(tt.x, tt.y, MinLoadSpread, func() ranking { return rankingOf(sortInto(make([]float64, len(tt.y)), tt.y)) }, scratch)
+		waitRanks := func() []float64 {
+			r := make([]float64, len(tt.y))
+			ranks(tt.y, r)
+			return r
+		}
+		tr := trendOf(tt.x, tt.y, MinLoadSpread, waitRanks, make([]float64, len(tt.x)), new(ranker))
 		if tr.Reason != tt.reason || (tr.Line != nil) != tt.line || tr.N != len(tt.x) {
 			t.Errorf("%s: %+v", tt.name, tr)
 		}

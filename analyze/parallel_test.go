@@ -469,3 +469,37 @@ func FuzzReadResults(f *testing.F) {
 		}
 	})
 }
+
+// TestFinalAnalysisIsAnalysis: the Analysis that takes the Tally's rows
+// as it goes is the Analysis that copies them, over inputs of several
+// groups, labels that merge groups, timelines and a pipe's rows.
+func TestFinalAnalysisIsAnalysis(t *testing.T) {
+	t.Parallel()
+	inputs := []string{variedFile(11, results.Columns, 12_000, true), variedFile(12, results.Columns[:24], 3000, false)}
+	for _, timeline := range []bool{false, true} {
+		var analyses [2]*Analysis
+		for k := range analyses {
+			tally := NewTally(timeline, OfferedLoad(7*time.Second))
+			for i, content := range inputs {
+				if err := tally.Read(context.Background(), strings.NewReader(content), Input{Name: fmt.Sprintf("in%d.csv", i+1), Ordinal: i + 1}, ForeignColumns{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			analyze := tally.Analysis
+			if k == 1 {
+				analyze = tally.FinalAnalysis
+			}
+			a, err := analyze(Labels{"team-a": "Team A", "team,b": "Team A", "t\"q": "Q"}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			analyses[k] = a
+		}
+		if analyses[0].Overshoot == nil || len(analyses[0].Groups) < 2 {
+			t.Fatalf("timeline %v: %s: want groups and an overshoot picture", timeline, describe(analyses[0]))
+		}
+		if !reflect.DeepEqual(analyses[1], analyses[0]) {
+			t.Fatalf("timeline %v: the final analysis differs:\n got %s\nwant %s", timeline, describe(analyses[1]), describe(analyses[0]))
+		}
+	}
+}

@@ -2,10 +2,8 @@ package analyze
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -51,7 +49,10 @@ import (
 // events only and add no request.
 //
 // Unlike the waits of 429s, the two latencies of every successful request
-// are kept (16 bytes a request) until the Analysis sorts them.
+// are kept (16 bytes a request) until the Analysis. It does not sort them:
+// the percentiles published of them (requestPercentiles) need a few order
+// statistics each, which selection finds in place, exactly, in a few
+// linear passes (selectRanks).
 
 // Requests describes the requests of a group (or of Overall): how many
 // succeeded and how the others failed, and the latency of the successful.
@@ -76,17 +77,15 @@ type Requests struct {
 	GivenUpUnsent     int
 	InterruptedUnsent int
 
-	// LatencyMS and TTFBMS are the latency_ms and ttfb_ms of the
-	// successful requests, sorted ascending (a request without a ttfb_ms
-	// is left out of TTFBMS).
-	LatencyMS []float64
-	TTFBMS    []float64
 	// OutputTokens sums the completion_tokens of the WithUsage successful
 	// requests that carry one.
 	OutputTokens int64
 	WithUsage    int
 	// spans are the spans of the requests of each shape (shapeIndex).
 	spans [3]sendSpan
+	// latency and ttfb are the latency_ms and ttfb_ms of the successful
+	// requests (a request without a ttfb_ms is left out of ttfb).
+	latency, ttfb selected
 }
 
 // sendSpan is the span of the requests of one shape: the earliest sent_ms,
@@ -140,14 +139,21 @@ func (r *Requests) NotSent() int { return r.GivenUpUnsent + r.InterruptedUnsent 
 // LatencyPercentile is the percent-th percentile of the successful
 // requests' latency_ms; NaN when none succeeded.
 func (r *Requests) LatencyPercentile(percent float64) float64 {
-	return percentileSorted(r.LatencyMS, percent)
+	return percentileOf(r.latency, percent)
 }
 
 // TTFBPercentile is the percent-th percentile of the successful requests'
 // ttfb_ms; NaN when none carries one.
 func (r *Requests) TTFBPercentile(percent float64) float64 {
-	return percentileSorted(r.TTFBMS, percent)
+	return percentileOf(r.ttfb, percent)
 }
+
+// Latencies is how many successful requests carry a latency_ms, and TTFBs
+// how many a ttfb_ms: the n behind each percentile.
+func (r *Requests) Latencies() int { return r.latency.len() }
+
+// TTFBs is how many successful requests carry a ttfb_ms.
+func (r *Requests) TTFBs() int { return r.ttfb.len() }
 
 // SpanS is the span of the requests in seconds, the sum of the spans of
 // their shapes (see above); ok is false when it is not positive.
@@ -186,19 +192,8 @@ func (r *Requests) OutputTokensPerS() (float64, bool) {
 // requestTally counts the requests of one raw group while files stream in.
 type requestTally struct {
 	Requests
-	latency, ttfb latencies
+	latency, ttfb series // in the order counted
 }
-
-// latencies are the latencies of one kind, in the order counted.
-type latencies []float64
-
-func (l *latencies) add(v float64) { *l = append(*l, v) }
-
-// absorb appends o's latencies to l's.
-func (l *latencies) absorb(o *latencies) { *l = append(*l, *o...) }
-
-// appendTo appends l's latencies to dst.
-func (l *latencies) appendTo(dst []float64) []float64 { return append(dst, *l...) }
 
 // add counts one ptuprobe row: a planned request's first attempt, an
 // attempt sent, or an end not sent.
@@ -287,49 +282,57 @@ func (s *sendSpan) widen(o sendSpan) {
 }
 
 // mergeRequests adds the requests of a raw group to g's, their latencies
-// appended (sorted by sortRequests).
+// appended (selected by selectRequests).
 func (g *Group) mergeRequests(o *requestTally) {
 	g.Requests.add(&o.Requests)
-	g.Requests.LatencyMS = o.latency.appendTo(g.Requests.LatencyMS)
-	g.Requests.TTFBMS = o.ttfb.appendTo(g.Requests.TTFBMS)
+	g.Requests.latency.v = o.latency.appendTo(g.Requests.latency.v)
+	g.Requests.ttfb.v = o.ttfb.appendTo(g.Requests.ttfb.v)
 }
 
-// sortRequests sorts the latencies of each group, on every core, and
-// gives Overall the requests of them all: their latencies merged, or the
-// very slices of the one group that has any (an Analysis is read only).
-func sortRequests(overall *Group, groups []*Group) {
+// selectRequests finds the order statistics of the published percentiles
+// of each group's latencies, on every core, and gives Overall the
+// requests of them all: their latencies together, or the very latencies
+// of the one group that has any (an Analysis is read only).
+func selectRequests(overall *Group, groups []*Group) {
 	overall.Requests = Requests{}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
 	for _, g := range groups {
 		overall.Requests.add(&g.Requests)
-		for _, l := range []*[]float64{&g.Requests.LatencyMS, &g.Requests.TTFBMS} {
-			wg.Go(func() {
-				sem <- struct{}{}
-				slices.Sort(*l)
-				<-sem
-			})
+	}
+	kinds := []func(*Requests) *selected{
+		func(r *Requests) *selected { return &r.latency },
+		func(r *Requests) *selected { return &r.ttfb },
+	}
+	var jobs []*selected
+	for _, of := range kinds {
+		for _, g := range groups {
+			if s := of(&g.Requests); s.len() > 0 {
+				jobs = append(jobs, s)
+			}
 		}
 	}
-	wg.Wait()
-	overall.Requests.LatencyMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.LatencyMS })
-	overall.Requests.TTFBMS = mergeOrShare(groups, func(g *Group) []float64 { return g.Requests.TTFBMS })
-}
-
-// mergeOrShare merges the sorted latencies of each group (of), or returns
-// those of the one group that has any.
-func mergeOrShare(groups []*Group, of func(*Group) []float64) []float64 {
-	var runs [][]float64
-	n := 0
-	for _, g := range groups {
-		if l := of(g); len(l) > 0 {
-			runs, n = append(runs, l), n+len(l)
+	parallel(len(jobs), func(i int) { jobs[i].selectPublished() })
+	jobs = jobs[:0]
+	for _, of := range kinds {
+		var with []*selected
+		n := 0
+		for _, g := range groups {
+			if s := of(&g.Requests); s.len() > 0 {
+				with, n = append(with, s), n+s.len()
+			}
+		}
+		o := of(&overall.Requests)
+		if len(with) == 1 {
+			*o = *with[0]
+			continue
+		}
+		for _, s := range with {
+			o.v = append(slices.Grow(o.v, n), s.v...)
+		}
+		if n > 0 {
+			jobs = append(jobs, o)
 		}
 	}
-	if len(runs) == 1 {
-		return runs[0]
-	}
-	return mergeSorted(runs, n)
+	parallel(len(jobs), func(i int) { jobs[i].selectPublished() })
 }
 
 // HasRequests reports whether the analysis counted any ptuprobe row (an

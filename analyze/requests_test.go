@@ -52,8 +52,8 @@ func TestRequestsOfEveryOutcome(t *testing.T) {
 	if p50, p90 := r.LatencyPercentile(50), r.LatencyPercentile(90); p50 != 20 || math.Abs(p90-36) > 1e-9 {
 		t.Errorf("latency p50, p90 = %v, %v; want 20, 36", p50, p90)
 	}
-	if got := r.TTFBMS; len(got) != 2 || got[0] != 5 || got[1] != 6 {
-		t.Errorf("ttfb of the successes %v, want [5 6]: a success without ttfb_ms is left out", got)
+	if n, p50, hi := r.TTFBs(), r.TTFBPercentile(50), r.TTFBPercentile(100); n != 2 || p50 != 5.5 || hi != 6 {
+		t.Errorf("ttfb of the successes: %d, p50 %v, max %v; want 5 and 6: a success without ttfb_ms is left out", n, p50, hi)
 	}
 	// Span: from sent 0 to the refused connection's 900 + 1 ms.
 	if s, ok := r.SpanS(); !ok || s != 0.901 {
@@ -63,7 +63,7 @@ func TestRequestsOfEveryOutcome(t *testing.T) {
 		t.Errorf("output tokens/s %v, want 60/0.901", rate)
 	}
 	o := a.Overall.Requests
-	if o.Requests != 9 || o.Succeeded != 4 || len(o.LatencyMS) != 4 || o.LatencyMS[3] != 1000 {
+	if o.Requests != 9 || o.Succeeded != 4 || o.Latencies() != 4 || o.LatencyPercentile(100) != 1000 {
 		t.Errorf("overall %+v, want the 9 requests of both groups, 4 latencies", o)
 	}
 	if s, _ := o.SpanS(); s != 2 {

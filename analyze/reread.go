@@ -308,8 +308,7 @@ type passWorker struct {
 	s       *secondPass
 	dec     rowdecode.Decoder[results.Record]
 	from    int // the first line to count
-	recent  [4]recentTimeline
-	evict   int
+	recent  recentTimelines
 	open    []span  // by timeline: the span its rows are summed into; tl −1 when none
 	touched []int32 // the timelines of the block with a span
 	hints   [][2]int
@@ -399,20 +398,13 @@ func (w *passWorker) done() {
 // timeline returns the number of rec's timeline, −1 if the first read did
 // not find it; as loadTally.timeline finds it.
 func (w *passWorker) timeline(rec *results.Record) int {
-	for i := range w.recent {
-		if c := &w.recent[i]; c.tl != nil && c.group == rec.Group && c.shape == rec.Shape && c.run == rec.RunID && c.worker == rec.Worker {
-			return int(c.tl.index)
-		}
+	if tl := w.recent.find(rec); tl != nil {
+		return int(tl.index)
 	}
-	key := timelineKey{group: rec.Group, shape: rec.Shape, run: rec.RunID}
-	if n, ok := fleetSize(rec.Worker); ok {
-		key.run, key.fleet = "", n
-	}
-	tl := w.s.l.byKey[key]
+	tl := w.s.l.byKey[keyOf(rec)]
 	if tl == nil {
 		return -1
 	}
-	w.recent[w.evict] = recentTimeline{rec.Group, rec.Shape, rec.RunID, rec.Worker, tl}
-	w.evict = (w.evict + 1) % len(w.recent)
+	w.recent.note(rec, tl)
 	return int(tl.index)
 }

@@ -5,28 +5,17 @@ import (
 	"iter"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/montanaflynn/stats"
 )
 
 // Sorted waits: what Analysis does with them, at the scale of millions.
 
-// sortEach sorts the waits of each group in place, the groups spread over
-// the cores: sorting is most of an Analysis of millions of waits.
+// sortEach sorts the waits of each group in place, by their bits
+// (sortFloats), the groups spread over the cores.
 func sortEach(groups []*Group) {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for _, g := range groups {
-		wg.Go(func() {
-			sem <- struct{}{}
-			slices.Sort(g.Waits)
-			<-sem
-		})
-	}
-	wg.Wait()
+	parallel(len(groups), func(i int) { sortFloats(groups[i].Waits) })
 }
 
 // mergeSorted returns the sorted waits of every run, which are each
@@ -76,7 +65,7 @@ func percentileSorted(sorted []float64, percent float64) float64 {
 }
 
 // percentileOf is percentileSorted over any sorted waits.
-func percentileOf(sorted sortedWaits, percent float64) float64 {
+func percentileOf(sorted ranked, percent float64) float64 {
 	n := sorted.len()
 	switch {
 	case n == 0 || math.IsNaN(percent) || percent <= 0 || percent > 100:
@@ -84,9 +73,7 @@ func percentileOf(sorted sortedWaits, percent float64) float64 {
 	case n == 1:
 		return sorted.at(0)
 	}
-	rank := (percent / 100) * float64(n-1)
-	k := int(rank)
-	f := rank - float64(k)
+	k, f := closestRank(percent, n)
 	lo := sorted.at(k)
 	if k+1 >= n || f == 0 {
 		return lo
@@ -102,12 +89,65 @@ func percentileOf(sorted sortedWaits, percent float64) float64 {
 	return lo + f*delta
 }
 
+// closestRank is where the percent-th percentile (0 < percent ≤ 100) of
+// n > 1 values lies: between the k-th and the (k+1)-th smallest (from 0),
+// f of the way.
+func closestRank(percent float64, n int) (k int, f float64) {
+	rank := (percent / 100) * float64(n-1)
+	k = int(rank)
+	return k, rank - float64(k)
+}
+
+// ranked are values of which a percentile reads the order statistics.
+type ranked interface {
+	len() int
+	at(i int) float64 // the i-th smallest value
+}
+
 // sortedWaits are advised waits in ascending order, listed one by one or
 // counted per value: what a Statistic is computed over.
 type sortedWaits interface {
-	len() int
-	at(i int) float64 // the i-th smallest wait
-	mean() float64    // as stats.Mean computes it over the listed waits
+	ranked
+	mean() float64 // as stats.Mean computes it over the listed waits
+}
+
+// selected are values with some of their order statistics found
+// (orderStats): vals[i] is the known[i]-th smallest. Any other is
+// selected from a copy; the values stay as they were counted.
+type selected struct {
+	v     []float64
+	known []int // ascending
+	vals  []float64
+}
+
+func (s selected) len() int { return len(s.v) }
+
+func (s selected) at(k int) float64 {
+	if i, ok := slices.BinarySearch(s.known, k); ok {
+		return s.vals[i]
+	}
+	return selectKth(slices.Clone(s.v), k)
+}
+
+// selectPublished finds the order statistics that the percentiles of
+// requestPercentiles read.
+func (s *selected) selectPublished() {
+	n := len(s.v)
+	s.known = s.known[:0]
+	for _, p := range requestPercentiles {
+		if n == 1 {
+			s.known = append(s.known, 0)
+			break
+		}
+		k, f := closestRank(p.Percent, n)
+		s.known = append(s.known, k)
+		if k+1 < n && f != 0 {
+			s.known = append(s.known, k+1)
+		}
+	}
+	slices.Sort(s.known)
+	s.known = slices.Compact(s.known)
+	s.vals = orderStats(s.v, s.known)
 }
 
 // listed are sorted waits one by one.

@@ -79,19 +79,15 @@ type TimelinePoint struct {
 type groupTally struct {
 	raw      string
 	shape    string // results.ShapeBurst, results.ShapeScheduled, "" (foreign) or "mixed"
-	waits    []float64
-	attempts int // ptuprobe rows
-	refused  int // ptuprobe rows with status 429
-	events   int // foreign rows (each one is a 429 event)
-	none     int // 429s with no advised wait
-	invalid  int // 429s whose advised wait could not be used
+	waits    series // the usable waits, in the order counted
+	attempts int    // ptuprobe rows
+	refused  int    // ptuprobe rows with status 429
+	events   int    // foreign rows (each one is a 429 event)
+	none     int    // 429s with no advised wait
+	invalid  int    // 429s whose advised wait could not be used
 	late     int
 	errors   int
 
-	// earlier are waits counted before waits, in order: those of blocks
-	// merged whole (absorb), kept as the blocks counted them rather than
-	// copied into one slice that grows.
-	earlier [][]float64
 	// counts holds the waits of a Tally made with CountedWaits: how many
 	// times each distinct value was advised. Nil otherwise, and once the
 	// group has more than MaxCountedWaits distinct values (uncount).
@@ -110,7 +106,7 @@ func (g *groupTally) addWait(w float64) {
 		}
 		g.uncount()
 	}
-	g.waits = append(g.waits, w)
+	g.waits.add(w)
 }
 
 // uncount turns g's counted waits into waits kept one by one, in value
@@ -119,7 +115,9 @@ func (g *groupTally) uncount() {
 	if g.counts == nil {
 		return
 	}
-	g.waits = append(g.waits, countedFrom(g.counts).list()...)
+	for _, w := range countedFrom(g.counts).list() {
+		g.waits.add(w)
+	}
 	g.counts = nil
 }
 
@@ -141,14 +139,7 @@ func (g *groupTally) absorb(o *groupTally) {
 		g.uncount()
 		o.uncount()
 	}
-	if len(g.waits) > 0 {
-		g.earlier = append(g.earlier, g.waits)
-		g.waits = nil
-	}
-	g.earlier = append(g.earlier, o.earlier...)
-	if len(o.waits) > 0 {
-		g.earlier = append(g.earlier, o.waits)
-	}
+	g.waits.absorb(&o.waits)
 	g.attempts += o.attempts
 	g.refused += o.refused
 	g.events += o.events
@@ -159,21 +150,72 @@ func (g *groupTally) absorb(o *groupTally) {
 	g.req.absorb(&o.req)
 }
 
+// letGo drops g's waits and latencies, which an Analysis has copied
+// (FinalAnalysis).
+func (g *groupTally) letGo() {
+	g.waits, g.req.latency, g.req.ttfb = series{}, series{}, series{}
+}
+
 // listedCount is how many waits g keeps one by one (not counted).
-func (g *groupTally) listedCount() int {
-	n := len(g.waits)
-	for _, w := range g.earlier {
-		n += len(w)
+func (g *groupTally) listedCount() int { return g.waits.len() }
+
+// appendWaits appends g's waits to dst, in the order they were counted.
+func (g *groupTally) appendWaits(dst []float64) []float64 { return g.waits.appendTo(dst) }
+
+// series are numbers counted in order (waits, latencies), kept in chunks
+// that are never grown: a chunk of a block merged whole is kept as the
+// block counted it (absorb), and a new chunk is twice the size of the
+// last, up to maxChunk. So reading a file copies no number a second time
+// and leaves no grown slice behind, and a group of a few waits holds a
+// few.
+type series struct {
+	full [][]float64 // in order
+	last []float64   // the chunk being filled, after them
+}
+
+// Chunk sizes of a series, in numbers.
+const (
+	minChunk = 64
+	maxChunk = 8 << 10
+)
+
+func (c *series) add(v float64) {
+	if len(c.last) == cap(c.last) {
+		size := min(max(2*cap(c.last), minChunk), maxChunk)
+		if len(c.last) > 0 {
+			c.full = append(c.full, c.last)
+		}
+		c.last = make([]float64, 0, size)
+	}
+	c.last = append(c.last, v)
+}
+
+// absorb appends o's numbers to c's; o is not used afterwards.
+func (c *series) absorb(o *series) {
+	if len(c.last) > 0 {
+		c.full, c.last = append(c.full, c.last), nil
+	}
+	c.full = append(c.full, o.full...)
+	if len(o.last) > 0 {
+		c.full = append(c.full, o.last)
+	}
+}
+
+func (c *series) len() int {
+	n := len(c.last)
+	for _, f := range c.full {
+		n += len(f)
 	}
 	return n
 }
 
-// appendWaits appends g's waits to dst, in the order they were counted.
-func (g *groupTally) appendWaits(dst []float64) []float64 {
-	for _, w := range g.earlier {
-		dst = append(dst, w...)
+// appendTo appends c's numbers to dst, in the order counted.
+func (c *series) appendTo(dst []float64) []float64 {
+	dst = slices.Grow(dst, c.len())
+	for _, f := range c.full {
+		dst = append(dst, f...)
 	}
-	return append(dst, g.waits...)
+	return append(dst, c.last...)
 }
 
 func (g *groupTally) noteShape(shape string) {
@@ -193,6 +235,7 @@ type Tally struct {
 	timeline bool
 	groupBy  GroupBy
 	counted  bool          // CountedWaits
+	final    bool          // analyzed once, then dropped: FinalAnalysis
 	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
 	mu           sync.Mutex
@@ -201,10 +244,12 @@ type Tally struct {
 	spillover    int // of them served by a spillover deployment
 	maxLateMS    float64
 	groups       map[string]*groupTally
-	statuses     map[int]int
+	last         *groupTally // the group of the row counted last (group)
+	statuses     statusCounts
 	errorClasses map[string]int
 	dialects     map[string]*DialectCount // ptuprobe 429s by dialect
 	sources      map[string]int           // ptuprobe 429s by wait source
+	advice       [8]pendingAdvice         // 429s not yet in dialects and sources
 	invalid      LineRefs                 // advised waits that are not usable: foreign values, results wait_ms over the cap
 	unreadable   LineRefs                 // rows that could not be parsed at all
 	truncated    []LineRef
@@ -228,7 +273,6 @@ func NewTally(timeline bool, opts ...TallyOption) *Tally {
 		timeline:     timeline,
 		groupBy:      GroupByGroup,
 		groups:       map[string]*groupTally{},
-		statuses:     map[int]int{},
 		errorClasses: map[string]int{},
 		dialects:     map[string]*DialectCount{},
 		sources:      map[string]int{},
@@ -263,8 +307,9 @@ func (t *Tally) absorb(p *Tally) {
 			remap[i] = pg.id
 		}
 	}
-	addCounts(t.statuses, p.statuses)
+	t.statuses.absorb(&p.statuses)
 	addCounts(t.errorClasses, p.errorClasses)
+	p.flushAdvice()
 	addCounts(t.sources, p.sources)
 	for d, pc := range p.dialects {
 		if c := t.dialects[d]; c != nil {
@@ -281,6 +326,51 @@ func (t *Tally) absorb(p *Tally) {
 	if t.load != nil {
 		t.load.absorb(p.load, remap)
 	}
+}
+
+// statusCounts counts attempts by HTTP status: in an array for the
+// statuses HTTP defines (a map look-up per row cost more than the rest of
+// counting it), in a map for anything else a file holds.
+type statusCounts struct {
+	http  [600]int
+	other map[int]int
+}
+
+func (s *statusCounts) add(status int) {
+	if uint(status) < uint(len(s.http)) {
+		s.http[status]++
+		return
+	}
+	if s.other == nil {
+		s.other = map[int]int{}
+	}
+	s.other[status]++
+}
+
+func (s *statusCounts) absorb(o *statusCounts) {
+	for status, n := range o.http {
+		s.http[status] += n
+	}
+	for status, n := range o.other {
+		if s.other == nil {
+			s.other = map[int]int{}
+		}
+		s.other[status] += n
+	}
+}
+
+// byStatus returns the counts as a map, by status.
+func (s *statusCounts) byStatus() map[int]int {
+	m := map[int]int{}
+	for status, n := range s.http {
+		if n > 0 {
+			m[status] = n
+		}
+	}
+	for status, n := range s.other {
+		m[status] = n
+	}
+	return m
 }
 
 // newGroups counts the groups of p that t does not have yet.
@@ -303,6 +393,9 @@ func addCounts[K comparable](to, from map[K]int) {
 // group returns the tally of the raw group. Past MaxRawGroups a new group
 // is not kept: its rows go to t.overflow, which Read and Analysis report.
 func (t *Tally) group(raw string) *groupTally {
+	if t.last != nil && t.last.raw == raw { // rows come in long stretches of a group
+		return t.last
+	}
 	g := t.groups[raw]
 	if g == nil {
 		if len(t.groups) >= MaxRawGroups {
@@ -318,6 +411,7 @@ func (t *Tally) group(raw string) *groupTally {
 		}
 		t.adopt(g)
 	}
+	t.last = g
 	return g
 }
 
@@ -386,7 +480,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	}
 	g.attempts++
 	t.attempts++
-	t.statuses[rec.Status]++
+	t.statuses.add(rec.Status)
 	if rec.Spillover {
 		t.spillover++
 	}

@@ -18,11 +18,11 @@ import (
 // to say it.
 
 // trendOf describes waits y against measures x (the same length):
-// waitRanking returns the ranking of y (one made before for the same
-// waits, or from a sorted copy); scratch, at least as long, is room for a
-// sorted copy of x, and is overwritten. A measure whose range is at most
-// spread × its largest value is taken as constant.
-func trendOf(x, y []float64, spread float64, waitRanking func() ranking, scratch []float64) Trend {
+// waitRanks returns the ranks of y (made once for the waits of a group
+// when every one of its points has the measure); rx, at least as long, is
+// room for the ranks of x, and is overwritten; rk ranks them. A measure
+// whose range is at most spread × its largest value is taken as constant.
+func trendOf(x, y []float64, spread float64, waitRanks func() []float64, rx []float64, rk *ranker) Trend {
 	tr := Trend{N: len(x)}
 	if len(x) == 0 {
 		tr.Reason = TrendTooFew
@@ -37,9 +37,9 @@ func trendOf(x, y []float64, spread float64, waitRanking func() ranking, scratch
 	case constant(y):
 		tr.Reason = TrendWaitsConstant
 	default:
-		// x's ranking first: waitRanking may use scratch too.
-		rx := rankingOf(sortInto(scratch, x))
-		tr.Rho = spearman(x, y, rx, waitRanking())
+		rx = rx[:len(x)]
+		rk.ranks(x, rx)
+		tr.Rho = spearman(rx, waitRanks())
 		if math.Abs(tr.Rho) >= LineFitsRho {
 			tr.Line = theilSen(x, y)
 		}
@@ -66,67 +66,14 @@ func constant(v []float64) bool {
 	return true
 }
 
-// sortInto copies v into the start of dst (at least as long) sorted,
-// and returns that part.
-func sortInto(dst, v []float64) []float64 {
-	s := dst[:len(v)]
-	copy(s, v)
-	slices.Sort(s)
-	return s
-}
-
-// ranking is the rank of each distinct value of a set, ties given the
-// average of the ranks they span: values ascending, avg[i] the rank of
-// values[i]. Loads and advised waits repeat (whole ms, whole seconds, a
-// count per window), so it is small, and finding a value's rank by
-// binary search in it stays in cache.
-type ranking struct{ values, avg []float64 }
-
-// rankingOf ranks the values of sorted.
-func rankingOf(sorted []float64) ranking {
-	var r ranking
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
-		}
-		r.values = append(r.values, sorted[i])
-		r.avg = append(r.avg, float64(i+1+j)/2) // the mean of ranks i+1 … j
-		i = j
-	}
-	return r
-}
-
-// of returns the rank of x, one of the ranked values.
-func (r ranking) of(x float64) float64 {
-	lo, hi := 0, len(r.values)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if r.values[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return r.avg[lo]
-}
-
-// spearman is Spearman's ρ of x and y: Pearson's correlation of their
-// ranks (rx and ry rank the values of x and of y), ties sharing the
-// average of their ranks. Neither may be constant. A value's rank is
-// looked up once for a run of equal values (the load before consecutive
-// 429s often is).
-func spearman(x, y []float64, rx, ry ranking) float64 {
-	mean := float64(len(x)+1) / 2
+// spearman is Spearman's ρ of two measures given their ranks (ranks: ties
+// share the average of their ranks), Pearson's correlation of the ranks.
+// Neither may be constant.
+func spearman(rx, ry []float64) float64 {
+	mean := float64(len(rx)+1) / 2
 	var sxy, sxx, syy float64
-	lastX, lastY, a, b := math.NaN(), math.NaN(), 0.0, 0.0
-	for i := range x {
-		if x[i] != lastX {
-			lastX, a = x[i], rx.of(x[i])-mean
-		}
-		if y[i] != lastY {
-			lastY, b = y[i], ry.of(y[i])-mean
-		}
+	for i := range rx {
+		a, b := rx[i]-mean, ry[i]-mean
 		sxy += a * b
 		sxx += a * a
 		syy += b * b
@@ -146,7 +93,7 @@ func theilSen(x, y []float64) *Line {
 	var slopes []float64
 	sampled := total > MaxSlopePairs
 	if !sampled {
-		slopes = make([]float64, 0, total)
+		slopes = make([]float64, 0, max(total, n)) // room for the intercepts after
 		for i := range n {
 			for j := i + 1; j < n; j++ {
 				if dx := x[j] - x[i]; dx != 0 {
@@ -155,15 +102,22 @@ func theilSen(x, y []float64) *Line {
 			}
 		}
 	} else {
-		slopes = make([]float64, 0, MaxSlopePairs)
+		slopes = make([]float64, 0, max(MaxSlopePairs, n))
+		// Each point's measure and wait side by side: a pair drawn at
+		// random then costs two misses of the cache, not four.
+		xy := make([][2]float64, n)
+		for i := range xy {
+			xy[i] = [2]float64{x[i], y[i]}
+		}
 		rng := rand.New(rand.NewPCG(0x7e11, uint64(n)))
 		for tries := 0; len(slopes) < MaxSlopePairs && tries < 20*MaxSlopePairs; tries++ {
 			i, j := rng.IntN(n), rng.IntN(n-1)
 			if j >= i {
 				j++
 			}
-			if dx := x[j] - x[i]; dx != 0 {
-				slopes = append(slopes, (y[j]-y[i])/dx)
+			a, b := &xy[i], &xy[j]
+			if dx := b[0] - a[0]; dx != 0 {
+				slopes = append(slopes, (b[1]-a[1])/dx)
 			}
 		}
 	}
@@ -180,28 +134,40 @@ func theilSen(x, y []float64) *Line {
 }
 
 // median returns the median of v (the mean of the two middle values for
-// an even count), reordering v.
+// an even count).
 func median(v []float64) float64 {
 	k := len(v) / 2
-	upper := selectKth(v, k)
 	if len(v)%2 == 1 {
-		return upper
+		return orderStats(v, []int{k})[0]
 	}
-	// selectKth left every value before k at most v[k].
-	return (slices.Max(v[:k]) + upper) / 2
+	mid := orderStats(v, []int{k - 1, k})
+	return (mid[0] + mid[1]) / 2
 }
 
 // selectKth reorders v so that v[k] is the value a sort would put there,
-// with none greater before it and none smaller after, and returns it:
-// quickselect with a three-way partition (many equal slopes are common)
-// around a median of three, which sorts what is left when it keeps
-// choosing badly.
+// with none greater before it and none smaller after, and returns it.
 func selectKth(v []float64, k int) float64 {
-	lo, hi := 0, len(v)-1
-	for budget := 2*bits.Len(uint(len(v))) + 8; hi > lo; budget-- {
+	selectRanks(v, []int{k})
+	return v[k]
+}
+
+// selectRanks reorders v so that v[k] is the value a sort would put there
+// for each k of ks (ascending, distinct, each an index of v), with none
+// greater before it and none smaller after: quickselect with a three-way
+// partition (many equal values are common) around a median of three,
+// going on into each side that holds a k, which sorts what is left when
+// it keeps choosing badly. Its order statistics are a sort's, exactly.
+func selectRanks(v []float64, ks []int) {
+	selectIn(v, 0, len(v)-1, ks, 2*bits.Len(uint(len(v)))+8)
+}
+
+// selectIn is selectRanks within v[lo:hi+1], which holds every k of ks,
+// for at most budget more partitions.
+func selectIn(v []float64, lo, hi int, ks []int, budget int) {
+	for ; len(ks) > 0 && hi > lo; budget-- {
 		if budget == 0 {
 			slices.Sort(v[lo : hi+1])
-			break
+			return
 		}
 		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]
 		pivot := max(min(a, b), min(max(a, b), c))
@@ -219,14 +185,12 @@ func selectKth(v []float64, k int) float64 {
 				i++
 			}
 		}
-		switch {
-		case k < lt:
-			hi = lt - 1
-		case k > gt:
-			lo = gt + 1
-		default:
-			return v[k]
+		// v[lt:gt+1] all equal pivot: the ks there are found.
+		left, _ := slices.BinarySearch(ks, lt)
+		right, _ := slices.BinarySearch(ks, gt+1)
+		if left > 0 {
+			selectIn(v, lo, lt-1, ks[:left], budget-1)
 		}
+		ks, lo = ks[right:], gt+1
 	}
-	return v[k]
 }

@@ -3,8 +3,11 @@ package report
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -68,52 +71,128 @@ func WriteBenchResults(tb testing.TB, path string, n int) {
 	}
 }
 
-// BenchmarkAnalyze1M streams a 1,000,000-row results file (about 100 MB)
-// into an Analysis ("read"), and then also writes the whole report with
-// its charts ("report"): what `ptuprobe analyze` does.
-func BenchmarkAnalyze1M(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "results.csv")
-	WriteBenchResults(b, path, BenchRows)
-	st, err := os.Stat(path)
+// writeOverloadResults writes n rows of an overload run, 40% of them
+// 429s, byte for byte as bench/analyze_baseline.py's overload mix does
+// (its docstring says what they hold).
+func writeOverloadResults(tb testing.TB, path string, n int) {
+	tb.Helper()
+	f, err := os.Create(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	for _, withReport := range []bool{false, true} {
-		name := "read"
-		if withReport {
-			name = "report"
+	bw := bufio.NewWriterSize(f, 1<<20)
+	bw.WriteString(strings.Join(results.Columns, ",") + "\n")
+	num3 := func(v float64) string {
+		return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(v, 'f', 3, 64), "0"), ".")
+	}
+	x := int64(12345)
+	for i := range n {
+		x = (x*1103515245 + 12345) % 2147483648
+		u := float64(x) / 2147483648
+		worker, attempt := i%4, 1+(i/4)%3
+		intended := float64(i) + float64(x%1000)/1000
+		sent := intended + float64(x%4096)/1000
+		if i%997 == 0 {
+			sent += 40
 		}
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(st.Size())
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				a := benchAnalysis(b, path)
-				if withReport {
-					if _, err := Write(context.Background(), b.TempDir(), a, Options{LogX: true}); err != nil {
-						b.Fatal(err)
-					}
+		var ttfb, lat, raMS, ra, wait, rr, rt, comp, dec, err, util string
+		source, status := "none", "200"
+		switch k := i % 100; {
+		case k < 40:
+			w := float64(50 + int(u*u*9000))
+			switch {
+			case k%10 == 3:
+				w = 1000 * float64(1+int(w)/1000)
+				source, ra = "retry-after-seconds", strconv.Itoa(int(w)/1000)
+			default:
+				raMS, ra, source = strconv.Itoa(int(w)), strconv.Itoa(1+int(w)/1000), "retry-after-ms"
+				if k%20 == 7 {
+					w += float64(x%1000) / 1000
+					raMS = num3(w)
 				}
 			}
-		})
+			status, wait, dec = "429", num3(w), "sleep"
+			if attempt == 3 {
+				dec = "give-up"
+			}
+			ttfb, lat = num3(0.15+u), num3(0.2+u*1.3)
+			rr, rt, util = "0", strconv.Itoa(int(u*900)), num3(100+u*8)
+		case k == 40:
+			status, dec, ttfb, lat = "429", "give-up", num3(0.2+u), num3(0.3+u)
+		case k < 95:
+			t := 180 + u*900
+			ttfb, lat, comp, dec = num3(t), num3(t+300+float64(x%7919)/3), strconv.Itoa(int(60+x%41)), "done"
+			rr, rt, util = strconv.Itoa(int(x%12)), strconv.Itoa(int(x%9000)), num3(60+u*40)
+		case k < 98:
+			status, dec, ttfb, lat = "503", "give-up", num3(5+u*20), num3(6+u*20)
+		default:
+			status, err, dec, lat = "0", "timeout", "give-up", num3(60000+u)
+		}
+		fmt.Fprintf(bw, "c0ffee42,scheduled,scheduled-shaped,%d,%d,,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s,%s,%s,1000,,%s,100,retry,%s,0,azure,,,60,60000,%d/4\n",
+			i/12*4+worker, attempt, num3(intended), num3(sent), ttfb, lat, status, err, raMS, ra, wait, source, rr, rt, util, comp, dec, worker)
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
 	}
 }
 
-func benchAnalysis(b *testing.B, path string) *analyze.Analysis {
+// BenchmarkAnalyze1M streams a 1,000,000-row results file into an
+// Analysis, as `ptuprobe analyze` does (the overshoot picture included,
+// FinalAnalysis: "read"), and then also writes the whole report with its
+// charts ("report"), for both of bench/analyze.sh's mixes: the
+// developers' (dev: 25% 429s) and an overload run's (overload: 40%).
+func BenchmarkAnalyze1M(b *testing.B) {
+	for _, mix := range []struct {
+		name   string
+		write  func(testing.TB, string, int)
+		usable int
+	}{{"dev", WriteBenchResults, BenchRows / 4}, {"overload", writeOverloadResults, BenchRows * 40 / 100}} {
+		path := filepath.Join(b.TempDir(), "results.csv")
+		mix.write(b, path, BenchRows)
+		st, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, withReport := range []bool{false, true} {
+			name := mix.name + "/read"
+			if withReport {
+				name = mix.name + "/report"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(st.Size())
+				b.ReportAllocs()
+				for b.Loop() {
+					a := benchAnalysis(b, path, mix.usable)
+					if withReport {
+						if _, err := Write(context.Background(), b.TempDir(), a, Options{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func benchAnalysis(b *testing.B, path string, usable int) *analyze.Analysis {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	tally := analyze.NewTally(false)
-	if err := tally.Read(context.Background(), f, analyze.Input{Name: path, Ordinal: 1}, analyze.ForeignColumns{}); err != nil {
+	tally := analyze.NewTally(false, analyze.OfferedLoad(0))
+	if err := tally.Read(context.Background(), f, analyze.Input{Name: path, Ordinal: 1, At: f}, analyze.ForeignColumns{}); err != nil {
 		b.Fatal(err)
 	}
-	a, err := tally.Analysis(nil, analyze.DefaultMinGroup)
+	a, err := tally.FinalAnalysis(nil, analyze.DefaultMinGroup)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if a.Overall.Count() != BenchRows/4 {
-		b.Fatalf("%d usable waits", a.Overall.Count())
+	if a.Overall.Count() != usable {
+		b.Fatalf("%d usable waits, want %d", a.Overall.Count(), usable)
 	}
 	return a
 }

@@ -142,8 +142,7 @@ func save(w io.Writer, p *plot.Plot, format ImageFormat) error {
 	case PNG:
 		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
 		p.Draw(draw.New(c))
-		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-		return err
+		return encodePNG(w, c.Image())
 	case SVG, wideSVG, narrowSVG:
 		if format == narrowSVG {
 			p.Title.Text = wrapWords(p.Title.Text, narrowTitle)

@@ -3,15 +3,12 @@ package report
 import (
 	"fmt"
 	"image/color"
-	"image/png"
 	"io"
 	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/num"
@@ -107,21 +104,7 @@ func WriteOvershoot(w io.Writer, a *analyze.Analysis, opts Options, format Image
 		}
 	}
 	noteLeftOut(p, len(o.Groups)-len(groups))
-	if format == PNG {
-		return savePNGFast(w, p)
-	}
 	return save(w, p, format)
-}
-
-// savePNGFast renders p as save does, encoded at png.BestSpeed.
-func savePNGFast(w io.Writer, p *plot.Plot) error {
-	wPx, hPx := chartSize(PNG)
-	wPt := vg.Length(wPx) * vg.Inch / chartDPI
-	hPt := vg.Length(hPx) * vg.Inch / chartDPI
-	c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
-	p.Draw(draw.New(c))
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	return enc.Encode(w, c.Image())
 }
 
 // trendLegend is a Trend for a legend entry: ρ and the slope, or why not.

@@ -2,11 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -82,6 +85,7 @@ func WritePage(w io.Writer, p *Page) error {
 		ids[id] = true
 		return nil
 	}
+	figures := drawFigures(p)
 	for _, s := range p.Sections {
 		if err := id(s.ID); err != nil {
 			return fmt.Errorf("page section %q: %w", s.Heading, err)
@@ -93,7 +97,7 @@ func WritePage(w io.Writer, p *Page) error {
 					return fmt.Errorf("page section %q: table: %w", s.Heading, err)
 				}
 			}
-			bv, err := viewBlock(b)
+			bv, err := viewBlock(b, figures[b.Figure])
 			if err != nil {
 				return fmt.Errorf("page section %q: %w", s.Heading, err)
 			}
@@ -198,7 +202,9 @@ type figureView struct {
 	Wide, Narrow template.HTML
 }
 
-func viewBlock(b Block) (blockView, error) {
+// viewBlock is b for the page template; drawn is b's figure, drawn
+// (drawFigures), when it has one.
+func viewBlock(b Block, drawn *drawnFigure) (blockView, error) {
 	v := blockView{Para: b.Para, List: b.List}
 	if t := b.Table; t != nil {
 		tv := &tableView{ID: t.ID}
@@ -226,23 +232,59 @@ func viewBlock(b Block) (blockView, error) {
 		v.Table = tv
 	}
 	if f := b.Figure; f != nil {
-		v.Figure = &figureView{Caption: f.Caption}
-		for _, variant := range []struct {
-			format ImageFormat
-			svg    *template.HTML
-		}{{wideSVG, &v.Figure.Wide}, {narrowSVG, &v.Figure.Narrow}} {
-			var buf bytes.Buffer
-			if err := f.Draw(&buf, variant.format); err != nil {
-				return v, fmt.Errorf("chart %q: %w", f.Caption, err)
-			}
-			svg, err := inlineSVG(buf.Bytes(), f.Caption)
-			if err != nil {
-				return v, fmt.Errorf("chart %q: %w", f.Caption, err)
-			}
-			*variant.svg = svg
+		if err := cmp.Or(drawn.errs[0], drawn.errs[1]); err != nil {
+			return v, fmt.Errorf("chart %q: %w", f.Caption, err)
 		}
+		v.Figure = &drawn.figureView
 	}
 	return v, nil
+}
+
+// drawnFigure is a figure of a page drawn for it, for a wide screen and
+// for a phone, or why each could not be.
+type drawnFigure struct {
+	figureView
+	errs [2]error
+}
+
+// drawFigures draws every figure of p, for a wide screen and a phone, at
+// once, at most as many charts at a time as there are cores: charts are
+// most of a page's time, and each is drawn apart from the others.
+func drawFigures(p *Page) map[*Figure]*drawnFigure {
+	drawn := map[*Figure]*drawnFigure{}
+	type chart struct {
+		f *Figure
+		d *drawnFigure
+		i int // 0 wide, 1 narrow
+	}
+	var charts []chart
+	for _, s := range p.Sections {
+		for _, b := range s.Blocks {
+			if f := b.Figure; f != nil && drawn[f] == nil {
+				d := &drawnFigure{figureView: figureView{Caption: f.Caption}}
+				drawn[f] = d
+				charts = append(charts, chart{f, d, 0}, chart{f, d, 1})
+			}
+		}
+	}
+	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, c := range charts {
+		cores <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-cores }()
+			format, svg := wideSVG, &c.d.Wide
+			if c.i == 1 {
+				format, svg = narrowSVG, &c.d.Narrow
+			}
+			var buf bytes.Buffer
+			if c.d.errs[c.i] = c.f.Draw(&buf, format); c.d.errs[c.i] == nil {
+				*svg, c.d.errs[c.i] = inlineSVG(buf.Bytes(), c.f.Caption)
+			}
+		})
+	}
+	wg.Wait()
+	return drawn
 }
 
 // inlineSVG turns an SVG document drawn by gonum/plot into an element to

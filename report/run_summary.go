@@ -56,7 +56,7 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 	b.WriteByte('\n')
 	if pct, ok := r.PlannedSuccessPct(); ok {
 		fmt.Fprintf(&b, "succeeded: %d of %d planned (%s%%)", r.Succeeded, r.Planned, Number(math.Round(pct*10)/10))
-		if len(r.LatencyMS) > 0 {
+		if r.Latencies() > 0 {
 			fmt.Fprintf(&b, ", latency p50 %s, p99 %s", Millis(r.LatencyPercentile(50)), Millis(r.LatencyPercentile(99)))
 		}
 		b.WriteByte('\n')

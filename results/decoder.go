@@ -48,6 +48,8 @@ type lineDecoder struct {
 	columnAt []int
 	absent   []int
 	plain    bool
+	// ops[j] is how the fast path reads the cell at position j (cellOps).
+	ops []cellOp
 	// readable: the rows are known to read without error
 	// (Reader.readableDecoder), so the cells of the columns not kept are
 	// only skipped (decodeReadable); kept are the file positions of the
@@ -55,9 +57,95 @@ type lineDecoder struct {
 	readable bool
 	kept     []int
 	// Scratch, and what makes a lineDecoder unsafe for concurrent use.
-	fields []string          // the general path's cells
-	texts  map[string]string // interned text cells
-	last   [][2]string       // by table column: its last two distinct text cells, the latest first
+	fields []string                // the general path's cells
+	texts  map[string]string       // interned text cells
+	seen   [][internSlots]seenText // by table column: text cells seen lately (recent)
+	fill   fieldsOf                // the kept fields of the Record being filled
+}
+
+// fieldsOf are the fields of one Record that a lineDecoder fills, by
+// position in the file (nil where it fills none, or of another kind):
+// found once per Record a block is decoded into (bind), not once per
+// cell.
+type fieldsOf struct {
+	rec   *Record
+	texts []*string
+	nums  []*float64
+	ints  []*int
+	flags []*bool
+}
+
+// bind makes d fill rec's fields.
+func (d *lineDecoder) bind(rec *Record) {
+	f := &d.fill
+	if f.rec == rec {
+		return
+	}
+	n := len(d.columnAt)
+	*f = fieldsOf{rec: rec, texts: make([]*string, n), nums: make([]*float64, n), ints: make([]*int, n), flags: make([]*bool, n)}
+	for j, i := range d.columnAt {
+		if i < 0 || !d.keep[i] {
+			continue
+		}
+		switch p := table[i].field(rec).(type) {
+		case *string:
+			f.texts[j] = p
+		case *float64:
+			f.nums[j] = p
+		case *int:
+			f.ints[j] = p
+		case *bool:
+			f.flags[j] = p
+		}
+	}
+}
+
+// cellOp is how the fast path reads one cell of a file: by the kind of
+// its column, and whether the cell is kept (filled into the Record) or
+// only checked to be plain. One small integer per cell, so that the loop
+// over a row's cells is one switch.
+type cellOp uint8
+
+const (
+	opSkip          cellOp = iota // any text up to the comma: an unknown column, text or a flag not kept
+	opText                        // kept text
+	opFlag                        // kept flag
+	opDecimal                     // kept decimal
+	opCheckDecimal                // a decimal not kept
+	opCount                       // kept count, never empty
+	opCheckCount                  // a count not kept, never empty
+	opOptCount                    // kept count, or empty
+	opCheckOptCount               // a count not kept, or empty
+	opGeneral                     // a kind the fast path does not know: the general path reads the row
+)
+
+// opOf is the cellOp of table column i (−1: a column the reader does
+// not know), kept or not.
+func opOf(i int, keep bool) cellOp {
+	if i < 0 {
+		return opSkip
+	}
+	switch k := table[i].kind; {
+	case k == kindText && keep:
+		return opText
+	case k == kindFlag && keep:
+		return opFlag
+	case k == kindText || k == kindFlag:
+		return opSkip
+	case k == kindDecimal && keep:
+		return opDecimal
+	case k == kindDecimal:
+		return opCheckDecimal
+	case k == kindCount && keep:
+		return opCount
+	case k == kindCount:
+		return opCheckCount
+	case k == kindOptionalCount && keep:
+		return opOptCount
+	case k == kindOptionalCount:
+		return opCheckOptCount
+	}
+	return opGeneral
 }
 
 // maxInterned bounds the interned texts of one lineDecoder: past it a new
@@ -66,7 +154,7 @@ const maxInterned = 4096
 
 // newLineDecoder keeps the columns named in keep, or every column.
 func newLineDecoder(name string, index []int, keep []string) (*lineDecoder, error) {
-	d := &lineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, last: make([][2]string, len(table))}
+	d := &lineDecoder{name: name, index: index, keep: make([]bool, len(table)), texts: map[string]string{}, seen: make([][internSlots]seenText, len(table))}
 	for _, k := range keep {
 		i := slices.IndexFunc(table, func(c column) bool { return c.name == k })
 		if i < 0 {
@@ -90,6 +178,10 @@ func newLineDecoder(name string, index []int, keep []string) (*lineDecoder, erro
 		}
 		d.columnAt[j] = i
 	}
+	d.ops = make([]cellOp, len(d.columnAt))
+	for j, i := range d.columnAt {
+		d.ops[j] = opOf(i, i >= 0 && d.keep[i])
+	}
 	return d, nil
 }
 
@@ -99,9 +191,9 @@ func (d *lineDecoder) Clone() rowdecode.Decoder[Record] { return d.clone() }
 
 func (d *lineDecoder) clone() *lineDecoder {
 	return &lineDecoder{
-		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain,
+		name: d.name, index: d.index, keep: d.keep, columnAt: d.columnAt, absent: d.absent, plain: d.plain, ops: d.ops,
 		readable: d.readable, kept: d.kept,
-		texts: map[string]string{}, last: make([][2]string, len(table)),
+		texts: map[string]string{}, seen: make([][internSlots]seenText, len(table)),
 	}
 }
 
@@ -164,38 +256,36 @@ func (d *lineDecoder) decodePlain(row []byte, rec *Record) bool {
 	if !d.plain || bytes.IndexByte(row, '"') >= 0 {
 		return false
 	}
+	d.bind(rec)
+	f := &d.fill
 	cells := 0
-	for pos := 0; cells < len(d.columnAt); cells++ {
+	for pos := 0; cells < len(d.ops); cells++ {
 		b := row[pos:]
 		n := 0
-		switch i := d.columnAt[cells]; {
-		case i < 0: // a column the reader does not know
+		switch op := d.ops[cells]; op {
+		case opSkip:
 			n = cellLen(b)
-		case table[i].kind == kindText:
+		case opText:
 			n = cellLen(b)
-			if d.keep[i] {
-				*table[i].field(rec).(*string) = d.recent(i, b[:n])
-			}
-		case table[i].kind == kindFlag:
+			*f.texts[cells] = d.recent(d.columnAt[cells], b, n)
+		case opFlag:
 			n = cellLen(b)
-			if d.keep[i] {
-				*table[i].field(rec).(*bool) = n == 1 && b[0] == '1'
-			}
-		case table[i].kind == kindDecimal:
+			*f.flags[cells] = n == 1 && b[0] == '1'
+		case opDecimal, opCheckDecimal:
 			m, scale, w, ok := plainDecimal(b)
 			if !ok {
 				return false
 			}
-			if n = w; d.keep[i] {
-				*table[i].field(rec).(*float64) = decimalValue(m, scale)
+			if n = w; f.nums[cells] != nil {
+				*f.nums[cells] = decimalValue(m, scale)
 			}
-		case table[i].kind == kindCount || table[i].kind == kindOptionalCount:
+		case opCount, opCheckCount, opOptCount, opCheckOptCount:
 			v, w, ok := plainCount(b)
-			if !ok || (w == 0 && table[i].kind == kindCount) {
+			if !ok || (w == 0 && (op == opCount || op == opCheckCount)) {
 				return false
 			}
-			if n = w; d.keep[i] {
-				*table[i].field(rec).(*int) = v
+			if n = w; f.ints[cells] != nil {
+				*f.ints[cells] = v
 			}
 		default: // a kind the fast path does not know
 			return false
@@ -256,7 +346,7 @@ func (d *lineDecoder) decodeReadable(row []byte, rec *Record) bool {
 		switch i := d.columnAt[j]; table[i].kind {
 		case kindText:
 			n = cellLen(b)
-			*table[i].field(rec).(*string) = d.recent(i, b[:n])
+			*table[i].field(rec).(*string) = d.recent(i, b, n)
 		case kindFlag:
 			n = cellLen(b)
 			*table[i].field(rec).(*bool) = n == 1 && b[0] == '1'
@@ -350,30 +440,62 @@ func (d *lineDecoder) emptyCell(i int, rec *Record) bool {
 }
 
 // cellLen is the length of the cell at the start of b: up to its comma.
-// A loop, not bytes.IndexByte: most cells are a few bytes.
+// Eight bytes at a time, not bytes.IndexByte: most cells are a few bytes.
 func cellLen(b []byte) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
 	n := 0
+	for ; n+8 <= len(b); n += 8 {
+		v := binary.LittleEndian.Uint64(b[n:]) ^ (ones * ',')
+		// The lowest high bit set is the first zero byte of v, the
+		// first comma: a borrow only runs up from a zero byte.
+		if z := (v - ones) &^ v & high; z != 0 {
+			return n + bits.TrailingZeros64(z)/8
+		}
+	}
 	for n < len(b) && b[n] != ',' {
 		n++
 	}
 	return n
 }
 
+// internSlots is how many text cells of a column recent keeps at hand.
+const internSlots = 8
+
+// seenText is a text cell recent keeps at hand: its string, its length
+// and its first eight bytes (head), which compare at once.
+type seenText struct {
+	s    string
+	n    int
+	head uint64
+}
+
 // intern returns cell as a string, the same string for the same text.
-// recent is intern for a cell of table column i, which mostly holds one
-// of the column's last two texts (a run id, two groups taking turns):
-// those are found without a look-up.
-func (d *lineDecoder) recent(i int, cell []byte) string {
-	last := &d.last[i]
-	switch {
-	case len(last[0]) == len(cell) && last[0] == string(cell):
-		return last[0]
-	case len(last[1]) == len(cell) && last[1] == string(cell):
-		last[0], last[1] = last[1], last[0]
-		return last[0]
+// recent is intern for the cell of table column i at the start of b, n
+// bytes long, which mostly holds one of a few texts (a run id, groups, a
+// fleet's workers, the retry owner's decisions): each text has its slot
+// among the column's internSlots, by its length and first bytes, and one
+// found there costs no look-up and, up to eight bytes, no comparison of
+// strings.
+func (d *lineDecoder) recent(i int, b []byte, n int) string {
+	if n == 0 {
+		return ""
 	}
-	last[1], last[0] = last[0], d.intern(cell)
-	return last[0]
+	var head uint64
+	if len(b) >= 8 {
+		head = binary.LittleEndian.Uint64(b)
+		if n < 8 {
+			head &= 1<<(8*n) - 1
+		}
+	} else {
+		for k := n - 1; k >= 0; k-- {
+			head = head<<8 | uint64(b[k])
+		}
+	}
+	slot := &d.seen[i][(uint64(n)+head*0x9e3779b97f4a7c15)>>61%internSlots]
+	if slot.n != n || slot.head != head || (n > 8 && slot.s[8:] != string(b[8:n])) {
+		*slot = seenText{s: d.intern(b[:n]), n: n, head: head}
+	}
+	return slot.s
 }
 
 func (d *lineDecoder) intern(cell []byte) string {
@@ -420,27 +542,26 @@ var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1
 // empty cell). Anything else is not plain (ok false). decimalValue makes
 // the number, only for the cells kept: a division is not free.
 func plainDecimal(b []byte) (m uint64, scale, n int, ok bool) {
-	point := -1 // the index of the point
-	for ; n < len(b) && b[n] != ','; n++ {
-		switch c := b[n]; {
-		case c-'0' <= 9:
-			m = m*10 + uint64(c-'0')
-		case c == '.' && point < 0:
-			point = n
-		default:
-			return 0, 0, 0, false
-		}
+	for n < len(b) && b[n]-'0' <= 9 {
+		m = m*10 + uint64(b[n]-'0')
+		n++
 	}
 	digits := n
+	if n < len(b) && b[n] == '.' {
+		point := n
+		for n++; n < len(b) && b[n]-'0' <= 9; n++ {
+			m = m*10 + uint64(b[n]-'0')
+		}
+		if point == 0 || n == point+1 { // ".5", "5."
+			return 0, 0, 0, false
+		}
+		scale, digits = n-1-point, n-1
+	}
 	switch {
+	case n < len(b) && b[n] != ',':
+		return 0, 0, 0, false
 	case n == 0:
 		return 0, -1, 0, true
-	case point < 0:
-		scale = 0
-	case point == 0 || point == n-1:
-		return 0, 0, 0, false
-	default:
-		scale, digits = n-1-point, n-1
 	}
 	return m, scale, n, digits <= 15
 }

@@ -611,3 +611,21 @@ func FuzzSkipCells(f *testing.F) {
 	f.Add([]byte(",,,,,,,,,,,,,,,,"))
 	f.Fuzz(checkSkipCells)
 }
+
+// FuzzCellLen: for any bytes, cellLen finds the first comma (or the end)
+// bytes.IndexByte finds, from every offset.
+func FuzzCellLen(f *testing.F) {
+	f.Add([]byte("c0ffee42,scheduled,scheduled-shaped,,1,0.25,\x2c\xac\x00,,,,,,,,x"))
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyz"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for off := range len(b) + 1 {
+			want := bytes.IndexByte(b[off:], ',')
+			if want < 0 {
+				want = len(b) - off
+			}
+			if got := cellLen(b[off:]); got != want {
+				t.Fatalf("%q from %d: %d, want %d", b, off, got, want)
+			}
+		}
+	})
+}

@@ -117,6 +117,8 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		}
 	})
 	defer stop()
+	budget, restore := newMemoryBudget(total)
+	defer restore()
 	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow))
 	var seen io.Writer
 	if j.Progress != nil {
@@ -128,9 +130,9 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		if ctx.Err() != nil {
 			return res, ErrInterrupted
 		}
-		var r io.Reader = f
+		r := budget.reader(f)
 		if seen != nil {
-			r = io.TeeReader(f, seen)
+			r = io.TeeReader(r, seen)
 		}
 		in := analyze.Input{Name: j.Paths[i], Ordinal: i + 1}
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -145,6 +147,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 			return res, err
 		}
 	}
+	budget.follow(analysisHeadroom)
 	a, err := analysis(ctx, tally, j.Labels, j.MinGroup)
 	if err != nil {
 		return res, err
@@ -178,7 +181,7 @@ func analysis(ctx context.Context, tally *analyze.Tally, labels analyze.Labels, 
 	}
 	done := make(chan result, 1)
 	go func() {
-		a, err := tally.Analysis(labels, minGroup)
+		a, err := tally.FinalAnalysis(labels, minGroup)
 		done <- result{a, err}
 	}()
 	select {
