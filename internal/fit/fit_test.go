@@ -23,7 +23,7 @@ func hidden() sim.Config {
 // 25% of the recorded, every group's KS at most 0.15, quality good.
 func TestTwinReproducesTheRecordedRun(t *testing.T) {
 	t.Parallel()
-	recorded := characterize(t, hidden())
+	recorded := hiddenRun(t)
 	r := fitFiles(t, budget{}, nil, recorded)
 	f := r.Profile.Fit
 	t.Logf("model %s objective %.3f models %+v", f.Model, f.Objective, f.Models)

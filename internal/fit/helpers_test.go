@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,6 +29,29 @@ func characterize(t *testing.T, cfg sim.Config) string {
 func defaultSpec() client.Spec {
 	return client.Spec{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Timeout: 30 * time.Second}
 }
+
+// hiddenRun is characterize(t, hidden()), run once for the package's
+// tests (the same seed gives the same file): each test gets its own copy.
+func hiddenRun(t *testing.T) string {
+	t.Helper()
+	hiddenOnce.Do(func() {
+		hiddenBytes, hiddenErr = os.ReadFile(characterize(t, hidden()))
+	})
+	if hiddenErr != nil {
+		t.Fatal(hiddenErr)
+	}
+	out := filepath.Join(t.TempDir(), "results.csv")
+	if err := os.WriteFile(out, hiddenBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var (
+	hiddenOnce  sync.Once
+	hiddenBytes []byte
+	hiddenErr   error
+)
 
 // runPlans runs the main job's plans against target and returns the
 // results file.
@@ -65,6 +89,12 @@ var tiny = budget{global: 3, starts: 1, simplex: 6, passes: 1}
 // on budget b (zero: the default).
 func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result {
 	t.Helper()
+	return fitModels(t, b, nil, holdOut, files...)
+}
+
+// fitModels is fitFiles fitting only models (nil: every model).
+func fitModels(t *testing.T, b budget, models, holdOut []string, files ...string) Result {
+	t.Helper()
 	var inputs []Input
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -75,7 +105,7 @@ func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result 
 		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
 	}
 	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
-		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b})
+		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, models: models})
 	if err != nil {
 		t.Fatal(err)
 	}

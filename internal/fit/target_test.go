@@ -88,8 +88,8 @@ func TestRandomTargetFitsPoorly(t *testing.T) {
 // or holding out every group, is refused.
 func TestHoldOut(t *testing.T) {
 	t.Parallel()
-	recorded := characterize(t, hidden())
-	r := fitFiles(t, quick, []string{results.GroupScheduled}, recorded)
+	recorded := hiddenRun(t)
+	r := fitFiles(t, tiny, []string{results.GroupScheduled}, recorded)
 	g := r.Profile.Fit.Groups
 	if len(g) != 2 || g[0].HeldOut || !g[1].HeldOut || g[1].Twin.Count == 0 {
 		t.Fatalf("groups %+v", g)
@@ -115,7 +115,7 @@ func TestHoldOut(t *testing.T) {
 // profile, byte for byte, though its points are replayed on every core.
 func TestFitIsDeterministic(t *testing.T) {
 	t.Parallel()
-	recorded := characterize(t, hidden())
+	recorded := hiddenRun(t)
 	var files []string
 	for range 2 {
 		var b strings.Builder

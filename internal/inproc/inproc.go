@@ -15,11 +15,18 @@ import (
 // Transport is an http.RoundTripper that calls Handler's ServeHTTP on the
 // calling goroutine with an in-memory ResponseWriter, and returns what it
 // wrote as the response (a status never written is 200).
-type Transport struct{ Handler http.Handler }
+//
+// BodyOf, when set, says which statuses' bodies are kept: a body it
+// refuses is discarded as it is written (the response's is empty), so a
+// caller that reads only refusals does not buffer every completion.
+type Transport struct {
+	Handler http.Handler
+	BodyOf  func(status int) bool
+}
 
 // RoundTrip serves req in process.
 func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := &answer{header: make(http.Header, 8)}
+	w := &answer{header: make(http.Header, 8), bodyOf: t.BodyOf}
 	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
 	t.Handler.ServeHTTP(w, req)
 	if req.Body != nil {
@@ -38,9 +45,11 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // answer is the http.ResponseWriter of an in-process request.
 type answer struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header  http.Header
+	status  int
+	body    bytes.Buffer
+	bodyOf  func(status int) bool
+	discard bool
 }
 
 func (w *answer) Header() http.Header { return w.header }
@@ -48,11 +57,15 @@ func (w *answer) Header() http.Header { return w.header }
 func (w *answer) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		w.discard = w.bodyOf != nil && !w.bodyOf(code)
 	}
 }
 
 func (w *answer) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
+	if w.discard {
+		return len(p), nil
+	}
 	return w.body.Write(p)
 }
 
