@@ -56,9 +56,12 @@ run() {
   local label=$1; shift
   local before after pid
   before=$(conns)
-  stop_server_at; pid=$!
+  # $! is the stop's job only when one was started: with PAUSE=0 it
+  # would be the server's, and the wait would never end.
+  pid=""
+  if [ "$pause" != 0 ]; then stop_server_at; pid=$!; fi
   measure x "$@" >/dev/null
-  wait "$pid" 2>/dev/null || true
+  [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
   after=$(conns)
   read -r u s rss < "$work/x.time"
   if [ "$label" = vegeta ]; then
