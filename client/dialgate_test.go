@@ -1,9 +1,7 @@
 package client
 
 import (
-	"context"
 	"crypto/x509"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // stalledH2 is an HTTPS server speaking HTTP/2 with a limit of streams
@@ -89,13 +85,7 @@ func TestHTTP2DialsOnlyTheConnectionsNeeded(t *testing.T) {
 // attempt is followed through the Transport for the dial gate: the
 // client's cost per request with net/http's HTTP/2 client.
 func BenchmarkSendHTTP2(b *testing.B) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("retry-after-ms", "43")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
-	}))
+	srv := httptest.NewUnstartedServer(refuse43(false))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
@@ -106,13 +96,5 @@ func BenchmarkSendHTTP2(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		var r results.Record
-		sendOne(ctx, tg, i, &r)
-		if r.Status != http.StatusTooManyRequests || r.WaitMS != 43 {
-			b.Fatalf("row %+v", r)
-		}
-	}
+	benchRefused(b, tg, true)
 }

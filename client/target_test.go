@@ -600,34 +600,48 @@ func sendOne(ctx context.Context, tg *Target, seq int, r *results.Record) {
 	}
 }
 
+// refuse43 answers every request 429 with retry-after-ms 43 (and
+// retry-after 1 when withSeconds), in Azure's envelope.
+func refuse43(withSeconds bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("retry-after-ms", "43")
+		if withSeconds {
+			w.Header().Set("retry-after", "1")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
+	}
+}
+
+// benchRefused sends requests of tg to a refuse43 server for b, failing
+// on a row that is no 429 (or, with wait, does not advise 43 ms).
+func benchRefused(b *testing.B, tg *Target, wait bool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var r results.Record
+		sendOne(ctx, tg, i, &r)
+		if r.Status != http.StatusTooManyRequests || (wait && r.WaitMS != 43) {
+			b.Fatalf("row %+v", r)
+		}
+	}
+}
+
 // BenchmarkSend429 is one request and its row against a loopback server
 // answering 429 with retry-after-ms, no retry owner: the client's own
 // cost per request (building it, reading the answer and its advice),
 // with net/http's.
 func BenchmarkSend429(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("retry-after-ms", "43")
-		w.Header().Set("retry-after", "1")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
-	}))
+	srv := httptest.NewServer(refuse43(true))
 	defer srv.Close()
 	tg, err := New(Config{API: APIAzure, Endpoint: srv.URL, Deployment: "d", Key: "k", PromptTokens: 1000, MaxTokens: 100})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		var r results.Record
-		sendOne(ctx, tg, i, &r)
-		if r.Status != http.StatusTooManyRequests || r.WaitMS != 43 {
-			b.Fatalf("row %+v", r)
-		}
-	}
+	benchRefused(b, tg, true)
 }
 
 // TestRawRequestIsOneCopy: a raw target's request is the template's copy
@@ -653,26 +667,12 @@ func TestRawRequestIsOneCopy(t *testing.T) {
 // body (60 bytes, shared): the client's cost per request in the race
 // against vegeta.
 func BenchmarkSendRaw(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("retry-after-ms", "43")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded the rate limit."}}`)
-	}))
+	srv := httptest.NewServer(refuse43(false))
 	defer srv.Close()
 	tg, err := New(Config{API: APIRaw, URL: srv.URL + "/v1/chat/completions", Method: http.MethodPost, Body: []byte(`{"messages":[{"role":"user","content":"hello"}],"max_tokens":1}`)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		var r results.Record
-		sendOne(ctx, tg, i, &r)
-		if r.Status != http.StatusTooManyRequests {
-			b.Fatalf("row %+v", r)
-		}
-	}
+	benchRefused(b, tg, false)
 }
