@@ -147,27 +147,38 @@ func (s *Server) dialectKey(h http.Header) (string, bool) {
 // preflight refuses what the dialect's service refuses before reading a
 // body: the Azure route without api-version, a Messages call without
 // anthropic-version, a Gemini call with its key in the URL, a key other
-// than OnlyKey, a missing key when one is required. It reports whether
-// it answered.
+// than OnlyKey (counted in Stats.ForeignKeys: a key in the URL, Gemini's
+// ?key= too, is one), a missing key when one is required. It reports
+// whether it answered.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, hasKey bool) bool {
 	switch {
 	case rt.apiVersion && queryValue(r.URL.RawQuery, "api-version") == "":
 		s.reject(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
 	case s.cfg.Dialect == DialectAnthropic && r.Header.Get("Anthropic-Version") == "":
 		s.reject(w, http.StatusBadRequest, "400", "anthropic-version: header is required")
-	case s.cfg.Dialect == DialectGemini && r.URL.Query().Has("key"):
-		s.reject(w, http.StatusBadRequest, "400", "API keys are not accepted in the URL (?key=): send the key in the x-goog-api-key header.")
-	case s.cfg.OnlyKey != "" && s.foreignKey(r.Header):
+	case s.cfg.OnlyKey != "" && s.foreignKey(r):
 		s.mu.Lock()
 		s.n.foreignKeys++
 		s.mu.Unlock()
+		if s.cfg.Dialect == DialectGemini && r.URL.Query().Has("key") {
+			s.rejectURLKey(w)
+			return true
+		}
 		s.rejectKey(w, true)
+	case s.cfg.Dialect == DialectGemini && r.URL.Query().Has("key"):
+		s.rejectURLKey(w)
 	case s.cfg.RequireKey && !hasKey:
 		s.rejectKey(w, false)
 	default:
 		return false
 	}
 	return true
+}
+
+// rejectURLKey answers a Gemini call with its key in the URL: the
+// simulator takes keys only in headers, where no log keeps them.
+func (s *Server) rejectURLKey(w http.ResponseWriter) {
+	s.reject(w, http.StatusBadRequest, "400", "API keys are not accepted in the URL (?key=): send the key in the x-goog-api-key header.")
 }
 
 // queryValue is the first value of name in the raw query, as

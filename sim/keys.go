@@ -2,8 +2,10 @@ package sim
 
 import (
 	"crypto/subtle"
+	"encoding/base64"
 	"hash/fnv"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -93,34 +95,84 @@ func (t *keyTable) lookup(key string, orgs int, newLimits func() *ceiling) (*key
 }
 
 // keyHeaders are the headers other than Authorization that a key is read
-// from, in any dialect.
-var keyHeaders = [...]string{"Api-Key", "X-Api-Key", "X-Goog-Api-Key"}
+// from, in any dialect: Azure's api-key, the gateways' x-api-key,
+// Gemini's x-goog-api-key and Azure API Management's subscription key.
+var keyHeaders = [...]string{"Api-Key", "X-Api-Key", "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key"}
 
-// foreignKey reports whether h carries a key other than Config.OnlyKey
+// queryKeys are the query parameters a key travels in: Gemini's ?key=,
+// and the api-key, subscription-key (API Management), code (Azure
+// Functions) and access_token others take.
+var queryKeys = [...]string{"key", "api-key", "api_key", "apikey", "subscription-key", "code", "access_token"}
+
+// keyInQuery reports whether a request's URL carries a key (queryKeys).
+func keyInQuery(u *url.URL) bool {
+	if u.RawQuery == "" {
+		return false
+	}
+	q := u.Query()
+	for _, name := range queryKeys {
+		if q.Has(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignKey reports whether r carries a key other than Config.OnlyKey
 // in any header a key is read from, in any dialect, or no key at all: a
 // client that sends the expected key in one header and a stale one in
-// another is caught too. The comparison takes the same time wherever the
-// keys differ.
-func (s *Server) foreignKey(h http.Header) bool {
+// another is caught too. A key in the URL is foreign whatever it is (a
+// URL is logged on its way: a client that puts the throwaway key there
+// puts the real one there too), and so is any Authorization but Bearer
+// and Basic with the key for its password (or its user, without one).
+// The comparison takes the same time wherever the keys differ.
+func (s *Server) foreignKey(r *http.Request) bool {
+	if keyInQuery(r.URL) {
+		return true
+	}
 	want := []byte(s.cfg.OnlyKey)
+	is := func(v string) bool { return subtle.ConstantTimeCompare([]byte(v), want) == 1 }
 	seen := false
 	for _, name := range keyHeaders {
-		for _, v := range h.Values(name) {
+		for _, v := range r.Header.Values(name) {
 			seen = true
-			if subtle.ConstantTimeCompare([]byte(v), want) != 1 {
+			if !is(v) {
 				return true
 			}
 		}
 	}
-	for _, v := range h.Values("Authorization") {
-		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-			seen = true
-			if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v[7:])), want) != 1 {
+	for _, v := range r.Header.Values("Authorization") {
+		seen = true
+		scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
+		cred = strings.TrimSpace(cred)
+		switch {
+		case strings.EqualFold(scheme, "bearer"):
+			if !is(cred) {
 				return true
 			}
+		case strings.EqualFold(scheme, "basic"):
+			if !basicHolds(cred, is) {
+				return true
+			}
+		default:
+			return true
 		}
 	}
 	return !seen
+}
+
+// basicHolds reports whether Basic credentials (base64 of user:password)
+// hold the key: as the password, or as the user without one.
+func basicHolds(cred string, is func(string) bool) bool {
+	b, err := base64.StdEncoding.DecodeString(cred)
+	if err != nil {
+		return false
+	}
+	user, password, ok := strings.Cut(string(b), ":")
+	if ok && password != "" {
+		return is(password)
+	}
+	return is(user)
 }
 
 // keyRefusal is how a dialect's service answers a request without a key,

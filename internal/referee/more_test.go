@@ -42,7 +42,7 @@ func workers(n int, call func(body string)) int {
 // api-key beside a stale real key in Authorization.
 func staleKey() int {
 	send(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"fresh"}]}`)
-	req, _ := http.NewRequest(http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions",
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("PTUPROBE_REFEREE_URL")+"/v1/chat/completions",
 		strings.NewReader(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"stale"}]}`))
 	req.Header.Set("Api-Key", os.Getenv("OPENAI_API_KEY"))
 	req.Header.Set("Authorization", "Bearer sk-stale-real-key")
@@ -141,11 +141,11 @@ func sdkBehind(body string, gateway func(string) (int, int)) {
 // lists them.
 func TestWithheldCredentials(t *testing.T) {
 	t.Parallel()
-	set := refereeEnv("http://127.0.0.1:1", "k", "r")
-	env, withheld := commandEnv(userEnv, set, []string{"PASSED_TOKEN"})
+	set := refereeEnv(sim.DialectOpenAI, "http://127.0.0.1:1", "k", "r")
+	env, withheld, _ := commandEnv(userEnv, set, []string{"PASSED_TOKEN"})
 	got := strings.Join(env, "\n")
-	if withheld != 12 || strings.Count(got, "REAL") != 2 || !strings.Contains(got, "PASSED_TOKEN=") || !strings.Contains(got, "GIT_AUTHOR_NAME=") {
-		t.Errorf("withheld %d of\n%s", withheld, got)
+	if len(withheld) != 12 || strings.Count(got, "REAL") != 2 || !strings.Contains(got, "PASSED_TOKEN=") || !strings.Contains(got, "GIT_AUTHOR_NAME=") {
+		t.Errorf("withheld %v of\n%s", withheld, got)
 	}
 	for name, value := range map[string]string{"GITHUB_TOKEN": "x", "NPM_CONFIG__AUTH": "x", "HTTPS_PROXY": "http://u:p@proxy:3128", "PWD": "/", "TOX_TESTENV_PASSENV": "x", "NODE_EXTRA_CA_CERTS": "/ca.pem", "GIT_AUTHOR_EMAIL": "a@b", "HTTP_PROXY": "http://proxy:3128"} {
 		want := name == "GITHUB_TOKEN" || name == "NPM_CONFIG__AUTH" || name == "HTTPS_PROXY"

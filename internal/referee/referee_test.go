@@ -40,7 +40,7 @@ func TestHelperProcess(t *testing.T) {
 
 // playClient is one of the clients the tests grade: four workers, three
 // calls each, every call its own body, sent the way an OpenAI client
-// sends them (OPENAI_BASE_URL, a Bearer key, any model name).
+// sends them (to PTUPROBE_REFEREE_URL/v1, a Bearer key, any model name).
 func playClient(mode string) int {
 	switch mode {
 	case "env":
@@ -92,7 +92,7 @@ func playClient(mode string) int {
 
 // send posts one attempt and returns its status and advised wait.
 func send(body string, hdr ...string) (int, int) {
-	req, _ := http.NewRequest(http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("PTUPROBE_REFEREE_URL")+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+os.Getenv("OPENAI_API_KEY"))
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -164,7 +164,8 @@ func jitteredCall(body string) {
 
 // checkEnv exits 0 when every key variable holds the referee's
 // throwaway key, every base URL is loopback, no credential-like variable
-// of the caller's is there but the one passed (userEnv), else 3.
+// of the caller's is there but the one passed (userEnv), else 3. (The
+// jobs are in the azure dialect.)
 func checkEnv() int {
 	key := os.Getenv("OPENAI_API_KEY")
 	if !strings.HasPrefix(key, "ptuprobe-referee-") {
@@ -175,8 +176,16 @@ func checkEnv() int {
 			return 3
 		}
 	}
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_BASE", "AZURE_OPENAI_ENDPOINT", "AZURE_API_BASE", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"} {
+	for _, k := range []string{"AZURE_OPENAI_ENDPOINT", "AZURE_API_BASE", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "PTUPROBE_REFEREE_URL"} {
 		if !strings.HasPrefix(os.Getenv(k), "http://127.0.0.1:") {
+			return 3
+		}
+	}
+	// The azure dialect leaves the OpenAI API's base URLs unset
+	// (openai-node's AzureOpenAI would take them over its endpoint), the
+	// caller's too.
+	for _, k := range openAIBaseURLs {
+		if _, ok := os.LookupEnv(k); ok {
 			return 3
 		}
 	}
@@ -348,8 +357,8 @@ func TestTheCommandSeesOnlyTheThrowawayKey(t *testing.T) {
 		if c := check(t, v, CheckRequests); c.Pass {
 			t.Errorf("%s: a command that sent nothing passes %+v", tc.mode, c)
 		}
-		if _, want := commandEnv(j.Env, refereeEnv("", "", ""), j.PassEnv); v.WithheldEnv != want || want < 12 {
-			t.Errorf("%s: %d variables withheld, want %d (userEnv's 12, and the test's own)", tc.mode, v.WithheldEnv, want)
+		if _, want, _ := commandEnv(j.Env, refereeEnv(j.Dialect, "", "", ""), j.PassEnv); v.WithheldEnv != len(want) || len(want) < 12 {
+			t.Errorf("%s: %d variables withheld, want %d (userEnv's 12, and the test's own)", tc.mode, v.WithheldEnv, len(want))
 		}
 	}
 }

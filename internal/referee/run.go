@@ -39,7 +39,8 @@ type Verdict struct {
 	// Seconds is how long the command ran.
 	Seconds float64 `json:"seconds"`
 	// WithheldEnv counts the credential-like variables of the caller's
-	// environment the command was not given (their names are not kept).
+	// environment the command was not given (their names are not kept
+	// here: Run says them on the job's Stderr).
 	WithheldEnv int `json:"withheld_env"`
 	// What the simulator counted, for the reader of the checks.
 	Admitted uint64 `json:"admitted"`
@@ -99,14 +100,15 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 		return Verdict{}, nil, err
 	}
 	defer running.Close()
-	env, withheld := commandEnv(j.Env, refereeEnv(running.URL, key, run), j.PassEnv)
+	env, withheld, unset := commandEnv(j.Env, refereeEnv(j.Dialect, running.URL, key, run), j.PassEnv)
+	noteEnv(j.Stderr, j.Dialect, withheld, unset)
 	began := time.Now()
 	end, err := runCommand(ctx, &j, env, run)
 	if err != nil {
 		return Verdict{}, nil, err
 	}
 	v := j.verdict(running.Server.Stats(), end, cfg.PTU)
-	v.Seconds, v.WithheldEnv = time.Since(began).Round(time.Millisecond).Seconds(), withheld
+	v.Seconds, v.WithheldEnv = time.Since(began).Round(time.Millisecond).Seconds(), len(withheld)
 	var written []string
 	if j.OutDir != "" {
 		written, err = write(j.OutDir, v)
