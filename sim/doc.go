@@ -261,20 +261,26 @@
 //     herd_in_step the herd (below): the ones on time compared with
 //     their key's median lateness, and those within HerdWindow (50 ms)
 //     of it, waits honoured without jitter, which a fleet refused in one
-//     wave honours together; over_budget the ones on time that came back more than
-//     Config.WitnessBudget after their refusal; advised_waits_pending the
+//     wave honours together; over_budget the ones, early or on time, that
+//     came back more than Config.WitnessBudget after their refusal (one
+//     back past its budget and before its advice is early and over
+//     budget); advised_waits_pending the
 //     refusals no request has come back to (yet), and pending_past_budget
 //     those of them older than the budget (a client asleep past it, or
 //     one that gave the call up: nothing on the wire tells them apart);
 //   - max_call_retries: the most retries of one call, in a row of its
 //     refusals, that waited (came back more than QuickRetryWindow, 50 ms
-//     wall, after their refusal); mixed_calls: the calls whose refusals
-//     in a row were answered both by a retry back at once (early, within
-//     QuickRetryWindow) and by one that waited out its advice (on time,
-//     after it). One retry owner retries a call a bounded number of times
-//     and behaves one way; more retries than any owner makes, or both
-//     behaviours in one call, are a stack of owners even when a gateway
-//     between them drops X-Stainless-Retry-Count.
+//     wall, after their refusal), reported: a client's own retry count is
+//     no second owner (LangChain JS retries 6 times, azure-core for
+//     Python 10); mixed_calls: the calls whose retries interleave two
+//     owners' schedules (stackedRetry): one back at once (early, within
+//     QuickRetryWindow) after a retry of the call that waited, or an
+//     early retry that waited less than half the longest early wait of
+//     the call before it (a backoff starting over: an inner owner's
+//     bursts between the outer owner's waits). One owner's waits follow
+//     the advice, or a backoff that grows or stays, perhaps starting at
+//     once (urllib3's 0 s, 1 s, 2 s); so two owners show even when a
+//     gateway between them drops X-Stainless-Retry-Count.
 //
 // A retry is the same request coming back: the same key and deployment,
 // and the same call. A call is recognized by a marker when the client

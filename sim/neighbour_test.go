@@ -69,12 +69,30 @@ func TestNeighbourSettings(t *testing.T) {
 }
 
 // TestWitnessFollowsACallsRefusals: the witness counts the waited
-// retries of one call in a row (MaxCallRetries) and a call answered both
-// at once and after waiting out its advice (MixedCalls); retries back at
-// once do not count as waited, nor does a first visit.
+// retries of one call in a row (MaxCallRetries) and the calls that show
+// two retry owners interleaved (MixedCalls), per client shape, each the
+// retries of one call against a neighbour's batch that refuses it
+// throughout (an hour) or for its first second (2 s): one owner whose
+// backoff is 0, 1, 2 s (urllib3's Retry(total=3, backoff_factor=0.5)),
+// one with 6 retries (LangChain JS: p-retry's 1 s doubling, ×[1, 2]) and
+// with 10 (azure-core for Python: 0.8 s doubling, ±20%), one that waits
+// out its advice; two nested: a gateway that repeats at once what an SDK
+// waited out, and a gateway's bursts (70 ms apart) between an SDK's own
+// 0.5 s backoff. Retries back at once do not count as waited, nor does a
+// first visit.
 func TestWitnessFollowsACallsRefusals(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
+	s := time.Second
+	// after are the arrivals of one call's attempts: the first at 0,
+	// each retry its wait (and 10 ms of round trip) after the one before.
+	after := func(waits ...time.Duration) []time.Duration {
+		at := []time.Duration{0}
+		for _, w := range waits {
+			at = append(at, at[len(at)-1]+10*ms+w)
+		}
+		return at
+	}
 	for _, tc := range []struct {
 		name       string
 		batch      time.Duration // lands at 0: refused for batch − 1 s
@@ -84,8 +102,15 @@ func TestWitnessFollowsACallsRefusals(t *testing.T) {
 	}{
 		{"waited three times", time.Hour, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 3, 0},
 		{"at once, never waited", time.Hour, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms}, 0, 0},
-		{"at once, then on time", 2 * time.Second, []time.Duration{0, 10 * ms, 1100 * ms}, 1, 1},
+		{"at once, then on time", 2 * time.Second, []time.Duration{0, 10 * ms, 1100 * ms}, 1, 0},
 		{"early after a backoff, then on time", 2 * time.Second, []time.Duration{0, 500 * ms, 1100 * ms}, 2, 0},
+		{"urllib3 0, 1, 2 s, early", time.Hour, after(0, s, 2*s), 2, 0},
+		{"urllib3 0, 1, 2 s, then on time", 2 * time.Second, after(0, s, 2*s), 1, 0},
+		{"LangChain JS, 6 retries", time.Hour, after(1500*ms, 2100*ms, 7900*ms, 8100*ms, 31*s, 33*s), 6, 0},
+		{"azure-core, 10 retries", time.Hour, after(700*ms, 1500*ms, 3600*ms, 5800*ms, 13*s, 24*s, 53*s, 110*s, 120*s, 120*s), 10, 0},
+		{"nested: at once after a wait", time.Hour, after(0, 0, 600*ms, 0), 1, 1},
+		{"nested: bursts between backoffs", time.Hour, after(60*ms, 60*ms, 60*ms, 500*ms, 60*ms, 60*ms), 6, 1},
+		{"nested: at once and bursts, counted once", time.Hour, after(60*ms, 500*ms, 60*ms, 500*ms, 0, 60*ms), 5, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,5 +125,22 @@ func TestWitnessFollowsACallsRefusals(t *testing.T) {
 				t.Errorf("max call retries %d, mixed calls %d; want %d, %d (%+v)", st.MaxCallRetries, st.MixedCalls, tc.maxRetries, tc.mixed, st)
 			}
 		})
+	}
+}
+
+// TestEarlyPastTheBudgetIsBoth: a retry back later than its budget and
+// before its advice counts as early and as over budget: it broke both.
+func TestEarlyPastTheBudgetIsBoth(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.WitnessBudget = 2 * time.Second
+	cfg.SetNeighbour(Neighbour{Every: 24 * time.Hour, Min: time.Hour, Max: time.Hour})
+	s, clk, ts := newSim(t, cfg)
+	for _, at := range []time.Duration{0, 3 * time.Second} {
+		clk.Set(t0.Add(at))
+		post(t, ts.URL, azurePath, chatBody(40, 10))
+	}
+	if st := s.Stats(); st.EarlyReturns != 1 || st.OverBudget != 1 {
+		t.Errorf("early %d, over budget %d; want 1, 1", st.EarlyReturns, st.OverBudget)
 	}
 }

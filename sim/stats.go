@@ -71,14 +71,15 @@ type Stats struct {
 	HerdInStep   uint64 `json:"herd_in_step"`
 	// MaxCallRetries is the most retries of one call in a row of its
 	// refusals that waited (came back more than QuickRetryWindow after
-	// their refusal): more than one retry owner allows is a stack of them.
-	// MixedCalls counts the calls whose refusals in a row were answered
-	// both by a retry back at once (early, within QuickRetryWindow) and by
-	// one that waited out its advice: two behaviours, two owners.
+	// their refusal). MixedCalls counts the calls whose retries interleave
+	// two owners' schedules (stackedRetry): a retry back at once (early,
+	// within QuickRetryWindow) after one of the call that waited, or an
+	// early retry that waited less than half the longest early wait of the
+	// call before it, a backoff starting over.
 	MaxCallRetries uint64 `json:"max_call_retries"`
 	MixedCalls     uint64 `json:"mixed_calls"`
-	// OverBudget counts retries on time that came back more than
-	// Config.WitnessBudget after their refusal (0 without a budget).
+	// OverBudget counts retries, early or on time, that came back more
+	// than Config.WitnessBudget after their refusal (0 without a budget).
 	OverBudget uint64 `json:"over_budget"`
 	// AdvisedWaitsPending counts refusals remembered and not answered
 	// (yet): requests whose client has not come back.

@@ -152,17 +152,14 @@ func fieldsOf(a *answer) fieldWaits {
 
 // chain is what the witness knows of one call's refusals in a row: how
 // many of its retries waited (came back more than QuickRetryWindow after
-// their refusal), and whether one came back at once (early, within
-// QuickRetryWindow) and one waited out its advice (on time, after it).
+// their refusal), the longest wait of those that came back early (a
+// backoff of the client's own, which did not read the advice), and
+// whether it has shown two retry owners (stacked).
 type chain struct {
-	waited       uint16
-	atOnce, kept bool
+	waited    uint16
+	stacked   bool
+	ownWaitMS int32 // the longest early waited retry's wait, in wall ms
 }
-
-// mixed reports whether the chain holds both behaviours: a retry back at
-// once and a retry that waited out its advice, which one retry owner
-// does not do.
-func (c chain) mixed() bool { return c.atOnce && c.kept }
 
 // advisedWaits is the witness's memory: retryID → the end of the wait its
 // last refusal advised. It is bounded by max through a ring of the last
@@ -264,9 +261,11 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, a *answer) {
 			ks.retriesOnTime++
 		}
 		s.late.note(ks, r, s.cfg.TimeScale)
-		if b := s.cfg.WitnessBudget; b > 0 && r.since > s.modelTime(b.Milliseconds()) {
-			s.n.overBudget++
-		}
+	}
+	// Past the budget counts early or on time: a retry back after its
+	// budget and before its advice broke both rules.
+	if b := s.cfg.WitnessBudget; b > 0 && r.comeback != firstVisit && r.since > s.modelTime(b.Milliseconds()) {
+		s.n.overBudget++
 	}
 	if v.sdkRetry {
 		s.n.sdkRetries++
@@ -293,27 +292,55 @@ func (s *Server) witness(ks *keyState, v visit, now time.Time, a *answer) {
 // follow is the chain of refusals a request continues: its recalled
 // chain with this comeback added to it (an empty chain for a first
 // visit). It counts the most waited retries of one call
-// (Stats.MaxCallRetries) and the calls whose chain holds both a retry
-// back at once and one that waited out its advice (Stats.MixedCalls).
-// Called with s.mu held.
+// (Stats.MaxCallRetries) and the calls that show two retry owners
+// interleaved on them (Stats.MixedCalls, stackedRetry). Called with s.mu
+// held.
 func (s *Server) follow(r recalled) chain {
 	c := r.chain
 	if r.comeback == firstVisit {
 		return c
 	}
-	quick := r.since <= s.modelTime(QuickRetryWindow.Milliseconds())
-	switch {
-	case !quick:
-		c.waited = min(c.waited+1, math.MaxUint16)
-		c.kept = c.kept || r.comeback == cameBackOnTime
-	case r.comeback == cameBackEarly:
-		c.atOnce = true
-	}
-	s.n.maxCallRetries = max(s.n.maxCallRetries, uint64(c.waited))
-	if c.mixed() && !r.chain.mixed() {
+	sinceMS := s.wallMS(r.since)
+	if stackedRetry(c, r.comeback, sinceMS) && !c.stacked {
+		c.stacked = true
 		s.n.mixedCalls++
 	}
+	if sinceMS > QuickRetryWindow.Milliseconds() {
+		c.waited = min(c.waited+1, math.MaxUint16)
+		if r.comeback == cameBackEarly {
+			c.ownWaitMS = max(c.ownWaitMS, int32(min(sinceMS, math.MaxInt32)))
+		}
+	}
+	s.n.maxCallRetries = max(s.n.maxCallRetries, uint64(c.waited))
 	return c
+}
+
+// stackedRetry reports whether a retry that came back sinceMS (wall)
+// after its refusal shows a second retry owner on its call, whose
+// refusals in a row so far are c. One owner's retries follow one
+// schedule: the advice, or a backoff of its own that grows or stays
+// (exponential with a jitter of ±25% or ×[1, 2], constant), perhaps
+// starting at once (urllib3's first backoff is 0 s). Two owners nested
+// interleave theirs:
+//
+//   - a retry back at once (early, within QuickRetryWindow) after a retry
+//     of the call that waited: an inner owner (a gateway, an application
+//     loop) repeating at once what the other waited out;
+//   - an early retry that waited less than half the longest early retry
+//     of the call before it: a backoff that starts over, bursts of an
+//     inner owner's retries between the outer owner's waits.
+//
+// What neither sees: two owners whose waits keep growing together, and
+// a single owner whose backoff is drawn from all of [0, cap] (full
+// jitter) that falls under half an earlier wait reads as two.
+func stackedRetry(c chain, came comeback, sinceMS int64) bool {
+	if came != cameBackEarly {
+		return false
+	}
+	if sinceMS <= QuickRetryWindow.Milliseconds() {
+		return c.waited > 0
+	}
+	return c.ownWaitMS > 0 && 2*sinceMS < int64(c.ownWaitMS)
 }
 
 // modelTime converts whole wall-clock milliseconds, as a header carries

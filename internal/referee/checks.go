@@ -133,8 +133,8 @@ type Check struct {
 }
 
 // grade turns the simulator's stats into the checks, under the default
-// expectations replaced by over; ownerRetries is the most waited retries
-// of a call one owner makes. A refusal nobody came back to is
+// expectations replaced by over; ownerRetries, when > 0, is the most
+// waited retries of a call one owner makes. A refusal nobody came back to is
 // incomplete, whether the command was still asleep on it at its end or
 // had given it up: the witness cannot tell which, and over_budget counts
 // only the retries it saw come back past the budget. The herd has no
@@ -170,10 +170,15 @@ func grade(st sim.Stats, over []Expectation, ownerRetries int) []Check {
 // owners is how many retry owners the witness tells apart: one that
 // declares its retries (X-Stainless-Retry-Count > 0, or the repeated
 // marker of one call), and one that retries without saying so (an
-// application loop, a gateway, a bare loop). Two is a retry stack; so is,
-// whatever the headers say (a gateway may drop them), a call retried
-// after a wait more often than one owner does (ownerRetries), or one
-// answered both at once and after waiting out its advice.
+// application loop, a gateway, a bare loop): both are an SDK's count
+// restarting under an owner outside it. Two, too, whatever the headers
+// say (a gateway may drop them), when a call's retries interleave two
+// schedules (sim.Stats.MixedCalls: one back at once after one that
+// waited, or a backoff starting over); and, when ownerRetries > 0, when
+// a call was retried after a wait more often than that. A client's own
+// retry count alone is no second owner (LangChain JS retries 6 times,
+// azure-core for Python 10), so ownerRetries is 0, unbounded, unless the
+// user knows their stack's.
 func owners(st sim.Stats, ownerRetries int) int {
 	n := 0
 	if st.SDKRetries > 0 || st.MarkedRetries > 0 {
@@ -182,7 +187,7 @@ func owners(st sim.Stats, ownerRetries int) int {
 	if st.UndeclaredRetries > 0 {
 		n++
 	}
-	if st.MaxCallRetries > uint64(ownerRetries) || st.MixedCalls > 0 {
+	if st.MixedCalls > 0 || (ownerRetries > 0 && st.MaxCallRetries > uint64(ownerRetries)) {
 		n = max(n, 2)
 	}
 	return n

@@ -48,11 +48,11 @@ const (
 	// does not read the advice comes back early; StormNeighbour's batches
 	// catch one whose backoff is seconds.
 	DefaultStormPTU = 1
-	// DefaultOwnerRetries is the most retries of one call, each after a
-	// wait, that the owners check takes for one retry owner's: the SDKs
-	// retry 2 (OpenAI, Anthropic, Vercel ai) or 3 times (Azure's, but
-	// for Python, 10), Portkey at most 5.
-	DefaultOwnerRetries = 5
+	// DefaultOwnerRetries bounds nothing: a client's own retry count is
+	// no second owner (the SDKs retry 2 or 3 times, LangChain JS 6,
+	// azure-core for Python 10, Portkey up to 5); --owner-retries N makes
+	// a call retried after a wait more than N times a stack.
+	DefaultOwnerRetries = 0
 	// SpilloverDeployment is the standard deployment's name in the
 	// spillover scenario.
 	SpilloverDeployment = "sim-standard"
@@ -102,9 +102,9 @@ type Job struct {
 	OutDir string
 	// Seed is the simulator's (completion lengths).
 	Seed int64
-	// OwnerRetries is the most retries of one call, each after a wait,
-	// that one retry owner makes; more count as a second owner. 0 is
-	// DefaultOwnerRetries.
+	// OwnerRetries, when > 0, is the most retries of one call, each
+	// after a wait, that one retry owner makes; more count as a second
+	// owner. 0 bounds nothing (DefaultOwnerRetries).
 	OwnerRetries int
 
 	// Sim, when set, is the simulator's model (a --sim-profile: a twin of
@@ -148,7 +148,7 @@ func (j *Job) Validate() error {
 		return valid.Errorf("PTU", "%v: want > 0 (0: the scenario's)", j.PTU)
 	}
 	if j.OwnerRetries < 0 {
-		return valid.Errorf("OwnerRetries", "%d: want >= 1 (0: %d)", j.OwnerRetries, DefaultOwnerRetries)
+		return valid.Errorf("OwnerRetries", "%d: want >= 1 (0: no bound)", j.OwnerRetries)
 	}
 	if err := validatePassEnv(j.PassEnv); err != nil {
 		return err

@@ -3,6 +3,7 @@ package referee
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strconv"
@@ -24,6 +25,69 @@ var moreClients = map[string]func() int{
 	"backoff":         func() int { return workers(4, backoffCall) },
 	"gateway-stack":   func() int { return workers(4, func(body string) { sdkBehind(body, gatewayBackoff) }) },
 	"gateway-at-once": func() int { return workers(4, func(body string) { sdkBehind(body, gatewayAtOnce) }) },
+	"urllib3":         func() int { return workers(4, urllib3Call) },
+	"langchain":       func() int { return workers(4, langchainCall) },
+	"stale-only":      staleOnly,
+	"gemini-url-key":  geminiURLKey,
+}
+
+// urllib3Call is urllib3's Retry(total=3, backoff_factor=0.5) scaled by
+// a fifth, in headers-only (no Retry-After to honour): 3 retries of a
+// 429, 0, 200 and 400 ms after it (urllib3 2.x's get_backoff_time: 0
+// after the first error, then factor × 2^(n−1)), undeclared.
+func urllib3Call(body string) {
+	for _, wait := range []time.Duration{0, 200 * time.Millisecond, 400 * time.Millisecond} {
+		if status, _ := send(body); status != http.StatusTooManyRequests {
+			return
+		}
+		time.Sleep(wait)
+	}
+	send(body)
+}
+
+// langchainCall is LangChain JS's ChatOpenAI with its default 6 retries
+// (its AsyncCaller's p-retry, the SDK's own retries off: every attempt
+// X-Stainless-Retry-Count 0), whose backoff, minTimeout × 2^n × [1, 2],
+// ignores the advice; scaled from 1 s to 55 ms.
+func langchainCall(body string) {
+	wait := 55 * time.Millisecond
+	for range 6 {
+		if status, _ := send(body, "X-Stainless-Retry-Count", "0"); status != http.StatusTooManyRequests {
+			return
+		}
+		time.Sleep(wait + rand.N(wait))
+		wait *= 2
+	}
+	send(body, "X-Stainless-Retry-Count", "0")
+}
+
+// staleOnly sends one call with a stale real key only.
+func staleOnly() int {
+	req, _ := http.NewRequest(http.MethodPost, os.Getenv("PTUPROBE_REFEREE_URL")+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"stale"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-stale-real-key")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	return 0
+}
+
+// geminiURLKey is a Gemini client that sends its key in the URL (?key=),
+// as Google's REST examples do, then one call as @google/genai sends it.
+func geminiURLKey() int {
+	const body = `{"contents":[{"role":"user","parts":[{"text":"hello"}]}],"generationConfig":{"maxOutputTokens":10}}`
+	base := os.Getenv("GOOGLE_GEMINI_BASE_URL") + "/v1beta/models/gemini-2.5-flash:generateContent"
+	for _, u := range []string{base + "?key=AIzaSyStaleRealKey0123456789", base} {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if u == base {
+			req.Header.Set("X-Goog-Api-Key", os.Getenv("GEMINI_API_KEY"))
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	return 0
 }
 
 // workers runs call for one call each of n workers, each its own body.
@@ -121,7 +185,8 @@ func gatewayAtOnce(body string) (int, int) {
 }
 
 // sdkBehind is openai-node behind a gateway: 2 retries, each after the
-// advised wait when it is at most a minute, else its own 70 ms.
+// advised wait when it is at most a minute, else its own first backoff,
+// 500 ms.
 func sdkBehind(body string, gateway func(string) (int, int)) {
 	for range 3 {
 		status, ms := gateway(body)
@@ -129,7 +194,7 @@ func sdkBehind(body string, gateway func(string) (int, int)) {
 			return
 		}
 		if ms == 0 || ms > 60_000 {
-			ms = 70
+			ms = 500
 		}
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	}
@@ -259,8 +324,8 @@ func TestStormNeighbour(t *testing.T) {
 
 // TestOwnersBehindAGateway: an SDK behind a gateway that drops its
 // retry header, all undeclared, is two owners: in long-wait by the
-// retries of one call (12 attempts, past one owner's 5 retries), in the
-// storm because the gateway repeats at once what the SDK waits out.
+// gateway's bursts (70 ms apart) between the SDK's 500 ms backoffs, in
+// the storm because the gateway repeats at once what the SDK waits out.
 func TestOwnersBehindAGateway(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -278,9 +343,84 @@ func TestOwnersBehindAGateway(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c := check(t, v, CheckOwners); c.Value != 2 || v.SDKRetries != 0 || v.MarkedRetries != 0 {
+			if c := check(t, v, CheckOwners); c.Value != 2 || v.SDKRetries != 0 || v.MarkedRetries != 0 || v.MixedCalls == 0 {
 				t.Errorf("owners %+v; max call retries %d, mixed calls %d, sdk %d", c, v.MaxCallRetries, v.MixedCalls, v.SDKRetries)
 			}
 		})
+	}
+}
+
+// TestOneOwnerIsOne: a client's own retries are one owner whatever their
+// count and schedule: urllib3's 0, 1, 2 s backoff (scaled) in
+// headers-only, LangChain JS's 6 retries in long-wait (every retry after
+// a wait, more than the 5 that read as two owners before); the same
+// count is two under --owner-retries 5.
+func TestOneOwnerIsOne(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode, scenario string
+		ownerRetries   int
+		owners         float64
+	}{
+		{"urllib3", ScenarioHeadersOnly, 0, 1},
+		{"langchain", ScenarioLongWait, 0, 1},
+		{"langchain", ScenarioLongWait, 5, 2},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.mode, tc.ownerRetries), func(t *testing.T) {
+			t.Parallel()
+			j := helperJob(t, tc.mode)
+			j.Scenario, j.OutDir, j.OwnerRetries = tc.scenario, "", tc.ownerRetries
+			if tc.scenario == ScenarioHeadersOnly {
+				j.Dialect = sim.DialectOpenAI
+			} else {
+				j.PTU = 0
+			}
+			v, _, err := Run(t.Context(), j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := check(t, v, CheckOwners); c.Value != tc.owners || v.MixedCalls != 0 || v.SDKRetries != 0 || v.UndeclaredRetries == 0 {
+				t.Errorf("owners %+v; max call retries %d, mixed calls %d, undeclared %d", c, v.MaxCallRetries, v.MixedCalls, v.UndeclaredRetries)
+			}
+			if tc.mode == "langchain" && v.MaxCallRetries != 6 {
+				t.Errorf("max call retries %d, want 6: the case tests nothing", v.MaxCallRetries)
+			}
+		})
+	}
+}
+
+// TestStaleKeyReachedTheSimulator: a client that sends only a stale key
+// reads requests 0, and the verdict says that it reached the simulator
+// and was refused for its key, not that it never reached it.
+func TestStaleKeyReachedTheSimulator(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "stale-only")
+	j.OutDir = ""
+	v, _, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Summary(v); check(t, v, CheckRequests).Value != 0 || !strings.Contains(s, "1 requests reached the simulator and were refused before the model, 1 of them for their key (401") {
+		t.Errorf("%s", s)
+	}
+}
+
+// TestGeminiKeyInTheURL: in the gemini dialect a key sent in the URL
+// (?key=) is a foreign key, and the verdict fails on it.
+func TestGeminiKeyInTheURL(t *testing.T) {
+	t.Parallel()
+	j := helperJob(t, "gemini-url-key")
+	j.Dialect, j.OutDir = sim.DialectGemini, t.TempDir()
+	v, written, err := Run(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := check(t, v, CheckForeignKeys); c.Value != 1 || c.Pass || v.Pass || v.Admitted != 1 {
+		t.Errorf("foreign_keys %+v: %s", c, Summary(v))
+	}
+	for _, p := range written {
+		if b, err := os.ReadFile(p); err != nil || strings.Contains(string(b), "AIzaSyStale") {
+			t.Errorf("%s holds the key (%v)", p, err)
+		}
 	}
 }

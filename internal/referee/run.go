@@ -47,7 +47,9 @@ type Verdict struct {
 	Refused  uint64 `json:"refused"`
 	Spilled  uint64 `json:"spilled"`
 	Rejected uint64 `json:"rejected"`
-	Retries  uint64 `json:"retries"`
+	// ForeignKeys are the rejected requests refused for their key.
+	ForeignKeys uint64 `json:"foreign_keys"`
+	Retries     uint64 `json:"retries"`
 	// SDKRetries, MarkedRetries and UndeclaredRetries are the witness's:
 	// declared, recognized by a marker, and neither.
 	SDKRetries        uint64 `json:"sdk_retries"`
@@ -124,7 +126,7 @@ func (j *Job) verdict(st sim.Stats, end commandEnd, ptu float64) Verdict {
 	v := Verdict{
 		Scenario: j.Scenario, Dialect: j.Dialect, Checks: grade(st, j.Expect, j.ownerRetries()),
 		Command: filepath.Base(j.Command[0]), CommandExit: end.exit, TimedOut: end.timedOut, Interrupted: end.interrupted,
-		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, Retries: st.Retries,
+		Admitted: st.Admitted, Refused: st.Refused, Spilled: st.Spilled, Rejected: st.Rejected, ForeignKeys: st.ForeignKeys, Retries: st.Retries,
 		SDKRetries: st.SDKRetries, MarkedRetries: st.MarkedRetries, UndeclaredRetries: st.UndeclaredRetries,
 		MaxCallRetries: st.MaxCallRetries, MixedCalls: st.MixedCalls, HerdSource: st.HerdSource, HerdCompared: st.HerdCompared,
 		UnansweredPastBudget: st.PendingPastBudget, NeighbourBatches: st.NeighbourBatches,
@@ -137,12 +139,9 @@ func (j *Job) verdict(st sim.Stats, end commandEnd, ptu float64) Verdict {
 	return v
 }
 
-// ownerRetries is the job's OwnerRetries, or its default.
+// ownerRetries is the job's OwnerRetries (0: no bound).
 func (j *Job) ownerRetries() int {
-	if j.OwnerRetries > 0 {
-		return j.OwnerRetries
-	}
-	return DefaultOwnerRetries
+	return max(j.OwnerRetries, DefaultOwnerRetries)
 }
 
 // randomID is prefix and 16 random bytes in hex: the throwaway key, good

@@ -19,14 +19,14 @@ const Title = "ptuprobe referee: the client's 429 handling"
 
 // meaning says what each check counts, for the tables.
 var meaning = map[string]string{
-	CheckRequests:           "requests the simulator decided on (admitted or refused)",
+	CheckRequests:           "requests the simulator decided on (admitted or refused); those it refused before the model (401 for a wrong key, a wrong route) are not among them",
 	CheckForeignKeys:        "requests refused for a key other than the throwaway one, or none (a stale real key, a key from a file)",
 	CheckEarlyReturns:       "retries that came back before the wait their refusal advised",
-	CheckOwners:             "retry owners told apart: declared (SDK, marked) and undeclared (a loop, a gateway); 2 also for a call retried after a wait more often than one owner does, or both at once and after its wait",
+	CheckOwners:             "retry owners told apart: declared (SDK, marked) and undeclared (a loop, a gateway); 2 also for a call whose retries interleave two schedules (one at once after one that waited, or a backoff starting over)",
 	CheckAttemptsPerRequest: "attempts per call the client made",
 	CheckHTTP429PerSuccess:  "429s per admitted request",
 	CheckHerd:               "share of retries on time within " + num.Millis(float64(sim.HerdWindow.Milliseconds()), 0) + " of the client's median lateness after the deadline it honours: waits kept without jitter, which every call told one deadline keeps together",
-	CheckOverBudget:         "retries that came back later than the budget after their refusal",
+	CheckOverBudget:         "retries that came back later than the budget after their refusal, early or not",
 	CheckIncomplete:         "refusals nobody came back to, and requests still open at the end",
 }
 
@@ -67,7 +67,7 @@ func Summary(v Verdict) string {
 	if len(failed) > 0 {
 		word += " (" + strings.Join(failed, ", ") + ")"
 	}
-	return fmt.Sprintf("%s: scenario %s, dialect %s; %s", word, v.Scenario, v.Dialect, end)
+	return fmt.Sprintf("%s: scenario %s, dialect %s; %s%s", word, v.Scenario, v.Dialect, end, unreached(v))
 }
 
 // PrintTable writes the verdict table and its summary line.
@@ -127,13 +127,37 @@ func writeMarkdown(w io.Writer, v Verdict) error {
 func counts(v Verdict) string {
 	s := fmt.Sprintf("The simulator admitted %d and refused %d requests (%d spilled over, %d rejected before the model); "+
 		"it recognized %d retries: %d declared by an SDK, %d by their marker, %d undeclared; "+
-		"at most %d retries of one call after a wait (one owner: up to %d), %d calls retried both at once and after their wait.",
+		"at most %d retries of one call after a wait (one owner: %s), %d calls whose retries interleave two schedules.",
 		v.Admitted, v.Refused, v.Spilled, v.Rejected, v.Retries, v.SDKRetries, v.MarkedRetries, v.UndeclaredRetries,
-		v.MaxCallRetries, v.OwnerRetries, v.MixedCalls)
+		v.MaxCallRetries, ownerBound(v.OwnerRetries), v.MixedCalls)
 	if v.NeighbourBatches > 0 {
 		s += fmt.Sprintf(" The neighbour submitted %d batches.", v.NeighbourBatches)
 	}
 	return s + fmt.Sprintf(" The command was not given %d credential-like variables of the environment.", v.WithheldEnv)
+}
+
+// ownerBound is --owner-retries in words.
+func ownerBound(n int) string {
+	if n <= 0 {
+		return "no bound"
+	}
+	return fmt.Sprintf("up to %d", n)
+}
+
+// unreached says why requests is 0: nothing reached the simulator, or
+// what did was refused before the model (its key, its route); "" when
+// requests were decided on.
+func unreached(v Verdict) string {
+	if v.Admitted+v.Refused > 0 {
+		return ""
+	}
+	if v.Rejected == 0 {
+		return "; no request reached the simulator (another dialect's routes, a base URL the client does not read, a cached go test)"
+	}
+	if v.ForeignKeys > 0 {
+		return fmt.Sprintf("; %d requests reached the simulator and were refused before the model, %d of them for their key (401: a stale key, or none, in place of the throwaway one: foreign_keys)", v.Rejected, v.ForeignKeys)
+	}
+	return fmt.Sprintf("; %d requests reached the simulator and were refused before the model (a route or a body it does not serve: a 400 or 404)", v.Rejected)
 }
 
 // page is report.html: the summary, then the checks.
