@@ -98,35 +98,34 @@ func (rc *refereeCmd) names() flagNames {
 }
 
 const refereeLong = `referee answers "is my client's retry stack harmful?" in one command. It
-starts the simulator on 127.0.0.1 in --sim-dialect and --scenario, runs COMMAND
-with the variables the OpenAI, Azure OpenAI, Anthropic, Gemini SDKs and LiteLLM
-read (OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT, ANTHROPIC_BASE_URL, their keys…;
-docs/referee.md lists them) pointed at it and a throwaway key the simulator
-requires, and without any credential-like variable of yours (a name with KEY,
-SECRET, TOKEN, PASSWORD, CREDENTIAL…; --pass-env NAME gives one). Stdin passes
-through unless it is a terminal. It waits for COMMAND (within --timeout, then
-its process group is ended; so is what it leaves running) and grades what the
-simulator's witness saw:
+starts the simulator on 127.0.0.1 in --sim-dialect and --scenario and runs
+COMMAND with the variables the OpenAI, Azure OpenAI, Anthropic, Gemini SDKs and
+LiteLLM read pointed at it (AZURE_OPENAI_ENDPOINT, ANTHROPIC_BASE_URL…;
+OPENAI_BASE_URL but in azure, where AzureOpenAI would take it over its
+endpoint; docs/referee.md) and a throwaway key the simulator requires, without
+any credential-like variable of yours, by name (KEY, SECRET, TOKEN, _PASS…) or
+value (a URL with a user or a secret query, AccountKey=, a JWT, a ghp_ token);
+it names them on stderr, --pass-env NAME gives one. It waits for COMMAND
+(within --timeout, then its process group is ended, and what it left running)
+and grades what the simulator's witness saw (expectations on the right):
 
-  requests              requests the simulator decided on        expect >= 1
-  foreign_keys          requests with another key than the
-                        throwaway one (a stale real key), or none expect <= 0
-  early_returns         retries back before the advised wait     expect <= 0
-  owners                retry owners told apart: declared (SDK,
-                        marked), undeclared (a loop, a gateway);
-                        2 is a stack, as is a call retried after
-                        a wait more than --owner-retries times   expect <= 1
-  attempts_per_request, http_429_per_success                     reported
-  herd                  share of retries within 50 ms of the
-                        client's median lateness after the
-                        deadline it honours (waits without
-                        jitter; the lab finds no cost in it)     reported
+  requests              requests the simulator decided on (0: none
+                        reached it, or were refused for their key)  >= 1
+  foreign_keys          requests with a key but the throwaway one
+                        (stale, in the URL, Basic…) or none         <= 0
+  early_returns         retries back before the advised wait        <= 0
+  owners                retry owners: declared (SDK, marked) and
+                        undeclared (a loop, a gateway); 2 also for
+                        retries interleaving two schedules (at once
+                        after a wait, a backoff starting over); a
+                        client's own retry count is no second owner <= 1
+  attempts_per_request, http_429_per_success, herd (retries within
+                        50 ms of the median lateness: no jitter)    reported
   over_budget           retries later than --retry-budget after
-                        their refusal                            expect <= 0
-  incomplete            refusals nobody came back to             reported
+                        their refusal, early (early_returns) or not <= 0
+  incomplete            refusals nobody came back to                reported
 
---expect 'NAME OP NUMBER' (OP one of <= < >= > == !=) sets or replaces a
-check's expectation, e.g. --expect 'herd<=0.5' --expect 'owners<=2'.
+--expect 'NAME OP NUMBER' (OP: <= < >= > == !=) sets an expectation: 'herd<=0.5'.
 
 Scenarios:
   storm         sustained overload (--sim-ptu 1): each 429 advises up to a
@@ -138,12 +137,13 @@ Scenarios:
                 or RateLimit fields advise (openai, anthropic, ietf)
 
 Give concurrent calls distinct prompts (or an Idempotency-Key): the
-simulator tells a retry from a new call by its marker, else its body.
+simulator tells a retry from a new call by its marker, else its body. Stdin
+passes through unless it is a terminal.
 
 Exit status: 0 every expectation holds, 3 one is breached or the command
 timed out, 2 bad flags or a command that cannot start, 130 interrupted (the
 verdict so far is written). Into --out-dir: referee.json, referee.md and
-report.html; none holds a key, a prompt or a host.`
+report.html; none holds a key, a prompt, a host or a variable's name.`
 
 const refereeExample = `  # A Node app (openai-node's AzureOpenAI, say), in the storm
   ptuprobe referee -- node app.js
@@ -172,8 +172,8 @@ func init() {
 		f.DurationVar(&rc.budget, "retry-budget", referee.DefaultBudget, "a request's latency budget: long-wait advises waits past it; a retry later than it is over budget")
 		f.DurationVar(&rc.timeout, "timeout", referee.DefaultTimeout, "how long COMMAND may run before its process group is ended")
 		f.StringArrayVar(&rc.expect, "expect", nil, "an expectation NAME OP NUMBER, e.g. 'owners<=1' (repeatable)")
-		f.StringArrayVar(&rc.passEnv, "pass-env", nil, "pass this credential-like variable to COMMAND (repeatable)")
-		f.IntVar(&rc.owners, "owner-retries", referee.DefaultOwnerRetries, "most waited retries of a call by one owner")
+		f.StringArrayVar(&rc.passEnv, "pass-env", nil, "pass this credential-like variable to COMMAND (repeatable; the referee names on stderr those it withholds)")
+		f.IntVar(&rc.owners, "owner-retries", referee.DefaultOwnerRetries, "most waited retries of a call by one owner: more read as two owners (0: no bound, a client's own retry count is no second owner)")
 		f.StringVar(&rc.outDir, "out-dir", DefaultRefereeOutDir, "directory for referee.json, referee.md and report.html")
 		alias(c, renames{"dialect": "sim-dialect", "ptu": "sim-ptu", "budget": "retry-budget"})
 		return c

@@ -103,9 +103,8 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 	}
 	defer running.Close()
 	env, withheld, unset := commandEnv(j.Env, refereeEnv(j.Dialect, running.URL, key, run), j.PassEnv)
-	noteEnv(j.Stderr, j.Dialect, withheld, unset)
 	began := time.Now()
-	end, err := runCommand(ctx, &j, env, run)
+	end, err := runCommand(ctx, &j, env, run, func() { noteEnv(j.Stderr, j.Dialect, withheld, unset) })
 	if err != nil {
 		return Verdict{}, nil, err
 	}
@@ -168,8 +167,9 @@ type commandEnd struct {
 // for it within the job's timeout; on expiry, or when ctx ends, the
 // group is ended (SIGTERM, then SIGKILL after the grace). When the
 // command has exited, whatever it left running is ended too (ending),
-// so nothing it started keeps calling a closed simulator.
-func runCommand(ctx context.Context, j *Job, env []string, run string) (commandEnd, error) {
+// so nothing it started keeps calling a closed simulator. started is
+// called once the command has started.
+func runCommand(ctx context.Context, j *Job, env []string, run string, started func()) (commandEnd, error) {
 	grace := j.grace
 	if grace <= 0 {
 		grace = killGrace
@@ -182,6 +182,7 @@ func runCommand(ctx context.Context, j *Job, env []string, run string) (commandE
 	if err != nil {
 		return commandEnd{}, fmt.Errorf("%w: %s: %v", ErrStart, filepath.Base(j.Command[0]), startReason(err))
 	}
+	started()
 	timer := time.NewTimer(j.Timeout)
 	defer timer.Stop()
 	var end commandEnd
