@@ -16,7 +16,7 @@ func ownGroup(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 // ending ends what is left of the exited command's process group pgid:
 // SIGTERM, then SIGKILL to what is still there after grace.
-func ending(pgid int, _ string, grace time.Duration) {
+func ending(pgid int, _ string, _ time.Time, grace time.Duration) {
 	if syscall.Kill(-pgid, 0) != nil {
 		return
 	}

@@ -37,30 +37,61 @@ func ownGroup(c *exec.Cmd) {
 const pollEvery = 10 * time.Millisecond
 
 // ending ends what the exited command left running: the rest of its
-// process group pgid, and the processes that left it (carrying the run's
-// mark, runEnv, re-parented to the referee), with all their
-// descendants. SIGTERM first, SIGKILL to what is still alive after grace;
-// the ones that die as the referee's children are reaped. A process that
-// left the group, outlived its parent and cleared its environment (or
-// exec'd a set-uid program, whose environment cannot be read) is out of
-// reach.
-func ending(pgid int, run string, grace time.Duration) {
+// process group pgid, and the processes that left it and were
+// re-parented to the referee, with all their descendants: those that
+// carry the run's mark (runEnv), and, when this run is the only one in
+// the process (runsInFlight), those started since the command was
+// (since), mark or not — a daemon's double fork that cleared its
+// environment. SIGTERM first, SIGKILL to what is still alive after
+// grace; the ones that die as the referee's children are reaped. Out of
+// reach: a process that left the group, outlived its parent and cleared
+// its environment (or exec'd a set-uid program, whose environment cannot
+// be read) while another run of the same process was in flight.
+func ending(pgid int, run string, since time.Time, grace time.Duration) {
 	mark := []byte(runEnv + "=" + run)
 	ours := map[int]bool{}
-	left := leftovers(pgid, mark, ours)
+	sinceTicks := int64(-1)
+	if runsInFlight.Load() == 1 {
+		sinceTicks = bootTicks(since)
+	}
+	left := leftovers(pgid, mark, sinceTicks, ours)
 	if len(left) == 0 {
 		return
 	}
 	signalAll(pgid, left, syscall.SIGTERM)
 	for deadline := time.Now().Add(grace); len(left) > 0 && time.Now().Before(deadline); {
 		time.Sleep(pollEvery)
-		left = leftovers(pgid, mark, ours)
+		left = leftovers(pgid, mark, sinceTicks, ours)
 	}
 	for round := 0; len(left) > 0 && round < 100; round++ { // a second at most
 		signalAll(pgid, left, syscall.SIGKILL)
 		time.Sleep(pollEvery)
-		left = leftovers(pgid, mark, ours)
+		left = leftovers(pgid, mark, sinceTicks, ours)
 	}
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's starttime: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// bootTicks is t in clock ticks since boot, a tick early (the command
+// starts after t; a process it starts, at or after its tick); -1 when
+// /proc/uptime cannot be read.
+func bootTicks(t time.Time) int64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return -1
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return -1
+	}
+	up, err := strconv.ParseFloat(string(f[0]), 64)
+	if err != nil || up < 0 {
+		return -1
+	}
+	boot := time.Now().Add(-time.Duration(up * float64(time.Second)))
+	return max(int64(t.Sub(boot).Seconds()*clockTicks)-1, 0)
 }
 
 // signalAll sends sig to the group pgid and to each of pids.
@@ -71,19 +102,22 @@ func signalAll(pgid int, pids []int, sig syscall.Signal) {
 	}
 }
 
-// proc is one process as /proc/PID/stat tells it.
+// proc is one process as /proc/PID/stat tells it; start is its start
+// time in clock ticks since boot (-1 when the line stops short of it).
 type proc struct {
 	pid, ppid, pgrp int
+	start           int64
 	zombie          bool
 }
 
 // leftovers lists the live processes of the run: members of the group
-// pgid, the referee's children that carry mark in their environment, and
-// every descendant of either. It reaps the referee's dead children among
-// them, or among ours, the ones seen alive before (a process re-parented
-// to the referee is its child to reap; no other child of the referee's,
-// such as another run's command, is touched).
-func leftovers(pgid int, mark []byte, ours map[int]bool) []int {
+// pgid, the referee's children that carry mark in their environment or,
+// when sinceTicks >= 0, started at or after it, and every descendant of
+// them. It reaps the referee's dead children among them, or among ours,
+// the ones seen alive before (a process re-parented to the referee is
+// its child to reap; no other child of the referee's, such as another
+// run's command, is touched).
+func leftovers(pgid int, mark []byte, sinceTicks int64, ours map[int]bool) []int {
 	procs := scanProcs()
 	self := os.Getpid()
 	children := map[int][]int{}
@@ -97,7 +131,8 @@ func leftovers(pgid int, mark []byte, ours map[int]bool) []int {
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], p.pid)
-		if p.pgrp == pgid || ours[p.pid] || p.ppid == self && marked(p.pid, mark) {
+		adopted := p.ppid == self && (marked(p.pid, mark) || sinceTicks >= 0 && p.start >= sinceTicks)
+		if p.pgrp == pgid || ours[p.pid] || adopted {
 			seeds = append(seeds, p.pid)
 		}
 	}
@@ -148,9 +183,9 @@ func scanProcs() []proc {
 	return out
 }
 
-// parseStat reads "pid (comm) state ppid pgrp …" (proc(5)); comm may
-// hold spaces and parentheses, so the fields after it start after the
-// last ')'.
+// parseStat reads "pid (comm) state ppid pgrp … starttime …" (proc(5):
+// starttime is the 22nd field); comm may hold spaces and parentheses, so
+// the fields after it start after the last ')'.
 func parseStat(b []byte) (proc, bool) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
@@ -166,5 +201,11 @@ func parseStat(b []byte) (proc, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return proc{}, false
 	}
-	return proc{pid: pid, ppid: ppid, pgrp: pgrp, zombie: string(f[0]) == "Z"}, true
+	start := int64(-1)
+	if len(f) > 19 {
+		if n, err := strconv.ParseInt(string(f[19]), 10, 64); err == nil && n >= 0 {
+			start = n
+		}
+	}
+	return proc{pid: pid, ppid: ppid, pgrp: pgrp, start: start, zombie: string(f[0]) == "Z"}, true
 }

@@ -22,6 +22,7 @@ import (
 func init() {
 	moreClients["leave"] = func() int { return leave(false) }
 	moreClients["escape"] = func() int { return leave(true) }
+	moreClients["escape-unmarked"] = func() int { return leaveUnmarked() }
 	moreClients["term-ignorer"] = termIgnorer
 	moreClients["ready-then-hang"] = readyThenHang
 	moreClients["referee"] = refereeOfAHang
@@ -38,6 +39,34 @@ func leave(setsid bool) int {
 	c.Env = append(os.Environ(), helperEnv+"=term-ignorer")
 	c.Stdout, c.ExtraFiles = os.Stdout, []*os.File{w}
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := c.Start(); err != nil {
+		return 5
+	}
+	w.Close()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		return 5
+	}
+	return 0
+}
+
+// leaveUnmarked is a daemon's double fork that clears the run's mark: it
+// starts, in a session of its own and with runEnv removed from its
+// environment, a process that ignores SIGTERM, waits until it is ready,
+// and exits, leaving it behind.
+func leaveUnmarked() int {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 5
+	}
+	c := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, runEnv+"=") {
+			c.Env = append(c.Env, kv)
+		}
+	}
+	c.Env = append(c.Env, helperEnv+"=term-ignorer")
+	c.Stdout, c.ExtraFiles = os.Stdout, []*os.File{w}
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := c.Start(); err != nil {
 		return 5
 	}
@@ -104,6 +133,26 @@ func TestLeftBehindIsEnded(t *testing.T) {
 	}
 }
 
+// TestClearedMarkIsEnded: a process that left the command's session and
+// cleared the run's mark, then outlived its parent, is ended with the
+// run all the same when the run is the only one of the process (not
+// parallel: the test runs alone).
+func TestClearedMarkIsEnded(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	j := helperJob(t, "escape-unmarked")
+	j.Stdout, j.OutDir = w, ""
+	v, _, err := Run(t.Context(), j)
+	w.Close()
+	if err != nil || v.CommandExit != 0 {
+		t.Fatalf("%v, exit %d", err, v.CommandExit)
+	}
+	expectEOF(t, r)
+}
+
 // expectEOF reads r to its end: every holder of the pipe's other end is
 // gone. A holder still alive after 10 s fails the test.
 func expectEOF(t *testing.T, r *os.File) {
@@ -147,18 +196,23 @@ func TestKilledRefereeKillsItsCommand(t *testing.T) {
 }
 
 // FuzzParseStat: /proc/PID/stat's reader never panics, and reads back
-// what it is given, whatever the command's name holds.
+// what it is given, whatever the command's name holds: its start time
+// from a whole line, -1 from a short one.
 func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("4711 (sleep) S 1 4711 4711 0 -1 4194560"), 4711, 1, 4711, "sleep")
-	f.Add([]byte("1 (a) b) (c) Z 2 3"), 1, 2, 3, "a) b) (c")
-	f.Fuzz(func(t *testing.T, raw []byte, pid, ppid, pgrp int, comm string) {
+	f.Add([]byte("4711 (sleep) S 1 4711 4711 0 -1 4194560"), 4711, 1, 4711, "sleep", int64(12345))
+	f.Add([]byte("1 (a) b) (c) Z 2 3"), 1, 2, 3, "a) b) (c", int64(0))
+	f.Fuzz(func(t *testing.T, raw []byte, pid, ppid, pgrp int, comm string, start int64) {
 		parseStat(raw)
-		if pid < 0 || ppid < 0 || pgrp < 0 || strings.ContainsAny(comm, "\n") {
+		if pid < 0 || ppid < 0 || pgrp < 0 || start < 0 || strings.ContainsAny(comm, "\n") {
 			return
 		}
 		p, ok := parseStat(fmt.Appendf(nil, "%d (%s) R %d %d 0", pid, comm, ppid, pgrp))
-		if !ok || p.pid != pid || p.ppid != ppid || p.pgrp != pgrp || p.zombie {
+		if !ok || p.pid != pid || p.ppid != ppid || p.pgrp != pgrp || p.zombie || p.start != -1 {
 			t.Errorf("%d (%s) R %d %d: %+v %v", pid, comm, ppid, pgrp, p, ok)
+		}
+		line := fmt.Appendf(nil, "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 %d 1000 10", pid, comm, ppid, pgrp, pid, start)
+		if p, ok := parseStat(line); !ok || p.start != start || p.pid != pid {
+			t.Errorf("%s: %+v %v", line, p, ok)
 		}
 	})
 }

@@ -19,4 +19,4 @@ func endGroup(c *exec.Cmd, _ bool) {
 
 // ending: without process groups, what the command started is out of
 // reach.
-func ending(int, string, time.Duration) {}
+func ending(int, string, time.Time, time.Duration) {}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
@@ -102,6 +103,8 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 		return Verdict{}, nil, err
 	}
 	defer running.Close()
+	runsInFlight.Add(1)
+	defer runsInFlight.Add(-1)
 	env, withheld, unset := commandEnv(j.Env, refereeEnv(j.Dialect, running.URL, key, run), j.PassEnv)
 	began := time.Now()
 	end, err := runCommand(ctx, &j, env, run, func() { noteEnv(j.Stderr, j.Dialect, withheld, unset) })
@@ -153,6 +156,11 @@ func randomID(prefix string) (string, error) {
 	return prefix + hex.EncodeToString(b), nil
 }
 
+// runsInFlight counts the runs of this process whose command is running
+// or being ended: with one, every process re-parented to the referee
+// since its command started is that command's (ending).
+var runsInFlight atomic.Int32
+
 // killGrace is how long the command's process group, and what it left
 // behind, have between SIGTERM and SIGKILL.
 const killGrace = 2 * time.Second
@@ -178,6 +186,7 @@ func runCommand(ctx context.Context, j *Job, env []string, run string, started f
 	c.Env, c.Stdin, c.Stdout, c.Stderr = env, stdinOf(j.Stdin), j.Stdout, j.Stderr
 	c.WaitDelay = grace
 	ownGroup(c)
+	began := time.Now()
 	done, err := startLocked(c)
 	if err != nil {
 		return commandEnd{}, fmt.Errorf("%w: %s: %v", ErrStart, filepath.Base(j.Command[0]), startReason(err))
@@ -196,7 +205,7 @@ func runCommand(ctx context.Context, j *Job, env []string, run string, started f
 		end.interrupted = true
 		werr = stopGroup(c, done, grace)
 	}
-	ending(c.Process.Pid, run, grace)
+	ending(c.Process.Pid, run, began, grace)
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
 		return end, fmt.Errorf("wait for %s: %w", filepath.Base(j.Command[0]), werr)
