@@ -6,8 +6,8 @@
 // loop of net/http that retries a 429 at once (-mode naive), or
 // anthropic-sdk-go with its default retries (-mode anthropic). Each of -workers workers makes -calls calls, every call its
 // own prompt, the SDKs' options read from the environment the referee
-// sets (OPENAI_BASE_URL and OPENAI_API_KEY; ANTHROPIC_BASE_URL and
-// ANTHROPIC_API_KEY). With -table it prints the conformance table of the
+// sets (OPENAI_BASE_URL, or in the azure dialect AZURE_OPENAI_ENDPOINT's
+// v1 API, and OPENAI_API_KEY; ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY). With -table it prints the conformance table of the
 // referee.json files it is given instead.
 package main
 
@@ -77,9 +77,21 @@ func main() {
 	fmt.Fprintf(os.Stderr, "referee-client -mode %s: %d of %d calls failed\n", *mode, failed, *workers**calls)
 }
 
+// baseURL is where an OpenAI client of the application finds the
+// service: OPENAI_BASE_URL, or, where the referee serves the azure
+// dialect and leaves it unset (openai-node's AzureOpenAI would take it
+// over its endpoint), Azure's v1 API under AZURE_OPENAI_ENDPOINT, the
+// base URL Azure's documents give the OpenAI client.
+func baseURL() string {
+	if u := os.Getenv("OPENAI_BASE_URL"); u != "" {
+		return u
+	}
+	return strings.TrimSuffix(os.Getenv("AZURE_OPENAI_ENDPOINT"), "/") + "/openai/v1"
+}
+
 // client is openai-go as an application makes it: options from the
 // environment, the SDK's default 2 retries.
-var client = openai.NewClient()
+var client = openai.NewClient(option.WithBaseURL(baseURL()))
 
 func sdkCall(prompt string) error {
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -120,11 +132,17 @@ func stackedCall(prompt string) error {
 }
 
 // ownRetries is openai-go without its own retries, for jitterCall's.
-var ownRetries = openai.NewClient(option.WithMaxRetries(0))
+var ownRetries = openai.NewClient(option.WithBaseURL(baseURL()), option.WithMaxRetries(0))
+
+// maxAdvice is the longest advised wait openai-go sleeps: past it the
+// call ends with its 429 (defaultMaxRetryAfterDelay, 2 minutes,
+// internal/requestconfig/requestconfig.go line 34).
+const maxAdvice = 2 * time.Minute
 
 // jitterCall is openai-go's retries done by the application with jitter:
-// up to 2 retries of a 429, each after its retry-after-ms (at most 8 s,
-// the SDK's cap) and a draw from [0, 1 s), which the SDK does not add.
+// up to 2 retries of a 429, each after its retry-after-ms (at most
+// maxAdvice, the SDK's bound) and a draw from [0, 1 s), which the SDK does
+// not add.
 func jitterCall(prompt string) error {
 	for n := 0; ; n++ {
 		_, err := ownRetries.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -137,7 +155,7 @@ func jitterCall(prompt string) error {
 			return err
 		}
 		ms, perr := strconv.Atoi(refused.Response.Header.Get("Retry-After-Ms"))
-		if perr != nil || ms > 8000 {
+		if perr != nil || time.Duration(ms)*time.Millisecond > maxAdvice {
 			return err
 		}
 		time.Sleep(time.Duration(ms)*time.Millisecond + rand.N(time.Second))
@@ -148,7 +166,7 @@ func jitterCall(prompt string) error {
 func naiveCall(prompt string) error {
 	body := fmt.Sprintf(`{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":%q}]}`, prompt)
 	for range 50 {
-		req, _ := http.NewRequest(http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, baseURL()+"/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+os.Getenv("OPENAI_API_KEY"))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)

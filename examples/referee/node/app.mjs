@@ -2,7 +2,7 @@
 // its SDK's default retries (2): openai-node's OpenAI (--sdk openai, the
 // openai dialect), its AzureOpenAI (--sdk azure, the azure dialect; --sdk
 // azure-responses for the Responses API) and @anthropic-ai/sdk (--sdk anthropic, the anthropic dialect). Options come
-// from the environment the referee sets (OPENAI_BASE_URL, OPENAI_API_KEY,
+// from the environment the referee sets (OPENAI_BASE_URL but in azure, OPENAI_API_KEY,
 // AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, OPENAI_API_VERSION,
 // ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY). --workers workers make --calls
 // calls each, every call its own prompt, so the witness never takes one
@@ -26,14 +26,22 @@ const clients = {
       c.chat.completions.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: prompt }] });
   },
   azure() {
-    // baseURL null: AzureOpenAI reads AZURE_OPENAI_ENDPOINT, not OPENAI_BASE_URL.
-    const c = new AzureOpenAI({ baseURL: null, deployment: 'gpt-4o' });
+    // As Azure's documents write it, the endpoint given: the referee sets
+    // no OPENAI_BASE_URL in the azure dialect, which AzureOpenAI would take
+    // over it (src/azure.ts: "baseURL and endpoint are mutually exclusive").
+    const c = new AzureOpenAI({
+      endpoint: process.env.AZURE_OPENAI_ENDPOINT,
+      apiKey: process.env.AZURE_OPENAI_API_KEY,
+      apiVersion: process.env.OPENAI_API_VERSION,
+      deployment: 'gpt-4o',
+    });
     return (prompt) =>
       c.chat.completions.create({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: prompt }] });
   },
   'azure-responses'() {
     // responses.create: AzureOpenAI posts it to /openai/responses?api-version=.
-    const c = new AzureOpenAI({ baseURL: null, deployment: 'gpt-4o' });
+    // Options from the environment alone (AZURE_OPENAI_ENDPOINT…).
+    const c = new AzureOpenAI({ deployment: 'gpt-4o' });
     return (prompt) => c.responses.create({ model: 'gpt-4o', max_output_tokens: 10, input: prompt });
   },
   anthropic() {
