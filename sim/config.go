@@ -190,8 +190,9 @@ type Config struct {
 
 	// WitnessBudget, when > 0, is a client's latency budget in wall time:
 	// the witness counts retries that came back more than WitnessBudget
-	// after the refusal they answer (Stats.OverBudget), a client that slept
-	// past its budget instead of giving up or redirecting.
+	// after the refusal they answer (Stats.OverBudget), early or on time:
+	// a client that slept past its budget instead of giving up or
+	// redirecting.
 	WitnessBudget time.Duration
 
 	// Clock is the model clock; nil means the wall clock run TimeScale
