@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +19,7 @@ type fitCmd struct {
 	labels, holdOut, fitGroups []string
 	threshold, minAgreement    float64
 	promptTokens, maxTokens    int
+	maxWork                    int64
 	quiet                      bool
 }
 
@@ -27,7 +27,7 @@ type fitCmd struct {
 var fitFlagNames = flagNames{
 	"Inputs": "the results files", "Plan": "--plan", "Events": "--events", "HoldOut": "--hold-out",
 	"FitGroups": "--fit-group", "Threshold": "--threshold", "MinAgreement": "--min-agreement",
-	"PromptTokens": "--prompt-tokens", "MaxTokens": "--max-tokens",
+	"PromptTokens": "--prompt-tokens", "MaxTokens": "--max-tokens", "MaxWork": "--max-work",
 }
 
 func (fc *fitCmd) run(c *cobra.Command, args []string) error {
@@ -38,13 +38,13 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 	job := fit.Files{
 		Job: fit.Job{
 			Plan: fc.plan, HoldOut: fc.holdOut, FitGroups: fc.fitGroups, Threshold: fc.threshold, MinAgreement: fc.minAgreement,
-			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name,
+			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name, MaxWork: fc.maxWork,
 		},
 		Results: args, EventsFile: fc.events, Output: fc.output,
 		Columns: analyze.ForeignColumns{Value: fc.valueColumn, Group: fc.groupColumn}, Labels: labels,
 	}
 	if !fc.quiet {
-		job.Progress = fit.ProgressLine(c.ErrOrStderr(), time.Now)
+		job.Stderr = c.ErrOrStderr()
 	}
 	r, err := fit.RunFiles(c.Context(), job)
 	if err != nil {
@@ -115,6 +115,7 @@ func init() {
 		f.StringArrayVar(&fc.fitGroups, "fit-group", nil, "with --plan: a group to fit (repeatable; default all); the others are held out")
 		f.IntVar(&fc.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "prompt of the plan's sends, and of a recorded send whose row says none")
 		f.IntVar(&fc.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap of the plan's sends, and of a recorded send whose row says none")
+		f.Int64Var(&fc.maxWork, "max-work", fit.DefaultMaxWork, "most sends the fit may replay, summed over the points it tries, estimated before it replays any (raise it deliberately)")
 		f.BoolVarP(&fc.quiet, "quiet", "q", false, "print no progress")
 		return c
 	})

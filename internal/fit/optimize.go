@@ -303,6 +303,14 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
+				// A cancel stops the batch: the points left are not
+				// replayed (each can take seconds on a large file).
+				if ctx.Err() != nil {
+					mu.Lock()
+					first = cmp.Or(first, ctx.Err())
+					mu.Unlock()
+					continue
+				}
 				sc, err := s.eval(ctx, pts[i])
 				mu.Lock()
 				if err != nil && first == nil {
@@ -313,11 +321,17 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 			}
 		}()
 	}
-	for _, i := range todo {
+	for _, i := range sortedIndexes(todo) {
+		if ctx.Err() != nil {
+			break
+		}
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
 	if first != nil {
 		return nil, first
 	}
@@ -329,6 +343,12 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 		}
 	}
 	return out, nil
+}
+
+// sortedIndexes are todo's indexes in order: the points go to the
+// workers in the batch's order, not the map's.
+func sortedIndexes(todo map[string]int) []int {
+	return slices.Sorted(maps.Values(todo))
 }
 
 // linspace is n evenly spaced points from a to b, both included.
