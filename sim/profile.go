@@ -369,31 +369,76 @@ func ProfileNames() []string {
 
 // OpenProfile finds the profile a --sim-profile value names: a limiter
 // profile (ptu, gateway, window), a named embedded profile, or else the
-// path of a profile file. The Config it returns records where it came from
-// (Config.ProfileSource: the name, or the file's base name) and its Fit.
+// path of a profile file. A value with a path separator is always a file;
+// a built-in's name that is also a file in the working directory is
+// refused (AmbiguousProfile), never silently either. The file must be a
+// regular file (a FIFO would block the read beyond a Ctrl-C). The Config
+// it returns records where it came from (Config.ProfileSource: the name,
+// or the file's base name) and its Fit.
 func OpenProfile(name string) (Profile, error) {
+	if err := AmbiguousProfile(name); err != nil {
+		return Profile{}, err
+	}
+	if p, ok, err := OpenBuiltin(name); ok || err != nil {
+		return p, err
+	}
+	return openProfileFile(name)
+}
+
+// AmbiguousProfile refuses a plain name (no path separator) that is both
+// a built-in profile and a file in the working directory: the user may
+// mean either, and ./NAME says the file.
+func AmbiguousProfile(name string) error {
+	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) || !slices.Contains(ProfileNames(), name) {
+		return nil
+	}
+	if _, err := os.Lstat(name); err == nil {
+		return fmt.Errorf("%q names both a built-in profile and a file in the working directory: give ./%s for the file, or run elsewhere for the built-in", name, name)
+	}
+	return nil
+}
+
+// OpenBuiltin reads the built-in profile name (a limiter profile or an
+// embedded one), never a file; ok is false when no built-in has that
+// name.
+func OpenBuiltin(name string) (p Profile, ok bool, err error) {
 	switch name {
 	case ProfilePTU, ProfileGateway, ProfileWindow:
 		c := DefaultConfig()
 		c.Profile = name
-		return Profile{Name: name, Config: c}, nil
+		return Profile{Name: name, Config: c}, true, nil
 	}
-	if isProfileName(name) {
-		if f, err := embedded.Open(path.Join("profiles", name+".json")); err == nil {
-			defer f.Close()
-			p, err := ReadProfile(f)
-			if err != nil {
-				return Profile{}, fmt.Errorf("profile %s: %w", name, err)
-			}
-			p.Config.ProfileSource = name
-			return p, nil
-		}
+	if !isProfileName(name) {
+		return Profile{}, false, nil
 	}
-	f, err := os.Open(name)
+	f, err := embedded.Open(path.Join("profiles", name+".json"))
+	if err != nil {
+		return Profile{}, false, nil
+	}
+	defer f.Close()
+	p, err = ReadProfile(f)
+	if err != nil {
+		return Profile{}, true, fmt.Errorf("profile %s: %w", name, err)
+	}
+	p.Config.ProfileSource = name
+	return p, true, nil
+}
+
+// openProfileFile reads the profile file at name: a regular file, so the
+// read ends (a FIFO or a device could block it, deaf to a cancel).
+func openProfileFile(name string) (Profile, error) {
+	fi, err := os.Stat(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Profile{}, fmt.Errorf("%q is neither a profile (%s) nor a file", truncateForError(name), strings.Join(ProfileNames(), ", "))
 		}
+		return Profile{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Profile{}, fmt.Errorf("%s: not a regular file (a profile is a file `ptuprobe fit` writes)", filepath.Base(name))
+	}
+	f, err := os.Open(name)
+	if err != nil {
 		return Profile{}, err
 	}
 	defer f.Close()

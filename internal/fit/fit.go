@@ -251,9 +251,11 @@ func (j *Job) sends(ctx context.Context) (Sends, error) {
 	if j.Plan != "" {
 		return FromPlan(ctx, j.Plan, *j.Events, j.PromptTokens, j.MaxTokens)
 	}
-	s, err := FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens, int(min(j.MaxWork/max(j.points(), 1), math.MaxInt32)), &j.Status.rows)
+	// The most sends the cap allows, at least 1 (0 would be no limit).
+	most := int(min(max(j.MaxWork/max(j.points(), 1), 1), math.MaxInt32))
+	s, err := FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens, most, &j.Status.rows)
 	if errors.Is(err, ErrTooMuchWork) {
-		return s, j.tooMuch(int(j.MaxWork/max(j.points(), 1)), true)
+		return s, j.tooMuch(most, true)
 	}
 	return s, err
 }

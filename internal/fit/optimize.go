@@ -318,6 +318,9 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 				}
 				scores[keys[i]] = sc
 				mu.Unlock()
+				if err == nil && s.progress != nil {
+					s.progress() // as it is done: a batch of a large file is long
+				}
 			}
 		}()
 	}
@@ -338,8 +341,8 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 	maps.Copy(s.memo, scores)
 	for i := range pts {
 		out[i] = s.memo[keys[i]]
-		if s.progress != nil {
-			s.progress()
+		if _, replayed := todo[keys[i]]; s.progress != nil && (!replayed || todo[keys[i]] != i) {
+			s.progress() // a point not replayed again
 		}
 	}
 	return out, nil

@@ -145,8 +145,10 @@ func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax,
 			if err != nil {
 				return Sends{}, err
 			}
-			if err := b.add(in.Name, &rec); err != nil {
-				return Sends{}, valid.Errorf("Inputs", "%s row %d: %v", in.Name, n, err)
+			if err := b.add(in.Name, &rec); errors.Is(err, ErrTooMuchWork) {
+				return Sends{}, err
+			} else if err != nil {
+				return Sends{}, fmt.Errorf("%s row %d: %w", in.Name, n, err)
 			}
 		}
 	}
