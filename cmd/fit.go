@@ -70,16 +70,30 @@ them fits better) to a recorded run. It replays the run's recorded sends
 fresh simulator per candidate setting, on a virtual clock, and keeps the
 settings whose refusals and advised waits are nearest the recorded ones.
 It prints the recorded and the twin's waits side by side, says whether the
-fit is good or poor and why, and writes the twin's profile (-o): give it
-to serve, burst, schedule, characterize, calibrate, policies or referee
-with --sim-profile FILE. policies recommends nothing from a poor fit.
+fit is good, poor or insufficient and why, and writes the twin's profile
+(-o): give it to serve, burst, schedule, characterize, calibrate, policies
+or referee with --sim-profile FILE. policies recommends nothing from a
+poor or an insufficient fit.
 
-A good fit: every fitted group's waits within --threshold (a two-sample
+A good fit: every tested group's waits within --threshold (a two-sample
 KS distance, waits closer than 50 ms or 10% counting as one) and, for a
 replay, the twin refusing about as many of the recorded sends in each
-second of each plan (--min-agreement). --hold-out GROUP fits on the other
-groups and reports the held-out one's distance: a check on what the fit
-did not see. Deterministic: the same files give the same twin.
+second of each plan (--min-agreement). A group is tested from 67 usable
+waits on (at --threshold 0.15: where the KS 10% critical value, 1.224/√n,
+comes within it); a smaller one's KS is shown, marked untested, and
+decides nothing. A fit no fitted group of which is tested, and that fails
+no test, is insufficient: too few refusals to tell a twin from another.
+--hold-out GROUP fits on the other groups and reports the held-out one's
+distance: a check on what the fit did not see. Deterministic: the same
+rows give the same twin, in whatever order (duplicated rows: a warning).
+
+A row past a request's bounds (prompt_tokens, max_tokens or
+completion_tokens over 1,000,000, latency_ms over 1 h, sent_ms over 8
+days) is refused, one line, exit 2. The fit's work, the sends replayed
+times the points tried (about 1,900), is estimated before it replays
+anything and refused past --max-work (the default is some 13,000 sends,
+about 7 minutes of a core); a progress line comes every 2 s (-q: none),
+and Ctrl-C stops it within a second.
 
 --plan characterize --events EVENTS.csv fits published waits instead: the
 sends are the main job's default plan, the targets the events' waits per

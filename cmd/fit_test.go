@@ -263,7 +263,7 @@ func TestFitRefusesCellsPastBounds(t *testing.T) {
 		}
 	}
 	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", "--max-work", "1000", writeLines(t, lines))
-	if code != ExitUsage || !strings.Contains(stderr, "--max-work the fit would replay more than ") {
+	if code != ExitUsage || !strings.Contains(stderr, "--max-work 1,000: the results hold more than 1 sent attempts, the most it allows") {
 		t.Errorf("--max-work 1000: exit %d: %s", code, stderr)
 	}
 }

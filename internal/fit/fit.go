@@ -144,17 +144,17 @@ func (j *Job) points() int64 {
 	return total
 }
 
-// tooMuch says why a fit of sends sends is refused; more: the file held
-// more than sends (reading stopped there).
+// tooMuch says why a fit of sends sends is refused; more: the files hold
+// more than sends, the most the cap allows (reading stopped there).
 func (j *Job) tooMuch(sends int, more bool) error {
-	over := ""
+	const remedy = ": raise it deliberately (a send replayed is about 16 µs of a core), or fit fewer or shorter runs"
 	if more {
-		over = "more than "
+		return valid.Errorf("MaxWork", "%s: the results hold more than %s sent attempts, the most it allows at each of the fit's about %s points"+remedy,
+			num.Grouped(float64(j.MaxWork), 0), num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0))
 	}
-	return valid.Errorf("MaxWork", "the fit would replay %s%s sends at each of about %s points, %s%s sends in all, over %s: "+
-		"raise it deliberately (about 16 µs of a core each), or fit fewer or shorter runs",
-		over, num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0), over,
-		num.Grouped(float64(int64(sends)*j.points()), 0), num.Grouped(float64(j.MaxWork), 0))
+	return valid.Errorf("MaxWork", "%s: the fit would replay %s sends at each of about %s points, %s in all"+remedy,
+		num.Grouped(float64(j.MaxWork), 0), num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0),
+		num.Grouped(float64(int64(sends)*j.points()), 0))
 }
 
 // heldOut checks the named groups against the sends' groups and returns

@@ -162,7 +162,7 @@ func TestMaxWork(t *testing.T) {
 	j.Status = &st
 	_, err := Run(t.Context(), j)
 	var v *valid.Error
-	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "the fit would replay more than") {
+	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "the results hold more than") {
 		t.Fatalf("error %v, want one of MaxWork", err)
 	}
 	if s := st.Snapshot(); s.Done != 0 || s.Model != "" {

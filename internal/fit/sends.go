@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"maps"
 	"slices"
@@ -164,15 +166,29 @@ type recordedRuns struct {
 	sent     int
 	maxSends int
 	anySent  bool
-	// seen holds every sent row's identity, to count the duplicates.
-	seen       map[rowID]struct{}
+	// seen holds a hash of every sent row's identity (rowKey), to count
+	// the duplicates: 8 bytes a row, not its strings.
+	seen       map[uint64]struct{}
+	seed       maphash.Seed
 	duplicates int
 }
 
-// rowID is what tells one recorded attempt from another.
-type rowID struct {
-	file, run, shape, group, worker string
-	seq, attempt                    int
+// rowKey hashes what tells one recorded attempt from another: its file,
+// run, shape, group, worker, seq and attempt. Two attempts whose hashes
+// collide (one chance in 2^64 a pair) would count as one repeat: the
+// count is a warning's, and decides nothing.
+func (b *recordedRuns) rowKey(file string, rec *results.Record) uint64 {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	for _, s := range []string{file, rec.RunID, rec.Shape, rec.Group, rec.Worker} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	var n [16]byte
+	binary.LittleEndian.PutUint64(n[:8], uint64(rec.Seq))
+	binary.LittleEndian.PutUint64(n[8:], uint64(rec.Attempt))
+	h.Write(n[:])
+	return h.Sum64()
 }
 
 type recordedRun struct {
@@ -185,7 +201,7 @@ type recordedRun struct {
 type planKey struct{ shape, group string }
 
 func (b *recordedRuns) init() {
-	b.runs, b.groups, b.seen = map[string]*recordedRun{}, map[string]*Recorded{}, map[rowID]struct{}{}
+	b.runs, b.groups, b.seen, b.seed = map[string]*recordedRun{}, map[string]*Recorded{}, map[uint64]struct{}{}, maphash.MakeSeed()
 }
 
 // checkRow refuses a sent row's cells past the replay's bounds.
@@ -217,11 +233,16 @@ func (b *recordedRuns) add(file string, rec *results.Record) error {
 		return fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, b.maxSends)
 	}
 	b.anySent = true
-	id := rowID{file, rec.RunID, rec.Shape, rec.Group, rec.Worker, rec.Seq, rec.Attempt}
+	id := b.rowKey(file, rec)
 	if _, dup := b.seen[id]; dup {
 		b.duplicates++
 	}
 	b.seen[id] = struct{}{}
+	g := b.groups[rec.Group]
+	if g == nil {
+		g = &Recorded{Group: rec.Group}
+		b.groups[rec.Group] = g
+	}
 	key := file + "\x00" + rec.RunID
 	run := b.runs[key]
 	if run == nil {
@@ -229,17 +250,12 @@ func (b *recordedRuns) add(file string, rec *results.Record) error {
 		b.runs[key] = run
 	}
 	refused := rec.Status == 429
-	pk := planKey{rec.Shape, rec.Group}
-	run.plans[pk] = append(run.plans[pk], Send{Group: rec.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
+	pk := planKey{rec.Shape, g.Group}
+	run.plans[pk] = append(run.plans[pk], Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
 		PromptTokens: rec.PromptTokens, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt})
 	if rec.PromptTokens >= 0 {
 		run.prompts += float64(rec.PromptTokens)
 		run.prompted++
-	}
-	g := b.groups[rec.Group]
-	if g == nil {
-		g = &Recorded{Group: rec.Group}
-		b.groups[rec.Group] = g
 	}
 	g.Sends++
 	if refused {
