@@ -38,7 +38,10 @@ type Job struct {
 	// Name is the profile's name.
 	Name string
 	// budget is the search's; zero is defaultBudget (tests spend less).
-	budget budget
+	// others, when set, is the budget of every model but the first (a
+	// test that checks the first model is kept needs the others searched,
+	// not searched as far).
+	budget, others budget
 	// models are the models fitted; nil is Models (a test that checks one
 	// model's settings fits that one alone: each model's search is its own).
 	models []string
@@ -133,13 +136,21 @@ func (j *Job) check() error {
 	return nil
 }
 
+// budgetOf is model's search budget.
+func (j *Job) budgetOf(model string) budget {
+	if j.others != (budget{}) && len(j.models) > 0 && model != j.models[0] {
+		return j.others
+	}
+	return j.budget
+}
+
 // points is about how many points the fit tries, over every model: the
 // budget's bound (a point tried before is not replayed again, so fewer
 // are replayed).
 func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
-		total += int64(j.budget.evaluations(len(paramsOf(m))))
+		total += int64(j.budgetOf(m).evaluations(len(paramsOf(m))))
 	}
 	return total
 }
@@ -339,7 +350,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		}
 	}
 	s := search{
-		n: len(params), b: f.job.budget, offAtMax: offAtMax,
+		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
 			return sc.objective, err

@@ -113,11 +113,14 @@ func TestRowOrderDoesNotMatter(t *testing.T) {
 	forward := writeRecords(t, recs)
 	slices.Reverse(recs)
 	backward := writeRecords(t, recs)
-	a, err := Run(t.Context(), job(t, tiny, forward))
+	// The plans' order is every model's: one model shows it.
+	ja, jb := job(t, tiny, forward), job(t, tiny, backward)
+	ja.models, jb.models = []string{sim.ProfilePTU}, []string{sim.ProfilePTU}
+	a, err := Run(t.Context(), ja)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(t.Context(), job(t, tiny, backward))
+	b, err := Run(t.Context(), jb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package fit
 import (
 	"cmp"
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
