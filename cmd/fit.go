@@ -43,9 +43,7 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 		Results: args, EventsFile: fc.events, Output: fc.output,
 		Columns: analyze.ForeignColumns{Value: fc.valueColumn, Group: fc.groupColumn}, Labels: labels,
 	}
-	if !fc.quiet {
-		job.Stderr = c.ErrOrStderr()
-	}
+	job.Stderr, job.Quiet = c.ErrOrStderr(), fc.quiet
 	r, err := fit.RunFiles(c.Context(), job)
 	if err != nil {
 		if c.Context().Err() != nil {

@@ -277,6 +277,17 @@ func writeLines(t *testing.T, lines []string) string {
 	return file
 }
 
+// TestFitWarnsOfDuplicates: a file given twice is fitted, with one
+// warning on stderr, even under -q (issue 35).
+func TestFitWarnsOfDuplicates(t *testing.T) {
+	t.Parallel()
+	run := smallRun(t)
+	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
+	if code != 0 || !strings.HasPrefix(stderr, "warning: 50 rows repeat a row already read") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
 // TestSimProfileAmbiguous: --sim-profile NAME, where NAME is a built-in
 // profile and a file in the working directory, is refused in one line
 // (issue 35: the built-in silently won); ./NAME is the file; a command's

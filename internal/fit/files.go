@@ -28,9 +28,10 @@ type Files struct {
 	// Output is the profile file written (replaced whole, under a
 	// temporary name first); empty writes none.
 	Output string
-	// Stderr, when set, is told the fit's progress (Report, at each Tick)
-	// and its warnings.
+	// Stderr, when set, is told the fit's warnings, and its progress
+	// (Report, at each Tick) unless Quiet.
 	Stderr io.Writer
+	Quiet  bool
 	// Tick paces the progress lines; nil is every ProgressEvery.
 	Tick <-chan time.Time
 }
@@ -59,8 +60,10 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 		j.Events = &Events{Name: filepath.Base(f.EventsFile), R: fh, Columns: f.Columns, Labels: f.Labels}
 	}
 	if f.Stderr != nil {
-		j.Status = &Status{}
 		j.Warn = func(msg string) { fmt.Fprintf(f.Stderr, "warning: %s\n", msg) }
+	}
+	if f.Stderr != nil && !f.Quiet {
+		j.Status = &Status{}
 		tick := f.Tick
 		if tick == nil {
 			t := time.NewTicker(ProgressEvery)

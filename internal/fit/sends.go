@@ -72,8 +72,8 @@ type Sends struct {
 	TTFT, TPOT time.Duration
 	LatencyOK  bool
 	// Duplicates counts the rows that repeat one already read (the same
-	// file, run, shape, group, worker, seq and attempt): each is replayed
-	// as a send of its own, and the command warns of them.
+	// run, shape, group, worker, seq and attempt, in any file): each is
+	// replayed as a send of its own, and the command warns of them.
 	Duplicates int
 }
 
@@ -173,14 +173,15 @@ type recordedRuns struct {
 	duplicates int
 }
 
-// rowKey hashes what tells one recorded attempt from another: its file,
-// run, shape, group, worker, seq and attempt. Two attempts whose hashes
+// rowKey hashes what tells one recorded attempt from another: its run
+// (a run_id is random: two files that share one hold the same run), shape,
+// group, worker, seq and attempt. Two attempts whose hashes
 // collide (one chance in 2^64 a pair) would count as one repeat: the
 // count is a warning's, and decides nothing.
-func (b *recordedRuns) rowKey(file string, rec *results.Record) uint64 {
+func (b *recordedRuns) rowKey(rec *results.Record) uint64 {
 	var h maphash.Hash
 	h.SetSeed(b.seed)
-	for _, s := range []string{file, rec.RunID, rec.Shape, rec.Group, rec.Worker} {
+	for _, s := range []string{rec.RunID, rec.Shape, rec.Group, rec.Worker} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
@@ -233,7 +234,7 @@ func (b *recordedRuns) add(file string, rec *results.Record) error {
 		return fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, b.maxSends)
 	}
 	b.anySent = true
-	id := b.rowKey(file, rec)
+	id := b.rowKey(rec)
 	if _, dup := b.seen[id]; dup {
 		b.duplicates++
 	}
