@@ -45,9 +45,9 @@ type Job struct {
 	// models are the models fitted; nil is Models (a test that checks one
 	// model's settings fits that one alone: each model's search is its own).
 	models []string
-	// MaxWork caps the fit's work, estimated before it replays anything
-	// (Work): the sends times the points it may try. Zero is
-	// DefaultMaxWork.
+	// MaxWork caps the fit's work, estimated before it replays anything:
+	// the sends times the points it may try (DefaultMaxWork: the
+	// command's default).
 	MaxWork int64
 	// Status, when set, is kept up to date as the fit goes (Report
 	// prints it).
@@ -130,8 +130,8 @@ func (j *Job) check() error {
 		return valid.Errorf("MinAgreement", "%v: want a share from 0 to 1", j.MinAgreement)
 	case j.PromptTokens < 1 || j.MaxTokens < 1 || j.PromptTokens > MaxPromptTokens || j.MaxTokens > MaxCompletionTokens:
 		return valid.Errorf("PromptTokens", "and {MaxTokens} must be from 1 to %d", MaxPromptTokens)
-	case j.MaxWork < 0:
-		return valid.Errorf("MaxWork", "must be at least 1")
+	case j.MaxWork < 1:
+		return valid.Errorf("MaxWork", "%d: must be at least 1", j.MaxWork)
 	}
 	return nil
 }
@@ -218,9 +218,6 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	}
 	if j.models == nil {
 		j.models = Models
-	}
-	if j.MaxWork == 0 {
-		j.MaxWork = DefaultMaxWork
 	}
 	if j.Status == nil {
 		j.Status = &Status{}

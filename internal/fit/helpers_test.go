@@ -111,7 +111,7 @@ func fitBudgets(t *testing.T, b, others budget, models, holdOut []string, files 
 		t.Cleanup(func() { fh.Close() })
 		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
 	}
-	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
+	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, others: others, models: models})
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func writeRecords(t *testing.T, recs []results.Record) string {
 // job is a fit of files with the defaults, on budget b.
 func job(t *testing.T, b budget, files ...string) Job {
 	t.Helper()
-	j := Job{Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
+	j := Job{Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b}
 	for _, f := range files {
 		fh, err := os.Open(f)
