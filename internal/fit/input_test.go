@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,34 +15,11 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
-
-// records reads a results file's rows.
-func records(t *testing.T, file string) []results.Record {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := results.NewReader(f, filepath.Base(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []results.Record
-	for {
-		var r results.Record
-		if err := rd.Read(&r); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-}
 
 // writeRecords writes rows to a results file of its own.
 func writeRecords(t *testing.T, recs []results.Record) string {
@@ -109,7 +85,7 @@ func TestBoundsAreClients(t *testing.T) {
 // good twin became poor).
 func TestRowOrderDoesNotMatter(t *testing.T) {
 	t.Parallel()
-	recs := records(t, hiddenRun(t))
+	recs := testkit.ReadRecords(t, hiddenRun(t))
 	forward := writeRecords(t, recs)
 	slices.Reverse(recs)
 	backward := writeRecords(t, recs)
@@ -133,7 +109,7 @@ func TestRowOrderDoesNotMatter(t *testing.T) {
 // with a warning that counts the repeats.
 func TestDuplicatesWarned(t *testing.T) {
 	t.Parallel()
-	recs := records(t, hiddenRun(t))
+	recs := testkit.ReadRecords(t, hiddenRun(t))
 	sent := 0
 	for i := range recs {
 		if !recs[i].NotSent() {
@@ -179,7 +155,7 @@ func TestMaxWork(t *testing.T) {
 // overflowed the latency model).
 func TestCellsPastBounds(t *testing.T) {
 	t.Parallel()
-	recs := records(t, hiddenRun(t))
+	recs := testkit.ReadRecords(t, hiddenRun(t))
 	ok := slices.IndexFunc(recs, func(r results.Record) bool { return r.Status == 200 && r.CompletionTokens >= 0 })
 	for _, c := range []struct {
 		name string
