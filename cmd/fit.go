@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +19,7 @@ type fitCmd struct {
 	labels, holdOut, fitGroups []string
 	threshold, minAgreement    float64
 	promptTokens, maxTokens    int
+	maxWork                    int64
 	quiet                      bool
 }
 
@@ -27,7 +27,7 @@ type fitCmd struct {
 var fitFlagNames = flagNames{
 	"Inputs": "the results files", "Plan": "--plan", "Events": "--events", "HoldOut": "--hold-out",
 	"FitGroups": "--fit-group", "Threshold": "--threshold", "MinAgreement": "--min-agreement",
-	"PromptTokens": "--prompt-tokens", "MaxTokens": "--max-tokens",
+	"PromptTokens": "--prompt-tokens", "MaxTokens": "--max-tokens", "MaxWork": "--max-work",
 }
 
 func (fc *fitCmd) run(c *cobra.Command, args []string) error {
@@ -38,14 +38,12 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 	job := fit.Files{
 		Job: fit.Job{
 			Plan: fc.plan, HoldOut: fc.holdOut, FitGroups: fc.fitGroups, Threshold: fc.threshold, MinAgreement: fc.minAgreement,
-			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name,
+			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name, MaxWork: fc.maxWork,
 		},
 		Results: args, EventsFile: fc.events, Output: fc.output,
 		Columns: analyze.ForeignColumns{Value: fc.valueColumn, Group: fc.groupColumn}, Labels: labels,
 	}
-	if !fc.quiet {
-		job.Progress = fit.ProgressLine(c.ErrOrStderr(), time.Now)
-	}
+	job.Stderr, job.Quiet = c.ErrOrStderr(), fc.quiet
 	r, err := fit.RunFiles(c.Context(), job)
 	if err != nil {
 		if c.Context().Err() != nil {
@@ -70,16 +68,30 @@ them fits better) to a recorded run. It replays the run's recorded sends
 fresh simulator per candidate setting, on a virtual clock, and keeps the
 settings whose refusals and advised waits are nearest the recorded ones.
 It prints the recorded and the twin's waits side by side, says whether the
-fit is good or poor and why, and writes the twin's profile (-o): give it
-to serve, burst, schedule, characterize, calibrate, policies or referee
-with --sim-profile FILE. policies recommends nothing from a poor fit.
+fit is good, poor or insufficient and why, and writes the twin's profile
+(-o): give it to serve, burst, schedule, characterize, calibrate, policies
+or referee with --sim-profile FILE. policies recommends nothing from a
+poor or an insufficient fit.
 
-A good fit: every fitted group's waits within --threshold (a two-sample
+A good fit: every tested group's waits within --threshold (a two-sample
 KS distance, waits closer than 50 ms or 10% counting as one) and, for a
 replay, the twin refusing about as many of the recorded sends in each
-second of each plan (--min-agreement). --hold-out GROUP fits on the other
-groups and reports the held-out one's distance: a check on what the fit
-did not see. Deterministic: the same files give the same twin.
+second of each plan (--min-agreement). A group is tested from 67 usable
+waits on (at --threshold 0.15: where the KS 10% critical value, 1.224/√n,
+comes within it); a smaller one's KS is shown, marked untested, and
+decides nothing. A fit no fitted group of which is tested, and that fails
+no test, is insufficient: too few refusals to tell a twin from another.
+--hold-out GROUP fits on the other groups and reports the held-out one's
+distance: a check on what the fit did not see. Deterministic: the same
+rows give the same twin, in whatever order (duplicated rows: a warning).
+
+A row past a request's bounds (prompt_tokens, max_tokens or
+completion_tokens over 1,000,000, latency_ms over 1 h, sent_ms over 8
+days) is refused, one line, exit 2. The fit's work, the sends replayed
+times the points tried (about 1,900), is estimated before it replays
+anything and refused past --max-work (the default is some 13,000 sends,
+about 7 minutes of a core); a progress line comes every 2 s (-q: none),
+and Ctrl-C stops it within a second.
 
 --plan characterize --events EVENTS.csv fits published waits instead: the
 sends are the main job's default plan, the targets the events' waits per
@@ -115,6 +127,7 @@ func init() {
 		f.StringArrayVar(&fc.fitGroups, "fit-group", nil, "with --plan: a group to fit (repeatable; default all); the others are held out")
 		f.IntVar(&fc.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "prompt of the plan's sends, and of a recorded send whose row says none")
 		f.IntVar(&fc.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap of the plan's sends, and of a recorded send whose row says none")
+		f.Int64Var(&fc.maxWork, "max-work", fit.DefaultMaxWork, "most sends the fit may replay, summed over the points it tries, estimated before it replays any (raise it deliberately)")
 		f.BoolVarP(&fc.quiet, "quiet", "q", false, "print no progress")
 		return c
 	})

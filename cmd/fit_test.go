@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,13 +163,18 @@ func TestSimFlagsOverrideProfile(t *testing.T) {
 }
 
 // TestPoliciesRefusePoorFit: the same small lab recommends a policy on a
-// profile that fits its run well and nothing on one that fits poorly,
-// saying why, and policies.md's method names the profile and its fit.
+// profile that fits its run well and nothing on one that fits poorly or
+// insufficiently (issue 35: a fit of one event was good, and recommended
+// from), saying why, and policies.md's method names the profile and its
+// fit. The fit's text comes from a file: policies.md escapes it (issue
+// 35: a line break in it started a heading, HTML passed through to the
+// job summary).
 func TestPoliciesRefusePoorFit(t *testing.T) {
 	t.Parallel()
-	for _, quality := range []string{sim.FitGood, sim.FitPoor} {
-		p := sim.Profile{Name: "twin-" + quality, Config: sim.DefaultConfig(), Fit: &sim.Fit{Quality: quality, Why: "the reason", Threshold: 0.15,
-			Source: "replay", Model: sim.ProfilePTU, Groups: []sim.FitGroup{{Group: "burst-shaped", KS: 0.42}}}}
+	hostile := "the reason\n# Owned <img src=x onerror=alert(1)> [link](http://x) |"
+	for _, quality := range []string{sim.FitGood, sim.FitPoor, sim.FitInsufficient} {
+		p := sim.Profile{Name: "twin-" + quality, Config: sim.DefaultConfig(), Fit: &sim.Fit{Quality: quality, Why: hostile, Threshold: 0.15,
+			MinWaits: 67, Source: "replay", Model: sim.ProfilePTU, Groups: []sim.FitGroup{{Group: "burst-shaped", KS: 0.42, Tested: true}, {Group: "scheduled-shaped", KS: 0.5}}}}
 		file := writeProfile(t, p)
 		dir := filepath.Join(t.TempDir(), "lab")
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", dir, "--sim-profile", file,
@@ -175,21 +182,141 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", quality, code, stderr)
 		}
-		md, err := os.ReadFile(filepath.Join(dir, "policies.md"))
+		b, err := os.ReadFile(filepath.Join(dir, "policies.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		refused := "the simulator's profile twin-poor.json fits its recorded run poorly (the reason): nothing is recommended from it"
-		method := "Profile: twin-" + quality + ".json, fitted (ptu model, by replay) to a recorded run: the fit is " + quality + " (burst-shaped KS 0.42)"
-		if got := strings.Contains(string(md), refused); got != (quality == sim.FitPoor) {
-			t.Errorf("%s: policies.md says %q: %v\n%s", quality, refused, got, md)
+		md := string(b)
+		escaped := `the reason # Owned &lt;img src=x onerror=alert(1)&gt; \[link\](http://x) \|`
+		refused := map[string]string{
+			sim.FitPoor:         "Nothing to recommend: the simulator's profile twin-poor.json fits its recorded run poorly (" + escaped + "): nothing is recommended from it",
+			sim.FitInsufficient: "Nothing to recommend: the simulator's profile twin-insufficient.json was fitted to too few refusals to be judged (insufficient) (" + escaped + "): nothing is recommended from it",
+		}[quality]
+		method := "Profile: twin-" + quality + ".json, fitted (ptu model, by replay) to a recorded run: the fit is " + quality + " (burst-shaped KS 0.42, scheduled-shaped KS 0.5, untested): " + escaped
+		if refused != "" && !strings.Contains(md, refused) {
+			t.Errorf("%s: policies.md lacks %q\n%s", quality, refused, md)
 		}
-		if !strings.Contains(string(md), method) {
-			t.Errorf("%s: policies.md lacks %q", quality, method)
+		if !strings.Contains(md, method) {
+			t.Errorf("%s: policies.md lacks %q\n%s", quality, method, md)
 		}
-		if quality == sim.FitGood && !strings.Contains(stdout, "Recommendation") {
-			t.Errorf("good fit: no recommendation:\n%s", stdout)
+		if strings.Contains(md, "\n# Owned") || strings.Contains(md, "<img") {
+			t.Errorf("%s: the fit's text reaches policies.md unescaped:\n%s", quality, md)
 		}
+		if got := strings.Contains(stdout, "nothing is recommended from it"); got != (quality != sim.FitGood) {
+			t.Errorf("%s: says nothing is recommended: %v:\n%s", quality, got, stdout)
+		}
+	}
+}
+
+// TestFitFewRefusalsRecommendsNothing: a small burst's run (some 45
+// refusals, fewer than the 67 the KS threshold needs) fits as
+// insufficient, never good, and policies recommends nothing from it,
+// saying why.
+func TestFitFewRefusalsRecommendsNothing(t *testing.T) {
+	t.Parallel()
+	twin := filepath.Join(t.TempDir(), "twin.json")
+	code, stdout, stderr := runCLI(context.Background(), "fit", "-q", smallRun(t), "-o", twin)
+	if code != 0 || !strings.Contains(stdout, "quality: insufficient: the fitted groups hold ") {
+		t.Fatalf("fit: exit %d: %s%s", code, stdout, stderr)
+	}
+	lab := filepath.Join(t.TempDir(), "lab")
+	code, stdout, stderr = runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
+		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--repeat", "3", "--clients", "2")
+	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
+	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
+		t.Errorf("policies: exit %d: %s%s\n%s", code, stdout, stderr, md)
+	}
+}
+
+// TestFitRefusesCellsPastBounds runs the real binary on results files
+// whose cells pass the replay's bounds: one line, exit 2, in little
+// memory (issue 35: prompt_tokens 10^9 ran out of memory, 2^63−1
+// panicked, a 2xx latency_ms of 9.3·10^12 overflowed the latency model);
+// and a fit past --max-work is refused before it replays.
+func TestFitRefusesCellsPastBounds(t *testing.T) {
+	t.Parallel()
+	rows, err := os.ReadFile(smallRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(rows), "\n"), "\n")
+	head := strings.Split(lines[0], ",")
+	col := func(name string) int { return slices.Index(head, name) }
+	ok := slices.IndexFunc(lines[1:], func(l string) bool { return strings.Split(l, ",")[col("status")] == "200" }) + 1
+	for _, c := range []struct{ column, value, want string }{
+		{"prompt_tokens", "1000000000", "prompt_tokens 1000000000: at most 1000000"},
+		{"prompt_tokens", "9223372036854775807", "prompt_tokens 9223372036854775807: at most 1000000"},
+		{"latency_ms", "9300000000000", "latency_ms 9.3e+12: an attempt lasts at most 3.6e+06 ms (1h0m0s)"},
+	} {
+		cells := strings.Split(lines[ok], ",")
+		cells[col(c.column)] = c.value
+		bad := slices.Clone(lines)
+		bad[ok] = strings.Join(cells, ",")
+		file := filepath.Join(t.TempDir(), "bad.csv")
+		if err := os.WriteFile(file, []byte(strings.Join(bad, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runMain(t, []string{"fit", "-q", "-o", filepath.Join(t.TempDir(), "twin.json"), file}, 0, nil)
+		want := "bad.csv row " + strconv.Itoa(ok) + ": " + c.want
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 || r.rss > maxRSS {
+			t.Errorf("%s %s: exit %d, %d MB, stderr %q; want exit 2 and one line with %q", c.column, c.value, r.code, r.rss>>20, r.stderr, want)
+		}
+	}
+	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", "--max-work", "1000", writeLines(t, lines))
+	if code != ExitUsage || !strings.Contains(stderr, "--max-work 1,000: the results hold more than 1 sent attempts, the most it allows") {
+		t.Errorf("--max-work 1000: exit %d: %s", code, stderr)
+	}
+}
+
+func writeLines(t *testing.T, lines []string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "results.csv")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestFitWarnsOfDuplicates: a file given twice is fitted, with one
+// warning on stderr, even under -q (issue 35).
+func TestFitWarnsOfDuplicates(t *testing.T) {
+	t.Parallel()
+	run := smallRun(t)
+	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
+	if code != 0 || !strings.HasPrefix(stderr, "warning: 50 rows repeat a row already read") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestSimProfileAmbiguous: --sim-profile NAME, where NAME is a built-in
+// profile and a file in the working directory, is refused in one line
+// (issue 35: the built-in silently won); ./NAME is the file; a command's
+// default profile stays the built-in whatever the directory holds.
+func TestSimProfileAmbiguous(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	c := sim.DefaultConfig()
+	c.PTU = 90
+	data, err := os.ReadFile(writeProfile(t, sim.Profile{Name: "mine", Config: c}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{sim.ProfileDocuments, sim.ProfilePTU} {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(context.Background(), "burst", "--dry-run", "--sim-profile", name)
+		if code != ExitUsage || !strings.Contains(stderr, "names both a built-in profile and a file in the working directory: give ./"+name) ||
+			strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("--sim-profile %s: exit %d: %s", name, code, stderr)
+		}
+		code, stdout, stderr := runCLI(context.Background(), "burst", "--dry-run", "--sim-profile", "./"+name)
+		if code != 0 || !strings.Contains(stdout+stderr, "--sim-profile "+name+": ptu") {
+			t.Errorf("--sim-profile ./%s: exit %d: %s%s", name, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(context.Background(), "characterize", "--dry-run"); code != 0 {
+		t.Errorf("characterize's default profile beside a file named documents: exit %d: %s", code, stderr)
 	}
 }
 

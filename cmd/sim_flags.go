@@ -151,6 +151,7 @@ type simProfile struct {
 	prefix  string
 	name    string
 	pending bool
+	given   bool // named on the command line, not a default
 }
 
 func (p *simProfile) String() string {
@@ -161,7 +162,10 @@ func (p *simProfile) String() string {
 }
 
 func (p *simProfile) Set(s string) error {
-	p.name, p.pending = s, !sim.IsLimiterProfile(s)
+	if err := sim.AmbiguousProfile(s); err != nil {
+		return err
+	}
+	p.name, p.pending, p.given = s, !sim.IsLimiterProfile(s), true
 	if !p.pending {
 		p.c.Profile = s
 	}
@@ -187,7 +191,13 @@ func (p *simProfile) resolve() error {
 		return nil
 	}
 	p.pending = false
+	// A default (defaultTo) is the built-in of that name, whatever files
+	// the working directory holds; a name given on the line is checked
+	// against them (sim.AmbiguousProfile).
 	prof, err := sim.OpenProfile(p.name)
+	if !p.given {
+		prof, _, err = sim.OpenBuiltin(p.name)
+	}
 	if err != nil {
 		return usageError("--%s%s: %v", p.prefix, simFlags["Profile"], err)
 	}

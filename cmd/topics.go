@@ -42,8 +42,13 @@ retry-after-ms when over 100%); gateway, an API gateway with per-key and
 per-organization ceilings; window, a fixed-window limiter. Or a profile of
 settings: a named one shipped in the binary, or a file — 'ptuprobe fit'
 writes one, a twin of a measured deployment fitted to its recorded run
-(docs/fit.md). Every --sim-* flag given beside a profile overrides its
-setting; policies recommends nothing from a profile whose fit is poor.
+(docs/fit.md). A value with a '/' is a file; a built-in's name that is
+also a file in the working directory is refused (give ./NAME for the
+file); a profile file must be a regular file, at most 1 MiB, and every
+duration in it is bounded (ttft at most 1h, tpot 1m, bucket-depth 1h, the
+longer periods 24h), as the --sim-* flags are. Every --sim-* flag given
+beside a profile overrides its setting; policies recommends nothing from a
+profile whose fit is poor or insufficient.
 referee takes --sim-profile too, in place of its scenario's model.
 
 Dialects (--sim-dialect), the same admission model on another vendor's

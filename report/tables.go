@@ -131,3 +131,22 @@ var mdEscaper = strings.NewReplacer(
 
 // mdText escapes a label for Markdown text and table cells (mdEscaper).
 func mdText(s string) string { return mdEscaper.Replace(s) }
+
+// MarkdownText is text from a file or a user (a profile's fit, a name)
+// made safe for one line of Markdown: every control character (a line
+// break could start a heading or a list) is a space, then it is escaped
+// as a label is (HTML's <, > and & as entities; what could break a table
+// or start a link, code or emphasis with a backslash).
+func MarkdownText(s string) string { return mdText(OneLine(s)) }
+
+// OneLine is s with every control character (line breaks, tabs, escape
+// sequences, U+2028 and U+2029) a space: text a user wrote kept to the
+// one line it is shown on.
+func OneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+}

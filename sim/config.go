@@ -272,6 +272,24 @@ func (c Config) Validate() error {
 	return errors.Join(p...)
 }
 
+// Bounds of the durations a Config may carry (a profile file or a
+// --sim-* flag sets them): past them a model time would overflow, or a
+// request would wait longer than any client waits (client.MaxTimeout is
+// 1h). Each mechanism's own tighter bound (WindowSize, the neighbour's
+// batches, the cold forecast's ColdAfter: 1h) is checked beside these.
+const (
+	// MaxTTFT bounds TTFT, and MaxTPOT TPOT: MaxOutputTokens at MaxTPOT
+	// is some 11 days, far inside a time.Duration.
+	MaxTTFT = time.Hour
+	MaxTPOT = time.Minute
+	// MaxBucketDepth bounds BucketDepth, MaxSlowDelay SlowDelay.
+	MaxBucketDepth = time.Hour
+	MaxSlowDelay   = time.Hour
+	// MaxPeriod bounds the settings of a longer period: BurstRefill, the
+	// neighbour's schedule, the cold forecast's ColdAfter, WitnessBudget.
+	MaxPeriod = 24 * time.Hour
+)
+
 // problems gathers a Config's problems, in the order Validate finds them.
 type problems []error
 
@@ -327,24 +345,33 @@ func (c Config) checkModel(bad func(field, format string, a ...any)) {
 	if !(c.OutputWeight >= 0) || c.OutputWeight > 1000 {
 		bad("OutputWeight", "%v: want 0..1000", c.OutputWeight)
 	}
-	if c.BucketDepth <= 0 {
-		bad("BucketDepth", "%v: want > 0", c.BucketDepth)
+	if c.BucketDepth <= 0 || c.BucketDepth > MaxBucketDepth {
+		bad("BucketDepth", "%v: want > 0 and <= %v", c.BucketDepth, MaxBucketDepth)
 	}
 	if !(c.BurstPct >= 0) || c.BurstPct > 10000 {
 		bad("BurstPct", "%v: want 0..10000", c.BurstPct)
 	}
-	if c.BurstRefill <= 0 {
-		bad("BurstRefill", "%v: want > 0", c.BurstRefill)
+	if c.BurstRefill <= 0 || c.BurstRefill > MaxPeriod {
+		bad("BurstRefill", "%v: want > 0 and <= %v", c.BurstRefill, MaxPeriod)
 	}
 	if c.DefaultMaxTokens < 1 || c.DefaultMaxTokens > MaxOutputTokens {
 		bad("DefaultMaxTokens", "%d: want 1..%d", c.DefaultMaxTokens, MaxOutputTokens)
 	}
 	for _, d := range []struct {
-		field string
-		v     time.Duration
-	}{{"TTFT", c.TTFT}, {"TPOT", c.TPOT}, {"SlowDelay", c.SlowDelay}, {"WitnessBudget", c.WitnessBudget}} {
-		if d.v < 0 {
+		field    string
+		v, limit time.Duration
+		own      bool // the mechanism's own check refuses a negative value
+	}{
+		{"TTFT", c.TTFT, MaxTTFT, false}, {"TPOT", c.TPOT, MaxTPOT, false}, {"SlowDelay", c.SlowDelay, MaxSlowDelay, false},
+		{"WitnessBudget", c.WitnessBudget, MaxPeriod, false}, {"NeighbourFirst", c.NeighbourFirst, MaxPeriod, true},
+		{"NeighbourEvery", c.NeighbourEvery, MaxPeriod, true}, {"NeighbourMin", c.NeighbourMin, MaxPeriod, true},
+		{"ColdAfter", c.ColdAfter, MaxPeriod, true},
+	} {
+		switch {
+		case d.v < 0 && !d.own:
 			bad(d.field, "%v: must not be negative", d.v)
+		case d.v > d.limit:
+			bad(d.field, "%v: want at most %v", d.v, d.limit)
 		}
 	}
 	c.Neighbour().check(bad)

@@ -30,6 +30,14 @@ func TestValidate(t *testing.T) {
 		{"deployment with slash", func(c *Config) { c.Deployment = "a/b" }, []string{"Deployment"}, []string{`"a/b": name may hold only`}},
 		{"negative latencies", func(c *Config) { c.TPOT = -time.Second; c.SlowDelay = -1 },
 			[]string{"TPOT", "SlowDelay"}, []string{"-1s: must not be negative", "-1ns: must not be negative"}},
+		// Issue 35: a ttft of 2562047h was accepted, and overflowed (a
+		// request got a 200 in 0.74 ms); every duration is bounded.
+		{"absurd durations", func(c *Config) {
+			c.TTFT, c.TPOT, c.BucketDepth, c.BurstRefill = 2562047*time.Hour, 2*time.Minute, 2*time.Hour, 25*time.Hour
+			c.SlowDelay, c.WitnessBudget, c.NeighbourEvery, c.ColdAfter = 2*time.Hour, 25*time.Hour, 25*time.Hour, 25*time.Hour
+			c.NeighbourMin, c.NeighbourMax = time.Second, time.Second
+		}, []string{"BucketDepth", "BurstRefill", "TTFT", "TPOT", "SlowDelay", "WitnessBudget", "NeighbourEvery", "ColdAfter"},
+			[]string{"want > 0 and <= 1h0m0s", "want > 0 and <= 24h0m0s", "2562047h0m0s: want at most 1h0m0s", "2m0s: want at most 1m0s", "want at most 1h0m0s", "want at most 24h0m0s", "want at most 24h0m0s", "want at most 24h0m0s"}},
 		{"dialect", func(c *Config) { c.Dialect = "klingon" }, []string{"Dialect"}, []string{`"klingon": want one of azure, openai, anthropic, ietf, gemini`}},
 		{"ietf settings outside ietf", func(c *Config) { c.Dialect = DialectOpenAI; c.IETFRetryAfter = true; c.IETFLegacy = true },
 			[]string{"IETFRetryAfter", "IETFLegacy"}, []string{"goes only with {Dialect} ietf", "goes only with {Dialect} ietf"}},

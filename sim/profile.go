@@ -33,10 +33,13 @@ const MaxProfileBytes = 1 << 20
 // default of `ptuprobe characterize`.
 const ProfileDocuments = "documents"
 
-// Fit qualities (Fit.Quality).
+// Fit qualities (Fit.Quality): good, poor (a test failed), or
+// insufficient (no fitted group held enough refusals to test a
+// distribution: the twin may be right or wrong, the run cannot tell).
 const (
-	FitGood = "good"
-	FitPoor = "poor"
+	FitGood         = "good"
+	FitPoor         = "poor"
+	FitInsufficient = "insufficient"
 )
 
 // Profile is a named set of the simulator's settings, read from a file
@@ -51,9 +54,10 @@ type Profile struct {
 
 // Fit is how well a profile's settings reproduce the recorded run they
 // were fitted to (`ptuprobe fit`, docs/fit.md). The policy lab recommends
-// nothing from a profile whose Quality is FitPoor.
+// nothing from a profile whose Quality is not FitGood (Recommends).
 type Fit struct {
-	// Quality is FitGood or FitPoor; Why says which test decided it.
+	// Quality is FitGood, FitPoor or FitInsufficient; Why says which test
+	// decided it.
 	Quality string `json:"quality"`
 	Why     string `json:"why"`
 	// Threshold is the largest KS distance a fitted group may have for a
@@ -61,6 +65,9 @@ type Fit struct {
 	// twin must refuse or admit alike (replay only; 0 when not judged).
 	Threshold    float64 `json:"threshold"`
 	MinAgreement float64 `json:"min_agreement,omitempty"`
+	// MinWaits is the fewest usable recorded waits a group's KS is tested
+	// from at Threshold (FitGroup.Tested); 0 in a file written before it.
+	MinWaits int `json:"min_waits,omitempty"`
 	// Agreement is that share over the fitted groups' sends; absent when
 	// the sends were a plan rather than a recorded run (no refusal
 	// pattern to agree with).
@@ -89,6 +96,10 @@ type FitGroup struct {
 	Group string `json:"group"`
 	// HeldOut: the fit did not see this group; its distance checks it.
 	HeldOut bool `json:"held_out,omitempty"`
+	// Tested: the group held at least Fit.MinWaits usable waits, so its KS
+	// tested a distribution; an untested group's KS is reported, and
+	// decides nothing.
+	Tested bool `json:"tested"`
 	// KS is the two-sample Kolmogorov–Smirnov distance between the
 	// recorded advised waits and the twin's at the fit's resolution (waits
 	// closer than 50 ms or 10% are one wait; docs/fit.md), ExactKS the
@@ -111,6 +122,11 @@ type Waits struct {
 
 // Poor reports whether f is a fit that judged its settings poor.
 func (f *Fit) Poor() bool { return f != nil && f.Quality == FitPoor }
+
+// Recommends reports whether a lab may recommend from a profile of this
+// fit: one made by hand (nil) or a good fit; never a poor or an
+// insufficient one.
+func (f *Fit) Recommends() bool { return f == nil || f.Quality == FitGood }
 
 // setting is one key of a profile file's settings: the --sim-* flag's
 // name without its prefix, and the Config field it sets. The run's own
@@ -290,13 +306,13 @@ func settingErrors(err error) string {
 	return strings.Join(out, "; ")
 }
 
-// check refuses a fit whose quality is neither good nor poor.
+// check refuses a fit whose quality is none of the three.
 func (f *Fit) check() error {
 	if f == nil {
 		return nil
 	}
-	if f.Quality != FitGood && f.Quality != FitPoor {
-		return fmt.Errorf("fit: quality %q: want %s or %s", truncateForError(f.Quality), FitGood, FitPoor)
+	if f.Quality != FitGood && f.Quality != FitPoor && f.Quality != FitInsufficient {
+		return fmt.Errorf("fit: quality %q: want %s, %s or %s", truncateForError(f.Quality), FitGood, FitPoor, FitInsufficient)
 	}
 	return nil
 }
@@ -353,31 +369,76 @@ func ProfileNames() []string {
 
 // OpenProfile finds the profile a --sim-profile value names: a limiter
 // profile (ptu, gateway, window), a named embedded profile, or else the
-// path of a profile file. The Config it returns records where it came from
-// (Config.ProfileSource: the name, or the file's base name) and its Fit.
+// path of a profile file. A value with a path separator is always a file;
+// a built-in's name that is also a file in the working directory is
+// refused (AmbiguousProfile), never silently either. The file must be a
+// regular file (a FIFO would block the read beyond a Ctrl-C). The Config
+// it returns records where it came from (Config.ProfileSource: the name,
+// or the file's base name) and its Fit.
 func OpenProfile(name string) (Profile, error) {
+	if err := AmbiguousProfile(name); err != nil {
+		return Profile{}, err
+	}
+	if p, ok, err := OpenBuiltin(name); ok || err != nil {
+		return p, err
+	}
+	return openProfileFile(name)
+}
+
+// AmbiguousProfile refuses a plain name (no path separator) that is both
+// a built-in profile and a file in the working directory: the user may
+// mean either, and ./NAME says the file.
+func AmbiguousProfile(name string) error {
+	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) || !slices.Contains(ProfileNames(), name) {
+		return nil
+	}
+	if _, err := os.Lstat(name); err == nil {
+		return fmt.Errorf("%q names both a built-in profile and a file in the working directory: give ./%s for the file, or run elsewhere for the built-in", name, name)
+	}
+	return nil
+}
+
+// OpenBuiltin reads the built-in profile name (a limiter profile or an
+// embedded one), never a file; ok is false when no built-in has that
+// name.
+func OpenBuiltin(name string) (p Profile, ok bool, err error) {
 	switch name {
 	case ProfilePTU, ProfileGateway, ProfileWindow:
 		c := DefaultConfig()
 		c.Profile = name
-		return Profile{Name: name, Config: c}, nil
+		return Profile{Name: name, Config: c}, true, nil
 	}
-	if isProfileName(name) {
-		if f, err := embedded.Open(path.Join("profiles", name+".json")); err == nil {
-			defer f.Close()
-			p, err := ReadProfile(f)
-			if err != nil {
-				return Profile{}, fmt.Errorf("profile %s: %w", name, err)
-			}
-			p.Config.ProfileSource = name
-			return p, nil
-		}
+	if !isProfileName(name) {
+		return Profile{}, false, nil
 	}
-	f, err := os.Open(name)
+	f, err := embedded.Open(path.Join("profiles", name+".json"))
+	if err != nil {
+		return Profile{}, false, nil
+	}
+	defer f.Close()
+	p, err = ReadProfile(f)
+	if err != nil {
+		return Profile{}, true, fmt.Errorf("profile %s: %w", name, err)
+	}
+	p.Config.ProfileSource = name
+	return p, true, nil
+}
+
+// openProfileFile reads the profile file at name: a regular file, so the
+// read ends (a FIFO or a device could block it, deaf to a cancel).
+func openProfileFile(name string) (Profile, error) {
+	fi, err := os.Stat(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Profile{}, fmt.Errorf("%q is neither a profile (%s) nor a file", truncateForError(name), strings.Join(ProfileNames(), ", "))
 		}
+		return Profile{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Profile{}, fmt.Errorf("%s: not a regular file (a profile is a file `ptuprobe fit` writes)", filepath.Base(name))
+	}
+	f, err := os.Open(name)
+	if err != nil {
 		return Profile{}, err
 	}
 	defer f.Close()

@@ -2,7 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -46,12 +50,21 @@ func TestReadProfileRefuses(t *testing.T) {
 		{`{"version":1,"settings":{"bucket-depth":5}}`, "bucket-depth: want a duration"},
 		{`{"version":2,"settings":{}}`, "version 2"},
 		{`{"version":1,"settings":{"ptu":0}}`, "ptu 0: want a number > 0"},
+		// Issue 35: accepted, and overflowed (a 200 in 0.74 ms).
+		{`{"version":1,"settings":{"ttft":"2562047h"}}`, "ttft 2562047h0m0s: want at most 1h0m0s"},
+		{`{"version":1,"settings":{},"fit":{"quality":"insufficient"}}`, ""},
 		{`{"version":1,"settings":{},"fit":{"quality":"fine"}}`, `quality "fine"`},
 		{`{"version":1,"settings":{},"fit":{"quality":"good","bogus":1}}`, "unknown field"},
 		{`{"version":1} {}`, "more than one"},
 		{`[]`, "not a profile"},
 	} {
 		_, err := ReadProfile(strings.NewReader(c.file))
+		if c.want == "" { // read, not refused
+			if err != nil {
+				t.Errorf("%s: %v", c.file, err)
+			}
+			continue
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.file, err, c.want)
 		}
@@ -79,6 +92,79 @@ func TestOpenProfile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ptu, gateway, window, slow") {
 		t.Errorf("no-such: %v", err)
 	}
+}
+
+// TestOpenProfileAmbiguous: a built-in's name that is also a file in the
+// working directory is refused, saying how to name the file; ./NAME reads
+// the file; a name that is no built-in reads the file, as before. Issue
+// 35: the built-in silently won.
+func TestOpenProfileAmbiguous(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	c := DefaultConfig()
+	c.PTU = 42
+	var b bytes.Buffer
+	if err := WriteProfile(&b, Profile{Name: "mine", Config: c}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ProfileDocuments, ProfilePTU, "twin"} {
+		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{ProfileDocuments, ProfilePTU} {
+		_, err := OpenProfile(name)
+		if err == nil || !strings.Contains(err.Error(), "names both a built-in profile and a file in the working directory: give ./"+name) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if p, err := OpenProfile("./" + name); err != nil || p.Config.PTU != 42 {
+			t.Errorf("./%s: ptu %v, %v", name, p.Config.PTU, err)
+		}
+		if p, ok, err := OpenBuiltin(name); !ok || err != nil || p.Config.PTU == 42 {
+			t.Errorf("the built-in %s: ptu %v, %v %v", name, p.Config.PTU, ok, err)
+		}
+	}
+	if p, err := OpenProfile("twin"); err != nil || p.Config.PTU != 42 {
+		t.Errorf("twin: ptu %v, %v", p.Config.PTU, err)
+	}
+}
+
+// TestOpenProfileFIFO: a FIFO is refused before it is opened (opening it
+// waits for a writer, deaf to a Ctrl-C: issue 35). The test writes a
+// valid profile into it, so that before the check the read succeeded;
+// with it, the test's writer is released by a reader of its own.
+func TestOpenProfileFIFO(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "twin.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		_ = WriteProfile(f, Profile{Name: "twin", Config: DefaultConfig()})
+	}()
+	_, err := OpenProfile(fifo)
+	if err == nil {
+		<-wrote // the profile was read through the FIFO: the writer is done
+		t.Fatal("a FIFO was read as a profile")
+	}
+	if !strings.Contains(err.Error(), "twin.json: not a regular file") {
+		t.Errorf("a FIFO: %v", err)
+	}
+	// Release the writer, still waiting for a reader: a reader of our own.
+	r, err := os.OpenFile(fifo, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, r)
+	r.Close()
+	<-wrote
 }
 
 // FuzzReadProfile: any input is a profile or an error, never a panic;

@@ -272,16 +272,47 @@ func absInt(x int) int {
 	return x
 }
 
-// judge says whether a score is a good fit: every fitted group's KS at
-// most threshold and its p50, p90 and p99 within PercentileTolerance,
-// and, for a replay, the agreement at least minAgreement.
-func judge(sc score, threshold, minAgreement float64) (string, string) {
-	var bad []string
+// ksAlpha is the significance at which the threshold is read as a KS
+// critical value: the 10% of DefaultThreshold's derivation.
+const ksAlpha = 0.10
+
+// MinWaits is the fewest usable waits a group's recorded sample must hold
+// for a KS distance within threshold to test a distribution: the n from
+// which the KS critical value at ksAlpha, c(α)/√n with c(α) =
+// √(−ln(α/2)/2) = 1.224, is at most the threshold. Two samples of n and m
+// waits test as one of nm/(n+m), always fewer than n: with fewer recorded
+// waits than this, whatever the twin draws, a distance within the
+// threshold is what two different distributions give more often than not,
+// and the twin's agreeing says nothing. At the default threshold, 0.15,
+// it is 67 (the main job's burst group holds ~125, its scheduled ~25).
+func MinWaits(threshold float64) int {
+	c := math.Sqrt(-math.Log(ksAlpha/2) / 2)
+	return int(math.Ceil(c * c / (threshold * threshold)))
+}
+
+// judge says whether a score is a good fit: every tested fitted group's
+// KS at most threshold and its p50, p90 and p99 within
+// PercentileTolerance, and, for a replay, the agreement at least
+// minAgreement. A fitted group of fewer than minWaits recorded waits is
+// not tested (its KS is reported, not judged); a fit none of whose fitted
+// groups is tested, and that fails no test, is insufficient: too few
+// refusals to tell a twin from another. A failed test makes it poor
+// whatever the counts (a twin that refuses where the run did not is
+// wrong however few refusals there were).
+func judge(sc score, threshold, minAgreement float64, minWaits int) (string, string) {
+	var bad, untested []string
 	worst, worstGroup := -1.0, ""
+	tested, waits := 0, 0
 	for _, g := range sc.groups {
 		if g.heldOut {
 			continue
 		}
+		waits += len(g.recorded)
+		if len(g.recorded) < minWaits {
+			untested = append(untested, fmt.Sprintf("%s's %d (KS %s)", g.group, len(g.recorded), num.Decimal(g.ks, 3)))
+			continue
+		}
+		tested++
 		if g.ks > worst {
 			worst, worstGroup = g.ks, g.group
 		}
@@ -295,20 +326,28 @@ func judge(sc score, threshold, minAgreement float64) (string, string) {
 	if sc.agreement >= 0 && sc.agreement < minAgreement {
 		bad = append(bad, fmt.Sprintf("the twin's refusals match the recorded ones, second by second, for only %s%% of the sends (at least %s%% wanted)", num.Decimal(100*sc.agreement, 1), num.Decimal(100*minAgreement, 0)))
 	}
-	var held []string
+	var notes []string
+	if len(untested) > 0 && (len(bad) > 0 || tested > 0) {
+		notes = append(notes, fmt.Sprintf("not tested, with fewer than %d usable waits: %s", minWaits, strings.Join(untested, ", ")))
+	}
 	for _, g := range sc.groups {
 		if g.heldOut {
-			held = append(held, fmt.Sprintf("held out, %s is %s from the recorded", g.group, num.Decimal(g.ks, 3)))
+			notes = append(notes, fmt.Sprintf("held out, %s is %s from the recorded", g.group, num.Decimal(g.ks, 3)))
 		}
 	}
 	tail := ""
-	if len(held) > 0 {
-		tail = "; " + strings.Join(held, ", ")
+	if len(notes) > 0 {
+		tail = "; " + strings.Join(notes, "; ")
 	}
-	if len(bad) > 0 {
+	switch {
+	case len(bad) > 0:
 		return sim.FitPoor, strings.Join(bad, "; ") + tail
+	case tested == 0:
+		return sim.FitInsufficient, fmt.Sprintf("the fitted groups hold %d usable waits in all (%s), and a group's KS tests a distribution from %d on "+
+			"(the 10%% critical value 1.224/√n is within the threshold %s from there): too few refusals to tell this twin from another",
+			waits, strings.Join(untested, ", "), minWaits, num.Decimal(threshold, 3)) + tail
 	}
-	why := fmt.Sprintf("every fitted group's waits are within KS %s of the recorded (the farthest: %s, %s), their p50, p90 and p99 within %s%%", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3), num.Decimal(100*PercentileTolerance, 0))
+	why := fmt.Sprintf("every tested group's waits are within KS %s of the recorded (the farthest: %s, %s), their p50, p90 and p99 within %s%%", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3), num.Decimal(100*PercentileTolerance, 0))
 	if sc.agreement >= 0 {
 		why += fmt.Sprintf(", and the twin's refusals match the recorded ones, second by second, for %s%% of the sends (at least %s%%)", num.Decimal(100*sc.agreement, 1), num.Decimal(100*minAgreement, 0))
 	}

@@ -42,7 +42,7 @@ func TestDocumentsProfileIsTheFit(t *testing.T) {
 	ev := Events{Name: "retry_after_ms_events.csv", R: f, Columns: analyze.ForeignColumns{Group: "source"}, Labels: labels}
 	r, err := Run(t.Context(), Job{
 		Plan: PlanCharacterize, Events: &ev, FitGroups: []string{"burst-shaped"},
-		Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
+		Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Name: sim.ProfileDocuments,
 		models: []string{sim.ProfilePTU},
 	})

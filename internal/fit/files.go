@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -28,6 +28,12 @@ type Files struct {
 	// Output is the profile file written (replaced whole, under a
 	// temporary name first); empty writes none.
 	Output string
+	// Stderr, when set, is told the fit's warnings, and its progress
+	// (Report, at each Tick) unless Quiet.
+	Stderr io.Writer
+	Quiet  bool
+	// Tick paces the progress lines; nil is every ProgressEvery.
+	Tick <-chan time.Time
 }
 
 // RunFiles opens the files, fits, and writes the profile. The profile's
@@ -53,6 +59,25 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 		defer fh.Close()
 		j.Events = &Events{Name: filepath.Base(f.EventsFile), R: fh, Columns: f.Columns, Labels: f.Labels}
 	}
+	if f.Stderr != nil {
+		j.Warn = func(msg string) { fmt.Fprintf(f.Stderr, "warning: %s\n", msg) }
+	}
+	if f.Stderr != nil && !f.Quiet {
+		j.Status = &Status{}
+		tick := f.Tick
+		if tick == nil {
+			t := time.NewTicker(ProgressEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		done := make(chan struct{})
+		rctx, stop := context.WithCancel(ctx)
+		go func() {
+			defer close(done)
+			Report(rctx, f.Stderr, j.Status, tick)
+		}()
+		defer func() { stop(); <-done }()
+	}
 	r, err := Run(ctx, j)
 	if err != nil || f.Output == "" {
 		return r, err
@@ -63,21 +88,25 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 	return r, nil
 }
 
-// ProgressLine returns a Progress that writes a line to w at most once a
-// second, from the first second of the fit on (a short fit prints none),
-// reading the time from now.
-func ProgressLine(w io.Writer, now func() time.Time) func(model string, done, total int) {
-	var mu sync.Mutex
-	start := now()
-	last := start
-	return func(model string, done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		t := now()
-		if t.Sub(start) < time.Second || t.Sub(last) < time.Second {
+// ProgressEvery is how often a fit with a progress writer says where it
+// is: from the first interval on, whatever the files' size, reading or
+// replaying (a fit shorter than it prints none).
+const ProgressEvery = 2 * time.Second
+
+// Report writes a line to w at each tick until ctx is done: the rows read,
+// then the points tried of about the total. It returns once ctx is done.
+func Report(ctx context.Context, w io.Writer, st *Status, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-tick:
 		}
-		last = t
-		fmt.Fprintf(w, "fit: %d of about %d points tried (%s model)\n", done, total, model)
+		s := st.Snapshot()
+		if s.Model == "" {
+			fmt.Fprintf(w, "fit: reading the results: %s rows\n", num.Grouped(float64(s.Rows), 0))
+			continue
+		}
+		fmt.Fprintf(w, "fit: %s of about %s points tried (%s model)\n", num.Grouped(float64(s.Done), 0), num.Grouped(float64(s.Total), 0), s.Model)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -36,13 +38,56 @@ type Job struct {
 	// Name is the profile's name.
 	Name string
 	// budget is the search's; zero is defaultBudget (tests spend less).
-	budget budget
+	// others, when set, is the budget of every model but the first (a
+	// test that checks the first model is kept needs the others searched,
+	// not searched as far).
+	budget, others budget
 	// models are the models fitted; nil is Models (a test that checks one
 	// model's settings fits that one alone: each model's search is its own).
 	models []string
-	// Progress, when set, is told after each point tried: the model
-	// being fitted, points done of about total for the whole fit.
-	Progress func(model string, done, total int)
+	// MaxWork caps the fit's work, estimated before it replays anything:
+	// the sends times the points it may try (DefaultMaxWork: the
+	// command's default).
+	MaxWork int64
+	// Status, when set, is kept up to date as the fit goes (Report
+	// prints it).
+	Status *Status
+	// Warn, when set, is told what the fit does not refuse but a reader
+	// should know (duplicated rows).
+	Warn func(msg string)
+}
+
+// DefaultMaxWork is the fit's default cap on its work: sends replayed,
+// summed over every point tried. The main job's results (331 sends,
+// about 1,900 points over the three models) are some 630,000; a send
+// replayed costs about 16 µs of a core (docs/fit.md), so the default,
+// 40 times that, is some 7 minutes of a core: a file of up to about
+// 13,000 sends. Job.MaxWork (--max-work) raises it deliberately.
+const DefaultMaxWork = 25_000_000
+
+// Status is a running fit's advance, safe to read while it runs.
+type Status struct {
+	rows        atomic.Int64
+	done, total atomic.Int64
+	model       atomic.Pointer[string]
+}
+
+// Snapshot is what a Status says at one moment: rows read so far, then
+// points tried of about total, and the model being fitted ("" while the
+// files are read).
+type Snapshot struct {
+	Rows        int64
+	Done, Total int64
+	Model       string
+}
+
+// Snapshot reads s.
+func (s *Status) Snapshot() Snapshot {
+	out := Snapshot{Rows: s.rows.Load(), Done: s.done.Load(), Total: s.total.Load()}
+	if m := s.model.Load(); m != nil {
+		out.Model = *m
+	}
+	return out
 }
 
 // Result is a fit's outcome: the twin's profile (its settings and its
@@ -83,10 +128,44 @@ func (j *Job) check() error {
 		return valid.Errorf("Threshold", "%v: want a KS distance above 0 and at most 1", j.Threshold)
 	case !(j.MinAgreement >= 0 && j.MinAgreement <= 1):
 		return valid.Errorf("MinAgreement", "%v: want a share from 0 to 1", j.MinAgreement)
-	case j.PromptTokens < 1 || j.MaxTokens < 1:
-		return valid.Errorf("PromptTokens", "and {MaxTokens} must be at least 1")
+	case j.PromptTokens < 1 || j.MaxTokens < 1 || j.PromptTokens > MaxPromptTokens || j.MaxTokens > MaxCompletionTokens:
+		return valid.Errorf("PromptTokens", "and {MaxTokens} must be from 1 to %d", MaxPromptTokens)
+	case j.MaxWork < 1:
+		return valid.Errorf("MaxWork", "%d: must be at least 1", j.MaxWork)
 	}
 	return nil
+}
+
+// budgetOf is model's search budget.
+func (j *Job) budgetOf(model string) budget {
+	if j.others != (budget{}) && len(j.models) > 0 && model != j.models[0] {
+		return j.others
+	}
+	return j.budget
+}
+
+// points is about how many points the fit tries, over every model: the
+// budget's bound (a point tried before is not replayed again, so fewer
+// are replayed).
+func (j *Job) points() int64 {
+	total := int64(0)
+	for _, m := range j.models {
+		total += int64(j.budgetOf(m).evaluations(len(paramsOf(m))))
+	}
+	return total
+}
+
+// tooMuch says why a fit of sends sends is refused; more: the files hold
+// more than sends, the most the cap allows (reading stopped there).
+func (j *Job) tooMuch(sends int, more bool) error {
+	const remedy = ": raise it deliberately (a send replayed is about 16 µs of a core), or fit fewer or shorter runs"
+	if more {
+		return valid.Errorf("MaxWork", "%s: the results hold more than %s sent attempts, the most it allows at each of the fit's about %s points"+remedy,
+			num.Grouped(float64(j.MaxWork), 0), num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0))
+	}
+	return valid.Errorf("MaxWork", "%s: the fit would replay %s sends at each of about %s points, %s in all"+remedy,
+		num.Grouped(float64(j.MaxWork), 0), num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0),
+		num.Grouped(float64(int64(sends)*j.points()), 0))
 }
 
 // heldOut checks the named groups against the sends' groups and returns
@@ -134,26 +213,37 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err := j.check(); err != nil {
 		return Result{}, err
 	}
-	s, err := j.sends(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	held, err := j.heldOut(&s)
-	if err != nil {
-		return Result{}, err
-	}
 	if j.budget == (budget{}) {
 		j.budget = defaultBudget
 	}
 	if j.models == nil {
 		j.models = Models
 	}
-	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
-	total := 0
-	for _, m := range j.models {
-		total += j.budget.evaluations(len(paramsOf(m)))
+	if j.Status == nil {
+		j.Status = &Status{}
 	}
-	f.total = total
+	s, err := j.sends(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.Duplicates > 0 && j.Warn != nil {
+		j.Warn(fmt.Sprintf("%d rows repeat a row already read (the same run, shape, group, worker, seq and attempt): each is replayed as a send of its own; was a file given twice, or concatenated?", s.Duplicates))
+	}
+	sends := 0
+	for _, r := range s.Runs {
+		for _, p := range r.Plans {
+			sends += len(p.Sends)
+		}
+	}
+	if int64(sends)*j.points() > j.MaxWork {
+		return Result{}, j.tooMuch(sends, false)
+	}
+	held, err := j.heldOut(&s)
+	if err != nil {
+		return Result{}, err
+	}
+	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
+	j.Status.total.Store(j.points())
 	var fits []modelFit
 	for _, m := range j.models {
 		mf, err := f.fit(ctx, m)
@@ -169,7 +259,13 @@ func (j *Job) sends(ctx context.Context) (Sends, error) {
 	if j.Plan != "" {
 		return FromPlan(ctx, j.Plan, *j.Events, j.PromptTokens, j.MaxTokens)
 	}
-	return FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens)
+	// The most sends the cap allows, at least 1 (0 would be no limit).
+	most := int(min(max(j.MaxWork/max(j.points(), 1), 1), math.MaxInt32))
+	s, err := FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens, most, &j.Status.rows)
+	if errors.Is(err, ErrTooMuchWork) {
+		return s, j.tooMuch(most, true)
+	}
+	return s, err
 }
 
 // fitter fits the models to one set of sends.
@@ -178,8 +274,6 @@ type fitter struct {
 	sends *Sends
 	held  map[string]bool
 	rp    *replayer
-	done  int
-	total int
 	// replays counts the replays made (a point whose settings were tried
 	// before is not replayed again).
 	replays atomic.Int64
@@ -253,7 +347,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		}
 	}
 	s := search{
-		n: len(params), b: f.job.budget, offAtMax: offAtMax,
+		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
 			return sc.objective, err
@@ -268,13 +362,9 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 			b.WriteString(phase.String())
 			return b.String()
 		},
-		progress: func() {
-			f.done++
-			if f.job.Progress != nil {
-				f.job.Progress(model, f.done, f.total)
-			}
-		},
+		progress: func() { f.job.Status.done.Add(1) },
 	}
+	f.job.Status.model.Store(&model)
 	best, _, err := s.run(ctx, start)
 	if err != nil {
 		return modelFit{}, err
@@ -323,9 +413,10 @@ func (f *fitter) result(fits []modelFit) Result {
 			best = mf
 		}
 	}
-	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement)
+	minWaits := MinWaits(f.job.Threshold)
+	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement, minWaits)
 	fit := &sim.Fit{
-		Quality: quality, Why: why, Threshold: f.job.Threshold,
+		Quality: quality, Why: why, Threshold: f.job.Threshold, MinWaits: minWaits,
 		Model: best.model, Objective: round6(best.score.objective), Source: "replay",
 	}
 	if f.sends.Replay {
@@ -339,7 +430,8 @@ func (f *fitter) result(fits []modelFit) Result {
 	}
 	for i, g := range f.sends.Groups {
 		gs := best.score.groups[i]
-		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
+		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
+			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
 	cfg := best.cfg
 	cfg.Fit = fit

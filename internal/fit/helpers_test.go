@@ -95,6 +95,13 @@ func fitFiles(t *testing.T, b budget, holdOut []string, files ...string) Result 
 // fitModels is fitFiles fitting only models (nil: every model).
 func fitModels(t *testing.T, b budget, models, holdOut []string, files ...string) Result {
 	t.Helper()
+	return fitBudgets(t, b, budget{}, models, holdOut, files...)
+}
+
+// fitBudgets is fitModels with the models after the first searched on
+// others (zero: b).
+func fitBudgets(t *testing.T, b, others budget, models, holdOut []string, files ...string) Result {
+	t.Helper()
 	var inputs []Input
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -104,8 +111,8 @@ func fitModels(t *testing.T, b budget, models, holdOut []string, files ...string
 		t.Cleanup(func() { fh.Close() })
 		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
 	}
-	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
-		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, models: models})
+	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
+		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, others: others, models: models})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -303,6 +303,14 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
+				// A cancel stops the batch: the points left are not
+				// replayed (each can take seconds on a large file).
+				if ctx.Err() != nil {
+					mu.Lock()
+					first = cmp.Or(first, ctx.Err())
+					mu.Unlock()
+					continue
+				}
 				sc, err := s.eval(ctx, pts[i])
 				mu.Lock()
 				if err != nil && first == nil {
@@ -310,25 +318,40 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 				}
 				scores[keys[i]] = sc
 				mu.Unlock()
+				if err == nil && s.progress != nil {
+					s.progress() // as it is done: a batch of a large file is long
+				}
 			}
 		}()
 	}
-	for _, i := range todo {
+	for _, i := range sortedIndexes(todo) {
+		if ctx.Err() != nil {
+			break
+		}
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
 	if first != nil {
 		return nil, first
 	}
 	maps.Copy(s.memo, scores)
 	for i := range pts {
 		out[i] = s.memo[keys[i]]
-		if s.progress != nil {
-			s.progress()
+		if _, replayed := todo[keys[i]]; s.progress != nil && (!replayed || todo[keys[i]] != i) {
+			s.progress() // a point not replayed again
 		}
 	}
 	return out, nil
+}
+
+// sortedIndexes are todo's indexes in order: the points go to the
+// workers in the batch's order, not the map's.
+func sortedIndexes(todo map[string]int) []int {
+	return slices.Sorted(maps.Values(todo))
 }
 
 // linspace is n evenly spaced points from a to b, both included.

@@ -32,7 +32,11 @@ func Print(w io.Writer, r Result) error {
 			label += " (held out)"
 		}
 		row(&b, label+", recorded", g.Recorded, "")
-		row(&b, label+", twin", g.Twin, num.Decimal(g.KS, 3))
+		ks := num.Decimal(g.KS, 3)
+		if f.MinWaits > 0 && !g.Tested {
+			ks += fmt.Sprintf(" (untested: fewer than %d waits)", f.MinWaits)
+		}
+		row(&b, label+", twin", g.Twin, ks)
 	}
 	b.WriteString("\nfitted: " + fitted(r) + "\n")
 	if f.Agreement != nil {

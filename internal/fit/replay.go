@@ -92,6 +92,9 @@ func body(prompt, maxTokens int) []byte {
 func (r *replayer) replay(ctx context.Context, cfg sim.Config, phase time.Duration) ([]answer, error) {
 	out := make([]answer, len(r.sends))
 	for _, plans := range r.runs {
+		if err := ctx.Err(); err != nil { // a cancel stops between runs
+			return nil, err
+		}
 		if err := r.replayRun(ctx, cfg, phase, plans, out); err != nil {
 			return nil, err
 		}

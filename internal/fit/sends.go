@@ -3,11 +3,15 @@ package fit
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -16,6 +20,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // Send is one attempt the twin is sent: at At after its plan's start,
@@ -27,6 +32,9 @@ type Send struct {
 	PromptTokens int
 	MaxTokens    int
 	Refused      bool
+	// seq and attempt are the recorded row's: with At and Refused they
+	// order a plan's sends canonically, whatever the file's row order.
+	seq, attempt int
 }
 
 // Plan is sends that share a start. A run's next plan starts once every
@@ -41,6 +49,9 @@ type Timeline struct{ Plans []Plan }
 // Recorded is what the twin is compared against in one source group.
 type Recorded struct {
 	Group string
+	// Tested: it holds enough usable waits (MinWaits) for its KS to
+	// test a distribution; set by the fit, whose threshold decides it.
+	Tested bool
 	// Waits are the usable advised waits of its 429s in ms, sorted.
 	Waits []float64
 	// Refused counts its 429s, usable wait or not; Sends its sends (0
@@ -51,7 +62,7 @@ type Recorded struct {
 // Sends is what a fit replays and what it compares the replay with.
 type Sends struct {
 	Runs   []Timeline
-	Groups []Recorded // in the order the sends first name them
+	Groups []Recorded // by name (a plan's: in the plan's order)
 	// Replay is true for a recorded run's sends, whose refusals are known
 	// send by send; false for a plan fitted to published waits.
 	Replay bool
@@ -60,6 +71,10 @@ type Sends struct {
 	// is false when there were too few to read it.
 	TTFT, TPOT time.Duration
 	LatencyOK  bool
+	// Duplicates counts the rows that repeat one already read (the same
+	// run, shape, group, worker, seq and attempt, in any file): each is
+	// replayed as a send of its own, and the command warns of them.
+	Duplicates int
 }
 
 // Input is one results file to replay.
@@ -71,15 +86,42 @@ type Input struct {
 // minLatencyRows is the fewest 2xx answers the latency model is read from.
 const minLatencyRows = 10
 
+// The bounds of a recorded row's cells the replay reads. A results file's
+// numbers go to 10^15 (results' cells); past these no row ptuprobe writes
+// lies, and a replay of them would ask for unbounded memory (a prompt is
+// a body of 4 bytes a token) or overflow the latency model.
+const (
+	// MaxPromptTokens and MaxCompletionTokens are client's bounds on a
+	// request (client.MaxPromptTokens, client.MaxCompletionTokens; a test
+	// checks they agree): prompt_tokens, max_tokens and completion_tokens.
+	MaxPromptTokens     = 1_000_000
+	MaxCompletionTokens = 1_000_000
+	// MaxLatency bounds latency_ms: client.MaxTimeout, the longest an
+	// attempt may last.
+	MaxLatency = time.Hour
+	// MaxSentAt bounds sent_ms: a plan's length (burst.MaxSpan,
+	// schedule.MaxSpan: 7 days) and its last retries.
+	MaxSentAt = 8 * 24 * time.Hour
+)
+
+// ErrTooMuchWork is returned (wrapped, naming the estimate) when a fit
+// would replay more than Job.MaxWork sends in all.
+var ErrTooMuchWork = errors.New("too much work")
+
 // FromResults reads recorded runs: every sent attempt of every file (a
 // run is one run_id of one file; its plans are its (shape, group)
 // timelines in the order of their first row), at its sent_ms with its
 // prompt_tokens and max_tokens (a refused attempt's prompt is unknown:
 // its run's mean prompt, else defaultPrompt; a missing max_tokens is
 // defaultMax).
-func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax int) (Sends, error) {
+//
+// A row past the bounds above is refused, naming its file and row. With
+// maxSends > 0, reading stops with ErrTooMuchWork once the sent attempts
+// pass it, so a file's size never takes unbounded memory.
+func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax, maxSends int, rows *atomic.Int64) (Sends, error) {
 	var b recordedRuns
 	b.init()
+	b.maxSends = maxSends
 	for _, in := range inputs {
 		rd, err := results.NewReader(in.R, in.Name)
 		if errors.Is(err, results.ErrNotResults) {
@@ -88,9 +130,14 @@ func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax 
 		if err != nil {
 			return Sends{}, err
 		}
-		for n := 0; ; n++ {
-			if n%4096 == 0 && ctx.Err() != nil {
-				return Sends{}, ctx.Err()
+		for n := 1; ; n++ {
+			if n%4096 == 0 {
+				if ctx.Err() != nil {
+					return Sends{}, ctx.Err()
+				}
+				if rows != nil {
+					rows.Add(4096)
+				}
 			}
 			var rec results.Record
 			err := rd.Read(&rec)
@@ -100,7 +147,11 @@ func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax 
 			if err != nil {
 				return Sends{}, err
 			}
-			b.add(in.Name, &rec)
+			if err := b.add(in.Name, &rec); errors.Is(err, ErrTooMuchWork) {
+				return Sends{}, err
+			} else if err != nil {
+				return Sends{}, fmt.Errorf("%s row %d: %w", in.Name, n, err)
+			}
 		}
 	}
 	return b.sends(defaultPrompt, defaultMax)
@@ -108,58 +159,104 @@ func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax 
 
 // recordedRuns gathers the rows of recorded runs.
 type recordedRuns struct {
-	runs    map[string]*recordedRun
-	order   []string
-	groups  map[string]*Recorded
-	gorder  []string
-	lat     latencyFit
-	rows    int
-	anySent bool
+	runs     map[string]*recordedRun
+	groups   map[string]*Recorded
+	lat      latencyFit
+	rows     int
+	sent     int
+	maxSends int
+	anySent  bool
+	// seen holds a hash of every sent row's identity (rowKey), to count
+	// the duplicates: 8 bytes a row, not its strings.
+	seen       map[uint64]struct{}
+	seed       maphash.Seed
+	duplicates int
+}
+
+// rowKey hashes what tells one recorded attempt from another: its run
+// (a run_id is random: two files that share one hold the same run), shape,
+// group, worker, seq and attempt. Two attempts whose hashes
+// collide (one chance in 2^64 a pair) would count as one repeat: the
+// count is a warning's, and decides nothing.
+func (b *recordedRuns) rowKey(rec *results.Record) uint64 {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	for _, s := range []string{rec.RunID, rec.Shape, rec.Group, rec.Worker} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	var n [16]byte
+	binary.LittleEndian.PutUint64(n[:8], uint64(rec.Seq))
+	binary.LittleEndian.PutUint64(n[8:], uint64(rec.Attempt))
+	h.Write(n[:])
+	return h.Sum64()
 }
 
 type recordedRun struct {
-	plans    map[string]int // (shape, group) → index in sends
-	sends    [][]Send
+	plans    map[planKey][]Send
 	prompts  float64
 	prompted int
 }
 
+// planKey names a plan of a run: its (shape, group) timeline.
+type planKey struct{ shape, group string }
+
 func (b *recordedRuns) init() {
-	b.runs, b.groups = map[string]*recordedRun{}, map[string]*Recorded{}
+	b.runs, b.groups, b.seen, b.seed = map[string]*recordedRun{}, map[string]*Recorded{}, map[uint64]struct{}{}, maphash.MakeSeed()
 }
 
-func (b *recordedRuns) add(file string, rec *results.Record) {
+// checkRow refuses a sent row's cells past the replay's bounds.
+func checkRow(rec *results.Record) error {
+	switch {
+	case rec.SentMS > float64(MaxSentAt/time.Millisecond):
+		return fmt.Errorf("sent_ms %v: a replay reads at most %v (%v) after a plan's start", rec.SentMS, float64(MaxSentAt/time.Millisecond), MaxSentAt)
+	case rec.PromptTokens > MaxPromptTokens:
+		return fmt.Errorf("prompt_tokens %d: at most %d", rec.PromptTokens, MaxPromptTokens)
+	case rec.MaxTokens > MaxCompletionTokens:
+		return fmt.Errorf("max_tokens %d: at most %d", rec.MaxTokens, MaxCompletionTokens)
+	case rec.CompletionTokens > MaxCompletionTokens:
+		return fmt.Errorf("completion_tokens %d: at most %d", rec.CompletionTokens, MaxCompletionTokens)
+	case rec.LatencyMS > float64(MaxLatency/time.Millisecond):
+		return fmt.Errorf("latency_ms %v: an attempt lasts at most %v ms (%v)", rec.LatencyMS, float64(MaxLatency/time.Millisecond), MaxLatency)
+	}
+	return nil
+}
+
+func (b *recordedRuns) add(file string, rec *results.Record) error {
 	b.rows++
 	if rec.NotSent() || rec.SentMS < 0 {
-		return
+		return nil
+	}
+	if err := checkRow(rec); err != nil {
+		return err
+	}
+	if b.sent++; b.maxSends > 0 && b.sent > b.maxSends {
+		return fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, b.maxSends)
 	}
 	b.anySent = true
-	key := file + "\x00" + rec.RunID
-	run := b.runs[key]
-	if run == nil {
-		run = &recordedRun{plans: map[string]int{}}
-		b.runs[key] = run
-		b.order = append(b.order, key)
+	id := b.rowKey(rec)
+	if _, dup := b.seen[id]; dup {
+		b.duplicates++
 	}
-	pk := rec.Shape + "\x00" + rec.Group
-	i, ok := run.plans[pk]
-	if !ok {
-		i = len(run.sends)
-		run.plans[pk] = i
-		run.sends = append(run.sends, nil)
-	}
-	refused := rec.Status == 429
-	run.sends[i] = append(run.sends[i], Send{Group: rec.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
-		PromptTokens: rec.PromptTokens, MaxTokens: rec.MaxTokens, Refused: refused})
-	if rec.PromptTokens >= 0 {
-		run.prompts += float64(rec.PromptTokens)
-		run.prompted++
-	}
+	b.seen[id] = struct{}{}
 	g := b.groups[rec.Group]
 	if g == nil {
 		g = &Recorded{Group: rec.Group}
 		b.groups[rec.Group] = g
-		b.gorder = append(b.gorder, rec.Group)
+	}
+	key := file + "\x00" + rec.RunID
+	run := b.runs[key]
+	if run == nil {
+		run = &recordedRun{plans: map[planKey][]Send{}}
+		b.runs[key] = run
+	}
+	refused := rec.Status == 429
+	pk := planKey{rec.Shape, g.Group}
+	run.plans[pk] = append(run.plans[pk], Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
+		PromptTokens: rec.PromptTokens, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt})
+	if rec.PromptTokens >= 0 {
+		run.prompts += float64(rec.PromptTokens)
+		run.prompted++
 	}
 	g.Sends++
 	if refused {
@@ -171,23 +268,29 @@ func (b *recordedRuns) add(file string, rec *results.Record) {
 	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens >= 0 && rec.LatencyMS >= 0 {
 		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS)
 	}
+	return nil
 }
 
-// sends orders what was read: every plan's sends by time, the unknown
-// prompts and caps filled in.
+// sends orders what was read, canonically, so that a fit is a function
+// of the rows and not of their order in the file: the runs by file and
+// run_id, a run's plans by shape (burst before scheduled, as
+// characterize runs them; others by name) and group, a plan's sends by
+// time (the admitted first at one instant), seq and attempt, and the
+// groups by name; the unknown prompts and caps filled in.
 func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 	if !b.anySent {
 		return Sends{}, valid.Errorf("Inputs", "hold no sent attempt (%d rows): nothing to replay", b.rows)
 	}
-	out := Sends{Replay: true}
-	for _, key := range b.order {
+	out := Sends{Replay: true, Duplicates: b.duplicates}
+	for _, key := range slices.Sorted(maps.Keys(b.runs)) {
 		run := b.runs[key]
 		prompt := defaultPrompt
 		if run.prompted > 0 {
 			prompt = int(run.prompts/float64(run.prompted) + 0.5)
 		}
 		var r Timeline
-		for _, s := range run.sends {
+		for _, pk := range slices.SortedFunc(maps.Keys(run.plans), comparePlans) {
+			s := run.plans[pk]
 			for i := range s {
 				if s[i].PromptTokens < 0 {
 					s[i].PromptTokens = prompt
@@ -200,20 +303,42 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 			// the same for all of it) arrived in an order the file does not
 			// keep (its rows are in completion order): a limiter admits the
 			// first arrivals, so the admitted ones go first.
-			slices.SortStableFunc(s, func(a, b Send) int {
-				return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(b01(a.Refused), b01(b.Refused)))
-			})
+			slices.SortFunc(s, compareSends)
 			r.Plans = append(r.Plans, Plan{Sends: s})
 		}
 		out.Runs = append(out.Runs, r)
 	}
-	for _, g := range b.gorder {
+	for _, g := range slices.Sorted(maps.Keys(b.groups)) {
 		rec := b.groups[g]
 		slices.Sort(rec.Waits)
 		out.Groups = append(out.Groups, *rec)
 	}
 	out.TTFT, out.TPOT, out.LatencyOK = b.lat.model()
 	return out, nil
+}
+
+// comparePlans orders a run's plans: burst, then scheduled, then any
+// other shape by name; then by group.
+func comparePlans(a, b planKey) int {
+	rank := func(shape string) int {
+		switch shape {
+		case results.ShapeBurst:
+			return 0
+		case results.ShapeScheduled:
+			return 1
+		}
+		return 2
+	}
+	return cmp.Or(cmp.Compare(rank(a.shape), rank(b.shape)), cmp.Compare(a.shape, b.shape), cmp.Compare(a.group, b.group))
+}
+
+// compareSends orders a plan's sends: by time, the admitted first at one
+// instant, then by seq and attempt, then by their shape of request (two
+// rows alike in all of these are the same send, in either order).
+func compareSends(a, b Send) int {
+	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(b01(a.Refused), b01(b.Refused)),
+		cmp.Compare(a.seq, b.seq), cmp.Compare(a.attempt, b.attempt),
+		cmp.Compare(a.PromptTokens, b.PromptTokens), cmp.Compare(a.MaxTokens, b.MaxTokens))
 }
 
 func b01(b bool) int {
@@ -225,31 +350,38 @@ func b01(b bool) int {
 
 // latencyFit is the least-squares line of latency (ms) on completion
 // tokens over the recorded 2xx answers: TTFT + completion × TPOT, the
-// simulator's latency model.
-type latencyFit struct{ n, sx, sy, sxx, sxy float64 }
+// simulator's latency model. It keeps the points and sums them in order
+// (sorted), so that the line, to its last bit, does not depend on the
+// order of the rows.
+type latencyFit struct{ pts [][2]float64 }
 
-func (l *latencyFit) add(x, y float64) {
-	l.n++
-	l.sx += x
-	l.sy += y
-	l.sxx += x * x
-	l.sxy += x * y
-}
+func (l *latencyFit) add(x, y float64) { l.pts = append(l.pts, [2]float64{x, y}) }
 
 func (l *latencyFit) model() (ttft, tpot time.Duration, ok bool) {
-	if l.n < minLatencyRows {
+	if len(l.pts) < minLatencyRows {
 		return 0, 0, false
 	}
-	den := l.n*l.sxx - l.sx*l.sx
+	slices.SortFunc(l.pts, func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	var n, sx, sy, sxx, sxy float64
+	for _, p := range l.pts {
+		n++
+		sx += p[0]
+		sy += p[1]
+		sxx += p[0] * p[0]
+		sxy += p[0] * p[1]
+	}
+	den := n*sxx - sx*sx
 	slope := 0.0
 	if den > 0 {
-		slope = max(0, (l.n*l.sxy-l.sx*l.sy)/den)
+		slope = max(0, (n*sxy-sx*sy)/den)
 	}
-	icept := max(0, (l.sy-slope*l.sx)/l.n)
-	ms := func(v float64) time.Duration {
-		return time.Duration(v * float64(time.Millisecond)).Round(time.Microsecond)
+	icept := max(0, (sy-slope*sx)/n)
+	// A line steeper or higher than the simulator takes (a few slow
+	// answers of one token) is held at its bounds.
+	ms := func(v float64, limit time.Duration) time.Duration {
+		return time.Duration(min(v, float64(limit/time.Millisecond)) * float64(time.Millisecond)).Round(time.Microsecond)
 	}
-	return ms(icept), ms(slope), true
+	return ms(icept, sim.MaxTTFT), ms(slope, sim.MaxTPOT), true
 }
 
 // PlanCharacterize names the one plan FromPlan knows: the main job's.

@@ -3,6 +3,8 @@ package policylab
 import (
 	"io"
 	"strings"
+
+	"github.com/ptuprobe/ptuprobe/report"
 )
 
 // MarkdownFile is the lab's reading: the recommendation, the ranked
@@ -33,6 +35,9 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 	for i := range groups {
 		g := &groups[i]
 		name, rest := g.recommendationParts()
+		if g.unfit {
+			rest = "Nothing to recommend: " + unfit(s, report.MarkdownText)
+		}
 		if name != "" {
 			name = "**" + name + "**"
 		}
@@ -65,7 +70,7 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 		b.WriteString("- " + c.title + ": [PNG](" + c.base + ".png), [SVG](" + c.base + ".svg)\n")
 	}
 	b.WriteString("\n## Method\n\n")
-	for _, line := range method(s) {
+	for _, line := range method(s, report.MarkdownText) {
 		b.WriteString("- " + line + "\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -61,7 +61,7 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	}
 
 	var items []report.Text
-	for _, line := range method(s) {
+	for _, line := range method(s, report.OneLine) {
 		items = append(items, report.Plain(line))
 	}
 	p := &report.Page{

@@ -212,8 +212,9 @@ func fairness(s Sweep) string {
 	return b.String()
 }
 
-// method lists how the sweep was measured.
-func method(s Sweep) []string {
+// method lists how the sweep was measured; esc makes the text a profile
+// file brings safe where it is written.
+func method(s Sweep, esc func(string) string) []string {
 	repeats := 0
 	if len(s.Rows) > 0 {
 		repeats = s.Rows[0].Repeats
@@ -247,7 +248,7 @@ func method(s Sweep) []string {
 			num.Decimal(100*SuccessTolerance, 0), num.Decimal(LatencyGuard, 1), num.Decimal(100*LoadTolerance, 0), num.Decimal(100*LatencyTolerance, 0), MinRepeats),
 		caps,
 		capacity,
-		"Limiter: " + orNone(s.Limiter) + "." + profileLine(s),
+		"Limiter: " + orNone(s.Limiter) + "." + profileLine(s, esc),
 		fmt.Sprintf("Repeats: %d, seeds %d to %d.", repeats, s.Seed, s.Seed+int64(max(repeats, 1))-1),
 		"Goodput (the table's last columns): requests answered 2xx within their budget per second of the whole plan, warm-up and tail included; attempts per success over the whole plan. Shown for comparison with earlier labs, not ranked on: past capacity every policy that keeps the deployment busy delivers the same goodput.",
 		clock,
@@ -255,24 +256,28 @@ func method(s Sweep) []string {
 }
 
 // profileLine says which profile the simulator ran and how well it fits
-// its recorded run, with each group's KS; empty without a profile.
-func profileLine(s Sweep) string {
+// its recorded run, with each group's KS (an untested one says so);
+// empty without a profile. Every text of the file goes through esc.
+func profileLine(s Sweep, esc func(string) string) string {
 	if s.Profile == "" {
 		return ""
 	}
 	if s.Fit == nil {
-		return " Profile: " + s.Profile + " (no fit: its settings were not fitted to a run)."
+		return " Profile: " + esc(s.Profile) + " (no fit: its settings were not fitted to a run)."
 	}
 	var groups []string
 	for _, g := range s.Fit.Groups {
-		held := ""
+		note := ""
 		if g.HeldOut {
-			held = ", held out"
+			note = ", held out"
 		}
-		groups = append(groups, fmt.Sprintf("%s KS %s%s", g.Group, num.Decimal(g.KS, 3), held))
+		if s.Fit.MinWaits > 0 && !g.Tested {
+			note += ", untested"
+		}
+		groups = append(groups, fmt.Sprintf("%s KS %s%s", esc(g.Group), num.Decimal(g.KS, 3), note))
 	}
 	return fmt.Sprintf(" Profile: %s, fitted (%s model, by %s) to a recorded run: the fit is %s (%s): %s.",
-		s.Profile, s.Fit.Model, s.Fit.Source, s.Fit.Quality, strings.Join(groups, ", "), s.Fit.Why)
+		esc(s.Profile), esc(s.Fit.Model), esc(s.Fit.Source), esc(s.Fit.Quality), strings.Join(groups, ", "), esc(s.Fit.Why))
 }
 
 // secs is d in seconds for the method: "30 s".

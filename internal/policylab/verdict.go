@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/report"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // The verdict reads a Sweep the way a user lives with a policy: per load,
@@ -65,6 +67,9 @@ type Group struct {
 	// share its state would use.
 	CoordinatedPick []int
 	Why             string
+	// unfit: nothing is recommended because of the profile's fit (Why
+	// quotes it; policies.md escapes it).
+	unfit bool
 	// Findings are the documented rule's parts, in the order of Rules.
 	Findings []Finding
 	// Unfinished names the group's policies whose runs did not all finish
@@ -181,9 +186,9 @@ func Judge(s Sweep) []Group {
 		}
 		g.Recommended, g.Why = recommend(g.Ranked)
 		g.CoordinatedPick = g.coordinationPays()
-		if s.Fit.Poor() {
+		if !s.Fit.Recommends() {
 			g.Recommended, g.CoordinatedPick = nil, nil
-			g.Why = poorFit(s)
+			g.Why, g.unfit = unfit(s, report.OneLine), true
 		}
 		for _, rule := range Rules {
 			o, sentence := rule.judge(g)
@@ -193,10 +198,17 @@ func Judge(s Sweep) []Group {
 	return groups
 }
 
-// poorFit is why nothing is recommended from a profile that fits its
-// recorded run poorly: the lab would be answering for another deployment.
-func poorFit(s Sweep) string {
-	return fmt.Sprintf("the simulator's profile %s fits its recorded run poorly (%s): nothing is recommended from it.", s.Profile, s.Fit.Why)
+// unfit is why nothing is recommended from a profile whose fit is not
+// good: poor, the lab would be answering for another deployment;
+// insufficient, the run held too few refusals to tell whether it does.
+// The profile's name and its fit's text come from a file: esc makes them
+// safe where they are written (one line; escaped for Markdown).
+func unfit(s Sweep, esc func(string) string) string {
+	how := "fits its recorded run poorly"
+	if s.Fit.Quality == sim.FitInsufficient {
+		how = "was fitted to too few refusals to be judged (insufficient)"
+	}
+	return fmt.Sprintf("the simulator's profile %s %s (%s): nothing is recommended from it.", esc(s.Profile), how, esc(s.Fit.Why))
 }
 
 // compare is the verdict's order between two rows: negative when a is

@@ -1,0 +1,236 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// writeRecords writes rows to a results file of its own.
+func writeRecords(t *testing.T, recs []results.Record) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "rows.csv")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := results.NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// job is a fit of files with the defaults, on budget b.
+func job(t *testing.T, b budget, files ...string) Job {
+	t.Helper()
+	j := Job{Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
+		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { fh.Close() })
+		j.Inputs = append(j.Inputs, Input{Name: filepath.Base(f), R: fh})
+	}
+	return j
+}
+
+func profileText(t *testing.T, r Result) string {
+	t.Helper()
+	var b strings.Builder
+	if err := sim.WriteProfile(&b, r.Profile); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestBoundsAreClients: the cells' bounds are the client's request's.
+func TestBoundsAreClients(t *testing.T) {
+	t.Parallel()
+	if MaxPromptTokens != client.MaxPromptTokens || MaxCompletionTokens != client.MaxCompletionTokens || MaxLatency != client.MaxTimeout {
+		t.Errorf("bounds %d %d %v, client's %d %d %v", MaxPromptTokens, MaxCompletionTokens, MaxLatency,
+			client.MaxPromptTokens, client.MaxCompletionTokens, client.MaxTimeout)
+	}
+}
+
+// TestRowOrderDoesNotMatter: the same rows in reverse order give the same
+// twin, byte for byte (issue 35: the plans were replayed in the order of
+// their first row, so a reversed file replayed the schedule first, and a
+// good twin became poor).
+func TestRowOrderDoesNotMatter(t *testing.T) {
+	t.Parallel()
+	recs := testkit.ReadRecords(t, hiddenRun(t))
+	forward := writeRecords(t, recs)
+	slices.Reverse(recs)
+	backward := writeRecords(t, recs)
+	// The plans' order is every model's: one model shows it.
+	ja, jb := job(t, tiny, forward), job(t, tiny, backward)
+	ja.models, jb.models = []string{sim.ProfilePTU}, []string{sim.ProfilePTU}
+	a, err := Run(t.Context(), ja)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(t.Context(), jb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa, pb := profileText(t, a), profileText(t, b); pa != pb {
+		t.Fatalf("the rows reversed give another twin:\n%s\n%s", pa, pb)
+	}
+}
+
+// TestDuplicatesWarned: a file whose rows are all there twice is fitted,
+// with a warning that counts the repeats.
+func TestDuplicatesWarned(t *testing.T) {
+	t.Parallel()
+	recs := testkit.ReadRecords(t, hiddenRun(t))
+	sent := 0
+	for i := range recs {
+		if !recs[i].NotSent() {
+			sent++
+		}
+	}
+	file := writeRecords(t, append(slices.Clone(recs), recs...))
+	j := job(t, tiny, file)
+	var warned []string
+	j.Warn = func(msg string) { warned = append(warned, msg) }
+	j.models = []string{sim.ProfilePTU}
+	if _, err := Run(t.Context(), j); err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], strconv.Itoa(sent)+" rows repeat a row already read") {
+		t.Fatalf("warnings %q, want one counting %d rows", warned, sent)
+	}
+}
+
+// TestMaxWork: a fit whose replays would pass the cap is refused before
+// any replay, naming the estimate; reading stops at the cap, so a file's
+// size takes no more memory than the cap allows.
+func TestMaxWork(t *testing.T) {
+	t.Parallel()
+	file := hiddenRun(t)
+	j := job(t, tiny, file)
+	j.MaxWork = 1000
+	var st Status
+	j.Status = &st
+	_, err := Run(t.Context(), j)
+	var v *valid.Error
+	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "the results hold more than") {
+		t.Fatalf("error %v, want one of MaxWork", err)
+	}
+	if s := st.Snapshot(); s.Done != 0 || s.Model != "" {
+		t.Errorf("%d points tried (%q) before the refusal", s.Done, s.Model)
+	}
+}
+
+// TestCellsPastBounds: a sent row past the replay's bounds is refused,
+// naming its file, row and cell (issue 35: prompt_tokens 2^63−1 panicked
+// in strings.Repeat, 10^9 ran out of memory; latency_ms 9.3·10^12
+// overflowed the latency model).
+func TestCellsPastBounds(t *testing.T) {
+	t.Parallel()
+	recs := testkit.ReadRecords(t, hiddenRun(t))
+	ok := slices.IndexFunc(recs, func(r results.Record) bool { return r.Status == 200 && r.CompletionTokens >= 0 })
+	for _, c := range []struct {
+		name string
+		set  func(*results.Record)
+		want string
+	}{
+		{"prompt 1e9", func(r *results.Record) { r.PromptTokens = 1_000_000_000 }, "prompt_tokens 1000000000: at most 1000000"},
+		{"prompt 2^63-1", func(r *results.Record) { r.PromptTokens = 1<<63 - 1 }, "prompt_tokens 9223372036854775807"},
+		{"latency", func(r *results.Record) { r.LatencyMS = 9.3e12 }, "latency_ms 9.3e+12: an attempt lasts at most"},
+		{"sent", func(r *results.Record) { r.SentMS = 1e14 }, "sent_ms 1e+14"},
+		{"completion", func(r *results.Record) { r.CompletionTokens = 2_000_000 }, "completion_tokens 2000000"},
+	} {
+		bad := slices.Clone(recs)
+		c.set(&bad[ok])
+		_, err := Run(t.Context(), job(t, tiny, writeRecords(t, bad)))
+		want := "rows.csv row " + strconv.Itoa(ok+1) + ": " + c.want
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", c.name, err, want)
+		}
+	}
+}
+
+// TestCancelStopsTheBatch: once the context is canceled, a batch replays
+// no point it has not started (issue 35: the search replayed every point
+// left in its batch, 238 s on a file of 10^6 rows).
+func TestCancelStopsTheBatch(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var evals atomic.Int64
+	s := search{n: 2, b: budget{global: 50, starts: 1, simplex: 6, passes: 1},
+		eval: func(context.Context, []float64) (float64, error) {
+			evals.Add(1) // the first call cancels
+			cancel()
+			return 0, nil
+		},
+		key: func(u []float64) string { return fmt.Sprint(u) },
+	}
+	_, _, err := s.run(ctx, []float64{0.5, 0.5})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want canceled", err)
+	}
+	// The workers already past their check may each finish one point.
+	// The workers already in a replay when it came finish theirs.
+	if n := evals.Load(); n > int64(runtime.GOMAXPROCS(0)) {
+		t.Errorf("%d points replayed, of 101: the cancel came at the first", n)
+	}
+}
+
+// TestReportTicks: the progress says the rows read while the files are
+// read, then the points tried, one line a tick, and nothing after the
+// context ends.
+func TestReportTicks(t *testing.T) {
+	t.Parallel()
+	var st Status
+	tick := make(chan time.Time)
+	var b strings.Builder // written by Report alone, read once it returns
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Report(ctx, &b, &st, tick)
+	}()
+	st.rows.Store(12_288)
+	tick <- time.Time{}
+	model := sim.ProfileGateway
+	st.model.Store(&model)
+	st.total.Store(1900)
+	st.done.Store(40)
+	tick <- time.Time{}
+	tick <- time.Time{} // the next tick waits for the second line to be written
+	cancel()
+	<-done
+	want := "fit: reading the results: 12,288 rows\nfit: 40 of about 1,900 points tried (gateway model)\n"
+	if got := b.String(); !strings.HasPrefix(got, want) {
+		t.Errorf("progress:\n%s\nwant it to start with:\n%s", got, want)
+	}
+}
