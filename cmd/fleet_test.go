@@ -77,7 +77,7 @@ func planRows(recs []results.Record) []planRow {
 
 // TestFleetOfFourSendsOnePlan runs four ptuprobe workers at once, each
 // `characterize --shard I/4 --start-at T` with the same plan (a burst of
-// three waves of 40, then a seeded Poisson schedule), against one
+// three waves of 12, then a seeded Poisson schedule), against one
 // simulator on loopback. Their rows merged are, arrival by arrival, the
 // plan one unsharded run sends (shape, seq, wave, intended_ms); each
 // worker sent exactly its seqs ≡ I mod 4, recorded as worker I/4; and
@@ -95,7 +95,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 	wsrv, _, _ := simOnLoopback(t)
 	dir := t.TempDir()
 	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment, "--api-key-env", testKeyEnv,
-		"--burst-size", "40", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
+		"--burst-size", "12", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
 		"--rate", "40/s", "--duration", "600ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
 	// A start ahead, so that each worker waits for it; a worker that began
 	// more than campaign.StartTolerance (1 s) past it would be refused.
@@ -151,7 +151,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 			scheduled++
 		}
 	}
-	if burstRows != 120 || scheduled < 20 {
+	if burstRows != 36 || scheduled < 20 {
 		t.Fatalf("the plan: %d burst and %d scheduled arrivals", burstRows, scheduled)
 	}
 	logWaveSpread(t, merged, arrivals, start)
@@ -173,7 +173,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 }
 
 // fleetGap is the fleet test's burst gap: waves that far apart.
-const fleetGap = 250 * time.Millisecond
+const fleetGap = 100 * time.Millisecond
 
 // logWaveSpread logs how far apart each burst wave's sends were across
 // the workers, in sent_ms on the common clock, and when they arrived at
