@@ -170,6 +170,11 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 			}
 		}
 
+		// Nothing goes on a context already ended: a redirect follows
+		// its refusal at once, with no wait to cut.
+		if r.ctx.Err() != nil {
+			return nil, r.canceled(a, "the context ended before this attempt; not sent")
+		}
 		resp, err := r.send(a)
 		if err != nil || a.Action == ActionDone {
 			return resp, err

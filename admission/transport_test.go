@@ -480,3 +480,33 @@ func TestFallbackOwnRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestNoRedirectAfterCancel: a redirect follows its refusal at once, with
+// no wait for a cancel to cut; a context that ended as the refusal came
+// (a caller's stop, seen by its attempt observer) sends nothing to the
+// fallback: the redirected attempt is observed not sent. It was once
+// sent on the ended context, and recorded as a failed attempt.
+func TestNoRedirectAfterCancel(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newLab(t, Policy{MaxAttempts: DefaultMaxAttempts, Budget: DefaultBudget, Jitter: DefaultJitter, RedirectFirst: true, Fallback: toPath("/fallback")},
+			map[string][]reply{"/": {refuse(429, "Retry-After", "1")}, "/fallback": {ok200}})
+		ctx, cancel := context.WithCancel(t.Context())
+		var seen []Attempt
+		ctx = WithAttemptObserver(ctx, func(a Attempt) {
+			seen = append(seen, a)
+			if a.Action == ActionRedirect {
+				cancel()
+			}
+		})
+		if _, _, err := l.do(ctx, "POST", "/", "{}"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+		if n := len(l.srv.seen("/fallback")); n != 0 {
+			t.Errorf("the fallback saw %d requests after the cancel", n)
+		}
+		if len(seen) != 2 || !seen[1].Sent.IsZero() || seen[1].Err == nil || seen[1].Decision.Err != ClassCanceled || !seen[1].Fallback {
+			t.Fatalf("attempts %+v", seen)
+		}
+	})
+}

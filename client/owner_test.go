@@ -62,6 +62,18 @@ func ownedSend(t *testing.T, s *script, cfg Config, stopAfter time.Duration) []r
 // another through one client, and so one owner's shared state.
 func ownedSends(t *testing.T, s *script, cfg Config, stopAfter time.Duration, n int) []results.Record {
 	t.Helper()
+	return sendWith(t, s, cfg, n, func(ctx context.Context) (context.Context, context.CancelFunc) {
+		stop, cancel := context.WithCancel(ctx)
+		if stopAfter > 0 {
+			time.AfterFunc(stopAfter, cancel)
+		}
+		return stop, cancel
+	})
+}
+
+// sendWith is ownedSends with the stop newStop makes in the bubble.
+func sendWith(t *testing.T, s *script, cfg Config, n int, newStop func(context.Context) (context.Context, context.CancelFunc)) []results.Record {
+	t.Helper()
 	var rows []results.Record
 	synctest.Test(t, func(t *testing.T) {
 		ln := memnet.Listen()
@@ -75,11 +87,8 @@ func ownedSends(t *testing.T, s *script, cfg Config, stopAfter time.Duration, n 
 			t.Fatal(err)
 		}
 		defer tg.Close()
-		stop, cancel := context.WithCancel(t.Context())
+		stop, cancel := newStop(t.Context())
 		defer cancel()
-		if stopAfter > 0 {
-			time.AfterFunc(stopAfter, cancel)
-		}
 		start := time.Now()
 		for i := range n {
 			first := results.Blank()
@@ -273,5 +282,62 @@ func TestStackedOwnersStopInTheAppDelay(t *testing.T) {
 	wantNotSent(t, rows[2], 3, results.DecisionInterrupted, results.ClassCanceled)
 	if want := rows[1].SentMS + rows[1].LatencyMS + 1000; rows[2].IntendedMS != want {
 		t.Errorf("the call cut was meant for %v ms, want %v", rows[2].IntendedMS, want)
+	}
+}
+
+// TestNoAttemptPastTheCap: a stop with a deadline is the run's cap on the
+// time spent sending (--max-duration): no attempt goes at or past it.
+// A retry planned past it is given up at once, as it is decided, with a
+// row not sent (give-up-local, timeout), as is an application's own
+// call planned past it, and a request whose first attempt would leave
+// after it (it waited for a worker). Under --max-duration 10s a retry
+// once went out at 27.9 s.
+func TestNoAttemptPastTheCap(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		answers []int
+		cfg     Config
+		cap     time.Duration // after the start; 0: already past
+		sent    int           // requests the server sees
+		rows    int
+	}{
+		// 429 at 0, retry at 100 ms (429), the next planned at 200 ms.
+		{"a retry", []int{429, 429}, Config{Owner: honour(), PolicyName: "honor"}, 150 * time.Millisecond, 2, 3},
+		// 429 twice (the owner's 2 attempts), the app's call 1 s later.
+		{"an application's call", []int{429, 429}, Config{Owner: &admission.Policy{MaxAttempts: 2, ReturnLastResponse: true}, AppAttempts: 3, AppDelay: time.Second, PolicyName: "app"}, 500 * time.Millisecond, 2, 3},
+		{"a first attempt, owned", nil, Config{Owner: honour(), PolicyName: "honor"}, 0, 0, 1},
+		{"a first attempt, no owner", nil, Config{}, 0, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := &script{answers: map[string][]int{primaryPath: c.answers}}
+			var returned time.Duration
+			rows := sendWith(t, s, c.cfg, 1, func(ctx context.Context) (context.Context, context.CancelFunc) {
+				start := time.Now()
+				if c.cap == 0 {
+					time.Sleep(time.Millisecond) // the request leaves past its cap
+				}
+				stop, cancel := context.WithDeadline(ctx, start.Add(c.cap))
+				return stop, func() { returned = time.Since(start); cancel() }
+			})
+			if len(s.seen) != c.sent || len(rows) != c.rows {
+				t.Fatalf("%d requests, %d rows; want %d and %d: %+v", len(s.seen), len(rows), c.sent, c.rows, rows)
+			}
+			last := rows[len(rows)-1]
+			wantNotSent(t, last, c.rows, results.DecisionGiveUpLocal, results.ClassTimeout)
+			if last.Policy != c.cfg.PolicyName || last.MaxTokens != 1 {
+				t.Errorf("the row not sent lost its policy or max_tokens: %+v", last)
+			}
+			if c.rows > 1 {
+				prev := rows[len(rows)-2]
+				if last.IntendedMS < float64(c.cap/time.Millisecond) || last.IntendedMS <= prev.SentMS {
+					t.Errorf("the attempt given up was planned at %v ms, want past the cap at %v and the attempt before it", last.IntendedMS, c.cap)
+				}
+				if returned >= c.cap {
+					t.Errorf("the request returned %v after the start, want at once as its next attempt was planned past the cap at %v", returned, c.cap)
+				}
+			}
+		})
 	}
 }

@@ -580,7 +580,17 @@ func (t *Target) requestHeader() http.Header {
 // never fatal. Whatever ends the request, it has a row: one its retry
 // owner gave up on before sending it, or that a stop ended while it
 // waited, ends with a row that was not sent (results.Record.NotSent).
+// A stop with a deadline is the run's cap on the time spent sending
+// (dispatch.Request.Run): no attempt goes out at or past it, the first
+// included; one that would is given up locally (error class timeout), at
+// once when its planned time is known to fall past it, and a stop that
+// ends at its deadline is no interruption.
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
+	if pastCap(stop) {
+		o := &owned{t: t, first: first, start: start, record: record}
+		o.notSent(admission.Attempt{Decision: admission.Decision{Action: admission.ActionGiveUp, Err: admission.ClassTimeout}})
+		return
+	}
 	if t.cfg.Owner == nil {
 		// Filled on this goroutine's stack, so that an open stream holds
 		// no row on the heap; the row recorded is a copy.
@@ -599,7 +609,7 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 	// wire keeps its grace.
 	defer context.AfterFunc(stop, func() {
 		if o.waiting() {
-			cancel()
+			o.cut(time.Time{})
 		}
 	})()
 	o.stop, o.cancel = stop, cancel
@@ -608,9 +618,10 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 		if !refused || call >= t.cfg.AppAttempts {
 			return
 		}
-		// The application's own retry, stopped before it went.
+		// The application's own retry, stopped before it went (or
+		// planned past the cap on sending).
 		again := time.Now().Add(t.cfg.AppDelay)
-		if sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
+		if o.cut(again) || sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
 			o.notSent(admission.Attempt{Planned: again, Decision: admission.Decision{Err: admission.ClassCanceled}})
 			return
 		}
@@ -631,7 +642,39 @@ type owned struct {
 	mu     sync.Mutex
 	n      int  // attempts recorded so far
 	onWire bool // an attempt has gone to the transport and has not ended
+	capped bool // cut because its next attempt would go past stop's deadline
 	final  *admission.Attempt
+}
+
+// pastCap reports whether stop ended at its deadline: the run's cap on
+// the time spent sending passed (a cancel ends it with context.Canceled).
+func pastCap(stop context.Context) bool {
+	return errors.Is(stop.Err(), context.DeadlineExceeded)
+}
+
+// cut ends the request before its next attempt, planned at next (zero:
+// now), when a stop came or next falls at or past stop's deadline (the
+// run's cap on sending): the owner's wait is cut, and the attempt is
+// recorded as not sent. It reports whether it cut.
+func (o *owned) cut(next time.Time) bool {
+	d, bounded := o.stop.Deadline()
+	overCap := bounded && !next.IsZero() && !next.Before(d)
+	if o.stop.Err() == nil && !overCap {
+		return false
+	}
+	o.mu.Lock()
+	o.capped = o.capped || overCap || pastCap(o.stop)
+	o.mu.Unlock()
+	o.cancel()
+	return true
+}
+
+// wasCapped reports whether the request was cut by the cap on sending
+// (a deadline), not by a stop.
+func (o *owned) wasCapped() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.capped || pastCap(o.stop)
 }
 
 // onWireKey carries the owned request to the transport below the owner
@@ -705,8 +748,13 @@ func (o *owned) observe(a admission.Attempt) {
 		o.onWire = false
 		o.mu.Unlock()
 	}
-	if a.Action == admission.ActionSleep && o.stop.Err() != nil {
-		o.cancel() // stopped while this attempt was on the wire: no retry
+	switch a.Action {
+	case admission.ActionSleep:
+		// Stopped while this attempt was on the wire, or its retry would
+		// go past the cap on sending: no retry.
+		o.cut(a.Done.Add(a.Slept))
+	case admission.ActionRedirect:
+		o.cut(time.Time{})
 	}
 	if a.Sent.IsZero() {
 		o.notSent(a)
@@ -742,6 +790,8 @@ func (o *owned) notSent(a admission.Attempt) {
 	rec := o.next(a.Planned, time.Time{})
 	rec.Fallback = a.Fallback
 	switch class := a.Decision.Err; {
+	case class == admission.ClassCanceled && o.wasCapped():
+		rec.Decision, rec.Error = results.DecisionGiveUpLocal, results.ClassTimeout
 	case class == admission.ClassCanceled:
 		rec.Decision, rec.Error = results.DecisionInterrupted, results.ClassCanceled
 	case a.Action == admission.ActionGiveUp || class == admission.ClassTimeout:

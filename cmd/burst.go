@@ -101,7 +101,7 @@ advised wait of every 429. --dry-run prints the plan and sends nothing.`,
 			RunE: b.run,
 		}
 		b.bf.add(c, "burst-", burst.Config{Size: burst.DefaultSize, Waves: burst.DefaultWaves, Gap: burst.DefaultGap})
-		c.Flags().DurationVar(&b.duration, "max-duration", DefaultBurstCap, "safety cap on the time spent sending")
+		c.Flags().DurationVar(&b.duration, "max-duration", DefaultBurstCap, "safety cap on the time spent sending: no attempt, retries included, goes past it")
 		b.rf.add(c.Flags(), true)
 		b.rf.addRetry(c.Flags())
 		b.rf.addFleet(c.Flags())

@@ -129,7 +129,7 @@ earlier releases is --sim-profile ptu.`,
 		fs.BoolVar(&ch.skipBurst, "skip-burst", false, "run only the scheduled plan")
 		fs.BoolVar(&ch.skipSchedule, "skip-schedule", false, "run only the burst plan")
 		fs.BoolVar(&ch.appendRows, "append", false, "append to OUT-DIR/results.csv instead of replacing it (the report then covers every run in it)")
-		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending")
+		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending: no attempt, retries included, goes past it")
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
 		ch.rf.addFleet(fs)

@@ -3,9 +3,13 @@ package cmd
 import (
 	"context"
 	"encoding/csv"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -91,19 +95,46 @@ func TestCharacterizeRejectsBadInputBeforeRunning(t *testing.T) {
 	}
 }
 
+// kneeTarget admits the first admit requests and refuses every later one
+// (429, 100 ms advised): a knee by count, whatever the clock, so that the
+// probes of calibrate at 20/s for 300 ms (6 requests) are admitted and
+// those at 40/s (12) refused, however loaded the machine. It once was the
+// simulator at 20× time, whose 429s a loaded machine's late sends missed.
+// Calibrate's knee against the simulator is calibrate's own
+// TestKneeMatchesSimulatorCapacity, on a fake clock.
+func kneeTarget(t *testing.T, admit int64) *httptest.Server {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if n.Add(1) > admit {
+			w.Header().Set("retry-after-ms", "100")
+			w.WriteHeader(429)
+			return
+		}
+		w.Write([]byte(`{"usage":{"prompt_tokens":10,"completion_tokens":1}}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// kneeArgs are calibrate's flags for kneeTarget(t, 8): rates 20/s to 80/s,
+// probes of 300 ms, one step of refinement.
+func kneeArgs(srv *httptest.Server) []string {
+	return []string{"calibrate", "--url", srv.URL, "--api", "openai", "--api-key-env", testKeyEnv, "--min-rate", "20/s", "--max-rate", "80/s",
+		"--probe-duration", "300ms", "--depth", "1", "--pause", "50ms"}
+}
+
 func TestCalibrateCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	evidence := filepath.Join(dir, "calibrate.csv")
-	// 50 PTU sustain about 1.7 requests/s of the default request, 35/s at
-	// 20× time: the grid's 80/s overruns the bucket within its probe.
-	code, stdout, stderr := runCLI(context.Background(), "calibrate", "--quiet", "--sim-time-scale", "20", "--sim-ptu", "50",
-		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--pause", "50ms",
-		"-o", evidence, "--results", filepath.Join(dir, "results.csv"))
+	code, stdout, stderr := runCLI(context.Background(), append(kneeArgs(kneeTarget(t, 8)), "--quiet",
+		"-o", evidence, "--results", filepath.Join(dir, "results.csv"))...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "admitted without 429s") || !strings.Contains(stdout, "verdict") {
+	if !strings.Contains(stdout, "knee: 20/s admitted without 429s") || !strings.Contains(stdout, "verdict") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
 	b, err := os.ReadFile(evidence)

@@ -14,12 +14,13 @@ import (
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// smallRun is a burst of two waves on the embedded simulator (half a
-// second of wall time), written to a results file.
+// smallRun is a burst of one wave on the embedded simulator, written to
+// a results file: 30 requests, about 25 refused, enough for a fit to test
+// (fit's own tests fit more; this one checks the command).
 func smallRun(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "25", "--burst-waves", "2", "--burst-gap", "300ms", "--sim-ptu", "60")
+	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "30", "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
 		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
@@ -178,7 +179,7 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 		file := writeProfile(t, p)
 		dir := filepath.Join(t.TempDir(), "lab")
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", dir, "--sim-profile", file,
-			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "2s", "--repeat", "3", "--clients", "2")
+			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", quality, code, stderr)
 		}

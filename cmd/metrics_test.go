@@ -262,9 +262,8 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.csv")
-	r := startWithMetrics(t, "calibrate", "--sim-time-scale", "20", "--sim-ptu", "50",
-		"--min-rate", "20/s", "--max-rate", "80/s", "--probe-duration", "300ms", "--depth", "1", "--pause", "50ms",
-		"-o", filepath.Join(dir, "calibrate.csv"), "--results", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
+	r := startWithMetrics(t, append(kneeArgs(kneeTarget(t, 8)),
+		"-o", filepath.Join(dir, "calibrate.csv"), "--results", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")...)
 	text, _ := r.finalScrapeAfter(t, "step ") // the evidence table, printed once the probes are done
 	recs := readResults(t, out)
 	want := map[string]float64{}
@@ -300,7 +299,10 @@ func TestCalibrateMetricsEqualTheRows(t *testing.T) {
 func TestEmbeddedSimulatorMetrics(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	r := startWithMetrics(t, "burst", "--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms", "--sim-time-scale", "20",
+	// On the model's own clock (no --sim-time-scale) and answered at once:
+	// a wave of 30 overruns the bucket however late a loaded machine
+	// sends it (at 20× time a wave spread over 300 ms was 6 s of refill).
+	r := startWithMetrics(t, "burst", "--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms", "--sim-ttft", "0", "--sim-tpot", "0",
 		"-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
 	text, _ := r.finalScrape(t)
 	var ok, refused float64

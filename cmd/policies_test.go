@@ -26,7 +26,7 @@ func TestPoliciesOnSimulator(t *testing.T) {
 	for run := range 2 {
 		dir := filepath.Join(t.TempDir(), "lab")
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
-			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "5s", "--repeat", "2", "--clients", "4")
+			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "2s", "--warmup", "2s", "--tail", "2s", "--repeat", "2", "--clients", "4")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -55,19 +55,19 @@ func TestPoliciesOnSimulator(t *testing.T) {
 }
 
 // TestPoliciesArrivals: the lab takes waves and a recorded run's
-// arrivals (here, a characterize run's results file), and its method
-// names them.
+// arrivals (here, a burst's results file), and its method names them.
 func TestPoliciesArrivals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, _, stderr := runCLI(context.Background(), "characterize", "--out-dir", filepath.Join(dir, "ch"), "--quiet",
-		"--burst-size", "5", "--burst-waves", "2", "--burst-gap", "200ms", "--rate", "20/s", "--duration", "500ms", "--sim-time-scale", "50")
+	recorded := filepath.Join(dir, "results.csv")
+	code, _, stderr := runCLI(context.Background(), "burst", "-o", recorded, "--quiet",
+		"--burst-size", "10", "--burst-waves", "2", "--burst-gap", "200ms", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
-		t.Fatalf("characterize: exit %d: %s", code, stderr)
+		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
 	for _, tc := range []struct{ arrival, method string }{
 		{"waves:8", "- Arrivals: waves of 8 requests at once"},
-		{"replay:" + filepath.Join(dir, "ch", "results.csv"), "- Arrivals: replayed from results.csv: its 20 first attempts"},
+		{"replay:" + recorded, "- Arrivals: replayed from results.csv: its 20 first attempts"},
 	} {
 		out := filepath.Join(dir, "lab")
 		code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", out, "--quiet", "--arrival", tc.arrival,

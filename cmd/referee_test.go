@@ -91,10 +91,27 @@ func TestRefereeInterrupted(t *testing.T) {
 	if err != nil {
 		t.Skip("no sleep(1) here")
 	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh(1) here")
+	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	// The command marks that it runs, then sleeps a minute: the cancel
+	// comes once the mark is there, however long that took.
+	mark := filepath.Join(t.TempDir(), "running")
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	code, out, errOut := runCLI(ctx, "referee", "--out-dir", dir, "--", sleep, "60")
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			if _, err := os.Stat(mark); err == nil {
+				cancel()
+			}
+			<-tick.C
+		}
+	}()
+	code, out, errOut := runCLI(ctx, "referee", "--out-dir", dir, "--", sh, "-c", `: > "$0"; exec "$1" 60`, mark, sleep)
 	b, rerr := os.ReadFile(filepath.Join(dir, "referee.json"))
 	if code != ExitInterrupted || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "early_returns") || rerr != nil || !strings.Contains(string(b), `"interrupted": true`) {
 		t.Errorf("exit %d, stderr %q, referee.json %s %v", code, errOut, b, rerr)

@@ -26,9 +26,16 @@ type Request struct {
 	Seq   int
 	Start time.Time
 	First results.Record
-	// Run is done when the run is canceled: a Sender starts no further
+	// Run is done when the run is canceled (its Err is context.Canceled)
+	// or when Options.MaxDuration has passed since Start (its Deadline;
+	// its Err is then context.DeadlineExceeded): a Sender starts no
 	// attempt after it. An attempt already on the wire completes on the
 	// context Send was given, which a cancel ends only after the grace.
+	// An attempt that would go out past the deadline, the first one (a
+	// request that waited for a worker) or a retry, is given up locally:
+	// its row is not sent (results.DecisionGiveUpLocal, error class
+	// results.ClassTimeout), so that every planned request has a row and
+	// none is sent past the cap. client.Target.Send does so.
 	Run context.Context
 }
 
@@ -74,7 +81,9 @@ type Options struct {
 	// plan would (after its share of the first MaxRequests arrivals).
 	MaxRequests int
 	// MaxDuration stops sending arrivals planned this long after the start
-	// or later; 0 means no bound.
+	// or later, and bounds every attempt, retries included: none is sent
+	// this long after the start or later (Request.Run's deadline). 0
+	// means no bound.
 	MaxDuration time.Duration
 	// WaitWave makes wave w start WaveGap after wave w-1 has completed,
 	// instead of at its planned offset.
@@ -155,6 +164,9 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		o.Wait = wait
 	}
 	e := newEngine(s, sink, o)
+	if e.start = o.Start; e.start.IsZero() {
+		e.start = time.Now()
+	}
 	// Requests run on their own context: canceling the run stops sending
 	// at once, but gives what is in flight Grace to complete.
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
@@ -169,7 +181,12 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		cancelReqs()
 	})
 	defer stopGrace()
-	e.ctx, e.reqCtx = ctx, reqCtx
+	e.ctx, e.reqCtx, e.stop = ctx, reqCtx, ctx
+	if o.MaxDuration > 0 {
+		var stopSending context.CancelFunc
+		e.stop, stopSending = context.WithDeadline(ctx, e.start.Add(o.MaxDuration))
+		defer stopSending()
+	}
 
 	// A row that cannot be recorded stops the pacing at once.
 	paceCtx, stopPacing := context.WithCancel(ctx)
@@ -202,6 +219,7 @@ type engine struct {
 	start  time.Time
 	ctx    context.Context // the run's: its cancel stops sending
 	reqCtx context.Context // the requests': outlives a cancel by Grace
+	stop   context.Context // Request.Run: the run's, ended at MaxDuration too
 
 	workers  chan struct{} // one token per worker goroutine
 	idle     chan arrival  // arrivals for idle workers
@@ -244,9 +262,6 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 	var out Outcome
 	la := &lookahead{p: p, shard: e.o.Shard, limit: e.o.MaxRequests}
-	if e.start = e.o.Start; e.start.IsZero() {
-		e.start = time.Now()
-	}
 	for !e.rec.failed() {
 		seq, offset, wave, ok := la.next()
 		if !ok {
@@ -425,13 +440,15 @@ func (e *engine) worker(a arrival) {
 // attempts; its worker is held until the last. sent_ms is stamped as the
 // request leaves, so a send that waited for a worker is recorded late.
 // Retries are the Sender's (its retry owner's): they run on the requests'
-// context, which a cancel ends after Grace.
+// context, which a cancel ends after Grace, and none goes past
+// MaxDuration (Request.Run, done then: a request that leaves its worker
+// past it is not sent, its row a local give-up).
 func (e *engine) request(a arrival) {
 	first := results.Blank()
 	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
 	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
 	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
-	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.ctx}, func(r *results.Record) {
+	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.stop}, func(r *results.Record) {
 		if r.Attempt > 1 {
 			e.rec.retried()
 		}

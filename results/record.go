@@ -190,7 +190,9 @@ const (
 	// (ClassAdaptive) would not end within the request's budget (or
 	// MaxWait, or it held the last attempt MaxAttempts allows), its
 	// client-side throttling rejected it (ClassThrottled), or the
-	// request's deadline passed while it was held (ClassTimeout).
+	// request's deadline passed while it was held, or the attempt would
+	// have gone past the run's cap on the time spent sending
+	// (--max-duration, dispatch.Options.MaxDuration) (ClassTimeout).
 	DecisionGiveUpLocal = "give-up-local"
 	// DecisionInterrupted: the run was stopped (Ctrl-C) while the attempt
 	// waited to be sent, for a retry's wait, the shared cooldown or the

@@ -228,11 +228,16 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 	go func() { sleeper.Do(ctx, "DEBUG", "SLEEP", "1"); close(done) }()
 	waitBusy(t, srv.Addr)
 	took, err := read()
-	if err == nil || took >= 900*time.Millisecond {
-		t.Fatalf("a call to a busy Redis: %v after %v; want an error at its deadline", err, took)
+	select {
+	case <-done:
+		t.Fatalf("a call to a busy Redis returned (%v, after %v) only once Redis answered again; want an error at its deadline", err, took)
+	default:
 	}
-	if took, err := read(); !errors.Is(err, errSkipped) || took > 10*time.Millisecond {
-		t.Errorf("within Retry of a failure: %v after %v, want no call", err, took)
+	if err == nil {
+		t.Fatalf("a call to a busy Redis: no error after %v; want one at its deadline", took)
+	}
+	if _, err := read(); !errors.Is(err, errSkipped) {
+		t.Errorf("within Retry of a failure: %v, want no call (errSkipped)", err)
 	}
 	<-done
 	now.Add(int64(2 * DefaultRetry))
@@ -290,9 +295,19 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t)
 	var refusals, admitted atomic.Int64
-	open0 := time.Now().Add(600 * time.Millisecond)
+	// Closed for 600 ms from the first request, whenever a loaded
+	// machine sends it (from the test's start, a late first request was
+	// admitted, and nothing was shared).
+	var mu sync.Mutex
+	var open0 time.Time
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if left := time.Until(open0); left > 0 {
+		mu.Lock()
+		if open0.IsZero() {
+			open0 = time.Now().Add(600 * time.Millisecond)
+		}
+		left := time.Until(open0)
+		mu.Unlock()
+		if left > 0 {
 			refusals.Add(1)
 			w.Header().Set("Retry-After-Ms", strconv.FormatInt(left.Milliseconds()+1, 10))
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -313,15 +328,15 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 		}
 		owners[i] = &http.Client{Transport: tr}
 	}
-	get := func(c *http.Client) time.Duration {
-		start := time.Now()
+	// A request that does not complete within its budget (5 s) is an
+	// error: the owner gives up.
+	get := func(c *http.Client) {
 		resp, err := c.Get(ts.URL)
 		if err != nil {
 			t.Error(err)
-			return 0
+			return
 		}
 		resp.Body.Close()
-		return time.Since(start)
 	}
 	get(owners[0])
 	for range 3 {
@@ -332,16 +347,14 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	}
 	srv.Stop()
 	for _, c := range owners {
-		if took := get(c); took > 5*time.Second {
-			t.Errorf("with Redis killed, a request took %v, past its budget", took)
-		}
+		get(c) // within its budget, on the process's own state
 	}
 	if coords[0].Fallbacks() == 0 || coords[1].Fallbacks() == 0 {
 		t.Errorf("fallbacks %d and %d, want some once Redis is gone", coords[0].Fallbacks(), coords[1].Fallbacks())
 	}
 }
 
-// TestSlowRedisDoesNotHoldRequests: with Redis busy for 800 ms (DEBUG SLEEP),
+// TestSlowRedisDoesNotHoldRequests: with Redis busy (DEBUG SLEEP),
 // requests through a coordinated Transport are answered without waiting
 // for it: each decision gives up on Redis at its 50 ms deadline.
 func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
@@ -363,7 +376,9 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer sleeper.Close()
 	done := make(chan struct{})
-	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "0.8"); close(done) }()
+	// Busy far longer than the requests can take on a loaded machine; the
+	// test does not wait for it (the server is killed at its end).
+	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "30"); close(done) }()
 	waitBusy(t, srv.Addr)
 	start := time.Now()
 	for range 5 {
@@ -381,7 +396,6 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 	if c.Fallbacks() == 0 {
 		t.Error("no fallback counted while Redis was busy")
 	}
-	<-done
 }
 
 // TestPaceSharedThroughRedis: two Transports, as two processes, each with

@@ -1,0 +1,248 @@
+package policy
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/admission"
+)
+
+// mustParse is Parse, failing the test on an error.
+func mustParse(t *testing.T, v string) Spec {
+	t.Helper()
+	s, err := Parse(v)
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", v, err)
+	}
+	return s
+}
+
+// testClock is an admission.Clock that is not the runtime's, to see that
+// Build passes env's on.
+type testClock struct{ admission.Clock }
+
+// TestBuildEveryBuiltin: every built-in builds, in an Env with everything
+// set and in an empty one, into a policy the admission library accepts;
+// env's clock and randomness are the policy's, its Coordinator only for
+// a spec that Shares, its fallback only for one with Fallback.
+func TestBuildEveryBuiltin(t *testing.T) {
+	t.Parallel()
+	fallback := func(r *http.Request) (*http.Request, error) { return r, nil }
+	clock := testClock{}
+	rnd := func() float64 { return 0.25 }
+	coord, err := admission.NewMemoryCoordinator(admission.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Defaults() {
+		s := mustParse(t, name)
+		p, err := s.Build(Env{Clock: clock, Rand: rnd, Coordinator: coord, Fallback: fallback})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := admission.New(nil, *p); err != nil {
+			t.Errorf("%s: admission refuses its policy: %v", name, err)
+		}
+		if p.Clock != clock || p.Rand == nil || p.Rand() != 0.25 {
+			t.Errorf("%s: the policy does not have env's clock and randomness", name)
+		}
+		if got := p.Coordinator != nil; got != s.Shares() {
+			t.Errorf("%s: Coordinator set %v, Shares %v", name, got, s.Shares())
+		}
+		if got := p.Fallback != nil; got != s.Fallback {
+			t.Errorf("%s: Fallback set %v, the spec's Fallback %v", name, got, s.Fallback)
+		}
+		if p.MaxAttempts != s.Attempts {
+			t.Errorf("%s: MaxAttempts %d, the spec's attempts %d", name, p.MaxAttempts, s.Attempts)
+		}
+		// An empty Env builds too: no fallback is given, and a spec that
+		// redirects is the run's to complete, as the lab does.
+		if !s.Fallback {
+			p, err := s.Build(Env{})
+			if err != nil {
+				t.Fatalf("%s in an empty Env: %v", name, err)
+			}
+			if _, err := admission.New(nil, *p); err != nil {
+				t.Errorf("%s in an empty Env: admission refuses its policy: %v", name, err)
+			}
+		}
+	}
+}
+
+// TestBuildSettings: what each kind of spec sets in its admission.Policy.
+func TestBuildSettings(t *testing.T) {
+	t.Parallel()
+	build := func(v string, env Env) *admission.Policy {
+		t.Helper()
+		p, err := mustParse(t, v).Build(env)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		return p
+	}
+	if p := build("none", Env{}); p.MaxAttempts != 1 || !p.ReturnLastResponse || p.Budget != 0 {
+		t.Errorf("none: %+v, want one attempt whose refusal is the answer", p)
+	}
+	if p := build("honor", Env{}); p.Budget != DefaultBudget || p.Jitter != 0.2 || p.Advice != admission.HonourAdvice || p.SharedCooldown {
+		t.Errorf("honor: budget %v jitter %v advice %v cooldown %v", p.Budget, p.Jitter, p.Advice, p.SharedCooldown)
+	}
+	if p := build("sdk", Env{}); !p.ReturnLastResponse || !p.MarkRetries || p.OverMaxWait != admission.BackoffOverMaxWait || p.MaxWait != time.Minute || p.Budget != 0 {
+		t.Errorf("sdk: %+v, want the SDKs' last response, retry marks, a minute's MaxWait and backoff over it, no budget", p)
+	}
+	if p := build("backoff", Env{}); p.Advice != admission.IgnoreAdvice {
+		t.Errorf("backoff: advice %v, want ignored", p.Advice)
+	}
+	if p := build("honor-backoff", Env{}); p.Advice != admission.FloorAdvice {
+		t.Errorf("honor-backoff: advice %v, want a floor", p.Advice)
+	}
+	if p := build("decorrelated", Env{}); p.ChainedBackoff == nil {
+		t.Error("decorrelated: no chained backoff")
+	}
+	if p := build("redirect", Env{}); !p.RedirectFirst {
+		t.Error("redirect: does not redirect first")
+	}
+	if p := build("cooldown", Env{}); !p.SharedCooldown {
+		t.Error("cooldown: no shared cooldown")
+	}
+	// Per client: each Build has its own pace, throttle, quota, rate.
+	for _, c := range []struct {
+		name string
+		of   func(*admission.Policy) any
+	}{
+		{"pace", func(p *admission.Policy) any { return p.Pace }},
+		{"utilization", func(p *admission.Policy) any { return p.Pace }},
+		{"sre-throttle", func(p *admission.Policy) any { return p.Throttle }},
+		{"retry-quota", func(p *admission.Policy) any { return p.RetryQuota }},
+		{"adaptive", func(p *admission.Policy) any { return p.Adaptive }},
+	} {
+		a, b := c.of(build(c.name, Env{})), c.of(build(c.name, Env{}))
+		if isNil(a) || isNil(b) || a == b {
+			t.Errorf("%s: two clients' state %p and %p, want one each", c.name, a, b)
+		}
+		if !isNil(c.of(build("honor", Env{}))) && c.name != "utilization" {
+			t.Errorf("honor has %s's state", c.name)
+		}
+	}
+	// Slots: the fleet's when env has them, else the spec's own, of its
+	// width.
+	shared := admission.NewSlots(time.Second)
+	if p := build("slots", Env{Slots: shared}); p.Slots != shared {
+		t.Error("slots: not the fleet's Slots")
+	}
+	if p, q := build("slots", Env{}), build("slots", Env{}); p.Slots == nil || p.Slots == q.Slots {
+		t.Error("slots without the fleet's: want its own, one per client")
+	}
+	if p := build("honor", Env{Slots: shared}); p.Slots != nil {
+		t.Error("honor took the fleet's Slots")
+	}
+}
+
+func isNil(v any) bool {
+	switch x := v.(type) {
+	case *admission.Pace:
+		return x == nil
+	case *admission.Throttle:
+		return x == nil
+	case *admission.RetryQuota:
+		return x == nil
+	case *admission.Adaptive:
+		return x == nil
+	}
+	return v == nil
+}
+
+// TestBuildScale: a simulator running Scale times faster sees every
+// duration of the spec divided by Scale (0 and 1 leave them).
+func TestBuildScale(t *testing.T) {
+	t.Parallel()
+	half := func() float64 { return 0.5 }
+	for _, c := range []struct {
+		spec                 string
+		scale                float64
+		budget, maxWait, got time.Duration
+		backoff              time.Duration // the first retry's, with a unit draw of 0.5
+	}{
+		{spec: "fixed:1s", scale: 10, budget: 3 * time.Second, backoff: 100 * time.Millisecond},
+		{spec: "fixed:1s", scale: 0, budget: DefaultBudget, backoff: time.Second},
+		{spec: "fixed:1s", scale: 1, budget: DefaultBudget, backoff: time.Second},
+		{spec: "sdk", scale: 4, maxWait: 15 * time.Second},
+		{spec: "x=honor,budget=10s,max-wait=5s", scale: 2, budget: 5 * time.Second, maxWait: 2500 * time.Millisecond},
+	} {
+		p, err := mustParse(t, c.spec).Build(Env{Scale: c.scale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Budget != c.budget || p.MaxWait != c.maxWait {
+			t.Errorf("%s at scale %v: budget %v max wait %v, want %v and %v", c.spec, c.scale, p.Budget, p.MaxWait, c.budget, c.maxWait)
+		}
+		if c.backoff != 0 {
+			if got := p.Backoff(1, half); got != c.backoff {
+				t.Errorf("%s at scale %v: backoff %v, want %v", c.spec, c.scale, got, c.backoff)
+			}
+		}
+	}
+}
+
+// TestTraits: what a verdict reads of each kind of policy, and that a
+// name never changes it.
+func TestTraits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec  string
+		want  Traits
+		plain bool
+	}{
+		{"honor", Traits{Advice: HonourAdvice, Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts}, true},
+		{"honor-no-jitter", Traits{Advice: HonourAdvice, Owners: 1, Attempts: DefaultMaxAttempts}, true},
+		{"honor-full-jitter", Traits{Advice: HonourAdvice, Jitter: 1, Owners: 1, Attempts: DefaultMaxAttempts}, true},
+		{"backoff", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts}, false},
+		{"fixed:1s", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"decorrelated", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"honor-backoff", Traits{Advice: FloorAdvice, Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"redirect", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectFirst}, false},
+		{"budget", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate}, false},
+		{"cooldown", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate, Extras: true}, false},
+		{"slots", Traits{Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"pace", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"sre-throttle", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"none", Traits{Models: "a client without retries", OwnCaps: true, Owners: 1, Attempts: 1}, false},
+		{"sdk", Traits{Models: "the OpenAI SDKs (2 retries, no budget)", OwnCaps: true, Owners: 1, Attempts: 3, Extras: true}, false},
+		{"stacked", Traits{Models: "an application's 3 retries around the OpenAI SDKs", OwnCaps: true, Owners: 2, Attempts: 3, Extras: true}, false},
+		// A custom spec that sets its own caps keeps them: still plain.
+		{"mine=honor,attempts=5", Traits{OwnCaps: true, Jitter: 0.2, Owners: 1, Attempts: 5}, true},
+	} {
+		got := mustParse(t, c.spec).Traits()
+		if got != c.want {
+			t.Errorf("%s: traits %+v, want %+v", c.spec, got, c.want)
+		}
+		if got.PlainHonour() != c.plain {
+			t.Errorf("%s: PlainHonour %v, want %v", c.spec, got.PlainHonour(), c.plain)
+		}
+	}
+	// A rename is no change: a custom name over a built-in has its traits.
+	for _, name := range Defaults() {
+		s := mustParse(t, name)
+		if s.Models != "" || s.Base != name {
+			continue // fixed:D and poll:D, and the modelled clients, take no custom name over them as such
+		}
+		if got, want := mustParse(t, "renamed="+name).Traits(), s.Traits(); got != want {
+			t.Errorf("renamed=%s: traits %+v, want %s's %+v", name, got, name, want)
+		}
+	}
+}
+
+// TestShares: a spec has state a fleet can share (a shared cooldown,
+// Slots, a Pace) only when it retries at all.
+func TestShares(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string]bool{
+		"cooldown": true, "slots": true, "pace": true, "utilization": true,
+		"honor": false, "budget": false, "redirect": false, "sre-throttle": false, "retry-quota": false, "adaptive": false, "none": false, "sdk": false,
+		"p1=pace,attempts=1": false, "c=honor,cooldown=on": true, "s=honor,slots=250ms": true,
+	} {
+		if got := mustParse(t, spec).Shares(); got != want {
+			t.Errorf("%s: Shares %v, want %v", spec, got, want)
+		}
+	}
+}
