@@ -13,6 +13,11 @@ import (
 const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
+	// ArrivalGamma: gamma-distributed gaps of the planned rate's mean and
+	// a coefficient of variation (Config.CV): vLLM's `--burstiness`
+	// (burstiness b is CV 1/√b). CV 1 is Poisson; below 1 steadier,
+	// above burstier.
+	ArrivalGamma = "gamma"
 )
 
 // MaxSpan bounds the length of a plan: no run means a week of arrivals,
@@ -22,8 +27,11 @@ const MaxSpan = 7 * 24 * time.Hour
 // Config is a scheduled plan: phases run back to back.
 type Config struct {
 	Phases  []Phase
-	Arrival string // constant (default) or poisson
-	Seed    uint64
+	Arrival string // constant (default), poisson or gamma
+	// CV is the gamma process's coefficient of variation of the gaps
+	// (MinCV to MaxCV); only gamma reads it.
+	CV   float64
+	Seed uint64
 }
 
 // Validate reports the first problem as a *valid.Error naming the field.
@@ -50,8 +58,12 @@ func (c Config) Validate() error {
 	}
 	switch c.Arrival {
 	case "", ArrivalConstant, ArrivalPoisson:
+	case ArrivalGamma:
+		if !(c.CV >= MinCV && c.CV <= MaxCV) {
+			return valid.Errorf("Arrival", "gamma's coefficient of variation must be from %g to %g, not %g", MinCV, float64(MaxCV), c.CV)
+		}
 	default:
-		return valid.Errorf("Arrival", "must be %s or %s, not %q", ArrivalConstant, ArrivalPoisson, c.Arrival)
+		return valid.Errorf("Arrival", "must be %s, %s or %s:CV, not %q", ArrivalConstant, ArrivalPoisson, ArrivalGamma, c.Arrival)
 	}
 	if c.Expected() < 1 {
 		return &emptyPlanError{&valid.Error{Name: "Phases", Reason: fmt.Sprintf("add up to %.2f requests: the schedule plans none", c.Expected())}}
@@ -95,7 +107,8 @@ func (c Config) Total() int {
 // Plan iterates the arrivals of a Config.
 type Plan struct {
 	c       Config
-	poisson bool
+	poisson bool // a random process: poisson or gamma
+	step    func() float64
 	rng     *rand.Rand
 	k       int     // next arrival index (constant)
 	s       float64 // position in Λ-space of the next arrival
@@ -106,10 +119,16 @@ type Plan struct {
 
 // NewPlan returns the arrivals of c, which must be valid.
 func NewPlan(c Config) *Plan {
-	p := &Plan{c: c, poisson: c.Arrival == ArrivalPoisson}
+	p := &Plan{c: c, poisson: c.Arrival == ArrivalPoisson || c.Arrival == ArrivalGamma}
 	if p.poisson {
 		p.rng = rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
-		p.s = p.rng.ExpFloat64()
+		p.step = p.rng.ExpFloat64
+		if c.Arrival == ArrivalGamma {
+			// Unit-mean gaps in Λ-space: shape 1/CV², scale CV².
+			g := newGamma(p.rng, 1/(c.CV*c.CV))
+			p.step = func() float64 { return g.draw() * c.CV * c.CV }
+		}
+		p.s = p.step()
 	}
 	return p
 }
@@ -126,7 +145,7 @@ func (p *Plan) Next() (offset time.Duration, wave int, ok bool) {
 		if p.s < end || (!p.poisson && p.s < end+1e-6 && p.phase == len(p.c.Phases)-1) {
 			t := p.start + ph.inverse(p.s-p.base)
 			if p.poisson {
-				p.s += p.rng.ExpFloat64()
+				p.s += p.step()
 			} else {
 				p.k++
 				p.s = float64(p.k)

@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/trace"
+	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 // Arrival processes (Arrival.Kind, --arrival).
@@ -23,6 +24,7 @@ const (
 	ArrivalConstant = "constant"
 	ArrivalWaves    = "waves"
 	ArrivalReplay   = "replay"
+	ArrivalGamma    = schedule.ArrivalGamma
 )
 
 // DefaultWaveGap is the gap between waves when --arrival waves names
@@ -39,6 +41,8 @@ const MaxReplayArrivals = MaxArrivals
 // the requests are spread, so rows of one load compare across processes.
 //
 //   - poisson: seeded exponential gaps at the rate;
+//   - gamma: seeded gamma gaps of the rate's mean and coefficient of
+//     variation CV, as vLLM's `--burstiness` (schedule.Steady);
 //   - constant: evenly spaced at the rate;
 //   - waves: Size requests at the same instant every Gap, as `ptuprobe
 //     burst` plans them; one of the two is the load's: Size = rate × Gap
@@ -49,6 +53,8 @@ const MaxReplayArrivals = MaxArrivals
 //     end to end until the plan is full.
 type Arrival struct {
 	Kind string
+	// CV is gamma's coefficient of variation.
+	CV float64
 	// Size and Gap are the waves' (0: from the load).
 	Size int
 	Gap  time.Duration
@@ -63,14 +69,17 @@ type Arrival struct {
 	Format string
 }
 
-// ParseArrival reads --arrival: poisson, constant, waves, waves:SIZE,
-// waves:@GAP, waves:SIZE@GAP or replay:FILE (the recorded run read with
-// ReadReplay).
+// ParseArrival reads --arrival: poisson, constant, gamma:CV, waves,
+// waves:SIZE, waves:@GAP, waves:SIZE@GAP or replay:FILE (a trace read
+// with ReadReplay).
 func ParseArrival(v string) (Arrival, error) {
 	kind, arg, hasArg := strings.Cut(v, ":")
 	switch {
 	case (kind == ArrivalPoisson || kind == ArrivalConstant) && !hasArg:
 		return Arrival{Kind: kind}, nil
+	case kind == ArrivalGamma:
+		_, cv, err := schedule.ParseArrival(v)
+		return Arrival{Kind: ArrivalGamma, CV: cv}, err
 	case kind == ArrivalWaves:
 		return parseWaves(arg, hasArg)
 	case kind == ArrivalReplay && arg != "":
@@ -86,7 +95,7 @@ func ParseArrival(v string) (Arrival, error) {
 		a.Source = filepath.Base(arg)
 		return a, nil
 	}
-	return Arrival{}, fmt.Errorf("%q: want poisson, constant, waves[:SIZE][@GAP] or replay:FILE", clip(v))
+	return Arrival{}, fmt.Errorf("%q: want poisson, constant, gamma:CV, waves[:SIZE][@GAP] or replay:FILE", clip(v))
 }
 
 // parseWaves reads the SIZE@GAP of waves:SIZE@GAP, either part optional.
@@ -166,61 +175,26 @@ func (a Arrival) check(load string, rate float64) error {
 	return nil
 }
 
-// offsets are the arrivals of a plan of length plan at rate, seeded.
+// offsets are the arrivals of a plan of length plan at rate, seeded:
+// planned by the shapes traffic plans with (burst's waves, schedule's
+// steady processes and its replay).
 func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
 	switch a.Kind {
-	case ArrivalPoisson:
-		return poissonOffsets(rate, plan, seed)
 	case ArrivalWaves:
 		size, gap := a.waves(rate)
+		p := burst.NewPlan(burst.Config{Size: size, Waves: int((plan + gap - 1) / gap), Gap: gap})
 		var out []time.Duration
-		for at := time.Duration(0); at < plan; at += gap {
-			for range size {
-				out = append(out, at)
-			}
-		}
-		return out
-	case ArrivalReplay:
-		return a.replayOffsets(rate, plan)
-	}
-	n := int(math.Floor(rate * plan.Seconds()))
-	out := make([]time.Duration, 0, n)
-	for i := range n {
-		out = append(out, time.Duration(float64(i)/rate*float64(time.Second)))
-	}
-	return out
-}
-
-// replayOffsets are the recorded arrivals on a clock scaled so that they
-// come at rate, repeated end to end until plan.
-func (a Arrival) replayOffsets(rate float64, plan time.Duration) []time.Duration {
-	recorded := float64(len(a.Replay)) / a.Span.Seconds()
-	scale := recorded / rate
-	span := time.Duration(float64(a.Span) * scale)
-	var out []time.Duration
-	for base := time.Duration(0); base < plan && span > 0; base += span {
-		for _, t := range a.Replay {
-			at := base + time.Duration(float64(t)*scale)
-			if at >= plan {
+		for {
+			at, _, ok := p.Next()
+			if !ok {
 				return out
 			}
 			out = append(out, at)
 		}
+	case ArrivalReplay:
+		return schedule.RepeatAt(a.Replay, a.Span, rate, plan)
 	}
-	return out
-}
-
-func poissonOffsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
-	r := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
-	var out []time.Duration
-	t := 0.0
-	for {
-		t += r.ExpFloat64() / rate
-		if t >= plan.Seconds() {
-			return out
-		}
-		out = append(out, time.Duration(t*float64(time.Second)))
-	}
+	return schedule.Steady{Arrival: a.Kind, CV: a.CV}.Offsets(rate, plan, seed)
 }
 
 // Describe says how the requests arrived, for the method: at a load's
@@ -229,6 +203,8 @@ func (a Arrival) Describe() string {
 	switch a.Kind {
 	case ArrivalPoisson:
 		return "Poisson (seeded exponential gaps) at each load's rate"
+	case ArrivalGamma:
+		return fmt.Sprintf("gamma (seeded gamma gaps, as vLLM's --burstiness) at each load's rate, the gaps' coefficient of variation %s (1 is Poisson)", strconv.FormatFloat(a.CV, 'g', -1, 64))
 	case ArrivalWaves:
 		switch {
 		case a.Size > 0 && a.Gap > 0:
