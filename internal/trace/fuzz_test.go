@@ -1,10 +1,18 @@
 package trace
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
 
 // fuzzFormat reads any input as format: never a panic; a trace read is
@@ -65,4 +73,86 @@ func FuzzPtuprobe(f *testing.F) {
 
 func FuzzAuto(f *testing.F) {
 	fuzzFormat(f, FormatAuto, sample(f, "burstgpt.csv"), sample(f, "mooncake.jsonl"), "a,b\n1,2\n", "{}\n")
+}
+
+// mooncakeByJSON is mooncakeLine by encoding/json: the reference the
+// fast reader is fuzzed against (keys matched exactly, the last of a
+// repeated key kept, numbers as their text).
+func mooncakeByJSON(line []byte) (at, in, out int64, ids []int, err error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	num := func(k string) (string, bool) {
+		raw, ok := m[k]
+		if !ok || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+			return "", false
+		}
+		return string(raw), true
+	}
+	ts, ok1 := num("timestamp")
+	il, ok2 := num("input_length")
+	ol, ok3 := num("output_length")
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, 0, nil, errors.New("lacks a number")
+	}
+	if raw, ok := m["hash_ids"]; ok && string(raw) != "null" {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return 0, 0, 0, nil, err
+		}
+		for _, e := range elems {
+			v, err := strconv.ParseInt(string(e), 10, 64)
+			if err != nil || v < 0 {
+				return 0, 0, 0, nil, errors.New("bad id")
+			}
+			ids = append(ids, int(min(v, jsonscan.Huge)))
+		}
+	}
+	if at, err = seconds(ts, "timestamp", 1e-3); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	if in, err = count(il, "input_length"); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	out, err = count(ol, "output_length")
+	return at, in, out, ids, err
+}
+
+// FuzzMooncakeLine: the fast reader of a Mooncake row agrees with
+// encoding/json's reading of it (texts both read alike: valid UTF-8, no
+// escapes, not nested past jsonscan.MaxDepth).
+func FuzzMooncakeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"timestamp": 24, "input_length": 308, "output_length": 235, "hash_ids": [0]}`,
+		`{"timestamp": 1.5e3, "input_length": 2000, "output_length": 0, "hash_ids": null, "x": [{"a": "b"}]}`,
+		`{"timestamp": 1, "input_length": 2, "output_length": 3, "timestamp": 9}`,
+		`{"timestamp": "1", "input_length": 2, "output_length": 3}`,
+		`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1.0]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !utf8.Valid(line) || bytes.IndexByte(line, '\\') >= 0 || bytes.Count(line, []byte("["))+bytes.Count(line, []byte("{")) > jsonscan.MaxDepth {
+			return
+		}
+		var b builder
+		_, err := mooncakeLine(line, &b, nil)
+		at, in, out, ids, refErr := mooncakeByJSON(line)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("%q: jsonscan says %v, encoding/json %v", line, err, refErr)
+		}
+		if err != nil {
+			return
+		}
+		r := b.rows[0]
+		var want builder
+		if err := want.add(at, in, out, ids, ""); err != nil {
+			t.Fatal(err)
+		}
+		w := want.rows[0]
+		if b.at[0] != want.at[0] || r.InputTokens != w.InputTokens || r.OutputTokens != w.OutputTokens || !slices.Equal(b.ids, want.ids) {
+			t.Fatalf("%q: read %+v at %d ids %v; encoding/json %+v at %d ids %v", line, r, b.at[0], b.ids, w, want.at[0], want.ids)
+		}
+	})
 }

@@ -162,7 +162,7 @@ type limited struct {
 	over bool
 }
 
-var errTooBig = fmt.Errorf("longer than %d bytes (1 GiB): cut it (--replay-window reads a part of a trace, not a part of a file)", MaxBytes)
+var errTooBig = fmt.Errorf("longer than %d bytes (1 GiB): cut it into smaller files", MaxBytes)
 
 func (l *limited) Read(p []byte) (int, error) {
 	if l.left <= 0 {

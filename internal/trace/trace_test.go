@@ -160,7 +160,7 @@ func TestRefusals(t *testing.T) {
 		{"long line", long, FormatAuto, 2, "longer than"},
 		{"bad json row", "{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 2,\n", FormatAuto, 2, "not a JSON object"},
 		{"missing key", "{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 2, \"input_length\": 2}\n", FormatAuto, 2, "lacks"},
-		{"string count", "{\"timestamp\": 1, \"input_length\": \"x\", \"output_length\": 3}\n", FormatAuto, 1, "not a JSON object"},
+		{"string count", "{\"timestamp\": 1, \"input_length\": \"x\", \"output_length\": 3}\n", FormatAuto, 1, `input_length "x" is not a number`},
 		{"negative id", "{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": [-1]}\n", FormatAuto, 1, "negative"},
 	} {
 		_, err := read(t, c.text, c.format)
