@@ -86,7 +86,7 @@ func describeSchedule(c schedule.Config, p campaign.Plan) string {
 		peak = max(peak, ph.From, ph.To)
 	}
 	return fmt.Sprintf("scheduled plan (%s arrivals): %s: %d requests, peak %s, spans %s",
-		schedule.ArrivalName(c.Arrival, c.CV), strings.Join(phases, ", "), p.Planned, rate(peak), about(p.Span))
+		c.Arrival, strings.Join(phases, ", "), p.Planned, rate(peak), about(p.Span))
 }
 
 // writeDryRun prints a traffic job's plan: one line per plan, the whole

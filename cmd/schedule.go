@@ -28,8 +28,8 @@ func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
 	fs.StringVar(&s.rate, "rate", "", "constant arrival rate: 30, 30/s or 600/m (with --duration)")
 	fs.DurationVar(&s.duration, "duration", duration, "length of a --rate plan")
 	fs.StringArrayVar(&s.phases, "phase", nil, "a phase NAME:DURATION@RATE or NAME:DURATION@FROM-TO (a linear ramp); repeatable, run in order")
-	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced), poisson or gamma:CV (gamma gaps of the rate's mean and coefficient of variation CV, as vLLM's --burstiness: 1 is Poisson, above burstier)")
-	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson and gamma arrival processes")
+	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced), poisson or gamma:CV (gamma gaps of the rate's mean and coefficient of variation CV, as vLLM's --burstiness: 1 is Poisson, above burstier; seeded by --seed)")
+	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson arrival process")
 }
 
 var scheduleFlagNames = flagNames{"Phases": "--phase", "Arrival": "--arrival"}
@@ -43,11 +43,7 @@ func (s *scheduleFlags) plan(defaults []schedule.Phase) (campaign.Plan, error) {
 // scaledPlan is the plan with durations divided by scale and rates
 // multiplied by it: what a simulator running scale times faster must see.
 func (s *scheduleFlags) scaledPlan(defaults []schedule.Phase, scale float64) (campaign.Plan, error) {
-	arrival, cv, err := schedule.ParseArrival(s.arrival)
-	if err != nil {
-		return campaign.Plan{}, usageError("--arrival: %v", err)
-	}
-	c := schedule.Config{Arrival: arrival, CV: cv, Seed: s.seed}
+	c := schedule.Config{Arrival: s.arrival, Seed: s.seed}
 	switch {
 	case s.rate != "" && len(s.phases) > 0:
 		return campaign.Plan{}, usageError("give either --rate or --phase, not both")

@@ -29,23 +29,11 @@ func ParseArrival(s string) (arrival string, cv float64, err error) {
 	case kind == ArrivalGamma && hasArg:
 		v, err := strconv.ParseFloat(strings.TrimSpace(arg), 64)
 		if err != nil || !(v >= MinCV && v <= MaxCV) {
-			return "", 0, fmt.Errorf("gamma:%s: the coefficient of variation must be a number from %g to %g (1 is Poisson, 2 burstier, 0.5 steadier)", clipText(arg), MinCV, float64(MaxCV))
+			return "", 0, fmt.Errorf("%q: the coefficient of variation of gamma:CV must be a number from %g to %g (1 is Poisson, 2 burstier, 0.5 steadier)", clipText(s), MinCV, float64(MaxCV))
 		}
 		return ArrivalGamma, v, nil
 	}
 	return "", 0, fmt.Errorf("%q: want %s, %s or %s:CV (such as gamma:2)", clipText(s), ArrivalConstant, ArrivalPoisson, ArrivalGamma)
-}
-
-// ArrivalName is the process as --arrival names it: gamma:CV, or the
-// process alone.
-func ArrivalName(arrival string, cv float64) string {
-	if arrival == ArrivalGamma {
-		return ArrivalGamma + ":" + strconv.FormatFloat(cv, 'g', -1, 64)
-	}
-	if arrival == "" {
-		return ArrivalConstant
-	}
-	return arrival
 }
 
 func clipText(s string) string {

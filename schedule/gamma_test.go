@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestGammaHasTheRateAndCV(t *testing.T) {
 		if steady.Count(10, 3000*time.Second, 7) != len(at) {
 			t.Errorf("steady CV %g: Count is not the arrivals'", cv)
 		}
-		c := Config{Phases: []Phase{{Name: "p", Duration: 3000 * time.Second, From: 10, To: 10}}, Arrival: ArrivalGamma, CV: cv, Seed: 7}
+		c := Config{Phases: []Phase{{Name: "p", Duration: 3000 * time.Second, From: 10, To: 10}}, Arrival: "gamma:" + strconv.FormatFloat(cv, 'g', -1, 64), Seed: 7}
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
@@ -79,12 +80,13 @@ func TestParseArrival(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if n := ArrivalName(ArrivalGamma, 0.25); n != "gamma:0.25" {
-		t.Errorf("named %q", n)
-	}
 	c := Config{Phases: []Phase{{Name: "p", Duration: time.Second, From: 10, To: 10}}, Arrival: ArrivalGamma}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "coefficient of variation") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "gamma:CV") {
 		t.Errorf("gamma without a CV: %v", err)
+	}
+	c.Arrival = "gamma:20"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "coefficient of variation") {
+		t.Errorf("gamma:20: %v", err)
 	}
 }
 

@@ -26,12 +26,11 @@ const MaxSpan = 7 * 24 * time.Hour
 
 // Config is a scheduled plan: phases run back to back.
 type Config struct {
-	Phases  []Phase
-	Arrival string // constant (default), poisson or gamma
-	// CV is the gamma process's coefficient of variation of the gaps
-	// (MinCV to MaxCV); only gamma reads it.
-	CV   float64
-	Seed uint64
+	Phases []Phase
+	// Arrival is the process as --arrival names it (ParseArrival):
+	// constant (the default, also ""), poisson or gamma:CV.
+	Arrival string
+	Seed    uint64
 }
 
 // Validate reports the first problem as a *valid.Error naming the field.
@@ -56,14 +55,8 @@ func (c Config) Validate() error {
 			return valid.Errorf("Phases", "%s: rate must be at most %g/s", p.Name, float64(MaxRate))
 		}
 	}
-	switch c.Arrival {
-	case "", ArrivalConstant, ArrivalPoisson:
-	case ArrivalGamma:
-		if !(c.CV >= MinCV && c.CV <= MaxCV) {
-			return valid.Errorf("Arrival", "gamma's coefficient of variation must be from %g to %g, not %g", MinCV, float64(MaxCV), c.CV)
-		}
-	default:
-		return valid.Errorf("Arrival", "must be %s, %s or %s:CV, not %q", ArrivalConstant, ArrivalPoisson, ArrivalGamma, c.Arrival)
+	if _, _, err := ParseArrival(c.Arrival); err != nil {
+		return valid.Errorf("Arrival", "%v", err)
 	}
 	if c.Expected() < 1 {
 		return &emptyPlanError{&valid.Error{Name: "Phases", Reason: fmt.Sprintf("add up to %.2f requests: the schedule plans none", c.Expected())}}
@@ -119,14 +112,15 @@ type Plan struct {
 
 // NewPlan returns the arrivals of c, which must be valid.
 func NewPlan(c Config) *Plan {
-	p := &Plan{c: c, poisson: c.Arrival == ArrivalPoisson || c.Arrival == ArrivalGamma}
+	kind, cv, _ := ParseArrival(c.Arrival)
+	p := &Plan{c: c, poisson: kind == ArrivalPoisson || kind == ArrivalGamma}
 	if p.poisson {
 		p.rng = rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
 		p.step = p.rng.ExpFloat64
-		if c.Arrival == ArrivalGamma {
+		if kind == ArrivalGamma {
 			// Unit-mean gaps in Λ-space: shape 1/CV², scale CV².
-			g := newGamma(p.rng, 1/(c.CV*c.CV))
-			p.step = func() float64 { return g.draw() * c.CV * c.CV }
+			g := newGamma(p.rng, 1/(cv*cv))
+			p.step = func() float64 { return g.draw() * cv * cv }
 		}
 		p.s = p.step()
 	}
