@@ -130,13 +130,3 @@ func connCounter(t *testing.T) (addr string, conns *atomic.Int64) {
 	}()
 	return ln.Addr().String(), conns
 }
-
-// TestDryRunNamesTheGammaProcess: --arrival gamma:CV reaches the
-// scheduled plan, and the dry run names it.
-func TestDryRunNamesTheGammaProcess(t *testing.T) {
-	t.Parallel()
-	code, stdout, stderr := runCLI(context.Background(), "schedule", "--rate", "5/s", "--duration", "2s", "--arrival", "gamma:2", "--seed", "3", "--dry-run")
-	if code != 0 || !strings.Contains(stdout, "scheduled plan (gamma:2 arrivals): constant 2s at 5/s: 10 requests") {
-		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-}
