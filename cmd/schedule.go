@@ -28,7 +28,7 @@ func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
 	fs.StringVar(&s.rate, "rate", "", "constant arrival rate: 30, 30/s or 600/m (with --duration)")
 	fs.DurationVar(&s.duration, "duration", duration, "length of a --rate plan")
 	fs.StringArrayVar(&s.phases, "phase", nil, "a phase NAME:DURATION@RATE or NAME:DURATION@FROM-TO (a linear ramp); repeatable, run in order")
-	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced) or poisson")
+	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced), poisson or gamma:CV (gamma gaps of the rate's mean and coefficient of variation CV, as vLLM's --burstiness: 1 is Poisson, above burstier; seeded by --seed)")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson arrival process")
 }
 

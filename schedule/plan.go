@@ -13,6 +13,11 @@ import (
 const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
+	// ArrivalGamma: gamma-distributed gaps of the planned rate's mean and
+	// a coefficient of variation (Config.CV): vLLM's `--burstiness`
+	// (burstiness b is CV 1/√b). CV 1 is Poisson; below 1 steadier,
+	// above burstier.
+	ArrivalGamma = "gamma"
 )
 
 // MaxSpan bounds the length of a plan: no run means a week of arrivals,
@@ -21,8 +26,10 @@ const MaxSpan = 7 * 24 * time.Hour
 
 // Config is a scheduled plan: phases run back to back.
 type Config struct {
-	Phases  []Phase
-	Arrival string // constant (default) or poisson
+	Phases []Phase
+	// Arrival is the process as --arrival names it (ParseArrival):
+	// constant (the default, also ""), poisson or gamma:CV.
+	Arrival string
 	Seed    uint64
 }
 
@@ -48,10 +55,8 @@ func (c Config) Validate() error {
 			return valid.Errorf("Phases", "%s: rate must be at most %g/s", p.Name, float64(MaxRate))
 		}
 	}
-	switch c.Arrival {
-	case "", ArrivalConstant, ArrivalPoisson:
-	default:
-		return valid.Errorf("Arrival", "must be %s or %s, not %q", ArrivalConstant, ArrivalPoisson, c.Arrival)
+	if _, _, err := ParseArrival(c.Arrival); err != nil {
+		return valid.Errorf("Arrival", "%v", err)
 	}
 	if c.Expected() < 1 {
 		return &emptyPlanError{&valid.Error{Name: "Phases", Reason: fmt.Sprintf("add up to %.2f requests: the schedule plans none", c.Expected())}}
@@ -95,7 +100,8 @@ func (c Config) Total() int {
 // Plan iterates the arrivals of a Config.
 type Plan struct {
 	c       Config
-	poisson bool
+	poisson bool // a random process: poisson or gamma
+	step    func() float64
 	rng     *rand.Rand
 	k       int     // next arrival index (constant)
 	s       float64 // position in Λ-space of the next arrival
@@ -106,10 +112,17 @@ type Plan struct {
 
 // NewPlan returns the arrivals of c, which must be valid.
 func NewPlan(c Config) *Plan {
-	p := &Plan{c: c, poisson: c.Arrival == ArrivalPoisson}
+	kind, cv, _ := ParseArrival(c.Arrival)
+	p := &Plan{c: c, poisson: kind == ArrivalPoisson || kind == ArrivalGamma}
 	if p.poisson {
 		p.rng = rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
-		p.s = p.rng.ExpFloat64()
+		p.step = p.rng.ExpFloat64
+		if kind == ArrivalGamma {
+			// Unit-mean gaps in Λ-space: shape 1/CV², scale CV².
+			g := newGamma(p.rng, 1/(cv*cv))
+			p.step = func() float64 { return g.draw() * cv * cv }
+		}
+		p.s = p.step()
 	}
 	return p
 }
@@ -126,7 +139,7 @@ func (p *Plan) Next() (offset time.Duration, wave int, ok bool) {
 		if p.s < end || (!p.poisson && p.s < end+1e-6 && p.phase == len(p.c.Phases)-1) {
 			t := p.start + ph.inverse(p.s-p.base)
 			if p.poisson {
-				p.s += p.rng.ExpFloat64()
+				p.s += p.step()
 			} else {
 				p.k++
 				p.s = float64(p.k)

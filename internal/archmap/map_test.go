@@ -203,3 +203,38 @@ func TestReadMapRefuses(t *testing.T) {
 		}
 	}
 }
+
+// runsInProcess are the packages only internal/vrun may import: the
+// virtual clock and the in-process transport. A run of planned traffic
+// against the simulator goes through vrun, so a new shape or a new
+// consumer of the virtual clock reaches the lab and fit at once.
+var runsInProcess = map[string]string{"internal/vclock": "internal/vrun", "internal/inproc": "internal/vrun"}
+
+// TestOnlyVrunRunsTheVirtualClock: no production file but vrun's imports
+// internal/vclock or internal/inproc, and no row of the map but vrun's
+// lists them.
+func TestOnlyVrunRunsTheVirtualClock(t *testing.T) {
+	t.Parallel()
+	m := load(t)
+	rows, err := readMap(filepath.Join(m.root, mapFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, r := range rows {
+		for _, imp := range r.imports {
+			if only, ok := runsInProcess[imp]; ok && pkg != only {
+				t.Errorf("%s:%d: %s lists %s, which only %s may import: run through %s", mapFile, r.line, pkg, imp, only, only)
+			}
+		}
+	}
+	for _, f := range m.files {
+		if f.test {
+			continue
+		}
+		for _, imp := range m.imports(f) {
+			if only, ok := runsInProcess[imp.pkg]; ok && f.pkg != only {
+				t.Errorf("%s:%d imports %s, which only %s may import", f.rel, imp.line, imp.pkg, only)
+			}
+		}
+	}
+}

@@ -2,8 +2,8 @@
 // to a recorded run, so that "what should my client do?" can be asked of a
 // twin of the user's own deployment. It replays the run's recorded sends
 // (each attempt at its sent_ms, with its prompt and output cap) through a
-// fresh simulator per candidate setting, on a virtual clock
-// (internal/vclock) in process (internal/inproc), and minimizes the
+// fresh simulator per candidate setting, on a virtual clock in process
+// (internal/vrun), and minimizes the
 // distance between the recorded outcomes and the replayed ones: which
 // sends were refused, and per source group the advised waits (two-sample
 // KS) and the 429 count. Or it fits the main job's plan to published

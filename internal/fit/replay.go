@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/inproc"
-	"github.com/ptuprobe/ptuprobe/internal/vclock"
+	"github.com/ptuprobe/ptuprobe/internal/vrun"
 	"github.com/ptuprobe/ptuprobe/retryafter"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -44,7 +43,7 @@ type answer struct {
 }
 
 // replayer sends Sends to fresh simulators, on a virtual clock, in
-// process (internal/inproc): the same sends for every candidate setting.
+// process (internal/vrun): the same sends for every candidate setting.
 type replayer struct {
 	runs   [][][]int // run → plan → indexes into sends
 	sends  []Send
@@ -103,19 +102,16 @@ func (r *replayer) replay(ctx context.Context, cfg sim.Config, phase time.Durati
 }
 
 func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer) error {
-	loop := vclock.New(epoch.Add(phase))
-	cfg.Clock, cfg.TimeScale = loop, 1
-	server, err := sim.New(cfg)
+	run, err := vrun.New(cfg, vrun.Options{Start: epoch.Add(phase), BodyOf: refusal}) // only a refusal's body is read
 	if err != nil {
 		return err
 	}
-	rt := inproc.Transport{Handler: server, BodyOf: refusal} // only a refusal's body is read
 	var start func(k int)
 	start = func(k int) {
-		at, pending := loop.Now(), len(plans[k])
+		at, pending := run.Now(), len(plans[k])
 		for _, i := range plans[k] {
-			loop.Go(at.Add(r.sends[i].At), func() {
-				out[i] = r.send(ctx, rt, loop, i)
+			run.Go(at.Add(r.sends[i].At), func() {
+				out[i] = r.send(ctx, run, i)
 				if pending--; pending == 0 && k+1 < len(plans) {
 					start(k + 1) // the next plan starts once this one is answered
 				}
@@ -125,15 +121,15 @@ func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Dur
 	if len(plans) > 0 {
 		start(0)
 	}
-	return loop.Run(ctx)
+	return run.Play(ctx)
 }
 
 // refusal says whether status is a 429's.
 func refusal(status int) bool { return status == http.StatusTooManyRequests }
 
-// send sends r.sends[i] through rt and reads the answer as a client
-// reads it (retryafter, every dialect).
-func (r *replayer) send(ctx context.Context, rt http.RoundTripper, loop *vclock.Loop, i int) answer {
+// send sends r.sends[i] through the run's transport and reads the answer
+// as a client reads it (retryafter, every dialect).
+func (r *replayer) send(ctx context.Context, run *vrun.Run, i int) answer {
 	s := r.sends[i]
 	b := r.bodies[[2]int{s.PromptTokens, s.MaxTokens}]
 	req := (&http.Request{
@@ -142,7 +138,7 @@ func (r *replayer) send(ctx context.Context, rt http.RoundTripper, loop *vclock.
 		Body:          io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)),
 	}).WithContext(ctx)
-	resp, err := rt.RoundTrip(req)
+	resp, err := run.Transport.RoundTrip(req)
 	if err != nil {
 		return answer{wait: -1}
 	}
@@ -151,7 +147,7 @@ func (r *replayer) send(ctx context.Context, rt http.RoundTripper, loop *vclock.
 		return answer{wait: -1}
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, retryafter.MaxBody))
-	w := retryafter.FromResponse(resp.StatusCode, resp.Header, body, loop.Now())
+	w := retryafter.FromResponse(resp.StatusCode, resp.Header, body, run.Now())
 	if !w.Wait.Usable() {
 		return answer{refused: true, wait: -1}
 	}

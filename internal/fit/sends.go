@@ -110,62 +110,87 @@ var ErrTooMuchWork = errors.New("too much work")
 
 // FromResults reads recorded runs: every sent attempt of every file (a
 // run is one run_id of one file; its plans are its (shape, group)
-// timelines in the order of their first row), at its sent_ms with its
-// prompt_tokens and max_tokens (a refused attempt's prompt is unknown:
-// its run's mean prompt, else defaultPrompt; a missing max_tokens is
-// defaultMax).
+// timelines), at its sent_ms with its prompt (the tool's own count of what
+// it sent, prompt_tokens_sent, else the target's prompt_tokens; a refused
+// attempt of an older file has neither: its run's mean prompt, else
+// defaultPrompt) and max_tokens (a missing one is defaultMax).
+// results.ReadTimelines reads each file.
 //
 // A row past the bounds above is refused, naming its file and row. With
 // maxSends > 0, reading stops with ErrTooMuchWork once the sent attempts
-// pass it, so a file's size never takes unbounded memory.
+// pass it, so a file's size never takes unbounded memory. rows, when not
+// nil, counts the rows read as they are.
 func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax, maxSends int, rows *atomic.Int64) (Sends, error) {
 	var b recordedRuns
 	b.init()
-	b.maxSends = maxSends
+	limit := maxSends
+	if limit <= 0 {
+		limit = maxReplayRows
+	}
 	for _, in := range inputs {
-		rd, err := results.NewReader(in.R, in.Name)
+		tl, err := b.readFile(ctx, in, limit-b.sent, rows)
 		if errors.Is(err, results.ErrNotResults) {
 			return Sends{}, valid.Errorf("Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize", in.Name)
+		}
+		if errors.Is(err, results.ErrTooManyRows) {
+			return Sends{}, fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, limit)
 		}
 		if err != nil {
 			return Sends{}, err
 		}
-		for n := 1; ; n++ {
-			if n%4096 == 0 {
-				if ctx.Err() != nil {
-					return Sends{}, ctx.Err()
-				}
-				if rows != nil {
-					rows.Add(4096)
-				}
-			}
-			var rec results.Record
-			err := rd.Read(&rec)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return Sends{}, err
-			}
-			if err := b.add(in.Name, &rec); errors.Is(err, ErrTooMuchWork) {
-				return Sends{}, err
-			} else if err != nil {
-				return Sends{}, fmt.Errorf("%s row %d: %w", in.Name, n, err)
-			}
-		}
+		b.addFile(in.Name, tl)
 	}
 	return b.sends(defaultPrompt, defaultMax)
 }
 
+// maxReplayRows bounds the sent attempts read when no work cap is given,
+// so a file never takes unbounded memory.
+const maxReplayRows = 10_000_000
+
+// readFile reads one file's sent attempts, each checked against the
+// bounds (the first row past them ends the read with its error) and
+// hashed to count the duplicates.
+func (b *recordedRuns) readFile(ctx context.Context, in Input, limit int, rows *atomic.Int64) (results.Timelines, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n, sent := 0, 0
+	var bad error
+	keep := func(rec *results.Record) bool {
+		if n++; rows != nil {
+			rows.Add(1)
+		}
+		if bad != nil || rec.NotSent() || rec.SentMS < 0 {
+			return false
+		}
+		if err := checkRow(rec); err != nil {
+			bad = fmt.Errorf("%s row %d: %w", in.Name, n, err)
+			cancel() // the reader looks at ctx every 4,096 rows
+			return false
+		}
+		sent++
+		id := b.rowKey(rec)
+		if _, dup := b.seen[id]; dup {
+			b.duplicates++
+		}
+		b.seen[id] = struct{}{}
+		return true
+	}
+	tl, err := results.ReadTimelines(ctx, in.R, in.Name, keep, max(limit, 0))
+	if bad != nil {
+		return results.Timelines{}, bad
+	}
+	b.sent += sent
+	return tl, err
+}
+
 // recordedRuns gathers the rows of recorded runs.
 type recordedRuns struct {
-	runs     map[string]*recordedRun
-	groups   map[string]*Recorded
-	lat      latencyFit
-	rows     int
-	sent     int
-	maxSends int
-	anySent  bool
+	runs    map[string]*recordedRun
+	groups  map[string]*Recorded
+	lat     latencyFit
+	rows    int
+	sent    int
+	anySent bool
 	// seen holds a hash of every sent row's identity (rowKey), to count
 	// the duplicates: 8 bytes a row, not its strings.
 	seen       map[uint64]struct{}
@@ -222,40 +247,37 @@ func checkRow(rec *results.Record) error {
 	return nil
 }
 
-func (b *recordedRuns) add(file string, rec *results.Record) error {
-	b.rows++
-	if rec.NotSent() || rec.SentMS < 0 {
-		return nil
+// addFile adds a file's timelines: every row a sent attempt.
+func (b *recordedRuns) addFile(file string, tl results.Timelines) {
+	b.rows += tl.Rows
+	for i := range tl.List {
+		t := &tl.List[i]
+		for j := range t.Rows {
+			b.add(file, t, &t.Rows[j])
+		}
 	}
-	if err := checkRow(rec); err != nil {
-		return err
-	}
-	if b.sent++; b.maxSends > 0 && b.sent > b.maxSends {
-		return fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, b.maxSends)
-	}
+}
+
+func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.TimelineRow) {
 	b.anySent = true
-	id := b.rowKey(rec)
-	if _, dup := b.seen[id]; dup {
-		b.duplicates++
-	}
-	b.seen[id] = struct{}{}
-	g := b.groups[rec.Group]
+	g := b.groups[t.Group]
 	if g == nil {
-		g = &Recorded{Group: rec.Group}
-		b.groups[rec.Group] = g
+		g = &Recorded{Group: t.Group}
+		b.groups[t.Group] = g
 	}
-	key := file + "\x00" + rec.RunID
+	key := file + "\x00" + t.RunID
 	run := b.runs[key]
 	if run == nil {
 		run = &recordedRun{plans: map[planKey][]Send{}}
 		b.runs[key] = run
 	}
 	refused := rec.Status == 429
-	pk := planKey{rec.Shape, g.Group}
+	prompt := rec.Prompt()
+	pk := planKey{t.Shape, g.Group}
 	run.plans[pk] = append(run.plans[pk], Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
-		PromptTokens: rec.PromptTokens, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt})
-	if rec.PromptTokens >= 0 {
-		run.prompts += float64(rec.PromptTokens)
+		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt})
+	if prompt >= 0 {
+		run.prompts += float64(prompt)
 		run.prompted++
 	}
 	g.Sends++
@@ -268,7 +290,6 @@ func (b *recordedRuns) add(file string, rec *results.Record) error {
 	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens >= 0 && rec.LatencyMS >= 0 {
 		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS)
 	}
-	return nil
 }
 
 // sends orders what was read, canonically, so that a fit is a function

@@ -1,8 +1,9 @@
 // Package inproc serves an HTTP request with a handler on the calling
-// goroutine, in memory: no socket, no other goroutine. The policy lab and
-// `ptuprobe fit` run the simulator this way on a virtual clock
-// (internal/vclock), where the handler's latency is a Sleep on that clock
-// and a socket would stall it. It imports nothing of ptuprobe.
+// goroutine, in memory: no socket, no other goroutine. internal/vrun (the
+// policy lab's runs, `ptuprobe fit`'s replays) runs the simulator this way
+// on a virtual clock (internal/vclock), where the handler's latency is a
+// Sleep on that clock and a socket would stall it. It imports nothing of
+// ptuprobe; only internal/vrun imports it.
 package inproc
 
 import (

@@ -1,20 +1,21 @@
 package policylab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/internal/num"
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/trace"
+	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 // Arrival processes (Arrival.Kind, --arrival).
@@ -23,6 +24,7 @@ const (
 	ArrivalConstant = "constant"
 	ArrivalWaves    = "waves"
 	ArrivalReplay   = "replay"
+	ArrivalGamma    = schedule.ArrivalGamma
 )
 
 // DefaultWaveGap is the gap between waves when --arrival waves names
@@ -39,16 +41,20 @@ const MaxReplayArrivals = MaxArrivals
 // the requests are spread, so rows of one load compare across processes.
 //
 //   - poisson: seeded exponential gaps at the rate;
+//   - gamma: seeded gamma gaps of the rate's mean and coefficient of
+//     variation CV, as vLLM's `--burstiness` (schedule.Steady);
 //   - constant: evenly spaced at the rate;
 //   - waves: Size requests at the same instant every Gap, as `ptuprobe
 //     burst` plans them; one of the two is the load's: Size = rate × Gap
 //     (rounded, at least 1; Gap DefaultWaveGap when neither is given),
 //     or Gap = Size ÷ rate. Given both, their rate must be the load's;
-//   - replay: a recorded run's arrivals (ReadReplay), their shape kept and
+//   - replay: a trace's arrivals (ReadReplay), their shape kept and
 //     their clock scaled so that their mean rate is the load's, repeated
 //     end to end until the plan is full.
 type Arrival struct {
 	Kind string
+	// CV is gamma's coefficient of variation.
+	CV float64
 	// Size and Gap are the waves' (0: from the load).
 	Size int
 	Gap  time.Duration
@@ -59,16 +65,21 @@ type Arrival struct {
 	Replay []time.Duration
 	Span   time.Duration
 	Source string
+	// Format is the trace's format (internal/trace).
+	Format string
 }
 
-// ParseArrival reads --arrival: poisson, constant, waves, waves:SIZE,
-// waves:@GAP, waves:SIZE@GAP or replay:FILE (the recorded run read with
-// ReadReplay).
+// ParseArrival reads --arrival: poisson, constant, gamma:CV, waves,
+// waves:SIZE, waves:@GAP, waves:SIZE@GAP or replay:FILE (a trace read
+// with ReadReplay).
 func ParseArrival(v string) (Arrival, error) {
 	kind, arg, hasArg := strings.Cut(v, ":")
 	switch {
 	case (kind == ArrivalPoisson || kind == ArrivalConstant) && !hasArg:
 		return Arrival{Kind: kind}, nil
+	case kind == ArrivalGamma:
+		_, cv, err := schedule.ParseArrival(v)
+		return Arrival{Kind: ArrivalGamma, CV: cv}, err
 	case kind == ArrivalWaves:
 		return parseWaves(arg, hasArg)
 	case kind == ArrivalReplay && arg != "":
@@ -84,7 +95,7 @@ func ParseArrival(v string) (Arrival, error) {
 		a.Source = filepath.Base(arg)
 		return a, nil
 	}
-	return Arrival{}, fmt.Errorf("%q: want poisson, constant, waves[:SIZE][@GAP] or replay:FILE", clip(v))
+	return Arrival{}, fmt.Errorf("%q: want poisson, constant, gamma:CV, waves[:SIZE][@GAP] or replay:FILE", clip(v))
 }
 
 // parseWaves reads the SIZE@GAP of waves:SIZE@GAP, either part optional.
@@ -114,73 +125,24 @@ func parseWaves(arg string, hasArg bool) (Arrival, error) {
 	return a, nil
 }
 
-// ReadReplay reads a results file's arrivals (name is the file's, for
-// its errors): the intended time of each
-// first attempt (attempt 1), in the order of its timelines (a run_id's
-// shape and group: a characterize file's burst, then its schedule), each
-// timeline placed after the one before it, one mean gap later. Rows of
-// retries and rows without an intended time are passed over.
+// ReadReplay reads a trace's arrivals (name is the file's, for its
+// errors) through internal/trace, in any of its formats (detected): a
+// ptuprobe results file's first attempts at their intended times, each
+// timeline after the one before, or a production trace's rows at their
+// offsets. Only the arrivals are kept: the lab's requests are of its
+// own size.
 func ReadReplay(r io.Reader, name string) (Arrival, error) {
-	rd, err := results.NewReader(r, name)
+	t, err := trace.Read(context.Background(), r, name, trace.FormatAuto)
 	if err != nil {
 		return Arrival{}, err
 	}
-	var order []string
-	lines := map[string][]float64{}
-	var rec results.Record
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Arrival{}, err
-		}
-		if rec.Attempt != 1 || !(rec.IntendedMS >= 0) || math.IsInf(rec.IntendedMS, 0) {
-			continue
-		}
-		k := rec.RunID + "\x00" + rec.Shape + "\x00" + rec.Group
-		if _, ok := lines[k]; !ok {
-			order = append(order, k)
-		}
-		lines[k] = append(lines[k], rec.IntendedMS)
-		if n := len(lines[k]); n > MaxReplayArrivals {
-			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
-		}
+	if len(t.Rows) > MaxReplayArrivals {
+		return Arrival{}, fmt.Errorf("more than %d arrivals: too long to replay (cut it with a smaller file)", MaxReplayArrivals)
 	}
-	return joinTimelines(order, lines)
-}
-
-// joinTimelines lays a file's timelines end to end.
-func joinTimelines(order []string, lines map[string][]float64) (Arrival, error) {
-	a := Arrival{Kind: ArrivalReplay}
-	var start float64 // ms: where the next timeline begins
-	for _, k := range order {
-		ts := lines[k]
-		slices.Sort(ts)
-		for _, t := range ts {
-			a.Replay = append(a.Replay, time.Duration((start+t-ts[0])*float64(time.Millisecond)))
-		}
-		if len(a.Replay) > MaxReplayArrivals {
-			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
-		}
-		start += ts[len(ts)-1] - ts[0] + meanGap(ts)
+	if len(t.Rows) < 2 {
+		return Arrival{}, errors.New("fewer than two arrivals: none to replay")
 	}
-	if len(a.Replay) < 2 {
-		return Arrival{}, errors.New("fewer than two first attempts with an intended time: no arrivals to replay")
-	}
-	a.Span = time.Duration(start * float64(time.Millisecond))
-	return a, nil
-}
-
-// meanGap is a sorted timeline's mean gap between arrivals, in ms. A
-// timeline of one instant (a single wave) adds a millisecond, so that,
-// scaled to a load, it repeats as waves of its size at the load's rate.
-func meanGap(ts []float64) float64 {
-	if len(ts) < 2 || ts[len(ts)-1] == ts[0] {
-		return 1
-	}
-	return (ts[len(ts)-1] - ts[0]) / float64(len(ts)-1)
+	return Arrival{Kind: ArrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format}, nil
 }
 
 // waves is the waves' size and gap at rate (requests/s): see Arrival.
@@ -213,61 +175,26 @@ func (a Arrival) check(load string, rate float64) error {
 	return nil
 }
 
-// offsets are the arrivals of a plan of length plan at rate, seeded.
+// offsets are the arrivals of a plan of length plan at rate, seeded:
+// planned by the shapes traffic plans with (burst's waves, schedule's
+// steady processes and its replay).
 func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
 	switch a.Kind {
-	case ArrivalPoisson:
-		return poissonOffsets(rate, plan, seed)
 	case ArrivalWaves:
 		size, gap := a.waves(rate)
+		p := burst.NewPlan(burst.Config{Size: size, Waves: int((plan + gap - 1) / gap), Gap: gap})
 		var out []time.Duration
-		for at := time.Duration(0); at < plan; at += gap {
-			for range size {
-				out = append(out, at)
-			}
-		}
-		return out
-	case ArrivalReplay:
-		return a.replayOffsets(rate, plan)
-	}
-	n := int(math.Floor(rate * plan.Seconds()))
-	out := make([]time.Duration, 0, n)
-	for i := range n {
-		out = append(out, time.Duration(float64(i)/rate*float64(time.Second)))
-	}
-	return out
-}
-
-// replayOffsets are the recorded arrivals on a clock scaled so that they
-// come at rate, repeated end to end until plan.
-func (a Arrival) replayOffsets(rate float64, plan time.Duration) []time.Duration {
-	recorded := float64(len(a.Replay)) / a.Span.Seconds()
-	scale := recorded / rate
-	span := time.Duration(float64(a.Span) * scale)
-	var out []time.Duration
-	for base := time.Duration(0); base < plan && span > 0; base += span {
-		for _, t := range a.Replay {
-			at := base + time.Duration(float64(t)*scale)
-			if at >= plan {
+		for {
+			at, _, ok := p.Next()
+			if !ok {
 				return out
 			}
 			out = append(out, at)
 		}
+	case ArrivalReplay:
+		return schedule.RepeatAt(a.Replay, a.Span, rate, plan)
 	}
-	return out
-}
-
-func poissonOffsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
-	r := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
-	var out []time.Duration
-	t := 0.0
-	for {
-		t += r.ExpFloat64() / rate
-		if t >= plan.Seconds() {
-			return out
-		}
-		out = append(out, time.Duration(t*float64(time.Second)))
-	}
+	return schedule.Steady{Arrival: a.Kind, CV: a.CV}.Offsets(rate, plan, seed)
 }
 
 // Describe says how the requests arrived, for the method: at a load's
@@ -276,6 +203,8 @@ func (a Arrival) Describe() string {
 	switch a.Kind {
 	case ArrivalPoisson:
 		return "Poisson (seeded exponential gaps) at each load's rate"
+	case ArrivalGamma:
+		return fmt.Sprintf("gamma (seeded gamma gaps, as vLLM's --burstiness) at each load's rate, the gaps' coefficient of variation %s (1 is Poisson)", strconv.FormatFloat(a.CV, 'g', -1, 64))
 	case ArrivalWaves:
 		switch {
 		case a.Size > 0 && a.Gap > 0:
@@ -289,7 +218,11 @@ func (a Arrival) Describe() string {
 		}
 		return fmt.Sprintf("waves of requests at once, as `ptuprobe burst` plans them, about every %v: each wave carries %v of the load's rate (rate × %v, rounded)", gap, gap, gap)
 	case ArrivalReplay:
-		return fmt.Sprintf("replayed from %s: its %d first attempts' intended times (%s long), their clock scaled to each load's rate and repeated end to end", a.Source, len(a.Replay), secs(a.Span))
+		what := "first attempts' intended times"
+		if a.Format != trace.FormatPtuprobe {
+			what = "rows' times (a " + a.Format + " trace)"
+		}
+		return fmt.Sprintf("replayed from %s: its %d %s (%s long), their clock scaled to each load's rate and repeated end to end", a.Source, len(a.Replay), what, secs(a.Span))
 	}
 	return "evenly spaced at each load's rate"
 }

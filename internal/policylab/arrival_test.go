@@ -25,15 +25,17 @@ func TestParseArrival(t *testing.T) {
 		{"waves:40", Arrival{Kind: ArrivalWaves, Size: 40}},
 		{"waves:@1500ms", Arrival{Kind: ArrivalWaves, Gap: 1500 * time.Millisecond}},
 		{"waves:40@2s", Arrival{Kind: ArrivalWaves, Size: 40, Gap: 2 * time.Second}},
+		{"gamma:2", Arrival{Kind: ArrivalGamma, CV: 2}},
+		{"gamma:0.5", Arrival{Kind: ArrivalGamma, CV: 0.5}},
 	}
 	for _, tc := range good {
 		got, err := ParseArrival(tc.in)
-		if err != nil || got.Kind != tc.want.Kind || got.Size != tc.want.Size || got.Gap != tc.want.Gap {
+		if err != nil || got.Kind != tc.want.Kind || got.Size != tc.want.Size || got.Gap != tc.want.Gap || got.CV != tc.want.CV {
 			t.Errorf("ParseArrival(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 	for _, in := range []string{"", "Poisson", "poisson:2", "waves:", "waves:0", "waves:-3", "waves:4x", "waves:@", "waves:@0s",
-		"waves:3@2h", "waves:@soon", "replay", "replay:", "replay:/no/such/file.csv", "bursts"} {
+		"waves:3@2h", "waves:@soon", "replay", "replay:", "replay:/no/such/file.csv", "bursts", "gamma", "gamma:0", "gamma:x"} {
 		if a, err := ParseArrival(in); err == nil {
 			t.Errorf("ParseArrival(%q) = %+v; want an error", in, a)
 		} else if strings.Contains(err.Error(), "\n") {
@@ -227,7 +229,7 @@ func TestLabRunsWaves(t *testing.T) {
 }
 
 func FuzzParseArrival(f *testing.F) {
-	for _, s := range []string{"poisson", "waves", "waves:40@2s", "waves:@1s", "waves:7", "constant", "replay:"} {
+	for _, s := range []string{"poisson", "waves", "waves:40@2s", "waves:@1s", "waves:7", "constant", "replay:", "gamma:2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -270,4 +272,53 @@ func FuzzReadReplay(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReplayReadsEveryTraceFormat: replay:FILE reads a production trace
+// through internal/trace as it reads a results file.
+func TestReplayReadsEveryTraceFormat(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "mooncake.jsonl")
+	text := "{\"timestamp\": 2000, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 500, \"input_length\": 5, \"output_length\": 1}\n"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseArrival("replay:" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}; !slices.Equal(a.Replay, want) || a.Span != 3*time.Second {
+		t.Errorf("replay %v over %v; want %v over 3s", a.Replay, a.Span, want)
+	}
+	if d := a.Describe(); !strings.Contains(d, "its 3 rows' times (a mooncake trace)") {
+		t.Errorf("described %q", d)
+	}
+}
+
+// TestLabRunsGamma: a lab on gamma arrivals runs at the load's rate, and
+// its method says so; the lab refuses a gamma without a CV it can play.
+func TestLabRunsGamma(t *testing.T) {
+	t.Parallel()
+	l := smallLab(t, "ptu", "honor")
+	l.Loads, l.Duration = l.Loads[:1], 4*time.Second
+	l.Warmup, l.Tail = time.Second, time.Second
+	l.Arrival = Arrival{Kind: ArrivalGamma, CV: 3}
+	sw, err := Run(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "- Arrivals: gamma (seeded gamma gaps, as vLLM's --burstiness) at each load's rate, the gaps' coefficient of variation 3") {
+		t.Errorf("policies.md's method does not name the gamma process:\n%s", b.String())
+	}
+	if len(sw.Rows) == 0 || sw.Rows[0].Requests == 0 {
+		t.Errorf("no requests offered: %+v", sw.Rows)
+	}
+	l.Arrival = Arrival{Kind: ArrivalGamma}
+	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "coefficient of variation") {
+		t.Errorf("gamma of CV 0: %v", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -99,12 +100,16 @@ func (l *Lab) checkArrival(capacity float64) error {
 	a := l.Arrival
 	switch a.Kind {
 	case "", ArrivalPoisson, ArrivalConstant, ArrivalWaves:
+	case ArrivalGamma:
+		if !(a.CV >= schedule.MinCV && a.CV <= schedule.MaxCV) {
+			return valid.Errorf("Arrival", "gamma's coefficient of variation %g: want %g to %g", a.CV, schedule.MinCV, float64(schedule.MaxCV))
+		}
 	case ArrivalReplay:
 		if len(a.Replay) < 2 || a.Span <= 0 {
 			return valid.Errorf("Arrival", "a replay needs at least two recorded arrivals over some time")
 		}
 	default:
-		return valid.Errorf("Arrival", "%q: want %s, %s, %s or %s", clip(a.Kind), ArrivalPoisson, ArrivalConstant, ArrivalWaves, ArrivalReplay)
+		return valid.Errorf("Arrival", "%q: want %s, %s, %s:CV, %s or %s", clip(a.Kind), ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalWaves, ArrivalReplay)
 	}
 	for _, ld := range l.Loads {
 		if err := a.check(ld.Text, ld.rate(capacity)); err != nil {

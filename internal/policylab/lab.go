@@ -9,8 +9,8 @@
 // model a named client (none, sdk, stacked), which keep that client's own
 // and say so. On the embedded simulator it is deterministic: each run
 // plays the plan's arrivals, the fleet's clients (each its own
-// admission.Transport) and the simulator on one virtual clock
-// (internal/vclock), in process, so the same flags and seed give the same
+// admission.Transport) and the simulator on one virtual clock, in
+// process (internal/vrun), so the same flags and seed give the same
 // policies.csv, byte for byte, on any machine under any load, in seconds.
 // Against a real target the policies run in turn on the wall clock.
 package policylab

@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
-	"github.com/ptuprobe/ptuprobe/internal/inproc"
 	"github.com/ptuprobe/ptuprobe/internal/policy"
-	"github.com/ptuprobe/ptuprobe/internal/vclock"
+	"github.com/ptuprobe/ptuprobe/internal/vrun"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -35,7 +34,7 @@ const apiVersion = "2024-10-21"
 // virtualRun is one run of one policy on the embedded simulator: the
 // plan's arrivals spread over Clients clients, each its own
 // admission.Transport configured as the policy, all on one virtual clock
-// (internal/vclock) with the simulator, in process. Nothing reads the
+// with the simulator, in process (internal/vrun). Nothing reads the
 // runtime clock, so the outcome is a function of the fields alone.
 type virtualRun struct {
 	Spec     policy.Spec
@@ -111,20 +110,18 @@ func (v *virtualRun) count() int {
 // run plays the plan once and returns what it measured, or ctx's error
 // when ctx ended first (the run is then incomplete and not returned).
 func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
-	loop := vclock.New(epoch)
 	cfg := v.Sim
-	cfg.Clock, cfg.TimeScale = loop, 1
 	// A policy that reads the utilization gets the header a PTU
 	// deployment sends; no other policy reads it.
 	cfg.UtilizationHeader = cfg.UtilizationHeader || v.Spec.Utilization > 0
 	if cfg.SpilloverDeployment == "" {
 		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
 	}
-	server, err := sim.New(cfg)
+	r, err := vrun.New(cfg, vrun.Options{Start: epoch})
 	if err != nil {
 		return runOutcome{}, err
 	}
-	clients, store, err := v.clients(loop, server)
+	clients, store, err := v.clients(r)
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -132,14 +129,11 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	body := newLabBody(v.PromptTokens, v.MaxTokens)
 	arrivals := v.arrivals()
 	out.Each = make([]requestOutcome, len(arrivals))
-	for i, at := range arrivals {
-		c := clients[i%len(clients)]
-		loop.Go(epoch.Add(at), func() { c.request(ctx, i, body, v.Budget, &out) })
-	}
-	if err := loop.Run(ctx); err != nil {
+	r.Plan(epoch, arrivals, func(i int) { clients[i%len(clients)].request(ctx, i, body, v.Budget, &out) })
+	if err := r.Play(ctx); err != nil {
 		return runOutcome{}, err
 	}
-	early, sdk := server.Returns()
+	early, sdk := r.Server.Returns()
 	out.EarlyReturns, out.SDKRetries = int(early), int(sdk)
 	if store != nil {
 		out.CoordinatorCalls, out.Fallbacks = store.Calls(), store.Fallbacks()
@@ -151,7 +145,7 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 // labClient is one application instance of the fleet: its own key, its
 // own retry owner (and so its own cooldown and pace).
 type labClient struct {
-	loop   *vclock.Loop
+	clock  *vrun.Run
 	owner  http.RoundTripper
 	key    string
 	spec   policy.Spec
@@ -159,18 +153,19 @@ type labClient struct {
 	target *url.URL
 }
 
-func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClient, *admission.MemoryCoordinator, error) {
+func (v *virtualRun) clients(r *vrun.Run) ([]*labClient, *admission.MemoryCoordinator, error) {
+	server := r.Server
 	target := &url.URL{Scheme: "http", Host: "lab.invalid", Path: "/openai/deployments/" + server.Config().Deployment + "/chat/completions",
 		RawQuery: "api-version=" + apiVersion}
 	out := make([]*labClient, max(v.Clients, 1))
-	env := policy.Env{Clock: loop, Fallback: toStandard(server.Config().Deployment, fallbackDeployment)}
+	env := policy.Env{Clock: r, Fallback: toStandard(server.Config().Deployment, fallbackDeployment)}
 	var store *admission.MemoryCoordinator
 	if v.Spec.Slots {
 		// Distinct slots are the fleet's, shared through a store that
 		// costs each decision a round trip on the virtual clock, as a
 		// fleet's Redis does (and each client falls back to its own).
 		var err error
-		if store, err = admission.NewMemoryCoordinator(admission.MemoryOptions{Delay: v.StoreDelay, Clock: loop}); err != nil {
+		if store, err = admission.NewMemoryCoordinator(admission.MemoryOptions{Delay: v.StoreDelay, Clock: r}); err != nil {
 			return nil, nil, err
 		}
 		env.Coordinator = store
@@ -180,11 +175,11 @@ func (v *virtualRun) clients(loop *vclock.Loop, server *sim.Server) ([]*labClien
 		if err != nil {
 			return nil, nil, err
 		}
-		owner, err := admission.New(inproc.Transport{Handler: server}, *p)
+		owner, err := admission.New(r.Transport, *p)
 		if err != nil {
 			return nil, nil, err
 		}
-		out[i] = &labClient{loop: loop, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.plan()}
+		out[i] = &labClient{clock: r, owner: owner, key: "lab-client-" + strconv.Itoa(i), spec: v.Spec, target: target, plan: v.plan()}
 	}
 	return out, store, nil
 }
@@ -210,7 +205,7 @@ func (v *virtualRun) clientPolicy(i int, env policy.Env) (*admission.Policy, err
 // its retry owner, inside the application's own retry loop for stacked
 // owners, and counts what happened.
 func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget time.Duration, out *runOutcome) {
-	start := c.loop.Now()
+	start := c.clock.Now()
 	out.Requests++
 	q := &out.Each[seq]
 	q.at = start.Sub(epoch)
@@ -254,7 +249,7 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		if err == nil && resp.StatusCode < 300 || call == calls {
 			break
 		}
-		if c.loop.Sleep(ctx, c.spec.AppDelay) != nil {
+		if c.clock.Sleep(ctx, c.spec.AppDelay) != nil {
 			return
 		}
 	}
@@ -263,7 +258,7 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 	}
 	e2e := lastAnswer.Sub(start)
 	if !sent {
-		e2e = c.loop.Now().Sub(start)
+		e2e = c.clock.Now().Sub(start)
 	}
 	q.e2e, q.redirected = e2e, redirected
 	q.ok = lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget)

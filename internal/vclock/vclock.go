@@ -2,7 +2,8 @@
 // order fixed by their wake times alone, so a simulation of many clients
 // against one server model gives the same result on any machine under any
 // load. It is what testing/synctest does for tests, for a production run:
-// the policy lab drives the admission library and the simulator with it.
+// internal/vrun (the only package that imports it) drives the admission
+// library and the simulator with it, for the policy lab and fit.
 //
 // A Loop holds a queue of events (a goroutine to start, a sleeper to wake),
 // ordered by time and then by the order they were queued. Run pops the
