@@ -291,7 +291,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&pc.tail, "tail", policy.DefaultBudget, "arrivals after the window, not measured (default: the --retry-budget)")
 	fs.DurationVar(&pc.storeDelay, "store-delay", policylab.DefaultStoreDelay, "embedded simulator: what each decision of a fleet's shared state (slots) costs, the round trip to its store")
 	fs.DurationVar(&pc.slo, "slo", policylab.DefaultSLO, "latency within which a success counts: the measure is the share of offered requests answered 2xx within it")
-	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a results file's first attempts, their clock scaled to the load)")
+	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a trace's arrivals: a results file's first attempts, or an Azure, BurstGPT or Mooncake trace's rows; their clock scaled to the load)")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)

@@ -30,6 +30,7 @@ type Reader struct {
 	name      string
 	line      int
 	index     []int // index[i] = position of table[i] in the file, or -1
+	header    []string
 	fields    []string
 	truncated int
 	pending   []byte
@@ -62,6 +63,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotResults)
 	}
 	rd.index = layout(header)
+	rd.header = header
 	return rd, nil
 }
 
@@ -109,6 +111,20 @@ func IsResultsHeader(header []string) bool {
 		}
 	}
 	return true
+}
+
+// Column returns the position of the column named name in this file's
+// header, or -1: a column a newer ptuprobe writes that this one's table
+// may not list yet (Cell reads it).
+func (rd *Reader) Column(name string) int { return slices.Index(rd.header, name) }
+
+// Cell returns the cell at position i (of Column) of the last row Read
+// returned, or "" when the row has none there.
+func (rd *Reader) Cell(i int) string {
+	if i < 0 || i >= len(rd.fields) {
+		return ""
+	}
+	return rd.fields[i]
 }
 
 // Line returns the 1-based line number of the last line read.

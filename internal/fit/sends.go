@@ -71,40 +71,34 @@ type Input struct {
 // minLatencyRows is the fewest 2xx answers the latency model is read from.
 const minLatencyRows = 10
 
+// maxSends bounds the sent attempts read from recorded runs, so a file
+// never takes unbounded memory.
+const maxSends = 10_000_000
+
 // FromResults reads recorded runs: every sent attempt of every file (a
 // run is one run_id of one file; its plans are its (shape, group)
 // timelines in the order of their first row), at its sent_ms with its
 // prompt_tokens and max_tokens (a refused attempt's prompt is unknown:
 // its run's mean prompt, else defaultPrompt; a missing max_tokens is
-// defaultMax).
+// defaultMax). results.ReadTimelines reads each file.
 func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax int) (Sends, error) {
 	var b recordedRuns
 	b.init()
 	for _, in := range inputs {
-		rd, err := results.NewReader(in.R, in.Name)
+		tl, err := results.ReadTimelines(ctx, in.R, in.Name, sentAttempt, maxSends)
 		if errors.Is(err, results.ErrNotResults) {
 			return Sends{}, valid.Errorf("Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize", in.Name)
 		}
 		if err != nil {
 			return Sends{}, err
 		}
-		for n := 0; ; n++ {
-			if n%4096 == 0 && ctx.Err() != nil {
-				return Sends{}, ctx.Err()
-			}
-			var rec results.Record
-			err := rd.Read(&rec)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return Sends{}, err
-			}
-			b.add(in.Name, &rec)
-		}
+		b.addFile(in.Name, tl)
 	}
 	return b.sends(defaultPrompt, defaultMax)
 }
+
+// sentAttempt keeps the rows of attempts that were sent.
+func sentAttempt(rec *results.Record) bool { return !rec.NotSent() && rec.SentMS >= 0 }
 
 // recordedRuns gathers the rows of recorded runs.
 type recordedRuns struct {
@@ -128,20 +122,36 @@ func (b *recordedRuns) init() {
 	b.runs, b.groups = map[string]*recordedRun{}, map[string]*Recorded{}
 }
 
-func (b *recordedRuns) add(file string, rec *results.Record) {
-	b.rows++
-	if rec.NotSent() || rec.SentMS < 0 {
-		return
+// addFile adds a file's timelines (in the order of their first rows: a
+// run's, a plan's and a group's first appearances keep the file's order).
+func (b *recordedRuns) addFile(file string, tl results.Timelines) {
+	b.rows += tl.Rows
+	var lat []results.TimelineRow
+	for _, t := range tl.List {
+		for i := range t.Rows {
+			b.add(file, &t, &t.Rows[i])
+			if r := &t.Rows[i]; r.Status >= 200 && r.Status < 300 && r.CompletionTokens >= 0 && r.LatencyMS >= 0 {
+				lat = append(lat, *r)
+			}
+		}
 	}
+	// The latency model's sums run in the file's order.
+	slices.SortFunc(lat, func(x, y results.TimelineRow) int { return cmp.Compare(x.Line, y.Line) })
+	for _, r := range lat {
+		b.lat.add(float64(r.CompletionTokens), r.LatencyMS)
+	}
+}
+
+func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.TimelineRow) {
 	b.anySent = true
-	key := file + "\x00" + rec.RunID
+	key := file + "\x00" + t.RunID
 	run := b.runs[key]
 	if run == nil {
 		run = &recordedRun{plans: map[string]int{}}
 		b.runs[key] = run
 		b.order = append(b.order, key)
 	}
-	pk := rec.Shape + "\x00" + rec.Group
+	pk := t.Shape + "\x00" + t.Group
 	i, ok := run.plans[pk]
 	if !ok {
 		i = len(run.sends)
@@ -149,17 +159,17 @@ func (b *recordedRuns) add(file string, rec *results.Record) {
 		run.sends = append(run.sends, nil)
 	}
 	refused := rec.Status == 429
-	run.sends[i] = append(run.sends[i], Send{Group: rec.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
+	run.sends[i] = append(run.sends[i], Send{Group: t.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
 		PromptTokens: rec.PromptTokens, MaxTokens: rec.MaxTokens, Refused: refused})
 	if rec.PromptTokens >= 0 {
 		run.prompts += float64(rec.PromptTokens)
 		run.prompted++
 	}
-	g := b.groups[rec.Group]
+	g := b.groups[t.Group]
 	if g == nil {
-		g = &Recorded{Group: rec.Group}
-		b.groups[rec.Group] = g
-		b.gorder = append(b.gorder, rec.Group)
+		g = &Recorded{Group: t.Group}
+		b.groups[t.Group] = g
+		b.gorder = append(b.gorder, t.Group)
 	}
 	g.Sends++
 	if refused {
@@ -167,9 +177,6 @@ func (b *recordedRuns) add(file string, rec *results.Record) {
 		if rec.WaitMS >= 0 {
 			g.Waits = append(g.Waits, rec.WaitMS)
 		}
-	}
-	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens >= 0 && rec.LatencyMS >= 0 {
-		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS)
 	}
 }
 

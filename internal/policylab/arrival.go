@@ -1,6 +1,7 @@
 package policylab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,13 +9,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
-	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/trace"
 )
 
 // Arrival processes (Arrival.Kind, --arrival).
@@ -44,7 +44,7 @@ const MaxReplayArrivals = MaxArrivals
 //     burst` plans them; one of the two is the load's: Size = rate × Gap
 //     (rounded, at least 1; Gap DefaultWaveGap when neither is given),
 //     or Gap = Size ÷ rate. Given both, their rate must be the load's;
-//   - replay: a recorded run's arrivals (ReadReplay), their shape kept and
+//   - replay: a trace's arrivals (ReadReplay), their shape kept and
 //     their clock scaled so that their mean rate is the load's, repeated
 //     end to end until the plan is full.
 type Arrival struct {
@@ -59,6 +59,8 @@ type Arrival struct {
 	Replay []time.Duration
 	Span   time.Duration
 	Source string
+	// Format is the trace's format (internal/trace).
+	Format string
 }
 
 // ParseArrival reads --arrival: poisson, constant, waves, waves:SIZE,
@@ -114,73 +116,24 @@ func parseWaves(arg string, hasArg bool) (Arrival, error) {
 	return a, nil
 }
 
-// ReadReplay reads a results file's arrivals (name is the file's, for
-// its errors): the intended time of each
-// first attempt (attempt 1), in the order of its timelines (a run_id's
-// shape and group: a characterize file's burst, then its schedule), each
-// timeline placed after the one before it, one mean gap later. Rows of
-// retries and rows without an intended time are passed over.
+// ReadReplay reads a trace's arrivals (name is the file's, for its
+// errors) through internal/trace, in any of its formats (detected): a
+// ptuprobe results file's first attempts at their intended times, each
+// timeline after the one before, or a production trace's rows at their
+// offsets. Only the arrivals are kept: the lab's requests are of its
+// own size.
 func ReadReplay(r io.Reader, name string) (Arrival, error) {
-	rd, err := results.NewReader(r, name)
+	t, err := trace.Read(context.Background(), r, name, trace.FormatAuto)
 	if err != nil {
 		return Arrival{}, err
 	}
-	var order []string
-	lines := map[string][]float64{}
-	var rec results.Record
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Arrival{}, err
-		}
-		if rec.Attempt != 1 || !(rec.IntendedMS >= 0) || math.IsInf(rec.IntendedMS, 0) {
-			continue
-		}
-		k := rec.RunID + "\x00" + rec.Shape + "\x00" + rec.Group
-		if _, ok := lines[k]; !ok {
-			order = append(order, k)
-		}
-		lines[k] = append(lines[k], rec.IntendedMS)
-		if n := len(lines[k]); n > MaxReplayArrivals {
-			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
-		}
+	if len(t.Rows) > MaxReplayArrivals {
+		return Arrival{}, fmt.Errorf("more than %d arrivals: too long to replay (cut it with a smaller file)", MaxReplayArrivals)
 	}
-	return joinTimelines(order, lines)
-}
-
-// joinTimelines lays a file's timelines end to end.
-func joinTimelines(order []string, lines map[string][]float64) (Arrival, error) {
-	a := Arrival{Kind: ArrivalReplay}
-	var start float64 // ms: where the next timeline begins
-	for _, k := range order {
-		ts := lines[k]
-		slices.Sort(ts)
-		for _, t := range ts {
-			a.Replay = append(a.Replay, time.Duration((start+t-ts[0])*float64(time.Millisecond)))
-		}
-		if len(a.Replay) > MaxReplayArrivals {
-			return Arrival{}, fmt.Errorf("more than %d first attempts: too long to replay", MaxReplayArrivals)
-		}
-		start += ts[len(ts)-1] - ts[0] + meanGap(ts)
+	if len(t.Rows) < 2 {
+		return Arrival{}, errors.New("fewer than two arrivals: none to replay")
 	}
-	if len(a.Replay) < 2 {
-		return Arrival{}, errors.New("fewer than two first attempts with an intended time: no arrivals to replay")
-	}
-	a.Span = time.Duration(start * float64(time.Millisecond))
-	return a, nil
-}
-
-// meanGap is a sorted timeline's mean gap between arrivals, in ms. A
-// timeline of one instant (a single wave) adds a millisecond, so that,
-// scaled to a load, it repeats as waves of its size at the load's rate.
-func meanGap(ts []float64) float64 {
-	if len(ts) < 2 || ts[len(ts)-1] == ts[0] {
-		return 1
-	}
-	return (ts[len(ts)-1] - ts[0]) / float64(len(ts)-1)
+	return Arrival{Kind: ArrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format}, nil
 }
 
 // waves is the waves' size and gap at rate (requests/s): see Arrival.
@@ -289,7 +242,11 @@ func (a Arrival) Describe() string {
 		}
 		return fmt.Sprintf("waves of requests at once, as `ptuprobe burst` plans them, about every %v: each wave carries %v of the load's rate (rate × %v, rounded)", gap, gap, gap)
 	case ArrivalReplay:
-		return fmt.Sprintf("replayed from %s: its %d first attempts' intended times (%s long), their clock scaled to each load's rate and repeated end to end", a.Source, len(a.Replay), secs(a.Span))
+		what := "first attempts' intended times"
+		if a.Format != trace.FormatPtuprobe {
+			what = "rows' times (a " + a.Format + " trace)"
+		}
+		return fmt.Sprintf("replayed from %s: its %d %s (%s long), their clock scaled to each load's rate and repeated end to end", a.Source, len(a.Replay), what, secs(a.Span))
 	}
 	return "evenly spaced at each load's rate"
 }

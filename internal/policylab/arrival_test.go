@@ -271,3 +271,24 @@ func FuzzReadReplay(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayReadsEveryTraceFormat: replay:FILE reads a production trace
+// through internal/trace as it reads a results file.
+func TestReplayReadsEveryTraceFormat(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "mooncake.jsonl")
+	text := "{\"timestamp\": 2000, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 500, \"input_length\": 5, \"output_length\": 1}\n"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseArrival("replay:" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}; !slices.Equal(a.Replay, want) || a.Span != 3*time.Second {
+		t.Errorf("replay %v over %v; want %v over 3s", a.Replay, a.Span, want)
+	}
+	if d := a.Describe(); !strings.Contains(d, "its 3 rows' times (a mooncake trace)") {
+		t.Errorf("described %q", d)
+	}
+}
