@@ -243,6 +243,28 @@ func New(cfg Config) (*Target, error) {
 	return t, nil
 }
 
+// WithShapes is a Target like t whose requests Shapes sizes instead: the
+// same transport, connections and retry owner (a plan of a run with
+// sizes of its own, such as a replayed trace's). It refuses what New
+// would, and a raw target or one that sends a prompts file.
+func (t *Target) WithShapes(s Shaper) (*Target, error) {
+	if t.prompt == nil || t.cfg.Prompts != nil {
+		return nil, valid.Errorf("Shapes", "go only with synthetic prompts, not a raw body or a prompts file")
+	}
+	cfg := t.cfg
+	cfg.Shapes = s
+	if err := cfg.checkChat(); err != nil {
+		return nil, err
+	}
+	src, err := newBodySource(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	u := *t
+	u.cfg, u.prompt = cfg, src
+	return &u, nil
+}
+
 // requestURL checks the API's target settings, fills their defaults and
 // returns the URL every request goes to.
 func (cfg *Config) requestURL() (string, error) {
@@ -567,6 +589,20 @@ func (t *Target) PromptTokensSent(seq int) int {
 	p, _ := t.sizes(seq)
 	return p
 }
+
+// ChatOverhead is the chat format's tokens prompt_tokens_sent counts
+// around a synthetic request's text (package func ChatOverhead), 0 for
+// a raw body.
+func (t *Target) ChatOverhead() int {
+	if t.prompt == nil {
+		return 0
+	}
+	return ChatOverhead(t.cfg.API, t.cfg.SharedPrefixTokens > 0)
+}
+
+// Sizes is request seq's prompt_tokens_sent and max_tokens (results.None
+// for a raw body), without building it.
+func (t *Target) Sizes(seq int) (promptSent, maxTokens int) { return t.sizes(seq) }
 
 // newRequest is request seq: the template's copy on ctx, with its body.
 func (t *Target) newRequest(ctx context.Context, seq int) *http.Request {

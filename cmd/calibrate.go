@@ -101,7 +101,7 @@ func (k *calibrateCmd) job() (job campaign.Calibration, names flagNames, err err
 			Cooldown: k.cooldown, MaxPause: k.maxPause, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
 			RunID: results.NewRunID(), Group: group,
 		},
-		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
+		Target:   k.tf.target(),
 		Evidence: k.evidence,
 		Results:  k.resOut,
 	}

@@ -171,9 +171,13 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	if err := pc.tf.resolveSim(); err != nil {
 		return policylab.Job{}, err
 	}
+	prompt, maxTokens, err := pc.tf.tokens.fixed()
+	if err != nil {
+		return policylab.Job{}, err
+	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Arrival = pc.budget, pc.maxAttempts, pc.duration, arrival
-	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork
+	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, prompt, maxTokens, pc.maxWork
 	lab.SLO, lab.Warmup, lab.Tail, lab.StoreDelay = pc.slo, pc.budget, pc.budget, pc.storeDelay
 	if fs.Changed("warmup") {
 		lab.Warmup = pc.warmup
