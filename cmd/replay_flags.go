@@ -98,4 +98,3 @@ func (s *scheduleFlags) describe(p campaign.Plan) string {
 	}
 	return line
 }
-
