@@ -2,10 +2,12 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/lengths"
 	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 )
 
@@ -200,5 +202,49 @@ func TestShapedBodyReader(t *testing.T) {
 				t.Errorf("%s seq %d: the reader's %d bytes (said %d) differ from the body", api, seq, got.Len(), n)
 			}
 		}
+	}
+}
+
+// drawnShapes draws sizes as campaign's lengths do.
+type drawnShapes struct{ prompt, maxTokens lengths.Dist }
+
+func (d drawnShapes) Shape(seq int) Shape {
+	p, _ := d.prompt.At(1, lengths.StreamPrompt, seq)
+	m, _ := d.maxTokens.At(1, lengths.StreamMaxTokens, seq)
+	return Shape{PromptTokens: p, MaxTokens: m}
+}
+
+func (d drawnShapes) LargestPrompt() int { return d.prompt.Largest() }
+
+// BenchmarkRequest is what building request seq costs the send path: its
+// request, its body's own bytes and its sizes for the row. fixed is one
+// size (as before issue 36), drawn two distributions, blocks a Mooncake
+// row of 4 shared blocks (2,048 tokens of block text built per request).
+func BenchmarkRequest(b *testing.B) {
+	prompt, _ := lengths.Parse("lognormal:800,0.5", nil)
+	maxTokens, _ := lengths.Parse("uniform:50-150", nil)
+	for _, c := range []struct {
+		name   string
+		shapes Shaper
+	}{
+		{"fixed", nil},
+		{"drawn", drawnShapes{prompt, maxTokens}},
+		{"blocks", fixedShapes{prompts: []int{2300}, blocks: [][]uint64{{1, 2, 3, 4}}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tg, err := New(Config{API: APIAzure, Endpoint: "http://127.0.0.1:1", Deployment: "d", PromptTokens: 1000, MaxTokens: 100, Shapes: c.shapes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				req := tg.newRequest(ctx, i)
+				p, m := tg.sizes(i)
+				if req.ContentLength < 0 || p < 0 || m < 0 {
+					b.Fatal("no body")
+				}
+			}
+		})
 	}
 }
