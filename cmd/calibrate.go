@@ -172,6 +172,7 @@ duration as it starts; --dry-run prints the probes and sends nothing.`,
 		k.rf.add(fs, false)
 		k.rf.addMetrics(fs)
 		k.tf.add(fs)
+		k.tf.tokens.addSeed(fs)
 		alias(c, renames{"cooldown": "pause"})
 		return c
 	})

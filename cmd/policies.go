@@ -308,7 +308,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
 	pc.coord.addTimeout(fs)
 	pc.tf.add(fs)
-	for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
+	for _, f := range []string{"prompts", "prompts-order", "tokenizer", "sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 		if fs.Lookup(f) != nil {
 			_ = fs.MarkHidden(f)
 		}

@@ -34,6 +34,12 @@ func (t *tokenFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&t.order, "prompts-order", campaign.PromptsInOrder, "order of --prompts' lines: order (in order, cycled) or random (drawn by --seed)")
 }
 
+// addSeed registers --seed for a command without a scheduled plan
+// (burst, calibrate), whose sizes are still drawn.
+func (t *tokenFlags) addSeed(fs *pflag.FlagSet) {
+	fs.Uint64("seed", 1, "seed of the sizes drawn per request (--prompt-tokens, --max-tokens, --prompts-order random)")
+}
+
 // seed is --seed's value where the command has one, else 1.
 func (t *tokenFlags) seed() uint64 {
 	if t.fs == nil {

@@ -213,9 +213,9 @@ func (s *traceShapes) LargestPrompt() int { return s.largest }
 
 // Offered is what a plan offers in tokens (each request's
 // prompt_tokens_sent and max_tokens), per minute: the mean over the
-// plan, the p99 of the last minute's tokens at each arrival (the plan's
-// span when shorter, scaled to a minute), and how many requests' sizes
-// a distribution's tail clipped to the bounds.
+// plan, the p99 over its arrivals of the minute up to each (a plan of a
+// minute or less: its total, both), and how many requests' sizes a
+// distribution's tail clipped to the bounds.
 type Offered struct {
 	Mean, P99 float64
 	Clipped   int
@@ -264,9 +264,10 @@ func (t *Target) OfferedTokens(p Plan) (Offered, error) {
 		}
 	}
 	span := max(p.Span, at[len(at)-1], time.Millisecond)
-	o.Mean = total / span.Minutes()
-	o.P99 = o.Mean // a plan of a minute or less is one minute's window
+	// A plan of a minute or less offers all it has within one minute.
+	o.Mean, o.P99 = total, total
 	if span > time.Minute {
+		o.Mean = total / span.Minutes()
 		o.P99 = slidingP99(at, tokens, time.Minute)
 	}
 	return o, nil
