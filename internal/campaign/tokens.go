@@ -81,6 +81,9 @@ func (t *Target) checkTokens() error {
 	if t.PromptsOrder != "" && t.Prompts == "" {
 		return valid.Errorf("PromptsOrder", "needs {Prompts}")
 	}
+	if t.Prompts != "" && t.Spec.SharedPrefixTokens > 0 {
+		return valid.Errorf("SharedPrefixTokens", "goes not with {Prompts}, whose lines are sent as written")
+	}
 	return nil
 }
 

@@ -117,6 +117,7 @@ func TestTokenSettingsRefused(t *testing.T) {
 		{"Tokenizer", func(j *Job) { j.Target.Tokenizer = "p50k_base" }},
 		{"Prompts", func(j *Job) { j.Target.Prompts = filepath.Join(dir, "missing.jsonl") }},
 		{"Prompts", func(j *Job) { j.Target.Prompts = dir }},
+		{"SharedPrefixTokens", func(j *Job) { j.Target.Prompts, j.Target.Spec.SharedPrefixTokens = prompts, 5 }},
 	}
 	for _, c := range cases {
 		j := Job{Plans: []Plan{constantPlan(t, 1, time.Second)}, Target: base, Output: filepath.Join(dir, "r.csv"),
