@@ -69,9 +69,10 @@ type message struct {
 	role    string
 	content json.RawMessage
 	texts   []string
-	str     bool // content is a string
-	parts   bool // content is a list of {"type":"text","text":…} parts only
-	named   bool // it has a name, which OpenAI counts as one token more
+	str     bool   // content is a string
+	parts   bool   // content is a list of {"type":"text","text":…} parts only
+	name    string // its name, if any
+	named   bool   // it has a name: counted with one token more
 }
 
 // ReadPrompts reads a prompts file. An error names the line and what is
@@ -207,7 +208,10 @@ func parseMessages(raw json.RawMessage) ([]message, error) {
 			return nil, fmt.Errorf("message %d has no role", i+1)
 		}
 		m.content = obj["content"]
-		_, m.named = obj["name"]
+		if raw, ok := obj["name"]; ok {
+			m.named = true
+			_ = json.Unmarshal(raw, &m.name)
+		}
 		var s string
 		if json.Unmarshal(m.content, &s) == nil {
 			m.texts, m.str = []string{s}, true
@@ -285,8 +289,10 @@ func countLines(cfg *Config, bodies []fileBody) {
 
 // lineTokens is a line's prompt as prompt_tokens_sent counts it: its
 // texts under the tokenizer and the chat format's overhead (OpenAI's
-// rule, chatOverhead: 3 a message, its role, 1 for a name, 3 for the
-// reply) for the APIs that use it.
+// rule, chatOverhead: 3 a message, its role, its name and 1 more for
+// having one, 3 for the reply) for the APIs that use it. The cookbook's
+// example, whose count the OpenAI API confirmed, is
+// TestPromptsCountAsTheAPI's.
 func lineTokens(cfg *Config, pl *promptLine) int {
 	c := cfg.Tokenizer
 	if pl.messages == nil {
@@ -300,7 +306,7 @@ func lineTokens(cfg *Config, pl *promptLine) int {
 		if chatOverhead(cfg.API, 1) > 0 {
 			n += 3 + c.Count([]byte(m.role))
 			if m.named {
-				n++
+				n += 1 + c.Count([]byte(m.name))
 			}
 		}
 	}

@@ -196,3 +196,30 @@ func FuzzReadPrompts(f *testing.F) {
 		}
 	})
 }
+
+// TestPromptsCountAsTheAPI: OpenAI's cookbook ("How to count tokens with
+// tiktoken", section 6) sends these messages and prints the API's
+// usage.prompt_tokens: 124 for gpt-4o and gpt-4o-mini (o200k_base), 129
+// for gpt-3.5-turbo and gpt-4 (cl100k_base). prompt_tokens_sent is the
+// same count.
+func TestPromptsCountAsTheAPI(t *testing.T) {
+	t.Parallel()
+	line := `{"messages":[` +
+		`{"role":"system","content":"You are a helpful, pattern-following assistant that translates corporate jargon into plain English."},` +
+		`{"role":"system","name":"example_user","content":"New synergies will help drive top-line growth."},` +
+		`{"role":"system","name":"example_assistant","content":"Things working well together will increase revenue."},` +
+		`{"role":"system","name":"example_user","content":"Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage."},` +
+		`{"role":"system","name":"example_assistant","content":"Let's talk later when we're less busy about how to do better."},` +
+		`{"role":"user","content":"This late pivot means we don't have time to boil the ocean for the client deliverable."}]}`
+	p := readPrompts(t, line+"\n")
+	for vocab, want := range map[string]int{tokenize.O200kBase: 124, tokenize.Cl100kBase: 129} {
+		tok, _ := tokenize.Get(vocab)
+		tg, err := New(Config{API: APIOpenAI, URL: "http://127.0.0.1:1/v1/chat/completions", Model: "m", PromptTokens: 10, MaxTokens: 1, Prompts: p, Tokenizer: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tg.PromptTokensSent(0); got != want {
+			t.Errorf("%s: %d tokens, the API counted %d", vocab, got, want)
+		}
+	}
+}
