@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -269,5 +270,42 @@ func TestTokenFlagsRefused(t *testing.T) {
 		if code != ExitUsage || strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q: want one line, exit 2", args, code, stdout, stderr)
 		}
+	}
+}
+
+// The dry run states the vocabulary, the chat overhead and what each plan
+// offers; characterize --replay makes the trace its scheduled plan, and
+// --duration cuts a replay.
+func TestTokensDryRun(t *testing.T) {
+	t.Parallel()
+	trace := "../internal/trace/testdata/mooncake.jsonl"
+	code, stdout, stderr := runCLI(context.Background(), "characterize", "--replay", trace, "--dry-run", "--out-dir", t.TempDir(),
+		"--prompt-tokens", "normal:20,40", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"replayed plan (" + trace + ", mooncake format", "tokens: counted in o200k_base (the default for the model or deployment name)",
+		"plus 7 tokens of chat format a request", "plan 1: tokens offered per minute", "had a drawn size clipped", "plan 2: tokens offered per minute"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "warmup") {
+		t.Errorf("the default phases ran beside --replay:\n%s", stdout)
+	}
+	_, whole, _ := runCLI(context.Background(), "schedule", "--replay", trace, "--dry-run", "--deployment", "gpt-35-turbo-prod", "--endpoint", "http://127.0.0.1:9", "--api-key-env", "PATH")
+	_, cut, _ := runCLI(context.Background(), "schedule", "--replay", trace, "--duration", "2s", "--dry-run")
+	if !strings.Contains(whole, "cl100k_base (the default for the model or deployment name)") || strings.Contains(whole, "gpt-35-turbo-prod") {
+		t.Errorf("a gpt-35 deployment's dry run:\n%s", whole)
+	}
+	var nWhole, nCut int
+	for _, l := range strings.Split(whole, "\n") {
+		fmt.Sscanf(l, "in all: %d requests", &nWhole)
+	}
+	for _, l := range strings.Split(cut, "\n") {
+		fmt.Sscanf(l, "in all: %d requests", &nCut)
+	}
+	if nWhole == 0 || nCut == 0 || nCut >= nWhole {
+		t.Errorf("--duration 2s cut the replay to %d of %d requests", nCut, nWhole)
 	}
 }
