@@ -90,6 +90,9 @@ func ReadPrompts(r io.Reader) (*Prompts, error) {
 		if errors.Is(err, errLongLine) {
 			return nil, fmt.Errorf("line %d: over %d MiB", n, MaxPromptLineBytes>>20)
 		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF")) // a byte order mark
+		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			if len(p.lines) == MaxPromptLines {
 				return nil, fmt.Errorf("over %d requests", MaxPromptLines)

@@ -36,7 +36,7 @@ func readPrompts(t *testing.T, s string) *Prompts {
 func TestPromptsFileDialects(t *testing.T) {
 	t.Parallel()
 	o200k, _ := tokenize.Get(tokenize.O200kBase)
-	p := readPrompts(t, promptsFile)
+	p := readPrompts(t, "\uFEFF"+strings.ReplaceAll(promptsFile, "\n", "\r\n"))
 	if p.Len() != 4 || fmt.Sprint(p) != "4 prompts" || fmt.Sprintf("%#v", p) != "4 prompts" || strings.Contains(fmt.Sprintf("%+v %v", *p, []*Prompts{p}), marker) {
 		t.Fatalf("%d lines, printed %v", p.Len(), p)
 	}
