@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
@@ -102,6 +103,7 @@ type promptBuilder struct {
 	overhead int    // the chat format's tokens around the text
 	fixed    Shape  // every request's, without shapes
 	shapes   Shaper
+	blocks   blockTexts
 }
 
 // newPromptBuilder builds the frame, the shared prefix and the filler.
@@ -275,8 +277,9 @@ func (p *promptBuilder) own(seq int) (own []byte, cut, fill int) {
 	rest := user - blocks
 	lead := min(leadWords, rest)
 	own = make([]byte, 0, (blocks+lead)*CharsPerToken+8)
-	for i := 0; i < blocks; i++ {
-		own = appendWord(own, blockWord(s.Blocks[i/BlockTokens], i%BlockTokens))
+	for i := 0; i < blocks; i += BlockTokens {
+		text := p.blocks.text(s.Blocks[i/BlockTokens])
+		own = append(own, text[:min(BlockTokens, blocks-i)*CharsPerToken]...)
 	}
 	// The nonce's ten digits (base 200: 200^8 < 2^64) shift the
 	// sequence number's five and follow them.
@@ -293,6 +296,37 @@ func (p *promptBuilder) own(seq int) (own []byte, cut, fill int) {
 	cut = len(own)
 	own = strconv.AppendInt(own, int64(s.MaxTokens), 10)
 	return own, cut, rest - lead
+}
+
+// blockTexts remembers the text of the blocks built last: a trace's
+// rows share their leading blocks, so a block is mostly built once. At
+// maxBlockTexts (8 MiB of text) it starts afresh.
+type blockTexts struct {
+	mu sync.Mutex
+	m  map[uint64][]byte
+}
+
+const maxBlockTexts = 4096
+
+// text is the block's BlockTokens words.
+func (b *blockTexts) text(id uint64) []byte {
+	b.mu.Lock()
+	t, ok := b.m[id]
+	b.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = make([]byte, 0, BlockTokens*CharsPerToken)
+	for i := range BlockTokens {
+		t = appendWord(t, blockWord(id, i))
+	}
+	b.mu.Lock()
+	if b.m == nil || len(b.m) >= maxBlockTexts {
+		b.m = make(map[uint64][]byte)
+	}
+	b.m[id] = t
+	b.mu.Unlock()
+	return t
 }
 
 // blockWord is word i of the block with id: a function of the two, so
