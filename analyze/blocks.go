@@ -60,7 +60,7 @@ var analyzedColumns = []string{
 	"shape", "group", "status", "error", "intended_ms", "sent_ms",
 	"wait_ms", "wait_source", "spillover", "dialect", "worker",
 	// the overshoot picture's (overshoot.go)
-	"run_id", "prompt_tokens", "max_tokens", "utilization_pct",
+	"run_id", "prompt_tokens", "prompt_tokens_sent", "max_tokens", "utilization_pct",
 	// the requests' outcomes and latencies (requests.go)
 	"latency_ms", "ttfb_ms", "completion_tokens", "attempt", "decision",
 }

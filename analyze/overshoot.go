@@ -195,8 +195,9 @@ type timelineKey struct{ group, shape, run, fleet string }
 // arrival is a row on its timeline.
 type arrival struct {
 	at float64 // intended_ms
-	// budget is prompt_tokens + max_tokens, either counted as 0 when
-	// absent; unprompted is 1 when prompt_tokens is absent (the window
+	// budget is prompt_tokens (else prompt_tokens_sent) + max_tokens,
+	// either counted as 0 when absent; unprompted is 1 when both prompt
+	// counts are absent (the window
 	// counts the timeline's mean prompt for it), else 0. Kept apart as
 	// integers, the window's sums need no branch.
 	budget, unprompted int32
@@ -414,8 +415,8 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 		sc.arrivals = append(sc.arrivals, arrivalOf(rec))
 		sc.arrivalsTL = append(sc.arrivalsTL, tl.index)
 	}
-	if rec.PromptTokens >= 0 {
-		tl.promptSum += int64(tokens32(rec.PromptTokens))
+	if p := promptOf(rec); p >= 0 {
+		tl.promptSum += int64(tokens32(p))
 		tl.promptN++
 	}
 	if rec.MaxTokens < 0 {
@@ -429,11 +430,22 @@ func (l *loadTally) add(rec *results.Record, group int32) {
 
 // arrivalOf is rec's arrival (rec has an intended time).
 func arrivalOf(rec *results.Record) arrival {
-	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(rec.PromptTokens))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
-	if rec.PromptTokens < 0 {
+	p := promptOf(rec)
+	a := arrival{at: rec.IntendedMS, budget: int32(min(int64(tokens32(p))+int64(tokens32(rec.MaxTokens)), math.MaxInt32))}
+	if p < 0 {
 		a.unprompted = 1
 	}
 	return a
+}
+
+// promptOf is rec's prompt in tokens: the target's count (prompt_tokens)
+// when it reported one, else the sender's (prompt_tokens_sent: a refused
+// request reports no usage but was sent), else None.
+func promptOf(rec *results.Record) int {
+	if rec.PromptTokens >= 0 {
+		return rec.PromptTokens
+	}
+	return rec.PromptTokensSent
 }
 
 // tokens32 keeps a token count in an int32: None is 0, and a hand-edited

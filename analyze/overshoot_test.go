@@ -526,3 +526,35 @@ func TestTrendReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferedLoadCountsPromptTokensSent: a refused request reports no
+// usage, but a newer file records what was sent (prompt_tokens_sent): the
+// window counts that, not the run's mean prompt; the target's own count
+// wins where there is one.
+func TestOfferedLoadCountsPromptTokensSent(t *testing.T) {
+	t.Parallel()
+	const s = results.ShapeScheduled
+	rows := []row{
+		{"r1", "g", s, "", 0, 200, 1, 1000, 100, none, none},
+		{"r1", "g", s, "", 100, 429, 1, none, 100, 50, none},
+		{"r1", "g", s, "", 200, 429, 1, none, 100, 60, none},
+	}
+	sent := []int{1007, 5007, none} // the last row: a file's row without it
+	var b bytes.Buffer
+	w, _ := results.NewWriter(&b)
+	for i, r := range rows {
+		rec := r.record()
+		rec.PromptTokensSent = sent[i]
+		w.Write(&rec)
+	}
+	o := overshootOf(t, time.Second, b.String()).Overshoot
+	// The row at 200 ms counts the timeline's mean prompt: (1000 + 5007) / 2.
+	mean := (1000.0 + 5007) / 2
+	want := []LoadPoint{
+		{RequestsPerSec: 2, TokensPerSec: 1000 + 5007 + 200, WaitMS: 50, UtilizationPct: none},
+		{RequestsPerSec: 3, TokensPerSec: 1000 + 5007 + mean + 300, WaitMS: 60, UtilizationPct: none},
+	}
+	if o == nil || len(o.Groups) != 1 || !reflect.DeepEqual(o.Groups[0].Points, want) {
+		t.Fatalf("points %+v, want %+v", o.Groups[0].Points, want)
+	}
+}

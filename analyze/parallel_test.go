@@ -108,6 +108,9 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 	if r.Status != 200 {
 		r.PromptTokens = results.None // no usage
 	}
+	if r.Status != 0 && rng.IntN(2) == 0 {
+		r.PromptTokensSent = 905 + rng.IntN(200) // the sender's count, in a newer file
+	}
 	if rng.IntN(3) > 0 {
 		r.UtilizationPct = float64(rng.IntN(1500)) / 10
 	}
@@ -370,7 +373,7 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"shape": "Shape", "group": "Group", "status": "Status", "error": "Error",
 		"intended_ms": "IntendedMS", "sent_ms": "SentMS", "wait_ms": "WaitMS",
 		"wait_source": "WaitSource", "spillover": "Spillover", "dialect": "Dialect",
-		"worker": "Worker", "run_id": "RunID", "prompt_tokens": "PromptTokens",
+		"worker": "Worker", "run_id": "RunID", "prompt_tokens": "PromptTokens", "prompt_tokens_sent": "PromptTokensSent",
 		"max_tokens": "MaxTokens", "utilization_pct": "UtilizationPct",
 		"latency_ms": "LatencyMS", "ttfb_ms": "TTFBMS", "completion_tokens": "CompletionTokens",
 		"attempt": "Attempt", "decision": "Decision",

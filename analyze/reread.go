@@ -59,7 +59,7 @@ const MaxKeptArrivals = 2_000_000
 // rereadColumns are the columns the second pass reads: a row's timeline,
 // intended time and token budget, and whether it was sent (a row not sent
 // offered no load).
-var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "max_tokens", "decision"}
+var rereadColumns = []string{"shape", "group", "run_id", "worker", "intended_ms", "prompt_tokens", "prompt_tokens_sent", "max_tokens", "decision"}
 
 // firstRead is an input's At as Tally.Read hands it on: the reader, and
 // the first read's count and checksum of the bytes it read.

@@ -16,10 +16,17 @@
 //
 // # APIs
 //
-// Every chat API gets the same synthetic request: a user message of about
-// PromptTokens tokens, unique per request, after a shared prefix of
-// SharedPrefixTokens when asked for, and an output cap of MaxTokens. What
-// differs is its framing, where the key goes and where the usage is:
+// Every chat API gets the same synthetic request: a text of exactly
+// PromptTokens tokens under o200k_base and cl100k_base (words of three
+// letters, each one token with its space, CharsPerToken characters a
+// token), unique per request from its first token of its own, after a
+// shared prefix of SharedPrefixTokens when asked for, and an output cap
+// of MaxTokens; Shapes varies the two per request (distributions, a
+// trace's rows, whose shared blocks lead the text), and Prompts sends a
+// user's own requests instead (ReadPrompts). Every attempt sent records
+// PromptTokensSent, the text's count and the chat format's overhead
+// (ChatOverhead). What differs is its framing, where the key goes and
+// where the usage is:
 //
 //   - azure: POST {Endpoint}/openai/deployments/{Deployment}/chat/completions?api-version=…,
 //     key in api-key (AZURE_OPENAI_API_KEY), or an Entra token as Bearer

@@ -73,7 +73,7 @@ func TestResponsesOnTheWire(t *testing.T) {
 			}
 			var b responsesBody
 			decodeStrict(t, g.body, &b)
-			if b.Model != tt.model || b.MaxOutputTokens != 64 || b.Stream != tt.stream || !strings.HasPrefix(b.Input, "Request ") {
+			if b.Model != tt.model || b.MaxOutputTokens != 64 || b.Stream != tt.stream || len(b.Input) != (2000-cfg.SharedPrefixTokens)*CharsPerToken {
 				t.Fatalf("body %+v", b)
 			}
 			if (b.Instructions != "") != (tt.instructions != "") || len(b.Instructions) != cfg.SharedPrefixTokens*CharsPerToken {

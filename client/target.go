@@ -118,6 +118,23 @@ type Config struct {
 	SharedPrefixTokens int
 	MaxTokens          int
 	MaxTokensField     string // max_tokens or max_completion_tokens (azure and openai)
+	// Shapes, when set, gives each request its sizes by its sequence
+	// number (lengths drawn from distributions, a trace's rows); nil:
+	// PromptTokens and MaxTokens for every request.
+	Shapes Shaper
+	// Tokenizer counts what the client did not build (Prompts' lines);
+	// a synthetic prompt is built to its count by construction, and New
+	// checks the words it is built of count so under it. Nil: the
+	// synthetic prompts' words are taken as one token each (true of
+	// o200k_base and cl100k_base); Prompts needs one.
+	Tokenizer Counter
+	// Prompts, when set, are the user's own requests (ReadPrompts), sent
+	// instead of synthetic ones: line PromptLine(seq), each line's
+	// max_tokens or else the request's (Shapes, MaxTokens).
+	Prompts *Prompts
+	// PromptLine picks request seq's line of Prompts' n; nil: in order,
+	// cycled (seq mod n).
+	PromptLine func(seq, n int) int
 	// Stream asks for server-sent events with the usage in them (openai's
 	// stream_options.include_usage; anthropic and gemini send it anyway);
 	// the body is still read to the end.
@@ -168,7 +185,7 @@ type Target struct {
 	template *http.Request
 	rt       http.RoundTripper // the retry owner, or the attempts' timeout, over the Transport
 	attempts attemptTimeout    // the attempts' timeout, over the Transport
-	prompt   *promptBuilder
+	prompt   bodySource        // nil for raw
 	now      func() time.Time
 	// secrets are never recorded: a header value holding one is Redacted.
 	secrets *secrets
@@ -196,7 +213,11 @@ func New(cfg Config) (*Target, error) {
 		if err := cfg.checkChat(); err != nil {
 			return nil, err
 		}
-		t.prompt = newPromptBuilder(cfg)
+		if t.prompt, err = newBodySource(&cfg); err != nil {
+			return nil, err
+		}
+	} else if cfg.Prompts != nil {
+		return nil, valid.Errorf("Prompts", "goes not with {API} raw, which sends its own {Body}")
 	}
 	if err := cfg.checkHeaders(); err != nil {
 		return nil, err
@@ -220,6 +241,28 @@ func New(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// WithShapes is a Target like t whose requests Shapes sizes instead: the
+// same transport, connections and retry owner (a plan of a run with
+// sizes of its own, such as a replayed trace's). It refuses what New
+// would, and a raw target or one that sends a prompts file.
+func (t *Target) WithShapes(s Shaper) (*Target, error) {
+	if t.prompt == nil || t.cfg.Prompts != nil {
+		return nil, valid.Errorf("Shapes", "go only with synthetic prompts, not a raw body or a prompts file")
+	}
+	cfg := t.cfg
+	cfg.Shapes = s
+	if err := cfg.checkChat(); err != nil {
+		return nil, err
+	}
+	src, err := newBodySource(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	u := *t
+	u.cfg, u.prompt = cfg, src
+	return &u, nil
 }
 
 // requestURL checks the API's target settings, fills their defaults and
@@ -274,12 +317,18 @@ func (cfg *Config) requestURL() (string, error) {
 	return "", valid.Errorf("API", "must be %s", apiNames)
 }
 
-// checkChat checks the synthetic chat request's settings.
+// checkChat checks the synthetic chat request's settings. With Shapes,
+// the largest prompt is bounded as PromptTokens is, and a shape whose
+// prompt is no longer than the shared prefix gets one token of its own.
 func (cfg *Config) checkChat() error {
+	prompt := cfg.PromptTokens
+	if cfg.Shapes != nil {
+		prompt = cfg.Shapes.LargestPrompt()
+	}
 	switch {
-	case cfg.PromptTokens < 1 || cfg.PromptTokens > MaxPromptTokens:
+	case prompt < 1 || prompt > MaxPromptTokens:
 		return valid.Errorf("PromptTokens", "must be from 1 to %d", MaxPromptTokens)
-	case cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= cfg.PromptTokens:
+	case cfg.SharedPrefixTokens < 0 || cfg.SharedPrefixTokens >= prompt:
 		return valid.Errorf("SharedPrefixTokens", "must be at least 0 and less than {PromptTokens}")
 	case cfg.MaxTokens < 1 || cfg.MaxTokens > MaxCompletionTokens:
 		return valid.Errorf("MaxTokens", "must be from 1 to %d", MaxCompletionTokens)
@@ -517,13 +566,43 @@ func (t *Target) Body(seq int) []byte {
 	return t.prompt.body(seq)
 }
 
-// MaxTokens returns the max_tokens value requested, or results.None.
+// MaxTokens returns the max_tokens value requested of request 0 (of
+// every request, unless Shapes or Prompts vary it), or results.None.
 func (t *Target) MaxTokens() int {
-	if t.prompt == nil {
-		return results.None
-	}
-	return t.cfg.MaxTokens
+	_, m := t.sizes(0)
+	return m
 }
+
+// sizes is what request seq carries: its prompt in tokens as
+// prompt_tokens_sent counts it, and its output cap; results.None for
+// both when the body is raw.
+func (t *Target) sizes(seq int) (prompt, maxTokens int) {
+	if t.prompt == nil {
+		return results.None, results.None
+	}
+	return t.prompt.sizes(seq)
+}
+
+// PromptTokensSent is request seq's prompt as prompt_tokens_sent counts
+// it (its text and the chat format's overhead), or results.None.
+func (t *Target) PromptTokensSent(seq int) int {
+	p, _ := t.sizes(seq)
+	return p
+}
+
+// ChatOverhead is the chat format's tokens prompt_tokens_sent counts
+// around a synthetic request's text (package func ChatOverhead), 0 for
+// a raw body.
+func (t *Target) ChatOverhead() int {
+	if t.prompt == nil {
+		return 0
+	}
+	return ChatOverhead(t.cfg.API, t.cfg.SharedPrefixTokens > 0)
+}
+
+// Sizes is request seq's prompt_tokens_sent and max_tokens (results.None
+// for a raw body), without building it.
+func (t *Target) Sizes(seq int) (promptSent, maxTokens int) { return t.sizes(seq) }
 
 // newRequest is request seq: the template's copy on ctx, with its body.
 func (t *Target) newRequest(ctx context.Context, seq int) *http.Request {
@@ -822,7 +901,11 @@ func (o *owned) next(planned, sent time.Time) results.Record {
 	if sent.IsZero() {
 		rec.SentMS, rec.LatencyMS = results.None, results.None
 	}
-	rec.MaxTokens = o.t.MaxTokens()
+	prompt, maxTokens := o.t.sizes(rec.Seq)
+	rec.MaxTokens = maxTokens
+	if !sent.IsZero() {
+		rec.PromptTokensSent = prompt
+	}
 	rec.Policy = o.t.cfg.PolicyName
 	return rec
 }
@@ -831,9 +914,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // attempt performs one attempt of request seq and fills rec's response
 // fields: TTFBMS, LatencyMS, Status, Error, the retry headers and parsed
-// wait, spillover, rate-limit headers, utilization, usage and MaxTokens.
+// wait, spillover, rate-limit headers, utilization, usage, MaxTokens and
+// PromptTokensSent.
 func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
-	rec.MaxTokens = t.MaxTokens()
+	rec.PromptTokensSent, rec.MaxTokens = t.sizes(seq)
 	start := time.Now()
 	resp, err := answered(t.attempts.send(ctx, func(ctx context.Context) *http.Request { return t.newRequest(ctx, seq) }))
 	if err != nil {

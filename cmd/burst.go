@@ -107,6 +107,7 @@ advised wait of every 429. --dry-run prints the plan and sends nothing.`,
 		b.rf.addFleet(c.Flags())
 		b.rf.addMetrics(c.Flags())
 		b.tf.add(c.Flags())
+		b.tf.tokens.addSeed(c.Flags())
 		alias(c, joinRenames(burstRenames, renames{"duration": "max-duration"}))
 		return c
 	})

@@ -101,7 +101,7 @@ func (k *calibrateCmd) job() (job campaign.Calibration, names flagNames, err err
 			Cooldown: k.cooldown, MaxPause: k.maxPause, MaxRequests: k.rf.maxRequests, MaxInFlight: k.rf.maxInFlight,
 			RunID: results.NewRunID(), Group: group,
 		},
-		Target:   campaign.Target{Spec: k.tf.spec(), Sim: k.tf.sim},
+		Target:   k.tf.target(),
 		Evidence: k.evidence,
 		Results:  k.resOut,
 	}
@@ -172,6 +172,7 @@ duration as it starts; --dry-run prints the probes and sends nothing.`,
 		k.rf.add(fs, false)
 		k.rf.addMetrics(fs)
 		k.tf.add(fs)
+		k.tf.tokens.addSeed(fs)
 		alias(c, renames{"cooldown": "pause"})
 		return c
 	})

@@ -90,7 +90,7 @@ func (ch *characterizeCmd) plans() ([]campaign.Plan, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		plans, described = append(plans, p), append(described, describeSchedule(ch.sf.built, p))
+		plans, described = append(plans, p), append(described, ch.sf.describe(p))
 	}
 	return plans, described, nil
 }
@@ -102,17 +102,14 @@ func init() {
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
 			Long: `characterize is the main job: a burst plan, then a scheduled plan (by default
-` + strings.Join(charplan.PhaseSpecs(), " ") + `), at the target, every attempt in OUT-DIR/results.csv
-(replaced unless --append); then the report in OUT-DIR (CSVs, charts,
-summary.md, analysis.json, report.html), the table printed, and any --fail-if
-threshold checked (exit 3 on a breach; 'ptuprobe analyze --help'). It prints
-its expected duration as it starts; --dry-run prints the plan, sends nothing.
+` + strings.Join(charplan.PhaseSpecs(), " ") + `; --replay: a trace), every attempt in OUT-DIR/results.csv
+(replaced unless --append); then the report in OUT-DIR (CSVs, charts, summary.md,
+analysis.json, report.html), the table, any --fail-if threshold checked (exit 3
+on a breach). It says how long it should take; --dry-run sends nothing.
 
-Given no target, it runs the embedded simulator's documents profile: the
-model fitted to the published waits (sim/profiles/documents.json, 'ptuprobe
-help simulator'), so the first table has their shape — mostly tens of
-milliseconds, a few long waits of seconds, nothing between. The model of
-earlier releases is --sim-profile ptu.`,
+Given no target, it runs the simulator's documents profile, fitted to the
+published waits ('ptuprobe help simulator'): mostly tens of milliseconds, a
+few long waits of seconds (--sim-profile ptu: the earlier model).`,
 			Example: `  # The main job on the embedded simulator (no credentials needed)
   ptuprobe characterize --out-dir ptuprobe-report
 

@@ -98,6 +98,7 @@ func (r *trafficRun) writeDryRun(w io.Writer, lines []string, tf *targetFlags) {
 		fmt.Fprintln(w, l)
 	}
 	j := &r.job
+	writeTokens(w, j)
 	fmt.Fprintf(w, "in all: %d requests (first attempts), expected duration about %s plus the last answers\n", j.Planned(), about(j.Span()))
 	if o := j.Options; !o.Shard.Whole() {
 		fmt.Fprintf(w, "this worker (%s) sends its share, about %d requests", o.Shard, o.Shard.Share(j.Planned()))
@@ -186,4 +187,39 @@ func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
 func labLength(l policylab.Lab) time.Duration {
 	total := l.Runs()
 	return time.Duration(total)*(l.Duration+l.Budget) + time.Duration(max(total-1, 0))*l.Named.Pause
+}
+
+// writeTokens says, for a dry run, how requests are counted and what each
+// plan offers in tokens per minute.
+func writeTokens(w io.Writer, j *campaign.Job) {
+	t := &j.Target
+	name, byDefault := t.TokenizerName()
+	how := "--tokenizer"
+	if byDefault {
+		how = "the default for the model or deployment name"
+	}
+	overhead, err := t.ChatOverhead()
+	if err != nil {
+		return // Validate refused it first
+	}
+	what := "a synthetic prompt is its size exactly"
+	if t.Prompts != "" {
+		order := campaign.PromptsInOrder
+		if t.PromptsOrder != "" {
+			order = t.PromptsOrder
+		}
+		what = "--prompts' lines (" + order + "), each counted once before the run"
+	}
+	note := fmt.Sprintf("plus %d tokens of chat format a request (3 a message, 1 its role, 3 for the reply)", overhead)
+	if overhead == 0 {
+		note = "no chat-format overhead counted (this API counts with its own tokenizer: an estimate)"
+	}
+	fmt.Fprintf(w, "tokens: counted in %s (%s); %s, %s\n", name, how, what, note)
+	for i, p := range j.Plans {
+		o, err := t.OfferedTokens(p)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(w, "plan %d: %s\n", i+1, campaign.DescribeOffered(o))
+	}
 }

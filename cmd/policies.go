@@ -171,9 +171,13 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	if err := pc.tf.resolveSim(); err != nil {
 		return policylab.Job{}, err
 	}
+	prompt, maxTokens, err := pc.tf.tokens.fixed()
+	if err != nil {
+		return policylab.Job{}, err
+	}
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Arrival = pc.budget, pc.maxAttempts, pc.duration, arrival
-	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, pc.tf.promptTokens, pc.tf.maxTokens, pc.maxWork
+	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, prompt, maxTokens, pc.maxWork
 	lab.SLO, lab.Warmup, lab.Tail, lab.StoreDelay = pc.slo, pc.budget, pc.budget, pc.storeDelay
 	if fs.Changed("warmup") {
 		lab.Warmup = pc.warmup
@@ -304,7 +308,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&pc.coord.passwordEnv, "coordinate-password-env", DefaultCoordinatePasswordEnv, coordinatePasswordEnvUsage)
 	pc.coord.addTimeout(fs)
 	pc.tf.add(fs)
-	for _, f := range []string{"sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
+	for _, f := range []string{"prompts", "prompts-order", "tokenizer", "sim-time-scale", "sim-fault-rate", "sim-faults", "sim-slow-delay", "sim-require-key", "sim-spillover-deployment", "sim-spillover-per-request", "sim-max-keys"} {
 		if fs.Lookup(f) != nil {
 			_ = fs.MarkHidden(f)
 		}

@@ -22,6 +22,8 @@ type scheduleFlags struct {
 	arrival  string
 	seed     uint64
 	built    schedule.Config // what the last plan was built from, for --dry-run
+	replay   replayFlags
+	fs       *pflag.FlagSet
 }
 
 func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
@@ -29,7 +31,9 @@ func (s *scheduleFlags) add(fs *pflag.FlagSet, duration time.Duration) {
 	fs.DurationVar(&s.duration, "duration", duration, "length of a --rate plan")
 	fs.StringArrayVar(&s.phases, "phase", nil, "a phase NAME:DURATION@RATE or NAME:DURATION@FROM-TO (a linear ramp); repeatable, run in order")
 	fs.StringVar(&s.arrival, "arrival", schedule.ArrivalConstant, "arrival process: constant (evenly spaced), poisson or gamma:CV (gamma gaps of the rate's mean and coefficient of variation CV, as vLLM's --burstiness: 1 is Poisson, above burstier; seeded by --seed)")
-	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson arrival process")
+	fs.Uint64Var(&s.seed, "seed", 1, "seed of the poisson and gamma arrival processes, and of the sizes drawn per request (--prompt-tokens, --max-tokens, --prompts-order random)")
+	s.replay.add(fs)
+	s.fs = fs
 }
 
 var scheduleFlagNames = flagNames{"Phases": "--phase", "Arrival": "--arrival"}
@@ -43,6 +47,17 @@ func (s *scheduleFlags) plan(defaults []schedule.Phase) (campaign.Plan, error) {
 // scaledPlan is the plan with durations divided by scale and rates
 // multiplied by it: what a simulator running scale times faster must see.
 func (s *scheduleFlags) scaledPlan(defaults []schedule.Phase, scale float64) (campaign.Plan, error) {
+	if s.replay.file != "" {
+		if s.rate != "" || len(s.phases) > 0 || s.fs.Changed("arrival") {
+			return campaign.Plan{}, usageError("--replay is the plan: give no --rate, --phase or --arrival beside it")
+		}
+		var cut time.Duration
+		if s.fs.Changed("duration") {
+			cut = s.duration
+		}
+		return s.replay.plan(cut, scale)
+	}
+	s.replay.trace = nil
 	c := schedule.Config{Arrival: s.arrival, Seed: s.seed}
 	switch {
 	case s.rate != "" && len(s.phases) > 0:
@@ -95,7 +110,7 @@ func (s *scheduleCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	if s.rf.dryRun {
-		r.writeDryRun(c.OutOrStdout(), []string{describeSchedule(s.sf.built, plan)}, &s.tf)
+		r.writeDryRun(c.OutOrStdout(), []string{s.sf.describe(plan)}, &s.tf)
 		return nil
 	}
 	return r.runAndSummarize(c.Context())
@@ -110,9 +125,10 @@ func init() {
 			Long: `schedule sends requests at planned times, open loop: a request goes out at
 its time whether or not earlier ones have answered (up to --max-in-flight; a
 send that waits for a slot is recorded late, never dropped). A plan is a
-constant --rate for --duration, or a sequence of --phase, each holding a
-rate or ramping it; times are absolute, so one late send never delays the
-rest. --dry-run prints the plan and sends nothing.`,
+constant --rate for --duration, a sequence of --phase, each holding a rate
+or ramping it, or a production trace (--replay: each row at its offset, of
+its prompt and output sizes); times are absolute, so one late send never
+delays the rest. --dry-run prints the plan and sends nothing.`,
 			Example: `  # 2 requests/s for 30s against the embedded simulator
   ptuprobe schedule --rate 2/s --duration 30s
 
@@ -122,6 +138,9 @@ rest. --dry-run prints the plan and sends nothing.`,
 
   # A long soak, watched live by Prometheus at http://127.0.0.1:9464/metrics
   ptuprobe schedule --phase soak:6h@2/s --max-requests 50000 --metrics-addr :9464
+
+  # A production trace replayed at its own pace, half the output reserved
+  ptuprobe schedule --replay mooncake.jsonl --max-tokens-factor 0.5 --url http://127.0.0.1:8000/v1/chat/completions
 
   # Any endpoint, raw request
   ptuprobe schedule --api raw --url http://127.0.0.1:8080/v1/embeddings \

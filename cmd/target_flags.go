@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -19,9 +20,10 @@ type targetFlags struct {
 	method, body                          string
 	headers                               []string
 	apiKeyEnv                             string
-	promptTokens, sharedPrefixTokens      int
+	promptTokens, sharedPrefixTokens      int // promptTokens: the fixed size, or the largest drawn
 	maxTokens                             int
 	maxTokensField                        string
+	tokens                                tokenFlags
 	stream                                bool
 	timeout                               time.Duration
 	sim                                   sim.Config
@@ -41,9 +43,8 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.body, "body", "", "request body for --api raw: literal text, or @file to read it from a regular file (at most 16 MiB)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the key (default AZURE_OPENAI_API_KEY, or AZURE_OPENAI_AD_TOKEN as a Bearer token, for azure; OPENAI_API_KEY for openai, as a Bearer token; ANTHROPIC_API_KEY for anthropic, in x-api-key; GEMINI_API_KEY for gemini, in x-goog-api-key, never in the URL; for responses, azure's with --endpoint, else openai's)")
-	fs.IntVar(&f.promptTokens, "prompt-tokens", client.DefaultPromptTokens, "approximate prompt size in tokens (1 token ≈ 4 characters)")
+	f.tokens.add(fs)
 	fs.IntVar(&f.sharedPrefixTokens, "shared-prefix-tokens", 0, "tokens of a common leading system message shared by every request (exercises prompt caching; with --api anthropic it is marked for caching, as that API caches nothing unmarked)")
-	fs.IntVar(&f.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap requested per call (max_tokens; maxOutputTokens for --api gemini)")
 	fs.StringVar(&f.maxTokensField, "max-tokens-field", "max_tokens", "body field for the output cap with --api azure or openai: max_tokens or max_completion_tokens")
 	fs.BoolVar(&f.stream, "stream", false, "ask for a streamed answer (server-sent events with the usage in them)")
 	fs.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "per-request timeout")
@@ -53,9 +54,22 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 }
 
 // resolveSim reads the profile --sim-profile names into the simulator's
-// settings, the other --sim-* flags given overriding it: called before
-// the settings are read.
-func (f *targetFlags) resolveSim() error { return f.simProfile.resolve() }
+// settings, the other --sim-* flags given overriding it, and the sizes
+// (--prompt-tokens, --max-tokens): called before the settings are read.
+func (f *targetFlags) resolveSim() error {
+	if err := f.tokens.resolve(f); err != nil {
+		return err
+	}
+	return f.simProfile.resolve()
+}
+
+// target is the campaign target the flags name, with its token settings.
+func (f *targetFlags) target() campaign.Target {
+	return campaign.Target{
+		Spec: f.spec(), Sim: f.sim,
+		Tokenizer: f.tokens.tokenizer, Lengths: f.tokens.lengths, Prompts: f.tokens.prompts, PromptsOrder: f.tokens.order,
+	}
+}
 
 // spec is the target the flags name, for the client (or, naming none, the
 // embedded simulator) to resolve.
@@ -113,5 +127,6 @@ var targetFlagNames = flagNames{
 	"PromptTokens": "--prompt-tokens", "SharedPrefixTokens": "--shared-prefix-tokens",
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
 	"Timeout": "--timeout", "MaxConns": "--max-in-flight",
+	"Tokenizer": "--tokenizer", "Prompts": "--prompts", "PromptsOrder": "--prompts-order", "MaxTokensFactor": "--max-tokens-factor",
 	"CACert": "--ca-cert", "Insecure": "--insecure",
 }

@@ -175,7 +175,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err != nil {
 		return nil, err
 	}
-	target := campaign.Target{Spec: tf.spec(), Sim: tf.sim}
+	target := tf.target()
 	owner, err := rf.owner(&target)
 	if err != nil {
 		return nil, err

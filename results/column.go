@@ -72,6 +72,7 @@ var table = []column{
 	optionalCount("limit_requests", func(r *Record) *int { return &r.LimitRequests }),
 	optionalCount("limit_tokens", func(r *Record) *int { return &r.LimitTokens }),
 	text("worker", func(r *Record) *string { return &r.Worker }),
+	optionalCount("prompt_tokens_sent", func(r *Record) *int { return &r.PromptTokensSent }),
 }
 
 // requiredColumns is how many leading columns every version of the file

@@ -170,6 +170,13 @@ type Record struct {
 	// (worker I of N, each sending the arrivals whose seq is ≡ I mod N);
 	// empty when one process sent the whole plan.
 	Worker string
+
+	// PromptTokensSent is the sender's own count of the prompt it sent,
+	// in tokens (the text under the target's tokenizer and the chat
+	// format's per-message overhead), so a refused attempt, which reports
+	// no usage, still carries its cost; None for an attempt never sent,
+	// or a body the sender did not build (raw).
+	PromptTokensSent int
 }
 
 // Decisions of a retry owner after an attempt (admission.Action).
@@ -215,6 +222,7 @@ func Blank() Record {
 		UtilizationPct: None, PromptTokens: None, CachedTokens: None,
 		CompletionTokens: None, MaxTokens: None,
 		ResetRequestsMS: None, ResetTokensMS: None, LimitRequests: None, LimitTokens: None,
+		PromptTokensSent: None,
 	}
 }
 

@@ -29,6 +29,7 @@ func sample(seq int) Record {
 	r.Dialect = DialectAzure
 	r.ResetRequestsMS, r.ResetTokensMS, r.LimitRequests, r.LimitTokens = 1000, 360000.5, 60, 150000
 	r.Worker = "1/4"
+	r.PromptTokensSent = 1007 + seq
 	return r
 }
 
@@ -413,6 +414,8 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 		{"file before the dialect columns", strings.Join(Columns[:slices.Index(Columns, "dialect")], ","), row + ",7,,,,,,100,,,0", 100, 7},
 		// Written before the worker column: one process sent the plan.
 		{"file before the worker column", strings.Join(Columns[:slices.Index(Columns, "worker")], ","), row + ",7,,,,,,100,,,0,,,,,", 100, 7},
+		// Written before prompt_tokens_sent: the count reads as absent.
+		{"file before prompt_tokens_sent", strings.Join(Columns[:slices.Index(Columns, "prompt_tokens_sent")], ","), row + ",7,,,,,,100,,,0,,,,,,", 100, 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -433,6 +436,9 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 			}
 			if r.Worker != "" {
 				t.Fatalf("worker absent from the file, read as %q", r.Worker)
+			}
+			if r.PromptTokensSent != None {
+				t.Fatalf("prompt_tokens_sent absent from the file, read as %d", r.PromptTokensSent)
 			}
 		})
 	}

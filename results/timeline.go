@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // ColumnPromptTokensSent is the column of the tool's own count of the
@@ -76,7 +75,6 @@ func ReadTimelines(ctx context.Context, r io.Reader, name string, keep func(*Rec
 	if err != nil {
 		return Timelines{}, err
 	}
-	sentCol := rd.Column(ColumnPromptTokensSent)
 	var out Timelines
 	at := map[string]int{} // run, shape, group → index in out.List
 	kept := 0
@@ -99,10 +97,6 @@ func ReadTimelines(ctx context.Context, r io.Reader, name string, keep func(*Rec
 		if kept++; kept > maxRows {
 			return Timelines{}, fmt.Errorf("%s: more than %d rows: %w", name, maxRows, ErrTooManyRows)
 		}
-		sent, err := promptSent(rd.Cell(sentCol), sentCol)
-		if err != nil {
-			return Timelines{}, fmt.Errorf("%s line %d: %s: %w", name, rd.Line(), ColumnPromptTokensSent, err)
-		}
 		k := rec.RunID + "\x00" + rec.Shape + "\x00" + rec.Group
 		i, ok := at[k]
 		if !ok {
@@ -113,28 +107,8 @@ func ReadTimelines(ctx context.Context, r io.Reader, name string, keep func(*Rec
 		out.List[i].Rows = append(out.List[i].Rows, TimelineRow{
 			Line: rd.Line(), Seq: rec.Seq, Attempt: rec.Attempt, IntendedMS: rec.IntendedMS, SentMS: rec.SentMS,
 			Status: rec.Status, WaitMS: rec.WaitMS, LatencyMS: rec.LatencyMS,
-			PromptTokens: rec.PromptTokens, PromptTokensSent: sent,
+			PromptTokens: rec.PromptTokens, PromptTokensSent: rec.PromptTokensSent,
 			MaxTokens: rec.MaxTokens, CompletionTokens: rec.CompletionTokens,
 		})
 	}
-}
-
-// promptSent reads a prompt_tokens_sent cell: a count, or None when empty
-// or when the file has no such column (col < 0).
-func promptSent(cell string, col int) (int, error) {
-	if col < 0 || cell == "" {
-		return None, nil
-	}
-	n, err := strconv.Atoi(cell)
-	if err != nil || n < 0 {
-		return None, fmt.Errorf("%q is not a count of tokens", clipCell(cell))
-	}
-	return n, nil
-}
-
-func clipCell(s string) string {
-	if len(s) > 20 {
-		return s[:20] + "…"
-	}
-	return s
 }

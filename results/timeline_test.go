@@ -54,7 +54,8 @@ func TestReadTimelines(t *testing.T) {
 		trow("b", "scheduled", "s", 1, 7),
 	}
 	recs[1].PromptTokens = 40
-	file := timelineFile(t, results.ColumnPromptTokensSent, []string{"", "", "33", ""}, recs...)
+	recs[2].PromptTokensSent = 33
+	file := timelineFile(t, "", nil, recs...)
 	first := func(r *results.Record) bool { return r.Attempt == 1 }
 	tl, err := results.ReadTimelines(context.Background(), strings.NewReader(file), "f", first, 10)
 	if err != nil {
@@ -73,8 +74,10 @@ func TestReadTimelines(t *testing.T) {
 	if _, err := results.ReadTimelines(context.Background(), strings.NewReader(file), "f", nil, 3); !errors.Is(err, results.ErrTooManyRows) {
 		t.Errorf("past the bound: %v", err)
 	}
-	bad := timelineFile(t, results.ColumnPromptTokensSent, []string{"-3"}, recs[0])
-	if _, err := results.ReadTimelines(context.Background(), strings.NewReader(bad), "f", nil, 3); err == nil || !strings.Contains(err.Error(), "f line 2: prompt_tokens_sent") {
+	sent := recs[0]
+	sent.PromptTokensSent = 7
+	bad := strings.Replace(timelineFile(t, "", nil, sent), ",7\n", ",-3\n", 1)
+	if _, err := results.ReadTimelines(context.Background(), strings.NewReader(bad), "f", nil, 3); err == nil || !strings.Contains(err.Error(), "f line 2: column prompt_tokens_sent") {
 		t.Errorf("a bad count: %v", err)
 	}
 	if _, err := results.ReadTimelines(context.Background(), strings.NewReader("a,b\n"), "f", nil, 3); !errors.Is(err, results.ErrNotResults) {

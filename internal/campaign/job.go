@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -100,6 +101,14 @@ func (j *Job) Validate() error {
 	}
 	if err := checkResultsFile("Output", j.Output); err != nil {
 		return err
+	}
+	for _, p := range j.Plans {
+		switch {
+		case p.Shapes != nil && j.Target.Prompts != "":
+			return valid.Errorf("Prompts", "goes not with a replayed trace, which sizes every request")
+		case p.Shapes != nil && (j.Target.Spec.API == client.APIRaw || j.Target.Spec.Body != "" || j.Target.Spec.Method != ""):
+			return valid.Errorf("Body", "is a raw body: a replayed trace sizes synthetic prompts")
+		}
 	}
 	return j.Target.Validate()
 }

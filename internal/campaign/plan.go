@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/trace"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
 )
@@ -28,6 +30,9 @@ type Plan struct {
 	// Start is when RunPlans starts the plan on a common timeline, set for
 	// Options.Watch; zero when the plan starts as the one before it ends.
 	Start time.Time
+	// Shapes, when set, sizes the plan's requests (a replayed trace's
+	// rows, TraceShapes) instead of the target's sizes.
+	Shapes client.Shaper
 }
 
 // BurstPlan validates c and returns its plan.
@@ -49,5 +54,25 @@ func SchedulePlan(c schedule.Config) (Plan, error) {
 	return Plan{
 		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: schedule.NewPlan(c),
 		Planned: c.Total(), Span: c.Duration(), Slot: c.Duration(),
+	}, nil
+}
+
+// ReplayPlan is a trace's rows as a plan: row i sent at its offset (the
+// trace already scaled and cut to its window), sized by the row (its
+// prompt, its hash blocks, max_tokens its output × factor); duration,
+// when positive, cuts it.
+func ReplayPlan(t *trace.Trace, duration time.Duration, factor float64) (Plan, error) {
+	shapes, err := TraceShapes(t, factor)
+	if err != nil {
+		return Plan{}, err
+	}
+	r, err := schedule.NewReplay(t.Offsets(), duration)
+	if err != nil {
+		return Plan{}, fmt.Errorf("replayed plan: %w", err)
+	}
+	span := r.Duration()
+	return Plan{
+		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: r,
+		Planned: r.Total(), Span: span, Slot: span, Shapes: shapes,
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -103,6 +104,18 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 			observe, done = o.Watch(p)
 		}
 		sender := s
+		if p.Shapes != nil {
+			sh, ok := s.(interface {
+				shaped(client.Shaper) (dispatch.Sender, error)
+			})
+			if !ok {
+				return total, errors.New("campaign: a plan's sizes need the client's sender")
+			}
+			var err error
+			if sender, err = sh.shaped(p.Shapes); err != nil {
+				return total, err
+			}
+		}
 		if o.Metrics != nil {
 			m := o.Metrics.Plan(group, o.Shard.Share(p.Planned)) // this worker's share
 			sender, observe = m.Sender(s), alsoObserve(observe, m.Observe)

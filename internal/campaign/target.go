@@ -58,6 +58,19 @@ type Target struct {
 	AppAttempts    int
 	AppDelay       time.Duration
 	MarkSDKRetries bool
+
+	// Tokenizer names the vocabulary prompts are counted in (o200k_base
+	// or cl100k_base); empty: the default for the model or deployment
+	// name (tokenize.Default).
+	Tokenizer string
+	// Lengths draws each request's sizes; zero Dists: the Spec's.
+	Lengths Lengths
+	// Prompts names a prompts file (client.ReadPrompts), sent instead of
+	// synthetic prompts in PromptsOrder ("" is PromptsInOrder), random by
+	// Lengths.Seed.
+	Prompts      string
+	PromptsOrder string
+	prompts      *client.Prompts // read once
 }
 
 // DefaultFallbackDeployment is the embedded simulator's standard
@@ -149,12 +162,22 @@ func (s sender) Send(ctx context.Context, req dispatch.Request, record func(*res
 	s.t.Send(ctx, req.First, req.Start, req.Run, record)
 }
 
+// shaped is the sender of a plan with sizes of its own (a replayed
+// trace's): the same client, its connections shared.
+func (s sender) shaped(shapes client.Shaper) (dispatch.Sender, error) {
+	t, err := s.t.WithShapes(shapes)
+	return sender{t}, err
+}
+
 func (t *Target) named() (*client.Target, error) {
 	cfg, err := client.Resolve(t.Spec, t.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns = t.MaxConns
+	if err := t.configure(&cfg); err != nil {
+		return nil, err
+	}
 	if t.Fallback && (cfg.API != client.APIAzure || t.FallbackDeployment == "") {
 		return nil, valid.Errorf("FallbackDeployment", "is needed for a fallback: the Azure deployment a redirect goes to")
 	}
@@ -245,6 +268,9 @@ func (t *Target) simulated(base, deployment string, dial func(ctx context.Contex
 		return nil, err
 	}
 	cfg.Key, cfg.KeyHeader, cfg.MaxConns, cfg.DialContext = "sim", "", t.MaxConns, dial
+	if err := t.configure(&cfg); err != nil {
+		return nil, err
+	}
 	if err := t.own(&cfg, t.simConfig().SpilloverDeployment); err != nil {
 		return nil, err
 	}

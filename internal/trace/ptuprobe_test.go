@@ -76,11 +76,10 @@ func TestPtuprobe(t *testing.T) {
 // the prompt (the target's count aside; a refused row has one too).
 func TestPtuprobeSentCount(t *testing.T) {
 	t.Parallel()
-	file := resultsFile(t, []results.Record{rec("g", 1, 0, 90, 10), rec("g", 1, 5, results.None, 10)})
+	recs := []results.Record{rec("g", 1, 0, 90, 10), rec("g", 1, 5, results.None, 10)}
+	recs[0].PromptTokensSent, recs[1].PromptTokensSent = 100, 120
+	file := resultsFile(t, recs)
 	lines := strings.Split(strings.TrimSuffix(file, "\n"), "\n")
-	lines[0] += "," + results.ColumnPromptTokensSent
-	lines[1] += ",100"
-	lines[2] += ",120"
 	tr := mustRead(t, strings.Join(lines, "\r\n")+"\r\n", FormatPtuprobe)
 	if tr.Rows[0].InputTokens != 100 || tr.Rows[1].InputTokens != 120 || tr.Unsized != 0 {
 		t.Errorf("rows %+v, unsized %d", tr.Rows, tr.Unsized)
@@ -88,7 +87,7 @@ func TestPtuprobeSentCount(t *testing.T) {
 	lines[2] = lines[2][:len(lines[2])-3] + "x1"
 	_, err := read(t, "\uFEFF"+strings.Join(lines, "\n")+"\n", FormatAuto)
 	var e *Error
-	if !errors.As(err, &e) || !strings.Contains(e.Error(), "f line 3: prompt_tokens_sent") {
+	if !errors.As(err, &e) || !strings.Contains(e.Error(), "f line 3: column prompt_tokens_sent") {
 		t.Errorf("a bad count: %v", err)
 	}
 	// A file that records no size at all takes ptuprobe's defaults.
