@@ -170,6 +170,19 @@ type Record struct {
 	// (worker I of N, each sending the arrivals whose seq is ≡ I mod N);
 	// empty when one process sent the whole plan.
 	Worker string
+
+	// Token-level timing of a streamed answer, each in ms from the
+	// attempt's send like LatencyMS; None for an answer not streamed (and
+	// for a stream with no content event). TTFTMS is the first content
+	// token (never a role-only, keep-alive or prompt-filter event);
+	// ITLP50MS and ITLMaxMS the median and the largest gap between the
+	// answer's content events (None with fewer than two); TPOTMS is
+	// (LatencyMS − TTFTMS) / (output tokens − 1), vLLM's time per output
+	// token (None with one output token).
+	TTFTMS   float64
+	ITLP50MS float64
+	ITLMaxMS float64
+	TPOTMS   float64
 }
 
 // Decisions of a retry owner after an attempt (admission.Action).
@@ -213,6 +226,7 @@ func Blank() Record {
 		UtilizationPct: None, PromptTokens: None, CachedTokens: None,
 		CompletionTokens: None, MaxTokens: None,
 		ResetRequestsMS: None, ResetTokensMS: None, LimitRequests: None, LimitTokens: None,
+		TTFTMS: None, ITLP50MS: None, ITLMaxMS: None, TPOTMS: None,
 	}
 }
 
