@@ -188,6 +188,10 @@ type Analysis struct {
 	// they are for the terminal, not published.
 	ReadNotes []string
 
+	// SLO is the objective the goodput was counted under (WithSLO); zero
+	// when none was given.
+	SLO SLO
+
 	Flags    []Flag
 	Warnings []string
 }
@@ -241,6 +245,7 @@ func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
 		TruncatedLines: slices.Clone(t.truncated),
 		OtherStatus:    t.otherStatus,
 		ReadNotes:      slices.Clone(t.notes),
+		SLO:            t.slo,
 	}
 	// The overshoot picture reads the Tally only: it is made on other
 	// cores while the groups are.

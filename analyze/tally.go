@@ -153,7 +153,10 @@ func (g *groupTally) absorb(o *groupTally) {
 // letGo drops g's waits and latencies, which an Analysis has copied
 // (FinalAnalysis).
 func (g *groupTally) letGo() {
-	g.waits, g.req.latency, g.req.ttfb = series{}, series{}, series{}
+	g.waits = series{}
+	for _, s := range g.req.series() {
+		*s = series{}
+	}
 }
 
 // listedCount is how many waits g keeps one by one (not counted).
@@ -235,6 +238,7 @@ type Tally struct {
 	timeline bool
 	groupBy  GroupBy
 	counted  bool          // CountedWaits
+	slo      SLO           // WithSLO
 	final    bool          // analyzed once, then dropped: FinalAnalysis
 	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
@@ -474,7 +478,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 		shape = ""
 	}
 	g.noteShape(shape)
-	g.req.add(rec)
+	g.req.add(rec, &t.slo)
 	if rec.NotSent() {
 		return // no HTTP attempt: no status, no send time, no load offered
 	}
