@@ -48,6 +48,8 @@ func PublishedFooter() Text {
 var htmlSections = []func(a *analyze.Analysis, opts Options) (Section, bool){
 	percentilesSection,
 	requestsSection,
+	goodputSection,
+	tokensSection,
 	readingSection,
 	ecdfSection,
 	histogramSection,

@@ -34,6 +34,25 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		b.WriteString(blk.markdown())
 	}
 
+	if a.Goodput() != nil {
+		b.WriteString("\n## Goodput under the SLO\n\n")
+		for i, blk := range goodputBlocks(a) {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(blk.markdown())
+		}
+	}
+	if hasTokens(a) {
+		b.WriteString("\n## Tokens: time to first token, per output token, between tokens\n\n")
+		for i, blk := range tokensBlocks(a) {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(blk.markdown())
+		}
+	}
+
 	b.WriteString("\n## Reading\n\n")
 	b.WriteString(reading(a, mdText) + "\n")
 
