@@ -39,6 +39,8 @@ type analyzeFlags struct {
 	loadWindow  time.Duration
 	valueUnit   string
 	statusCol   string
+	slo         analyze.SLO
+	baseline    string
 }
 
 // add registers the analyze flags on fs.
@@ -55,6 +57,7 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.loadWindow, "load-window", analyze.DefaultLoadWindow, "the window of load before each 429 in "+report.OvershootPNGFile+": what was intended in it, per second (1ms to 1h)")
 	fs.StringVar(&f.valueUnit, "value-unit", "", "foreign CSV: the unit of the value column, ms or s (default ms; a column named like seconds, *_s or *_seconds, then gets a warning)")
 	fs.StringVar(&f.statusCol, "status-column", "", "foreign CSV: a column of HTTP statuses; only its 429 rows are events (default the column "+analyze.DefaultStatusColumn+" when present)")
+	fs.Var(&f.slo, "slo", sloUsage+"; analyze refuses ttft, tpot and itl on a file with no streamed answer")
 	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
 
@@ -73,7 +76,7 @@ var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir"
 // calls it before sending anything).
 func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error) {
 	j := publish.Job{
-		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline, LoadWindow: f.loadWindow,
+		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline, LoadWindow: f.loadWindow, SLO: f.slo,
 		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
 	}
 	var err error
@@ -96,6 +99,9 @@ func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error
 		t, err := analyze.ParseThreshold(e)
 		if err != nil {
 			return j, usageError("--fail-if: %v", err)
+		}
+		if (t.Metric == "goodput" || t.Metric == "goodput_per_s") && f.slo.IsZero() {
+			return j, usageError("--fail-if %s: goodput needs --slo", t.Expr)
 		}
 		j.Thresholds = append(j.Thresholds, t)
 	}
@@ -143,6 +149,18 @@ func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) er
 	fmt.Fprintln(stdout)
 	if a.HasRequests() {
 		if err := report.WriteRequestsTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if a.Overall.Requests.Streamed > 0 {
+		if err := report.WriteTokensTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if a.Goodput() != nil {
+		if err := report.WriteGoodputTable(stdout, a); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)

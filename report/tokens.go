@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -136,4 +137,24 @@ type jsonGoodputRow struct {
 	Met      int         `json:"met"`
 	SharePct json.Number `json:"share_pct"`
 	PerS     json.Number `json:"per_s"`
+}
+
+// WriteGoodputTable writes the goodput table in Markdown, as on the
+// terminal; nothing without an SLO or ptuprobe requests.
+func WriteGoodputTable(w io.Writer, a *analyze.Analysis) error {
+	if a.Goodput() == nil {
+		return nil
+	}
+	_, err := io.WriteString(w, goodputTable(a).markdown())
+	return err
+}
+
+// WriteTokensTable writes the token table in Markdown, as on the
+// terminal; nothing when no answer was streamed or carried a usage.
+func WriteTokensTable(w io.Writer, a *analyze.Analysis) error {
+	if !hasTokens(a) {
+		return nil
+	}
+	_, err := io.WriteString(w, tokensTable(a).markdown())
+	return err
 }

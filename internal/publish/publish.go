@@ -35,6 +35,10 @@ type Job struct {
 	// LoadWindow is the trailing window of the load offered before each
 	// 429 (analyze.OfferedLoad); 0 means analyze.DefaultLoadWindow.
 	LoadWindow time.Duration
+	// SLO, when named, counts each group's goodput (analyze.WithSLO); one
+	// that names ttft, tpot or itl is refused on inputs with no streamed
+	// answer (analyze.ErrNoStream, in a BadInputError).
+	SLO analyze.SLO
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
 	// Command and Settings name the command and the flags given to it, for
@@ -119,7 +123,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	defer stop()
 	budget, restore := newMemoryBudget(total)
 	defer restore()
-	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow))
+	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow), analyze.WithSLO(j.SLO))
 	var seen io.Writer
 	if j.Progress != nil {
 		var finish func()
@@ -151,6 +155,11 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	a, err := analysis(ctx, tally, j.Labels, j.MinGroup)
 	if err != nil {
 		return res, err
+	}
+	if a.HasRequests() {
+		if err := a.CheckSLO(); err != nil {
+			return res, err
+		}
 	}
 	res.Analysis = a
 	if ctx.Err() != nil {
