@@ -191,6 +191,10 @@ type Analysis struct {
 	// SLO is the objective the goodput was counted under (WithSLO); zero
 	// when none was given.
 	SLO SLO
+	// ThroughputBeyond counts the rows placed past MaxThroughputSeconds,
+	// left out of the throughput timeline.
+	ThroughputBeyond int
+	throughput       []ThroughputSecond
 
 	Flags    []Flag
 	Warnings []string
@@ -236,16 +240,18 @@ func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{
-		MinGroup:       minGroup,
-		Overall:        Group{Label: OverallLabel},
-		ResultsFiles:   t.resultsFiles,
-		ForeignFiles:   t.foreignFiles,
-		InvalidValues:  t.invalid.clone(),
-		UnreadableRows: t.unreadable.clone(),
-		TruncatedLines: slices.Clone(t.truncated),
-		OtherStatus:    t.otherStatus,
-		ReadNotes:      slices.Clone(t.notes),
-		SLO:            t.slo,
+		MinGroup:         minGroup,
+		Overall:          Group{Label: OverallLabel},
+		ResultsFiles:     t.resultsFiles,
+		ForeignFiles:     t.foreignFiles,
+		InvalidValues:    t.invalid.clone(),
+		UnreadableRows:   t.unreadable.clone(),
+		TruncatedLines:   slices.Clone(t.truncated),
+		OtherStatus:      t.otherStatus,
+		ReadNotes:        slices.Clone(t.notes),
+		SLO:              t.slo,
+		throughput:       t.through.trimmed(),
+		ThroughputBeyond: t.through.beyond,
 	}
 	// The overshoot picture reads the Tally only: it is made on other
 	// cores while the groups are.

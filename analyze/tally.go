@@ -263,6 +263,7 @@ type Tally struct {
 	notes        []string // how the inputs were read, for the terminal
 	points       timeline
 	load         *loadTally    // the rows' intended times, with OfferedLoad; else nil
+	through      throughput    // the throughput timeline (throughput.go)
 	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
 	// overflow holds the rows of groups past MaxRawGroups, which are not
 	// kept by name; once it is set the Tally can no longer be analyzed.
@@ -327,6 +328,7 @@ func (t *Tally) absorb(p *Tally) {
 	t.invalid.absorb(p.invalid)
 	t.unreadable.absorb(p.unreadable)
 	t.points.absorb(&p.points, remap)
+	t.through.absorb(&p.through)
 	if t.load != nil {
 		t.load.absorb(p.load, remap)
 	}
@@ -501,6 +503,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	if t.load != nil {
 		t.load.add(rec, g.id)
 	}
+	t.through.add(rec)
 	if rec.IntendedMS >= 0 && rec.SentMS >= 0 {
 		late := rec.SentMS - rec.IntendedMS
 		if late > LateAfterMS {

@@ -50,6 +50,7 @@ var htmlSections = []func(a *analyze.Analysis, opts Options) (Section, bool){
 	requestsSection,
 	goodputSection,
 	tokensSection,
+	throughputSection,
 	readingSection,
 	ecdfSection,
 	histogramSection,
