@@ -191,6 +191,9 @@ type Analysis struct {
 	// SLO is the objective the goodput was counted under (WithSLO); zero
 	// when none was given.
 	SLO SLO
+	// Baseline is this analysis beside a baseline run's (Compare), set by
+	// the caller that has one (analyze --baseline); nil otherwise.
+	Baseline *Comparison
 	// ThroughputBeyond counts the rows placed past MaxThroughputSeconds,
 	// left out of the throughput timeline.
 	ThroughputBeyond int

@@ -126,6 +126,9 @@ func ParseThreshold(expr string) (t Threshold, err error) {
 	t = Threshold{Expr: e, Op: op, Value: v, Change: change}
 	lhs = dottedRequestMetric(lhs)
 	defer func() {
+		if err == nil && t.Change && !contains(ComparedFigures(), t.Metric) {
+			t, err = fail("no change from the baseline is computed of %s (compared: %s)", t.Metric, strings.Join(ComparedFigures(), ", "))
+		}
 		// A bound in percent is a share's, unless it is a change.
 		if percent && !change && t.Metric != "" && !contains(percentMetrics, t.Metric) {
 			t, err = fail("%s is not a share in percent: drop the %%, or give a change from the baseline with a sign (+10%%)", t.Metric)
@@ -190,8 +193,7 @@ type Verdict struct {
 func (t Threshold) Evaluate(a *Analysis) Verdict {
 	v := Verdict{Threshold: t}
 	if t.Change {
-		v.Note = "a change needs a baseline run (--baseline)"
-		return v
+		return t.evaluateChange(a, v)
 	}
 	if contains(RequestMetrics, t.Metric) {
 		g := &a.Overall
@@ -331,6 +333,42 @@ func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
 	v.Breached = compare(v.Measured, t.Op, t.Value)
 	return v
 }
+
+// evaluateChange measures the change of t's figure from the baseline
+// (a.Baseline), in percent of the baseline's figure. A figure either run
+// does not measure, or whose baseline is 0, is not measured.
+func (t Threshold) evaluateChange(a *Analysis, v Verdict) Verdict {
+	if a.Baseline == nil {
+		v.Note = "a change needs a baseline run (--baseline)"
+		return v
+	}
+	label := OverallLabel
+	if t.Selector != "" {
+		g, note := a.selectGroup(t.Selector)
+		v.Note = note
+		if g == nil {
+			return v
+		}
+		label = g.Label
+	}
+	ch := a.Baseline.Find(label, t.Metric)
+	switch {
+	case ch == nil:
+		v.Note = joinNote(v.Note, fmt.Sprintf("%s of %s is not measured in both runs, or not compared (docs/thresholds.md)", t.Metric, label))
+		return v
+	case math.IsNaN(ch.Pct):
+		v.Note = joinNote(v.Note, "the baseline's figure is 0: no change in percent")
+		return v
+	}
+	v.Measured, v.Measurable = ch.Pct, true
+	v.Breached = compare(v.Measured, t.Op, t.Value)
+	if ch.Noise != NoiseNotEstimate {
+		v.Note = joinNote(v.Note, fmt.Sprintf("from %s to %s; the change is %s the runs' noise", formatFigure(ch.Base), formatFigure(ch.Now), map[Noise]string{NoiseBeyond: "beyond", NoiseWithin: "within"}[ch.Noise]))
+	}
+	return v
+}
+
+func formatFigure(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) }
 
 func joinNote(a, b string) string {
 	if a == "" {

@@ -47,6 +47,7 @@ type jsonAnalysis struct {
 	Requests       jsonRequests       `json:"requests"`
 	SLO            string             `json:"slo,omitempty"`
 	Goodput        []jsonGoodputRow   `json:"goodput,omitempty"`
+	Baseline       *jsonBaseline      `json:"baseline,omitempty"`
 	Totals         jsonTotals         `json:"totals"`
 	Flags          []analyze.Flag     `json:"flags"`
 	Thresholds     map[string]float64 `json:"flag_thresholds"`
@@ -76,6 +77,7 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 		Requests:    requestsJSON(a),
 		SLO:         a.SLO.String(),
 		Goodput:     goodputJSON(a),
+		Baseline:    baselineJSON(a),
 		Totals: jsonTotals{
 			Attempts: a.Totals.Attempts, Total429: a.Totals.Total429,
 			Errors: a.Totals.Errors, Late: a.Totals.Late,

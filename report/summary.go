@@ -34,6 +34,15 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		b.WriteString(blk.markdown())
 	}
 
+	if a.Baseline != nil {
+		b.WriteString("\n## Run over run: against the baseline\n\n")
+		for i, blk := range baselineBlocks(a) {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(blk.markdown())
+		}
+	}
 	if a.Goodput() != nil {
 		b.WriteString("\n## Goodput under the SLO\n\n")
 		for i, blk := range goodputBlocks(a) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type Job struct {
 	// that names ttft, tpot or itl is refused on inputs with no streamed
 	// answer (analyze.ErrNoStream, in a BadInputError).
 	SLO analyze.SLO
+	// Baseline, when set, is a previous run's results file, or a report
+	// directory holding one (results.csv): it is analyzed as the inputs
+	// are (same labels, grouping, SLO and minimum group) and every figure
+	// compared with it (analyze.Compare, Analysis.Baseline).
+	Baseline string
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
 	// Command and Settings name the command and the flags given to it, for
@@ -161,6 +167,13 @@ func Run(ctx context.Context, j Job) (Result, error) {
 			return res, err
 		}
 	}
+	if j.Baseline != "" {
+		base, err := baseline(ctx, j)
+		if err != nil {
+			return res, err
+		}
+		a.Baseline = analyze.Compare(a, base)
+	}
 	res.Analysis = a
 	if ctx.Err() != nil {
 		return res, ErrInterrupted
@@ -175,6 +188,42 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
 	}
 	return res, nil
+}
+
+// BaselineFile is the results file a report directory given as a
+// baseline holds (characterize writes it there).
+const BaselineFile = "results.csv"
+
+// baseline analyzes j.Baseline: a results file, or a directory holding
+// BaselineFile.
+func baseline(ctx context.Context, j Job) (*analyze.Analysis, error) {
+	path := j.Baseline
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, BaselineFile)
+	}
+	f, err := open(ctx, path)
+	if errors.Is(err, ErrInterrupted) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("cannot read the baseline: %w", err)}
+	}
+	defer f.Close()
+	tally := analyze.NewTally(false, analyze.GroupedBy(j.GroupBy), analyze.WithSLO(j.SLO))
+	if err := tally.Read(ctx, f, analyze.Input{Name: path, Ordinal: 1}, j.Foreign); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("baseline: %w", err)}
+	}
+	base, err := analysis(ctx, tally, j.Labels, j.MinGroup)
+	if err != nil {
+		return nil, err
+	}
+	if !base.HasRequests() {
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("the baseline %s holds no ptuprobe results: give a previous run's results file, or the report directory that holds its %s", path, BaselineFile)}
+	}
+	return base, nil
 }
 
 // analysis is tally.Analysis, which does not look at ctx: sorting millions
