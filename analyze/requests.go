@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -95,9 +94,16 @@ type Requests struct {
 	// latency and ttfb are the latency_ms and ttfb_ms of the successful
 	// requests (a request without a ttfb_ms is left out of ttfb); ttft,
 	// tpot and itl their ttft_ms, tpot_ms and itl_p50_ms, each of the
-	// requests that carry one; rate each one's output tokens per second,
-	// completion_tokens over latency_ms, of those with a usage.
-	latency, ttfb, ttft, tpot, itl, rate selected
+	// requests that carry one.
+	latency, ttfb, ttft, tpot, itl selected
+	// rateSum and rated sum each successful request's own output rate,
+	// completion_tokens × 1000 / latency_ms, over those with a usage and a
+	// latency (a mean: no value is kept per request). The sum is in
+	// thousandths of a token per second, an integer, so that it does not
+	// depend on the order rows are counted in (blocks.go); each rate is
+	// capped at maxRate.
+	rateSum uint64
+	rated   int
 }
 
 // sendSpan is the span of the requests of one shape: the earliest sent_ms,
@@ -193,12 +199,31 @@ func (r *Requests) TPOTs() int { return r.tpot.len() }
 // ITLs is how many successful requests carry an itl_p50_ms.
 func (r *Requests) ITLs() int { return r.itl.len() }
 
-// RequestOutputTokensPerSPercentile is the percent-th percentile of the
-// successful requests' own output rate, completion_tokens × 1000 /
-// latency_ms (the tokens a reader of that one answer got per second); NaN
-// when none carries a usage.
-func (r *Requests) RequestOutputTokensPerSPercentile(percent float64) float64 {
-	return percentileOf(r.rate, percent)
+// RequestOutputTokensPerS is the mean of the successful requests' own
+// output rate, completion_tokens × 1000 / latency_ms (the tokens a reader
+// of one answer got per second, on average); ok is false when none
+// carries a usage. A mean, not a percentile: it keeps nothing per
+// request.
+func (r *Requests) RequestOutputTokensPerS() (float64, bool) {
+	if r.rated == 0 {
+		return 0, false
+	}
+	return float64(r.rateSum) / 1000 / float64(r.rated), true
+}
+
+// maxRate caps one request's output rate in the mean, tokens per second:
+// beyond any deployment, and small enough that a sum of 10^7 of them
+// stays exact.
+const maxRate = 1e9
+
+// addRate adds a rate to the sum, saturating (never wrapping).
+func (r *Requests) addRate(sum uint64, n int) {
+	if r.rateSum+sum < r.rateSum {
+		r.rateSum = math.MaxUint64
+	} else {
+		r.rateSum += sum
+	}
+	r.rated += n
 }
 
 // SpanS is the span of the requests in seconds, the sum of the spans of
@@ -238,20 +263,20 @@ func (r *Requests) OutputTokensPerS() (float64, bool) {
 // requestTally counts the requests of one raw group while files stream in.
 type requestTally struct {
 	Requests
-	latency, ttfb, ttft, tpot, itl, rate series // in the order counted
+	latency, ttfb, ttft, tpot, itl series // in the order counted
 }
 
 // series returns r's series of each kind, in the order of kinds.
 func (r *requestTally) series() [nKinds]*series {
-	return [nKinds]*series{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl, &r.rate}
+	return [nKinds]*series{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl}
 }
 
 // nKinds is how many kinds of per-request values Requests keeps.
-const nKinds = 6
+const nKinds = 5
 
 // kinds returns r's values of each kind, in the order of requestTally.series.
 func (r *Requests) kinds() [nKinds]*selected {
-	return [nKinds]*selected{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl, &r.rate}
+	return [nKinds]*selected{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl}
 }
 
 // add counts one ptuprobe row: a planned request's first attempt, an
@@ -290,7 +315,7 @@ func (r *requestTally) add(rec *results.Record, slo *SLO) {
 			r.OutputTokens += int64(rec.CompletionTokens)
 			r.WithUsage++
 			if rec.LatencyMS > 0 {
-				r.rate.add(1000 * float64(rec.CompletionTokens) / rec.LatencyMS)
+				r.addRate(uint64(math.Round(1000*min(1000*float64(rec.CompletionTokens)/rec.LatencyMS, maxRate))), 1)
 			}
 		}
 		if rec.TTFTMS >= 0 {
@@ -346,6 +371,7 @@ func (r *Requests) add(o *Requests) {
 	r.Streamed += o.Streamed
 	r.ITLMaxMS = max(r.ITLMaxMS, o.ITLMaxMS)
 	r.SLOMet += o.SLOMet
+	r.addRate(o.rateSum, o.rated)
 	for i := range r.spans {
 		r.spans[i].widen(o.spans[i])
 	}
@@ -411,8 +437,9 @@ func selectRequests(overall *Group, groups []*Group) {
 			*o = *with[0]
 			continue
 		}
+		o.v = make([]float64, 0, n)
 		for _, s := range with {
-			o.v = append(slices.Grow(o.v, n), s.v...)
+			o.v = append(o.v, s.v...)
 		}
 		if n > 0 {
 			jobs = append(jobs, o)

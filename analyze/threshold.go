@@ -51,7 +51,7 @@ var RequestMetrics = []string{
 	"ttft_p50_ms", "ttft_p90_ms", "ttft_p95_ms", "ttft_p99_ms", "ttft_max_ms",
 	"tpot_p50_ms", "tpot_p90_ms", "tpot_p95_ms", "tpot_p99_ms", "tpot_max_ms",
 	"itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
-	"request_output_tokens_per_s_p50",
+	"request_output_tokens_per_s",
 	"goodput", "goodput_per_s",
 }
 
@@ -305,9 +305,8 @@ func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
 		v.Measured, v.Measurable = r.RequestsPerS()
 	case name == "output_tokens_per_s":
 		v.Measured, v.Measurable = r.OutputTokensPerS()
-	case name == "request_output_tokens_per_s_p50":
-		v.Measured = r.RequestOutputTokensPerSPercentile(50)
-		v.Measurable = !math.IsNaN(v.Measured)
+	case name == "request_output_tokens_per_s":
+		v.Measured, v.Measurable = r.RequestOutputTokensPerS()
 	case name == "goodput" || name == "goodput_per_s":
 		if a.SLO.IsZero() {
 			v.Note = joinNote(v.Note, "no --slo given: goodput is not counted")

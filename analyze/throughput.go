@@ -26,8 +26,11 @@ type ThroughputSecond struct {
 	Offered int   // attempts meant to be sent in it (intended_ms)
 }
 
-// throughput is a Tally's timeline, grown as rows come.
+// throughput is a Tally's timeline, grown as rows come: secs[i] is second
+// first+i, so that the Tally of one block of a file (blocks.go) holds the
+// seconds of its rows only, not every second before them.
 type throughput struct {
+	first  int
 	secs   []ThroughputSecond
 	beyond int
 }
@@ -42,16 +45,24 @@ func (tp *throughput) at(ms float64) *ThroughputSecond {
 		return nil
 	}
 	s := int(ms / 1000)
-	if s >= len(tp.secs) {
-		if s < cap(tp.secs) {
-			tp.secs = tp.secs[:s+1]
+	switch {
+	case len(tp.secs) == 0:
+		tp.first, tp.secs = s, make([]ThroughputSecond, 1, 64)
+	case s < tp.first: // rows complete out of order: a few seconds back
+		grown := make([]ThroughputSecond, tp.first-s+len(tp.secs), max(2*cap(tp.secs), tp.first-s+len(tp.secs)))
+		copy(grown[tp.first-s:], tp.secs)
+		tp.first, tp.secs = s, grown
+	case s-tp.first >= len(tp.secs):
+		n := s - tp.first + 1
+		if n <= cap(tp.secs) {
+			tp.secs = tp.secs[:n]
 		} else {
-			grown := make([]ThroughputSecond, s+1, max(2*cap(tp.secs), s+1, 64))
+			grown := make([]ThroughputSecond, n, max(2*cap(tp.secs), n))
 			copy(grown, tp.secs)
 			tp.secs = grown
 		}
 	}
-	return &tp.secs[s]
+	return &tp.secs[s-tp.first]
 }
 
 // add places one attempt sent.
@@ -77,13 +88,15 @@ func (tp *throughput) add(rec *results.Record) {
 
 // absorb adds o's seconds to tp's.
 func (tp *throughput) absorb(o *throughput) {
-	if len(o.secs) > len(tp.secs) {
-		tp.at(float64(len(o.secs)-1) * 1000)
+	if len(o.secs) > 0 {
+		tp.at(float64(o.first) * 1000) // make room for o's span at both ends
+		tp.at(float64(o.first+len(o.secs)-1) * 1000)
 	}
-	for i := range o.secs {
-		tp.secs[i].Tokens += o.secs[i].Tokens
-		tp.secs[i].Refused += o.secs[i].Refused
-		tp.secs[i].Offered += o.secs[i].Offered
+	for i, s := range o.secs {
+		d := &tp.secs[o.first+i-tp.first]
+		d.Tokens += s.Tokens
+		d.Refused += s.Refused
+		d.Offered += s.Offered
 	}
 	tp.beyond += o.beyond
 }
@@ -109,7 +122,8 @@ func TokensPerMinute(tl []ThroughputSecond) []float64 {
 	return out
 }
 
-// trimmed is a copy of tp's seconds up to the last that holds anything.
+// trimmed is tp's seconds from 0 up to the last that holds anything, a
+// copy.
 func (tp *throughput) trimmed() []ThroughputSecond {
 	n := len(tp.secs)
 	for n > 0 && tp.secs[n-1] == (ThroughputSecond{}) {
@@ -118,5 +132,7 @@ func (tp *throughput) trimmed() []ThroughputSecond {
 	if n == 0 {
 		return nil
 	}
-	return append([]ThroughputSecond(nil), tp.secs[:n]...)
+	out := make([]ThroughputSecond, tp.first+n)
+	copy(out[tp.first:], tp.secs[:n])
+	return out
 }

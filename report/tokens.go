@@ -21,7 +21,7 @@ var tokensIntro = cat(
 	Plain("ITL p50/p90/p99 are percentiles over the answers of each answer's median gap between content events ("), Code("itl_p50_ms"),
 	Plain("): the spread of the answers' typical pace, not every gap pooled; "), Code("ITL max"),
 	Plain(" is the longest gap of any answer ("), Code("itl_max_ms"), Plain("). "),
-	Code("tokens/s per request"), Plain(" is the median of each successful answer's completion tokens over its latency; "),
+	Code("tokens/s per request"), Plain(" is the mean of each successful answer's completion tokens over its latency; "),
 	Code("output tokens/s"), Plain(" every successful answer's completion tokens over the group's span."),
 )
 
@@ -51,8 +51,7 @@ func tokensTable(a *analyze.Analysis) *Table {
 		} {
 			row = append(row, optionalMillis(v))
 		}
-		perRequest := r.RequestOutputTokensPerSPercentile(50)
-		row = append(row, optionalRate(perRequest, !math.IsNaN(perRequest)), optionalRate(r.OutputTokensPerS()))
+		row = append(row, optionalRate(r.RequestOutputTokensPerS()), optionalRate(r.OutputTokensPerS()))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
