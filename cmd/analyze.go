@@ -57,7 +57,6 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.loadWindow, "load-window", analyze.DefaultLoadWindow, "the window of load before each 429 in "+report.OvershootPNGFile+": what was intended in it, per second (1ms to 1h)")
 	fs.StringVar(&f.valueUnit, "value-unit", "", "foreign CSV: the unit of the value column, ms or s (default ms; a column named like seconds, *_s or *_seconds, then gets a warning)")
 	fs.StringVar(&f.statusCol, "status-column", "", "foreign CSV: a column of HTTP statuses; only its 429 rows are events (default the column "+analyze.DefaultStatusColumn+" when present)")
-	fs.StringVar(&f.baseline, "baseline", "", "compare every figure with a previous run's: its results file, or a report directory holding results.csv; each change with whether it is beyond the runs' noise (a seeded bootstrap), and --fail-if terms on the change, e.g. 'ttft_p99>+10%'")
 	fs.Var(&f.slo, "slo", sloUsage+"; analyze refuses ttft, tpot and itl on a file with no streamed answer")
 	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
@@ -114,6 +113,12 @@ func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error
 		j.Progress = func(total int64) (io.Writer, func()) { return readingBar(stderr, total) }
 	}
 	return j, settingError(j.Validate(), analyzeFlagNames)
+}
+
+// addBaseline registers --baseline (analyze only: characterize's run is
+// compared by analyzing its results.csv).
+func (f *analyzeFlags) addBaseline(fs *pflag.FlagSet) {
+	fs.StringVar(&f.baseline, "baseline", "", "compare every figure with a previous run's: its results file, or a report directory holding results.csv; each change with whether it is beyond the runs' noise (a seeded bootstrap), and --fail-if terms on the change, e.g. 'ttft_p99>+10%'")
 }
 
 // readingBar is a byte progress bar on stderr for large inputs.
@@ -276,6 +281,7 @@ func init() {
 			RunE: a.run,
 		}
 		a.af.add(c.Flags())
+		a.af.addBaseline(c.Flags())
 		return c
 	})
 }

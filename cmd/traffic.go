@@ -62,7 +62,7 @@ type runFlags struct {
 func (f *runFlags) addSLO(fs *pflag.FlagSet) { fs.Var(&f.slo, "slo", sloUsage) }
 
 // sloUsage is --slo's help, one text for every command that takes it.
-const sloUsage = "count the goodput under this SLO: ttft=DUR,tpot=DUR,itl=DUR,e2e=DUR (any subset; a bare duration is e2e=DUR), e.g. 'ttft=500ms,e2e=10s'; the planned requests answered 2xx within every term, a refused, failed or unsent one counting against it; ttft, tpot or itl stream the requests (--stream)"
+const sloUsage = "the SLO of the goodput, ttft=DUR,tpot=DUR,itl=DUR,e2e=DUR (any subset; a bare duration is e2e=DUR), e.g. 'ttft=500ms,e2e=10s'; goodput is the planned requests answered 2xx within every term, a refused, failed or unsent one counting against it; ttft, tpot or itl stream the requests (--stream)"
 
 // streamForSLO turns --stream on when the SLO names a term that only a
 // streamed answer measures.
