@@ -98,6 +98,9 @@ type comparedFigure struct {
 	name    string
 	kind    figureKind
 	percent float64
+	// family names the percentiles of one kind of value, bootstrapped
+	// together; "" for a figure of its own.
+	family string
 	// values returns a group's values of a percentile figure; share its
 	// k and n; rate its value.
 	values func(g *Group) rankedValues
@@ -134,7 +137,7 @@ func comparedFigures() []comparedFigure {
 		name    string
 		percent float64
 	}{{"p50_ms", 50}, {"p90_ms", 90}, {"p99_ms", 99}} {
-		out = append(out, comparedFigure{name: p.name, kind: kindWaitPercentile, percent: p.percent, values: waitRanks})
+		out = append(out, comparedFigure{name: p.name, kind: kindWaitPercentile, percent: p.percent, values: waitRanks, family: "waits"})
 	}
 	out = append(out, comparedFigure{name: "share_429", kind: kindShare, share: func(_ *Analysis, g *Group) (int, int, bool) {
 		return g.Refused, g.Attempts, g.Attempts > 0
@@ -165,7 +168,7 @@ func comparedFigures() []comparedFigure {
 	for _, k := range kinds {
 		for _, p := range k.ps {
 			out = append(out, comparedFigure{
-				name: k.name + "_p" + formatPercent(p) + "_ms", kind: kindRequestPercentile, percent: p,
+				name: k.name + "_p" + formatPercent(p) + "_ms", kind: kindRequestPercentile, percent: p, family: k.name,
 				values: func(g *Group) rankedValues { return selectedRanks(k.of(&g.Requests)) },
 			})
 		}
@@ -217,57 +220,91 @@ func Compare(a, base *Analysis) *Comparison {
 			c.OnlyBase = append(c.OnlyBase, base.Groups[i].Label)
 		}
 	}
+	// The percentiles of one kind of value are bootstrapped together: one
+	// selection over each run's values serves them all.
 	figs := comparedFigures()
-	type job struct {
-		p   pair
-		f   comparedFigure
-		out *Change
+	var families [][]int // indices into figs
+	for i, f := range figs {
+		if n := len(families); n > 0 && f.family != "" && figs[families[n-1][0]].family == f.family {
+			families[n-1] = append(families[n-1], i)
+			continue
+		}
+		families = append(families, []int{i})
 	}
-	var jobs []job
-	var changes []*Change
+	type job struct {
+		p      pair
+		family []int
+		out    []Change
+		ok     []bool
+	}
+	jobs := make([]*job, 0, len(pairs)*len(families))
 	for _, p := range pairs {
-		for _, f := range figs {
-			ch := &Change{Group: p.now.Label, Figure: f.name}
-			jobs = append(jobs, job{p, f, ch})
-			changes = append(changes, ch)
+		for _, fam := range families {
+			j := &job{p: p, family: fam, out: make([]Change, len(fam)), ok: make([]bool, len(fam))}
+			for k, fi := range fam {
+				j.out[k] = Change{Group: p.now.Label, Figure: figs[fi].name}
+			}
+			jobs = append(jobs, j)
 		}
 	}
-	ok := make([]bool, len(jobs))
 	parallel(len(jobs), func(i int) {
 		j := jobs[i]
 		rng := rand.New(rand.NewPCG(BootstrapSeed, uint64(i)))
-		ok[i] = compareFigure(a, base, j.p.now, j.p.base, j.f, j.out, rng)
+		fs := make([]comparedFigure, len(j.family))
+		for k, fi := range j.family {
+			fs[k] = figs[fi]
+		}
+		compareFamily(a, base, j.p.now, j.p.base, fs, j.out, j.ok, rng)
 	})
-	for i, ch := range changes {
-		if ok[i] {
-			c.Changes = append(c.Changes, *ch)
+	for _, j := range jobs {
+		for k := range j.out {
+			if j.ok[k] {
+				c.Changes = append(c.Changes, j.out[k])
+			}
 		}
 	}
 	return c
 }
 
-// compareFigure fills ch; false when either run does not measure it.
-func compareFigure(a, base *Analysis, now, was *Group, f comparedFigure, ch *Change, rng *rand.Rand) bool {
-	ch.Low, ch.High, ch.Noise = math.NaN(), math.NaN(), NoiseNotEstimate
-	var diffs []float64
-	switch f.kind {
-	case kindWaitPercentile, kindRequestPercentile:
-		rn, rb := f.values(now), f.values(was)
-		if f.kind == kindWaitPercentile && (now.BelowMinGroup() || was.BelowMinGroup()) {
-			return false
-		}
-		if rn.n == 0 || rb.n == 0 {
-			return false
-		}
-		pn, dn := bootstrapPercentile(rn, f.percent, rng)
-		pb, db := bootstrapPercentile(rb, f.percent, rng)
-		ch.Now, ch.Base = pn, pb
+// compareFamily fills out[k] for each figure of fs (one, or the
+// percentiles of one kind of value); ok[k] false when either run does not
+// measure it.
+func compareFamily(a, base *Analysis, now, was *Group, fs []comparedFigure, out []Change, ok []bool, rng *rand.Rand) {
+	f := fs[0]
+	if f.kind != kindWaitPercentile && f.kind != kindRequestPercentile {
+		ok[0] = compareFigure(a, base, now, was, f, &out[0], rng)
+		return
+	}
+	rn, rb := f.values(now), f.values(was)
+	if f.kind == kindWaitPercentile && (now.BelowMinGroup() || was.BelowMinGroup()) || rn.n == 0 || rb.n == 0 {
+		return
+	}
+	percents := make([]float64, len(fs))
+	for k, f := range fs {
+		percents[k] = f.percent
+	}
+	pn, dn := bootstrapPercentiles(rn, percents, rng)
+	pb, db := bootstrapPercentiles(rb, percents, rng)
+	for k := range fs {
+		ch := &out[k]
+		ch.Now, ch.Base = pn[k], pb[k]
+		var diffs []float64
 		if dn != nil && db != nil {
 			diffs = make([]float64, Resamples)
 			for i := range diffs {
-				diffs[i] = dn[i] - db[i]
+				diffs[i] = dn[k][i] - db[k][i]
 			}
 		}
+		settle(ch, diffs)
+		ok[k] = true
+	}
+}
+
+// compareFigure fills ch for a share or a rate; false when either run
+// does not measure it.
+func compareFigure(a, base *Analysis, now, was *Group, f comparedFigure, ch *Change, rng *rand.Rand) bool {
+	var diffs []float64
+	switch f.kind {
 	case kindShare:
 		kn, nn, okn := f.share(a, now)
 		kb, nb, okb := f.share(base, was)
@@ -287,6 +324,14 @@ func compareFigure(a, base *Analysis, now, was *Group, f comparedFigure, ch *Cha
 		}
 		ch.Now, ch.Base = vn, vb
 	}
+	settle(ch, diffs)
+	return true
+}
+
+// settle sets ch's change and, from the bootstrap's differences (nil: not
+// estimated), its interval and noise.
+func settle(ch *Change, diffs []float64) {
+	ch.Low, ch.High, ch.Noise = math.NaN(), math.NaN(), NoiseNotEstimate
 	ch.Delta = ch.Now - ch.Base
 	ch.Pct = math.NaN()
 	if ch.Base != 0 {
@@ -300,39 +345,60 @@ func compareFigure(a, base *Analysis, now, was *Group, f comparedFigure, ch *Cha
 			ch.Noise = NoiseBeyond
 		}
 	}
-	return true
 }
 
-// bootstrapPercentile returns the percent-th percentile (type 7) of r and
-// Resamples bootstrap replicates of it (nil with fewer than two values).
-func bootstrapPercentile(r rankedValues, percent float64, rng *rand.Rand) (float64, []float64) {
+// bootstrapPercentiles returns the percentiles (type 7) of r and, for
+// each, Resamples bootstrap replicates of it (nil with fewer than two
+// values), the values at every rank drawn found by one selection.
+func bootstrapPercentiles(r rankedValues, percents []float64, rng *rand.Rand) ([]float64, [][]float64) {
 	n := r.n
+	est := make([]float64, len(percents))
 	if n == 1 {
-		return r.at([]int{0})[0], nil
-	}
-	k, f := closestRank(percent, n)
-	point := r.at([]int{k, min(k+1, n-1)})
-	est := point[0] + f*(point[1]-point[0])
-	// The replicate's order statistics of (1-based) rank k+1 and k+2.
-	lo, hi := make([]int, Resamples), make([]int, Resamples)
-	for i := range Resamples {
-		u := beta(rng, float64(k+1), float64(n-k))
-		u2 := u
-		if k+2 <= n {
-			u2 = u + (1-u)*beta(rng, 1, float64(n-k-1))
+		v := r.at([]int{0})[0]
+		for k := range est {
+			est[k] = v
 		}
-		lo[i], hi[i] = rankOf(u, n), rankOf(u2, n)
+		return est, nil
 	}
-	wanted := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(lo), hi...))))
+	// For each percentile: its point ranks, then the replicates' order
+	// statistics of (1-based) rank k+1 and k+2.
+	type draw struct {
+		k      int
+		f      float64
+		lo, hi []int
+	}
+	draws := make([]draw, len(percents))
+	var wanted []int
+	for p, percent := range percents {
+		k, f := closestRank(percent, n)
+		d := draw{k: k, f: f, lo: make([]int, Resamples), hi: make([]int, Resamples)}
+		for i := range Resamples {
+			u := beta(rng, float64(k+1), float64(n-k))
+			u2 := u
+			if k+2 <= n {
+				u2 = u + (1-u)*beta(rng, 1, float64(n-k-1))
+			}
+			d.lo[i], d.hi[i] = rankOf(u, n), rankOf(u2, n)
+		}
+		wanted = append(append(append(wanted, k, min(k+1, n-1)), d.lo...), d.hi...)
+		draws[p] = d
+	}
+	slices.Sort(wanted)
+	wanted = slices.Compact(wanted)
 	vals := r.at(wanted)
 	value := func(rank int) float64 {
 		j, _ := slices.BinarySearch(wanted, rank)
 		return vals[j]
 	}
-	reps := make([]float64, Resamples)
-	for i := range reps {
-		a, b := value(lo[i]), value(hi[i])
-		reps[i] = a + f*(b-a)
+	reps := make([][]float64, len(percents))
+	for p, d := range draws {
+		lo, hi := value(d.k), value(min(d.k+1, n-1))
+		est[p] = lo + d.f*(hi-lo)
+		reps[p] = make([]float64, Resamples)
+		for i := range Resamples {
+			a, b := value(d.lo[i]), value(d.hi[i])
+			reps[p][i] = a + d.f*(b-a)
+		}
 	}
 	return est, reps
 }

@@ -30,7 +30,8 @@ func TestBootstrapPercentileMatchesResampling(t *testing.T) {
 	}
 	s := selected{v: v}
 	for _, p := range []float64{50, 90, 99} {
-		est, reps := bootstrapPercentile(selectedRanks(&s), p, rand.New(rand.NewPCG(3, 4)))
+		ests, all := bootstrapPercentiles(selectedRanks(&s), []float64{p}, rand.New(rand.NewPCG(3, 4)))
+		est, reps := ests[0], all[0]
 		if want := Percentile(slices.Sorted(slices.Values(v)), p); est != want {
 			t.Errorf("p%v: estimate %v, want %v", p, est, want)
 		}
