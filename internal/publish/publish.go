@@ -162,17 +162,8 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if a.HasRequests() {
-		if err := a.CheckSLO(); err != nil {
-			return res, err
-		}
-	}
-	if j.Baseline != "" {
-		base, err := baseline(ctx, j)
-		if err != nil {
-			return res, err
-		}
-		a.Baseline = analyze.Compare(a, base)
+	if err := compareAndCheck(ctx, j, a); err != nil {
+		return res, err
 	}
 	res.Analysis = a
 	if ctx.Err() != nil {
@@ -188,6 +179,25 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
 	}
 	return res, nil
+}
+
+// compareAndCheck refuses an SLO that a's inputs cannot measure, and sets
+// a beside j's baseline run, when it names one.
+func compareAndCheck(ctx context.Context, j Job, a *analyze.Analysis) error {
+	if a.HasRequests() {
+		if err := a.CheckSLO(); err != nil {
+			return err
+		}
+	}
+	if j.Baseline == "" {
+		return nil
+	}
+	base, err := baseline(ctx, j)
+	if err != nil {
+		return err
+	}
+	a.Baseline = analyze.Compare(a, base)
+	return nil
 }
 
 // BaselineFile is the results file a report directory given as a
