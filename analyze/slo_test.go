@@ -1,6 +1,10 @@
 package analyze
 
 import (
+	"context"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,4 +113,36 @@ func FuzzParseSLO(f *testing.F) {
 			t.Fatalf("%q: %+v writes as %q, reads back as %+v, %v", in, s, s.String(), back, err)
 		}
 	})
+}
+
+// TestOldFileHasNoTokens: a results file written before the token columns
+// reads as answers not streamed, on the blocks' fast path as on the
+// sequential one: no ttft, and an SLO on ttft is refused for it.
+func TestOldFileHasNoTokens(t *testing.T) {
+	t.Parallel()
+	cols := results.Columns[:slices.Index(results.Columns, "ttft_ms")]
+	var b strings.Builder
+	b.WriteString(strings.Join(cols, ",") + "\n")
+	for i := range 3000 { // several blocks
+		b.WriteString("5eed1234,scheduled,g," + strconv.Itoa(i) + ",1,,5,6,7,80,200,,,,,none,0,,,,1000,,20,100,,,0,azure,,,,,\n")
+	}
+	for _, read := range []func(*Tally, io.Reader) error{
+		func(tl *Tally, r io.Reader) error { return tl.readSequential(r, Input{Name: "old.csv", Ordinal: 1}) },
+		func(tl *Tally, r io.Reader) error {
+			return tl.Read(context.Background(), r, Input{Name: "old.csv", Ordinal: 1}, ForeignColumns{})
+		},
+	} {
+		tl := NewTally(false, WithSLO(SLO{TTFT: time.Second}))
+		if err := read(tl, strings.NewReader(b.String())); err != nil {
+			t.Fatal(err)
+		}
+		a, err := tl.Analysis(nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &a.Overall.Requests
+		if r.Succeeded != 3000 || r.Streamed != 0 || r.TTFTs() != 0 || r.SLOMet != 0 || a.CheckSLO() == nil {
+			t.Errorf("succeeded %d, streamed %d, ttfts %d, met %d, check %v", r.Succeeded, r.Streamed, r.TTFTs(), r.SLOMet, a.CheckSLO())
+		}
+	}
 }

@@ -414,6 +414,8 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 		{"file before the dialect columns", strings.Join(Columns[:slices.Index(Columns, "dialect")], ","), row + ",7,,,,,,100,,,0", 100, 7},
 		// Written before the worker column: one process sent the plan.
 		{"file before the worker column", strings.Join(Columns[:slices.Index(Columns, "worker")], ","), row + ",7,,,,,,100,,,0,,,,,", 100, 7},
+		// Written before the token columns: no answer was timed by token.
+		{"file before the token columns", strings.Join(Columns[:slices.Index(Columns, "ttft_ms")], ","), row + ",7,,,,,,100,,,0,,,,,,", 100, 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -434,6 +436,9 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 			}
 			if r.Worker != "" {
 				t.Fatalf("worker absent from the file, read as %q", r.Worker)
+			}
+			if r.TTFTMS != None || r.ITLP50MS != None || r.ITLMaxMS != None || r.TPOTMS != None {
+				t.Fatalf("token columns absent from the file, read as %v %v %v %v", r.TTFTMS, r.ITLP50MS, r.ITLMaxMS, r.TPOTMS)
 			}
 		})
 	}
