@@ -172,7 +172,7 @@ func TestHTMLSelfContained(t *testing.T) {
 				figures++ // advised wait against offered load
 			}
 			if root.ByID("throughput") != nil {
-				figures += 2 // tokens per minute; offered and refused per second
+				figures++ // tokens per minute above the offered and refused per second
 			} else if set.a.ResultsFiles > 0 {
 				t.Error("ptuprobe results and no throughput section")
 			}

@@ -28,18 +28,28 @@ func throughputSection(a *analyze.Analysis, _ Options) (Section, bool) {
 	}
 	return Section{ID: "throughput", Heading: "Achieved tokens per minute, 429s and offered load", Blocks: []Block{
 		{Figure: &Figure{
-			Caption: "Achieved tokens per minute, second by second: the prompt and completion tokens of the successful answers (as Azure meters a deployment's TPM) completed in the trailing minute (over the seconds so far in the first minute, scaled to a minute). Seconds since each plan started; plans laid over one another from their starts.",
-			Draw:    func(w io.Writer, f ImageFormat) error { return writeTPMChart(w, tl, f) },
-		}},
-		{Figure: &Figure{
-			Caption: "On the same time axis: the attempts offered each second (meant to be sent in it) and those answered 429 (sent in it).",
-			Draw:    func(w io.Writer, f ImageFormat) error { return writeLoadChart(w, tl, f) },
+			Caption: "Above, the achieved tokens per minute, second by second: the prompt and completion tokens of the successful answers (as Azure meters a deployment's TPM) completed in the trailing minute (over the seconds so far in the first minute, scaled to a minute). Below, on the same time axis, the attempts offered each second (meant to be sent in it) and those answered 429 (sent in it). Seconds since each plan started; plans laid over one another from their starts.",
+			Draw:    func(w io.Writer, f ImageFormat) error { return writeThroughputChart(w, tl, f) },
 		}},
 	}}, true
 }
 
-func writeTPMChart(w io.Writer, tl []analyze.ThroughputSecond, format ImageFormat) error {
-	p := newChart("Achieved tokens per minute (prompt + completion)", "seconds since the plan started", "tokens per minute")
+// writeThroughputChart draws the tokens per minute above the attempts
+// offered and refused, their time axes aligned (plot.Align).
+func writeThroughputChart(w io.Writer, tl []analyze.ThroughputSecond, format ImageFormat) error {
+	top, err := tpmPlot(tl)
+	if err != nil {
+		return err
+	}
+	bottom, err := loadPlot(tl)
+	if err != nil {
+		return err
+	}
+	return saveStacked(w, top, bottom, format)
+}
+
+func tpmPlot(tl []analyze.ThroughputSecond) (*plot.Plot, error) {
+	p := newChart("Achieved tokens per minute (prompt + completion)", "", "tokens per minute") // the x axis is named below
 	tpm := analyze.TokensPerMinute(tl)
 	hi := 0.0
 	pts := make(plotter.XYs, len(tpm))
@@ -48,14 +58,14 @@ func writeTPMChart(w io.Writer, tl []analyze.ThroughputSecond, format ImageForma
 		hi = max(hi, v)
 	}
 	if err := addStepLine(p, pts, 0, ""); err != nil {
-		return err
+		return nil, err
 	}
 	timeAxis(p, len(tl))
 	linearAxis(&p.Y, 0, max(hi, 1))
-	return save(w, p, format)
+	return p, nil
 }
 
-func writeLoadChart(w io.Writer, tl []analyze.ThroughputSecond, format ImageFormat) error {
+func loadPlot(tl []analyze.ThroughputSecond) (*plot.Plot, error) {
 	p := newChart("Attempts offered and refused per second", "seconds since the plan started", "attempts per second")
 	offered, refused := make(plotter.XYs, len(tl)), make(plotter.XYs, len(tl))
 	hi := 0
@@ -66,14 +76,14 @@ func writeLoadChart(w io.Writer, tl []analyze.ThroughputSecond, format ImageForm
 	}
 	p.Legend.Top = true
 	if err := addStepLine(p, offered, 0, "offered"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := addStepLine(p, refused, 1, "answered 429"); err != nil {
-		return err
+		return nil, err
 	}
 	timeAxis(p, len(tl))
-	linearAxis(&p.Y, 0, max(float64(hi), 1))
-	return save(w, p, format)
+	linearAxis(&p.Y, 0, max(1.3*float64(hi), 1)) // room above for the legend
+	return p, nil
 }
 
 // addStepLine adds a step line of the i-th series style, named in the
