@@ -188,6 +188,17 @@ type Analysis struct {
 	// they are for the terminal, not published.
 	ReadNotes []string
 
+	// SLO is the objective the goodput was counted under (WithSLO); zero
+	// when none was given.
+	SLO SLO
+	// Baseline is this analysis beside a baseline run's (Compare), set by
+	// the caller that has one (analyze --baseline); nil otherwise.
+	Baseline *Comparison
+	// ThroughputBeyond counts the rows placed past MaxThroughputSeconds,
+	// left out of the throughput timeline.
+	ThroughputBeyond int
+	throughput       []ThroughputSecond
+
 	Flags    []Flag
 	Warnings []string
 }
@@ -232,15 +243,18 @@ func (t *Tally) analysis(labels Labels, minGroup int) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{
-		MinGroup:       minGroup,
-		Overall:        Group{Label: OverallLabel},
-		ResultsFiles:   t.resultsFiles,
-		ForeignFiles:   t.foreignFiles,
-		InvalidValues:  t.invalid.clone(),
-		UnreadableRows: t.unreadable.clone(),
-		TruncatedLines: slices.Clone(t.truncated),
-		OtherStatus:    t.otherStatus,
-		ReadNotes:      slices.Clone(t.notes),
+		MinGroup:         minGroup,
+		Overall:          Group{Label: OverallLabel},
+		ResultsFiles:     t.resultsFiles,
+		ForeignFiles:     t.foreignFiles,
+		InvalidValues:    t.invalid.clone(),
+		UnreadableRows:   t.unreadable.clone(),
+		TruncatedLines:   slices.Clone(t.truncated),
+		OtherStatus:      t.otherStatus,
+		ReadNotes:        slices.Clone(t.notes),
+		SLO:              t.slo,
+		throughput:       t.through.trimmed(),
+		ThroughputBeyond: t.through.beyond,
 	}
 	// The overshoot picture reads the Tally only: it is made on other
 	// cores while the groups are.

@@ -63,6 +63,7 @@ var analyzedColumns = []string{
 	"run_id", "prompt_tokens", "prompt_tokens_sent", "max_tokens", "utilization_pct",
 	// the requests' outcomes and latencies (requests.go)
 	"latency_ms", "ttfb_ms", "completion_tokens", "attempt", "decision",
+	"ttft_ms", "itl_p50_ms", "itl_max_ms", "tpot_ms",
 }
 
 // block is one block of a results file on its way through the workers.

@@ -23,6 +23,25 @@
 // (overshoot.go and trend.go say how and why).
 // It describes the runs; it is not a model of the service.
 //
+// Streamed answers carry token-level timing (ttft_ms, tpot_ms, itl_p50_ms,
+// itl_max_ms: docs/results.md); each group's Requests publish their
+// percentiles beside latency and ttfb (requests.go), kept as the latencies
+// are, 8 bytes a streamed answer each. With WithSLO a Tally counts the
+// requests that meet an SLO — ParseSLO reads the one grammar of every
+// command's --slo, "ttft=500ms,tpot=50ms,itl=200ms,e2e=10s" or a bare
+// duration for e2e — and Analysis.Goodput publishes each group's share of
+// its planned requests that met it: a refused, failed or unsent request
+// counts against it (slo.go). Every Tally keeps a throughput timeline,
+// second by second, of the tokens delivered, the 429s and the attempts
+// offered (throughput.go, 24 bytes a second of run).
+//
+// Compare sets an Analysis beside a baseline run's (analyze --baseline):
+// every figure's change, and whether it is beyond the runs' noise by a
+// seeded bootstrap over the requests of both runs (baseline.go says how
+// it draws a resample's percentile exactly without building the
+// resample); --fail-if terms with a signed percent bound ("ttft_p99>+10%")
+// gate on those changes.
+//
 // It imports results, internal/num, internal/valid and
 // github.com/montanaflynn/stats only. It never imports report, client,
 // dispatch, sim or cmd, and it keeps nothing from a row but group labels,

@@ -128,6 +128,14 @@ func variedRecord(rng *rand.Rand, i int) results.Record {
 	case 2:
 		r.Decision = results.DecisionSleep
 	}
+	if r.Status == 200 && rng.IntN(2) == 0 { // a streamed answer
+		r.TTFTMS = float64(rng.IntN(400)) + 0.5
+		r.CompletionTokens = []int{1, 2, 40, results.None}[rng.IntN(4)]
+		if r.CompletionTokens != 1 {
+			r.TPOTMS = float64(rng.IntN(80)) / 4
+			r.ITLP50MS, r.ITLMaxMS = float64(rng.IntN(60))/4, float64(60+rng.IntN(300))
+		}
+	}
 	return r
 }
 
@@ -377,6 +385,7 @@ func TestAddRecordReadsAnalyzedColumns(t *testing.T) {
 		"max_tokens": "MaxTokens", "utilization_pct": "UtilizationPct",
 		"latency_ms": "LatencyMS", "ttfb_ms": "TTFBMS", "completion_tokens": "CompletionTokens",
 		"attempt": "Attempt", "decision": "Decision",
+		"ttft_ms": "TTFTMS", "itl_p50_ms": "ITLP50MS", "itl_max_ms": "ITLMaxMS", "tpot_ms": "TPOTMS",
 	}
 	readFields := map[string]bool{}
 	for _, col := range analyzedColumns {

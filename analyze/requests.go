@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -81,11 +80,30 @@ type Requests struct {
 	// requests that carry one.
 	OutputTokens int64
 	WithUsage    int
+	// Streamed counts the successful requests whose answer carries a
+	// ttft_ms: the n behind the token-level figures.
+	Streamed int
+	// ITLMaxMS is the largest itl_max_ms of the successful requests (the
+	// longest stall any reader saw); 0 when none carries one (ITLs).
+	ITLMaxMS float64
+	// SLOMet counts the successful requests that met the Tally's SLO
+	// (WithSLO); 0 without one.
+	SLOMet int
 	// spans are the spans of the requests of each shape (shapeIndex).
 	spans [3]sendSpan
 	// latency and ttfb are the latency_ms and ttfb_ms of the successful
-	// requests (a request without a ttfb_ms is left out of ttfb).
-	latency, ttfb selected
+	// requests (a request without a ttfb_ms is left out of ttfb); ttft,
+	// tpot and itl their ttft_ms, tpot_ms and itl_p50_ms, each of the
+	// requests that carry one.
+	latency, ttfb, ttft, tpot, itl selected
+	// rateSum and rated sum each successful request's own output rate,
+	// completion_tokens × 1000 / latency_ms, over those with a usage and a
+	// latency (a mean: no value is kept per request). The sum is in
+	// thousandths of a token per second, an integer, so that it does not
+	// depend on the order rows are counted in (blocks.go); each rate is
+	// capped at maxRate.
+	rateSum uint64
+	rated   int
 }
 
 // sendSpan is the span of the requests of one shape: the earliest sent_ms,
@@ -155,6 +173,59 @@ func (r *Requests) Latencies() int { return r.latency.len() }
 // TTFBs is how many successful requests carry a ttfb_ms.
 func (r *Requests) TTFBs() int { return r.ttfb.len() }
 
+// TTFTPercentile is the percent-th percentile of the successful requests'
+// ttft_ms (their first content token); NaN when none was streamed.
+func (r *Requests) TTFTPercentile(percent float64) float64 { return percentileOf(r.ttft, percent) }
+
+// TPOTPercentile is the percent-th percentile of the successful requests'
+// tpot_ms; NaN when none carries one.
+func (r *Requests) TPOTPercentile(percent float64) float64 { return percentileOf(r.tpot, percent) }
+
+// ITLPercentile is the percent-th percentile, over the successful
+// requests that carry one, of each answer's median gap between content
+// events (itl_p50_ms): how the typical pace of an answer varies across
+// answers. It is not the percentile of every gap pooled (vLLM's ITL): a
+// results row keeps each answer's median and largest gap, not every gap,
+// so the stalls are published as the largest itl_max_ms (ITLMaxMS). NaN
+// when none carries one.
+func (r *Requests) ITLPercentile(percent float64) float64 { return percentileOf(r.itl, percent) }
+
+// TTFTs, TPOTs and ITLs are the n behind each of those percentiles.
+func (r *Requests) TTFTs() int { return r.ttft.len() }
+
+// TPOTs is how many successful requests carry a tpot_ms.
+func (r *Requests) TPOTs() int { return r.tpot.len() }
+
+// ITLs is how many successful requests carry an itl_p50_ms.
+func (r *Requests) ITLs() int { return r.itl.len() }
+
+// RequestOutputTokensPerS is the mean of the successful requests' own
+// output rate, completion_tokens × 1000 / latency_ms (the tokens a reader
+// of one answer got per second, on average); ok is false when none
+// carries a usage. A mean, not a percentile: it keeps nothing per
+// request.
+func (r *Requests) RequestOutputTokensPerS() (float64, bool) {
+	if r.rated == 0 {
+		return 0, false
+	}
+	return float64(r.rateSum) / 1000 / float64(r.rated), true
+}
+
+// maxRate caps one request's output rate in the mean, tokens per second:
+// beyond any deployment, and small enough that a sum of 10^7 of them
+// stays exact.
+const maxRate = 1e9
+
+// addRate adds a rate to the sum, saturating (never wrapping).
+func (r *Requests) addRate(sum uint64, n int) {
+	if r.rateSum+sum < r.rateSum {
+		r.rateSum = math.MaxUint64
+	} else {
+		r.rateSum += sum
+	}
+	r.rated += n
+}
+
 // SpanS is the span of the requests in seconds, the sum of the spans of
 // their shapes (see above); ok is false when it is not positive.
 func (r *Requests) SpanS() (s float64, ok bool) {
@@ -192,12 +263,26 @@ func (r *Requests) OutputTokensPerS() (float64, bool) {
 // requestTally counts the requests of one raw group while files stream in.
 type requestTally struct {
 	Requests
-	latency, ttfb series // in the order counted
+	latency, ttfb, ttft, tpot, itl series // in the order counted
+}
+
+// series returns r's series of each kind, in the order of kinds.
+func (r *requestTally) series() [nKinds]*series {
+	return [nKinds]*series{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl}
+}
+
+// nKinds is how many kinds of per-request values Requests keeps.
+const nKinds = 5
+
+// kinds returns r's values of each kind, in the order of requestTally.series.
+func (r *Requests) kinds() [nKinds]*selected {
+	return [nKinds]*selected{&r.latency, &r.ttfb, &r.ttft, &r.tpot, &r.itl}
 }
 
 // add counts one ptuprobe row: a planned request's first attempt, an
-// attempt sent, or an end not sent.
-func (r *requestTally) add(rec *results.Record) {
+// attempt sent, or an end not sent; slo, when named, decides whether a
+// success counts in the goodput.
+func (r *requestTally) add(rec *results.Record, slo *SLO) {
 	if rec.Attempt == 1 {
 		r.Planned++
 	}
@@ -229,6 +314,25 @@ func (r *requestTally) add(rec *results.Record) {
 		if rec.CompletionTokens >= 0 {
 			r.OutputTokens += int64(rec.CompletionTokens)
 			r.WithUsage++
+			if rec.LatencyMS > 0 {
+				r.addRate(uint64(math.Round(1000*min(1000*float64(rec.CompletionTokens)/rec.LatencyMS, maxRate))), 1)
+			}
+		}
+		if rec.TTFTMS >= 0 {
+			r.Streamed++
+			r.ttft.add(rec.TTFTMS)
+		}
+		if rec.TPOTMS >= 0 {
+			r.tpot.add(rec.TPOTMS)
+		}
+		if rec.ITLP50MS >= 0 {
+			r.itl.add(rec.ITLP50MS)
+		}
+		if rec.ITLMaxMS >= 0 {
+			r.ITLMaxMS = max(r.ITLMaxMS, rec.ITLMaxMS)
+		}
+		if !slo.IsZero() && slo.Met(rec) {
+			r.SLOMet++
 		}
 	case s == 429:
 		r.HTTP429++
@@ -244,8 +348,10 @@ func (r *requestTally) add(rec *results.Record) {
 // absorb adds o's requests to r's.
 func (r *requestTally) absorb(o *requestTally) {
 	r.Requests.add(&o.Requests)
-	r.latency.absorb(&o.latency)
-	r.ttfb.absorb(&o.ttfb)
+	mine, theirs := r.series(), o.series()
+	for i := range mine {
+		mine[i].absorb(theirs[i])
+	}
 }
 
 // add adds o's counts and span to r's (not the latencies).
@@ -262,6 +368,10 @@ func (r *Requests) add(o *Requests) {
 	r.InterruptedUnsent += o.InterruptedUnsent
 	r.OutputTokens += o.OutputTokens
 	r.WithUsage += o.WithUsage
+	r.Streamed += o.Streamed
+	r.ITLMaxMS = max(r.ITLMaxMS, o.ITLMaxMS)
+	r.SLOMet += o.SLOMet
+	r.addRate(o.rateSum, o.rated)
 	for i := range r.spans {
 		r.spans[i].widen(o.spans[i])
 	}
@@ -285,8 +395,10 @@ func (s *sendSpan) widen(o sendSpan) {
 // appended (selected by selectRequests).
 func (g *Group) mergeRequests(o *requestTally) {
 	g.Requests.add(&o.Requests)
-	g.Requests.latency.v = o.latency.appendTo(g.Requests.latency.v)
-	g.Requests.ttfb.v = o.ttfb.appendTo(g.Requests.ttfb.v)
+	mine, theirs := g.Requests.kinds(), o.series()
+	for i := range mine {
+		mine[i].v = theirs[i].appendTo(mine[i].v)
+	}
 }
 
 // selectRequests finds the order statistics of the published percentiles
@@ -298,9 +410,9 @@ func selectRequests(overall *Group, groups []*Group) {
 	for _, g := range groups {
 		overall.Requests.add(&g.Requests)
 	}
-	kinds := []func(*Requests) *selected{
-		func(r *Requests) *selected { return &r.latency },
-		func(r *Requests) *selected { return &r.ttfb },
+	var kinds []func(*Requests) *selected
+	for i := range nKinds {
+		kinds = append(kinds, func(r *Requests) *selected { return r.kinds()[i] })
 	}
 	var jobs []*selected
 	for _, of := range kinds {
@@ -325,8 +437,9 @@ func selectRequests(overall *Group, groups []*Group) {
 			*o = *with[0]
 			continue
 		}
+		o.v = make([]float64, 0, n)
 		for _, s := range with {
-			o.v = append(slices.Grow(o.v, n), s.v...)
+			o.v = append(o.v, s.v...)
 		}
 		if n > 0 {
 			jobs = append(jobs, o)
@@ -365,6 +478,18 @@ func (r *Requests) percentileByName(name string) float64 {
 			return r.LatencyPercentile(p.Percent)
 		case "ttfb":
 			return r.TTFBPercentile(p.Percent)
+		case "ttft":
+			return r.TTFTPercentile(p.Percent)
+		case "tpot":
+			return r.TPOTPercentile(p.Percent)
+		case "itl":
+			if p.Percent == 100 {
+				if r.ITLs() == 0 {
+					return math.NaN()
+				}
+				return r.ITLMaxMS // the largest gap, not the largest median
+			}
+			return r.ITLPercentile(p.Percent)
 		}
 	}
 	return math.NaN()

@@ -153,7 +153,10 @@ func (g *groupTally) absorb(o *groupTally) {
 // letGo drops g's waits and latencies, which an Analysis has copied
 // (FinalAnalysis).
 func (g *groupTally) letGo() {
-	g.waits, g.req.latency, g.req.ttfb = series{}, series{}, series{}
+	g.waits = series{}
+	for _, s := range g.req.series() {
+		*s = series{}
+	}
 }
 
 // listedCount is how many waits g keeps one by one (not counted).
@@ -235,6 +238,7 @@ type Tally struct {
 	timeline bool
 	groupBy  GroupBy
 	counted  bool          // CountedWaits
+	slo      SLO           // WithSLO
 	final    bool          // analyzed once, then dropped: FinalAnalysis
 	opts     []TallyOption // as given, for the tallies of blocks (fork)
 
@@ -259,6 +263,7 @@ type Tally struct {
 	notes        []string // how the inputs were read, for the terminal
 	points       timeline
 	load         *loadTally    // the rows' intended times, with OfferedLoad; else nil
+	through      throughput    // the throughput timeline (throughput.go)
 	byID         []*groupTally // groups by number (groupTally.id): in the order first seen
 	// overflow holds the rows of groups past MaxRawGroups, which are not
 	// kept by name; once it is set the Tally can no longer be analyzed.
@@ -323,6 +328,7 @@ func (t *Tally) absorb(p *Tally) {
 	t.invalid.absorb(p.invalid)
 	t.unreadable.absorb(p.unreadable)
 	t.points.absorb(&p.points, remap)
+	t.through.absorb(&p.through)
 	if t.load != nil {
 		t.load.absorb(p.load, remap)
 	}
@@ -474,7 +480,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 		shape = ""
 	}
 	g.noteShape(shape)
-	g.req.add(rec)
+	g.req.add(rec, &t.slo)
 	if rec.NotSent() {
 		return // no HTTP attempt: no status, no send time, no load offered
 	}
@@ -497,6 +503,7 @@ func (t *Tally) addRecord(rec *results.Record) {
 	if t.load != nil {
 		t.load.add(rec, g.id)
 	}
+	t.through.add(rec)
 	if rec.IntendedMS >= 0 && rec.SentMS >= 0 {
 		late := rec.SentMS - rec.IntendedMS
 		if late > LateAfterMS {

@@ -17,6 +17,11 @@ type Threshold struct {
 	Metric   string  // "p99_ms", "count", "errors", …
 	Op       string  // one of > >= < <= == !=
 	Value    float64 // the bound
+	// Change makes the term compare the change from a baseline run
+	// (analyze --baseline), in percent of the baseline's figure: written
+	// with a sign and a percent sign, "ttft_p99>+10%", "success_pct<-2%".
+	// Evaluate cannot measure it; EvaluateChange does.
+	Change bool
 }
 
 // Selectors with a meaning of their own; any other selector is a raw group
@@ -43,7 +48,20 @@ var RequestMetrics = []string{
 	"latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms",
 	"ttfb_p50_ms", "ttfb_p90_ms", "ttfb_p95_ms", "ttfb_p99_ms", "ttfb_max_ms",
 	"requests_per_s", "output_tokens_per_s",
+	"ttft_p50_ms", "ttft_p90_ms", "ttft_p95_ms", "ttft_p99_ms", "ttft_max_ms",
+	"tpot_p50_ms", "tpot_p90_ms", "tpot_p95_ms", "tpot_p99_ms", "tpot_max_ms",
+	"itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
+	"request_output_tokens_per_s",
+	"goodput", "goodput_per_s",
 }
+
+// percentMetrics are the metrics that are a share in percent: their bound
+// may carry a percent sign ("goodput<95%").
+var percentMetrics = []string{"success_pct", "planned_success_pct", "goodput"}
+
+// tokenKinds are the request values published as percentiles, beside
+// latency and ttfb (dottedRequestMetric).
+var requestKinds = []string{"latency", "ttfb", "ttft", "tpot", "itl"}
 
 // groupCounters are the per-group metrics that are counts; Statistics
 // names (p50_ms, …) are the others, with share_429.
@@ -67,7 +85,7 @@ const maxExprLen = 200
 // ParseThreshold parses "[selector.]metric OP number". The metric is
 // checked against the known names; the selector is not, since a raw group
 // name is only known once the data is read.
-func ParseThreshold(expr string) (Threshold, error) {
+func ParseThreshold(expr string) (t Threshold, err error) {
 	e := strings.TrimSpace(expr)
 	fail := func(format string, a ...any) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%q: %s", clip(e, 64), fmt.Sprintf(format, a...))
@@ -98,14 +116,26 @@ func ParseThreshold(expr string) (Threshold, error) {
 	if lhs == "" {
 		return fail("nothing before %s; want [group.]metric", op)
 	}
-	v, err := strconv.ParseFloat(rhs, 64)
+	percent := strings.HasSuffix(rhs, "%")
+	change := percent && (strings.HasPrefix(rhs, "+") || strings.HasPrefix(rhs, "-"))
+	num := strings.TrimSpace(strings.TrimSuffix(rhs, "%"))
+	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return fail("%q after %s is not a number", clip(rhs, 32), op)
 	}
-	t := Threshold{Expr: e, Op: op, Value: v}
+	t = Threshold{Expr: e, Op: op, Value: v, Change: change}
 	lhs = dottedRequestMetric(lhs)
+	defer func() {
+		if err == nil && t.Change && !contains(ComparedFigures(), t.Metric) {
+			t, err = fail("no change from the baseline is computed of %s (compared: %s)", t.Metric, strings.Join(ComparedFigures(), ", "))
+		}
+		// A bound in percent is a share's, unless it is a change.
+		if percent && !change && t.Metric != "" && !contains(percentMetrics, t.Metric) {
+			t, err = fail("%s is not a share in percent: drop the %%, or give a change from the baseline with a sign (+10%%)", t.Metric)
+		}
+	}()
 	if dot := strings.LastIndexByte(lhs, '.'); dot >= 0 {
-		t.Selector, t.Metric = strings.TrimSpace(lhs[:dot]), strings.TrimSpace(lhs[dot+1:])
+		t.Selector, t.Metric = strings.TrimSpace(lhs[:dot]), withMS(strings.TrimSpace(lhs[dot+1:]))
 		if t.Selector == "" {
 			return fail("empty group before %q", "."+t.Metric)
 		}
@@ -117,11 +147,20 @@ func ParseThreshold(expr string) (Threshold, error) {
 		}
 		return t, nil
 	}
-	t.Metric = lhs
+	t.Metric = withMS(lhs)
 	if !contains(TopLevelMetrics, t.Metric) {
 		return fail("unknown metric %q: top-level metrics are %s; group metrics need a group, e.g. overall.%s", clip(t.Metric, 32), strings.Join(TopLevelMetrics, ", "), "p99_ms")
 	}
 	return t, nil
+}
+
+// withMS reads a percentile named without its unit ("ttft_p99",
+// "p99") as the metric of that name in ms.
+func withMS(m string) string {
+	if contains(groupMetrics(), m) || contains(TopLevelMetrics, m) || !contains(groupMetrics(), m+"_ms") {
+		return m
+	}
+	return m + "_ms"
 }
 
 func contains(list []string, s string) bool {
@@ -153,6 +192,9 @@ type Verdict struct {
 // in the analysis counts as empty.
 func (t Threshold) Evaluate(a *Analysis) Verdict {
 	v := Verdict{Threshold: t}
+	if t.Change {
+		return t.evaluateChange(a, v)
+	}
 	if contains(RequestMetrics, t.Metric) {
 		g := &a.Overall
 		if t.Selector != "" {
@@ -206,15 +248,30 @@ func (t Threshold) Evaluate(a *Analysis) Verdict {
 	return v
 }
 
-// dottedRequestMetric rewrites "[group.]latency.p99_ms" (and ttfb.) as
-// "[group.]latency_p99_ms".
+// isPercentileName reports whether name is a percentile of a kind of
+// request value: latency_p99_ms, itl_max_ms…
+func isPercentileName(name string) bool {
+	kind, suffix, _ := strings.Cut(name, "_")
+	if !contains(requestKinds, kind) {
+		return false
+	}
+	for _, p := range requestPercentiles {
+		if p.Suffix == suffix {
+			return true
+		}
+	}
+	return false
+}
+
+// dottedRequestMetric rewrites "[group.]latency.p99_ms" (and ttfb., ttft.,
+// tpot., itl.) as "[group.]latency_p99_ms".
 func dottedRequestMetric(lhs string) string {
-	for _, kind := range []string{"latency", "ttfb"} {
+	for _, kind := range requestKinds {
 		i := strings.LastIndex(lhs, kind+".")
 		if i < 0 || (i > 0 && lhs[i-1] != '.') {
 			continue
 		}
-		if name := kind + "_" + lhs[i+len(kind)+1:]; contains(RequestMetrics, name) {
+		if name := withMS(kind + "_" + lhs[i+len(kind)+1:]); contains(RequestMetrics, name) {
 			return lhs[:i] + name
 		}
 	}
@@ -248,7 +305,20 @@ func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
 		v.Measured, v.Measurable = r.RequestsPerS()
 	case name == "output_tokens_per_s":
 		v.Measured, v.Measurable = r.OutputTokensPerS()
-	case strings.HasPrefix(name, "latency_") || strings.HasPrefix(name, "ttfb_"):
+	case name == "request_output_tokens_per_s":
+		v.Measured, v.Measurable = r.RequestOutputTokensPerS()
+	case name == "goodput" || name == "goodput_per_s":
+		if a.SLO.IsZero() {
+			v.Note = joinNote(v.Note, "no --slo given: goodput is not counted")
+			return v
+		}
+		gp := goodputOf(g)
+		v.Measured, v.Measurable = gp.SharePct, gp.Planned > 0
+		if name == "goodput_per_s" {
+			_, v.Measurable = r.SpanS()
+			v.Measured = gp.PerS
+		}
+	case isPercentileName(name):
 		v.Measured = r.percentileByName(name)
 		v.Measurable = !math.IsNaN(v.Measured)
 	default:
@@ -262,6 +332,42 @@ func (t Threshold) evaluateRequests(a *Analysis, g *Group, v Verdict) Verdict {
 	v.Breached = compare(v.Measured, t.Op, t.Value)
 	return v
 }
+
+// evaluateChange measures the change of t's figure from the baseline
+// (a.Baseline), in percent of the baseline's figure. A figure either run
+// does not measure, or whose baseline is 0, is not measured.
+func (t Threshold) evaluateChange(a *Analysis, v Verdict) Verdict {
+	if a.Baseline == nil {
+		v.Note = "a change needs a baseline run (--baseline)"
+		return v
+	}
+	label := OverallLabel
+	if t.Selector != "" {
+		g, note := a.selectGroup(t.Selector)
+		v.Note = note
+		if g == nil {
+			return v
+		}
+		label = g.Label
+	}
+	ch := a.Baseline.Find(label, t.Metric)
+	switch {
+	case ch == nil:
+		v.Note = joinNote(v.Note, fmt.Sprintf("%s of %s is not measured in both runs, or not compared (docs/thresholds.md)", t.Metric, label))
+		return v
+	case math.IsNaN(ch.Pct):
+		v.Note = joinNote(v.Note, "the baseline's figure is 0: no change in percent")
+		return v
+	}
+	v.Measured, v.Measurable = ch.Pct, true
+	v.Breached = compare(v.Measured, t.Op, t.Value)
+	if ch.Noise != NoiseNotEstimate {
+		v.Note = joinNote(v.Note, fmt.Sprintf("from %s to %s; the change is %s the runs' noise", formatFigure(ch.Base), formatFigure(ch.Now), map[Noise]string{NoiseBeyond: "beyond", NoiseWithin: "within"}[ch.Noise]))
+	}
+	return v
+}
+
+func formatFigure(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) }
 
 func joinNote(a, b string) string {
 	if a == "" {

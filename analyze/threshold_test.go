@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -108,7 +109,8 @@ func TestEvaluateThreshold(t *testing.T) {
 
 func FuzzParseThreshold(f *testing.F) {
 	for _, s := range []string{"overall.p99_ms>20000", "burst.count<50", "scheduled.share_429>0.5", "errors>0", "a.b.c.count>=1", "x==", "<=<=", ".p50_ms!=1e308", "late==-0",
-		"success_pct<95", "latency.p99_ms>1", "a.ttfb.p50_ms<2", "x.latency_max_ms==3", "latency.p98_ms>1", ".latency.p50_ms>1"} {
+		"success_pct<95", "latency.p99_ms>1", "a.ttfb.p50_ms<2", "x.latency_max_ms==3", "latency.p98_ms>1", ".latency.p50_ms>1",
+		"goodput<95%", "ttft_p99>+10%", "overall.p99>+20%", "g.itl.max_ms>1", "goodput_per_s<-5%", "latency_p99_ms>5%", "tpot.p90<=+0%"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
@@ -129,7 +131,7 @@ func FuzzParseThreshold(f *testing.F) {
 		}
 		_ = th.Evaluate(empty)
 		// And on one with requests of every outcome.
-		live := NewTally(false)
+		live := NewTally(false, WithSLO(SLO{E2E: time.Second}))
 		for _, rec := range requestRows() {
 			live.Observe(&rec)
 		}
@@ -137,6 +139,7 @@ func FuzzParseThreshold(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		withRequests.Baseline = Compare(withRequests, withRequests)
 		if v := th.Evaluate(withRequests); v.Measurable && math.IsNaN(v.Measured) {
 			t.Fatalf("%q measured NaN", expr)
 		}
@@ -146,6 +149,60 @@ func FuzzParseThreshold(f *testing.F) {
 			t.Fatalf("re-parse of %q: %+v, %v; first %+v", th.Expr, again, err, th)
 		}
 	})
+}
+
+// TestThresholdPercentAndChange: a share's bound may carry %, a signed
+// percent bound is a change from the baseline (of a compared figure
+// only), a percentile may leave out _ms; a change is measured from the
+// Comparison, and not without one.
+func TestThresholdPercentAndChange(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		expr, metric string
+		value        float64
+		change       bool
+	}{
+		{"goodput<95%", "goodput", 95, false},
+		{"ttft_p99>+10%", "ttft_p99_ms", 10, true},
+		{"overall.p99>+20%", "p99_ms", 20, true},
+		{"success_pct<-2%", "success_pct", -2, true},
+		{"x.ttft.p50<300", "ttft_p50_ms", 300, false},
+		{"itl_max_ms>500", "itl_max_ms", 500, false},
+	} {
+		th, err := ParseThreshold(c.expr)
+		if err != nil || th.Metric != c.metric || th.Value != c.value || th.Change != c.change {
+			t.Errorf("%s: %+v, %v", c.expr, th, err)
+		}
+	}
+	for _, bad := range []string{"latency_p99_ms>5%", "latency_p95_ms>+5%", "errors>+1%", "goodput<95%%"} {
+		if th, err := ParseThreshold(bad); err == nil {
+			t.Errorf("%s parsed to %+v", bad, th)
+		}
+	}
+	now, base := NewTally(false), NewTally(false)
+	for seq := range 40 {
+		for i, tl := range []*Tally{now, base} {
+			r := results.Blank()
+			r.Shape, r.Group, r.Seq, r.Attempt, r.Status = results.ShapeBurst, "g", seq, 1, 200
+			r.SentMS, r.LatencyMS, r.TTFTMS = float64(seq), 500, float64(100+seq+50*(1-i))
+			tl.Observe(&r)
+		}
+	}
+	a, _ := now.Analysis(nil, 1)
+	b, _ := base.Analysis(nil, 1)
+	th, _ := ParseThreshold("ttft_p50>+10%")
+	if v := th.Evaluate(a); v.Measurable || v.Breached || !strings.Contains(v.Note, "--baseline") {
+		t.Errorf("without a baseline: %+v", v)
+	}
+	a.Baseline = Compare(a, b)
+	v := th.Evaluate(a)
+	if want := 100 * 50 / 119.5; !v.Measurable || !v.Breached || math.Abs(v.Measured-want) > 1e-9 || !strings.Contains(v.Note, "beyond") {
+		t.Errorf("TTFT 50 ms later: %+v, want %v%% breached, beyond the noise", v, want)
+	}
+	th, _ = ParseThreshold("g.latency_p50_ms>+1%")
+	if v := th.Evaluate(a); !v.Measurable || v.Breached || v.Measured != 0 {
+		t.Errorf("latency unchanged: %+v", v)
+	}
 }
 
 // TestThresholdsDocNamesEveryMetric: docs/thresholds.md lists every

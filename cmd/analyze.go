@@ -39,6 +39,8 @@ type analyzeFlags struct {
 	loadWindow  time.Duration
 	valueUnit   string
 	statusCol   string
+	slo         analyze.SLO
+	baseline    string
 }
 
 // add registers the analyze flags on fs.
@@ -55,15 +57,17 @@ func (f *analyzeFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.loadWindow, "load-window", analyze.DefaultLoadWindow, "the window of load before each 429 in "+report.OvershootPNGFile+": what was intended in it, per second (1ms to 1h)")
 	fs.StringVar(&f.valueUnit, "value-unit", "", "foreign CSV: the unit of the value column, ms or s (default ms; a column named like seconds, *_s or *_seconds, then gets a warning)")
 	fs.StringVar(&f.statusCol, "status-column", "", "foreign CSV: a column of HTTP statuses; only its 429 rows are events (default the column "+analyze.DefaultStatusColumn+" when present)")
+	fs.Var(&f.slo, "slo", sloUsage+"; analyze refuses ttft, tpot and itl on a file with no streamed answer")
 	fs.StringVar(&f.groupBy, "group-by", string(analyze.GroupByGroup), "group ptuprobe results by: group (the source groups), dialect (whose rate-limit fields the responses spoke) or worker (which worker of a fleet run sent them: --shard)")
 }
 
 // badInputHints say which flag fixes an input analyze refused.
 var badInputHints = map[string]string{
-	"Labels": "--label FROM=TO renames a group, or merges several under one label",
-	"Value":  "name the column with --value-column",
-	"Group":  "check --group-column",
-	"Status": "check --status-column",
+	"Labels":   "--label FROM=TO renames a group, or merges several under one label",
+	"Value":    "name the column with --value-column",
+	"Group":    "check --group-column",
+	"Status":   "check --status-column",
+	"Baseline": "--baseline names a previous run's results.csv, or a report directory holding one",
 }
 
 var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir", "MinGroup": "--min-group", "LoadWindow": "--load-window"}
@@ -73,7 +77,7 @@ var analyzeFlagNames = flagNames{"Paths": "the arguments", "OutDir": "--out-dir"
 // calls it before sending anything).
 func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error) {
 	j := publish.Job{
-		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline, LoadWindow: f.loadWindow,
+		Paths: paths, OutDir: f.outDir, MinGroup: f.minGroup, LogX: f.logX, Timeline: f.timeline, LoadWindow: f.loadWindow, SLO: f.slo, Baseline: f.baseline,
 		Foreign: analyze.ForeignColumns{Value: f.valueColumn, Group: f.groupColumn},
 	}
 	var err error
@@ -97,12 +101,24 @@ func (f *analyzeFlags) job(paths []string, stderr io.Writer) (publish.Job, error
 		if err != nil {
 			return j, usageError("--fail-if: %v", err)
 		}
+		if t.Change && f.baseline == "" {
+			return j, usageError("--fail-if %s: a change (a signed bound in %%) needs --baseline", t.Expr)
+		}
+		if (t.Metric == "goodput" || t.Metric == "goodput_per_s") && f.slo.IsZero() {
+			return j, usageError("--fail-if %s: goodput needs --slo", t.Expr)
+		}
 		j.Thresholds = append(j.Thresholds, t)
 	}
 	if isTerminal(stderr) {
 		j.Progress = func(total int64) (io.Writer, func()) { return readingBar(stderr, total) }
 	}
 	return j, settingError(j.Validate(), analyzeFlagNames)
+}
+
+// addBaseline registers --baseline (analyze only: characterize's run is
+// compared by analyzing its results.csv).
+func (f *analyzeFlags) addBaseline(fs *pflag.FlagSet) {
+	fs.StringVar(&f.baseline, "baseline", "", "compare every figure with a previous run's: its results file, or a report directory holding results.csv; each change with whether it is beyond the runs' noise (a seeded bootstrap), and --fail-if terms on the change, e.g. 'ttft_p99>+10%'")
 }
 
 // readingBar is a byte progress bar on stderr for large inputs.
@@ -143,6 +159,24 @@ func runAnalyze(ctx context.Context, j publish.Job, stdout, stderr io.Writer) er
 	fmt.Fprintln(stdout)
 	if a.HasRequests() {
 		if err := report.WriteRequestsTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if a.Overall.Requests.Streamed > 0 {
+		if err := report.WriteTokensTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if a.Goodput() != nil {
+		if err := report.WriteGoodputTable(stdout, a); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if a.Baseline != nil {
+		if err := report.WriteBaselineTable(stdout, a); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)
@@ -247,6 +281,7 @@ func init() {
 			RunE: a.run,
 		}
 		a.af.add(c.Flags())
+		a.af.addBaseline(c.Flags())
 		return c
 	})
 }

@@ -103,6 +103,7 @@ advised wait of every 429. --dry-run prints the plan and sends nothing.`,
 		b.bf.add(c, "burst-", burst.Config{Size: burst.DefaultSize, Waves: burst.DefaultWaves, Gap: burst.DefaultGap})
 		c.Flags().DurationVar(&b.duration, "max-duration", DefaultBurstCap, "safety cap on the time spent sending: no attempt, retries included, goes past it")
 		b.rf.add(c.Flags(), true)
+		b.rf.addSLO(c.Flags())
 		b.rf.addRetry(c.Flags())
 		b.rf.addFleet(c.Flags())
 		b.rf.addMetrics(c.Flags())

@@ -47,6 +47,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	analysis.Command, analysis.Settings = c.CommandPath(), reportSettings(c.Flags())
+	ch.rf.slo = ch.af.slo // the run's summary counts the goodput the report does
 	r, err := newTrafficRun(plans, &ch.tf, &ch.rf, ch.maxDuration, path, merge(ch.bf.names(), flagNames{"Budget": "--max-duration", "Output": "--out-dir"}), stdout, stderr)
 	if err != nil {
 		return err

@@ -107,6 +107,12 @@ func (r *trafficRun) writeDryRun(w io.Writer, lines []string, tf *targetFlags) {
 		}
 		fmt.Fprintln(w)
 	}
+	if !r.rf.slo.IsZero() {
+		fmt.Fprintf(w, "slo: %s (goodput: the planned requests answered 2xx within every term)\n", r.rf.slo)
+	}
+	if r.rf.sloStreams {
+		fmt.Fprintln(w, "stream: on, as --slo names ttft, tpot or itl, which only a streamed answer measures")
+	}
 	if r.rf.maxAttempts > 1 || r.rf.own.policy != "" {
 		fmt.Fprintln(w, "retries: a refused request is retried by the retry owner, each attempt a row (more requests than planned)")
 	}

@@ -35,7 +35,7 @@ var helpGroups = []struct {
 		"ca-cert", "insecure"}},
 	{"Retries", []string{"max-attempts", "policy", "retry-budget", "retry-jitter", "retry-max-wait"}},
 	{"Outputs", []string{
-		"output", "out-dir", "results", "append", "fail-if", "allow-failures", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
+		"output", "out-dir", "results", "append", "fail-if", "slo", "baseline", "allow-failures", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
 		"label", "columns", "log-x", "min-group", "timeline", "value-column", "value-unit", "status-column", "group-column", "load-window"}},
 	{"Fleet (N workers, one plan: 'ptuprobe help fleet')", []string{"shard", "start-at", "coordinate", "coordinate-password-env", "coordinate-timeout"}},
 }
@@ -47,7 +47,7 @@ var helpMore = map[string]bool{
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "replay-format": true, "replay-time-scale": true, "replay-window": true,
 	"max-tokens-factor": true, "tokenizer": true, "prompts-order": true, "skip-burst": true, "skip-schedule": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,
-	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true,
+	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true, "baseline": true, "group-by": true,
 }
 
 // simAnnotation marks the simulator's flags, listed in 'ptuprobe help

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestRequestsNotSentAreNoFailures(t *testing.T) {
 	t.Parallel()
 	var aborted error
 	w := (&failureFlags{abort: "50%", share: 0.5}).window(func(err error) { aborted = err })
-	total := newRunTally()
+	total := newRunTally(analyze.SLO{})
 	for seq := range 2 * abortWindow {
 		r := results.Blank()
 		r.Seq, r.Attempt, r.Status, r.SentMS, r.LatencyMS = seq, 1, 0, results.None, results.None

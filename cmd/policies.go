@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"io"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ type policiesCmd struct {
 	duration    time.Duration
 	warmup      time.Duration
 	tail        time.Duration
-	slo         time.Duration
+	slo         analyze.SLO
 	storeDelay  time.Duration
 	arrivals    string
 	outDir      string
@@ -178,7 +179,10 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 	lab.Loads, lab.Clients, lab.Repeat = loads, clients, pc.repeat
 	lab.Budget, lab.MaxAttempts, lab.Duration, lab.Arrival = pc.budget, pc.maxAttempts, pc.duration, arrival
 	lab.Sim, lab.PromptTokens, lab.MaxTokens, lab.MaxWork = pc.tf.sim, prompt, maxTokens, pc.maxWork
-	lab.SLO, lab.Warmup, lab.Tail, lab.StoreDelay = pc.slo, pc.budget, pc.budget, pc.storeDelay
+	if lab.SLO, err = pc.slo.OnlyE2E(); err != nil {
+		return policylab.Job{}, usageError("--slo %s: the lab measures only a request's latency: %v", pc.slo, err)
+	}
+	lab.Warmup, lab.Tail, lab.StoreDelay = pc.budget, pc.budget, pc.storeDelay
 	if fs.Changed("warmup") {
 		lab.Warmup = pc.warmup
 	}
@@ -294,7 +298,8 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&pc.warmup, "warmup", policy.DefaultBudget, "arrivals before the window, not measured (default: the --retry-budget)")
 	fs.DurationVar(&pc.tail, "tail", policy.DefaultBudget, "arrivals after the window, not measured (default: the --retry-budget)")
 	fs.DurationVar(&pc.storeDelay, "store-delay", policylab.DefaultStoreDelay, "embedded simulator: what each decision of a fleet's shared state (slots) costs, the round trip to its store")
-	fs.DurationVar(&pc.slo, "slo", policylab.DefaultSLO, "latency within which a success counts: the measure is the share of offered requests answered 2xx within it")
+	pc.slo = analyze.SLO{E2E: policylab.DefaultSLO}
+	fs.Var(&pc.slo, "slo", "latency within which a success counts: the measure is the share of offered requests answered 2xx within it; the --slo grammar of every command (e2e=DUR, or a bare duration), ttft, tpot and itl refused: the lab measures latency only")
 	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), gamma:CV (seeded gamma gaps of coefficient of variation CV, as vLLM's --burstiness), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a trace's arrivals: a results file's first attempts, or an Azure, BurstGPT or Mooncake trace's rows; their clock scaled to the load)")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")

@@ -21,7 +21,9 @@ import (
 // with the run.
 type runTally struct{ t *analyze.Tally }
 
-func newRunTally() *runTally { return &runTally{t: analyze.NewTally(false, analyze.CountedWaits())} }
+func newRunTally(slo analyze.SLO) *runTally {
+	return &runTally{t: analyze.NewTally(false, analyze.CountedWaits(), analyze.WithSLO(slo))}
+}
 
 func (r *runTally) observe(rec *results.Record) { r.t.Observe(rec) }
 

@@ -150,6 +150,7 @@ delays the rest. --dry-run prints the plan and sends nothing.`,
 		}
 		s.sf.add(c.Flags(), DefaultScheduleDuration)
 		s.rf.add(c.Flags(), true)
+		s.rf.addSLO(c.Flags())
 		s.rf.addRetry(c.Flags())
 		s.rf.addFleet(c.Flags())
 		s.rf.addMetrics(c.Flags())

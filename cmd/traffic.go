@@ -51,6 +51,25 @@ type runFlags struct {
 	own         ownerFlags
 	retryFlags  *pflag.FlagSet // where the retry flags are, to tell a given --max-attempts
 	failures    failureFlags
+	// slo is --slo (burst, schedule; characterize's is analyze's flag,
+	// copied here): the goodput of the run's summary. sloStreams: it named
+	// a term that needs a stream, and so turned --stream on.
+	slo        analyze.SLO
+	sloStreams bool
+}
+
+// addSLO registers --slo (burst and schedule; characterize has analyze's).
+func (f *runFlags) addSLO(fs *pflag.FlagSet) { fs.Var(&f.slo, "slo", sloUsage) }
+
+// sloUsage is --slo's help, one text for every command that takes it.
+const sloUsage = "the SLO of the goodput, ttft=DUR,tpot=DUR,itl=DUR,e2e=DUR (any subset; a bare duration is e2e=DUR), e.g. 'ttft=500ms,e2e=10s'; goodput is the planned requests answered 2xx within every term, a refused, failed or unsent one counting against it; ttft, tpot or itl stream the requests (--stream)"
+
+// streamForSLO turns --stream on when the SLO names a term that only a
+// streamed answer measures.
+func (f *runFlags) streamForSLO(tf *targetFlags) {
+	if f.slo.NeedsStream() && !tf.stream {
+		tf.stream, f.sloStreams = true, true
+	}
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet, withOutput bool) {
@@ -171,6 +190,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 	if err := tf.resolveSim(); err != nil {
 		return nil, err
 	}
+	rf.streamForSLO(tf)
 	opts, err := rf.options(budget)
 	if err != nil {
 		return nil, err
@@ -219,7 +239,7 @@ func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
 // that --abort-on-fail stopped exits 1, its completed rows kept too, and
 // so does one whose every request failed other than by a 429 (allFailed).
 func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, error) {
-	total := newRunTally()
+	total := newRunTally(r.rf.slo)
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	window := r.rf.failures.window(abort)
@@ -275,7 +295,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 func (r *trafficRun) watch(total *runTally, window *failureWindow) func(campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 	shard := r.job.Options.Shard
 	return func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
-		plan := newRunTally()
+		plan := newRunTally(r.rf.slo)
 		if !r.rf.quiet {
 			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
 		}

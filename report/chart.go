@@ -155,6 +155,36 @@ func save(w io.Writer, p *plot.Plot, format ImageFormat) error {
 	return fmt.Errorf("unknown image format %d", format)
 }
 
+// saveStacked renders top above bottom on one canvas of format's size,
+// their axes aligned (plot.Align), so that both read against one x axis.
+func saveStacked(w io.Writer, top, bottom *plot.Plot, format ImageFormat) error {
+	wPx, hPx := chartSize(format)
+	wPt := vg.Length(wPx) * vg.Inch / chartDPI
+	hPt := vg.Length(hPx) * vg.Inch / chartDPI
+	if format == narrowSVG {
+		top.Title.Text = wrapWords(top.Title.Text, narrowTitle)
+		bottom.Title.Text = wrapWords(bottom.Title.Text, narrowTitle)
+	}
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12)}
+	stack := func(dc draw.Canvas) {
+		cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
+		top.Draw(cs[0][0])
+		bottom.Draw(cs[1][0])
+	}
+	switch format {
+	case PNG:
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
+		stack(draw.New(c))
+		return encodePNG(w, c.Image())
+	case SVG, wideSVG, narrowSVG:
+		c := vgsvg.New(wPt, hPt)
+		stack(draw.New(c))
+		_, err := c.WriteTo(w)
+		return err
+	}
+	return fmt.Errorf("unknown image format %d", format)
+}
+
 // wrapWords breaks s into lines of at most width characters, between
 // words (a longer word keeps a line of its own).
 func wrapWords(s string, width int) string {

@@ -20,6 +20,12 @@
 // headers, hosts, file names or send times — except the opt-in timeline
 // chart, which shows send times and is marked in the summary as outside
 // the sanitized set. (The overshoot chart shows loads, requests and
-// tokens offered per second, never when.) report.html adds the flags the command was given,
+// tokens offered per second, never when; the throughput timeline of
+// report.html, throughputSection, shows sums per second of each plan's
+// clock — tokens delivered, 429s, attempts offered — never one request's
+// send time.) Beside the requests it writes the token table of streamed
+// answers (tokens.go), the goodput under an SLO and the comparison with a
+// baseline run (baseline.go), in summary.md, analysis.json, report.html
+// and, for analyze, on the terminal. report.html adds the flags the command was given,
 // whose values the caller withholds where they could name the target.
 package report

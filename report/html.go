@@ -48,6 +48,10 @@ func PublishedFooter() Text {
 var htmlSections = []func(a *analyze.Analysis, opts Options) (Section, bool){
 	percentilesSection,
 	requestsSection,
+	baselineSection,
+	goodputSection,
+	tokensSection,
+	throughputSection,
 	readingSection,
 	ecdfSection,
 	histogramSection,

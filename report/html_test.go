@@ -171,6 +171,11 @@ func TestHTMLSelfContained(t *testing.T) {
 			if o := set.a.Overshoot; o != nil && len(o.Groups) > 0 {
 				figures++ // advised wait against offered load
 			}
+			if root.ByID("throughput") != nil {
+				figures++ // tokens per minute above the offered and refused per second
+			} else if set.a.ResultsFiles > 0 {
+				t.Error("ptuprobe results and no throughput section")
+			}
 			if len(svgs) != 2*figures {
 				t.Errorf("%d charts, want %d figures × 2 sizes", len(svgs), figures)
 			}

@@ -45,6 +45,9 @@ type jsonAnalysis struct {
 	Overall        jsonGroup          `json:"overall"`
 	Groups         []jsonGroup        `json:"groups"`
 	Requests       jsonRequests       `json:"requests"`
+	SLO            string             `json:"slo,omitempty"`
+	Goodput        []jsonGoodputRow   `json:"goodput,omitempty"`
+	Baseline       *jsonBaseline      `json:"baseline,omitempty"`
 	Totals         jsonTotals         `json:"totals"`
 	Flags          []analyze.Flag     `json:"flags"`
 	Thresholds     map[string]float64 `json:"flag_thresholds"`
@@ -72,6 +75,9 @@ func WriteJSON(w io.Writer, a *analyze.Analysis, opts Options) error {
 		Overall:     groupJSON(&a.Overall, cols),
 		Groups:      []jsonGroup{},
 		Requests:    requestsJSON(a),
+		SLO:         a.SLO.String(),
+		Goodput:     goodputJSON(a),
+		Baseline:    baselineJSON(a),
 		Totals: jsonTotals{
 			Attempts: a.Totals.Attempts, Total429: a.Totals.Total429,
 			Errors: a.Totals.Errors, Late: a.Totals.Late,

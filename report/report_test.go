@@ -36,9 +36,9 @@ func upstreamAnalysis(t testing.TB) *analyze.Analysis {
 
 // readAnalysis reads one input into an Analysis with the default
 // --min-group.
-func readAnalysis(t testing.TB, r io.Reader, cols analyze.ForeignColumns, labels analyze.Labels) *analyze.Analysis {
+func readAnalysis(t testing.TB, r io.Reader, cols analyze.ForeignColumns, labels analyze.Labels, opts ...analyze.TallyOption) *analyze.Analysis {
 	t.Helper()
-	tally := analyze.NewTally(false, analyze.OfferedLoad(0))
+	tally := analyze.NewTally(false, append([]analyze.TallyOption{analyze.OfferedLoad(0)}, opts...)...)
 	if err := tally.Read(context.Background(), r, analyze.Input{Name: "input.csv", Ordinal: 1}, cols); err != nil {
 		t.Fatal(err)
 	}

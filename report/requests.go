@@ -147,6 +147,20 @@ type jsonRequestStats struct {
 	SpanS             *json.Number `json:"span_s"`
 	RequestsPerS      *json.Number `json:"requests_per_s"`
 	OutputTokensPerS  *json.Number `json:"output_tokens_per_s"`
+	// The token-level figures, added after the fields above: over the
+	// successful answers that carry each (streamed), in ms.
+	Streamed                int          `json:"streamed"`
+	TTFTP50MS               *json.Number `json:"ttft_p50_ms"`
+	TTFTP90MS               *json.Number `json:"ttft_p90_ms"`
+	TTFTP99MS               *json.Number `json:"ttft_p99_ms"`
+	TPOTP50MS               *json.Number `json:"tpot_p50_ms"`
+	TPOTP90MS               *json.Number `json:"tpot_p90_ms"`
+	TPOTP99MS               *json.Number `json:"tpot_p99_ms"`
+	ITLP50MS                *json.Number `json:"itl_p50_ms"`
+	ITLP90MS                *json.Number `json:"itl_p90_ms"`
+	ITLP99MS                *json.Number `json:"itl_p99_ms"`
+	ITLMaxMS                *json.Number `json:"itl_max_ms"`
+	RequestOutputTokensPerS *json.Number `json:"request_output_tokens_per_s"`
 }
 
 // requestsJSON is analysis.json's "requests".
@@ -195,6 +209,11 @@ func requestStatsJSON(r *analyze.Requests) *jsonRequestStats {
 		OutputTokens: r.OutputTokens,
 		SpanS:        optDecimal(span, spanOK),
 		RequestsPerS: opt(r.RequestsPerS()), OutputTokensPerS: opt(r.OutputTokensPerS()),
+		Streamed:  r.Streamed,
+		TTFTP50MS: n(r.TTFTPercentile(50)), TTFTP90MS: n(r.TTFTPercentile(90)), TTFTP99MS: n(r.TTFTPercentile(99)),
+		TPOTP50MS: n(r.TPOTPercentile(50)), TPOTP90MS: n(r.TPOTPercentile(90)), TPOTP99MS: n(r.TPOTPercentile(99)),
+		ITLP50MS: n(r.ITLPercentile(50)), ITLP90MS: n(r.ITLPercentile(90)), ITLP99MS: n(r.ITLPercentile(99)), ITLMaxMS: n(itlMax(r)),
+		RequestOutputTokensPerS: opt(r.RequestOutputTokensPerS()),
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
@@ -28,7 +29,11 @@ func resultsAnalysis(t *testing.T) *analyze.Analysis {
 		// reported usage, and the utilization a PTU reports with a 429.
 		r.MaxTokens = 100
 		if status == 200 {
-			r.PromptTokens = 1000 + seq
+			// A streamed answer: its first content token, then 20 tokens.
+			r.PromptTokens, r.CompletionTokens = 1000+seq, 20
+			r.LatencyMS, r.TTFTMS = float64(200+2*seq), float64(40+seq)
+			r.TPOTMS = (r.LatencyMS - r.TTFTMS) / 19
+			r.ITLP50MS, r.ITLMaxMS = math.Round(r.TPOTMS), 3*math.Round(r.TPOTMS)
 		}
 		if status == 429 && wait >= 0 {
 			r.UtilizationPct = 100 + wait/1000
@@ -65,5 +70,9 @@ func resultsAnalysis(t *testing.T) *analyze.Analysis {
 			add("scheduled", "nightly", i, 200, results.None, results.WaitNone, "")
 		}
 	}
-	return readAnalysis(t, &buf, analyze.ForeignColumns{}, analyze.Labels{"nightly": "Nightly schedule"})
+	slo, err := analyze.ParseSLO("ttft=60ms,e2e=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readAnalysis(t, &buf, analyze.ForeignColumns{}, analyze.Labels{"nightly": "Nightly schedule"}, analyze.WithSLO(slo))
 }

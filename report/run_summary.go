@@ -61,6 +61,19 @@ func WriteRunSummary(w io.Writer, a *analyze.Analysis) error {
 		}
 		b.WriteByte('\n')
 	}
+	if r.Streamed > 0 {
+		fmt.Fprintf(&b, "tokens: %d streamed, ttft p50 %s, p99 %s", r.Streamed, Millis(r.TTFTPercentile(50)), Millis(r.TTFTPercentile(99)))
+		if r.TPOTs() > 0 {
+			fmt.Fprintf(&b, ", tpot p50 %s, p99 %s", Millis(r.TPOTPercentile(50)), Millis(r.TPOTPercentile(99)))
+		}
+		if r.ITLs() > 0 {
+			fmt.Fprintf(&b, ", itl max %s", Millis(r.ITLMaxMS))
+		}
+		b.WriteByte('\n')
+	}
+	if gp := a.Goodput(); gp != nil {
+		fmt.Fprintf(&b, "goodput under %s: %d of %d planned (%s%%)\n", a.SLO, gp[0].Met, gp[0].Planned, Number(math.Round(gp[0].SharePct*10)/10))
+	}
 	if len(t.ByErrorClass) > 0 {
 		classes := sortedKeys(t.ByErrorClass)
 		parts := make([]string, len(classes))

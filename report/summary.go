@@ -34,6 +34,8 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 		b.WriteString(blk.markdown())
 	}
 
+	writeDeliveredSections(&b, a)
+
 	b.WriteString("\n## Reading\n\n")
 	b.WriteString(reading(a, mdText) + "\n")
 
@@ -81,6 +83,29 @@ func WriteSummary(w io.Writer, a *analyze.Analysis, opts Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeDeliveredSections writes the comparison with a baseline run, the
+// goodput and the token table, each when the analysis has it.
+func writeDeliveredSections(b *strings.Builder, a *analyze.Analysis) {
+	section := func(heading string, blocks []Block) {
+		b.WriteString("\n## " + heading + "\n\n")
+		for i, blk := range blocks {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(blk.markdown())
+		}
+	}
+	if a.Baseline != nil {
+		section("Run over run: against the baseline", baselineBlocks(a))
+	}
+	if a.Goodput() != nil {
+		section("Goodput under the SLO", goodputBlocks(a))
+	}
+	if hasTokens(a) {
+		section("Tokens: time to first token, per output token, between tokens", tokensBlocks(a))
+	}
 }
 
 // summaryIntro says what the tables are and are not.

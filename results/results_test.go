@@ -30,6 +30,7 @@ func sample(seq int) Record {
 	r.ResetRequestsMS, r.ResetTokensMS, r.LimitRequests, r.LimitTokens = 1000, 360000.5, 60, 150000
 	r.Worker = "1/4"
 	r.PromptTokensSent = 1007 + seq
+	r.TTFTMS, r.ITLP50MS, r.ITLMaxMS, r.TPOTMS = 20.5, 0.25, 9.125, 0.328
 	return r
 }
 
@@ -416,6 +417,8 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 		{"file before the worker column", strings.Join(Columns[:slices.Index(Columns, "worker")], ","), row + ",7,,,,,,100,,,0,,,,,", 100, 7},
 		// Written before prompt_tokens_sent: the count reads as absent.
 		{"file before prompt_tokens_sent", strings.Join(Columns[:slices.Index(Columns, "prompt_tokens_sent")], ","), row + ",7,,,,,,100,,,0,,,,,,", 100, 7},
+		// Written before the token columns: no answer was timed by token.
+		{"file before the token columns", strings.Join(Columns[:slices.Index(Columns, "ttft_ms")], ","), row + ",7,,,,,,100,,,0,,,,,,,", 100, 7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -439,6 +442,9 @@ func TestReaderMatchesColumnsByName(t *testing.T) {
 			}
 			if r.PromptTokensSent != None {
 				t.Fatalf("prompt_tokens_sent absent from the file, read as %d", r.PromptTokensSent)
+			}
+			if r.TTFTMS != None || r.ITLP50MS != None || r.ITLMaxMS != None || r.TPOTMS != None {
+				t.Fatalf("token columns absent from the file, read as %v %v %v %v", r.TTFTMS, r.ITLP50MS, r.ITLMaxMS, r.TPOTMS)
 			}
 		})
 	}

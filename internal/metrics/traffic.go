@@ -30,6 +30,12 @@ var (
 	// machine, a pace window's 500 µs, seconds when --max-in-flight holds
 	// arrivals back.
 	LatenessBuckets = []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	// TTFTBuckets suit a time to first token: tens of milliseconds on a
+	// small prompt, seconds on a long one or a loaded deployment.
+	TTFTBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 60}
+	// TokenGapBuckets suit a time per output token and the gaps between
+	// tokens: a few milliseconds to a stall of seconds.
+	TokenGapBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5}
 )
 
 // errorClasses are the error label's values; any other error string is
@@ -53,6 +59,9 @@ type Traffic struct {
 	notSent  *prometheus.CounterVec
 	waits    *prometheus.HistogramVec
 	lateness *prometheus.HistogramVec
+	ttft     *prometheus.HistogramVec
+	tpot     *prometheus.HistogramVec
+	itl      *prometheus.HistogramVec
 	inFlight prometheus.Gauge
 
 	mu     sync.Mutex
@@ -97,13 +106,28 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 			Help:    "How late each attempt was sent (sent_ms - intended_ms), in seconds.",
 			Buckets: LatenessBuckets,
 		}, g),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ptuprobe_ttft_seconds",
+			Help:    "Time to first token of streamed answers (rows with a ttft_ms: 2xx, the first content token from the attempt's send), in seconds.",
+			Buckets: TTFTBuckets,
+		}, g),
+		tpot: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ptuprobe_tpot_seconds",
+			Help:    "Time per output token after the first of streamed answers (rows with a tpot_ms), in seconds.",
+			Buckets: TokenGapBuckets,
+		}, g),
+		itl: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ptuprobe_itl_seconds",
+			Help:    "Median gap between the content events of each streamed answer (rows with an itl_p50_ms), in seconds: one observation an answer.",
+			Buckets: TokenGapBuckets,
+		}, g),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ptuprobe_requests_in_flight",
 			Help: "Requests in progress, from first send to last answer (retry waits included).",
 		}),
 		groups: map[string]*Group{},
 	}
-	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent, t.waits, t.lateness, t.inFlight} {
+	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent, t.waits, t.lateness, t.ttft, t.tpot, t.itl, t.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -135,6 +159,7 @@ func (t *Traffic) group(name string) *Group {
 		http429: t.http429.WithLabelValues(label), retries: t.retries.WithLabelValues(label),
 		planned: t.planned.WithLabelValues(label), sent: t.sent.WithLabelValues(label),
 		waits: t.waits.WithLabelValues(label), lateness: t.lateness.WithLabelValues(label),
+		ttft: t.ttft.WithLabelValues(label), tpot: t.tpot.WithLabelValues(label), itl: t.itl.WithLabelValues(label),
 		givenUp:     t.notSent.WithLabelValues(label, results.DecisionGiveUpLocal),
 		interrupted: t.notSent.WithLabelValues(label, results.DecisionInterrupted),
 		failed:      map[attemptKey]prometheus.Counter{},
@@ -151,6 +176,7 @@ type Group struct {
 	http429, retries, planned, sent prometheus.Counter
 	givenUp, interrupted            prometheus.Counter // attempts not sent, by decision
 	waits, lateness                 prometheus.Observer
+	ttft, tpot, itl                 prometheus.Observer
 
 	// answered holds the attempts counter of each status without an
 	// error, made on first sight: index maxStatus+1 is a status out of
@@ -192,6 +218,15 @@ func (g *Group) Observe(r *results.Record) {
 		g.waits.Observe(r.WaitMS / 1000)
 	}
 	g.lateness.Observe(max(r.SentMS-r.IntendedMS, 0) / 1000)
+	if r.TTFTMS >= 0 {
+		g.ttft.Observe(r.TTFTMS / 1000)
+	}
+	if r.TPOTMS >= 0 {
+		g.tpot.Observe(r.TPOTMS / 1000)
+	}
+	if r.ITLP50MS >= 0 {
+		g.itl.Observe(r.ITLP50MS / 1000)
+	}
 }
 
 // attempt returns the attempts counter of r's status and error class.

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,32 @@ ptuprobe_requests_planned_total{group="night-run"} 5
 	}
 	if n, sum := histogram(t, late); n != 8 || sum < 0.01124 || sum > 0.01126 { // 0.05+0.2+1+10 ms; the early one counts 0
 		t.Errorf("lateness: %d, sum %v", n, sum)
+	}
+}
+
+// TestTokenHistograms: a Record with token timing is observed in the
+// TTFT, TPOT and ITL histograms, in seconds; one without (not streamed,
+// or one token) leaves them alone.
+func TestTokenHistograms(t *testing.T) {
+	t.Parallel()
+	tr, _ := newTraffic(t)
+	g := tr.Plan("chat", 3)
+	streamed := record("chat", 1, 200, "", -1, 0, 0)
+	streamed.TTFTMS, streamed.TPOTMS, streamed.ITLP50MS, streamed.ITLMaxMS = 120, 8, 6, 40
+	oneToken := record("chat", 1, 200, "", -1, 0, 0)
+	oneToken.TTFTMS = 250
+	for _, r := range []*results.Record{streamed, oneToken, record("chat", 1, 200, "", -1, 0, 0), record("chat", 1, 429, "", 100, 0, 0)} {
+		g.Observe(r)
+	}
+	for _, c := range []struct {
+		name string
+		h    *prometheus.HistogramVec
+		n    uint64
+		sum  float64
+	}{{"ttft", tr.ttft, 2, 0.37}, {"tpot", tr.tpot, 1, 0.008}, {"itl", tr.itl, 1, 0.006}} {
+		if n, sum := histogram(t, c.h.WithLabelValues("chat").(prometheus.Histogram)); n != c.n || math.Abs(sum-c.sum) > 1e-12 {
+			t.Errorf("%s: %d observations, sum %v; want %d, %v", c.name, n, sum, c.n, c.sum)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,6 +36,15 @@ type Job struct {
 	// LoadWindow is the trailing window of the load offered before each
 	// 429 (analyze.OfferedLoad); 0 means analyze.DefaultLoadWindow.
 	LoadWindow time.Duration
+	// SLO, when named, counts each group's goodput (analyze.WithSLO); one
+	// that names ttft, tpot or itl is refused on inputs with no streamed
+	// answer (analyze.ErrNoStream, in a BadInputError).
+	SLO analyze.SLO
+	// Baseline, when set, is a previous run's results file, or a report
+	// directory holding one (results.csv): it is analyzed as the inputs
+	// are (same labels, grouping, SLO and minimum group) and every figure
+	// compared with it (analyze.Compare, Analysis.Baseline).
+	Baseline string
 	// Thresholds are evaluated over the Analysis once it is written.
 	Thresholds []analyze.Threshold
 	// Command and Settings name the command and the flags given to it, for
@@ -119,7 +129,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	defer stop()
 	budget, restore := newMemoryBudget(total)
 	defer restore()
-	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow))
+	tally := analyze.NewTally(j.Timeline, analyze.GroupedBy(j.GroupBy), analyze.OfferedLoad(j.LoadWindow), analyze.WithSLO(j.SLO))
 	var seen io.Writer
 	if j.Progress != nil {
 		var finish func()
@@ -152,6 +162,9 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := compareAndCheck(ctx, j, a); err != nil {
+		return res, err
+	}
 	res.Analysis = a
 	if ctx.Err() != nil {
 		return res, ErrInterrupted
@@ -166,6 +179,61 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		res.Verdicts = append(res.Verdicts, t.Evaluate(a))
 	}
 	return res, nil
+}
+
+// compareAndCheck refuses an SLO that a's inputs cannot measure, and sets
+// a beside j's baseline run, when it names one.
+func compareAndCheck(ctx context.Context, j Job, a *analyze.Analysis) error {
+	if a.HasRequests() {
+		if err := a.CheckSLO(); err != nil {
+			return err
+		}
+	}
+	if j.Baseline == "" {
+		return nil
+	}
+	base, err := baseline(ctx, j)
+	if err != nil {
+		return err
+	}
+	a.Baseline = analyze.Compare(a, base)
+	return nil
+}
+
+// BaselineFile is the results file a report directory given as a
+// baseline holds (characterize writes it there).
+const BaselineFile = "results.csv"
+
+// baseline analyzes j.Baseline: a results file, or a directory holding
+// BaselineFile.
+func baseline(ctx context.Context, j Job) (*analyze.Analysis, error) {
+	path := j.Baseline
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, BaselineFile)
+	}
+	f, err := open(ctx, path)
+	if errors.Is(err, ErrInterrupted) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("cannot read the baseline: %w", err)}
+	}
+	defer f.Close()
+	tally := analyze.NewTally(false, analyze.GroupedBy(j.GroupBy), analyze.WithSLO(j.SLO))
+	if err := tally.Read(ctx, f, analyze.Input{Name: path, Ordinal: 1}, j.Foreign); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("baseline: %w", err)}
+	}
+	base, err := analysis(ctx, tally, j.Labels, j.MinGroup)
+	if err != nil {
+		return nil, err
+	}
+	if !base.HasRequests() {
+		return nil, &analyze.BadInputError{Setting: "Baseline", Err: fmt.Errorf("the baseline %s holds no ptuprobe results: give a previous run's results file, or the report directory that holds its %s", path, BaselineFile)}
+	}
+	return base, nil
 }
 
 // analysis is tally.Analysis, which does not look at ctx: sorting millions
