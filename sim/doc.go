@@ -8,6 +8,11 @@
 // azure, openai, anthropic, ietf, gemini): the admission model is the
 // same in each, only the paths and how a decision is written change.
 //
+// The admission model of each profile is one limiter (limiter.go: admit
+// or refuse with the advised wait, complete, report), chosen once by New
+// from Config.Profile; the rest of the package — routes, dialects, the
+// witness, the answers — is the same whichever decides.
+//
 // It may import only the standard library and ptuprobe's internal
 // packages (jsonscan, sleep, valid). It never imports client, dispatch,
 // burst, schedule, analyze or report, nor anything of the command line:

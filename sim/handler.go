@@ -23,10 +23,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	rng      *rand.Rand
-	bucket   bucket
-	standard *standard  // nil without spillover
-	orgs     []*ceiling // gateway only
-	fixed    *window    // window profile only
+	lim      limiter   // the profile's admission model, chosen once by New
+	style    style     // how it speaks (lim.style())
+	standard *standard // nil without spillover
 	cache    promptCache
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
@@ -63,21 +62,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Two words of seed so different seeds give unrelated streams.
 	s.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15))
-	s.bucket = newBucket(cfg)
-	s.bucket.tenant = newNeighbour(cfg.Neighbour(), cfg.Seed, s.clock.Now())
 	if cfg.SpilloverDeployment != "" {
 		s.standard = newStandard(cfg)
 	}
-	if cfg.Profile == ProfileGateway {
-		s.orgs = make([]*ceiling, cfg.GatewayOrgs)
-		for i := range s.orgs {
-			s.orgs[i] = newCeiling(cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
-		}
-	}
-	if cfg.Profile == ProfileWindow {
-		w := newWindow(cfg.WindowSize, int64(cfg.WindowLimit))
-		s.fixed = &w
-	}
+	s.lim = newLimiter(cfg, s.clock.Now(), s.standard, &s.n)
+	s.style = s.lim.style()
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
@@ -174,7 +163,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
 	v := s.newVisit(key, sum, r.Header)
-	if s.cfg.Profile == ProfileGateway {
+	if s.style.gateway {
 		s.serveGateway(w, r, rt, req, key, v)
 		return
 	}
@@ -241,6 +230,8 @@ type outcome struct {
 	viaBurst   bool
 	id         uint64
 	created    int64
+	ticket     gatewayTicket  // gateway: what its completion corrects
+	refusal    gatewayRefusal // gateway: the ceiling that refused
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
@@ -254,9 +245,10 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	}
 
 	var o outcome
+	c := call{req: &req, spill: spill}
 	s.mu.Lock()
 	now := s.clock.Now()
-	s.decidePTU(now, tgt, spill, &req, &o)
+	s.decidePTU(now, tgt, &c, &o)
 	ks := s.trackKey(key, hasKey)
 	var keyIndex int32
 	if ks != nil {
@@ -290,13 +282,9 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 		}
 	}
 	s.writeLimits(h, &o.ans)
-	actual := s.cfg.EstimatedCost(req.PromptTokens, o.cached, o.completion)
 	done := func() {
-		if o.standard {
-			return // standard deployments count estimated tokens
-		}
 		s.mu.Lock()
-		s.bucket.correct(s.clock.Now(), actual-o.estimate)
+		s.lim.complete(s.clock.Now(), &c, &o)
 		s.mu.Unlock()
 	}
 	s.respond(w, r, rt, &req, &o, done)
@@ -347,42 +335,20 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 	}
 }
 
-// decidePTU is the admission model for one arrival at now. Called with
-// s.mu held.
-func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, o *outcome) {
+// decidePTU is the decision on one arrival at now of a call routed as
+// the PTU profile routes it (ptu and window): the standard deployment
+// when the call names it, else the limiter. Called with s.mu held.
+func (s *Server) decidePTU(now time.Time, tgt target, c *call, o *outcome) {
+	req := c.req
 	o.cached = s.cache.cachedTokens(now, req)
 	o.estimate = s.cfg.EstimatedCost(req.PromptTokens, o.cached, req.MaxTokens)
-	stdEstimate := int64(req.PromptTokens - o.cached + req.MaxTokens)
 	if tgt == targetStandard {
-		sv := s.standard.admit(now, stdEstimate)
+		sv := s.standard.admit(now, standardEstimate(req, o))
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
-	} else if s.fixed != nil {
-		s.decideWindow(now, o)
 	} else {
-		o.util = s.bucket.utilization(now) // as the request found it
-		v := s.bucket.admit(now, o.estimate)
-		o.admitted, o.viaBurst, o.wait = v.admitted, v.viaBurst, v.wait
-		o.lim = limits{tokens: s.bucket.quotaOf(now, s.cfg.BucketDepth), outputWeight: s.cfg.OutputWeight}
-		if !v.admitted && spill {
-			sv := s.standard.admit(now, stdEstimate)
-			o.standard = true
-			o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
-			if sv.admitted {
-				o.admitted, o.spilled = true, true
-				o.lim = s.standard.limitsOf(now, false, false)
-				s.n.spilled++
-			} else {
-				// A retry can succeed as soon as either deployment has room;
-				// the answer reports the deployment that has it first.
-				if sv.wait < o.wait {
-					o.wait = sv.wait
-					o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
-				}
-				s.n.spillRefused++
-			}
-		}
+		s.lim.admit(now, c, o)
 	}
 	if !o.admitted {
 		s.n.refused++
@@ -423,7 +389,7 @@ func (s *Server) trackKey(key string, hasKey bool) *keyState {
 	if !hasKey {
 		key = ""
 	}
-	ks, ok := s.keys.lookup(key, 1, nil)
+	ks, ok := s.lim.track(&s.keys, key)
 	if !ok {
 		s.n.untrackedKeys++
 	}

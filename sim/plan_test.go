@@ -94,13 +94,13 @@ func runPlan(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, sprea
 	for q.Len() > 0 {
 		e := heap.Pop(q).(planEvent)
 		if !e.arrival {
-			s.bucket.correct(e.at, e.delta)
+			s.lim.(*ptuLimiter).bucket.correct(e.at, e.delta)
 			res.end = max(res.end, e.at.Sub(start))
 			continue
 		}
 		r := req
 		var o outcome
-		s.decidePTU(e.at, targetPTU, false, &r, &o)
+		s.decidePTU(e.at, targetPTU, &call{req: &r}, &o)
 		if !o.admitted {
 			res.waits[e.group] = append(res.waits[e.group], float64(s.wallMS(o.wait)))
 			continue

@@ -186,7 +186,7 @@ func resetConnection(w http.ResponseWriter) {
 // completes, and writes JSON or server-sent events.
 func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *request, o *outcome, done func()) {
 	h := w.Header()
-	if s.cfg.UtilizationHeader && s.cfg.Profile == ProfilePTU && !o.standard {
+	if s.cfg.UtilizationHeader && s.style.utilization && !o.standard {
 		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
 	}
 	ctx := r.Context()
