@@ -1,0 +1,108 @@
+package tokenize
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestCountKnownTexts(t *testing.T) {
+	// Counts from OpenAI's tiktoken (python), the reference (the ids are
+	// in tiktoken-go's own tests).
+	cases := []struct {
+		vocab, text string
+		want        int
+	}{
+		{O200kBase, "hello world", 2},
+		{Cl100kBase, "hello world", 2},
+		{O200kBase, "", 0},
+		{Cl100kBase, "supercalifragilistic", 7},
+		{O200kBase, "supercalifragilistic", 6},
+		{Cl100kBase, "We know what we are, but know not what we may be.", 14},
+		{O200kBase, "The quick brown fox jumps over the lazy dog.", 10},
+	}
+	for _, c := range cases {
+		tok, err := Get(c.vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.CountString(c.text); got != c.want {
+			t.Errorf("%s %q: %d tokens, want %d", c.vocab, c.text, got, c.want)
+		}
+		if got := tok.Count([]byte(c.text)); got != c.want {
+			t.Errorf("%s %q bytes: %d tokens, want %d", c.vocab, c.text, got, c.want)
+		}
+	}
+}
+
+func TestTokensConcatenateToText(t *testing.T) {
+	tok, _ := Get(O200kBase)
+	s := "Prompt caching: 512-token blocks, één ☃ — done."
+	toks := tok.Tokens(s)
+	if strings.Join(toks, "") != s || len(toks) != tok.CountString(s) {
+		t.Fatalf("tokens %q do not make %q (count %d)", toks, s, tok.CountString(s))
+	}
+}
+
+func TestGetRefusesUnknownAndSharesLoaded(t *testing.T) {
+	if _, err := Get("p50k_base"); err != ErrUnknown {
+		t.Fatalf("p50k_base: %v, want ErrUnknown", err)
+	}
+	a, _ := Get(O200kBase)
+	b, _ := Get(O200kBase)
+	if a != b || a.Name() != O200kBase {
+		t.Fatal("a second Get loaded the vocabulary again")
+	}
+}
+
+func TestDefault(t *testing.T) {
+	cases := map[string]string{
+		"gpt-4o": O200kBase, "gpt-4o-mini": O200kBase, "prod-GPT-4o-eastus": O200kBase,
+		"gpt-4.1-nano": O200kBase, "gpt-4.5-preview": O200kBase, "gpt-5": O200kBase,
+		"o1": O200kBase, "o3-mini": O200kBase, "my-o4-mini": O200kBase,
+		"gpt-4": Cl100kBase, "gpt-4-turbo": Cl100kBase, "gpt-4-32k": Cl100kBase,
+		"gpt-35-turbo": Cl100kBase, "gpt-3.5-turbo": Cl100kBase, "team-gpt35turbo": Cl100kBase,
+		"text-embedding-3-small": Cl100kBase,
+		"":                       O200kBase, "claude-sonnet-4": O200kBase, "pro1": O200kBase,
+		"llama-3-70b": O200kBase, "io3x-gpt-4": Cl100kBase,
+	}
+	for name, want := range cases {
+		if got := Default(name); got != want {
+			t.Errorf("Default(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
+func TestConcurrentCounts(t *testing.T) {
+	tok, _ := Get(Cl100kBase)
+	text := strings.Repeat("operators measure advised waits ", 50)
+	want := tok.CountString(text)
+	var wg sync.WaitGroup
+	errs := make(chan int, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if n := tok.CountString(text); n != want {
+					errs <- n
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for n := range errs {
+		t.Fatalf("a concurrent count was %d, want %d", n, want)
+	}
+}
+
+func BenchmarkCount1000Words(b *testing.B) {
+	tok, _ := Get(O200kBase)
+	text := strings.Repeat("the quick brown fox jumps over a lazy dog ", 111)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tok.CountString(text)
+	}
+}
