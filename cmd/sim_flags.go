@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -55,6 +57,7 @@ var simFlags = map[string]string{
 	"ColdDrainPct":        "cold-drain-pct",
 	"ColdAfter":           "cold-after",
 	"MaxKeys":             "max-keys",
+	"Tokens":              "tokenizer",
 }
 
 // simFlagName is the flag that sets the sim.Config field named field:
@@ -127,6 +130,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	fs.Float64Var(&c.ColdDrainPct, n("ColdDrainPct"), c.ColdDrainPct, "ptu: the drain a cold deployment forecasts the waits it advises at, percent of its drain (0: off, the drain itself)")
 	fs.DurationVar(&c.ColdAfter, n("ColdAfter"), c.ColdAfter, "ptu: a deployment that has completed no request for this long is cold (with --sim-cold-drain-pct)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
+	fs.Var(&tokenizerValue{c: c}, n("Tokens"), "the vocabulary prompts are counted in, as the deployment counts them: "+tokenize.O200kBase+", "+tokenize.Cl100kBase+" (with the chat format's overhead, 4 a message and 3) or "+simChars+" (4 characters a token, no overhead); default: the client's (--tokenizer, else by the model or deployment name), serve's by --sim-deployment's name")
 	for field := range simFlags {
 		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})
 	}
@@ -208,6 +212,37 @@ func (p *simProfile) resolve() error {
 
 // faultsValue is the pflag.Value of --faults; it parses as it is set so a
 // typo is a usage error naming the flag.
+// simChars is --sim-tokenizer's name of the rule of 4 characters a token.
+const simChars = "chars"
+
+// tokenizerValue is --sim-tokenizer: a vocabulary's name, or simChars.
+type tokenizerValue struct {
+	c    *sim.Config
+	name string
+}
+
+func (v *tokenizerValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.name
+}
+
+func (v *tokenizerValue) Set(s string) error {
+	if s == simChars {
+		v.c.Tokens, v.name = sim.Chars, s
+		return nil
+	}
+	tok, err := tokenize.Get(s)
+	if err != nil {
+		return fmt.Errorf("want %s, %s or %s", tokenize.O200kBase, tokenize.Cl100kBase, simChars)
+	}
+	v.c.Tokens, v.name = tok, s
+	return nil
+}
+
+func (v *tokenizerValue) Type() string { return "name" }
+
 type faultsValue struct{ c *sim.Config }
 
 func (v *faultsValue) String() string {

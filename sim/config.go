@@ -198,6 +198,14 @@ type Config struct {
 	// times faster.
 	Clock Clock
 
+	// Tokens counts a prompt's text in tokens, as the deployment's
+	// tokenizer does (with the chat format's overhead on the chat and
+	// Responses routes: 4 a message and 3 for the reply); nil (or Chars)
+	// keeps the rule of 4 characters a token, with no overhead. Like
+	// Clock it is wired in, not a setting of a profile: the commands give
+	// it the vocabulary the client counts in (--sim-tokenizer).
+	Tokens TokenCounter
+
 	// ProfileSource names the profile these settings were read from (a
 	// named profile, or a profile file's base name; OpenProfile), and Fit
 	// how well they reproduce the recorded run they were fitted to: the

@@ -45,8 +45,21 @@
 // response.output_text.delta and response.completed (with the usage)
 // (platform.openai.com/docs/api-reference/responses).
 //
-// Tokens: a prompt costs ceil(characters / 4) tokens over all message
-// contents. A leading system message of at least 1,024 tokens seen in
+// Tokens: a prompt costs its tokens under Config.Tokens, the vocabulary
+// the client counts in (wired in by the commands: --sim-tokenizer,
+// o200k_base or cl100k_base; the simulator imports none), plus the chat
+// format's overhead on the chat and Responses routes, 4 tokens a message
+// and 3 for the reply (OpenAI's cookbook, "How to count tokens with
+// tiktoken"), as Azure's usage counts it. Without one (nil, or Chars) it
+// costs ceil(characters / 4) over all message contents and no overhead,
+// the rule a client without a tokenizer can reproduce. The count is cheap
+// on every path: a prompt's text is counted in chunks cut where the
+// vocabularies cannot join two tokens (before a space between two
+// letters), each remembered by its digest, so a shared system message or
+// the synthetic filler every request takes a prefix of is counted once
+// and a request's own lead alone (tokens.go); an in-process caller (the
+// policy lab, fit) gives its count with the request (WithPromptTokens)
+// and the body is not counted at all. A leading system message of at least 1,024 tokens seen in
 // the last 5 minutes is reported as cached, in 128-token steps
 // (usage.prompt_tokens_details.cached_tokens), and discounted.
 //

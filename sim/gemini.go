@@ -18,16 +18,16 @@ func (f *fields) geminiRequest(defaultMax int) (request, error) {
 	if !f.contents.seen {
 		return r, badRequest("contents is not specified")
 	}
-	chars, system := f.contents.chars, f.systemInstruction.set()
+	size, system := f.contents.size, f.systemInstruction.set()
 	if system {
-		chars += f.systemInstruction.chars
+		size = size.plus(f.systemInstruction.size)
 	}
-	r.countPrompt(chars, f.systemInstruction, system)
+	r.countPrompt(f.tc, size, f.systemInstruction, system)
 	return r, r.setBudget(f.maxOutputTokens, defaultMax, "generationConfig.maxOutputTokens")
 }
 
 // scanContents reads Gemini's contents array; an element may be null.
-func scanContents(sc *jsonscan.Scanner) (messages, error) {
+func scanContents(sc *jsonscan.Scanner, tc *tokenMemo) (messages, error) {
 	var m messages
 	if sc.Null() {
 		return m, nil
@@ -37,8 +37,8 @@ func scanContents(sc *jsonscan.Scanner) (messages, error) {
 	}
 	err := sc.Array(func(i int) error {
 		m.seen = true
-		c, err := scanGeminiContent(sc)
-		m.chars += c.chars
+		c, err := scanGeminiContent(sc, tc)
+		m.size = m.size.plus(c.size)
 		return named(err, "contents[%d]", i)
 	})
 	return m, err
@@ -46,7 +46,7 @@ func scanContents(sc *jsonscan.Scanner) (messages, error) {
 
 // scanGeminiContent reads one Content, {"role":…,"parts":[{"text":…}]},
 // as the characters and raw bytes of its parts; null is absent.
-func scanGeminiContent(sc *jsonscan.Scanner) (c content, err error) {
+func scanGeminiContent(sc *jsonscan.Scanner, tc *tokenMemo) (c content, err error) {
 	if sc.Null() {
 		return content{}, nil
 	}
@@ -65,8 +65,8 @@ func scanGeminiContent(sc *jsonscan.Scanner) (c content, err error) {
 				}
 				return named(errors.New("must be an array"), "parts")
 			}
-			parts, err := scanContent(sc)
-			c.chars += parts.chars
+			parts, err := scanContent(sc, tc)
+			c.size = c.size.plus(parts.size)
 			if parts.raw != nil {
 				c.raw = parts.raw
 			}

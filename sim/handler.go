@@ -33,6 +33,7 @@ type Server struct {
 	late     latenessLog  // the witness's lateness of the last retries on time (herd.go)
 	bodySeed maphash.Seed
 	parsed   *parsedBodies    // the parse of recent bodies, for the retries that send them again
+	tokens   *tokenMemo       // Config.Tokens, remembered by chunk; nil: characters / 4
 	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
 	seq      uint64
@@ -71,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
 	s.bodySeed, s.parsed = maphash.MakeSeed(), &parsedBodies{}
+	s.tokens = newTokenMemo(cfg.Tokens)
 	s.wall = time.Now
 	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
 		// A virtual clock that says what wall time it stands for: the
@@ -147,7 +149,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = kindResponses
 	}
 	sum := maphash.Bytes(s.bodySeed, buf.Bytes())
-	req, err := s.parsed.parse(buf.Bytes(), sum, kind, s.cfg.DefaultMaxTokens)
+	tc := s.tokens
+	given, counted := promptTokensOf(r.Context())
+	if counted {
+		tc = nil // the caller counted the prompt: the body is not
+	}
+	req, err := s.parsed.parse(buf.Bytes(), sum, kind, s.cfg.DefaultMaxTokens, tc)
 	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
 		err = badRequest("max_tokens: Field required")
 	}
@@ -161,6 +168,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.op == opGenerate {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
+	}
+	switch {
+	case counted:
+		req.PromptTokens, req.SystemTokens = given, min(req.SystemTokens, given)
+	case tc != nil && (rt.op == opChat || rt.op == opResponses):
+		req.PromptTokens += chatOverhead(req.Messages)
 	}
 	v := s.newVisit(key, sum, r.Header)
 	if s.style.gateway {

@@ -138,7 +138,7 @@ func (r *replayer) send(ctx context.Context, rt http.RoundTripper, loop *vclock.
 		Header:        replayHeader,
 		Body:          io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)),
-	}).WithContext(ctx)
+	}).WithContext(sim.WithPromptTokens(ctx, s.PromptTokens)) // the body's count travels with it
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return answer{wait: -1}

@@ -130,11 +130,12 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	}
 	var out runOutcome
 	body := newLabBody(v.PromptTokens, v.MaxTokens)
+	counted := sim.WithPromptTokens(ctx, body.tokens()) // the body's count travels with it
 	arrivals := v.arrivals()
 	out.Each = make([]requestOutcome, len(arrivals))
 	for i, at := range arrivals {
 		c := clients[i%len(clients)]
-		loop.Go(epoch.Add(at), func() { c.request(ctx, i, body, v.Budget, &out) })
+		loop.Go(epoch.Add(at), func() { c.request(counted, i, body, v.Budget, &out) })
 	}
 	if err := loop.Run(ctx); err != nil {
 		return runOutcome{}, err
@@ -326,6 +327,11 @@ type labBody struct {
 func newLabBody(promptTokens, maxTokens int) *labBody {
 	return &labBody{filler: strings.Repeat("sim ", max(promptTokens-3, 1)), maxTokens: maxTokens}
 }
+
+// tokens is a body's prompt in tokens: "sim " a token, and the lead's
+// thirteen characters at 4 a token, as the simulator counts them without
+// a tokenizer.
+func (b *labBody) tokens() int { return (len("lab 00000000 ") + len(b.filler) + 3) / 4 }
 
 func (b *labBody) of(seq int) []byte {
 	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d %s"}],"max_tokens":%d}`, seq, b.filler, b.maxTokens)
