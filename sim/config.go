@@ -121,7 +121,11 @@ type Config struct {
 	// neither max_tokens nor max_completion_tokens.
 	DefaultMaxTokens int
 
-	// TTFT and TPOT make latency: TTFT + completion tokens × TPOT.
+	// TTFT and TPOT are the time to first token of a 1,000-token prompt
+	// (PrefillRefTokens) on an idle deployment and the time per output
+	// token far from saturation: a whole answer takes TTFT + completion
+	// tokens × TPOT there; longer prompts, a prompt queue and many
+	// answers in flight take longer (the package doc, "Timing").
 	TTFT, TPOT time.Duration
 	// TimeScale runs the model clock that many times faster than the wall
 	// clock (real clock only); advised waits are converted back to wall time.

@@ -54,6 +54,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	reconcile := func() {
 		s.mu.Lock()
 		s.lim.complete(s.clock.Now(), &c, &o)
+		s.leave(&o)
 		s.mu.Unlock()
 	}
 	if rt.op == opImage {
@@ -103,6 +104,8 @@ func (s *Server) gatewayDecide(key string, v visit, c *call) (o outcome, tracked
 		ks.admitted++
 		if !c.image {
 			o.completion = s.drawCompletion(c.req.MaxTokens)
+			o.ttft, o.tpot = s.serving.admit(now, c.req.PromptTokens, 0)
+			o.serving = true
 		}
 		s.seq++
 		o.id, o.created = s.seq, now.Unix()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
@@ -161,7 +160,7 @@ func (a geminiAnswer) chunk(b []byte, text string, sent int, last bool) []byte {
 // elements of one JSON array.
 func (s *Server) streamGemini(w http.ResponseWriter, r *http.Request, sse bool, a geminiAnswer, done func()) {
 	ctx := r.Context()
-	flush, ok := s.beginStream(ctx, w, done, sse)
+	flush, ok := s.beginStream(ctx, w, a.o, done, sse)
 	if !ok {
 		return
 	}
@@ -183,27 +182,14 @@ func (s *Server) streamGemini(w http.ResponseWriter, r *http.Request, sse bool, 
 		flush()
 	}
 	var b []byte
-	completion := a.o.completion
-	for sent := 0; ; {
-		n := min(streamChunkTokens, completion-sent)
-		if n > 0 && s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		sent += n
-		last := sent >= completion
-		if !last {
-			text += " "
-		}
+	if !s.decode(ctx, a.o, done, func(text string, sent int, last bool) {
 		if last {
 			done()
 		}
 		b = a.chunk(b[:0], text, sent, last)
 		emit(b)
-		if last {
-			break
-		}
+	}) {
+		return
 	}
 	if !sse {
 		w.Write([]byte("]\n"))

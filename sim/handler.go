@@ -34,6 +34,7 @@ type Server struct {
 	bodySeed maphash.Seed
 	parsed   *parsedBodies    // the parse of recent bodies, for the retries that send them again
 	tokens   *tokenMemo       // Config.Tokens, remembered by chunk; nil: characters / 4
+	serving  serving          // how long admitted answers take (serving.go)
 	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
 	seq      uint64
@@ -73,6 +74,7 @@ func New(cfg Config) (*Server, error) {
 	s.advice.max = MaxAdvice
 	s.bodySeed, s.parsed = maphash.MakeSeed(), &parsedBodies{}
 	s.tokens = newTokenMemo(cfg.Tokens)
+	s.serving = newServing(cfg)
 	s.wall = time.Now
 	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
 		// A virtual clock that says what wall time it stands for: the
@@ -245,6 +247,8 @@ type outcome struct {
 	created    int64
 	ticket     gatewayTicket  // gateway: what its completion corrects
 	refusal    gatewayRefusal // gateway: the ceiling that refused
+	ttft, tpot time.Duration  // admitted: its time to first token and per token (serving)
+	serving    bool           // admitted into s.serving: it leaves when complete
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
@@ -298,6 +302,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	done := func() {
 		s.mu.Lock()
 		s.lim.complete(s.clock.Now(), &c, &o)
+		s.leave(&o)
 		s.mu.Unlock()
 	}
 	s.respond(w, r, rt, &req, &o, done)
@@ -373,6 +378,21 @@ func (s *Server) decidePTU(now time.Time, tgt target, c *call, o *outcome) {
 	s.seq++
 	o.id = s.seq
 	o.created = now.Unix()
+	if o.standard {
+		o.ttft, o.tpot = s.serving.idle(req.PromptTokens, o.cached)
+		return
+	}
+	o.ttft, o.tpot = s.serving.admit(now, req.PromptTokens, o.cached)
+	o.serving = true
+}
+
+// leave takes an admitted answer out of the ones in flight once it is
+// complete, or its client left. Called with s.mu held.
+func (s *Server) leave(o *outcome) {
+	if o.serving {
+		s.serving.leave()
+		o.serving = false
+	}
 }
 
 // drawCompletion draws a completion length uniformly from
@@ -409,9 +429,10 @@ func (s *Server) trackKey(key string, hasKey bool) *keyState {
 	return ks
 }
 
-// latency is the model time a completion of n tokens takes.
-func (s *Server) latency(n int) time.Duration {
-	return s.cfg.TTFT + time.Duration(n)*s.cfg.TPOT
+// latency is the model time o's whole answer takes: its time to first
+// token and its completion at the time per token of its admission.
+func latency(o *outcome) time.Duration {
+	return o.ttft + time.Duration(o.completion)*o.tpot
 }
 
 // wallMS converts a model-time wait to whole wall-clock milliseconds,

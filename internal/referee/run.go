@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -93,11 +92,6 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 	}
 	cfg := j.simConfig()
 	cfg.OnlyKey = key
-	if cfg.Tokens == nil { // as the deployment the client means counts
-		if tok, err := tokenize.Get(tokenize.Default(cfg.Deployment)); err == nil {
-			cfg.Tokens = tok
-		}
-	}
 	simCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	running, err := sim.Start(simCtx, cfg, "127.0.0.1:0")
