@@ -26,7 +26,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
-	c := call{req: &req, est: est, image: rt.op == opImage}
+	c := call{prompt: req.PromptTokens, maxTokens: req.MaxTokens, est: est, image: rt.op == opImage}
 	o, tracked := s.gatewayDecide(key, v, &c)
 	if !tracked {
 		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
@@ -53,7 +53,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	defer s.inFlight.Add(-1)
 	reconcile := func() {
 		s.mu.Lock()
-		s.lim.complete(s.clock.Now(), &c, &o)
+		s.lim.complete(s.clock.Now(), c, o.admission, o.completion)
 		s.leave(&o)
 		s.mu.Unlock()
 	}
@@ -98,13 +98,13 @@ func (s *Server) gatewayDecide(key string, v visit, c *call) (o outcome, tracked
 		return o, false
 	}
 	c.ks = ks
-	s.lim.admit(now, c, &o)
+	o.admission = s.lim.admit(now, *c)
 	if o.admitted {
 		s.n.admitted++
 		ks.admitted++
 		if !c.image {
-			o.completion = s.drawCompletion(c.req.MaxTokens)
-			o.ttft, o.tpot = s.serving.admit(now, c.req.PromptTokens, 0)
+			o.completion = s.drawCompletion(c.maxTokens)
+			o.ttft, o.tpot = s.serving.admit(now, c.prompt, 0)
 			o.serving = true
 		}
 		s.seq++

@@ -229,26 +229,16 @@ func (s *Server) arrive(w http.ResponseWriter, r *http.Request) (time.Time, bool
 
 // outcome is the model's decision about one request, taken under s.mu.
 type outcome struct {
-	admitted   bool
-	spilled    bool
-	standard   bool          // served (or refused) by the standard deployment
-	direct     bool          // sent to the standard deployment by name, not spilled
-	wait       time.Duration // model time, when refused
-	lim        limits        // the limits of the deployment or caller that answered
-	ans        answer        // what the answer writes about them, fixed at the decision
-	remReq     int64
-	remTok     int64
-	util       float64
+	admission         // the limiter's (or the standard deployment's) decision
+	direct     bool   // sent to the standard deployment by name, not spilled
+	ans        answer // what the answer writes about them, fixed at the decision
 	cached     int
 	completion int
 	estimate   float64
-	viaBurst   bool
 	id         uint64
 	created    int64
-	ticket     gatewayTicket  // gateway: what its completion corrects
-	refusal    gatewayRefusal // gateway: the ceiling that refused
-	ttft, tpot time.Duration  // admitted: its time to first token and per token (serving)
-	serving    bool           // admitted into s.serving: it leaves when complete
+	ttft, tpot time.Duration // admitted: its time to first token and per token (serving)
+	serving    bool          // admitted into s.serving: it leaves when complete
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
@@ -262,10 +252,9 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	}
 
 	var o outcome
-	c := call{req: &req, spill: spill}
 	s.mu.Lock()
 	now := s.clock.Now()
-	s.decidePTU(now, tgt, &c, &o)
+	c := s.decidePTU(now, tgt, spill, &req, &o)
 	ks := s.trackKey(key, hasKey)
 	var keyIndex int32
 	if ks != nil {
@@ -301,7 +290,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	s.writeLimits(h, &o.ans)
 	done := func() {
 		s.mu.Lock()
-		s.lim.complete(s.clock.Now(), &c, &o)
+		s.lim.complete(s.clock.Now(), c, o.admission, o.completion)
 		s.leave(&o)
 		s.mu.Unlock()
 	}
@@ -355,22 +344,23 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 
 // decidePTU is the decision on one arrival at now of a call routed as
 // the PTU profile routes it (ptu and window): the standard deployment
-// when the call names it, else the limiter. Called with s.mu held.
-func (s *Server) decidePTU(now time.Time, tgt target, c *call, o *outcome) {
-	req := c.req
+// when the call names it, else the limiter. It returns the call as the
+// limiter saw it, for its completion. Called with s.mu held.
+func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, o *outcome) call {
 	o.cached = s.cache.cachedTokens(now, req)
 	o.estimate = s.cfg.EstimatedCost(req.PromptTokens, o.cached, req.MaxTokens)
+	c := call{prompt: req.PromptTokens, cached: o.cached, maxTokens: req.MaxTokens, estimate: o.estimate, spill: spill}
 	if tgt == targetStandard {
-		sv := s.standard.admit(now, standardEstimate(req, o))
+		sv := s.standard.admit(now, c.standardEstimate())
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
 	} else {
-		s.lim.admit(now, c, o)
+		o.admission = s.lim.admit(now, c)
 	}
 	if !o.admitted {
 		s.n.refused++
-		return
+		return c
 	}
 	s.n.admitted++
 	s.cache.remember(now, req)
@@ -380,10 +370,11 @@ func (s *Server) decidePTU(now time.Time, tgt target, c *call, o *outcome) {
 	o.created = now.Unix()
 	if o.standard {
 		o.ttft, o.tpot = s.serving.idle(req.PromptTokens, o.cached)
-		return
+		return c
 	}
 	o.ttft, o.tpot = s.serving.admit(now, req.PromptTokens, o.cached)
 	o.serving = true
+	return c
 }
 
 // leave takes an admitted answer out of the ones in flight once it is

@@ -19,15 +19,15 @@ type limiter interface {
 	// and the key is new. Called with s.mu held.
 	track(keys *keyTable, key string) (ks *keyState, ok bool)
 	// admit decides on call c arriving at now: admitted, and charged, or
-	// refused with o.wait, the model time until a retry could be admitted
-	// (what the refusal advises). It sets o.lim, the limits the answer
+	// refused with wait, the model time until a retry could be admitted
+	// (what the refusal advises), and with lim, the limits the answer
 	// reports, either way. A refusal may charge something too: admit
 	// alone decides what a decision costs. Called with s.mu held.
-	admit(now time.Time, c *call, o *outcome)
-	// complete replaces an admitted call's charge by its actual cost, at
-	// now, once its answer is complete or its client left. Called with
-	// s.mu held.
-	complete(now time.Time, c *call, o *outcome)
+	admit(now time.Time, c call) admission
+	// complete replaces an admitted call's charge (a, admit's) by its
+	// actual cost, its completion of completion tokens, at now, once its
+	// answer is complete or its client left. Called with s.mu held.
+	complete(now time.Time, c call, a admission, completion int)
 	// report adds the limiter's state to st. Called with s.mu held.
 	report(now time.Time, st *Stats)
 	// capacity is what the limiter sustains for requests of promptTokens
@@ -50,14 +50,31 @@ type style struct {
 	utilization bool
 }
 
-// call is what a limiter decides on: the request, and what the route
-// and the caller add to it.
+// call is what a limiter decides on: the request's sizes, and what the
+// route and the caller add to them. (Values, not pointers: what an
+// interface's method is handed escapes to the heap.)
 type call struct {
-	req   *request
-	spill bool      // ptu: what the PTU refuses may spill to the standard deployment
-	ks    *keyState // gateway: the caller, whose ceilings it checks
-	est   int64     // gateway: the estimate charged (prompt + max_tokens; images)
-	image bool      // gateway: image generation, which reports no tokens
+	prompt, cached, maxTokens int
+	estimate                  float64   // ptu: the weighted estimate charged
+	spill                     bool      // ptu: what the PTU refuses may spill to the standard deployment
+	ks                        *keyState // gateway: the caller, whose ceilings it checks
+	est                       int64     // gateway: the estimate charged (prompt + max_tokens; images)
+	image                     bool      // gateway: image generation, which reports no tokens
+}
+
+// admission is a limiter's decision on one call.
+type admission struct {
+	admitted bool
+	viaBurst bool           // ptu: admitted over 100% on the burst allowance
+	standard bool           // served (or refused) by the standard deployment
+	spilled  bool           // ptu: admitted by the standard deployment
+	wait     time.Duration  // refused: model time until a retry could be admitted
+	lim      limits         // the limits of the deployment or caller that answered
+	util     float64        // ptu: the utilization the call found
+	remReq   int64          // the standard deployment's or gateway's remaining requests
+	remTok   int64          // and tokens
+	ticket   gatewayTicket  // gateway: what its completion corrects
+	refusal  gatewayRefusal // gateway: the ceiling that refused
 }
 
 // newLimiter is the limiter c.Profile names, starting at start; std is
@@ -92,37 +109,38 @@ func (p *ptuLimiter) track(keys *keyTable, key string) (*keyState, bool) {
 	return keys.lookup(key, 1, nil)
 }
 
-func (p *ptuLimiter) admit(now time.Time, c *call, o *outcome) {
-	o.util = p.bucket.utilization(now) // as the request found it
-	v := p.bucket.admit(now, o.estimate)
-	o.admitted, o.viaBurst, o.wait = v.admitted, v.viaBurst, v.wait
-	o.lim = limits{tokens: p.bucket.quotaOf(now, p.cfg.BucketDepth), outputWeight: p.cfg.OutputWeight}
+func (p *ptuLimiter) admit(now time.Time, c call) (a admission) {
+	a.util = p.bucket.utilization(now) // as the request found it
+	v := p.bucket.admit(now, c.estimate)
+	a.admitted, a.viaBurst, a.wait = v.admitted, v.viaBurst, v.wait
+	a.lim = limits{tokens: p.bucket.quotaOf(now, p.cfg.BucketDepth), outputWeight: p.cfg.OutputWeight}
 	if v.admitted || !c.spill {
-		return
+		return a
 	}
-	sv := p.standard.admit(now, standardEstimate(c.req, o))
-	o.standard = true
-	o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
+	sv := p.standard.admit(now, c.standardEstimate())
+	a.standard = true
+	a.remReq, a.remTok = sv.remainingRequests, sv.remainingTokens
 	if sv.admitted {
-		o.admitted, o.spilled = true, true
-		o.lim = p.standard.limitsOf(now, false, false)
+		a.admitted, a.spilled = true, true
+		a.lim = p.standard.limitsOf(now, false, false)
 		p.n.spilled++
-		return
+		return a
 	}
 	// A retry can succeed as soon as either deployment has room; the
 	// answer reports the deployment that has it first.
-	if sv.wait < o.wait {
-		o.wait = sv.wait
-		o.lim = p.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
+	if sv.wait < a.wait {
+		a.wait = sv.wait
+		a.lim = p.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
 	}
 	p.n.spillRefused++
+	return a
 }
 
-func (p *ptuLimiter) complete(now time.Time, c *call, o *outcome) {
-	if o.standard {
+func (p *ptuLimiter) complete(now time.Time, c call, a admission, completion int) {
+	if a.standard {
 		return // standard deployments count estimated tokens
 	}
-	p.bucket.correct(now, p.cfg.EstimatedCost(c.req.PromptTokens, o.cached, o.completion)-o.estimate)
+	p.bucket.correct(now, p.cfg.EstimatedCost(c.prompt, c.cached, completion)-c.estimate)
 }
 
 func (p *ptuLimiter) report(now time.Time, st *Stats) {
@@ -163,22 +181,23 @@ func (l *windowLimiter) track(keys *keyTable, key string) (*keyState, bool) {
 
 // admit admits a request while the window has room, else refuses it with
 // the time to the window's end.
-func (l *windowLimiter) admit(now time.Time, _ *call, o *outcome) {
+func (l *windowLimiter) admit(now time.Time, _ call) (a admission) {
 	l.fixed.arrive(now)
 	q := l.fixed.quotaOf(now)
 	if l.fixed.fits(1) {
 		l.fixed.add(1)
-		o.admitted = true
+		a.admitted = true
 		q.remaining--
 	} else {
-		o.wait = max(q.reset, time.Nanosecond)
+		a.wait = max(q.reset, time.Nanosecond)
 		q = q.exhausted()
 	}
-	o.lim = limits{requests: q, outputWeight: l.cfg.OutputWeight}
+	a.lim = limits{requests: q, outputWeight: l.cfg.OutputWeight}
+	return a
 }
 
 // complete: a window counts requests, which completing does not change.
-func (l *windowLimiter) complete(time.Time, *call, *outcome) {}
+func (l *windowLimiter) complete(time.Time, call, admission, int) {}
 
 func (l *windowLimiter) report(time.Time, *Stats) {}
 
@@ -208,25 +227,26 @@ func (g *gatewayLimiter) track(keys *keyTable, key string) (*keyState, bool) {
 // admit checks the call's estimate against its organization, then its
 // key (gatewayAdmit), and reports the tighter of their limits; a refusal
 // advises the wait to the end of the refusing window.
-func (g *gatewayLimiter) admit(now time.Time, c *call, o *outcome) {
+func (g *gatewayLimiter) admit(now time.Time, c call) (a admission) {
 	ks := c.ks
-	o.ticket, o.refusal, o.admitted = g.gatewayAdmit(now, ks, c.est)
-	o.wait = o.refusal.wait
+	a.ticket, a.refusal, a.admitted = g.gatewayAdmit(now, ks, c.est)
+	a.wait = a.refusal.wait
 	org := g.orgs[ks.org]
-	o.lim = gatewayLimits(now, org, ks.limits, o.refusal, !o.admitted)
-	o.remReq = min(org.requests.remaining(), ks.limits.requests.remaining())
-	o.remTok = min(org.tokens.remaining(), ks.limits.tokens.remaining())
+	a.lim = gatewayLimits(now, org, ks.limits, a.refusal, !a.admitted)
+	a.remReq = min(org.requests.remaining(), ks.limits.requests.remaining())
+	a.remTok = min(org.tokens.remaining(), ks.limits.tokens.remaining())
+	return a
 }
 
 // complete replaces the estimate with prompt + completion tokens where
 // the counters are still on the minute it was charged to (an image keeps
 // its estimate), and counts what could and could not be corrected.
-func (g *gatewayLimiter) complete(_ time.Time, c *call, o *outcome) {
-	t := &o.ticket
+func (g *gatewayLimiter) complete(_ time.Time, c call, a admission, completion int) {
+	t := &a.ticket
 	if c.image {
 		t.reportsNoTokens = true
 	}
-	t.reconcile(int64(c.req.PromptTokens + o.completion))
+	t.reconcile(int64(c.prompt + completion))
 	switch {
 	case t.reportsNoTokens:
 	case t.correctedOrg && t.correctedKey:
@@ -263,8 +283,8 @@ func (g *gatewayLimiter) capacity(promptTokens, maxTokens, keys int) (float64, s
 
 func (g *gatewayLimiter) style() style { return style{gateway: true} }
 
-// standardEstimate is what the standard deployment charges a request:
-// its estimated tokens, prompt − cached + max_tokens, unweighted.
-func standardEstimate(r *request, o *outcome) int64 {
-	return int64(r.PromptTokens - o.cached + r.MaxTokens)
+// standardEstimate is what the standard deployment charges a call: its
+// estimated tokens, prompt − cached + max_tokens, unweighted.
+func (c call) standardEstimate() int64 {
+	return int64(c.prompt - c.cached + c.maxTokens)
 }

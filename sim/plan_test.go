@@ -101,7 +101,7 @@ func runPlan(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, sprea
 		}
 		r := req
 		var o outcome
-		s.decidePTU(e.at, targetPTU, &call{req: &r}, &o)
+		s.decidePTU(e.at, targetPTU, false, &r, &o)
 		if !o.admitted {
 			res.waits[e.group] = append(res.waits[e.group], float64(s.wallMS(o.wait)))
 			continue
