@@ -135,3 +135,45 @@ func TestTPOTRisesNearSaturation(t *testing.T) {
 		}
 	})
 }
+
+// TestServingForgetsWhatCompleted: every admitted answer leaves the ones
+// in flight once complete, or once its client left — whole, streamed,
+// spilled, on the gateway — or the decode share would grow for good.
+func TestServingForgetsWhatCompleted(t *testing.T) {
+	for _, profile := range []string{ProfilePTU, ProfileGateway} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := servingConfig()
+			cfg.Profile = profile
+			cfg.SpilloverDeployment = "std"
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := range 40 {
+				wg.Go(func() {
+					body := `{"messages":[{"role":"user","content":"hello"}],"max_tokens":200,"stream":` + strconv.FormatBool(i%2 == 0) + `}`
+					path := azurePath
+					if i%5 == 0 {
+						path = "/openai/deployments/std/chat/completions?api-version=2024-10-21"
+					}
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					if i%3 == 0 { // a client that leaves mid-answer
+						go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+					}
+					r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)).WithContext(ctx)
+					r.Header.Set("Api-Key", "k"+strconv.Itoa(i%4))
+					s.ServeHTTP(&chunkClock{h: http.Header{}}, r)
+				})
+			}
+			wg.Wait()
+			s.mu.Lock()
+			active, backlog := s.serving.active, s.serving.backlog
+			s.mu.Unlock()
+			if active != 0 || s.Stats().Admitted == 0 {
+				t.Errorf("%s: %d answers still in flight after all returned (%d admitted; prefill backlog %.0f)", profile, active, s.Stats().Admitted, backlog)
+			}
+		})
+	}
+}
