@@ -334,7 +334,8 @@ func TestProfileKeysAreFlagNames(t *testing.T) {
 		}
 	}
 	// The run's settings, not the deployment's: a profile never holds them.
-	run := map[string]bool{"Deployment": true, "TimeScale": true, "Seed": true, "RequireKey": true, "WitnessBudget": true, "MaxKeys": true}
+	// Tokens is the client's vocabulary, which a twin takes from the run.
+	run := map[string]bool{"Deployment": true, "TimeScale": true, "Seed": true, "RequireKey": true, "WitnessBudget": true, "MaxKeys": true, "Tokens": true}
 	for field, flag := range simFlags {
 		if _, ok := keys[flag]; !ok && !run[field] {
 			t.Errorf("--sim-%s (%s) is no key of a profile file", flag, field)

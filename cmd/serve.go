@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -31,6 +32,14 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	}
 	if err := s.cfg.Validate(); err != nil {
 		return settingError(err, simFlagNames("sim-"))
+	}
+	if s.cfg.Tokens == nil {
+		// No client to follow: the vocabulary of the deployment's name.
+		tok, err := tokenize.Get(tokenize.Default(s.cfg.Deployment))
+		if err != nil {
+			return &ExitError{Code: ExitFailure, Err: err}
+		}
+		s.cfg.Tokens = tok
 	}
 	if _, port, err := net.SplitHostPort(s.addr); err != nil || !validPort(port) {
 		return usageError("--addr %q: want host:port with a port from 0 to 65535, e.g. %s", s.addr, DefaultServeAddr)

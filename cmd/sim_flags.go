@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -55,6 +57,7 @@ var simFlags = map[string]string{
 	"ColdDrainPct":        "cold-drain-pct",
 	"ColdAfter":           "cold-after",
 	"MaxKeys":             "max-keys",
+	"Tokens":              "tokenizer",
 }
 
 // simFlagName is the flag that sets the sim.Config field named field:
@@ -98,8 +101,8 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	fs.Float64Var(&c.BurstPct, n("BurstPct"), c.BurstPct, "burst allowance over 100% utilization, percent of capacity (spent, then earned back)")
 	fs.DurationVar(&c.BurstRefill, n("BurstRefill"), c.BurstRefill, "time for a fully spent burst allowance to come back")
 	fs.IntVar(&c.DefaultMaxTokens, n("DefaultMaxTokens"), c.DefaultMaxTokens, "output budget assumed when a request sets no max_tokens")
-	fs.DurationVar(&c.TTFT, n("TTFT"), c.TTFT, "time to first token")
-	fs.DurationVar(&c.TPOT, n("TPOT"), c.TPOT, "time per output token")
+	fs.DurationVar(&c.TTFT, n("TTFT"), c.TTFT, "time to first token of a 1,000-token prompt on an idle deployment (longer prompts, and prompts queued behind others, wait longer)")
+	fs.DurationVar(&c.TPOT, n("TPOT"), c.TPOT, "time per output token far from saturation (with more answers in flight than the deployment decodes at this pace, each gets its share)")
 	fs.Float64Var(&c.TimeScale, n("TimeScale"), c.TimeScale, "run the model clock this many times faster than the wall clock (at most "+strconv.Itoa(sim.MaxTimeScale)+": faster, the wall clock's own milliseconds distort the model)")
 	fs.Int64Var(&c.Seed, n("Seed"), c.Seed, "seed for completion lengths and faults")
 	fs.Float64Var(&c.FaultRate, n("FaultRate"), c.FaultRate, "share of requests (0..1) answered with an injected fault")
@@ -127,6 +130,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	fs.Float64Var(&c.ColdDrainPct, n("ColdDrainPct"), c.ColdDrainPct, "ptu: the drain a cold deployment forecasts the waits it advises at, percent of its drain (0: off, the drain itself)")
 	fs.DurationVar(&c.ColdAfter, n("ColdAfter"), c.ColdAfter, "ptu: a deployment that has completed no request for this long is cold (with --sim-cold-drain-pct)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
+	fs.Var(&tokenizerValue{c: c}, n("Tokens"), "the vocabulary prompts are counted in, as the deployment counts them: "+tokenize.O200kBase+", "+tokenize.Cl100kBase+" (with the chat format's overhead, 4 a message and 3) or "+simChars+" (4 characters a token, no overhead); default: serve counts in its deployment name's vocabulary (o200k_base for gpt-4o names and most others), a traffic command's embedded simulator as its client counts")
 	for field := range simFlags {
 		_ = fs.SetAnnotation(n(field), simAnnotation, []string{"true"})
 	}
@@ -218,6 +222,37 @@ func (p *simProfile) resolve() error {
 
 // faultsValue is the pflag.Value of --faults; it parses as it is set so a
 // typo is a usage error naming the flag.
+// simChars is --sim-tokenizer's name of the rule of 4 characters a token.
+const simChars = "chars"
+
+// tokenizerValue is --sim-tokenizer: a vocabulary's name, or simChars.
+type tokenizerValue struct {
+	c    *sim.Config
+	name string
+}
+
+func (v *tokenizerValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.name
+}
+
+func (v *tokenizerValue) Set(s string) error {
+	if s == simChars {
+		v.c.Tokens, v.name = sim.Chars, s
+		return nil
+	}
+	tok, err := tokenize.Get(s)
+	if err != nil {
+		return fmt.Errorf("want %s, %s or %s", tokenize.O200kBase, tokenize.Cl100kBase, simChars)
+	}
+	v.c.Tokens, v.name = tok, s
+	return nil
+}
+
+func (v *tokenizerValue) Type() string { return "name" }
+
 type faultsValue struct{ c *sim.Config }
 
 func (v *faultsValue) String() string {

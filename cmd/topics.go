@@ -66,6 +66,15 @@ wave that overruns a rested deployment seconds, and every later refusal one
 request's overshoot; --sim-profile ptu is the model of earlier releases.
 The other commands run ptu.
 
+Tokens and time: a prompt costs its tokens in --sim-tokenizer's vocabulary
+(with the chat format's 4 tokens a message and 3), or 4 characters a token.
+An answer's first token comes --sim-ttft after a 1,000-token prompt on an
+idle deployment, later for a longer prompt (prefill at 100 tokens/s a PTU)
+and for prompts queued before it; its tokens come --sim-tpot apart until
+more answers are in flight than the deployment decodes at that pace
+(its drain over --sim-output-weight, in output tokens/s), then each gets its
+share. A stream sends each chunk when its last token is decoded.
+
 Flags:
 `)
 	fs := pflag.NewFlagSet("simulator", pflag.ContinueOnError)

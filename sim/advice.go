@@ -304,7 +304,7 @@ func (s *Server) answerOf(l limits, refused bool, wait time.Duration) answer {
 	retry := !s.cfg.OmitRetryHeaders
 	switch s.cfg.Dialect {
 	case DialectAzure:
-		if s.cfg.Profile == ProfileGateway {
+		if s.style.gateway {
 			a.retryAfter = retry && s.cfg.GatewayRetryAfter
 		} else {
 			a.retryAfterMS, a.retryAfter = retry, retry

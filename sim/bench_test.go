@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,7 +31,22 @@ func benchServer(b *testing.B, overloaded bool) (*Server, string) {
 }
 
 func benchServe(b *testing.B, overloaded bool, want int) {
+	benchServeWith(b, overloaded, want, nil, 0)
+}
+
+// benchServeWith is benchServe with a tokenizer (tokens) and, when
+// counted > 0, every request carrying its count (WithPromptTokens), as
+// the policy lab's and fit's do. Each request's prompt is the client's
+// kind: a lead of its own, then a filler all share.
+func benchServeWith(b *testing.B, overloaded bool, want int, tokens TokenCounter, counted int) {
 	s, body := benchServer(b, overloaded)
+	if tokens != nil {
+		s.tokens = newTokenMemo(tokens)
+	}
+	if tokens != nil || counted > 0 {
+		benchUnique(b, s, want, counted)
+		return
+	}
 	// Fill the bucket once so every later request finds it over 100%.
 	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", azurePath, strings.NewReader(body)))
 	b.ReportAllocs()
@@ -61,4 +78,56 @@ func BenchmarkParseRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchUnique serves requests whose prompts differ in their lead.
+func benchUnique(b *testing.B, s *Server, want, counted int) {
+	bodies := make([]string, 256)
+	for i := range bodies {
+		bodies[i] = `{"messages":[{"role":"user","content":"` + syntheticPrompt(i, 1000) + `"}],"max_tokens":100}`
+	}
+	ctx := context.Background()
+	if counted > 0 {
+		ctx = WithPromptTokens(ctx, counted)
+	}
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", azurePath, strings.NewReader(bodies[0])))
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bodies[0])))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest("POST", azurePath, strings.NewReader(bodies[seq.Add(1)%int64(len(bodies))]))
+			s.ServeHTTP(rec, r.WithContext(ctx))
+			if rec.Code != want {
+				b.Fatalf("status %d, want %d", rec.Code, want)
+			}
+		}
+	})
+}
+
+// BenchmarkServe200Unique is the admission path on prompts that differ
+// in their lead, counted by characters.
+func BenchmarkServe200Unique(b *testing.B) {
+	s, _ := benchServer(b, false)
+	benchUnique(b, s, http.StatusOK, 0)
+}
+
+// BenchmarkServe200Tokenizer is the admission path counting each
+// request's prompt under o200k_base: the lead's chunk counted, the
+// filler's remembered.
+func BenchmarkServe200Tokenizer(b *testing.B) {
+	benchServeWith(b, false, http.StatusOK, o200k(b), 0)
+}
+
+// BenchmarkServe200Counted is the admission path of an in-process caller
+// that gives its count: the body is not counted.
+func BenchmarkServe200Counted(b *testing.B) {
+	benchServeWith(b, false, http.StatusOK, o200k(b), 1000)
+}
+
+// BenchmarkServe429Tokenizer is the refusal path counting under
+// o200k_base.
+func BenchmarkServe429Tokenizer(b *testing.B) {
+	benchServeWith(b, true, http.StatusTooManyRequests, o200k(b), 0)
 }

@@ -121,7 +121,11 @@ type Config struct {
 	// neither max_tokens nor max_completion_tokens.
 	DefaultMaxTokens int
 
-	// TTFT and TPOT make latency: TTFT + completion tokens × TPOT.
+	// TTFT and TPOT are the time to first token of a 1,000-token prompt
+	// (PrefillRefTokens) on an idle deployment and the time per output
+	// token far from saturation: a whole answer takes TTFT + completion
+	// tokens × TPOT there; longer prompts, a prompt queue and many
+	// answers in flight take longer (the package doc, "Timing").
 	TTFT, TPOT time.Duration
 	// TimeScale runs the model clock that many times faster than the wall
 	// clock (real clock only); advised waits are converted back to wall time.
@@ -198,6 +202,14 @@ type Config struct {
 	// Clock is the model clock; nil means the wall clock run TimeScale
 	// times faster.
 	Clock Clock
+
+	// Tokens counts a prompt's text in tokens, as the deployment's
+	// tokenizer does (with the chat format's overhead on the chat and
+	// Responses routes: 4 a message and 3 for the reply); nil (or Chars)
+	// keeps the rule of 4 characters a token, with no overhead. Like
+	// Clock it is wired in, not a setting of a profile: the commands give
+	// it the vocabulary the client counts in (--sim-tokenizer).
+	Tokens TokenCounter
 
 	// ProfileSource names the profile these settings were read from (a
 	// named profile, or a profile file's base name; OpenProfile), and Fit

@@ -22,7 +22,7 @@ type route struct {
 // route maps a request URL to an operation: the paths the dialect's SDKs
 // call, and on the gateway profile the dialect's other metered paths.
 func (s *Server) route(u *url.URL) route {
-	gw := s.cfg.Profile == ProfileGateway
+	gw := s.style.gateway
 	p := u.Path
 	switch s.cfg.Dialect {
 	case DialectOpenAI:
@@ -211,7 +211,7 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code, msg string)
 	case DialectGemini:
 		writeGoogleError(w, status, msg, nil)
 	default:
-		if s.cfg.Profile == ProfileGateway {
+		if s.style.gateway {
 			s.writeGatewayError(w, status, gatewayErrorType(status), msg)
 			return
 		}

@@ -8,6 +8,11 @@
 // azure, openai, anthropic, ietf, gemini): the admission model is the
 // same in each, only the paths and how a decision is written change.
 //
+// The admission model of each profile is one limiter (limiter.go: admit
+// or refuse with the advised wait, complete, report), chosen once by New
+// from Config.Profile; the rest of the package — routes, dialects, the
+// witness, the answers — is the same whichever decides.
+//
 // It may import only the standard library and ptuprobe's internal
 // packages (jsonscan, sleep, valid). It never imports client, dispatch,
 // burst, schedule, analyze or report, nor anything of the command line:
@@ -40,8 +45,21 @@
 // response.output_text.delta and response.completed (with the usage)
 // (platform.openai.com/docs/api-reference/responses).
 //
-// Tokens: a prompt costs ceil(characters / 4) tokens over all message
-// contents. A leading system message of at least 1,024 tokens seen in
+// Tokens: a prompt costs its tokens under Config.Tokens, the vocabulary
+// the client counts in (wired in by the commands: --sim-tokenizer,
+// o200k_base or cl100k_base; the simulator imports none), plus the chat
+// format's overhead on the chat and Responses routes, 4 tokens a message
+// and 3 for the reply (OpenAI's cookbook, "How to count tokens with
+// tiktoken"), as Azure's usage counts it. Without one (nil, or Chars) it
+// costs ceil(characters / 4) over all message contents and no overhead,
+// the rule a client without a tokenizer can reproduce. The count is cheap
+// on every path: a prompt's text is counted in chunks cut where the
+// vocabularies cannot join two tokens (before a space between two
+// letters), each remembered by its digest, so a shared system message or
+// the synthetic filler every request takes a prefix of is counted once
+// and a request's own lead alone (tokens.go); an in-process caller (the
+// policy lab, fit) gives its count with the request (WithPromptTokens)
+// and the body is not counted at all. A leading system message of at least 1,024 tokens seen in
 // the last 5 minutes is reported as cached, in 128-token steps
 // (usage.prompt_tokens_details.cached_tokens), and discounted.
 //
@@ -63,7 +81,8 @@
 // and {"error":{"code":"429","message":"… Please retry after N
 // seconds."}}. When the response completes the estimate is replaced by
 // the actual cost. Completion length is drawn, seeded, uniformly between
-// 30% and 100% of the budget; latency = TTFT + completion × TPOT.
+// 30% and 100% of the budget; its latency is the serving model's (see
+// "Timing"): TTFT + completion × TPOT on an idle deployment.
 //
 // Why an allowance that is spent rather than a fixed higher threshold:
 // with a fixed threshold every refusal sees the level within one
@@ -73,6 +92,61 @@
 // well over 100% once — the first refusals after it wait for all of it to
 // drain — and afterwards refusals wait only for one request's overshoot.
 // That is the short-median, long-tail shape operators see.
+//
+// # Timing
+//
+// How long an admitted answer takes is a model of its own beside
+// admission (serving.go), sized by the deployment's PTU:
+//
+//	size    S    = max(PTU, 15)
+//	prefill R    = S × PrefillTokensPerPTU          prompt tokens/s (100 a PTU)
+//	decode  Cd   = S × TokensPerPTU ÷ 60 ÷ OutputWeight   output tokens/s, all answers
+//	full    N    = max(1, Cd × TPOT)                answers decoded at 1/TPOT each
+//	backlog B    = prompt tokens admitted and not yet read, draining at R
+//	TTFT(p)      = max(0, TTFT + (p − cached − 1,000) ÷ R) + B ÷ R
+//	TPOT(n)      = TPOT × max(1, n ÷ N)             n answers in flight
+//	whole answer = TTFT(p) + completion × TPOT(n at admission)
+//	stream       = token k at TTFT(p) + (k − 1) × TPOT(n of the moment)
+//
+// TTFT (--sim-ttft) is thus the time to first token of a prompt of 1,000
+// tokens (PrefillRefTokens, the client's default prompt) on an idle
+// deployment, and TPOT (--sim-tpot) the time per token of a deployment
+// far from saturation: both keep their meaning, and a deployment with
+// nothing queued and no more than N answers in flight serves exactly
+// them. A longer prompt waits (p − 1,000) ÷ R more for its first
+// token, a shorter one less (never below 0; cached tokens are not read
+// again), and a prompt admitted while others are still being read waits
+// for them first: R is the deployment's, read one prompt after another
+// (a fluid first-in first-out queue). Every answer in flight, being read
+// or decoded, holds a share of the decode: n of them need n ÷ TPOT
+// tokens a second, and past Cd each gets Cd ÷ n (at least one answer
+// decodes at TPOT, however small the deployment). A whole (not streamed)
+// answer's rate is fixed at its admission (one wait, so the policy
+// lab's virtual clock has one event an answer); a stream reads it again
+// at every chunk. A stream writes its headers and its first token at
+// TTFT(p), then its tokens up to 16 a chunk, each chunk flushed when its
+// last token is decoded.
+//
+// Sources and assumptions. PrefillTokensPerPTU = 100 (17,000 tokens/s at
+// the default 170 PTU: a 4,000-token prompt read in 235 ms) is an
+// assumption of the order public measurements of gpt-4o-class models'
+// time to first token against prompt length show (tens of microseconds a
+// prompt token), not a measurement of Azure's, scaled by the
+// deployment's size. Cd takes the PTU's own exchange rate: a deployment
+// sold for D weighted tokens a second, an output token weighing
+// OutputWeight input tokens, produces D ÷ OutputWeight output tokens a
+// second when output is all it does (2,361 at the defaults: N = 18.9
+// answers at 8 ms a token). S is at least Azure's smallest provisioned
+// deployment, 15 PTU (gpt-4o global and data zone, "Provisioned
+// throughput minimums"): a smaller PTU shapes admission only (the
+// referee's long-wait scenario drains a token a budget), not the
+// accelerators serving what it admits. The standard deployment (spillover) is a shared
+// pay-as-you-go pool that one caller does not load: its answers take
+// TTFT(p) without the backlog, and TPOT. TTFT and TPOT both 0 is an
+// instant deployment (the tests' and benchmarks'): no prefill, no
+// queue, no decode share. TestTTFTGrowsWithThePrompt and
+// TestTPOTRisesNearSaturation follow the arithmetic on the bubble's
+// clock.
 //
 // # Defaults and why
 //

@@ -69,8 +69,8 @@ type gatewayTicket struct {
 // is checked first, then the key; both must have room in both of their
 // windows; only then is the call charged to both. Refusals are never
 // queued. Called with s.mu held.
-func (s *Server) gatewayAdmit(now time.Time, ks *keyState, est int64) (gatewayTicket, gatewayRefusal, bool) {
-	org := s.orgs[ks.org]
+func (g *gatewayLimiter) gatewayAdmit(now time.Time, ks *keyState, est int64) (gatewayTicket, gatewayRefusal, bool) {
+	org := g.orgs[ks.org]
 	if r, ok := org.check(now, est, holderOrg); !ok {
 		return gatewayTicket{}, r, false
 	}

@@ -26,7 +26,8 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
-	o, ticket, refusal, tracked := s.gatewayDecide(key, v, est, rt.op != opImage, req.MaxTokens)
+	c := call{prompt: req.PromptTokens, maxTokens: req.MaxTokens, est: est, image: rt.op == opImage}
+	o, tracked := s.gatewayDecide(key, v, &c)
 	if !tracked {
 		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
 		return
@@ -37,7 +38,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
 	if !o.admitted {
-		what := "your " + refusal.holder + "'s rate limit of " + refusal.limit
+		what := "your " + o.refusal.holder + "'s rate limit of " + o.refusal.limit
 		if s.cfg.Dialect != DialectAzure {
 			s.writeRefusal(w, &o.ans, what)
 			return
@@ -50,7 +51,12 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	s.writeLimits(h, &o.ans)
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	reconcile := func() { s.reconcileGateway(ticket, rt.op == opImage, int64(req.PromptTokens+o.completion)) }
+	reconcile := func() {
+		s.mu.Lock()
+		s.lim.complete(s.clock.Now(), c, o.admission, o.completion)
+		s.leave(&o)
+		s.mu.Unlock()
+	}
 	if rt.op == opImage {
 		if s.clock.Sleep(r.Context(), s.cfg.TTFT+time.Duration(req.Images)*imageLatency) != nil {
 			reconcile()
@@ -75,32 +81,31 @@ func (s *Server) serveTokenCount(w http.ResponseWriter, req request) {
 	w.Write([]byte("}\n"))
 }
 
-// gatewayDecide checks a call of estimated cost est against its key and
-// organization under the lock, charges it when admitted, and counts it.
-// tracked is false when the key table is full (the call is rejected).
-// A refusal advises the wait to the end of the refusing window, written
-// as the dialect writes it (o.ans); in the azure dialect only with
-// GatewayRetryAfter, as retry-after in whole seconds, rounded up.
-func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, maxTokens int) (o outcome, ticket *gatewayTicket, refusal gatewayRefusal, tracked bool) {
+// gatewayDecide checks call c against its key and organization under
+// the lock (the limiter's admit), and counts it. tracked is false when
+// the key table is full (the call is rejected). A refusal advises the
+// wait to the end of the refusing window, written as the dialect writes
+// it (o.ans); in the azure dialect only with GatewayRetryAfter, as
+// retry-after in whole seconds, rounded up.
+func (s *Server) gatewayDecide(key string, v visit, c *call) (o outcome, tracked bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	ks, ok := s.keys.lookup(key, s.cfg.GatewayOrgs, func() *ceiling {
-		return newCeiling(s.cfg.GatewayKeyRPS, s.cfg.GatewayKeyTPM)
-	})
+	ks, ok := s.lim.track(&s.keys, key)
 	if !ok {
 		s.n.untrackedKeys++
 		s.n.rejected++
-		return o, nil, refusal, false
+		return o, false
 	}
-	var t gatewayTicket
-	t, refusal, o.admitted = s.gatewayAdmit(now, ks, est)
-	ticket = &t
+	c.ks = ks
+	o.admission = s.lim.admit(now, *c)
 	if o.admitted {
 		s.n.admitted++
 		ks.admitted++
-		if completes {
-			o.completion = s.drawCompletion(maxTokens)
+		if !c.image {
+			o.completion = s.drawCompletion(c.maxTokens)
+			o.ttft, o.tpot = s.serving.admit(now, c.prompt, 0)
+			o.serving = true
 		}
 		s.seq++
 		o.id, o.created = s.seq, now.Unix()
@@ -108,36 +113,8 @@ func (s *Server) gatewayDecide(key string, v visit, est int64, completes bool, m
 		s.n.refused++
 		ks.refused++
 	}
-	o.ans = s.answerOf(gatewayLimits(now, s.orgs[ks.org], ks.limits, refusal, !o.admitted), !o.admitted, refusal.wait)
+	o.ans = s.answerOf(o.lim, !o.admitted, o.wait)
 	s.advice.record(&o.ans, int32(ks.index))
 	s.witness(ks, v, now, &o.ans)
-	o.remReq = min(s.orgs[ks.org].requests.remaining(), ks.limits.requests.remaining())
-	o.remTok = min(s.orgs[ks.org].tokens.remaining(), ks.limits.tokens.remaining())
-	return o, ticket, refusal, true
-}
-
-// reconcileGateway replaces a call's estimate with its actual tokens where
-// the counters are still on the minute it was charged to, and counts what
-// could and could not be corrected.
-func (s *Server) reconcileGateway(ticket *gatewayTicket, image bool, actual int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if image {
-		ticket.reportsNoTokens = true
-	}
-	ticket.reconcile(actual)
-	switch {
-	case ticket.reportsNoTokens:
-	case ticket.correctedOrg && ticket.correctedKey:
-		s.n.reconciledOrg++
-		s.n.reconciledKey++
-	default:
-		if ticket.correctedOrg {
-			s.n.reconciledOrg++
-		}
-		if ticket.correctedKey {
-			s.n.reconciledKey++
-		}
-		s.n.reconcileMissed++
-	}
+	return o, true
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
@@ -18,16 +17,16 @@ func (f *fields) geminiRequest(defaultMax int) (request, error) {
 	if !f.contents.seen {
 		return r, badRequest("contents is not specified")
 	}
-	chars, system := f.contents.chars, f.systemInstruction.set()
+	size, system := f.contents.size, f.systemInstruction.set()
 	if system {
-		chars += f.systemInstruction.chars
+		size = size.plus(f.systemInstruction.size)
 	}
-	r.countPrompt(chars, f.systemInstruction, system)
+	r.countPrompt(f.tc, size, f.systemInstruction, system)
 	return r, r.setBudget(f.maxOutputTokens, defaultMax, "generationConfig.maxOutputTokens")
 }
 
 // scanContents reads Gemini's contents array; an element may be null.
-func scanContents(sc *jsonscan.Scanner) (messages, error) {
+func scanContents(sc *jsonscan.Scanner, tc *tokenMemo) (messages, error) {
 	var m messages
 	if sc.Null() {
 		return m, nil
@@ -37,8 +36,8 @@ func scanContents(sc *jsonscan.Scanner) (messages, error) {
 	}
 	err := sc.Array(func(i int) error {
 		m.seen = true
-		c, err := scanGeminiContent(sc)
-		m.chars += c.chars
+		c, err := scanGeminiContent(sc, tc)
+		m.size = m.size.plus(c.size)
 		return named(err, "contents[%d]", i)
 	})
 	return m, err
@@ -46,7 +45,7 @@ func scanContents(sc *jsonscan.Scanner) (messages, error) {
 
 // scanGeminiContent reads one Content, {"role":…,"parts":[{"text":…}]},
 // as the characters and raw bytes of its parts; null is absent.
-func scanGeminiContent(sc *jsonscan.Scanner) (c content, err error) {
+func scanGeminiContent(sc *jsonscan.Scanner, tc *tokenMemo) (c content, err error) {
 	if sc.Null() {
 		return content{}, nil
 	}
@@ -65,8 +64,8 @@ func scanGeminiContent(sc *jsonscan.Scanner) (c content, err error) {
 				}
 				return named(errors.New("must be an array"), "parts")
 			}
-			parts, err := scanContent(sc)
-			c.chars += parts.chars
+			parts, err := scanContent(sc, tc)
+			c.size = c.size.plus(parts.size)
 			if parts.raw != nil {
 				c.raw = parts.raw
 			}
@@ -161,7 +160,7 @@ func (a geminiAnswer) chunk(b []byte, text string, sent int, last bool) []byte {
 // elements of one JSON array.
 func (s *Server) streamGemini(w http.ResponseWriter, r *http.Request, sse bool, a geminiAnswer, done func()) {
 	ctx := r.Context()
-	flush, ok := s.beginStream(ctx, w, done, sse)
+	flush, ok := s.beginStream(ctx, w, a.o, done, sse)
 	if !ok {
 		return
 	}
@@ -183,27 +182,14 @@ func (s *Server) streamGemini(w http.ResponseWriter, r *http.Request, sse bool, 
 		flush()
 	}
 	var b []byte
-	completion := a.o.completion
-	for sent := 0; ; {
-		n := min(streamChunkTokens, completion-sent)
-		if n > 0 && s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return
-		}
-		text := fillerText(n)
-		sent += n
-		last := sent >= completion
-		if !last {
-			text += " "
-		}
+	if !s.decode(ctx, a.o, done, func(text string, sent int, last bool) {
 		if last {
 			done()
 		}
 		b = a.chunk(b[:0], text, sent, last)
 		emit(b)
-		if last {
-			break
-		}
+	}) {
+		return
 	}
 	if !sse {
 		w.Write([]byte("]\n"))

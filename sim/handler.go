@@ -23,10 +23,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	rng      *rand.Rand
-	bucket   bucket
-	standard *standard  // nil without spillover
-	orgs     []*ceiling // gateway only
-	fixed    *window    // window profile only
+	lim      limiter   // the profile's admission model, chosen once by New
+	style    style     // how it speaks (lim.style())
+	standard *standard // nil without spillover
 	cache    promptCache
 	keys     keyTable
 	advised  advisedWaits // the witness's memory of refusals
@@ -34,6 +33,8 @@ type Server struct {
 	late     latenessLog  // the witness's lateness of the last retries on time (herd.go)
 	bodySeed maphash.Seed
 	parsed   *parsedBodies    // the parse of recent bodies, for the retries that send them again
+	tokens   *tokenMemo       // Config.Tokens, remembered by chunk; nil: characters / 4
+	serving  serving          // how long admitted answers take (serving.go)
 	wall     func() time.Time // the wall clock absolute times are written against
 	n        counters
 	seq      uint64
@@ -63,25 +64,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Two words of seed so different seeds give unrelated streams.
 	s.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15))
-	s.bucket = newBucket(cfg)
-	s.bucket.tenant = newNeighbour(cfg.Neighbour(), cfg.Seed, s.clock.Now())
 	if cfg.SpilloverDeployment != "" {
 		s.standard = newStandard(cfg)
 	}
-	if cfg.Profile == ProfileGateway {
-		s.orgs = make([]*ceiling, cfg.GatewayOrgs)
-		for i := range s.orgs {
-			s.orgs[i] = newCeiling(cfg.GatewayOrgRPS, cfg.GatewayOrgTPM)
-		}
-	}
-	if cfg.Profile == ProfileWindow {
-		w := newWindow(cfg.WindowSize, int64(cfg.WindowLimit))
-		s.fixed = &w
-	}
+	s.lim = newLimiter(cfg, s.clock.Now(), s.standard, &s.n)
+	s.style = s.lim.style()
 	s.keys.max = cfg.MaxKeys
 	s.advised.max = MaxAdvisedWaits
 	s.advice.max = MaxAdvice
 	s.bodySeed, s.parsed = maphash.MakeSeed(), &parsedBodies{}
+	s.tokens = newTokenMemo(cfg.Tokens)
+	s.serving = newServing(cfg)
 	s.wall = time.Now
 	if c, ok := cfg.Clock.(interface{ Wall() time.Time }); ok {
 		// A virtual clock that says what wall time it stands for: the
@@ -158,7 +151,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = kindResponses
 	}
 	sum := maphash.Bytes(s.bodySeed, buf.Bytes())
-	req, err := s.parsed.parse(buf.Bytes(), sum, kind, s.cfg.DefaultMaxTokens)
+	tc := s.tokens
+	given, counted := promptTokensOf(r.Context())
+	if counted {
+		tc = nil // the caller counted the prompt: the body is not
+	}
+	req, err := s.parsed.parse(buf.Bytes(), sum, kind, s.cfg.DefaultMaxTokens, tc)
 	if err == nil && rt.op == opMessages && s.cfg.Dialect == DialectAnthropic && !req.MaxTokensSet {
 		err = badRequest("max_tokens: Field required")
 	}
@@ -173,8 +171,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.op == opGenerate {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
+	switch {
+	case counted:
+		req.PromptTokens, req.SystemTokens = given, min(req.SystemTokens, given)
+	case tc != nil && (rt.op == opChat || rt.op == opResponses):
+		req.PromptTokens += chatOverhead(req.Messages)
+	}
 	v := s.newVisit(key, sum, r.Header)
-	if s.cfg.Profile == ProfileGateway {
+	if s.style.gateway {
 		s.serveGateway(w, r, rt, req, key, v)
 		return
 	}
@@ -225,22 +229,16 @@ func (s *Server) arrive(w http.ResponseWriter, r *http.Request) (time.Time, bool
 
 // outcome is the model's decision about one request, taken under s.mu.
 type outcome struct {
-	admitted   bool
-	spilled    bool
-	standard   bool          // served (or refused) by the standard deployment
-	direct     bool          // sent to the standard deployment by name, not spilled
-	wait       time.Duration // model time, when refused
-	lim        limits        // the limits of the deployment or caller that answered
-	ans        answer        // what the answer writes about them, fixed at the decision
-	remReq     int64
-	remTok     int64
-	util       float64
+	admission         // the limiter's (or the standard deployment's) decision
+	direct     bool   // sent to the standard deployment by name, not spilled
+	ans        answer // what the answer writes about them, fixed at the decision
 	cached     int
 	completion int
 	estimate   float64
-	viaBurst   bool
 	id         uint64
 	created    int64
+	ttft, tpot time.Duration // admitted: its time to first token and per token (serving)
+	serving    bool          // admitted into s.serving: it leaves when complete
 }
 
 func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req request, key string, hasKey bool, v visit) {
@@ -256,7 +254,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 	var o outcome
 	s.mu.Lock()
 	now := s.clock.Now()
-	s.decidePTU(now, tgt, spill, &req, &o)
+	c := s.decidePTU(now, tgt, spill, &req, &o)
 	ks := s.trackKey(key, hasKey)
 	var keyIndex int32
 	if ks != nil {
@@ -290,13 +288,10 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 		}
 	}
 	s.writeLimits(h, &o.ans)
-	actual := s.cfg.EstimatedCost(req.PromptTokens, o.cached, o.completion)
 	done := func() {
-		if o.standard {
-			return // standard deployments count estimated tokens
-		}
 		s.mu.Lock()
-		s.bucket.correct(s.clock.Now(), actual-o.estimate)
+		s.lim.complete(s.clock.Now(), c, o.admission, o.completion)
+		s.leave(&o)
 		s.mu.Unlock()
 	}
 	s.respond(w, r, rt, &req, &o, done)
@@ -347,46 +342,25 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, rt route, req *
 	}
 }
 
-// decidePTU is the admission model for one arrival at now. Called with
-// s.mu held.
-func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, o *outcome) {
+// decidePTU is the decision on one arrival at now of a call routed as
+// the PTU profile routes it (ptu and window): the standard deployment
+// when the call names it, else the limiter. It returns the call as the
+// limiter saw it, for its completion. Called with s.mu held.
+func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, o *outcome) call {
 	o.cached = s.cache.cachedTokens(now, req)
 	o.estimate = s.cfg.EstimatedCost(req.PromptTokens, o.cached, req.MaxTokens)
-	stdEstimate := int64(req.PromptTokens - o.cached + req.MaxTokens)
+	c := call{prompt: req.PromptTokens, cached: o.cached, maxTokens: req.MaxTokens, estimate: o.estimate, spill: spill}
 	if tgt == targetStandard {
-		sv := s.standard.admit(now, stdEstimate)
+		sv := s.standard.admit(now, c.standardEstimate())
 		o.admitted, o.standard, o.direct, o.wait = sv.admitted, true, true, sv.wait
 		o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
 		o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
-	} else if s.fixed != nil {
-		s.decideWindow(now, o)
 	} else {
-		o.util = s.bucket.utilization(now) // as the request found it
-		v := s.bucket.admit(now, o.estimate)
-		o.admitted, o.viaBurst, o.wait = v.admitted, v.viaBurst, v.wait
-		o.lim = limits{tokens: s.bucket.quotaOf(now, s.cfg.BucketDepth), outputWeight: s.cfg.OutputWeight}
-		if !v.admitted && spill {
-			sv := s.standard.admit(now, stdEstimate)
-			o.standard = true
-			o.remReq, o.remTok = sv.remainingRequests, sv.remainingTokens
-			if sv.admitted {
-				o.admitted, o.spilled = true, true
-				o.lim = s.standard.limitsOf(now, false, false)
-				s.n.spilled++
-			} else {
-				// A retry can succeed as soon as either deployment has room;
-				// the answer reports the deployment that has it first.
-				if sv.wait < o.wait {
-					o.wait = sv.wait
-					o.lim = s.standard.limitsOf(now, sv.requestsRefused, sv.tokensRefused)
-				}
-				s.n.spillRefused++
-			}
-		}
+		o.admission = s.lim.admit(now, c)
 	}
 	if !o.admitted {
 		s.n.refused++
-		return
+		return c
 	}
 	s.n.admitted++
 	s.cache.remember(now, req)
@@ -394,6 +368,22 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 	s.seq++
 	o.id = s.seq
 	o.created = now.Unix()
+	if o.standard {
+		o.ttft, o.tpot = s.serving.idle(req.PromptTokens, o.cached)
+		return c
+	}
+	o.ttft, o.tpot = s.serving.admit(now, req.PromptTokens, o.cached)
+	o.serving = true
+	return c
+}
+
+// leave takes an admitted answer out of the ones in flight once it is
+// complete, or its client left. Called with s.mu held.
+func (s *Server) leave(o *outcome) {
+	if o.serving {
+		s.serving.leave()
+		o.serving = false
+	}
 }
 
 // drawCompletion draws a completion length uniformly from
@@ -423,16 +413,17 @@ func (s *Server) trackKey(key string, hasKey bool) *keyState {
 	if !hasKey {
 		key = ""
 	}
-	ks, ok := s.keys.lookup(key, 1, nil)
+	ks, ok := s.lim.track(&s.keys, key)
 	if !ok {
 		s.n.untrackedKeys++
 	}
 	return ks
 }
 
-// latency is the model time a completion of n tokens takes.
-func (s *Server) latency(n int) time.Duration {
-	return s.cfg.TTFT + time.Duration(n)*s.cfg.TPOT
+// latency is the model time o's whole answer takes: its time to first
+// token and its completion at the time per token of its admission.
+func latency(o *outcome) time.Duration {
+	return o.ttft + time.Duration(o.completion)*o.tpot
 }
 
 // wallMS converts a model-time wait to whole wall-clock milliseconds,

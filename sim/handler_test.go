@@ -217,14 +217,15 @@ func TestCorrectionBeforeDrain(t *testing.T) {
 	cfg.BucketDepth = 1000 * time.Second
 	cfg.TTFT = time.Millisecond
 	s, clk, ts := newSim(t, cfg)
-	done := goPost(t, ts.URL, azurePath, chatBody(400, 100))
+	// A prompt of PrefillRefTokens takes TTFT to its first token.
+	done := goPost(t, ts.URL, azurePath, chatBody(4*PrefillRefTokens, 100))
 	waitSleepers(t, clk, 1)
 	clk.Advance(time.Millisecond)
 	var cr chatResponse
 	if err := json.Unmarshal([]byte(<-done), &cr); err != nil {
 		t.Fatal(err)
 	}
-	want := 100 + float64(cr.Usage.CompletionTokens) - 0.001 // actual cost less 1 ms of drain
+	want := PrefillRefTokens + float64(cr.Usage.CompletionTokens) - 0.001 // actual cost less 1 ms of drain
 	if got := s.Stats().UtilizationPct * 1000 / 100; abs(got-want) > 1e-6 {
 		t.Errorf("level %.4f tokens, want %.4f", got, want)
 	}

@@ -25,31 +25,33 @@ const (
 )
 
 type parsedBody struct {
-	sum  uint64
-	kind bodyKind
-	max  int
-	body []byte // nil: empty
-	req  request
+	sum     uint64
+	kind    bodyKind
+	max     int
+	counted bool   // counted with the server's tokenizer
+	body    []byte // nil: empty
+	req     request
 }
 
-// parse is parseRequest(body, kind, defaultMax), from the cache when the
-// same body was parsed the same way last in its slot; sum is the body's
-// hash. Only a body that parses is kept.
-func (c *parsedBodies) parse(body []byte, sum uint64, kind bodyKind, defaultMax int) (request, error) {
+// parse is parseCounted(body, kind, defaultMax, tc), from the cache when
+// the same body was parsed the same way last in its slot; sum is the
+// body's hash. Only a body that parses is kept.
+func (c *parsedBodies) parse(body []byte, sum uint64, kind bodyKind, defaultMax int, tc *tokenMemo) (request, error) {
 	e := &c.slots[sum%parsedSlots]
+	counted := tc != nil
 	c.mu.Lock()
-	if e.body != nil && e.sum == sum && e.kind == kind && e.max == defaultMax && bytes.Equal(e.body, body) {
+	if e.body != nil && e.sum == sum && e.kind == kind && e.max == defaultMax && e.counted == counted && bytes.Equal(e.body, body) {
 		req := e.req
 		c.mu.Unlock()
 		return req, nil
 	}
 	c.mu.Unlock()
-	req, err := parseRequest(body, kind, defaultMax)
+	req, err := parseCounted(body, kind, defaultMax, tc)
 	if err != nil || len(body) > maxParsedBody {
 		return req, err
 	}
 	c.mu.Lock()
-	e.sum, e.kind, e.max, e.req = sum, kind, defaultMax, req
+	e.sum, e.kind, e.max, e.counted, e.req = sum, kind, defaultMax, counted, req
 	e.body = append(e.body[:0], body...)
 	c.mu.Unlock()
 	return req, nil

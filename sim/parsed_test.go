@@ -18,18 +18,18 @@ func FuzzParsedBodies(f *testing.F) {
 		kind := bodyKind(k % 5)
 		for _, body := range [][]byte{a, b, a, a, b} {
 			want, wantErr := parseRequest(body, kind, 100)
-			got, err := c.parse(body, maphash.Bytes(seed, body), kind, 100)
+			got, err := c.parse(body, maphash.Bytes(seed, body), kind, 100, nil)
 			if (err == nil) != (wantErr == nil) || got != want {
 				t.Fatalf("%q: cached %+v, %v; parseRequest %+v, %v", body, got, err, want, wantErr)
 			}
 		}
 		// Two bodies in one slot: each is its own, never the other's.
 		ra, _ := parseRequest(a, kind, 100)
-		if got, _ := c.parse(a, 1, kind, 100); got != ra {
+		if got, _ := c.parse(a, 1, kind, 100, nil); got != ra {
 			t.Fatalf("a in slot 1: %+v, want %+v", got, ra)
 		}
 		rb, errB := parseRequest(b, kind, 100)
-		if got, err := c.parse(b, 1, kind, 100); got != rb || (err == nil) != (errB == nil) {
+		if got, err := c.parse(b, 1, kind, 100, nil); got != rb || (err == nil) != (errB == nil) {
 			t.Fatalf("b in a's slot: %+v, want %+v", got, rb)
 		}
 	})

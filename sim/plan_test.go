@@ -94,7 +94,8 @@ func runPlan(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, sprea
 	for q.Len() > 0 {
 		e := heap.Pop(q).(planEvent)
 		if !e.arrival {
-			s.bucket.correct(e.at, e.delta)
+			s.lim.(*ptuLimiter).bucket.correct(e.at, e.delta)
+			s.serving.leave()
 			res.end = max(res.end, e.at.Sub(start))
 			continue
 		}
@@ -106,7 +107,7 @@ func runPlan(t testing.TB, cfg Config, jitterSeed uint64, promptChars int, sprea
 			continue
 		}
 		actual := cfg.EstimatedCost(r.PromptTokens, o.cached, o.completion)
-		heap.Push(q, planEvent{at: e.at.Add(s.latency(o.completion)), delta: actual - o.estimate})
+		heap.Push(q, planEvent{at: e.at.Add(latency(&o)), delta: actual - o.estimate})
 	}
 	return res
 }

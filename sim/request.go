@@ -8,9 +8,11 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 )
 
-// charsPerToken is the simulator's tokenizer: a token is about four
-// characters of English text. Good enough for admission arithmetic, and
-// what clients can reproduce without a tokenizer.
+// charsPerToken is the simulator's tokenizer when Config.Tokens is nil:
+// a token is about four characters of English text. Good enough for
+// admission arithmetic, and what clients can reproduce without a
+// tokenizer (ptuprobe's synthetic prompts are words of four characters,
+// one token each under o200k_base and cl100k_base).
 const charsPerToken = 4
 
 // request is what the model needs from a request body. Prompt text is
@@ -21,6 +23,7 @@ type request struct {
 	PromptTokens int
 	SystemTokens int      // tokens of the leading system message / system field
 	SystemDigest [32]byte // set only when SystemTokens >= cacheMinTokens
+	Messages     int      // the messages of the prompt (the chat format's overhead is per message)
 	MaxTokens    int      // resolved output budget
 	MaxTokensSet bool     // the body named the budget
 	Stream       bool
@@ -55,7 +58,13 @@ const (
 // input and its errors are one line a client can read; they never quote
 // the body.
 func parseRequest(body []byte, kind bodyKind, defaultMax int) (request, error) {
-	f, err := scanBody(body)
+	return parseCounted(body, kind, defaultMax, nil)
+}
+
+// parseCounted is parseRequest counting the prompt's text with tc (nil:
+// characters / 4).
+func parseCounted(body []byte, kind bodyKind, defaultMax int, tc *tokenMemo) (request, error) {
+	f, err := scanBody(body, tc)
 	if err != nil {
 		return request{}, err
 	}
@@ -115,23 +124,24 @@ func (f *fields) countRequest() (request, error) {
 	if !f.messages.seen {
 		return r, badRequest("'messages' must be a non-empty array")
 	}
-	chars := f.messages.chars
+	size := f.messages.size
 	system, hasSystem := f.messages.first, f.messages.firstSystem
 	if f.system.set() {
-		chars += f.system.chars
+		size = size.plus(f.system.size)
 		system, hasSystem = f.system, true
 	}
-	r.countPrompt(chars, system, hasSystem)
+	r.countPrompt(f.tc, size, system, hasSystem)
+	r.Messages = f.messages.count
 	return r, nil
 }
 
-// countPrompt sets the prompt's tokens from its characters, and, when it
-// has a leading system text, that text's tokens and (when long enough to
-// be cached) its digest.
-func (r *request) countPrompt(chars int, system content, hasSystem bool) {
-	r.PromptTokens = ceilDiv(chars, charsPerToken)
+// countPrompt sets the prompt's tokens from its size (its tokens under
+// tc, else its characters / 4), and, when it has a leading system text,
+// that text's tokens and (when long enough to be cached) its digest.
+func (r *request) countPrompt(tc *tokenMemo, size textSize, system content, hasSystem bool) {
+	r.PromptTokens = size.tokens(tc)
 	if hasSystem {
-		r.SystemTokens = ceilDiv(system.chars, charsPerToken)
+		r.SystemTokens = system.size.tokens(tc)
 		if r.SystemTokens >= cacheMinTokens {
 			r.SystemDigest = sha256.Sum256(system.raw)
 		}
@@ -142,10 +152,10 @@ func (r *request) countPrompt(chars int, system content, hasSystem bool) {
 // images, 1..10 (default 1).
 func (f *fields) imageRequest() (request, error) {
 	r := request{Model: f.model, Images: 1}
-	if !f.prompt.set() || f.prompt.chars == 0 {
+	if !f.prompt.set() || f.prompt.size.chars == 0 {
 		return r, badRequest("'prompt' must be a non-empty string")
 	}
-	r.PromptTokens = ceilDiv(f.prompt.chars, charsPerToken)
+	r.PromptTokens = f.prompt.size.tokens(f.tc)
 	if f.n.set {
 		if f.n.v < 1 || f.n.v > 10 {
 			return r, badRequest("'n' must be 1..10")
@@ -176,21 +186,24 @@ type fields struct {
 	inputText        content
 	instructions     content
 	maxOutputTokensR optInt
+
+	tc *tokenMemo // counts the text in tokens; nil: characters / 4
 }
 
 // messages is what the messages array holds for the model.
 type messages struct {
-	seen        bool    // at least one element
-	chars       int     // characters of every content
-	first       content // the first message's content
-	firstSystem bool    // the first message's role is system or developer
+	seen        bool     // at least one element
+	count       int      // elements that are messages (not null)
+	size        textSize // of every content
+	first       content  // the first message's content
+	firstSystem bool     // the first message's role is system or developer
 }
 
 // content is a scanned message content, system field or prompt: its
-// characters, and its raw bytes for the prompt cache's digest.
+// size, and its raw bytes for the prompt cache's digest.
 type content struct {
-	chars int
-	raw   []byte // nil when absent or null
+	size textSize
+	raw  []byte // nil when absent or null
 }
 
 func (c content) set() bool { return c.raw != nil }
@@ -204,8 +217,8 @@ type optInt struct {
 // scanBody reads every field the simulator knows from a JSON object and
 // skips the rest, with the hand-written scanner: a refusal needs only
 // character counts, and encoding/json would cost most of its budget.
-func scanBody(body []byte) (fields, error) {
-	var f fields
+func scanBody(body []byte, tc *tokenMemo) (fields, error) {
+	f := fields{tc: tc}
 	sc := jsonscan.New(body)
 	if sc.Peek() != '{' {
 		return f, badRequest("body must be a JSON object")
@@ -232,12 +245,12 @@ func (f *fields) scanField(sc *jsonscan.Scanner, key []byte) error {
 	case "model":
 		err = f.scanModel(sc)
 	case "messages":
-		f.messages, err = scanMessages(sc)
+		f.messages, err = scanMessages(sc, f.tc)
 		return err // names the element at fault itself
 	case "system":
-		f.system, err = scanContent(sc)
+		f.system, err = scanContent(sc, f.tc)
 	case "prompt":
-		f.prompt, err = scanContent(sc)
+		f.prompt, err = scanContent(sc, f.tc)
 	case "max_tokens":
 		f.maxTokens, err = scanOptInt(sc)
 	case "max_completion_tokens":
@@ -249,16 +262,16 @@ func (f *fields) scanField(sc *jsonscan.Scanner, key []byte) error {
 	case "stream_options":
 		return f.scanStreamOptions(sc)
 	case "contents":
-		f.contents, err = scanContents(sc)
+		f.contents, err = scanContents(sc, f.tc)
 		return err // names the element at fault itself
 	case "systemInstruction", "system_instruction":
-		f.systemInstruction, err = scanGeminiContent(sc)
+		f.systemInstruction, err = scanGeminiContent(sc, f.tc)
 	case "generationConfig", "generation_config":
 		return f.scanGenerationConfig(sc)
 	case "input":
 		return f.scanInput(sc)
 	case "instructions":
-		f.instructions, err = scanContent(sc)
+		f.instructions, err = scanContent(sc, f.tc)
 	case "max_output_tokens":
 		f.maxOutputTokensR, err = scanOptInt(sc)
 	default:
@@ -304,7 +317,7 @@ func (f *fields) scanStreamOptions(sc *jsonscan.Scanner) error {
 }
 
 // scanMessages reads the messages array; an element may be null.
-func scanMessages(sc *jsonscan.Scanner) (messages, error) {
+func scanMessages(sc *jsonscan.Scanner, tc *tokenMemo) (messages, error) {
 	var m messages
 	if sc.Null() {
 		return m, nil
@@ -314,20 +327,21 @@ func scanMessages(sc *jsonscan.Scanner) (messages, error) {
 	}
 	err := sc.Array(func(i int) error {
 		m.seen = true
-		return m.scanMessage(sc, i)
+		return m.scanMessage(sc, i, tc)
 	})
 	return m, err
 }
 
 // scanMessage reads message i: its content's characters count, and the
 // first message's role and content are kept for the prompt cache.
-func (m *messages) scanMessage(sc *jsonscan.Scanner, i int) error {
+func (m *messages) scanMessage(sc *jsonscan.Scanner, i int, tc *tokenMemo) error {
 	if sc.Null() {
 		return nil
 	}
 	if sc.Peek() != '{' {
 		return named(errNotObject, "messages[%d]", i)
 	}
+	m.count++
 	return sc.Object(func(key []byte) error {
 		switch string(key) {
 		case "role":
@@ -343,11 +357,11 @@ func (m *messages) scanMessage(sc *jsonscan.Scanner, i int) error {
 			}
 			return nil
 		case "content":
-			c, err := scanContent(sc)
+			c, err := scanContent(sc, tc)
 			if err != nil {
 				return named(err, "messages[%d].content", i)
 			}
-			m.chars += c.chars
+			m.size = m.size.plus(c.size)
 			if i == 0 {
 				m.first = c
 			}
@@ -365,21 +379,21 @@ var (
 )
 
 // scanContent reads a content — a string, an array of parts whose "text"
-// fields count, or null — as its characters and raw bytes.
-func scanContent(sc *jsonscan.Scanner) (c content, err error) {
+// fields count, or null — as its size and raw bytes.
+func scanContent(sc *jsonscan.Scanner, tc *tokenMemo) (c content, err error) {
 	switch sc.Peek() {
 	case 'n':
 		if sc.Null() {
 			return content{}, nil
 		}
 	case '"':
-		c.raw, err = sc.Capture(func() (err error) { c.chars, err = sc.Chars(); return err })
+		c.size, c.raw, err = scanText(sc, tc)
 		return c, err
 	case '[':
 		c.raw, err = sc.Capture(func() error {
 			return sc.Array(func(int) error {
-				n, err := scanTextPart(sc)
-				c.chars += n
+				n, err := scanTextPart(sc, tc)
+				c.size = c.size.plus(n)
 				return err
 			})
 		})
@@ -393,15 +407,15 @@ func scanContent(sc *jsonscan.Scanner) (c content, err error) {
 
 // scanTextPart counts the "text" of one part of a content array; a part
 // that is not an object (or null) is refused.
-func scanTextPart(sc *jsonscan.Scanner) (chars int, err error) {
+func scanTextPart(sc *jsonscan.Scanner, tc *tokenMemo) (size textSize, err error) {
 	if sc.Null() {
-		return 0, nil
+		return size, nil
 	}
 	if sc.Peek() != '{' {
 		if err := sc.Skip(); err != nil {
-			return 0, err
+			return size, err
 		}
-		return 0, errNotParts
+		return size, errNotParts
 	}
 	err = sc.Object(func(key []byte) error {
 		if string(key) != "text" {
@@ -410,11 +424,11 @@ func scanTextPart(sc *jsonscan.Scanner) (chars int, err error) {
 		if sc.Null() {
 			return nil
 		}
-		n, err := sc.Chars()
-		chars += n
+		n, _, err := scanText(sc, tc)
+		size = size.plus(n)
 		return err
 	})
-	return chars, err
+	return size, err
 }
 
 // scanInput reads the Responses API's "input": a string (one user
@@ -422,10 +436,10 @@ func scanTextPart(sc *jsonscan.Scanner) (chars int, err error) {
 func (f *fields) scanInput(sc *jsonscan.Scanner) error {
 	if sc.Peek() == '[' {
 		var err error
-		f.input, err = scanMessages(sc)
+		f.input, err = scanMessages(sc, f.tc)
 		return err
 	}
-	c, err := scanContent(sc)
+	c, err := scanContent(sc, f.tc)
 	if errors.Is(err, errNotParts) {
 		err = errors.New("must be a string or an array of messages")
 	}
@@ -442,13 +456,18 @@ func (f *fields) responsesRequest(defaultMax int) (request, error) {
 	if !f.input.seen && !f.inputText.set() {
 		return r, badRequest("'input' must be a string or a non-empty array")
 	}
-	chars := f.input.chars + f.inputText.chars
+	size := f.input.size.plus(f.inputText.size)
+	r.Messages = f.input.count
+	if f.inputText.set() {
+		r.Messages++ // a string input is one user message
+	}
 	system, hasSystem := f.input.first, f.input.firstSystem
 	if f.instructions.set() {
-		chars += f.instructions.chars
+		size = size.plus(f.instructions.size)
 		system, hasSystem = f.instructions, true
+		r.Messages++ // instructions are a system message
 	}
-	r.countPrompt(chars, system, hasSystem)
+	r.countPrompt(f.tc, size, system, hasSystem)
 	if err := r.setBudget(f.maxOutputTokensR, defaultMax, "max_output_tokens"); err != nil {
 		return r, err
 	}

@@ -186,7 +186,7 @@ func resetConnection(w http.ResponseWriter) {
 // completes, and writes JSON or server-sent events.
 func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *request, o *outcome, done func()) {
 	h := w.Header()
-	if s.cfg.UtilizationHeader && s.cfg.Profile == ProfilePTU && !o.standard {
+	if s.cfg.UtilizationHeader && s.style.utilization && !o.standard {
 		h["Azure-Openai-Deployment-Utilization"] = []string{formatUtil(o.util)}
 	}
 	ctx := r.Context()
@@ -206,7 +206,7 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		w.Write(b)
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done, true)
+	flush, ok := s.beginStream(ctx, w, o, done, true)
 	if !ok {
 		return
 	}
@@ -297,7 +297,7 @@ func (s *Server) respondMessage(w http.ResponseWriter, r *http.Request, req *req
 		w.Write(append(b, "}}\n"...))
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done, true)
+	flush, ok := s.beginStream(ctx, w, o, done, true)
 	if !ok {
 		return
 	}
@@ -334,25 +334,9 @@ func (s *Server) writeImages(w http.ResponseWriter, n int, created int64) {
 	w.Write(append(b, "]}\n"...))
 }
 
-// streamText waits, chunk by chunk, the time to generate o's completion
-// (streamChunkTokens a chunk, TPOT a token) and hands each chunk's text
-// to emit, a space after all but the last. It returns false, having
-// called done, when the client went away.
+// streamText is decode handing emit each chunk's text alone.
 func (s *Server) streamText(ctx context.Context, o *outcome, done func(), emit func(text string)) bool {
-	for sent := 0; sent < o.completion; {
-		n := min(streamChunkTokens, o.completion-sent)
-		if s.clock.Sleep(ctx, time.Duration(n)*s.cfg.TPOT) != nil {
-			done()
-			return false
-		}
-		text := fillerText(n)
-		if sent+n < o.completion {
-			text += " "
-		}
-		emit(text)
-		sent += n
-	}
-	return true
+	return s.decode(ctx, o, done, func(text string, _ int, _ bool) { emit(text) })
 }
 
 // beginWhole starts an answer sent whole, not streamed: it waits the
@@ -360,7 +344,7 @@ func (s *Server) streamText(ctx context.Context, o *outcome, done func(), emit f
 // or the client went away during the wait: then it returns false) and
 // names the JSON body to come.
 func (s *Server) beginWhole(ctx context.Context, w http.ResponseWriter, o *outcome, done func()) bool {
-	err := s.clock.Sleep(ctx, s.latency(o.completion))
+	err := s.clock.Sleep(ctx, latency(o))
 	done()
 	if err != nil {
 		return false
@@ -369,12 +353,12 @@ func (s *Server) beginWhole(ctx context.Context, w http.ResponseWriter, o *outco
 	return true
 }
 
-// beginStream waits the time to first token, then sends the headers of a
-// stream: server-sent events (sse), else a JSON body written in parts
+// beginStream waits o's time to first token, then sends the headers of
+// a stream: server-sent events (sse), else a JSON body written in parts
 // (Gemini's streamed array). It returns a flush for each event, or false
 // (after calling done) when the client went away during the wait.
-func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, done func(), sse bool) (func(), bool) {
-	if s.clock.Sleep(ctx, s.cfg.TTFT) != nil {
+func (s *Server) beginStream(ctx context.Context, w http.ResponseWriter, o *outcome, done func(), sse bool) (func(), bool) {
+	if s.clock.Sleep(ctx, o.ttft) != nil {
 		done()
 		return nil, false
 	}

@@ -21,7 +21,7 @@ func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, req *re
 		w.Write(append(b, '\n'))
 		return
 	}
-	flush, ok := s.beginStream(ctx, w, done, true)
+	flush, ok := s.beginStream(ctx, w, o, done, true)
 	if !ok {
 		return
 	}

@@ -180,18 +180,9 @@ func (s *Server) counted() Stats {
 		AdviceEvicted:       s.advice.evicted,
 		Keys:                make([]KeyStats, 0, len(s.keys.order)),
 	}
-	if s.cfg.Profile == ProfilePTU {
-		st.UtilizationPct = s.bucket.utilization(now)
-		st.BurstAllowance = s.bucket.allowanceLeft(now)
-		if n := s.bucket.tenant; n != nil {
-			st.NeighbourBatches = n.batches
-		}
-	}
+	s.lim.report(now, &st)
 	if s.standard != nil {
 		st.Standard = &CeilingStats{Name: "standard", RequestsThisSecond: s.standard.requests.used, TokensThisMinute: s.standard.tokens.used}
-	}
-	for i, o := range s.orgs {
-		st.Orgs = append(st.Orgs, CeilingStats{Name: "org-" + strconv.Itoa(i), RequestsThisSecond: o.requests.used, TokensThisMinute: o.tokens.used})
 	}
 	for _, k := range s.keys.order {
 		ks := KeyStats{

@@ -16,6 +16,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/memnet"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -200,6 +201,13 @@ func (t *Target) simConfig() sim.Config {
 	// outright; the two must agree, which Validate checks).
 	if d, ok := apiDialect[t.Spec.API]; ok && (c.Dialect == "" || c.Dialect == sim.DialectAzure) {
 		c.Dialect = d
+	}
+	// It counts prompts as its client does (--sim-tokenizer says otherwise):
+	// the vocabulary of the model or deployment named, as Azure counts them.
+	if c.Tokens == nil {
+		if tok, err := tokenize.Get(t.tokenizer()); err == nil {
+			c.Tokens = tok
+		}
 	}
 	return c
 }

@@ -127,9 +127,10 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	}
 	var out runOutcome
 	body := newLabBody(v.PromptTokens, v.MaxTokens)
+	counted := sim.WithPromptTokens(ctx, body.tokens()) // the body's count travels with it
 	arrivals := v.arrivals()
 	out.Each = make([]requestOutcome, len(arrivals))
-	r.Plan(epoch, arrivals, func(i int) { clients[i%len(clients)].request(ctx, i, body, v.Budget, &out) })
+	r.Plan(epoch, arrivals, func(i int) { clients[i%len(clients)].request(counted, i, body, v.Budget, &out) })
 	if err := r.Play(ctx); err != nil {
 		return runOutcome{}, err
 	}
@@ -321,6 +322,11 @@ type labBody struct {
 func newLabBody(promptTokens, maxTokens int) *labBody {
 	return &labBody{filler: strings.Repeat("sim ", max(promptTokens-3, 1)), maxTokens: maxTokens}
 }
+
+// tokens is a body's prompt in tokens: "sim " a token, and the lead's
+// thirteen characters at 4 a token, as the simulator counts them without
+// a tokenizer.
+func (b *labBody) tokens() int { return (len("lab 00000000 ") + len(b.filler) + 3) / 4 }
 
 func (b *labBody) of(seq int) []byte {
 	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d %s"}],"max_tokens":%d}`, seq, b.filler, b.maxTokens)
