@@ -14,9 +14,9 @@ import (
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/memnet"
+	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
-	"github.com/ptuprobe/ptuprobe/internal/tokenize"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
