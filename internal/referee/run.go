@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -106,6 +107,7 @@ func Run(ctx context.Context, j Job) (Verdict, []string, error) {
 	runsInFlight.Add(1)
 	defer runsInFlight.Add(-1)
 	env, withheld, unset := commandEnv(j.Env, refereeEnv(j.Dialect, running.URL, key, run), j.PassEnv)
+	j.Stdout, j.Stderr = lockOutputs(j.Stdout, j.Stderr)
 	began := time.Now()
 	end, err := runCommand(ctx, &j, env, run, func() { noteEnv(j.Stderr, j.Dialect, withheld, unset) })
 	if err != nil {
@@ -275,4 +277,47 @@ func startReason(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// lockedWriter serializes writes to w: the command's output, copied by
+// exec's goroutines when it is not a file, and the referee's own notes
+// share it.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lockOutputs makes the command's stdout and stderr safe to write from
+// the referee while the command runs: a file as it is (the kernel
+// serializes its writes, and exec hands it to the command), any other
+// writer behind a lock, one lock for both when they are the same writer.
+func lockOutputs(stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	wrap := func(w io.Writer) io.Writer {
+		if _, ok := w.(*os.File); ok || w == nil {
+			return w
+		}
+		return &lockedWriter{w: w}
+	}
+	if stdout != nil && sameWriter(stdout, stderr) {
+		w := wrap(stdout)
+		return w, w
+	}
+	return wrap(stdout), wrap(stderr)
+}
+
+// sameWriter is stdout == stderr, false for writers that cannot be
+// compared (a comparison of such would panic).
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
