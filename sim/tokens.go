@@ -44,6 +44,12 @@ const (
 // chatOverhead is the chat format's tokens around n messages' text.
 func chatOverhead(n int) int { return tokensPerMessage*n + tokensPerReply }
 
+// ChatOverhead is the chat format's tokens around n messages' text as the
+// simulator counts them with a tokenizer (4 a message and 3 for the
+// reply): what an in-process caller adds to a chat prompt's text to say
+// its count with WithPromptTokens as the wire would.
+func ChatOverhead(n int) int { return chatOverhead(n) }
+
 // promptTokensKey is the context key of WithPromptTokens.
 type promptTokensKey struct{}
 

@@ -419,16 +419,21 @@ type Events struct {
 
 // FromPlan makes the sends of the main job's default plan (charplan:
 // the burst waves, group burst-shaped, then the scheduled phases, group
-// scheduled-shaped), every send of promptTokens and maxTokens, and reads
+// scheduled-shaped), every send of promptTokens (and the chat format's
+// overhead, sim.ChatOverhead) and maxTokens, and reads
 // the targets from ev: each events group (after its labels) must be one
 // of the plan's groups.
 func FromPlan(ctx context.Context, plan string, ev Events, promptTokens, maxTokens int) (Sends, error) {
 	if plan != PlanCharacterize {
 		return Sends{}, valid.Errorf("Plan", "%q: the plan known is %s (the main job's)", clip(plan), PlanCharacterize)
 	}
+	// The deployment counts the chat format's overhead around the
+	// prompt's one message, as the main job's sends are counted on the
+	// wire (prompt_tokens_sent).
+	counted := promptTokens + sim.ChatOverhead(1)
 	run := Timeline{Plans: []Plan{
-		offsets(burst.NewPlan(charplan.Burst()), results.GroupBurst, promptTokens, maxTokens),
-		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, promptTokens, maxTokens),
+		offsets(burst.NewPlan(charplan.Burst()), results.GroupBurst, counted, maxTokens),
+		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, counted, maxTokens),
 	}}
 	tally := analyze.NewTally(false)
 	if err := tally.Read(ctx, ev.R, analyze.Input{Name: ev.Name, Ordinal: 1}, ev.Columns); err != nil {
