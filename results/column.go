@@ -73,6 +73,10 @@ var table = []column{
 	optionalCount("limit_tokens", func(r *Record) *int { return &r.LimitTokens }),
 	text("worker", func(r *Record) *string { return &r.Worker }),
 	optionalCount("prompt_tokens_sent", func(r *Record) *int { return &r.PromptTokensSent }),
+	decimal("ttft_ms", func(r *Record) *float64 { return &r.TTFTMS }),
+	decimal("itl_p50_ms", func(r *Record) *float64 { return &r.ITLP50MS }),
+	decimal("itl_max_ms", func(r *Record) *float64 { return &r.ITLMaxMS }),
+	decimal("tpot_ms", func(r *Record) *float64 { return &r.TPOTMS }),
 }
 
 // requiredColumns is how many leading columns every version of the file

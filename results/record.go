@@ -177,6 +177,18 @@ type Record struct {
 	// no usage, still carries its cost; None for an attempt never sent,
 	// or a body the sender did not build (raw).
 	PromptTokensSent int
+	// Token-level timing of a streamed answer, each in ms from the
+	// attempt's send like LatencyMS; None for an answer not streamed (and
+	// for a stream with no content event). TTFTMS is the first content
+	// token (never a role-only, keep-alive or prompt-filter event);
+	// ITLP50MS and ITLMaxMS the median and the largest gap between the
+	// answer's content events (None with fewer than two); TPOTMS is
+	// (LatencyMS − TTFTMS) / (output tokens − 1), vLLM's time per output
+	// token (None with one output token).
+	TTFTMS   float64
+	ITLP50MS float64
+	ITLMaxMS float64
+	TPOTMS   float64
 }
 
 // Decisions of a retry owner after an attempt (admission.Action).
@@ -223,6 +235,7 @@ func Blank() Record {
 		CompletionTokens: None, MaxTokens: None,
 		ResetRequestsMS: None, ResetTokensMS: None, LimitRequests: None, LimitTokens: None,
 		PromptTokensSent: None,
+		TTFTMS:           None, ITLP50MS: None, ITLMaxMS: None, TPOTMS: None,
 	}
 }
 

@@ -30,6 +30,7 @@ func sample(seq int) Record {
 	r.ResetRequestsMS, r.ResetTokensMS, r.LimitRequests, r.LimitTokens = 1000, 360000.5, 60, 150000
 	r.Worker = "1/4"
 	r.PromptTokensSent = 1007 + seq
+	r.TTFTMS, r.ITLP50MS, r.ITLMaxMS, r.TPOTMS = 20.5, 0.25, 9.125, 0.328
 	return r
 }
 

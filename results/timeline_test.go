@@ -76,7 +76,7 @@ func TestReadTimelines(t *testing.T) {
 	}
 	sent := recs[0]
 	sent.PromptTokensSent = 7
-	bad := strings.Replace(timelineFile(t, "", nil, sent), ",7\n", ",-3\n", 1)
+	bad := strings.Replace(timelineFile(t, "", nil, sent), ",7,,,,\n", ",-3,,,,\n", 1) // prompt_tokens_sent, then the four stream timings
 	if _, err := results.ReadTimelines(context.Background(), strings.NewReader(bad), "f", nil, 3); err == nil || !strings.Contains(err.Error(), "f line 2: column prompt_tokens_sent") {
 		t.Errorf("a bad count: %v", err)
 	}
