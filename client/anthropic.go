@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -214,4 +215,36 @@ func (s *anthropicStream) counted() tokens {
 		s.u.record(&k)
 	}
 	return k
+}
+
+// anthropicDialect is the Messages API.
+type anthropicDialect struct{}
+
+func (anthropicDialect) url(cfg *Config) (string, error) { return cfg.anthropicURL() }
+func (anthropicDialect) frame(cfg *Config, system string) (before, after string) {
+	return anthropicFrame(cfg, system)
+}
+func (anthropicDialect) line(cfg *Config, pl *promptLine) (pre, post []byte, err error) {
+	return anthropicLine(cfg, pl)
+}
+
+// overhead: the Messages API counts with a tokenizer of its own, whose
+// framing is not known.
+func (anthropicDialect) overhead(int) int { return 0 }
+func (anthropicDialect) ownCap() bool     { return true }
+func (anthropicDialect) header(cfg *Config, h http.Header) {
+	h.Set("anthropic-version", cfg.AnthropicVersion)
+}
+func (anthropicDialect) keys(string) []keyVar {
+	return []keyVar{{envAnthropicKey, anthropicKeyHeader}}
+}
+func (anthropicDialect) stream() streamUsage                    { return &anthropicStream{} }
+func (anthropicDialect) usage(b *bodyTail, rec *results.Record) { parseAnthropicUsage(b, rec) }
+
+// headBytes: a stream's input counts are in its first event.
+func (anthropicDialect) headBytes(stream bool) int {
+	if stream {
+		return keptHeadBytes
+	}
+	return 0
 }

@@ -199,25 +199,13 @@ func (b *bodyTail) release() {
 // newBody is what a response body is read into: its tail, and for an
 // Anthropic stream its head too.
 func (t *Target) newBody() bodyTail {
-	if t.cfg.API == APIAnthropic && t.cfg.Stream {
-		return bodyTail{headCap: keptHeadBytes}
-	}
-	return bodyTail{}
+	return bodyTail{headCap: dialectOf(t.cfg.API).headBytes(t.cfg.Stream)}
 }
 
 // parseUsage fills rec's token counts from a successful response body, in
 // the dialect of the target's API (raw targets are read as OpenAI's).
 func (t *Target) parseUsage(b *bodyTail, rec *results.Record) {
-	switch t.cfg.API {
-	case APIAnthropic:
-		parseAnthropicUsage(b, rec)
-	case APIGemini:
-		parseGeminiUsage(b, rec)
-	case APIResponses:
-		parseResponsesUsage(b, rec)
-	default:
-		parseUsage(b.buf, b.n <= keptBodyBytes, rec)
-	}
+	dialectOf(t.cfg.API).usage(b, rec)
 }
 
 type usage struct {

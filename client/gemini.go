@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -195,3 +196,26 @@ func (s *geminiStream) counted() tokens {
 	}
 	return k
 }
+
+// geminiDialect is the Gemini API's generateContent.
+type geminiDialect struct{}
+
+func (geminiDialect) url(cfg *Config) (string, error) { return cfg.geminiURL() }
+func (geminiDialect) frame(cfg *Config, system string) (before, after string) {
+	return geminiFrame(cfg, system)
+}
+func (geminiDialect) line(_ *Config, pl *promptLine) (pre, post []byte, err error) {
+	return geminiLine(pl)
+}
+
+// overhead: Gemini counts with a tokenizer of its own, whose framing is
+// not known.
+func (geminiDialect) overhead(int) int            { return 0 }
+func (geminiDialect) ownCap() bool                { return true }
+func (geminiDialect) header(*Config, http.Header) {}
+func (geminiDialect) keys(string) []keyVar {
+	return []keyVar{{envGeminiKey, geminiKeyHeader}}
+}
+func (geminiDialect) stream() streamUsage                    { return &geminiStream{} }
+func (geminiDialect) usage(b *bodyTail, rec *results.Record) { parseGeminiUsage(b, rec) }
+func (geminiDialect) headBytes(bool) int                     { return 0 }

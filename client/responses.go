@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -179,15 +180,32 @@ func (s *responsesStream) counted() tokens {
 	return k
 }
 
-// keyAPI is the API whose key rules apply to api: for responses, azure's
-// (api-key, or the Entra token as Bearer) with an Endpoint, else openai's
-// (OPENAI_API_KEY as Bearer).
-func keyAPI(api, endpoint string) string {
-	if api != APIResponses {
-		return api
-	}
-	if endpoint != "" {
-		return APIAzure
-	}
-	return APIOpenAI
+// responsesDialect is OpenAI's Responses API, and Azure OpenAI's v1
+// route to it (with Config.Endpoint).
+type responsesDialect struct{}
+
+func (responsesDialect) url(cfg *Config) (string, error) { return cfg.responsesURL() }
+func (responsesDialect) frame(cfg *Config, system string) (before, after string) {
+	return responsesFrame(cfg, system)
 }
+func (responsesDialect) line(cfg *Config, pl *promptLine) (pre, post []byte, err error) {
+	return responsesLine(cfg, pl)
+}
+
+// overhead: the string input is one user message, the instructions a
+// system one, counted as chat messages are.
+func (responsesDialect) overhead(messages int) int   { return chatDialect{}.overhead(messages) }
+func (responsesDialect) ownCap() bool                { return true }
+func (responsesDialect) header(*Config, http.Header) {}
+
+// keys are azure's (api-key, or the Entra token as Bearer) with an
+// Endpoint, else openai's (OPENAI_API_KEY as Bearer).
+func (responsesDialect) keys(endpoint string) []keyVar {
+	if endpoint != "" {
+		return azureDialect{}.keys(endpoint)
+	}
+	return openAIDialect{}.keys(endpoint)
+}
+func (responsesDialect) stream() streamUsage                    { return &responsesStream{} }
+func (responsesDialect) usage(b *bodyTail, rec *results.Record) { parseResponsesUsage(b, rec) }
+func (responsesDialect) headBytes(bool) int                     { return 0 }

@@ -39,19 +39,9 @@ const (
 // has come.
 const streamRead = 512
 
-// usageFor is the streamUsage of the target's API (raw targets are read
-// as OpenAI's).
-func (t *Target) usageFor() streamUsage {
-	switch t.cfg.API {
-	case APIAnthropic:
-		return &anthropicStream{}
-	case APIGemini:
-		return &geminiStream{}
-	case APIResponses:
-		return &responsesStream{}
-	}
-	return &chatStream{}
-}
+// usageFor is the streamUsage of the target's API (its dialect's; raw
+// targets are read as OpenAI's).
+func (t *Target) usageFor() streamUsage { return dialectOf(t.cfg.API).stream() }
 
 // events splits a server-sent event stream into its events as its bytes
 // come, and gives each event's data to u: its data lines joined by
