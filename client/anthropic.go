@@ -176,9 +176,9 @@ type anthropicStream struct {
 	found bool
 }
 
-func (s *anthropicStream) event(data []byte) {
+func (s *anthropicStream) event(data []byte) bool {
 	if !bytes.Contains(data, []byte("message_start")) && !bytes.Contains(data, []byte("message_delta")) {
-		return
+		return anthropicContent(data)
 	}
 	var ev struct {
 		Type    string
@@ -186,7 +186,7 @@ func (s *anthropicStream) event(data []byte) {
 		Usage   *anthropicUsage
 	}
 	if json.Unmarshal(data, &ev) != nil {
-		return
+		return false
 	}
 	switch ev.Type {
 	case "message_start":
@@ -195,18 +195,25 @@ func (s *anthropicStream) event(data []byte) {
 	case "message_delta":
 		s.u.overlay(ev.Usage)
 		s.found = true
+	case "content_block_delta":
+		return true
 	}
+	return false
 }
 
-func (s *anthropicStream) cut(head, tail []byte) {
+func (s *anthropicStream) cut(head, tail []byte) bool {
+	if string(eventType(head)) == `"content_block_delta"` {
+		return true
+	}
 	if !bytes.Contains(head, []byte("message_start")) && !bytes.Contains(head, []byte("message_delta")) {
-		return
+		return false
 	}
 	var u *anthropicUsage
 	if lastMember(tail, "usage", &u) && u != nil {
 		s.u.overlay(u)
 		s.found = true
 	}
+	return false
 }
 
 func (s *anthropicStream) counted() tokens {

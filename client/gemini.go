@@ -170,23 +170,24 @@ func parseGeminiUsage(b *bodyTail, rec *results.Record) {
 // chunk's usageMetadata (every chunk carries one, the last the totals).
 type geminiStream struct{ u *geminiUsage }
 
-func (s *geminiStream) event(data []byte) {
-	if !bytes.Contains(data, []byte(`"usageMetadata"`)) {
-		return
+func (s *geminiStream) event(data []byte) bool {
+	if bytes.Contains(data, []byte(`"usageMetadata"`)) {
+		var c struct {
+			UsageMetadata *geminiUsage `json:"usageMetadata"`
+		}
+		if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
+			s.u = c.UsageMetadata
+		}
 	}
-	var c struct {
-		UsageMetadata *geminiUsage `json:"usageMetadata"`
-	}
-	if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
-		s.u = c.UsageMetadata
-	}
+	return geminiContent(data)
 }
 
-func (s *geminiStream) cut(_, tail []byte) {
+func (s *geminiStream) cut(head, tail []byte) bool {
 	var u *geminiUsage
 	if bytes.Contains(tail, []byte(`"usageMetadata"`)) && lastMember(tail, "usageMetadata", &u) && u != nil {
 		s.u = u
 	}
+	return geminiCutContent(head)
 }
 
 func (s *geminiStream) counted() tokens {

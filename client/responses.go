@@ -148,30 +148,33 @@ func parseResponsesUsage(b *bodyTail, rec *results.Record) {
 // is read, from the event's end.
 type responsesStream struct{ last *responsesUsage }
 
-func (s *responsesStream) event(data []byte) {
+func (s *responsesStream) event(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"response.completed"`)) && !bytes.Contains(data, []byte(`"response.incomplete"`)) {
-		return
+		return responsesContent(data)
 	}
 	var ev struct {
 		Type     string
 		Response struct{ Usage *responsesUsage }
 	}
 	if json.Unmarshal(data, &ev) != nil || ev.Response.Usage == nil {
-		return
+		return responsesContent(data)
 	}
 	if ev.Type == "response.completed" || ev.Type == "response.incomplete" {
 		s.last = ev.Response.Usage
+		return false
 	}
+	return responsesContent(data)
 }
 
-func (s *responsesStream) cut(head, tail []byte) {
+func (s *responsesStream) cut(head, tail []byte) bool {
 	if !bytes.Contains(head, []byte(`"response.completed"`)) && !bytes.Contains(head, []byte(`"response.incomplete"`)) {
-		return
+		return responsesContent(head)
 	}
 	var u *responsesUsage
 	if lastMember(tail, "usage", &u) && u != nil {
 		s.last = u
 	}
+	return false
 }
 
 func (s *responsesStream) counted() tokens {

@@ -890,9 +890,7 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	rec.TTFBMS = sinceMS(start)
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body responseBody
-	var first *firstEvent // a streamed answer's: only then is it made
 	if t.cfg.Stream && ok {
-		first = &firstEvent{r: resp.Body}
 		body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
 	} else {
 		tail := t.newBody()
@@ -900,14 +898,9 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 		defer tail.release()
 		body.tail = &tail
 	}
-	rerr := body.readFrom(resp.Body, first)
+	rerr := body.readFrom(resp.Body)
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
-	if first != nil && !first.at.IsZero() {
-		// A stream's answer: its time to first token, the first byte of
-		// its first data, not of its headers nor of a comment before it.
-		rec.TTFBMS = ms(first.at.Sub(start))
-	}
 	rec.Status = resp.StatusCode
 	switch n := body.n(); {
 	case rerr != nil:
@@ -923,6 +916,11 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	t.captureHeaders(resp.Header, body.whole(rec.Error == ""), rec)
 	if ok && rec.Error == "" {
 		body.parseUsage(t, rec)
+	}
+	if body.stream != nil {
+		// A streamed answer's token-level timing, from its content
+		// events; ttfb_ms stays the time to its headers.
+		body.stream.timing.fill(start, rec)
 	}
 }
 
