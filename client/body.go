@@ -249,12 +249,19 @@ func parseUsage(body []byte, whole bool, rec *results.Record) {
 type chatStream struct{ c counts }
 
 func (s *chatStream) event(data []byte) bool {
-	if bytes.Contains(data, []byte(`"usage"`)) {
-		s.c = counts{}
-		if len(data) > 0 && data[0] == '{' {
-			s.c = usageOf(data)
-		}
+	if !bytes.Contains(data, []byte(`"usage"`)) {
+		return chatContent(data)
 	}
+	s.c = counts{}
+	if len(data) == 0 || data[0] != '{' {
+		return false
+	}
+	// The usual chunk in one pass; the rest as usageOf reads them.
+	var content bool
+	if _, err := scanChunk(data, &s.c, &content); err == nil {
+		return content
+	}
+	s.c = usageOf(data)
 	return chatContent(data)
 }
 
@@ -357,8 +364,25 @@ var errUnusual = errors.New("not the usual form")
 // whose case-insensitive keys, last-wins repeats and type errors it does
 // not mimic. FuzzUsageScan holds the two together.
 func scanUsage(doc []byte, c *counts) (found bool, err error) {
+	return scanChunk(doc, c, nil)
+}
+
+// scanChunk is scanUsage, and with content set it reads in the same pass
+// whether the document is a chat chunk with content (chatContent's rule):
+// a stream's every chunk names its usage ("usage":null but the last), and
+// one pass over it costs half of two.
+func scanChunk(doc []byte, c *counts, content *bool) (found bool, err error) {
 	s := jsonscan.New(doc)
-	err = members(&s, func(int) error {
+	names := []string{"usage", "choices"}
+	if content == nil {
+		names = names[:1]
+	}
+	err = members(&s, func(i int) error {
+		if i == 1 {
+			ok, err := choicesContent(&s)
+			*content = ok
+			return err
+		}
 		if s.Null() {
 			return nil
 		}
@@ -375,7 +399,7 @@ func scanUsage(doc []byte, c *counts) (found bool, err error) {
 			}
 			return members(&s, func(int) error { return scanCount(&s, &c.cached, &c.set[2]) }, "cached_tokens")
 		}, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
-	}, "usage")
+	}, names...)
 	if err != nil || !s.End() {
 		return false, errUnusual
 	}

@@ -76,36 +76,45 @@ func chatContent(data []byte) bool {
 	}
 	s := jsonscan.New(data)
 	found := false
-	seen := func(ok bool, err error) error {
-		if err == nil && ok {
-			found = true
-			return errSeen
-		}
-		return err
-	}
 	_ = object(&s, func(key []byte) error {
 		if string(key) != "choices" {
 			return s.Skip()
 		}
-		return eachObject(&s, func(key []byte) error {
-			switch string(key) {
-			case "text":
-				return seen(nonEmptyString(&s))
-			case "delta":
-				return object(&s, func(key []byte) error {
-					switch string(key) {
-					case "content", "refusal", "reasoning_content", "reasoning":
-						return seen(nonEmptyString(&s))
-					case "tool_calls":
-						return seen(nonEmptyArray(&s))
-					}
-					return s.Skip()
-				})
-			}
-			return s.Skip()
-		})
+		ok, err := choicesContent(&s)
+		if found = ok; ok {
+			return errSeen
+		}
+		return err
 	})
 	return found
+}
+
+// choicesContent consumes the value at s, a chunk's choices, and reports
+// whether one of them carries content (chatContent's rule).
+func choicesContent(s *jsonscan.Scanner) (bool, error) {
+	found := false
+	set := func(ok bool, err error) error {
+		found = found || ok
+		return err
+	}
+	err := eachObject(s, func(key []byte) error {
+		switch string(key) {
+		case "text":
+			return set(nonEmptyString(s))
+		case "delta":
+			return object(s, func(key []byte) error {
+				switch string(key) {
+				case "content", "refusal", "reasoning_content", "reasoning":
+					return set(nonEmptyString(s))
+				case "tool_calls":
+					return set(nonEmptyArray(s))
+				}
+				return s.Skip()
+			})
+		}
+		return s.Skip()
+	})
+	return found, err
 }
 
 // chatCutContent is chatContent for an event longer than maxEventBytes,

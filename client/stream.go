@@ -58,12 +58,12 @@ func (t *Target) usageFor() streamUsage { return dialectOf(t.cfg.API).stream() }
 type events struct {
 	u     streamUsage
 	tm    *streamTiming // nil: the events are not timed
-	field int  // how much of the line's start matches "data:"; dataLine: a data line, -1: another
-	space bool // a data line's one optional space may come next
-	cr    bool // the last byte was a CR: an LF next is the same line end
-	blank bool // nothing yet on this line: its end ends the event
-	has   bool // the event has data
-	isCut bool // its data passed maxEventBytes: head and the last bytes in data are kept
+	field int           // how much of the line's start matches "data:"; dataLine: a data line, -1: another
+	space bool          // a data line's one optional space may come next
+	cr    bool          // the last byte was a CR: an LF next is the same line end
+	blank bool          // nothing yet on this line: its end ends the event
+	has   bool          // the event has data
+	isCut bool          // its data passed maxEventBytes: head and the last bytes in data are kept
 	data  []byte
 	head  []byte
 }
