@@ -81,6 +81,3 @@ func keyHeader(api, endpoint string) string {
 	}
 	return "Authorization"
 }
-
-// noHead is a dialect's headBytes when it keeps no head.
-func noHead(bool) int { return 0 }

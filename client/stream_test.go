@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -150,8 +151,12 @@ func FuzzEvents(f *testing.F) {
 					contents++
 				}
 			}
-			if tm.n != contents || tm.gaps.n != max(contents-1, 0) {
-				t.Fatalf("%s, in pieces of %d: %d content events timed (%d gaps), %d read whole", api, size, tm.n, tm.gaps.n, contents)
+			gaps := 0
+			if tm.gaps != nil {
+				gaps = tm.gaps.n
+			}
+			if tm.n != contents || gaps != max(contents-1, 0) {
+				t.Fatalf("%s, in pieces of %d: %d content events timed (%d gaps), %d read whole", api, size, tm.n, gaps, contents)
 			}
 		}
 	})
@@ -207,6 +212,7 @@ func BenchmarkReadStream(b *testing.B) {
 				}
 				r := results.Blank()
 				s.usage.counted().fill(&r)
+				s.timing.fill(time.Now(), &r)
 				if r.CompletionTokens != n {
 					b.Fatalf("usage %d, want %d", r.CompletionTokens, n)
 				}
@@ -224,6 +230,8 @@ func TestReadStreamAllocations(t *testing.T) {
 		return testing.AllocsPerRun(20, func() {
 			s := &streamBody{usage: tg.usageFor(), newTail: tg.newBody}
 			s.readFrom(&chunkReader{body})
+			r := results.Blank()
+			s.timing.fill(time.Now(), &r)
 		})
 	}
 	if short, long := allocs(16), allocs(4096); long > short {

@@ -46,12 +46,11 @@ var prelude = []piece{
 // token's event (seq numbers it), and the last events with the usage
 // (completion: its output count, or -1 for none).
 type streamDialect struct {
-	name    string
-	cfg     Config
-	lead    []string
-	token   func(seq int) string
-	usage   func(completion int) []string
-	comment string // the line end this dialect's test uses
+	name  string
+	cfg   Config
+	lead  []string
+	token func(seq int) string
+	usage func(completion int) []string
 }
 
 var streamDialects = []streamDialect{
