@@ -84,7 +84,7 @@ func TestPtuprobeSentCount(t *testing.T) {
 	if tr.Rows[0].InputTokens != 100 || tr.Rows[1].InputTokens != 120 || tr.Unsized != 0 {
 		t.Errorf("rows %+v, unsized %d", tr.Rows, tr.Unsized)
 	}
-	lines[2] = lines[2][:len(lines[2])-3] + "x1"
+	lines[2] = strings.Replace(lines[2], ",120,", ",x1,", 1) // prompt_tokens_sent, before the stream timings
 	_, err := read(t, "\uFEFF"+strings.Join(lines, "\n")+"\n", FormatAuto)
 	var e *Error
 	if !errors.As(err, &e) || !strings.Contains(e.Error(), "f line 3: column prompt_tokens_sent") {
