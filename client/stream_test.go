@@ -342,3 +342,39 @@ func FuzzContent(f *testing.F) {
 		}
 	})
 }
+
+// TestLongContentEventsAreTokens: a content event longer than
+// maxEventBytes, read from its head and tail, is still a token in every
+// dialect; a long event that is no content (a Responses API's final
+// event, Azure's prompt filter) is not.
+func TestLongContentEventsAreTokens(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("lorem ", 3*maxEventBytes/6)
+	for _, tt := range []struct {
+		api, data string
+		content   bool
+	}{
+		{APIOpenAI, `{"id":"c","choices":[{"index":0,"delta":{"content":"` + long + `"}}],"usage":null}`, true},
+		{APIOpenAI, `{"choices":[],"prompt_filter_results":[{"prompt_index":0,"note":"` + long + `"}]}`, false},
+		{APIAnthropic, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + long + `"}}`, true},
+		{APIAnthropic, `{"type":"message_start","message":{"content":[],"note":"` + long + `","usage":{"input_tokens":3}}}`, false},
+		{APIResponses, `{"type":"response.output_text.delta","delta":"` + long + `"}`, true},
+		{APIResponses, `{"type":"response.completed","response":{"output":[{"text":"` + long + `"}],"usage":{"input_tokens":3,"output_tokens":9}}}`, false},
+		{APIGemini, `{"candidates":[{"content":{"parts":[{"text":"` + long + `"}]}}]}`, true},
+	} {
+		var tm streamTiming
+		e := newEvents(dialectOf(tt.api).stream())
+		e.tm = &tm
+		stream := []byte("data: " + tt.data + "\n\n")
+		for p := stream; len(p) > 0; {
+			n := min(streamRead, len(p))
+			tm.newRead()
+			e.Write(p[:n])
+			p = p[n:]
+		}
+		e.end()
+		if (tm.n == 1) != tt.content {
+			t.Errorf("%s %.40s…: %d content events, want content %v", tt.api, tt.data, tm.n, tt.content)
+		}
+	}
+}
