@@ -14,8 +14,9 @@
 # classes: local is this machine's, e.g. out of descriptors), the rows
 # whose usage or time to first byte is missing among the 200s, and the
 # simulator's own peak RSS so far (serve holds the other end of every
-# stream; the rates run in the order given), and the worst p99 lateness of
-# one second of the plan (ms; the collector's mark phases show there).
+# stream; the rates run in the order given), the worst p99 lateness of
+# one second of the plan (ms; the collector's mark phases show there), and
+# ptuprobe's CPU seconds (user + system) per 1,000 rows.
 #
 # A stream lasts about 0.2 s + 60–200 tokens × 50 ms (some 6.7 s on
 # average), so RATE/s holds about 6.7 × RATE streams open. Both processes
@@ -79,12 +80,13 @@ case "${SERVER:-serve}" in
   *) echo "SERVER must be serve, loopback or loopback-tls" >&2; exit 2 ;;
 esac
 
-run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv
+run() { # RATE DURATION → "peak_rss_kb" ; rows in $work/r.csv, "user_s sys_s" in $work/cpu
   rm -f "$work/r.csv"
-  env ${PTUPROBE_ENV:-} AZURE_OPENAI_API_KEY=sim OPENAI_API_KEY=sim /usr/bin/time -f '%M' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
+  env ${PTUPROBE_ENV:-} AZURE_OPENAI_API_KEY=sim OPENAI_API_KEY=sim /usr/bin/time -f '%M %U %S' -o "$work/time" "$work/ptuprobe" schedule "${target[@]}" \
     --stream --max-tokens 200 --rate "$1/s" --duration "$2" --max-in-flight "$max_in_flight" --max-requests 100000000 \
     -o "$work/r.csv" --quiet >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-  tail -n 1 "$work/time"
+  tail -n 1 "$work/time" | cut -d' ' -f2- >"$work/cpu"
+  tail -n 1 "$work/time" | cut -d' ' -f1
 }
 
 rows() { # → "rows peak_open p50_late p99_late errors missing worst_second_p99"
@@ -133,13 +135,14 @@ fi
 
 idle=$(run 1 2s)
 printf 'idle run (1/s for 2s): peak RSS %.1f MB; --max-in-flight %s\n\n' "$(python3 -c "print($idle/1024)")" "$max_in_flight"
-printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s %11s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB" "worst 1s p99"
+printf '%-7s %8s %10s %12s %14s %9s %9s %12s %8s %9s %11s %9s\n' rate rows "peak open" "peak RSS MB" "KB per stream" "p50 late" "p99 late" errors missing "serve MB" "worst 1s p99" "CPU s/1k"
 for rate in "${rates[@]}"; do
   rss=$(run "$rate" "$duration")
   read -r n peak p50 p99 errors missing worst < <(rows)
   per=$(python3 -c "print(f'{($rss - $idle) / max($peak, 1):.1f}')")
   srv=$(awk '/^VmHWM:/{print $2}' "/proc/$srv_pid/status")
-  printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f %11s\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")" "$worst"
+  cpu=$(python3 -c "u, s = open('$work/cpu').read().split(); print(f'{(float(u) + float(s)) / max($n / 1000, 1e-9):.3f}')")
+  printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s %8s %9.1f %11s %9s\n' "$rate/s" "$n" "$peak" "$(python3 -c "print($rss/1024)")" "$per" "$p50" "$p99" "$errors" "$missing" "$(python3 -c "print($srv/1024)")" "$worst" "$cpu"
   if [ -n "${FLOOR:-}" ]; then
     read -r fpeak ffailed frss < <(floor_run "$rate" "$duration")
     printf '%-7s %8s %10s %12.1f %14s %9s %9s %12s\n' floor - "$fpeak" "$(python3 -c "print($frss/1024)")" \

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -175,9 +176,9 @@ type anthropicStream struct {
 	found bool
 }
 
-func (s *anthropicStream) event(data []byte) {
+func (s *anthropicStream) event(data []byte) bool {
 	if !bytes.Contains(data, []byte("message_start")) && !bytes.Contains(data, []byte("message_delta")) {
-		return
+		return anthropicContent(data)
 	}
 	var ev struct {
 		Type    string
@@ -185,7 +186,7 @@ func (s *anthropicStream) event(data []byte) {
 		Usage   *anthropicUsage
 	}
 	if json.Unmarshal(data, &ev) != nil {
-		return
+		return false
 	}
 	switch ev.Type {
 	case "message_start":
@@ -194,18 +195,25 @@ func (s *anthropicStream) event(data []byte) {
 	case "message_delta":
 		s.u.overlay(ev.Usage)
 		s.found = true
+	case "content_block_delta":
+		return true
 	}
+	return false
 }
 
-func (s *anthropicStream) cut(head, tail []byte) {
+func (s *anthropicStream) cut(head, tail []byte) bool {
+	if string(eventType(head)) == `"content_block_delta"` {
+		return true
+	}
 	if !bytes.Contains(head, []byte("message_start")) && !bytes.Contains(head, []byte("message_delta")) {
-		return
+		return false
 	}
 	var u *anthropicUsage
 	if lastMember(tail, "usage", &u) && u != nil {
 		s.u.overlay(u)
 		s.found = true
 	}
+	return false
 }
 
 func (s *anthropicStream) counted() tokens {
@@ -214,4 +222,36 @@ func (s *anthropicStream) counted() tokens {
 		s.u.record(&k)
 	}
 	return k
+}
+
+// anthropicDialect is the Messages API.
+type anthropicDialect struct{}
+
+func (anthropicDialect) url(cfg *Config) (string, error) { return cfg.anthropicURL() }
+func (anthropicDialect) frame(cfg *Config, system string) (before, after string) {
+	return anthropicFrame(cfg, system)
+}
+func (anthropicDialect) line(cfg *Config, pl *promptLine) (pre, post []byte, err error) {
+	return anthropicLine(cfg, pl)
+}
+
+// overhead: the Messages API counts with a tokenizer of its own, whose
+// framing is not known.
+func (anthropicDialect) overhead(int) int { return 0 }
+func (anthropicDialect) ownCap() bool     { return true }
+func (anthropicDialect) header(cfg *Config, h http.Header) {
+	h.Set("anthropic-version", cfg.AnthropicVersion)
+}
+func (anthropicDialect) keys(string) []keyVar {
+	return []keyVar{{envAnthropicKey, anthropicKeyHeader}}
+}
+func (anthropicDialect) stream() streamUsage                    { return &anthropicStream{} }
+func (anthropicDialect) usage(b *bodyTail, rec *results.Record) { parseAnthropicUsage(b, rec) }
+
+// headBytes: a stream's input counts are in its first event.
+func (anthropicDialect) headBytes(stream bool) int {
+	if stream {
+		return keptHeadBytes
+	}
+	return 0
 }

@@ -441,9 +441,10 @@ func FuzzUsage(f *testing.F) {
 // eventLog is a streamUsage that notes the events it is given.
 type eventLog struct{ got []string }
 
-func (l *eventLog) event(data []byte) { l.got = append(l.got, string(data)) }
-func (l *eventLog) cut(head, tail []byte) {
+func (l *eventLog) event(data []byte) bool { l.got = append(l.got, string(data)); return false }
+func (l *eventLog) cut(head, tail []byte) bool {
 	l.got = append(l.got, "cut:"+string(head[:4])+"…"+string(tail[len(tail)-4:]))
+	return false
 }
 func (l *eventLog) counted() tokens { return noTokens() }
 

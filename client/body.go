@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/jsonscan"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -123,14 +122,13 @@ type responseBody struct {
 	tail   *bodyTail
 }
 
-// readFrom reads body, bounded by MaxBodyBytes (past it, one byte more),
-// through first when it is a stream's.
-func (a *responseBody) readFrom(body io.Reader, first *firstEvent) error {
+// readFrom reads body, bounded by MaxBodyBytes (past it, one byte more).
+func (a *responseBody) readFrom(body io.Reader) error {
 	if a.stream == nil {
 		_, err := a.tail.readFrom(io.LimitReader(body, MaxBodyBytes+1))
 		return err
 	}
-	return a.stream.readFrom(io.LimitReader(first, MaxBodyBytes+1))
+	return a.stream.readFrom(io.LimitReader(body, MaxBodyBytes+1))
 }
 
 // n is how many bytes of the body were read.
@@ -199,25 +197,13 @@ func (b *bodyTail) release() {
 // newBody is what a response body is read into: its tail, and for an
 // Anthropic stream its head too.
 func (t *Target) newBody() bodyTail {
-	if t.cfg.API == APIAnthropic && t.cfg.Stream {
-		return bodyTail{headCap: keptHeadBytes}
-	}
-	return bodyTail{}
+	return bodyTail{headCap: dialectOf(t.cfg.API).headBytes(t.cfg.Stream)}
 }
 
 // parseUsage fills rec's token counts from a successful response body, in
 // the dialect of the target's API (raw targets are read as OpenAI's).
 func (t *Target) parseUsage(b *bodyTail, rec *results.Record) {
-	switch t.cfg.API {
-	case APIAnthropic:
-		parseAnthropicUsage(b, rec)
-	case APIGemini:
-		parseGeminiUsage(b, rec)
-	case APIResponses:
-		parseResponsesUsage(b, rec)
-	default:
-		parseUsage(b.buf, b.n <= keptBodyBytes, rec)
-	}
+	dialectOf(t.cfg.API).usage(b, rec)
 }
 
 type usage struct {
@@ -259,23 +245,31 @@ func parseUsage(body []byte, whole bool, rec *results.Record) {
 // chatStream is a chat completion stream's usage (OpenAI's, Azure's, a
 // raw target's): that of its last event that names usage (with
 // stream_options.include_usage every chunk carries "usage":null, and the
-// last one the counts).
+// last one the counts). Its content events are chatContent's.
 type chatStream struct{ c counts }
 
-func (s *chatStream) event(data []byte) {
+func (s *chatStream) event(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"usage"`)) {
-		return
+		return chatContent(data)
 	}
 	s.c = counts{}
-	if len(data) > 0 && data[0] == '{' {
-		s.c = usageOf(data)
+	if len(data) == 0 || data[0] != '{' {
+		return false
 	}
+	// The usual chunk in one pass; the rest as usageOf reads them.
+	var content bool
+	if _, err := scanChunk(data, &s.c, &content); err == nil {
+		return content
+	}
+	s.c = usageOf(data)
+	return chatContent(data)
 }
 
-func (s *chatStream) cut(_, tail []byte) {
+func (s *chatStream) cut(head, tail []byte) bool {
 	if bytes.Contains(tail, []byte(`"usage"`)) {
 		s.c = lastUsageMember(tail).counts()
 	}
+	return chatCutContent(head)
 }
 
 func (s *chatStream) counted() tokens {
@@ -370,8 +364,25 @@ var errUnusual = errors.New("not the usual form")
 // whose case-insensitive keys, last-wins repeats and type errors it does
 // not mimic. FuzzUsageScan holds the two together.
 func scanUsage(doc []byte, c *counts) (found bool, err error) {
+	return scanChunk(doc, c, nil)
+}
+
+// scanChunk is scanUsage, and with content set it reads in the same pass
+// whether the document is a chat chunk with content (chatContent's rule):
+// a stream's every chunk names its usage ("usage":null but the last), and
+// one pass over it costs half of two.
+func scanChunk(doc []byte, c *counts, content *bool) (found bool, err error) {
 	s := jsonscan.New(doc)
-	err = members(&s, func(int) error {
+	names := []string{"usage", "choices"}
+	if content == nil {
+		names = names[:1]
+	}
+	err = members(&s, func(i int) error {
+		if i == 1 {
+			ok, err := choicesContent(&s)
+			*content = ok
+			return err
+		}
 		if s.Null() {
 			return nil
 		}
@@ -388,7 +399,7 @@ func scanUsage(doc []byte, c *counts) (found bool, err error) {
 			}
 			return members(&s, func(int) error { return scanCount(&s, &c.cached, &c.set[2]) }, "cached_tokens")
 		}, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
-	}, "usage")
+	}, names...)
 	if err != nil || !s.End() {
 		return false, errUnusual
 	}
@@ -477,62 +488,5 @@ func lastMember(b []byte, name string, v any) bool {
 	return json.NewDecoder(bytes.NewReader(rest)).Decode(v) == nil
 }
 
-// firstEvent reads a streamed answer, a server-sent event stream, and
-// notes when the first byte of its first data came: the time to first
-// token. What comes before is no token and is passed over, however the
-// reads cut it: comment lines (": keep-alive", which a proxy or a server
-// sends to hold the connection open), fields other than data (event:,
-// id:, retry:), empty data, and the [DONE] that ends an OpenAI stream.
-// Every API here streams so: chat completions, the Responses API,
-// Anthropic's Messages and Gemini's alt=sse.
-type firstEvent struct {
-	r  io.Reader
-	at time.Time // zero until the first data
-	// The line being read: field is how much of its start matches
-	// "data:" (-1: another field or a comment, passed over to its end);
-	// value is its data so far, without the spaces before it, while
-	// that is a start of [DONE] (so at most 6 bytes).
-	field int
-	value []byte
-}
-
-func (f *firstEvent) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if f.at.IsZero() && f.scan(p[:n]) {
-		f.at = time.Now()
-	}
-	return n, err
-}
-
-// dataField is the name of the one field firstEvent reads, and done the
-// data it passes over.
-const (
-	dataField = "data:"
-	done      = "[DONE]"
-)
-
-// scan reads b, the next bytes of the stream, and reports whether they
-// hold the first byte of a data field's data, or the end of a line whose
-// data (a start of [DONE] alone) turns out to be data.
-func (f *firstEvent) scan(b []byte) bool {
-	for _, c := range b {
-		switch {
-		case c == '\n' || c == '\r': // LF, CRLF or CR: a new line
-			if f.field == len(dataField) && len(f.value) > 0 && string(f.value) != done {
-				return true
-			}
-			f.field, f.value = 0, f.value[:0]
-		case f.field < 0:
-		case f.field < len(dataField):
-			if f.field++; c != dataField[f.field-1] {
-				f.field = -1
-			}
-		case (c == ' ' || c == '\t') && (len(f.value) == 0 || string(f.value) == done):
-		default:
-			if f.value = append(f.value, c); !bytes.HasPrefix([]byte(done), f.value) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// dataField is the name of the one field of an event stream read.
+const dataField = "data:"

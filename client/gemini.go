@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -169,23 +170,24 @@ func parseGeminiUsage(b *bodyTail, rec *results.Record) {
 // chunk's usageMetadata (every chunk carries one, the last the totals).
 type geminiStream struct{ u *geminiUsage }
 
-func (s *geminiStream) event(data []byte) {
-	if !bytes.Contains(data, []byte(`"usageMetadata"`)) {
-		return
+func (s *geminiStream) event(data []byte) bool {
+	if bytes.Contains(data, []byte(`"usageMetadata"`)) {
+		var c struct {
+			UsageMetadata *geminiUsage `json:"usageMetadata"`
+		}
+		if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
+			s.u = c.UsageMetadata
+		}
 	}
-	var c struct {
-		UsageMetadata *geminiUsage `json:"usageMetadata"`
-	}
-	if json.Unmarshal(data, &c) == nil && c.UsageMetadata != nil {
-		s.u = c.UsageMetadata
-	}
+	return geminiContent(data)
 }
 
-func (s *geminiStream) cut(_, tail []byte) {
+func (s *geminiStream) cut(head, tail []byte) bool {
 	var u *geminiUsage
 	if bytes.Contains(tail, []byte(`"usageMetadata"`)) && lastMember(tail, "usageMetadata", &u) && u != nil {
 		s.u = u
 	}
+	return geminiCutContent(head)
 }
 
 func (s *geminiStream) counted() tokens {
@@ -195,3 +197,26 @@ func (s *geminiStream) counted() tokens {
 	}
 	return k
 }
+
+// geminiDialect is the Gemini API's generateContent.
+type geminiDialect struct{}
+
+func (geminiDialect) url(cfg *Config) (string, error) { return cfg.geminiURL() }
+func (geminiDialect) frame(cfg *Config, system string) (before, after string) {
+	return geminiFrame(cfg, system)
+}
+func (geminiDialect) line(_ *Config, pl *promptLine) (pre, post []byte, err error) {
+	return geminiLine(pl)
+}
+
+// overhead: Gemini counts with a tokenizer of its own, whose framing is
+// not known.
+func (geminiDialect) overhead(int) int            { return 0 }
+func (geminiDialect) ownCap() bool                { return true }
+func (geminiDialect) header(*Config, http.Header) {}
+func (geminiDialect) keys(string) []keyVar {
+	return []keyVar{{envGeminiKey, geminiKeyHeader}}
+}
+func (geminiDialect) stream() streamUsage                    { return &geminiStream{} }
+func (geminiDialect) usage(b *bodyTail, rec *results.Record) { parseGeminiUsage(b, rec) }
+func (geminiDialect) headBytes(bool) int                     { return 0 }

@@ -158,17 +158,7 @@ func checkWords(c Counter) error {
 // apiFrame is cfg.API's frame around the text, with system as the shared
 // prefix ("" for none).
 func apiFrame(cfg *Config, system string) frame {
-	var before, after string
-	switch cfg.API {
-	case APIAnthropic:
-		before, after = anthropicFrame(cfg, system)
-	case APIGemini:
-		before, after = geminiFrame(cfg, system)
-	case APIResponses:
-		before, after = responsesFrame(cfg, system)
-	default:
-		before, after = chatCompletionFrame(cfg, system)
-	}
+	before, after := dialectOf(cfg.API).frame(cfg, system)
 	return splitFrame(before, after, strconv.Itoa(cfg.MaxTokens))
 }
 
@@ -196,11 +186,7 @@ func splitFrame(before, after, max string) frame {
 // message, its instructions a system one. Anthropic and Gemini count
 // with tokenizers of their own: their overhead is not known, taken as 0.
 func chatOverhead(api string, messages int) int {
-	switch api {
-	case APIAzure, APIOpenAI, APIResponses:
-		return 4*messages + 3
-	}
-	return 0
+	return dialectOf(api).overhead(messages)
 }
 
 // ChatOverhead is the chat format's tokens around the text of a

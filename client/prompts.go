@@ -374,15 +374,7 @@ type bodySource interface {
 // frameLine is a line's body for cfg.API around its output cap: pre MAX
 // post, or a reason it cannot be sent to that API in one request.
 func frameLine(cfg *Config, pl *promptLine) (pre, post []byte, err error) {
-	switch cfg.API {
-	case APIAnthropic:
-		return anthropicLine(cfg, pl)
-	case APIGemini:
-		return geminiLine(pl)
-	case APIResponses:
-		return responsesLine(cfg, pl)
-	}
-	return chatLine(cfg, pl)
+	return dialectOf(cfg.API).line(cfg, pl)
 }
 
 // userMessage is text as the one user message of a chat.

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -147,30 +148,33 @@ func parseResponsesUsage(b *bodyTail, rec *results.Record) {
 // is read, from the event's end.
 type responsesStream struct{ last *responsesUsage }
 
-func (s *responsesStream) event(data []byte) {
+func (s *responsesStream) event(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"response.completed"`)) && !bytes.Contains(data, []byte(`"response.incomplete"`)) {
-		return
+		return responsesContent(data)
 	}
 	var ev struct {
 		Type     string
 		Response struct{ Usage *responsesUsage }
 	}
 	if json.Unmarshal(data, &ev) != nil || ev.Response.Usage == nil {
-		return
+		return responsesContent(data)
 	}
 	if ev.Type == "response.completed" || ev.Type == "response.incomplete" {
 		s.last = ev.Response.Usage
+		return false
 	}
+	return responsesContent(data)
 }
 
-func (s *responsesStream) cut(head, tail []byte) {
+func (s *responsesStream) cut(head, tail []byte) bool {
 	if !bytes.Contains(head, []byte(`"response.completed"`)) && !bytes.Contains(head, []byte(`"response.incomplete"`)) {
-		return
+		return responsesContent(head)
 	}
 	var u *responsesUsage
 	if lastMember(tail, "usage", &u) && u != nil {
 		s.last = u
 	}
+	return false
 }
 
 func (s *responsesStream) counted() tokens {
@@ -179,15 +183,32 @@ func (s *responsesStream) counted() tokens {
 	return k
 }
 
-// keyAPI is the API whose key rules apply to api: for responses, azure's
-// (api-key, or the Entra token as Bearer) with an Endpoint, else openai's
-// (OPENAI_API_KEY as Bearer).
-func keyAPI(api, endpoint string) string {
-	if api != APIResponses {
-		return api
-	}
-	if endpoint != "" {
-		return APIAzure
-	}
-	return APIOpenAI
+// responsesDialect is OpenAI's Responses API, and Azure OpenAI's v1
+// route to it (with Config.Endpoint).
+type responsesDialect struct{}
+
+func (responsesDialect) url(cfg *Config) (string, error) { return cfg.responsesURL() }
+func (responsesDialect) frame(cfg *Config, system string) (before, after string) {
+	return responsesFrame(cfg, system)
 }
+func (responsesDialect) line(cfg *Config, pl *promptLine) (pre, post []byte, err error) {
+	return responsesLine(cfg, pl)
+}
+
+// overhead: the string input is one user message, the instructions a
+// system one, counted as chat messages are.
+func (responsesDialect) overhead(messages int) int   { return chatDialect{}.overhead(messages) }
+func (responsesDialect) ownCap() bool                { return true }
+func (responsesDialect) header(*Config, http.Header) {}
+
+// keys are azure's (api-key, or the Entra token as Bearer) with an
+// Endpoint, else openai's (OPENAI_API_KEY as Bearer).
+func (responsesDialect) keys(endpoint string) []keyVar {
+	if endpoint != "" {
+		return azureDialect{}.keys(endpoint)
+	}
+	return openAIDialect{}.keys(endpoint)
+}
+func (responsesDialect) stream() streamUsage                    { return &responsesStream{} }
+func (responsesDialect) usage(b *bodyTail, rec *results.Record) { parseResponsesUsage(b, rec) }
+func (responsesDialect) headBytes(bool) int                     { return 0 }

@@ -125,9 +125,9 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 	if s.Timeout <= 0 || s.Timeout > MaxTimeout {
 		return c, valid.Errorf("Timeout", "must be positive and at most %s", MaxTimeout)
 	}
-	switch c.API {
-	case APIAzure, APIOpenAI, APIAnthropic, APIGemini, APIResponses, APIRaw:
-	case "":
+	switch _, known := dialects[c.API]; {
+	case known:
+	case c.API == "":
 		switch {
 		case s.Endpoint != "":
 			c.API = APIAzure
@@ -165,7 +165,7 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	var err error
-	c.Key, c.KeyHeader, err = resolveKey(keyAPI(c.API, c.Endpoint), s.APIKeyEnv, getenv)
+	c.Key, c.KeyHeader, err = resolveKey(c.API, c.Endpoint, s.APIKeyEnv, getenv)
 	if err == nil && c.Key == "" && !s.KeyOptional && c.API != APIRaw {
 		err = keyRequired(c)
 	}
@@ -186,19 +186,6 @@ func resolveTLS(s Spec, c *Config) error {
 	return err
 }
 
-// defaultKeyHeader is the header an API's key goes in.
-func defaultKeyHeader(api string) string {
-	switch api {
-	case APIAzure:
-		return "api-key"
-	case APIAnthropic:
-		return anthropicKeyHeader
-	case APIGemini:
-		return geminiKeyHeader
-	}
-	return "Authorization"
-}
-
 // keyRequired is the refusal of c, which has no key from its API's
 // default variables; a setting New would refuse is named first, as the
 // first thing to fix.
@@ -209,7 +196,7 @@ func keyRequired(c Config) error {
 	if err := c.checkChat(); err != nil {
 		return err
 	}
-	vars := DefaultKeyVariables(keyAPI(c.API, c.Endpoint))
+	vars := keyVariables(c.API, c.Endpoint)
 	if len(vars) > 1 {
 		vars = []string{vars[0] + " (or " + strings.Join(vars[1:], ", ") + ")"}
 	}
@@ -218,20 +205,18 @@ func keyRequired(c Config) error {
 
 // DefaultKeyVariables are the environment variables api's key is read
 // from when Spec.APIKeyEnv is empty, in the order they are tried; none
-// for raw (and for responses, whose key is azure's with an Endpoint,
-// else openai's).
-func DefaultKeyVariables(api string) []string {
-	switch api {
-	case APIAzure:
-		return []string{envAzureKey, envAzureADToken}
-	case APIOpenAI:
-		return []string{envOpenAIKey}
-	case APIAnthropic:
-		return []string{envAnthropicKey}
-	case APIGemini:
-		return []string{envGeminiKey}
+// for raw. For responses they are openai's (azure's with an Endpoint:
+// keyVariables).
+func DefaultKeyVariables(api string) []string { return keyVariables(api, "") }
+
+// keyVariables are api's default key variables with Config.Endpoint
+// endpoint, in the order tried.
+func keyVariables(api, endpoint string) []string {
+	var vars []string
+	for _, k := range dialectOf(api).keys(endpoint) {
+		vars = append(vars, k.env)
 	}
-	return nil
+	return vars
 }
 
 // EnvKey is the key the environment variable name holds, as Resolve reads
@@ -243,12 +228,13 @@ func EnvKey(getenv func(string) string, name string) string {
 	return strings.TrimSpace(getenv(name))
 }
 
-// resolveKey reads the key for api from the variable named, or from the
-// API's default variables when named is empty (each as EnvKey reads it),
-// and says which header carries it.
-func resolveKey(api, named string, environ func(string) string) (key, header string, err error) {
+// resolveKey reads the key for api (with Config.Endpoint endpoint) from
+// the variable named, or from the API's default variables when named is
+// empty (each as EnvKey reads it, the first set wins), and says which
+// header carries it.
+func resolveKey(api, endpoint, named string, environ func(string) string) (key, header string, err error) {
 	getenv := func(name string) string { return EnvKey(environ, name) }
-	header = defaultKeyHeader(api)
+	header = keyHeader(api, endpoint)
 	if named != "" {
 		if key = getenv(named); key == "" {
 			// The name is not repeated: a key pasted by mistake where its
@@ -257,21 +243,12 @@ func resolveKey(api, named string, environ func(string) string) (key, header str
 		}
 		return key, header, nil
 	}
-	switch api {
-	case APIAzure:
-		if key = getenv(envAzureKey); key == "" {
-			if key = getenv(envAzureADToken); key != "" {
-				header = "Authorization"
-			}
+	for _, k := range dialectOf(api).keys(endpoint) {
+		if key = getenv(k.env); key != "" {
+			return key, k.header, nil
 		}
-	case APIOpenAI:
-		key = getenv(envOpenAIKey)
-	case APIAnthropic:
-		key = getenv(envAnthropicKey)
-	case APIGemini:
-		key = getenv(envGeminiKey)
 	}
-	return key, header, nil
+	return "", header, nil
 }
 
 // readBodyFile reads a request body from a regular file of at most

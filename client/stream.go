@@ -11,18 +11,24 @@ import (
 // an open stream holds the event in progress and the counts so far, not
 // its body (a kept tail of 2.2 KB a stream was a sixth of the client's
 // live heap with a thousand streams open, bench/README.md). Each API's
-// usage is a streamUsage, fed by events.
+// usage is a streamUsage, fed by events, which also tells which events
+// carry content (a token), for the stream's timing (streamTiming).
 
-// streamUsage is what an event stream's usage is read into, in the
-// dialect of the target's API.
+// streamUsage is what an event stream is read into, in the dialect of
+// the target's API: its usage, and which of its events are content.
 type streamUsage interface {
-	// event reads the data of one event, trimmed of white space.
-	event(data []byte)
+	// event reads the data of one event, trimmed of white space, and
+	// reports whether it carries content: a token of the answer (text,
+	// a tool call's, a refusal's or reasoning text), not a role-only,
+	// prompt-filter, start or usage event. It allocates nothing for a
+	// content event: an answer's cost must not grow with its length.
+	event(data []byte) (content bool)
 	// cut reads an event whose data was longer than maxEventBytes, from
 	// its first eventHeadBytes and its last eventTailBytes: the Responses
 	// API's final event carries the whole output, of which a row needs
-	// only the usage, its last member.
-	cut(head, tail []byte)
+	// only the usage, its last member. It reports whether the event, by
+	// its head, is content.
+	cut(head, tail []byte) (content bool)
 	// counted is the token counts read.
 	counted() tokens
 }
@@ -39,19 +45,9 @@ const (
 // has come.
 const streamRead = 512
 
-// usageFor is the streamUsage of the target's API (raw targets are read
-// as OpenAI's).
-func (t *Target) usageFor() streamUsage {
-	switch t.cfg.API {
-	case APIAnthropic:
-		return &anthropicStream{}
-	case APIGemini:
-		return &geminiStream{}
-	case APIResponses:
-		return &responsesStream{}
-	}
-	return &chatStream{}
-}
+// usageFor is the streamUsage of the target's API (its dialect's; raw
+// targets are read as OpenAI's).
+func (t *Target) usageFor() streamUsage { return dialectOf(t.cfg.API).stream() }
 
 // events splits a server-sent event stream into its events as its bytes
 // come, and gives each event's data to u: its data lines joined by
@@ -61,12 +57,13 @@ func (t *Target) usageFor() streamUsage {
 // still given (end).
 type events struct {
 	u     streamUsage
-	field int  // how much of the line's start matches "data:"; dataLine: a data line, -1: another
-	space bool // a data line's one optional space may come next
-	cr    bool // the last byte was a CR: an LF next is the same line end
-	blank bool // nothing yet on this line: its end ends the event
-	has   bool // the event has data
-	isCut bool // its data passed maxEventBytes: head and the last bytes in data are kept
+	tm    *streamTiming // nil: the events are not timed
+	field int           // how much of the line's start matches "data:"; dataLine: a data line, -1: another
+	space bool          // a data line's one optional space may come next
+	cr    bool          // the last byte was a CR: an LF next is the same line end
+	blank bool          // nothing yet on this line: its end ends the event
+	has   bool          // the event has data
+	isCut bool          // its data passed maxEventBytes: head and the last bytes in data are kept
 	data  []byte
 	head  []byte
 }
@@ -161,10 +158,14 @@ func (e *events) endLine() {
 // flush gives the event in progress, if it has data, to u.
 func (e *events) flush() {
 	if e.has {
+		var content bool
 		if e.isCut {
-			e.u.cut(e.head, e.data[max(0, len(e.data)-eventTailBytes):])
+			content = e.u.cut(e.head, e.data[max(0, len(e.data)-eventTailBytes):])
 		} else {
-			e.u.event(bytes.TrimSpace(e.data))
+			content = e.u.event(bytes.TrimSpace(e.data))
+		}
+		if content && e.tm != nil {
+			e.tm.content()
 		}
 	}
 	e.data, e.has, e.isCut = e.data[:0], false, false
@@ -217,6 +218,7 @@ type streamBody struct {
 	events  *events   // an event stream's, once told
 	tail    *bodyTail // another body's, once told
 	n       int64     // bytes read
+	timing  streamTiming
 }
 
 // readFrom reads r to its end.
@@ -225,6 +227,7 @@ func (s *streamBody) readFrom(r io.Reader) error {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
+			s.timing.newRead()
 			s.write(buf[:n])
 		}
 		if err == io.EOF {
@@ -262,6 +265,7 @@ func (s *streamBody) tell(p []byte, atEnd bool) {
 	}
 	if stream {
 		s.events = newEvents(s.usage)
+		s.events.tm = &s.timing
 		s.events.Write(s.start)
 	} else {
 		t := s.newTail()

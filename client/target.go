@@ -268,53 +268,11 @@ func (t *Target) WithShapes(s Shaper) (*Target, error) {
 // requestURL checks the API's target settings, fills their defaults and
 // returns the URL every request goes to.
 func (cfg *Config) requestURL() (string, error) {
-	switch cfg.API {
-	case APIAzure:
-		if cfg.Endpoint == "" {
-			return "", valid.Errorf("Endpoint", "is required for {API} azure")
-		}
-		if cfg.Deployment == "" {
-			return "", valid.Errorf("Deployment", "is required for {API} azure")
-		}
-		base, err := checkURL("Endpoint", cfg.Endpoint)
-		if err != nil {
-			return "", err
-		}
-		if cfg.APIVersion == "" {
-			cfg.APIVersion = DefaultAPIVersion
-		}
-		base.Path = strings.TrimRight(base.Path, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) + "/chat/completions"
-		base.RawQuery = "api-version=" + url.QueryEscape(cfg.APIVersion)
-		return base.String(), nil
-	case APIAnthropic:
-		return cfg.anthropicURL()
-	case APIGemini:
-		return cfg.geminiURL()
-	case APIResponses:
-		return cfg.responsesURL()
-	case APIOpenAI, APIRaw:
-		if cfg.URL == "" {
-			return "", valid.Errorf("URL", "is required for {API} %s", cfg.API)
-		}
-		u, err := checkURL("URL", cfg.URL)
-		if err != nil {
-			return "", err
-		}
-		if cfg.API == APIOpenAI && cfg.Model == "" {
-			cfg.Model = DefaultModel
-		}
-		if cfg.API == APIRaw && cfg.Method == "" {
-			cfg.Method = http.MethodPost
-			if cfg.Body == nil {
-				cfg.Method = http.MethodGet
-			}
-		}
-		if cfg.API == APIRaw && !isToken(cfg.Method) {
-			return "", valid.Errorf("Method", "must be an HTTP method such as GET or POST")
-		}
-		return u.String(), nil
+	d, ok := dialects[cfg.API]
+	if !ok {
+		return "", valid.Errorf("API", "must be %s", apiNames)
 	}
-	return "", valid.Errorf("API", "must be %s", apiNames)
+	return d.url(cfg)
 }
 
 // checkChat checks the synthetic chat request's settings. With Shapes,
@@ -340,7 +298,7 @@ func (cfg *Config) checkChat() error {
 	default:
 		return valid.Errorf("MaxTokensField", "must be max_tokens or max_completion_tokens")
 	}
-	if cfg.MaxTokensField != "max_tokens" && (cfg.API == APIAnthropic || cfg.API == APIGemini || cfg.API == APIResponses) {
+	if cfg.MaxTokensField != "max_tokens" && dialectOf(cfg.API).ownCap() {
 		return valid.Errorf("MaxTokensField", "must be max_tokens with {API} %s, whose body has its own name for the output cap", cfg.API)
 	}
 	return nil
@@ -358,7 +316,7 @@ func (cfg *Config) checkHeaders() error {
 		return valid.Errorf("Key", "must not hold control characters such as a line break")
 	}
 	if cfg.KeyHeader == "" {
-		cfg.KeyHeader = defaultKeyHeader(keyAPI(cfg.API, cfg.Endpoint))
+		cfg.KeyHeader = keyHeader(cfg.API, cfg.Endpoint)
 	}
 	if !isToken(cfg.KeyHeader) {
 		return valid.Errorf("KeyHeader", "must be a header name such as api-key or Authorization")
@@ -642,9 +600,7 @@ func (t *Target) requestHeader() http.Header {
 			h.Set(t.cfg.KeyHeader, t.cfg.Key)
 		}
 	}
-	if t.cfg.API == APIAnthropic {
-		h.Set("anthropic-version", t.cfg.AnthropicVersion)
-	}
+	dialectOf(t.cfg.API).header(&t.cfg, h)
 	for _, f := range t.cfg.Headers {
 		h.Add(f.Name, f.Value)
 	}
@@ -934,9 +890,7 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	rec.TTFBMS = sinceMS(start)
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var body responseBody
-	var first *firstEvent // a streamed answer's: only then is it made
 	if t.cfg.Stream && ok {
-		first = &firstEvent{r: resp.Body}
 		body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
 	} else {
 		tail := t.newBody()
@@ -944,14 +898,9 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 		defer tail.release()
 		body.tail = &tail
 	}
-	rerr := body.readFrom(resp.Body, first)
+	rerr := body.readFrom(resp.Body)
 	resp.Body.Close()
 	rec.LatencyMS = sinceMS(start)
-	if first != nil && !first.at.IsZero() {
-		// A stream's answer: its time to first token, the first byte of
-		// its first data, not of its headers nor of a comment before it.
-		rec.TTFBMS = ms(first.at.Sub(start))
-	}
 	rec.Status = resp.StatusCode
 	switch n := body.n(); {
 	case rerr != nil:
@@ -967,6 +916,11 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 	t.captureHeaders(resp.Header, body.whole(rec.Error == ""), rec)
 	if ok && rec.Error == "" {
 		body.parseUsage(t, rec)
+	}
+	if body.stream != nil {
+		// A streamed answer's token-level timing, from its content
+		// events; ttfb_ms stays the time to its headers.
+		body.stream.timing.fill(start, rec)
 	}
 }
 
