@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -283,8 +285,9 @@ func writeLines(t *testing.T, lines []string) string {
 func TestFitWarnsOfDuplicates(t *testing.T) {
 	t.Parallel()
 	run := smallRun(t)
+	rows := len(testkit.ReadRecords(t, run)) // every row of the small run was sent
 	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
-	if code != 0 || !strings.HasPrefix(stderr, "warning: 50 rows repeat a row already read") || strings.Count(stderr, "\n") != 1 {
+	if code != 0 || !strings.HasPrefix(stderr, fmt.Sprintf("warning: %d rows repeat a row already read", rows)) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
