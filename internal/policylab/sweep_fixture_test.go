@@ -42,9 +42,10 @@ const fixtureCapacity = 5.4
 // models are the policies that model a named client, as the runner
 // would label them.
 var models = map[string]string{
-	"none":    "one attempt, a refusal is the answer",
-	"sdk":     "the OpenAI SDKs, 2 retries",
-	"stacked": "an application's 3 retries around sdk",
+	"none":          "one attempt, a refusal is the answer",
+	"sdk":           "the OpenAI SDKs, 2 retries",
+	"stacked":       "an application's 3 retries around sdk",
+	"sdk-one-owner": "the OpenAI SDKs alone, with stacked's attempts",
 }
 
 // fixtureRow builds the Row a runner would write for o at load x (a
@@ -94,7 +95,8 @@ func fixtureRow(load string, x float64, clients int, o outcome) Row {
 		in := int(math.Round(float64(offered) * share / 100))
 		ms[k] = RepeatMeasure{Offered: offered, InSLO: in, Succeeded: in, OfferedFirst: offered / 2, InSLOFirst: in / 2,
 			Attempts: int(math.Round(float64(offered) * o.load * (1 + s*o.spread/100))), Reach: 3,
-			GaveUpLocal: int(math.Round(float64(offered) * o.local / 100)), SuccessP50MS: -1, SuccessP99MS: -1}
+			GaveUpLocal: int(math.Round(float64(offered) * o.local / 100)), SuccessP50MS: -1, SuccessP99MS: -1,
+			Redirected: int(math.Round(float64(offered) * o.redirected / 100))}
 		ms[k].HTTP429 = max(0, ms[k].Attempts-in)
 		if in > 0 {
 			ms[k].SuccessP50MS, ms[k].SuccessP99MS = o.p50, o.p99
