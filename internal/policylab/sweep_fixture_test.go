@@ -79,7 +79,7 @@ func fixtureRow(load string, x float64, clients int, o outcome) Row {
 		r.MaxAttempts, r.Budget = 1, 0
 	case "sdk":
 		r.MaxAttempts, r.Budget = 3, 0
-	case "stacked":
+	case "stacked", "sdk-one-owner":
 		r.MaxAttempts, r.Budget = 12, 0
 	}
 	var lat []float64
@@ -138,6 +138,7 @@ var fixtureLoads = []struct {
 		{"backoff", 99.7, 0.2, 1.25, 770, 5300, 0, 0, 0},
 		{"sdk", 97.8, 1.2, 1.15, 740, 1130, 0, 0, 0},
 		{"stacked", 99.7, 0.3, 1.46, 770, 3270, 0, 0, 0},
+		{"sdk-one-owner", 98.9, 1, 1.55, 760, 2190, 0, 0, 0},
 		{"redirect", 100, 0, 1.03, 740, 1000, 0, 3, 0},
 		{"budget", 99.5, 0.4, 1.8, 760, 2800, 0, 0.2, 0},
 		{"pace", 97.7, 2, 1.03, 810, 13800, 0, 0, 0},
@@ -150,6 +151,7 @@ var fixtureLoads = []struct {
 		{"backoff", 47.6, 3.4, 6.8, 2890, 28900, 0, 0, 0},
 		{"sdk", 67.3, 2, 2.2, 810, 1250, 0, 0, 0},
 		{"stacked", 67.7, 1.8, 7.35, 1990, 4950, 0, 0, 0},
+		{"sdk-one-owner", 67.2, 1.9, 6.95, 960, 2650, 0, 0, 0},
 		{"redirect", 72.7, 2.4, 2.67, 790, 28500, 0, 35, 8},
 		{"budget", 67.6, 1.9, 11.3, 1340, 3960, 0, 8, 0},
 		{"pace", 33.4, 4.2, 0.8, 10500, 29000, 31, 0, 0},
