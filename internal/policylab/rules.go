@@ -199,7 +199,7 @@ func judgeRedirect(g *Group) (Outcome, string) {
 		}
 	}
 	if len(unsteady) > 0 {
-		return NotTested, fmt.Sprintf("not judged: the measure of %s still drifts in the window (not steady), so the comparison could turn with a longer plan.", strings.Join(unsteady, " and "))
+		return NotTested, fmt.Sprintf("the measure of %s still drifts in the window (not steady); the rule is judged on steady rows only, since a longer plan could turn it.", strings.Join(unsteady, " and "))
 	}
 	vsFirst, dFirst := pricedVersus(late, first)
 	vsNever, dNever := pricedVersus(late, never)
