@@ -92,8 +92,12 @@
 //     last two minutes, K = 2.
 //   - RetryQuota (NewRetryQuota): a retry token bucket; with too few
 //     tokens a refusal is not retried. StandardRetryQuota is the AWS SDKs'
-//     standard mode (500 tokens, a retry takes 5, a success gives 1
-//     back), ThrottlingRetryQuota gRPC's retry throttling (proposal A6).
+//     standard mode (500 tokens, a retry after a throttle takes 5, a
+//     success gives 1 back), ThrottlingRetryQuota gRPC's retry throttling
+//     (proposal A6).
+//   - MaxAboveBackoff with FloorAdvice: the advised wait honoured between
+//     the backoff and a bound above it, as the AWS SDKs' 2026 retry
+//     behaviour honours x-amz-retry-after (5 s above the backoff).
 //   - Adaptive (NewAdaptive): the AWS SDKs' adaptive mode, a token bucket
 //     before every attempt whose rate follows CUBIC from the throttles.
 //   - Decorrelated (Policy.ChainedBackoff): decorrelated jitter, after

@@ -80,6 +80,12 @@ type Policy struct {
 	OverMaxWait OverMaxWait
 	// Advice says whether the advised wait is honoured at all.
 	Advice Advice
+	// MaxAboveBackoff, with FloorAdvice, bounds an honoured wait to the
+	// Backoff's wait plus this much: a longer advised wait is cut to it.
+	// The AWS SDKs' 2026 retry behaviour honours x-amz-retry-after this
+	// way, between the backoff and 5 s above it. 0 means no such bound;
+	// it must not be negative, and it needs FloorAdvice.
+	MaxAboveBackoff time.Duration
 	// Backoff is the wait when a refusal advises none that is usable, when
 	// Advice is IgnoreAdvice, or over MaxWait with BackoffOverMaxWait;
 	// nil means Exponential(DefaultBackoffBase, DefaultBackoffCap).
@@ -191,7 +197,8 @@ const (
 	// FloorAdvice waits the longer of the advised wait (stretched by
 	// Jitter) and Backoff: the header as a floor under exponential
 	// backoff, so a fleet told one wait still spreads out, and a retry
-	// never goes before the server said it could fit.
+	// never goes before the server said it could fit. MaxAboveBackoff
+	// can bound it from above too.
 	FloorAdvice
 )
 
@@ -273,6 +280,10 @@ func (p Policy) validate() (Policy, error) {
 		return p, valid.Errorf("OverMaxWait", "must be GiveUpOverMaxWait or BackoffOverMaxWait")
 	case p.Advice != HonourAdvice && p.Advice != IgnoreAdvice && p.Advice != FloorAdvice:
 		return p, valid.Errorf("Advice", "must be HonourAdvice, IgnoreAdvice or FloorAdvice")
+	case p.MaxAboveBackoff < 0:
+		return p, valid.Errorf("MaxAboveBackoff", "must not be negative (0 means no bound)")
+	case p.MaxAboveBackoff > 0 && p.Advice != FloorAdvice:
+		return p, valid.Errorf("MaxAboveBackoff", "bounds an advised wait above the backoff, so it needs FloorAdvice ({Advice})")
 	case p.Slots != nil && p.Advice == IgnoreAdvice:
 		return p, valid.Errorf("Slots", "acts on advice, so it cannot be used with IgnoreAdvice ({Advice})")
 	case p.RedirectFirst && p.Fallback == nil:

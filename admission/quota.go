@@ -30,11 +30,15 @@ type RetryQuotaConfig struct {
 }
 
 // StandardRetryQuota is the AWS SDKs' standard retry mode's quota: 500
-// tokens; a retry takes 5 (the SDKs take 10 for a retry after a timeout,
-// which this package never retries); a retry needs its cost in tokens; a
-// 2xx on the first attempt gives back 1, one after retries what its last
-// retry took (botocore's RetryQuotaChecker; aws-sdk-go-v2's
-// retry.Standard). Refusals cost nothing until they are retried.
+// tokens; a retry takes 5; a retry needs its cost in tokens; a 2xx on
+// the first attempt gives back 1, one after retries what its last retry
+// took (botocore's RetryQuotaChecker; aws-sdk-go-v2's retry.Standard).
+// Refusals cost nothing until they are retried. It is the quota of both
+// the SDKs' behaviour before 2026 and their 2026 update for what this
+// package retries, refusals, which the SDKs count as throttles: before,
+// any retry took 5 but one after a timeout 10; since, a throttle's retry
+// takes 5 and any other 14. This package retries neither a timeout nor a
+// transient error.
 func StandardRetryQuota() RetryQuotaConfig {
 	return RetryQuotaConfig{Capacity: 500, RetryCost: 5, Refund: 1, RefundRetry: true}
 }

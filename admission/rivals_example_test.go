@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +155,58 @@ func ExamplePaceConfig_utilization() {
 	fmt.Printf("status %d, pacing at %.3f requests/s\n", resp.StatusCode, pace.Rate())
 	// Output:
 	// status 200, pacing at 0.947 requests/s
+}
+
+// stepClock is a Clock whose sleeps pass at once and are written down.
+type stepClock struct {
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *stepClock) Now() time.Time { return c.now }
+
+func (c *stepClock) Sleep(_ context.Context, d time.Duration) error {
+	c.now = c.now.Add(d)
+	c.slept = append(c.slept, d)
+	return nil
+}
+
+// The AWS SDKs' standard retry mode since its 2026 update, against a
+// server that advises 10 s: three attempts, the 500-token quota, a
+// throttle's full-jitter backoff from 1 s (cap 20 s), and the advised
+// wait honoured between that backoff and 5 s above it. At a draw of 0.5
+// the backoffs are 500 ms and 1 s, so the 10 s advised is cut to 5.5 s
+// and 6 s.
+func ExamplePolicy_maxAboveBackoff() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After-Ms", "10000")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	q, _ := admission.NewRetryQuota(admission.StandardRetryQuota())
+	clock := &stepClock{now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	t, err := admission.New(nil, admission.Policy{
+		MaxAttempts:        3,
+		Advice:             admission.FloorAdvice,
+		Backoff:            admission.Exponential(time.Second, 20*time.Second),
+		MaxAboveBackoff:    5 * time.Second,
+		RetryQuota:         q,
+		ReturnLastResponse: true,
+		Clock:              clock,
+		Rand:               func() float64 { return 0.5 },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, err := (&http.Client{Transport: t}).Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println("status", resp.StatusCode, "after waits", clock.slept, "with", q.Tokens(), "tokens left")
+	// Output:
+	// status 429 after waits [5.5s 6s] with 490 tokens left
 }

@@ -516,9 +516,14 @@ func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time)
 		why += ", jittered to " + show(wait)
 	}
 	if p.Advice == FloorAdvice {
-		if b := r.backoff(n); b > wait {
+		b := r.backoff(n)
+		switch {
+		case b > wait:
 			wait = b
 			why += ", under the backoff " + show(b) + " (FloorAdvice)"
+		case p.MaxAboveBackoff > 0 && wait > b+p.MaxAboveBackoff:
+			wait = b + p.MaxAboveBackoff
+			why += ", cut to the backoff " + show(b) + " + " + show(p.MaxAboveBackoff) + " (MaxAboveBackoff)"
 		}
 	}
 	if p.Slots != nil {

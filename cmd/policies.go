@@ -241,11 +241,12 @@ func policyNames() string {
 func policyList() string {
 	var b strings.Builder
 	b.WriteString("The built-in client policies of 'ptuprobe policies' and of --policy on burst,\n" +
-		"schedule and characterize (fixed:D and poll:D take 50ms to 1m; none, sdk and\n" +
-		"stacked model a named client and keep its caps; docs/policies.md gives each\n" +
-		"its source):\n\n")
+		"schedule and characterize (fixed:D and poll:D take 50ms to 1m; none, sdk,\n" +
+		"stacked, sdk-one-owner and the aws-* modes model a named client and keep its\n" +
+		"caps; retry-quota and adaptive are the old names of honor-aws-quota and\n" +
+		"honor-aws-adaptive; docs/policies.md gives each its source):\n\n")
 	for _, p := range policy.Builtins {
-		fmt.Fprintf(&b, "  %-18s %s\n", p.Name, p.What)
+		fmt.Fprintf(&b, "  %-20s %s\n", p.Name, p.What)
 	}
 	b.WriteString("\nCustom: NAME=BASE,key=value,… with keys attempts, budget, jitter, max-wait,\n" +
 		"fallback, cooldown, advice, backoff, slots, pace; e.g. --policy 'mine=honor,jitter=1'.\n")

@@ -33,7 +33,7 @@ func TestPoliciesInterruptedSayPartial(t *testing.T) {
 }
 
 // TestPoliciesWorkCap: the default lab's estimate, which --dry-run prints
-// with the cap, is about a fiftieth of the default --max-work, as
+// with the cap, is about a 45th of the default --max-work, as
 // docs/policies.md says; a lab past the cap runs once --max-work is
 // raised past its estimate.
 func TestPoliciesWorkCap(t *testing.T) {
@@ -43,11 +43,11 @@ func TestPoliciesWorkCap(t *testing.T) {
 	if code != 0 || m == nil {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if m[1] != "6,391,935" || m[2] != "320,000,000" || policylab.DefaultMaxWork/6_391_935 != 50 {
-		t.Errorf("default work %s of %s: want 6,391,935 of 320,000,000 (the docs' figures, a 50th)", m[1], m[2])
+	if m[1] != "7,082,955" || m[2] != "320,000,000" || policylab.DefaultMaxWork/7_082_955 != 45 {
+		t.Errorf("default work %s of %s: want 7,082,955 of 320,000,000 (the docs' figures, a 45th)", m[1], m[2])
 	}
-	code, stdout, stderr = runCLI(context.Background(), "policies", "--dry-run", "--clients", "1024", "--load", "100x", "--repeat", "20", "--max-work", "482490360")
-	if code != 0 || !strings.Contains(stdout, "work: at most 482,490,360 attempts on the simulator (--max-work 482,490,360)") {
+	code, stdout, stderr = runCLI(context.Background(), "policies", "--dry-run", "--clients", "1024", "--load", "100x", "--repeat", "20", "--max-work", "534651480")
+	if code != 0 || !strings.Contains(stdout, "work: at most 534,651,480 attempts on the simulator (--max-work 534,651,480)") {
 		t.Errorf("raised --max-work: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -155,7 +155,7 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "budget", "--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "5/s"}, "--fallback-deployment"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME"}, "--capacity"},
 		{[]string{"--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "50/s", "--duration", "10m"}, "--max-requests"},
-		{[]string{"--clients", "1024", "--load", "100x", "--repeat", "20"}, "--max-work the lab would send the simulator up to 482,490,360 attempts"},
+		{[]string{"--clients", "1024", "--load", "100x", "--repeat", "20"}, "--max-work the lab would send the simulator up to 534,651,480 attempts"},
 		{[]string{"--max-work", "0"}, "--max-work"},
 		{[]string{"--policy", "honor", "--coordinate", "redis://127.0.0.1:1/0"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "http://127.0.0.1:1"}, "--coordinate"},

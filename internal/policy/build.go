@@ -88,6 +88,7 @@ func (s Spec) policy(scale float64) *admission.Policy {
 		p.Advice = admission.IgnoreAdvice
 	case s.Floor:
 		p.Advice = admission.FloorAdvice
+		p.MaxAboveBackoff = scaled(s.AboveBackoff, scale)
 	}
 	switch {
 	case s.Constant:
@@ -118,7 +119,11 @@ func (s Spec) perClient(p *admission.Policy) error {
 		}
 	}
 	if s.RetryQuota {
-		if p.RetryQuota, err = admission.NewRetryQuota(admission.StandardRetryQuota()); err != nil {
+		cfg := admission.StandardRetryQuota()
+		if s.GRPCThrottling {
+			cfg = admission.ThrottlingRetryQuota(GRPCMaxTokens, GRPCTokenRatio)
+		}
+		if p.RetryQuota, err = admission.NewRetryQuota(cfg); err != nil {
 			return err
 		}
 	}

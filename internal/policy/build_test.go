@@ -113,8 +113,11 @@ func TestBuildSettings(t *testing.T) {
 		{"pace", func(p *admission.Policy) any { return p.Pace }},
 		{"utilization", func(p *admission.Policy) any { return p.Pace }},
 		{"sre-throttle", func(p *admission.Policy) any { return p.Throttle }},
-		{"retry-quota", func(p *admission.Policy) any { return p.RetryQuota }},
-		{"adaptive", func(p *admission.Policy) any { return p.Adaptive }},
+		{"honor-aws-quota", func(p *admission.Policy) any { return p.RetryQuota }},
+		{"honor-aws-adaptive", func(p *admission.Policy) any { return p.Adaptive }},
+		{"grpc-throttle", func(p *admission.Policy) any { return p.RetryQuota }},
+		{"aws-standard", func(p *admission.Policy) any { return p.RetryQuota }},
+		{"aws-adaptive", func(p *admission.Policy) any { return p.Adaptive }},
 	} {
 		a, b := c.of(build(c.name, Env{})), c.of(build(c.name, Env{}))
 		if isNil(a) || isNil(b) || a == b {
@@ -193,24 +196,24 @@ func TestTraits(t *testing.T) {
 		want  Traits
 		plain bool
 	}{
-		{"honor", Traits{Advice: HonourAdvice, Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts}, true},
-		{"honor-no-jitter", Traits{Advice: HonourAdvice, Owners: 1, Attempts: DefaultMaxAttempts}, true},
-		{"honor-full-jitter", Traits{Advice: HonourAdvice, Jitter: 1, Owners: 1, Attempts: DefaultMaxAttempts}, true},
-		{"backoff", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts}, false},
-		{"fixed:1s", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"decorrelated", Traits{Advice: IgnoreAdvice, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"honor-backoff", Traits{Advice: FloorAdvice, Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"redirect", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectFirst}, false},
-		{"budget", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate}, false},
-		{"cooldown", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate, Extras: true}, false},
-		{"slots", Traits{Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"pace", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"sre-throttle", Traits{Jitter: 0.2, Owners: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
-		{"none", Traits{Models: "a client without retries", OwnCaps: true, Owners: 1, Attempts: 1}, false},
-		{"sdk", Traits{Models: "the OpenAI SDKs (2 retries, no budget)", OwnCaps: true, Owners: 1, Attempts: 3, Extras: true}, false},
-		{"stacked", Traits{Models: "an application's 3 retries around the OpenAI SDKs", OwnCaps: true, Owners: 2, Attempts: 3, Extras: true}, false},
+		{"honor", Traits{Advice: HonourAdvice, Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts}, true},
+		{"honor-no-jitter", Traits{Advice: HonourAdvice, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts}, true},
+		{"honor-full-jitter", Traits{Advice: HonourAdvice, Jitter: 1, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts}, true},
+		{"backoff", Traits{Advice: IgnoreAdvice, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts}, false},
+		{"fixed:1s", Traits{Advice: IgnoreAdvice, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"decorrelated", Traits{Advice: IgnoreAdvice, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"honor-backoff", Traits{Advice: FloorAdvice, Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"redirect", Traits{Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectFirst}, false},
+		{"budget", Traits{Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate}, false},
+		{"cooldown", Traits{Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Redirect: RedirectWhenLate, Extras: true}, false},
+		{"slots", Traits{Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"pace", Traits{Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"sre-throttle", Traits{Jitter: 0.2, Owners: 1, Calls: 1, Attempts: DefaultMaxAttempts, Extras: true}, false},
+		{"none", Traits{Models: "a client without retries", OwnCaps: true, Owners: 1, Calls: 1, Attempts: 1}, false},
+		{"sdk", Traits{Models: "the OpenAI SDKs (2 retries, no budget)", OwnCaps: true, Owners: 1, Calls: 1, Attempts: 3, Extras: true}, false},
+		{"stacked", Traits{Models: "an application's 3 retries around the OpenAI SDKs", OwnCaps: true, Owners: 2, Calls: 4, Attempts: 3, Extras: true}, false},
 		// A custom spec that sets its own caps keeps them: still plain.
-		{"mine=honor,attempts=5", Traits{OwnCaps: true, Jitter: 0.2, Owners: 1, Attempts: 5}, true},
+		{"mine=honor,attempts=5", Traits{OwnCaps: true, Jitter: 0.2, Owners: 1, Calls: 1, Attempts: 5}, true},
 	} {
 		got := mustParse(t, c.spec).Traits()
 		if got != c.want {
@@ -238,11 +241,84 @@ func TestShares(t *testing.T) {
 	t.Parallel()
 	for spec, want := range map[string]bool{
 		"cooldown": true, "slots": true, "pace": true, "utilization": true,
-		"honor": false, "budget": false, "redirect": false, "sre-throttle": false, "retry-quota": false, "adaptive": false, "none": false, "sdk": false,
+		"honor": false, "budget": false, "redirect": false, "sre-throttle": false, "retry-quota": false, "adaptive": false, "aws-standard": false, "grpc-throttle": false, "none": false, "sdk": false,
 		"p1=pace,attempts=1": false, "c=honor,cooldown=on": true, "s=honor,slots=250ms": true,
 	} {
 		if got := mustParse(t, spec).Shares(); got != want {
 			t.Errorf("%s: Shares %v, want %v", spec, got, want)
 		}
+	}
+}
+
+// TestAWSModes: the AWS SDKs' standard and adaptive modes and gRPC's
+// retry throttling, as docs/policies.md cites them: 3 attempts and no
+// budget for the AWS modes; the 2026 backoff from 1 s with the advice
+// held within 5 s above it; the pre-2026 backoff U[0, 2^i s) with the
+// header ignored; gRPC's 10 tokens against the AWS quota's 500.
+func TestAWSModes(t *testing.T) {
+	t.Parallel()
+	half := func() float64 { return 0.5 }
+	build := func(name string) *admission.Policy {
+		t.Helper()
+		p, err := mustParse(t, name).Build(Env{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name     string
+		advice   admission.Advice
+		above    time.Duration
+		backoffs [3]time.Duration // retries 1, 2 and 6 at a draw of 0.5
+		tokens   float64
+		adaptive bool
+		attempts int
+		budget   time.Duration
+	}{
+		{"aws-standard", admission.FloorAdvice, 5 * time.Second, [3]time.Duration{500 * time.Millisecond, time.Second, 10 * time.Second}, 500, false, 3, 0},
+		{"aws-adaptive", admission.FloorAdvice, 5 * time.Second, [3]time.Duration{500 * time.Millisecond, time.Second, 10 * time.Second}, 500, true, 3, 0},
+		{"aws-standard-pre2026", admission.IgnoreAdvice, 0, [3]time.Duration{time.Second, 2 * time.Second, 10 * time.Second}, 500, false, 3, 0},
+		{"grpc-throttle", admission.HonourAdvice, 0, [3]time.Duration{250 * time.Millisecond, 500 * time.Millisecond, 4 * time.Second}, GRPCMaxTokens, false, DefaultMaxAttempts, DefaultBudget},
+		{"honor-aws-quota", admission.HonourAdvice, 0, [3]time.Duration{250 * time.Millisecond, 500 * time.Millisecond, 4 * time.Second}, 500, false, DefaultMaxAttempts, DefaultBudget},
+	} {
+		p := build(c.name)
+		if p.Advice != c.advice || p.MaxAboveBackoff != c.above || p.MaxAttempts != c.attempts || p.Budget != c.budget || p.Jitter != 0 && c.name != "grpc-throttle" && c.name != "honor-aws-quota" {
+			t.Errorf("%s: advice %v, above %v, attempts %d, budget %v, jitter %v", c.name, p.Advice, p.MaxAboveBackoff, p.MaxAttempts, p.Budget, p.Jitter)
+		}
+		for i, retry := range []int{1, 2, 6} {
+			if got := p.Backoff(retry, half); got != c.backoffs[i] {
+				t.Errorf("%s: retry %d backs off %v, want %v", c.name, retry, got, c.backoffs[i])
+			}
+		}
+		if p.RetryQuota == nil || p.RetryQuota.Tokens() != c.tokens {
+			t.Errorf("%s: retry quota %v, want %v tokens", c.name, p.RetryQuota, c.tokens)
+		}
+		if (p.Adaptive != nil) != c.adaptive {
+			t.Errorf("%s: adaptive rate %v, want %v", c.name, p.Adaptive != nil, c.adaptive)
+		}
+	}
+	// The old names still parse, to the policy under its new name; they
+	// are still built-ins' names, so no custom policy takes them.
+	for old, now := range map[string]string{"retry-quota": "honor-aws-quota", "adaptive": "honor-aws-adaptive"} {
+		if s := mustParse(t, old); s.Name != now || s.Base != now {
+			t.Errorf("%s parses to %s (base %s), want %s", old, s.Name, s.Base, now)
+		}
+		if _, err := Parse(old + "=honor"); err == nil {
+			t.Errorf("a custom policy named %s is accepted", old)
+		}
+		if s := mustParse(t, "mine="+old); s.Base != now {
+			t.Errorf("mine=%s: base %s, want %s", old, s.Base, now)
+		}
+	}
+	// A custom policy over aws-standard that honours the advice drops the
+	// bound above the backoff (FloorAdvice's own) and builds.
+	if p, err := mustParse(t, "plain=aws-standard,advice=honor").Build(Env{}); err != nil || p.MaxAboveBackoff != 0 || p.Advice != admission.HonourAdvice {
+		t.Errorf("plain=aws-standard,advice=honor: %v, %v", p, err)
+	}
+	// sdk-one-owner is stacked's whole attempt count in one owner.
+	one, stacked := mustParse(t, "sdk-one-owner").Traits(), mustParse(t, "stacked").Traits()
+	if one.Owners != 1 || stacked.Owners != 2 || one.Attempts*one.Calls != stacked.Attempts*stacked.Calls || one.Advice != stacked.Advice || one.Jitter != stacked.Jitter {
+		t.Errorf("sdk-one-owner %+v against stacked %+v: not the same client with one owner", one, stacked)
 	}
 }

@@ -30,6 +30,10 @@ type Spec struct {
 	// Floor waits the longer of the advised wait and the backoff
 	// (honor-backoff): the header as a floor.
 	Floor bool
+	// AboveBackoff, with Floor, bounds the advised wait to the backoff
+	// plus this much (admission.Policy.MaxAboveBackoff: the AWS SDKs'
+	// 2026 x-amz-retry-after, 5 s); 0 for none.
+	AboveBackoff time.Duration
 	// Backoff: Exponential(BackoffBase, BackoffCap) with full jitter, or
 	// a constant BackoffBase when Constant.
 	BackoffBase, BackoffCap time.Duration
@@ -53,6 +57,10 @@ type Spec struct {
 	// quota (admission.StandardRetryQuota, the AWS SDKs') or adaptive
 	// rate (admission.Adaptive, the AWS SDKs' adaptive mode).
 	Throttle, RetryQuota, Adaptive bool
+	// GRPCThrottling: the retry quota is gRPC's retry throttling
+	// (admission.ThrottlingRetryQuota(GRPCMaxTokens, GRPCTokenRatio))
+	// instead of the AWS SDKs'.
+	GRPCThrottling bool
 	// Decorrelated: the backoff is decorrelated jitter from BackoffBase
 	// to BackoffCap (admission.Decorrelated).
 	Decorrelated bool
@@ -97,11 +105,37 @@ var Builtins = []Builtin{
 	// caps; docs/policies.md cites each one's source.
 	{"honor-full-jitter", "honour the header with full jitter over it: advised × U[1, 2]"},
 	{"sre-throttle", "honor, plus the SRE book's client-side throttling: reject locally with p = max(0, (requests − 2·accepts)/(requests + 1)) over 2 min"},
-	{"retry-quota", "honor, plus the AWS SDKs' standard retry quota: 500 tokens, a retry takes 5, a success gives 1 back; none left, no retry"},
-	{"adaptive", "honor, plus the AWS SDKs' adaptive mode: each send takes a token of a bucket filled at a CUBIC rate (β 0.7, C 0.4)"},
+	{"honor-aws-quota", "honor, plus the AWS SDKs' standard retry quota: 500 tokens, a retry takes 5, a success gives 1 back; none left, no retry (was retry-quota)"},
+	{"honor-aws-adaptive", "honor, plus the AWS SDKs' adaptive rate limiter: each send takes a token of a bucket filled at a CUBIC rate (β 0.7, C 0.4) (was adaptive)"},
 	{"decorrelated", "ignore the header, decorrelated jitter (AWS blog): wait U[500 ms, 3 × the last wait], cap 8 s"},
 	{"utilization", "pace, learning also from the utilization the target reports (over 90%, or nothing remaining, is congestion)"},
+	// The AWS SDKs' retry modes whole, and gRPC's retry throttling;
+	// docs/policies.md cites the source lines each follows.
+	{"aws-standard", "models the AWS SDKs' standard mode, 2026 update: 3 attempts, the 500-token quota (a throttle's retry takes 5), full-jitter backoff from 1 s (cap 20 s), the advised wait honoured between the backoff and 5 s above it; no budget"},
+	{"aws-standard-pre2026", "models the AWS SDKs' standard mode before 2026 (aws-sdk-go-v2): 3 attempts, the 500-token quota, full-jitter backoff U[0, 2^i s) (cap 20 s), the header ignored; no budget"},
+	{"aws-adaptive", "models the AWS SDKs' adaptive mode: aws-standard plus the client-side rate limiter (a token bucket filled at a CUBIC rate, β 0.7, C 0.4)"},
+	{"grpc-throttle", "honor (gRPC's server pushback), plus gRPC's retry throttling (proposal A6): maxTokens 10, a failure takes 1, a success gives 0.1; retries only above 5"},
+	{"sdk-one-owner", "models the OpenAI SDKs alone with stacked's whole attempt count, 12: one owner, to compare with stacked's two"},
 }
+
+// renamed are built-ins' old names, still accepted for one more round
+// (as docs/flags.md's renamed flags are): the policy they name publishes
+// its new name.
+var renamed = map[string]string{
+	"retry-quota": "honor-aws-quota",
+	"adaptive":    "honor-aws-adaptive",
+}
+
+// The gRPC retry throttling grpc-throttle runs: proposal A6 sets no
+// default; these are the gRPC retry guide's example (grpc.io, "Retry").
+const (
+	GRPCMaxTokens  = 10
+	GRPCTokenRatio = 0.1
+)
+
+// stackedCalls are stacked's application calls (its 3 retries and the
+// first), each an SDK call of 3 attempts: sdk-one-owner has their product.
+const stackedCalls = 4
 
 // DefaultPolicies are the policies run when none is named.
 func Defaults() []string { return names(Builtins) }
@@ -150,6 +184,9 @@ func builtin(name string) (Spec, bool) {
 		s.Base, s.IgnoreAdvice, s.Constant, s.BackoffBase, s.Jitter = kind, true, true, wait, 0
 		return s, true
 	}
+	if n, ok := renamed[name]; ok {
+		name = n
+	}
 	s := honor(name)
 	switch name {
 	case "none":
@@ -162,10 +199,25 @@ func builtin(name string) (Spec, bool) {
 		s.Jitter = 1
 	case "sre-throttle":
 		s.Throttle = true
-	case "retry-quota":
+	case "honor-aws-quota":
 		s.RetryQuota = true
-	case "adaptive":
+	case "honor-aws-adaptive":
 		s.Adaptive = true
+	case "grpc-throttle":
+		s.RetryQuota, s.GRPCThrottling = true, true
+	case "aws-standard", "aws-adaptive":
+		// The 2026 update: aws-sdk-go-v2's backoffDelay2026 with a
+		// throttle's 1 s base, the exponent from 0, the cap before the
+		// jitter (admission.Exponential's), and x-amz-retry-after held
+		// between the backoff and 5 s above it.
+		s = Spec{Name: name, Attempts: 3, Floor: true, AboveBackoff: 5 * time.Second,
+			BackoffBase: time.Second, BackoffCap: 20 * time.Second, RetryQuota: true, Adaptive: name == "aws-adaptive",
+			Models: "the AWS SDKs' " + strings.TrimPrefix(name, "aws-") + " retry mode (2026 update)"}
+	case "aws-standard-pre2026":
+		// backoffDelayLegacy: rand × 2^attempt s, attempt 1 on the first
+		// retry; no header read.
+		s = Spec{Name: name, Attempts: 3, IgnoreAdvice: true, BackoffBase: 2 * time.Second, BackoffCap: 20 * time.Second,
+			RetryQuota: true, Models: "the AWS SDKs' standard retry mode before 2026"}
 	case "decorrelated":
 		s.IgnoreAdvice, s.Jitter, s.Decorrelated = true, 0, true
 	case "utilization":
@@ -176,13 +228,17 @@ func builtin(name string) (Spec, bool) {
 		s.Floor = true
 	case "slots":
 		s.Slots, s.SlotWidth, s.Jitter = true, admission.DefaultSlotWidth, 0
-	case "sdk", "stacked":
+	case "sdk", "stacked", "sdk-one-owner":
 		s = Spec{Name: name, Base: name, Attempts: 3, MaxWait: time.Minute, LongWaitBackoff: true,
 			BackoffBase: 500 * time.Millisecond, BackoffCap: 8 * time.Second, SDK: true,
 			Models: "the OpenAI SDKs (2 retries, no budget)"}
-		if name == "stacked" {
-			s.AppAttempts, s.AppDelay = 4, time.Second
+		switch name {
+		case "stacked":
+			s.AppAttempts, s.AppDelay = stackedCalls, time.Second
 			s.Models = "an application's 3 retries around the OpenAI SDKs"
+		case "sdk-one-owner":
+			s.Attempts = s.Attempts * stackedCalls
+			s.Models = "the OpenAI SDKs alone, with stacked's attempts"
 		}
 	case "redirect":
 		s.RedirectFirst, s.Fallback = true, true
@@ -323,6 +379,7 @@ func (s *Spec) set(k, v string) error {
 		}
 		s.Slots, s.SlotWidth = true, d
 	case "advice":
+		s.AboveBackoff = 0 // a bound on the advice above the backoff is FloorAdvice's own
 		switch v {
 		case "honor":
 			s.IgnoreAdvice, s.Floor = false, false

@@ -19,8 +19,10 @@ type Traits struct {
 	Owners int
 	// Redirect says when it sends to the fallback deployment.
 	Redirect Redirect
-	// Attempts is its attempts cap, the first included.
-	Attempts int
+	// Attempts is its attempts cap, the first included: its inner owner's
+	// when it has two; Calls are the outer owner's calls of it (1 for
+	// one owner), so a request sends at most Attempts × Calls.
+	Attempts, Calls int
 	// Extras: it adds state or a wait of its own to the advice it acts on
 	// (a shared cooldown, slots, a pace, a throttle, a retry quota, an
 	// adaptive rate, a backoff as the wait's floor, a fixed or
@@ -50,7 +52,7 @@ const (
 
 // Traits are s's.
 func (s Spec) Traits() Traits {
-	t := Traits{Models: s.Models, OwnCaps: s.OwnCaps(), Jitter: s.Jitter, Owners: 1, Attempts: s.Attempts}
+	t := Traits{Models: s.Models, OwnCaps: s.OwnCaps(), Jitter: s.Jitter, Owners: 1, Attempts: s.Attempts, Calls: max(s.AppAttempts, 1)}
 	switch {
 	case s.IgnoreAdvice:
 		t.Advice = IgnoreAdvice

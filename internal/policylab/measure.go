@@ -33,6 +33,9 @@ type requestOutcome struct {
 	ok                       bool // answered 2xx within the budget
 	local                    bool // ended by its owner's local refusal
 	redirected               bool
+	// late: it ended after the lab's budget, answered (any status) or
+	// given up; rule (e) counts these.
+	late bool
 }
 
 // window is the arrivals measured: from its start to its end, from the
@@ -60,6 +63,10 @@ type RepeatMeasure struct {
 	// Reach is the highest attempt number any request reached, local
 	// refusals included.
 	Reach int
+	// Redirected are the requests with an attempt sent to the fallback
+	// (rule (d) prices them); Late those that ended after the lab's
+	// budget, answered or given up (rule (e)).
+	Redirected, Late int
 	// SuccessP50MS and SuccessP99MS are the type 7 percentiles of the
 	// successes' end-to-end latency, arrival to answer (-1 with none).
 	SuccessP50MS, SuccessP99MS float64
@@ -103,6 +110,12 @@ func measureOf(reqs []requestOutcome, w window, slo time.Duration) (RepeatMeasur
 		m.Attempts += int(q.attempts)
 		m.HTTP429 += int(q.http429)
 		m.Reach = max(m.Reach, int(q.reach))
+		if q.redirected {
+			m.Redirected++
+		}
+		if q.late {
+			m.Late++
+		}
 		if q.local && !q.ok {
 			m.GaveUpLocal++
 		}

@@ -172,7 +172,7 @@ func TestFairness(t *testing.T) {
 	s := fixtureSweep()
 	got := fairness(s)
 	for _, want := range []string{"The comparison is fair", "(30,000 ms)", "(20 attempts, the first included)",
-		"Each of none, sdk, stacked models a named client", "sdk (the OpenAI SDKs, 2 retries: 3 attempts, no budget)"} {
+		"Each of none, sdk, stacked, sdk-one-owner models a named client", "sdk (the OpenAI SDKs, 2 retries: 3 attempts, no budget)", "sdk-one-owner (the OpenAI SDKs alone, with stacked's attempts: 12 attempts, no budget)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("fairness lacks %q: %s", want, got)
 		}

@@ -34,7 +34,7 @@ func TestRivalsRunTheirMechanism(t *testing.T) {
 	}
 	per := func(n, of int) float64 { return float64(n) / float64(max(of, 1)) }
 	outs := map[string]runOutcome{}
-	for _, n := range []string{"honor", "backoff", "pace", "honor-full-jitter", "sre-throttle", "retry-quota", "adaptive", "decorrelated", "utilization"} {
+	for _, n := range []string{"honor", "backoff", "pace", "honor-full-jitter", "sre-throttle", "honor-aws-quota", "honor-aws-adaptive", "decorrelated", "utilization"} {
 		outs[n] = run(n)
 		o := outs[n]
 		t.Logf("%-17s %5d requests, %5.2f attempts and %5.2f 429s per request, %4d succeeded, %d early returns",
@@ -48,9 +48,9 @@ func TestRivalsRunTheirMechanism(t *testing.T) {
 		// The SRE book's throttling and the AWS retry quota send fewer
 		// attempts per request than honouring alone.
 		{"sre-throttle", "honor", func(o runOutcome) float64 { return per(o.Attempts, o.Requests) }, "attempts per request"},
-		{"retry-quota", "honor", func(o runOutcome) float64 { return per(o.Attempts, o.Requests) }, "attempts per request"},
+		{"honor-aws-quota", "honor", func(o runOutcome) float64 { return per(o.Attempts, o.Requests) }, "attempts per request"},
 		// The adaptive rate limits sends: fewer refusals.
-		{"adaptive", "honor", func(o runOutcome) float64 { return per(o.HTTP429, o.Requests) }, "429s per request"},
+		{"honor-aws-adaptive", "honor", func(o runOutcome) float64 { return per(o.HTTP429, o.Requests) }, "429s per request"},
 		// Decorrelated waits grow faster than full jitter's: fewer attempts.
 		{"decorrelated", "backoff", func(o runOutcome) float64 { return per(o.Attempts, o.Requests) }, "attempts per request"},
 		// Reading the utilization, the pace is cut between refusals too:

@@ -2,6 +2,7 @@ package policylab
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -65,11 +66,8 @@ func (g *Group) where(want func(t policy.Traits) bool) *Row {
 
 // The rows the rules compare, by what the policies do.
 var (
-	// oneOwnerSDK models an SDK that owns its retries alone; stackedSDK an
-	// application's retries around it.
-	oneOwnerSDK = func(t policy.Traits) bool {
-		return t.Models != "" && t.Owners == 1 && t.Attempts > 1 && t.Redirect == policy.NeverRedirect
-	}
+	// stackedSDK models an application's retries around an SDK's: two
+	// nested owners.
 	stackedSDK = func(t policy.Traits) bool { return t.Owners > 1 }
 	// plainHonour honours the header, its jitter aside, and adds nothing;
 	// withoutJitter is one of them that draws no jitter.
@@ -84,16 +82,29 @@ var (
 		return t.Redirect == policy.RedirectWhenLate && !t.Extras && t.Advice == policy.HonourAdvice && t.Models == ""
 	}
 	redirectsFirst = func(t policy.Traits) bool { return t.Redirect == policy.RedirectFirst }
-	// noRetry is a client that never retries.
-	noRetry = func(t policy.Traits) bool { return t.Attempts == 1 && t.Redirect == policy.NeverRedirect }
 )
 
+// judgeOneOwner: the same client with one owner and with two nested
+// owners, the attempts per request the same (the one owner has the
+// nested pair's product: stacked's 4 calls of 3 attempts against
+// sdk-one-owner's 12), so that what differs is the number of owners, not
+// the attempt budget.
 func judgeOneOwner(g *Group) (Outcome, string) {
-	sdk, stacked := g.where(oneOwnerSDK), g.where(stackedSDK)
-	if sdk == nil || stacked == nil {
-		return absent(missing(map[string]*Row{"a client with one retry owner (sdk)": sdk, "an application's retries around it (stacked)": stacked})...)
+	stacked := g.where(stackedSDK)
+	var one *Row
+	if stacked != nil {
+		s := stacked.Traits
+		one = g.where(func(t policy.Traits) bool {
+			return t.Owners == 1 && t.Models != "" && t.Attempts*t.Calls == s.Attempts*s.Calls &&
+				t.Advice == s.Advice && t.Jitter == s.Jitter && t.Redirect == s.Redirect && t.Extras == s.Extras
+		})
 	}
-	return versus(sdk, stacked), "one owner (" + sdk.Policy + ") against an application's retries around it (" + stacked.Policy + "): " + against(sdk, stacked) + "."
+	if one == nil || stacked == nil {
+		return absent(missing(map[string]*Row{"the same client with its attempts in one owner (sdk-one-owner)": one, "an application's retries around an SDK's (stacked)": stacked})...)
+	}
+	s := stacked.Traits
+	return versus(one, stacked), fmt.Sprintf("the same client with one owner of %d attempts (%s) against two nested owners, %d calls of %d (%s): %s.",
+		one.Traits.Attempts, one.Policy, s.Calls, s.Attempts, stacked.Policy, against(one, stacked))
 }
 
 func judgeHonor(g *Group) (Outcome, string) {
@@ -122,34 +133,134 @@ func judgeJitter(g *Group) (Outcome, string) {
 	return versus(best, plain), fmt.Sprintf("jitter over the advised wait (%s) against none (%s), the best of them: %s.", strings.Join(how, ", "), plain.Policy, against(best, plain))
 }
 
-func judgeRedirect(g *Group) (Outcome, string) {
-	late, first := g.where(redirectsLate), g.where(redirectsFirst)
-	if late == nil || first == nil {
-		return absent(missing(map[string]*Row{"redirecting when the wait does not fit the budget (budget)": late, "redirecting on every refusal (redirect)": first})...)
+// RedirectPrice is what rule (d) charges a redirected request, in
+// requests answered within the SLO: the fallback (the simulator's
+// standard deployment, with its own limits) is capacity paid per request,
+// where the PTU deployment is paid for whether used or not. 0.5 is an
+// assumption, not a price list's; the finding also gives the break-even
+// price, at which the comparison would turn.
+const RedirectPrice = 0.5
+
+// RedirectMarginPts is the priced difference, in points, that counts as
+// clear in rule (d) (its paired interval must exclude 0 too).
+const RedirectMarginPts = 1.0
+
+// priced is each repeat's measure less RedirectPrice × its share of
+// requests redirected, in points (-1 with nothing offered).
+func (r *Row) priced() []float64 {
+	out := make([]float64, len(r.Measures))
+	for k, m := range r.Measures {
+		out[k] = -1
+		if m.Offered > 0 {
+			out[k] = m.InSLOPct() - RedirectPrice*pctOf(m.Redirected, m.Offered)
+		}
 	}
-	return versus(late, first), fmt.Sprintf("redirecting only when the wait does not fit the budget (%s) against on every refusal (%s): %s; redirected %s against %s of requests (the fallback's capacity is extra).",
-		late.Policy, first.Policy, against(late, first), pct(share(late.Redirected, late.Requests)), pct(share(first.Redirected, first.Requests)))
+	return out
 }
 
-// judgeGiveUp: the recommendation gives up in a controlled way when it
-// leaves no more requests answered past their budget than a client that
-// never waits (within 0.1 point), its give-ups local or refused, not late.
-func judgeGiveUp(g *Group) (Outcome, string) {
-	recs, none := g.Recommendations(), g.where(noRetry)
+// redirectedPct is the share of the window's requests redirected, over
+// the repeats.
+func (r *Row) redirectedPct() float64 {
+	n := 0
+	for _, m := range r.Measures {
+		n += m.Redirected
+	}
+	return pctOf(n, r.Offered)
+}
+
+// pricedVersus is -1 when a's priced measure is clearly above b's, 1 when
+// clearly below, 0 otherwise, and the mean difference.
+func pricedVersus(a, b *Row) (int, float64) {
+	d := paired(a.priced(), b.priced())
 	switch {
-	case len(recs) == 0:
-		return NotTested, "no policy is recommended."
-	case none == nil:
-		return absent("a client that never retries (none)")
+	case !d.excludesZero() || math.Abs(d.mean) < RedirectMarginPts:
+		return 0, d.mean
+	case d.mean > 0:
+		return -1, d.mean
 	}
-	rec := &recs[0].Row
-	recOver, noneOver := share(rec.OverBudget, rec.Requests), share(none.OverBudget, none.Requests)
-	o := Confirmed
-	if recOver > noneOver+0.1 {
+	return 1, d.mean
+}
+
+// judgeRedirect: redirecting only when the wait does not fit the budget
+// (budget) against never redirecting (honor) and redirecting on every
+// refusal (redirect), each redirected request charged RedirectPrice, on
+// steady rows only (a row whose measure still drifts could rank
+// otherwise). Confirmed when budget is clearly ahead of one and behind
+// neither; contradicted when it is clearly behind either.
+func judgeRedirect(g *Group) (Outcome, string) {
+	late, first, never := g.where(redirectsLate), g.where(redirectsFirst), g.where(plainHonour)
+	if late == nil || first == nil || never == nil {
+		return absent(missing(map[string]*Row{"redirecting when the wait does not fit the budget (budget)": late, "redirecting on every refusal (redirect)": first, "never redirecting (honor)": never})...)
+	}
+	var unsteady []string
+	for _, r := range []*Row{late, first, never} {
+		if !r.Steady {
+			unsteady = append(unsteady, r.Policy)
+		}
+	}
+	if len(unsteady) > 0 {
+		return NotTested, fmt.Sprintf("the measure of %s still drifts in the window (not steady); the rule is judged on steady rows only, since a longer plan could turn it.", strings.Join(unsteady, " and "))
+	}
+	vsFirst, dFirst := pricedVersus(late, first)
+	vsNever, dNever := pricedVersus(late, never)
+	o := NoClearDifference
+	switch {
+	case vsFirst > 0 || vsNever > 0:
 		o = Contradicted
+	case vsFirst < 0 || vsNever < 0:
+		o = Confirmed
 	}
-	return o, fmt.Sprintf("%s left %s of its requests answered past their budget and gave up %s locally; %s left %s. %s.",
-		rec.Policy, pct(recOver), pct(share(rec.GaveUpLocal, rec.Offered)), none.Policy, pct(noneOver), against(rec, none))
+	return o, fmt.Sprintf("each redirect priced at %s of a request answered (the fallback's capacity is its own, paid per request): %s %s within the SLO, %s redirected; %s %s, %s redirected; %s %s, never redirected. Priced, %s is %s points against %s (break-even at %s) and %s against %s (break-even at %s).",
+		num.Decimal(RedirectPrice, 2), late.Policy, pct(late.SuccessInSLOPct), pct(late.redirectedPct()), first.Policy, pct(first.SuccessInSLOPct), pct(first.redirectedPct()),
+		never.Policy, pct(never.SuccessInSLOPct), late.Policy, signed(dFirst), first.Policy, breakEven(late, first), signed(dNever), never.Policy, breakEven(late, never))
+}
+
+// breakEven is the price per redirect at which a and b's priced measures
+// would be equal: their difference in the measure over their difference
+// in redirects ("none" when either difference makes no price turn it).
+func breakEven(a, b *Row) string {
+	dm, dr := a.SuccessInSLOPct-b.SuccessInSLOPct, a.redirectedPct()-b.redirectedPct()
+	if dr == 0 || dm/dr < 0 {
+		return "no price"
+	}
+	return num.Decimal(dm/dr, 2)
+}
+
+func signed(f float64) string {
+	if f >= 0 {
+		return "+" + num.Decimal(f, 2)
+	}
+	return num.Decimal(f, 2)
+}
+
+// LatePct is the most of a recommended policy's requests, in percent,
+// that may end after the lab's budget — answered past it, or given up
+// past it — for rule (e) to hold: 0.1 point.
+const LatePct = 0.1
+
+// judgeGiveUp: each recommended policy gives up in a controlled way — no
+// more than LatePct of its requests end after the budget, answered or
+// given up late — and says how many it gave up locally within it.
+func judgeGiveUp(g *Group) (Outcome, string) {
+	recs := g.Recommendations()
+	if len(recs) == 0 {
+		return NotTested, "no policy is recommended."
+	}
+	o := Confirmed
+	var parts []string
+	for _, p := range recs {
+		late := 0
+		for _, m := range p.Measures {
+			late += m.Late
+		}
+		latePct := pctOf(late, p.Offered)
+		if latePct > LatePct {
+			o = Contradicted
+		}
+		parts = append(parts, fmt.Sprintf("%s ended %s of its requests after the budget (answered or given up late; at most %s holds) and gave up %s locally within it",
+			p.Policy, pct(max(latePct, 0)), pct(LatePct), pct(share(p.GaveUpLocal, p.Offered))))
+	}
+	return o, strings.Join(parts, "; ") + "."
 }
 
 // missing names the policies whose row is nil, in name order.

@@ -42,9 +42,10 @@ const fixtureCapacity = 5.4
 // models are the policies that model a named client, as the runner
 // would label them.
 var models = map[string]string{
-	"none":    "one attempt, a refusal is the answer",
-	"sdk":     "the OpenAI SDKs, 2 retries",
-	"stacked": "an application's 3 retries around sdk",
+	"none":          "one attempt, a refusal is the answer",
+	"sdk":           "the OpenAI SDKs, 2 retries",
+	"stacked":       "an application's 3 retries around sdk",
+	"sdk-one-owner": "the OpenAI SDKs alone, with stacked's attempts",
 }
 
 // fixtureRow builds the Row a runner would write for o at load x (a
@@ -78,7 +79,7 @@ func fixtureRow(load string, x float64, clients int, o outcome) Row {
 		r.MaxAttempts, r.Budget = 1, 0
 	case "sdk":
 		r.MaxAttempts, r.Budget = 3, 0
-	case "stacked":
+	case "stacked", "sdk-one-owner":
 		r.MaxAttempts, r.Budget = 12, 0
 	}
 	var lat []float64
@@ -94,7 +95,8 @@ func fixtureRow(load string, x float64, clients int, o outcome) Row {
 		in := int(math.Round(float64(offered) * share / 100))
 		ms[k] = RepeatMeasure{Offered: offered, InSLO: in, Succeeded: in, OfferedFirst: offered / 2, InSLOFirst: in / 2,
 			Attempts: int(math.Round(float64(offered) * o.load * (1 + s*o.spread/100))), Reach: 3,
-			GaveUpLocal: int(math.Round(float64(offered) * o.local / 100)), SuccessP50MS: -1, SuccessP99MS: -1}
+			GaveUpLocal: int(math.Round(float64(offered) * o.local / 100)), SuccessP50MS: -1, SuccessP99MS: -1,
+			Redirected: int(math.Round(float64(offered) * o.redirected / 100))}
 		ms[k].HTTP429 = max(0, ms[k].Attempts-in)
 		if in > 0 {
 			ms[k].SuccessP50MS, ms[k].SuccessP99MS = o.p50, o.p99
@@ -136,6 +138,7 @@ var fixtureLoads = []struct {
 		{"backoff", 99.7, 0.2, 1.25, 770, 5300, 0, 0, 0},
 		{"sdk", 97.8, 1.2, 1.15, 740, 1130, 0, 0, 0},
 		{"stacked", 99.7, 0.3, 1.46, 770, 3270, 0, 0, 0},
+		{"sdk-one-owner", 98.9, 1, 1.55, 760, 2190, 0, 0, 0},
 		{"redirect", 100, 0, 1.03, 740, 1000, 0, 3, 0},
 		{"budget", 99.5, 0.4, 1.8, 760, 2800, 0, 0.2, 0},
 		{"pace", 97.7, 2, 1.03, 810, 13800, 0, 0, 0},
@@ -148,6 +151,7 @@ var fixtureLoads = []struct {
 		{"backoff", 47.6, 3.4, 6.8, 2890, 28900, 0, 0, 0},
 		{"sdk", 67.3, 2, 2.2, 810, 1250, 0, 0, 0},
 		{"stacked", 67.7, 1.8, 7.35, 1990, 4950, 0, 0, 0},
+		{"sdk-one-owner", 67.2, 1.9, 6.95, 960, 2650, 0, 0, 0},
 		{"redirect", 72.7, 2.4, 2.67, 790, 28500, 0, 35, 8},
 		{"budget", 67.6, 1.9, 11.3, 1340, 3960, 0, 8, 0},
 		{"pace", 33.4, 4.2, 0.8, 10500, 29000, 31, 0, 0},

@@ -184,6 +184,31 @@ func TestCoordinatedRankedApart(t *testing.T) {
 	}
 }
 
+// redirected sets r's requests redirected to the fallback, n of each
+// repeat's 200.
+func redirected(r Row, n int) Row {
+	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	for k := range r.Measures {
+		r.Measures[k].Redirected = n
+	}
+	return r
+}
+
+// late sets r's requests that ended after the budget, n of each repeat's
+// 200 (0.5% each).
+func late(r Row, n int) Row {
+	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	for k := range r.Measures {
+		r.Measures[k].Late = n
+	}
+	return r
+}
+
+func unsteady(r Row) Row {
+	r.Steady = false
+	return r
+}
+
 // TestFindings: each part of the rule on the verdict's own order.
 func TestFindings(t *testing.T) {
 	t.Parallel()
@@ -197,14 +222,30 @@ func TestFindings(t *testing.T) {
 		rows []Row
 		want Outcome
 	}{
-		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, Confirmed},
-		{"a", []Row{mrow("stacked", five(70, 4), five(8, 0), 1000)}, Contradicted},
+		// (a) the same client with one owner (sdk-one-owner, 12 attempts)
+		// and with two (stacked, 4 calls of 3); sdk's 3 attempts alone
+		// is not that comparison.
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(6, 0), 1500), mrow("stacked", five(60, 4), five(8, 0), 3000)}, Confirmed},
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(8, 0), 3000), mrow("stacked", five(70, 4), five(8, 0), 1000)}, Contradicted},
+		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, NotTested},
 		{"a", nil, NotTested},
 		{"b", []Row{mrow("backoff", five(40, 4), five(2, 0), 9000)}, Confirmed},
 		{"b", []Row{mrow("fixed:1s", five(60, 4), five(1.2, 0), 1100)}, Contradicted},
 		{"c", []Row{mrow("honor-no-jitter", five(60, 4), five(3, 0), 1000)}, NoClearDifference},
 		{"c", []Row{mrow("honor-no-jitter", five(50, 4), five(3, 0), 1000)}, Confirmed},
 		{"e", nil, Confirmed},
+		// (e) a recommendation whose requests end past the budget breaks it.
+		// A policy not recommended is not judged, however late.
+		{"e", []Row{late(mrow("backoff", five(40, 4), five(3, 0), 1000), 20)}, Confirmed},
+		{"e", []Row{late(mrow("pace", five(65, 4), five(1, 0), 1000), 2)}, Contradicted},
+		// (d) priced redirects, steady rows only: budget redirects little
+		// and answers as much as redirect, which redirects everything.
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, Confirmed},
+		// budget's 10 points over honor cost 30% redirected: priced at 0.5
+		// it is 5 points behind honor (and redirect's 15 cost 50%).
+		{"d", []Row{redirected(mrow("budget", five(70, 4), five(3, 0), 1000), 60), redirected(mrow("redirect", five(75, 4), five(2, 0), 900), 100)}, Contradicted},
+		{"d", []Row{redirected(unsteady(mrow("budget", five(62, 4), five(3, 0), 1000)), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, NotTested},
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10)}, NotTested},
 	} {
 		g := judgeOne(t, append(append([]Row(nil), base...), tt.rows...)...)
 		var f *Finding

@@ -262,6 +262,7 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		e2e = c.clock.Now().Sub(start)
 	}
 	q.e2e, q.redirected = e2e, redirected
+	q.late = budget > 0 && e2e > budget
 	q.ok = lastStatus >= 200 && lastStatus < 300 && (budget <= 0 || e2e <= budget)
 	out.end(sent, lastStatus, ms(e2e), ms(budget), lastAnswer.Sub(epoch) <= c.plan)
 }

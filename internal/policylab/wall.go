@@ -267,6 +267,7 @@ func (w *wallTally) outcome() runOutcome {
 		if q.sent {
 			e.e2e = time.Duration((q.lastEnd - q.arrival) * float64(time.Millisecond))
 		}
+		e.late = q.sent && w.budgetMS > 0 && q.lastEnd-q.arrival > w.budgetMS
 		e.ok = q.sent && q.lastStatus >= 200 && q.lastStatus < 300 && (w.budgetMS <= 0 || q.lastEnd-q.arrival <= w.budgetMS)
 		out.Each = append(out.Each, e)
 		i := seq % len(requests)
