@@ -32,7 +32,6 @@ type capacityCmd struct {
 	slo                      analyze.SLO
 	goodput, share429        string
 	minRate, maxRate, outDir string
-	group                    string
 	factor                   float64
 	step, pause, maxTime     time.Duration
 	depth, repeats           int
@@ -87,7 +86,7 @@ func (k *capacityCmd) job() (job campaign.Capacity, names flagNames, err error) 
 	}
 	job = campaign.Capacity{
 		Config: cfg, Target: k.tf.target(), OutDir: k.outDir, MaxInFlight: k.maxInFlight,
-		RunID: results.NewRunID(), Group: k.group, MaxTokensFactor: k.replay.factor,
+		RunID: results.NewRunID(), Group: "capacity", MaxTokensFactor: k.replay.factor,
 	}
 	if k.replay.file != "" {
 		if k.c.Flags().Changed("replay-time-scale") {
@@ -119,12 +118,6 @@ func (k *capacityCmd) config() (capacity.Config, error) {
 	}
 	if c.MaxRate, err = schedule.ParseRate(k.maxRate); err != nil {
 		return c, usageError("--max-rate: %v", err)
-	}
-	if k.group == "" {
-		k.group = "capacity"
-	}
-	if err := results.ValidateGroup(k.group); err != nil {
-		return c, usageError("--group: %v", err)
 	}
 	c.SLO, c.Factor, c.StepDuration, c.Depth, c.Repeats = k.slo, k.factor, k.step, k.depth, k.repeats
 	c.Pause, c.MaxRequests, c.MaxTime = k.pause, k.maxRequests, k.maxTime

@@ -51,27 +51,31 @@ capacity.json and capacity.png (the curve, the knee marked) to --out-dir.`,
 			RunE: k.run,
 		}
 		k.c = c
-		fs := c.Flags()
-		fs.Var(&k.slo, "slo", sloUsage)
-		fs.StringVar(&k.goodput, "goodput", "95%", "least share of the judged requests answered 2xx within --slo")
-		fs.StringVar(&k.share429, "max-429-share", "5%", "most share of the judged requests refused with a 429")
-		fs.StringVar(&k.minRate, "min-rate", "0.5/s", "first rate of the ramp")
-		fs.StringVar(&k.maxRate, "max-rate", strconv.Itoa(capacity.DefaultMaxRate)+"/s", "highest rate tried")
-		fs.Float64Var(&k.factor, "factor", capacity.DefaultFactor, "each ramp step is this many times the last")
-		fs.DurationVar(&k.step, "duration", capacity.DefaultStepDuration, "length of each step (its last half judged)")
-		fs.IntVar(&k.depth, "depth", capacity.DefaultDepth, "bisections once the ramp brackets the capacity")
-		fs.IntVar(&k.repeats, "repeats", capacity.DefaultRepeats, "runs of each boundary rate, each with its own seed (the interval)")
-		fs.DurationVar(&k.pause, "pause", 10*time.Second, "pause between steps on the wall clock (none in process)")
-		fs.DurationVar(&k.maxTime, "max-time", 2*time.Hour, "cap on the search's planned time, steps and pauses (0: none)")
-		fs.IntVar(&k.maxRequests, "max-requests", 100_000, "cap on the search's requests: a step that would pass it is not run (0: none)")
-		fs.IntVar(&k.maxInFlight, "max-in-flight", 1000, "most requests in progress at once against a named target")
-		fs.StringVar(&k.outDir, "out-dir", "capacity", "directory of capacity.json and capacity.png")
-		fs.StringVar(&k.group, "group", "", "group label of the rows (default capacity)")
-		fs.BoolVarP(&k.quiet, "quiet", "q", false, "print no progress")
-		fs.BoolVar(&k.dryRun, "dry-run", false, dryRunUsage)
-		k.tf.add(fs)
-		k.tf.tokens.addSeed(fs)
-		k.replay.add(fs)
+		k.flags()
 		return c
 	})
+}
+
+// flags registers the command's flags.
+func (k *capacityCmd) flags() {
+	fs := k.c.Flags()
+	fs.Var(&k.slo, "slo", sloUsage)
+	fs.StringVar(&k.goodput, "goodput", "95%", "least share of the judged requests answered 2xx within --slo")
+	fs.StringVar(&k.share429, "max-429-share", "5%", "most share of the judged requests refused with a 429")
+	fs.StringVar(&k.minRate, "min-rate", "0.5/s", "first rate of the ramp")
+	fs.StringVar(&k.maxRate, "max-rate", strconv.Itoa(capacity.DefaultMaxRate)+"/s", "highest rate tried")
+	fs.Float64Var(&k.factor, "factor", capacity.DefaultFactor, "each ramp step is this many times the last")
+	fs.DurationVar(&k.step, "duration", capacity.DefaultStepDuration, "length of each step (its last half judged)")
+	fs.IntVar(&k.depth, "depth", capacity.DefaultDepth, "bisections once the ramp brackets the capacity")
+	fs.IntVar(&k.repeats, "repeats", capacity.DefaultRepeats, "runs of each boundary rate, each with its own seed (the interval)")
+	fs.DurationVar(&k.pause, "pause", 10*time.Second, "pause between steps on the wall clock (none in process)")
+	fs.DurationVar(&k.maxTime, "max-time", 2*time.Hour, "cap on the search's planned time, steps and pauses (0: none)")
+	fs.IntVar(&k.maxRequests, "max-requests", 100_000, "cap on the search's requests: a step that would pass it is not run (0: none)")
+	fs.IntVar(&k.maxInFlight, "max-in-flight", 1000, "most requests in progress at once against a named target")
+	fs.StringVar(&k.outDir, "out-dir", "capacity", "directory of capacity.json and capacity.png")
+	fs.BoolVarP(&k.quiet, "quiet", "q", false, "print no progress")
+	fs.BoolVar(&k.dryRun, "dry-run", false, dryRunUsage)
+	k.tf.add(fs)
+	k.tf.tokens.addSeed(fs)
+	k.replay.add(fs)
 }

@@ -34,7 +34,6 @@ type Capacity struct {
 
 // Validate checks every setting and the target, without side effects.
 func (c *Capacity) Validate() error {
-	c.Config.Defaults()
 	if err := c.Config.Validate(); err != nil {
 		return err
 	}
@@ -279,4 +278,3 @@ func millis(v float64) time.Duration {
 	}
 	return time.Duration(v * float64(time.Millisecond))
 }
-

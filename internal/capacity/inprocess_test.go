@@ -74,7 +74,7 @@ func TestSearchOnTheSimulator(t *testing.T) {
 		cfg := sim.DefaultConfig()
 		cfg.PTU = ptu
 		p := &InProcess{Sim: cfg, Shape: fixed(1000, 200)}
-		res, err := Search(context.Background(), Config{Max429Share: 0.05, SLO: analyze.SLO{TTFT: 2 * time.Second}, StepDuration: 30 * time.Second}, p.Measure)
+		res, err := Search(context.Background(), def(Config{Max429Share: 0.05, SLO: analyze.SLO{TTFT: 2 * time.Second}, StepDuration: 30 * time.Second}), p.Measure)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -130,7 +130,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // WriteDir writes capacity.json and the chart into dir (which exists).
 func (r Result) WriteDir(dir string) error {
-	b, err := json.Marshal(r)
+	b, err := r.MarshalJSON()
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,8 @@ type Config struct {
 	OnStep func(Step)
 }
 
-// Defaults fills the zero fields of c with the defaults.
+// Defaults fills the zero fields of c with the defaults, but
+// Max429Share, whose zero (no 429 at all) is a setting.
 func (c *Config) Defaults() {
 	def := func(v *float64, d float64) {
 		if *v == 0 {
@@ -125,11 +126,11 @@ type Measure func(ctx context.Context, p Probe, t *Tally) error
 // was complete.
 var ErrCapped = errors.New("capacity: a cap stopped the search")
 
-// Search finds the capacity (see the package doc). It returns what was
+// Search finds the capacity (see the package doc) with c as it is (see
+// Defaults). It returns what was
 // measured so far with an error when a measure failed, ctx ended or a
 // cap stopped it (ErrCapped).
 func Search(ctx context.Context, c Config, m Measure) (Result, error) {
-	c.Defaults()
 	if err := c.Validate(); err != nil {
 		return Result{}, err
 	}

@@ -35,6 +35,7 @@ func TestSearchBracketsBisectsAndRepeats(t *testing.T) {
 	t.Parallel()
 	var calls int
 	c := Config{Max429Share: 0.05, StepDuration: 100 * time.Second, Depth: 4, Repeats: 3}
+	c.Defaults()
 	res, err := Search(context.Background(), c, knee(5, 0.1, &calls))
 	if err != nil {
 		t.Fatal(err)
@@ -64,19 +65,19 @@ func TestSearchBracketsBisectsAndRepeats(t *testing.T) {
 func TestSearchEnds(t *testing.T) {
 	t.Parallel()
 	var calls int
-	below, err := Search(context.Background(), Config{Max429Share: 0.05, MinRate: 10, MaxRate: 20}, knee(5, 0, &calls))
+	below, err := Search(context.Background(), def(Config{Max429Share: 0.05, MinRate: 10, MaxRate: 20}), knee(5, 0, &calls))
 	if err != nil || below.Verdict != VerdictBelowMin || below.Max != 0 || len(below.Steps) != 1 {
 		t.Errorf("a first step over capacity: %v %s %g, %d steps", err, below.Verdict, below.Max, len(below.Steps))
 	}
-	above, err := Search(context.Background(), Config{Max429Share: 0.05, MinRate: 1, MaxRate: 3}, knee(5, 0, &calls))
+	above, err := Search(context.Background(), def(Config{Max429Share: 0.05, MinRate: 1, MaxRate: 3}), knee(5, 0, &calls))
 	if err != nil || above.Verdict != VerdictAboveMax || above.Max != 3 {
 		t.Errorf("MaxRate sustained: %v %s %g", err, above.Verdict, above.Max)
 	}
-	capped, err := Search(context.Background(), Config{Max429Share: 0.05, StepDuration: 10 * time.Second, MaxRequests: 40}, knee(5, 0, &calls))
+	capped, err := Search(context.Background(), def(Config{Max429Share: 0.05, StepDuration: 10 * time.Second, MaxRequests: 40}), knee(5, 0, &calls))
 	if !errors.Is(err, ErrCapped) || len(capped.Steps) != 3 { // 5 + 10 + 20 requests, 40 next
 		t.Errorf("capped by requests: %v, %d steps", err, len(capped.Steps))
 	}
-	timed, err := Search(context.Background(), Config{Max429Share: 0.05, StepDuration: 10 * time.Second, Pause: 5 * time.Second, MaxTime: 40 * time.Second}, knee(5, 0, &calls))
+	timed, err := Search(context.Background(), def(Config{Max429Share: 0.05, StepDuration: 10 * time.Second, Pause: 5 * time.Second, MaxTime: 40 * time.Second}), knee(5, 0, &calls))
 	if !errors.Is(err, ErrCapped) || len(timed.Steps) != 3 { // 10, +15, +15, and +15 would pass 40
 		t.Errorf("capped by time: %v, %d steps", err, len(timed.Steps))
 	}
@@ -137,4 +138,10 @@ func TestTallyStopsAStepClearlyPast(t *testing.T) {
 	if s, n := run(rising); s.Passed || s.StoppedEarly != StopSaturated || n >= 100 {
 		t.Errorf("TTFT rising through the step: %+v after %d", s, n)
 	}
+}
+
+// def is c with its zero fields defaulted.
+func def(c Config) Config {
+	c.Defaults()
+	return c
 }

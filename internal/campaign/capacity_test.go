@@ -1,0 +1,93 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/capacity"
+)
+
+// TestCapacityOnTheWallClock: against a named target that streams its
+// first four answers and refuses the rest, the ramp's first step (4/s)
+// passes, the second (8/s) fails and stops at its first judged refusal,
+// and capacity.json holds the two steps and a capacity between them.
+func TestCapacityOnTheWallClock(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if n.Add(1) > 4 {
+			w.Header().Set("Retry-After-Ms", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"hi"}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":" there"}}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`,
+			`[DONE]`,
+		} {
+			io.WriteString(w, "data: "+ev+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	job := Capacity{
+		Config: capacity.Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+			StepDuration: time.Second, Depth: 0, Repeats: 1},
+		Target: Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+			PromptTokens: 10, MaxTokens: 5}},
+		OutDir: dir, MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
+	}
+	if w := job.WorstCase(); w.Steps != 2 || w.Requests != 12 || w.Tokens != 12*15 {
+		t.Errorf("worst case %+v; want 2 steps, 12 requests of 15 tokens", w)
+	}
+	res, err := RunCapacity(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || !res.Steps[0].Passed || res.Steps[1].Passed || res.Steps[1].StoppedEarly == "" {
+		t.Fatalf("steps %+v", res.Steps)
+	}
+	if res.Verdict != capacity.VerdictFound || !(res.Max > 4 && res.Max < 8) || res.Steps[0].TokensPerRequest != 12 {
+		t.Errorf("%s %g/s, %g tokens a request", res.Verdict, res.Max, res.Steps[0].TokensPerRequest)
+	}
+	if got := n.Load(); got >= 4+8 {
+		t.Errorf("%d requests: the failing step was not stopped early", got)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, capacity.FileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Max   float64           `json:"max_rate_per_s"`
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 4 {
+		t.Errorf("capacity.json: %v %+v", err, doc)
+	}
+}
+
+// TestCapacityRefusesPromptsInProcess: a prompts file is the client's to
+// send, which the in-process search does not use.
+func TestCapacityRefusesPromptsInProcess(t *testing.T) {
+	t.Parallel()
+	c := Capacity{Config: capacity.Config{}, OutDir: t.TempDir(), Target: Target{Prompts: "p.jsonl"}}
+	c.Config.Defaults()
+	c.Config.Max429Share = 0.05
+	if err := c.Validate(); err == nil {
+		t.Error("--prompts on the embedded simulator validated")
+	}
+}
