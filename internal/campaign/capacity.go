@@ -225,9 +225,16 @@ func (c *Capacity) wallMeasure(s dispatch.Sender) capacity.Measure {
 		if err != nil && !errors.Is(err, dispatch.ErrInterrupted) {
 			return err
 		}
+		if c.Config.SLO.NeedsStream() && t.Untimed() {
+			return ErrUntimed
+		}
 		return nil
 	}
 }
+
+// ErrUntimed is a search whose SLO names ttft, tpot or itl against a
+// target whose answers the client timed no stream of.
+var ErrUntimed = errors.New("capacity: the client measured no time to first token on any answer of the step: an SLO on ttft, tpot or itl cannot be judged (is the target streaming?)")
 
 // constant paces a step's arrivals: request seq at seq/rate.
 type constant struct {

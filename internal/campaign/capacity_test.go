@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/capacity"
 )
@@ -77,6 +79,29 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 4 {
 		t.Errorf("capacity.json: %v %+v", err, doc)
+	}
+}
+
+// TestCapacityRefusesAnUntimedSLO: an SLO on ttft against answers whose
+// first token the client did not time ends the search with an error,
+// not a capacity of 0.
+func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`)
+	}))
+	defer srv.Close()
+	job := Capacity{
+		Config: capacity.Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+			StepDuration: time.Second, Depth: 0, Repeats: 1, SLO: analyze.SLO{TTFT: time.Second}},
+		Target: Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+			PromptTokens: 10, MaxTokens: 5}},
+		OutDir: t.TempDir(), MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
+	}
+	if _, err := RunCapacity(context.Background(), job); !errors.Is(err, ErrUntimed) {
+		t.Errorf("err %v; want ErrUntimed", err)
 	}
 }
 

@@ -65,6 +65,11 @@ func (t *Tally) Offset(seq int) time.Duration {
 	return time.Duration(float64(seq) / t.rate * float64(time.Second))
 }
 
+// Untimed reports that answers came 2xx and none had a time to first
+// token: whatever measured them timed no stream, so an SLO term on ttft,
+// tpot or itl cannot be judged.
+func (t *Tally) Untimed() bool { return t.answered > 0 && len(t.ttft) == 0 }
+
 // Stopped is why the step stopped early ("" while it runs on).
 func (t *Tally) Stopped() string { return t.stopped }
 
