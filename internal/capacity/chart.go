@@ -58,6 +58,9 @@ func (r Result) drawChart(w io.Writer) error {
 			return err
 		}
 	}
+	// The legend in the middle left, between the goodput near 100% and
+	// the 429 share near 0.
+	p.Legend.Top, p.Legend.Left, p.Legend.XOffs, p.Legend.YOffs = false, true, vg.Points(12), vg.Points(120)
 	p.Y.Min, p.Y.Max = 0, 1.02
 	p.Y.Tick.Marker = report.ShareTicks
 	report.LinearAxis(&p.X, 0, hi*1.1)
