@@ -11,7 +11,6 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/dispatch"
-	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/capacity"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
@@ -56,7 +55,7 @@ func (k *capacityCmd) run(c *cobra.Command, _ []string) error {
 		job.Config.OnStep = func(s capacity.Step) { fmt.Fprintln(stderr, stepLine(s)) }
 	}
 	k.tf.tls.warn(stderr)
-	res, err := campaign.RunCapacity(c.Context(), job)
+	res, err := capacity.Run(c.Context(), job)
 	var v *valid.Error
 	switch {
 	case errors.As(err, &v):
@@ -76,7 +75,7 @@ func (k *capacityCmd) run(c *cobra.Command, _ []string) error {
 }
 
 // job reads the flags into the search, validated.
-func (k *capacityCmd) job() (job campaign.Capacity, names flagNames, err error) {
+func (k *capacityCmd) job() (job capacity.Job, names flagNames, err error) {
 	cfg, err := k.config()
 	if err != nil {
 		return job, nil, err
@@ -84,7 +83,7 @@ func (k *capacityCmd) job() (job campaign.Capacity, names flagNames, err error) 
 	if err := k.tf.resolveSim(); err != nil {
 		return job, nil, err
 	}
-	job = campaign.Capacity{
+	job = capacity.Job{
 		Config: cfg, Target: k.tf.target(), OutDir: k.outDir, MaxInFlight: k.maxInFlight,
 		RunID: results.NewRunID(), Group: "capacity", MaxTokensFactor: k.replay.factor,
 	}
@@ -125,7 +124,7 @@ func (k *capacityCmd) config() (capacity.Config, error) {
 }
 
 // clockOf says on which clock the search runs.
-func clockOf(job *campaign.Capacity) string {
+func clockOf(job *capacity.Job) string {
 	if job.Target.Embedded() {
 		return "in process on the embedded simulator's virtual clock: seconds of wall time"
 	}
@@ -133,7 +132,7 @@ func clockOf(job *campaign.Capacity) string {
 }
 
 // worstLine is a worst case in requests, tokens and minutes.
-func worstLine(w campaign.WorstCase) string {
+func worstLine(w capacity.WorstCase) string {
 	return fmt.Sprintf("at most %d requests, %s tokens, %s", w.Requests, num.Grouped(w.Tokens, 0), about(w.Time))
 }
 
@@ -152,7 +151,7 @@ func stepLine(s capacity.Step) string {
 }
 
 // writeCapacityPlan prints a search's plan and worst case.
-func writeCapacityPlan(w io.Writer, job *campaign.Capacity, tf *targetFlags) {
+func writeCapacityPlan(w io.Writer, job *capacity.Job, tf *targetFlags) {
 	c := job.Config
 	fmt.Fprintln(w, dryRunHeader)
 	fmt.Fprintf(w, "target: %s, %s; requests streamed\n", targetKind(tf), clockOf(job))

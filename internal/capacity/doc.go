@@ -27,7 +27,8 @@
 //
 // The steps are measured by a Measure: InProcess runs each in process on
 // the virtual clock against the embedded simulator (internal/vrun;
-// deterministic, seconds); campaign runs them against a named target on
-// the wall clock. capacity.json, the chart and the table are written
+// deterministic, seconds); against a named target, each runs on the wall
+// clock through dispatch, on the target campaign opens (Job and Run: what
+// a command runs). capacity.json, the chart and the table are written
 // here (Result.WriteDir, Result.WriteTable).
 package capacity

@@ -1,4 +1,4 @@
-package campaign
+package capacity
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/client"
-	"github.com/ptuprobe/ptuprobe/internal/capacity"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 )
 
 // TestCapacityOnTheWallClock: against a named target that streams its
 // first four answers and refuses the rest, the ramp's first step (4/s)
 // passes, the second (8/s) fails and stops at its first judged refusal,
-// and capacity.json holds the two steps and a capacity between them.
+// and json holds the two steps and a capacity between them.
 func TestCapacityOnTheWallClock(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
@@ -46,30 +46,30 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	job := Capacity{
-		Config: capacity.Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+	job := Job{
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
 			StepDuration: time.Second, Depth: 0, Repeats: 1},
-		Target: Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
 			PromptTokens: 10, MaxTokens: 5}},
 		OutDir: dir, MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
 	}
 	if w := job.WorstCase(); w.Steps != 2 || w.Requests != 12 || w.Tokens != 12*15 {
 		t.Errorf("worst case %+v; want 2 steps, 12 requests of 15 tokens", w)
 	}
-	res, err := RunCapacity(context.Background(), job)
+	res, err := Run(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Steps) != 2 || !res.Steps[0].Passed || res.Steps[1].Passed || res.Steps[1].StoppedEarly == "" {
 		t.Fatalf("steps %+v", res.Steps)
 	}
-	if res.Verdict != capacity.VerdictFound || !(res.Max > 4 && res.Max < 8) || res.Steps[0].TokensPerRequest != 12 {
+	if res.Verdict != VerdictFound || !(res.Max > 4 && res.Max < 8) || res.Steps[0].TokensPerRequest != 12 {
 		t.Errorf("%s %g/s, %g tokens a request", res.Verdict, res.Max, res.Steps[0].TokensPerRequest)
 	}
 	if got := n.Load(); got >= 4+8 {
 		t.Errorf("%d requests: the failing step was not stopped early", got)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, capacity.FileJSON))
+	b, err := os.ReadFile(filepath.Join(dir, FileJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 		Steps []json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 4 {
-		t.Errorf("capacity.json: %v %+v", err, doc)
+		t.Errorf("json: %v %+v", err, doc)
 	}
 }
 
@@ -93,14 +93,14 @@ func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`)
 	}))
 	defer srv.Close()
-	job := Capacity{
-		Config: capacity.Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+	job := Job{
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
 			StepDuration: time.Second, Depth: 0, Repeats: 1, SLO: analyze.SLO{TTFT: time.Second}},
-		Target: Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
 			PromptTokens: 10, MaxTokens: 5}},
 		OutDir: t.TempDir(), MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
 	}
-	if _, err := RunCapacity(context.Background(), job); !errors.Is(err, ErrUntimed) {
+	if _, err := Run(context.Background(), job); !errors.Is(err, ErrUntimed) {
 		t.Errorf("err %v; want ErrUntimed", err)
 	}
 }
@@ -109,7 +109,7 @@ func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
 // send, which the in-process search does not use.
 func TestCapacityRefusesPromptsInProcess(t *testing.T) {
 	t.Parallel()
-	c := Capacity{Config: capacity.Config{}, OutDir: t.TempDir(), Target: Target{Prompts: "p.jsonl"}}
+	c := Job{Config: Config{}, OutDir: t.TempDir(), Target: campaign.Target{Prompts: "p.jsonl"}}
 	c.Config.Defaults()
 	c.Config.Max429Share = 0.05
 	if err := c.Validate(); err == nil {
