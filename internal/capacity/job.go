@@ -218,6 +218,7 @@ func (c *Job) wallMeasure(s dispatch.Sender) Measure {
 		sink := &outcomes{t: t, stop: stop}
 		_, err := dispatch.Run(stepCtx, &constant{t: t}, s, sink, dispatch.Options{
 			RunID: c.RunID, Shape: results.ShapeScheduled, Group: c.Group, MaxInFlight: c.MaxInFlight,
+			MaxRequests: t.Planned() + 1, // the step's plan whole (0 is dispatch's default cap)
 		})
 		if ctx.Err() != nil {
 			return ctx.Err()

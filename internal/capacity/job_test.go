@@ -15,7 +15,9 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // TestCapacityOnTheWallClock: against a named target that streams its
@@ -114,5 +116,30 @@ func TestCapacityRefusesPromptsInProcess(t *testing.T) {
 	c.Config.Max429Share = 0.05
 	if err := c.Validate(); err == nil {
 		t.Error("--prompts on the embedded simulator validated")
+	}
+}
+
+// instant answers every request 2xx at once, counting them.
+type instant struct{ n atomic.Int64 }
+
+func (s *instant) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
+	s.n.Add(1)
+	r := req.First
+	r.Status, r.LatencyMS, r.TTFTMS, r.TPOTMS, r.ITLMaxMS = 200, 1, 1, results.None, results.None
+	record(&r)
+}
+
+// TestWallStepSendsItsWholePlan: a step of more requests than dispatch's
+// default cap (10,000) sends them all and judges its whole last half.
+func TestWallStepSendsItsWholePlan(t *testing.T) {
+	t.Parallel()
+	job := Job{Config: Config{Goodput: 0.95, Max429Share: 0.05, StepDuration: time.Second}, MaxInFlight: 64}
+	s := &instant{}
+	tl := NewTally(&job.Config, 12_000)
+	if err := job.wallMeasure(s)(context.Background(), Probe{Rate: 12_000}, tl); err != nil {
+		t.Fatal(err)
+	}
+	if st := tl.Step(Probe{Rate: 12_000}); s.n.Load() != 12_000 || st.Met != st.Judged || !st.Passed {
+		t.Errorf("%d sent; step %+v", s.n.Load(), st)
 	}
 }
