@@ -134,7 +134,9 @@ func init() {
 		c := &cobra.Command{
 			Use:   "calibrate",
 			Short: "Find the highest constant rate the target admits without 429s",
-			Long: `calibrate probes the target at constant rates over a geometric grid from
+			Long: `calibrate answers the stricter question: the highest rate without a 429
+(ptuprobe capacity finds the highest load whose goodput under an SLO holds).
+It probes the target at constant rates over a geometric grid from
 --min-rate to --max-rate (each --factor times the last), each for
 --probe-duration, stopping at the first rate that draws a 429; then it
 bisects between the last admitted rate and that one at geometric midpoints,

@@ -35,23 +35,9 @@ func (r *replayFlags) plan(cut time.Duration, scale float64) (campaign.Plan, err
 	if err != nil {
 		return campaign.Plan{}, usageError("--replay-time-scale: %v", err)
 	}
-	var w trace.Window
-	if r.window != "" {
-		if w, err = trace.ParseWindow(r.window); err != nil {
-			return campaign.Plan{}, usageError("--replay-window: %v", err)
-		}
-	}
-	if !trace.ValidFormat(r.format) {
-		return campaign.Plan{}, usageError("--replay-format must be one of auto, ptuprobe, azure, burstgpt, mooncake")
-	}
-	t, err := readTrace(r.file, r.format)
+	t, err := r.load()
 	if err != nil {
 		return campaign.Plan{}, err
-	}
-	if r.window != "" {
-		if err := t.Cut(w); err != nil {
-			return campaign.Plan{}, usageError("--replay-window: %v", err)
-		}
 	}
 	if err := t.Scale(x / scale); err != nil {
 		return campaign.Plan{}, usageError("--replay-time-scale: %v", err)
@@ -59,6 +45,30 @@ func (r *replayFlags) plan(cut time.Duration, scale float64) (campaign.Plan, err
 	r.trace = t
 	p, err := campaign.ReplayPlan(t, cut, r.factor)
 	return p, settingError(err, flagNames{"MaxTokensFactor": "--max-tokens-factor", "Duration": "--duration", "Offsets": "--replay's rows"})
+}
+
+// load reads the --replay file in its format, cut to --replay-window.
+func (r *replayFlags) load() (*trace.Trace, error) {
+	var w trace.Window
+	var err error
+	if r.window != "" {
+		if w, err = trace.ParseWindow(r.window); err != nil {
+			return nil, usageError("--replay-window: %v", err)
+		}
+	}
+	if !trace.ValidFormat(r.format) {
+		return nil, usageError("--replay-format must be one of auto, ptuprobe, azure, burstgpt, mooncake")
+	}
+	t, err := readTrace(r.file, r.format)
+	if err != nil {
+		return nil, err
+	}
+	if r.window != "" {
+		if err := t.Cut(w); err != nil {
+			return nil, usageError("--replay-window: %v", err)
+		}
+	}
+	return t, nil
 }
 
 // readTrace reads the --replay file.

@@ -32,8 +32,9 @@ func init() {
 func simulatorHelp() string {
 	var b strings.Builder
 	b.WriteString(`With no --endpoint or --url, burst, schedule, characterize, calibrate and
-policies send to an embedded simulator on loopback, so ptuprobe works with
-no credentials; 'ptuprobe serve' runs the same simulator alone. The
+policies send to an embedded simulator on loopback (capacity runs it in
+process, on a virtual clock), so ptuprobe works with no credentials;
+'ptuprobe serve' runs the same simulator alone. The
 --sim-* flags tune it, on every one of these commands and on serve alike.
 
 Profiles (--sim-profile): ptu, an Azure OpenAI provisioned deployment under

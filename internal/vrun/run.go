@@ -44,7 +44,45 @@ func New(cfg sim.Config, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{loop: loop, Server: server, Transport: inproc.Transport{Handler: server, BodyOf: o.BodyOf}}, nil
+	return &Run{loop: loop, Server: server, Transport: inproc.Transport{Handler: chunked{server}, BodyOf: o.BodyOf}}, nil
+}
+
+// chunksKey carries WithChunks' function in a request's context.
+type chunksKey struct{}
+
+// WithChunks has f see every write of the answer to a request made with
+// ctx, as the simulator writes it: on the request's goroutine, at the
+// virtual time of the write (Now), so a streamed answer's events are seen
+// as they would arrive (the Transport hands the body over whole, once the
+// answer is complete). p is valid only during the call.
+func WithChunks(ctx context.Context, f func(p []byte)) context.Context {
+	return context.WithValue(ctx, chunksKey{}, f)
+}
+
+// chunked serves with h, showing the writes to WithChunks' function.
+type chunked struct{ h http.Handler }
+
+func (c chunked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f, ok := r.Context().Value(chunksKey{}).(func([]byte)); ok {
+		w = chunkWriter{w, f}
+	}
+	c.h.ServeHTTP(w, r)
+}
+
+type chunkWriter struct {
+	http.ResponseWriter
+	f func([]byte)
+}
+
+func (c chunkWriter) Write(p []byte) (int, error) {
+	c.f(p)
+	return c.ResponseWriter.Write(p)
+}
+
+func (c chunkWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // Now is the virtual clock's time.

@@ -131,3 +131,53 @@ func TestRunIsAClock(t *testing.T) {
 		t.Error("a simulator of -1 PTU: no error")
 	}
 }
+
+// TestWithChunksSeesTheStreamAsItArrives: a streamed answer's writes are
+// seen at their virtual times: the first after the time to first token,
+// the later ones a decode step apart, the last when the answer ends; a
+// request without WithChunks sees nothing and gets the same body.
+func TestWithChunksSeesTheStreamAsItArrives(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	r, err := New(cfg, Options{Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://vrun.invalid/openai/deployments/" + sim.DefaultDeployment + "/chat/completions?api-version=2024-10-21"
+	var at []time.Duration
+	var seen bytes.Buffer
+	var ended time.Duration
+	var body []byte
+	r.Go(start, func() {
+		ctx := WithChunks(context.Background(), func(p []byte) {
+			if n := len(at); n == 0 || at[n-1] != r.Now().Sub(start) {
+				at = append(at, r.Now().Sub(start))
+			}
+			seen.Write(p)
+		})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url,
+			bytes.NewReader([]byte(`{"messages":[{"role":"user","content":"chunks"}],"max_tokens":100,"stream":true}`)))
+		req.Header.Set("Api-Key", "vrun")
+		resp, err := r.Transport.RoundTrip(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		body, _ = io.ReadAll(resp.Body)
+		ended = r.Now().Sub(start)
+	})
+	if err := r.Play(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(seen.Bytes(), body) || !bytes.Contains(body, []byte("[DONE]")) {
+		t.Fatalf("seen %d bytes, the body %d", seen.Len(), len(body))
+	}
+	if len(at) < 3 || at[0] <= 0 || at[len(at)-1] != ended {
+		t.Fatalf("write times %v, answer ended at %v: want the first after a time to first token, several, the last at the end", at, ended)
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i] <= at[i-1] {
+			t.Fatalf("write times do not rise: %v", at)
+		}
+	}
+}

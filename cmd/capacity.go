@@ -1,0 +1,168 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/capacity"
+	"github.com/ptuprobe/ptuprobe/internal/num"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/schedule"
+)
+
+var capacityFlagNames = flagNames{
+	"Goodput": "--goodput", "Max429Share": "--max-429-share", "MinRate": "--min-rate", "MaxRate": "--max-rate",
+	"Factor": "--factor", "StepDuration": "--duration", "Depth": "--depth", "Repeats": "--repeats", "Pause": "--pause",
+	"MaxRequests": "--max-requests", "MaxTime": "--max-time", "OutDir": "--out-dir", "MaxInFlight": "--max-in-flight",
+	"Trace": "--replay", "MaxTokensFactor": "--max-tokens-factor", "Dialect": "--sim-dialect",
+}
+
+type capacityCmd struct {
+	tf                       targetFlags
+	replay                   replayFlags
+	slo                      analyze.SLO
+	goodput, share429        string
+	minRate, maxRate, outDir string
+	factor                   float64
+	step, pause, maxTime     time.Duration
+	depth, repeats           int
+	maxRequests, maxInFlight int
+	quiet, dryRun            bool
+	c                        *cobra.Command
+}
+
+func (k *capacityCmd) run(c *cobra.Command, _ []string) error {
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	job, names, err := k.job()
+	if err != nil {
+		return err
+	}
+	if k.dryRun {
+		writeCapacityPlan(stdout, &job, &k.tf)
+		return nil
+	}
+	if !k.quiet {
+		w := job.WorstCase()
+		fmt.Fprintf(stderr, "capacity: at most %d steps of %s (%s), %s\n", w.Steps, about(job.Config.StepDuration), worstLine(w), clockOf(&job))
+		job.Config.OnStep = func(s capacity.Step) { fmt.Fprintln(stderr, stepLine(s)) }
+	}
+	k.tf.tls.warn(stderr)
+	res, err := capacity.Run(c.Context(), job)
+	var v *valid.Error
+	switch {
+	case errors.As(err, &v):
+		return settingError(err, names)
+	case errors.Is(err, dispatch.ErrInterrupted) || c.Context().Err() != nil:
+		res.WriteTable(stdout)
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: the steps so far are in " + job.OutDir)}
+	case errors.Is(err, capacity.ErrCapped):
+		res.WriteTable(stdout)
+		return &ExitError{Code: ExitFailure, Err: errors.New("a cap (--max-requests, --max-time) stopped the search before it ended: the steps so far are in " + job.OutDir)}
+	case err != nil:
+		return err
+	}
+	res.WriteTable(stdout)
+	fmt.Fprintf(stdout, "wrote %s/%s and %s\n", job.OutDir, capacity.FileJSON, capacity.FileChart)
+	return nil
+}
+
+// job reads the flags into the search, validated.
+func (k *capacityCmd) job() (job capacity.Job, names flagNames, err error) {
+	cfg, err := k.config()
+	if err != nil {
+		return job, nil, err
+	}
+	if err := k.tf.resolveSim(); err != nil {
+		return job, nil, err
+	}
+	job = capacity.Job{
+		Config: cfg, Target: k.tf.target(), OutDir: k.outDir, MaxInFlight: k.maxInFlight,
+		RunID: results.NewRunID(), Group: "capacity", MaxTokensFactor: k.replay.factor,
+	}
+	if k.replay.file != "" {
+		if k.c.Flags().Changed("replay-time-scale") {
+			return job, nil, usageError("--replay-time-scale: capacity takes a trace's sizes, not its times (its steps offer constant rates)")
+		}
+		if job.Trace, err = k.replay.load(); err != nil {
+			return job, nil, err
+		}
+	}
+	names = merge(capacityFlagNames, targetNames(job.Target.Embedded()))
+	if err := job.Validate(); err != nil {
+		return job, names, settingError(err, names)
+	}
+	return job, names, nil
+}
+
+// config reads the search's own flags.
+func (k *capacityCmd) config() (capacity.Config, error) {
+	var c capacity.Config
+	var err error
+	if c.Goodput, err = capacity.ParseShare(k.goodput); err != nil {
+		return c, usageError("--goodput: %v", err)
+	}
+	if c.Max429Share, err = capacity.ParseShare(k.share429); err != nil {
+		return c, usageError("--max-429-share: %v", err)
+	}
+	if c.MinRate, err = schedule.ParseRate(k.minRate); err != nil {
+		return c, usageError("--min-rate: %v", err)
+	}
+	if c.MaxRate, err = schedule.ParseRate(k.maxRate); err != nil {
+		return c, usageError("--max-rate: %v", err)
+	}
+	c.SLO, c.Factor, c.StepDuration, c.Depth, c.Repeats = k.slo, k.factor, k.step, k.depth, k.repeats
+	c.Pause, c.MaxRequests, c.MaxTime = k.pause, k.maxRequests, k.maxTime
+	return c, nil
+}
+
+// clockOf says on which clock the search runs.
+func clockOf(job *capacity.Job) string {
+	if job.Target.Embedded() {
+		return "in process on the embedded simulator's virtual clock: seconds of wall time"
+	}
+	return "on the wall clock against the named target"
+}
+
+// worstLine is a worst case in requests, tokens and minutes.
+func worstLine(w capacity.WorstCase) string {
+	return fmt.Sprintf("at most %d requests, %s tokens, %s", w.Requests, num.Grouped(w.Tokens, 0), about(w.Time))
+}
+
+// stepLine is the progress line of a judged step.
+func stepLine(s capacity.Step) string {
+	verdict := "pass"
+	if !s.Passed {
+		verdict = "fail"
+	}
+	if s.StoppedEarly != "" {
+		verdict += " (stopped early: " + s.StoppedEarly + ")"
+	}
+	return fmt.Sprintf("step %d: %s/s (run %d) → %s: goodput %s%%, 429s %s%%", s.Index,
+		strconv.FormatFloat(s.Rate, 'f', 3, 64), s.Repeat+1, verdict,
+		strconv.FormatFloat(100*s.Goodput, 'f', 1, 64), strconv.FormatFloat(100*s.Share429, 'f', 1, 64))
+}
+
+// writeCapacityPlan prints a search's plan and worst case.
+func writeCapacityPlan(w io.Writer, job *capacity.Job, tf *targetFlags) {
+	c := job.Config
+	fmt.Fprintln(w, dryRunHeader)
+	fmt.Fprintf(w, "target: %s, %s; requests streamed\n", targetKind(tf), clockOf(job))
+	slo := c.SLO.String()
+	if slo == "" {
+		slo = "none (any 2xx)"
+	}
+	fmt.Fprintf(w, "question: the highest offered load with goodput ≥ %s under SLO %s and 429s ≤ %s\n", capacity.FormatShare(c.Goodput), slo, capacity.FormatShare(c.Max429Share))
+	fmt.Fprintf(w, "steps: a ramp from %s ×%g to %s, %d bisections, %d runs of each boundary rate; each step %s (its last half judged), %s between steps\n",
+		rate(c.MinRate), c.Factor, rate(c.MaxRate), c.Depth, c.Repeats, about(c.StepDuration), about(c.Pause))
+	fmt.Fprintf(w, "worst case: %d steps, %s\n", job.WorstCase().Steps, worstLine(job.WorstCase()))
+	fmt.Fprintf(w, "caps: --max-requests %d, --max-time %s\n", c.MaxRequests, about(c.MaxTime))
+	fmt.Fprintf(w, "outputs: %s/%s, %s/%s\n", job.OutDir, capacity.FileJSON, job.OutDir, capacity.FileChart)
+}

@@ -1,0 +1,95 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// capacityOf runs capacity on the embedded simulator at ptu and returns
+// capacity.json.
+func capacityOf(t *testing.T, args ...string) (map[string]any, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(context.Background(), append([]string{"capacity", "-q", "--out-dir", dir}, args...)...)
+	if code != 0 || !strings.Contains(stdout, "capacity: ") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, b
+}
+
+// TestCapacityScalesWithPTU: twice the PTU sustain 1.6–2.4 times the
+// load, and a search on the simulator writes the same file twice.
+func TestCapacityScalesWithPTU(t *testing.T) {
+	t.Parallel()
+	small, a := capacityOf(t, "--sim-ptu", "100", "--slo", "ttft=2s")
+	_, b := capacityOf(t, "--sim-ptu", "100", "--slo", "ttft=2s")
+	if !bytes.Equal(a, b) {
+		t.Error("two searches of one setting wrote different capacity.json")
+	}
+	large, _ := capacityOf(t, "--sim-ptu", "200", "--slo", "ttft=2s")
+	s, l := small["max_rate_per_s"].(float64), large["max_rate_per_s"].(float64)
+	if small["verdict"] != "found" || !(l/s >= 1.6 && l/s <= 2.4) {
+		t.Errorf("100 PTU %g/s, 200 PTU %g/s (%v)", s, l, small["verdict"])
+	}
+	if tpm := small["max_tokens_per_min"].(float64); !(tpm > s*60*1000) {
+		t.Errorf("%g tokens/min at %g/s of 1,000-token prompts", tpm, s)
+	}
+	lo, hi := small["interval_low_per_s"].(float64), small["interval_high_per_s"].(float64)
+	if !(lo <= s && s <= hi) || len(small["steps"].([]any)) < 5 {
+		t.Errorf("capacity %g outside its interval %g–%g, or too few steps", s, lo, hi)
+	}
+}
+
+// TestCapacityDryRun: the worst case in requests, tokens and time, and
+// nothing written.
+func TestCapacityDryRun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, _ := runCLI(context.Background(), "capacity", "--dry-run", "--url", "http://127.0.0.1:1/v1/chat/completions",
+		"--min-rate", "1/s", "--max-rate", "4/s", "--duration", "10s", "--pause", "5s", "--depth", "1", "--repeats", "2", "--out-dir", dir)
+	// ramp 1, 2, 4 (10+20+40 requests), 1 bisection and 2 repeats at 4/s (3×40): 190 requests of 1,100 tokens;
+	// 6 steps of 10 s and 5 pauses of 5 s.
+	if code != 0 || !strings.Contains(stdout, "worst case: 6 steps, at most 190 requests, 209,000 tokens, 1m25s") || !strings.Contains(stdout, "wall clock") {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a dry run made %s", dir)
+	}
+}
+
+func TestCapacityBadInput(t *testing.T) {
+	t.Parallel()
+	prompts := filepath.Join(t.TempDir(), "p.jsonl")
+	os.WriteFile(prompts, []byte(`{"prompt":"hi"}`+"\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--goodput", "120%"}, "--goodput: must be from 0% to 100%"},
+		{[]string{"--max-429-share", "lots"}, "--max-429-share: want a percentage"},
+		{[]string{"--goodput", "0"}, "--goodput"},
+		{[]string{"--min-rate", "8/s", "--max-rate", "4/s"}, "--max-rate"},
+		{[]string{"--duration", "10ms"}, "--duration"},
+		{[]string{"--repeats", "0"}, "--repeats"},
+		{[]string{"--prompts", prompts}, "--prompts"},
+		{[]string{"--slo", "ttft=fast"}, "--slo"},
+	} {
+		code, _, stderr := runCLI(context.Background(), append([]string{"capacity", "-q", "--out-dir", t.TempDir()}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// TestCapacityOnTheWallClock: against a named target that streams its
+// first four answers and refuses the rest, the ramp's first step (4/s)
+// passes, the second (8/s) fails and stops at its first judged refusal,
+// and json holds the two steps and a capacity between them.
+func TestCapacityOnTheWallClock(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if n.Add(1) > 4 {
+			w.Header().Set("Retry-After-Ms", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"hi"}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":" there"}}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`,
+			`[DONE]`,
+		} {
+			io.WriteString(w, "data: "+ev+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	job := Job{
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+			StepDuration: time.Second, Depth: 0, Repeats: 1},
+		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+			PromptTokens: 10, MaxTokens: 5}},
+		OutDir: dir, MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
+	}
+	if w := job.WorstCase(); w.Steps != 2 || w.Requests != 12 || w.Tokens != 12*15 {
+		t.Errorf("worst case %+v; want 2 steps, 12 requests of 15 tokens", w)
+	}
+	res, err := Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || !res.Steps[0].Passed || res.Steps[1].Passed || res.Steps[1].StoppedEarly == "" {
+		t.Fatalf("steps %+v", res.Steps)
+	}
+	if res.Verdict != VerdictFound || !(res.Max > 4 && res.Max < 8) || res.Steps[0].TokensPerRequest != 12 {
+		t.Errorf("%s %g/s, %g tokens a request", res.Verdict, res.Max, res.Steps[0].TokensPerRequest)
+	}
+	if got := n.Load(); got >= 4+8 {
+		t.Errorf("%d requests: the failing step was not stopped early", got)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Max   float64           `json:"max_rate_per_s"`
+		Steps []json.RawMessage `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 4 {
+		t.Errorf("json: %v %+v", err, doc)
+	}
+}
+
+// TestCapacityRefusesAnUntimedSLO: an SLO on ttft against answers whose
+// first token the client did not time ends the search with an error,
+// not a capacity of 0.
+func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`)
+	}))
+	defer srv.Close()
+	job := Job{
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
+			StepDuration: time.Second, Depth: 0, Repeats: 1, SLO: analyze.SLO{TTFT: time.Second}},
+		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
+			PromptTokens: 10, MaxTokens: 5}},
+		OutDir: t.TempDir(), MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
+	}
+	if _, err := Run(context.Background(), job); !errors.Is(err, ErrUntimed) {
+		t.Errorf("err %v; want ErrUntimed", err)
+	}
+}
+
+// TestCapacityRefusesPromptsInProcess: a prompts file is the client's to
+// send, which the in-process search does not use.
+func TestCapacityRefusesPromptsInProcess(t *testing.T) {
+	t.Parallel()
+	c := Job{Config: Config{}, OutDir: t.TempDir(), Target: campaign.Target{Prompts: "p.jsonl"}}
+	c.Config.Defaults()
+	c.Config.Max429Share = 0.05
+	if err := c.Validate(); err == nil {
+		t.Error("--prompts on the embedded simulator validated")
+	}
+}
+
+// instant answers every request 2xx at once, counting them.
+type instant struct{ n atomic.Int64 }
+
+func (s *instant) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
+	s.n.Add(1)
+	r := req.First
+	r.Status, r.LatencyMS, r.TTFTMS, r.TPOTMS, r.ITLMaxMS = 200, 1, 1, results.None, results.None
+	record(&r)
+}
+
+// TestWallStepSendsItsWholePlan: a step of more requests than dispatch's
+// default cap (10,000) sends them all and judges its whole last half.
+func TestWallStepSendsItsWholePlan(t *testing.T) {
+	t.Parallel()
+	job := Job{Config: Config{Goodput: 0.95, Max429Share: 0.05, StepDuration: time.Second}, MaxInFlight: 64}
+	s := &instant{}
+	tl := NewTally(&job.Config, 12_000)
+	if err := job.wallMeasure(s)(context.Background(), Probe{Rate: 12_000}, tl); err != nil {
+		t.Fatal(err)
+	}
+	if st := tl.Step(Probe{Rate: 12_000}); s.n.Load() != 12_000 || st.Met != st.Judged || !st.Passed {
+		t.Errorf("%d sent; step %+v", s.n.Load(), st)
+	}
+}
