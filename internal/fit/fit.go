@@ -289,16 +289,14 @@ type modelFit struct {
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
-// the model's profile, the latency read from the recorded answers, and
+// the model's profile (the latency read from the recorded answers is
+// set with the PTU tried: settings), and
 // the advice a recorded refusal carried (the gateway advises retry-after
 // only when told to; its organization ceilings are out of the way, since
 // a recorded run is one key's traffic).
 func (f *fitter) base(model string) sim.Config {
 	c := sim.DefaultConfig()
 	c.Profile = model
-	if f.sends.LatencyOK {
-		c.TTFT, c.TPOT = f.sends.TTFT, f.sends.TPOT
-	}
 	if model == sim.ProfileGateway {
 		c.GatewayRetryAfter = true
 		c.GatewayOrgRPS, c.GatewayOrgTPM, c.GatewayOrgs = 1<<30, 1<<30, 1
@@ -318,6 +316,10 @@ func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config
 		if err := p.set(&c, p.value(u[i])); err != nil {
 			return c, 0, err
 		}
+	}
+	if f.sends.LatencyOK {
+		// The recorded latencies read at this size's prefill rate.
+		c.TTFT, c.TPOT = f.sends.Latency.At(c.PTU)
 	}
 	return c, time.Duration(phaseShare * float64(longestWindow(c))).Round(time.Millisecond), nil
 }
