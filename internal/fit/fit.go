@@ -101,6 +101,10 @@ type Result struct {
 	LatencyRead bool
 	// Replays is the number of replays the fit made.
 	Replays int
+	// Ranges are the kept model's ranges, by setting name (values as
+	// Fitted's: seconds for a duration; an OffAtMax row's off as its
+	// Max), as fit.ranges writes them.
+	Ranges map[string][2]float64
 }
 
 // Setting is one fitted parameter and its value.
@@ -286,6 +290,9 @@ type modelFit struct {
 	cfg    sim.Config
 	values []float64
 	score  score
+	// ranges are, per parameter, the least and the most value (as
+	// written) that fit the run within its tolerance (valueRanges).
+	ranges [][2]float64
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
@@ -348,10 +355,20 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 			offAtMax = append(offAtMax, i)
 		}
 	}
-	s := search{
+	pts := &triedPoints{m: map[string]tried{}}
+	var s search
+	s = search{
 		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
+			if err == nil {
+				c, _, _ := f.settings(model, params, u)
+				v := make([]float64, len(params))
+				for i, p := range params {
+					v[i] = p.written(c)
+				}
+				pts.add(s.key(u), tried{values: v, objective: sc.objective, good: f.good(sc)})
+			}
 			return sc.objective, err
 		},
 		key: func(u []float64) string {
@@ -376,14 +393,22 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		return modelFit{}, err
 	}
 	c, _, _ := f.settings(model, params, best)
+	at := make([]float64, len(params))
+	for i, p := range params {
+		at[i] = p.written(c)
+	}
+	ranges, err := f.scanRanges(ctx, &s, best, at, sc, pts)
+	if err != nil {
+		return modelFit{}, err
+	}
 	values := make([]float64, len(params))
 	for i, p := range params {
 		values[i] = p.value(best[i])
 		if p.Field != "" {
-			values[i] = p.get(c)
+			values[i] = p.raw(c)
 		}
 	}
-	return modelFit{model: model, params: params, cfg: c, values: values, score: sc}, nil
+	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges}, nil
 }
 
 // score replays the sends under the settings u makes and compares.
@@ -435,6 +460,9 @@ func (f *fitter) result(fits []modelFit) Result {
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
 			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
+	if r, err := settingRanges(best.params, best.ranges); err == nil {
+		fit.Ranges = r
+	}
 	cfg := best.cfg
 	cfg.Fit = fit
 	name := f.job.Name
@@ -442,9 +470,11 @@ func (f *fitter) result(fits []modelFit) Result {
 		name = "twin"
 	}
 	out := Result{Profile: sim.Profile{Name: name, Config: cfg, Fit: fit}, LatencyRead: f.sends.LatencyOK, Replays: int(f.replays.Load())}
+	out.Ranges = map[string][2]float64{}
 	for i, p := range best.params {
 		if p.Name != Phase {
 			out.Fitted = append(out.Fitted, Setting{Param: p, Value: best.values[i]})
+			out.Ranges[p.Name] = best.ranges[i]
 		}
 	}
 	return out

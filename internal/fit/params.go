@@ -43,6 +43,15 @@ type Param struct {
 	// quasi-random points: a target without the mechanism is searched
 	// as widely as one with it (a boundary is never drawn otherwise).
 	OffAtMax bool
+	// PerDepth: the row is searched as the burst allowance in seconds of
+	// drain (BurstPct% of BucketDepth), its field set to the percent of
+	// the BucketDepth its row set before it. The run tells the allowance
+	// (how much work is admitted past 100%) far better than how it
+	// splits between a bucket's depth and a percent of it: searched as a
+	// percent, the two trade along a long curved valley the search lost
+	// the true basin in; searched as the allowance, the valley is a line
+	// along the depth.
+	PerDepth bool
 }
 
 // Phase is the one parameter that is not a setting: where the recorded
@@ -59,7 +68,7 @@ const Phase = "phase"
 var Params = []Param{
 	{Name: "ptu", Field: "PTU", Min: 1, Max: 100_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
 	{Name: "bucket-depth", Field: "BucketDepth", Min: 0.01, Max: 60, Scale: Log, Profiles: []string{sim.ProfilePTU}},
-	{Name: "burst-pct", Field: "BurstPct", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+	{Name: "burst-pct", Field: "BurstPct", Min: 0.001, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}, PerDepth: true},
 	{Name: "burst-refill", Field: "BurstRefill", Min: 1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
 	// The cold forecast (sim.Cold): at 100% a cold deployment forecasts at
 	// its drain, which is the forecast off, so the range holds the model
@@ -140,6 +149,9 @@ func (p Param) set(c *sim.Config, v float64) error {
 	if p.OffAtMax && v >= p.Max {
 		v = 0
 	}
+	if p.PerDepth {
+		v = 100 * v / max(c.BucketDepth.Seconds(), 1e-3)
+	}
 	switch {
 	case f.Type() == durationType:
 		f.SetInt(int64(time.Duration(math.Round(v*1000)) * time.Millisecond))
@@ -151,8 +163,19 @@ func (p Param) set(c *sim.Config, v float64) error {
 	return nil
 }
 
-// get is the row's field of c (seconds for a duration); 0 for Phase.
+// get is where the row searches c: its field (seconds for a duration),
+// or the allowance in seconds of drain for a PerDepth row; 0 for Phase.
 func (p Param) get(c sim.Config) float64 {
+	v := p.raw(c)
+	if p.PerDepth {
+		v *= c.BucketDepth.Seconds() / 100
+	}
+	return v
+}
+
+// raw is the row's field of c as a profile writes it (seconds for a
+// duration); 0 for Phase.
+func (p Param) raw(c sim.Config) float64 {
 	if p.Field == "" {
 		return 0
 	}
