@@ -52,6 +52,9 @@ type Job struct {
 	// Status, when set, is kept up to date as the fit goes (Report
 	// prints it).
 	Status *Status
+	// SuggestPlan asks for the characterize plan that would tell apart
+	// the settings this run does not pin (Result.Suggestion).
+	SuggestPlan bool
 	// Warn, when set, is told what the fit does not refuse but a reader
 	// should know (duplicated rows).
 	Warn func(msg string)
@@ -105,6 +108,9 @@ type Result struct {
 	// Fitted's: seconds for a duration; an OffAtMax row's off as its
 	// Max), as fit.ranges writes them.
 	Ranges map[string][2]float64
+	// Suggestion is the plan proposed to pin what this run does not
+	// (Job.SuggestPlan); nil when not asked.
+	Suggestion *Suggestion
 }
 
 // Setting is one fitted parameter and its value.
@@ -256,7 +262,24 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		}
 		fits = append(fits, mf)
 	}
-	return f.result(fits), nil
+	out := f.result(fits)
+	if j.SuggestPlan {
+		if out.Suggestion, err = f.suggest(ctx, bestOf(fits)); err != nil {
+			return Result{}, err
+		}
+	}
+	return out, nil
+}
+
+// bestOf is the model of lowest objective (the first on a tie).
+func bestOf(fits []modelFit) modelFit {
+	best := fits[0]
+	for _, mf := range fits[1:] {
+		if mf.score.objective < best.score.objective {
+			best = mf
+		}
+	}
+	return best
 }
 
 func (j *Job) sends(ctx context.Context) (Sends, error) {
@@ -293,6 +316,8 @@ type modelFit struct {
 	// ranges are, per parameter, the least and the most value (as
 	// written) that fit the run within its tolerance (valueRanges).
 	ranges [][2]float64
+	// pts are the points its search tried.
+	pts *triedPoints
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
@@ -367,7 +392,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 				for i, p := range params {
 					v[i] = p.written(c)
 				}
-				pts.add(s.key(u), tried{values: v, objective: sc.objective, good: f.good(sc)})
+				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, good: f.good(sc)})
 			}
 			return sc.objective, err
 		},
@@ -408,7 +433,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 			values[i] = p.raw(c)
 		}
 	}
-	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges}, nil
+	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges, pts: pts}, nil
 }
 
 // score replays the sends under the settings u makes and compares.
@@ -434,12 +459,7 @@ func (f *fitter) score(ctx context.Context, model string, params []Param, u []fl
 
 // result keeps the best model and writes its profile.
 func (f *fitter) result(fits []modelFit) Result {
-	best := fits[0]
-	for _, mf := range fits[1:] {
-		if mf.score.objective < best.score.objective {
-			best = mf
-		}
-	}
+	best := bestOf(fits)
 	minWaits := MinWaits(f.job.Threshold)
 	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement, minWaits)
 	fit := &sim.Fit{

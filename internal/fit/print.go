@@ -46,6 +46,7 @@ func Print(w io.Writer, r Result) error {
 		fmt.Fprintf(&b, "refusals matched, second by second: %s%% of the recorded sends\n", num.Decimal(100**f.Agreement, 1))
 	}
 	fmt.Fprintf(&b, "quality: %s: %s\n", f.Quality, f.Why)
+	PrintSuggestion(&b, r.Suggestion)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

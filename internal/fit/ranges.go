@@ -30,6 +30,7 @@ var scanSteps = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64}
 // written: Param.written), its objective and whether the judgement calls
 // it good.
 type tried struct {
+	u         []float64
 	values    []float64
 	objective float64
 	good      bool
@@ -80,11 +81,7 @@ func valueRanges(at []float64, bestScore score, bestGood bool, pts *triedPoints)
 	pts.mu.Lock()
 	defer pts.mu.Unlock()
 	for _, p := range pts.m {
-		fits := p.good
-		if !bestGood {
-			fits = p.objective <= bestScore.objective+RangeSlack
-		}
-		if !fits || math.IsInf(p.objective, 0) {
+		if !fits(p, bestScore, bestGood) {
 			continue
 		}
 		for i, v := range p.values {
@@ -92,6 +89,18 @@ func valueRanges(at []float64, bestScore score, bestGood bool, pts *triedPoints)
 		}
 	}
 	return out
+}
+
+// fits says whether a tried point fits the run as the best does: judged
+// good, when the best is good; else within RangeSlack of its objective.
+func fits(p tried, best score, bestGood bool) bool {
+	if math.IsInf(p.objective, 0) {
+		return false
+	}
+	if bestGood {
+		return p.good
+	}
+	return p.objective <= best.objective+RangeSlack
 }
 
 // written is the row's value in c as a range reports it: the field
