@@ -76,15 +76,18 @@ func burstFlags(b burst.Config) []string {
 	return []string{"--burst-size", fmt.Sprint(b.Size), "--burst-waves", fmt.Sprint(b.Waves), "--burst-gap", b.Gap.String()}
 }
 
-// suggest proposes a plan for mf's settings not pinned.
-func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) {
-	type ends struct {
-		i       int
-		low, hi tried
-	}
+// ends are a setting not pinned (its row i) and the tried points that
+// fit the run at the two ends of its range.
+type ends struct {
+	i       int
+	low, hi tried
+}
+
+// openSettings are mf's settings not pinned, each with its ends.
+func openSettings(mf modelFit, bestGood bool) []ends {
 	var open []ends
-	bestGood := f.good(mf.score)
 	mf.pts.mu.Lock()
+	defer mf.pts.mu.Unlock()
 	keys := slices.Sorted(maps.Keys(mf.pts.m))
 	for i, p := range mf.params {
 		if p.Field == "" {
@@ -116,7 +119,12 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) 
 			open = append(open, e)
 		}
 	}
-	mf.pts.mu.Unlock()
+	return open
+}
+
+// suggest proposes a plan for mf's settings not pinned.
+func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) {
+	open := openSettings(mf, f.good(mf.score))
 	out := &Suggestion{}
 	if len(open) == 0 {
 		return out, nil
@@ -124,35 +132,9 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) 
 	cands := candidateBursts()
 	sep := make([][]float64, len(cands)) // candidate → setting → separation
 	for k, b := range cands {
-		run := Timeline{Plans: []Plan{
-			offsets(burst.NewPlan(b), results.GroupBurst, f.job.PromptTokens, f.job.MaxTokens),
-			offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, f.job.PromptTokens, f.job.MaxTokens),
-		}}
-		rp := newReplayer(&Sends{Runs: []Timeline{run}})
-		for _, e := range open {
-			var waits [2][]float64
-			var refused [2]int
-			for side, t := range []tried{e.low, e.hi} {
-				c, phase, err := f.settings(mf.model, mf.params, t.u)
-				if err != nil {
-					return nil, err
-				}
-				got, err := rp.replay(ctx, c, phase)
-				if err != nil {
-					return nil, err
-				}
-				for _, a := range got {
-					if a.refused {
-						refused[side]++
-						if a.wait >= 0 {
-							waits[side] = append(waits[side], a.wait)
-						}
-					}
-				}
-				slices.Sort(waits[side])
-			}
-			count := float64(absInt(refused[0]-refused[1])) / float64(max(refused[0], refused[1], 1))
-			sep[k] = append(sep[k], max(ks(waits[0], waits[1]), count))
+		var err error
+		if sep[k], err = f.separations(ctx, mf, b, open); err != nil {
+			return nil, err
 		}
 	}
 	// The plan whose least separation is the most (every setting told
@@ -167,6 +149,45 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) 
 	for j, e := range open {
 		p := mf.params[e.i]
 		out.Settings = append(out.Settings, Separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Default: round6(sep[0][j]), Suggested: round6(sep[best][j])})
+	}
+	return out, nil
+}
+
+// separations replays the plan of burst b (then the main job's schedule)
+// under each open setting's two ends, and returns how far apart each
+// pair answers: the KS of their waits at the resolution or the share
+// their 429 counts differ by, whichever is more.
+func (f *fitter) separations(ctx context.Context, mf modelFit, b burst.Config, open []ends) ([]float64, error) {
+	run := Timeline{Plans: []Plan{
+		offsets(burst.NewPlan(b), results.GroupBurst, f.job.PromptTokens, f.job.MaxTokens),
+		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, f.job.PromptTokens, f.job.MaxTokens),
+	}}
+	rp := newReplayer(&Sends{Runs: []Timeline{run}})
+	var out []float64
+	for _, e := range open {
+		var waits [2][]float64
+		var refused [2]int
+		for side, t := range []tried{e.low, e.hi} {
+			c, phase, err := f.settings(mf.model, mf.params, t.u)
+			if err != nil {
+				return nil, err
+			}
+			got, err := rp.replay(ctx, c, phase)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range got {
+				if a.refused {
+					refused[side]++
+					if a.wait >= 0 {
+						waits[side] = append(waits[side], a.wait)
+					}
+				}
+			}
+			slices.Sort(waits[side])
+		}
+		count := float64(absInt(refused[0]-refused[1])) / float64(max(refused[0], refused[1], 1))
+		out = append(out, max(ks(waits[0], waits[1]), count))
 	}
 	return out, nil
 }
