@@ -160,7 +160,9 @@ func (j *Job) budgetOf(model string) budget {
 func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
-		total += int64(j.budgetOf(m).evaluations(len(paramsOf(m))))
+		for _, params := range tables(m) {
+			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)))
+		}
 	}
 	return total
 }
@@ -368,9 +370,37 @@ func longestWindow(c sim.Config) time.Duration {
 	return 0
 }
 
-// fit searches model's parameters from the defaults.
+// fit searches model's parameters from the defaults, in each of its
+// tables (tables), and keeps the best (the first on a tie); the ranges
+// are over the points of every search.
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
-	params := paramsOf(model)
+	var best modelFit
+	all := &triedPoints{m: map[string]tried{}}
+	for k, params := range tables(model) {
+		mf, err := f.fitTable(ctx, model, params)
+		if err != nil {
+			return modelFit{}, err
+		}
+		mf.pts.mu.Lock()
+		for key, t := range mf.pts.m {
+			all.add(fmt.Sprint(k)+" "+key, t)
+		}
+		mf.pts.mu.Unlock()
+		if k == 0 || mf.score.objective < best.score.objective {
+			best = mf
+		}
+	}
+	at := make([]float64, len(best.params))
+	for i, p := range best.params {
+		at[i] = p.written(best.cfg)
+	}
+	best.pts, best.ranges = all, valueRanges(at, best.score, f.good(best.score), all)
+	return best, nil
+}
+
+// fitTable searches model's parameters, the rows params, from the
+// defaults.
+func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (modelFit, error) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int

@@ -97,7 +97,11 @@ func ranges(r Result) string {
 			if f, err := s.Param.field(&sim.Config{}); err == nil && f.Type() == durationType {
 				return time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()
 			}
-			return strings.TrimRight(strings.TrimRight(num.Decimal(v, 4), "0"), ".")
+			d := num.Decimal(v, 4)
+			if strings.Contains(d, ".") {
+				d = strings.TrimRight(strings.TrimRight(d, "0"), ".")
+			}
+			return d
 		}
 		state := "pinned"
 		v := s.Value

@@ -51,6 +51,9 @@ func (t *triedPoints) add(key string, p tried) {
 	}
 }
 
+// scanPoints is how many points scan makes over n parameters.
+func scanPoints(n int) int { return 2 * n * len(scanSteps) }
+
 // scan is the points along each parameter from best, both ways, at
 // scanSteps (clamped to the box; phase too, though its range is not
 // reported).
