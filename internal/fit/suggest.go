@@ -47,12 +47,6 @@ type Separation struct {
 	Default, Suggested float64
 }
 
-// candidate is one plan the suggestion weighs.
-type candidate struct {
-	b     burst.Config
-	sends *replayer
-}
-
 // candidateBursts are the burst plans weighed, the default's first (a
 // tie keeps the earlier: the default, then the shorter plans).
 func candidateBursts() []burst.Config {
