@@ -394,7 +394,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	for i, p := range best.params {
 		at[i] = p.written(best.cfg)
 	}
-	best.pts, best.ranges = all, valueRanges(at, best.score, f.good(best.score), all)
+	best.pts, best.ranges = all, valueRanges(at, best.score, f.quality(best.score), all)
 	return best, nil
 }
 
@@ -422,7 +422,7 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (mo
 				for i, p := range params {
 					v[i] = p.written(c)
 				}
-				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, good: f.good(sc)})
+				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
 			}
 			return sc.objective, err
 		},

@@ -16,8 +16,9 @@ import (
 // tried and a scan along each parameter from the best one.
 
 // RangeSlack is how much more than the best objective a point may reach
-// and still fit the run, when the best is not good (a good fit's points
-// fit when the judgement calls them good too).
+// and still fit the run, when the best is poor (a good fit's points fit
+// when the judgement calls them good too; an insufficient fit's, when it
+// does not call them poor: the run is too short to tell them apart).
 const RangeSlack = 0.05
 
 // scanSteps are the distances (a share of a parameter's range, each way)
@@ -27,13 +28,12 @@ const RangeSlack = 0.05
 var scanSteps = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64}
 
 // tried is one point the search replayed: its settings' values (as
-// written: Param.written), its objective and whether the judgement calls
-// it good.
+// written: Param.written), its objective and the judgement's quality.
 type tried struct {
 	u         []float64
 	values    []float64
 	objective float64
-	good      bool
+	quality   string
 }
 
 // triedPoints are the points of one model's search, by their settings'
@@ -72,11 +72,10 @@ func scan(best []float64) [][]float64 {
 }
 
 // valueRanges are, per parameter, the least and the most value (as
-// written) over the tried points that fit the run: judged good, when the
-// best is good; else within RangeSlack of the best objective. The best
+// written) over the tried points that fit the run (fits). The best
 // point, at, is always inside. The result is a function of the set of
 // points (min and max), whatever the order they were tried in.
-func valueRanges(at []float64, bestScore score, bestGood bool, pts *triedPoints) [][2]float64 {
+func valueRanges(at []float64, bestScore score, bestQuality string, pts *triedPoints) [][2]float64 {
 	out := make([][2]float64, len(at))
 	for i, v := range at {
 		out[i] = [2]float64{v, v}
@@ -84,7 +83,7 @@ func valueRanges(at []float64, bestScore score, bestGood bool, pts *triedPoints)
 	pts.mu.Lock()
 	defer pts.mu.Unlock()
 	for _, p := range pts.m {
-		if !fits(p, bestScore, bestGood) {
+		if !fits(p, bestScore, bestQuality) {
 			continue
 		}
 		for i, v := range p.values {
@@ -95,13 +94,16 @@ func valueRanges(at []float64, bestScore score, bestGood bool, pts *triedPoints)
 }
 
 // fits says whether a tried point fits the run as the best does: judged
-// good, when the best is good; else within RangeSlack of its objective.
-func fits(p tried, best score, bestGood bool) bool {
-	if math.IsInf(p.objective, 0) {
+// good, when the best is good; judged not poor, when the best is
+// insufficient; within RangeSlack of its objective, when it is poor.
+func fits(p tried, best score, bestQuality string) bool {
+	switch {
+	case math.IsInf(p.objective, 0):
 		return false
-	}
-	if bestGood {
-		return p.good
+	case bestQuality == sim.FitGood:
+		return p.quality == sim.FitGood
+	case bestQuality == sim.FitInsufficient:
+		return p.quality != sim.FitPoor
 	}
 	return p.objective <= best.objective+RangeSlack
 }
@@ -150,13 +152,13 @@ func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, 
 	if _, err := s.batch(ctx, scan(best)); err != nil {
 		return nil, err
 	}
-	return valueRanges(at, bestScore, f.good(bestScore), pts), nil
+	return valueRanges(at, bestScore, f.quality(bestScore), pts), nil
 }
 
-// good says whether the judgement calls a score good.
-func (f *fitter) good(sc score) bool {
+// quality is the judgement's of a score.
+func (f *fitter) quality(sc score) string {
 	q, _ := judge(sc, f.job.Threshold, f.job.MinAgreement, MinWaits(f.job.Threshold))
-	return q == sim.FitGood
+	return q
 }
 
 // Pinned says whether a fitted value's range lies within

@@ -10,7 +10,8 @@ import (
 
 // TestRangesFromTheTriedPoints: a good fit's ranges span the tried points
 // the judgement calls good, and no other; a poor one's, the points within
-// RangeSlack of its objective. They are written as the settings are: a
+// RangeSlack of its objective; an insufficient one's, the points not
+// judged poor. They are written as the settings are: a
 // duration as Go writes one, a burst-pct as its percent (not the
 // allowance it is searched as), a cold forecast off as its range's top.
 func TestRangesFromTheTriedPoints(t *testing.T) {
@@ -18,15 +19,19 @@ func TestRangesFromTheTriedPoints(t *testing.T) {
 	params := paramsOf(sim.ProfilePTU)
 	pts := &triedPoints{m: map[string]tried{}}
 	// ptu, bucket-depth, burst-pct, burst-refill, cold-drain-pct, cold-after
-	pts.add("a", tried{values: []float64{240, 2, 150, 60, 100, 1}, objective: 0.10, good: true})
-	pts.add("b", tried{values: []float64{260, 2.5, 140, 3000, 100, 1}, objective: 0.20, good: true})
-	pts.add("c", tried{values: []float64{900, 0.1, 5000, 1, 20, 1}, objective: 0.12, good: false})
+	pts.add("a", tried{values: []float64{240, 2, 150, 60, 100, 1}, objective: 0.10, quality: sim.FitGood})
+	pts.add("b", tried{values: []float64{260, 2.5, 140, 3000, 100, 1}, objective: 0.20, quality: sim.FitGood})
+	pts.add("c", tried{values: []float64{900, 0.1, 5000, 1, 20, 1}, objective: 0.12, quality: sim.FitPoor})
 	at := []float64{250, 2, 150, 120, 100, 1}
-	good := valueRanges(at, score{objective: 0.10}, true, pts)
+	good := valueRanges(at, score{objective: 0.10}, sim.FitGood, pts)
 	if good[0] != [2]float64{240, 260} || good[3] != [2]float64{60, 3000} {
 		t.Fatalf("good fit's ranges %v", good)
 	}
-	poor := valueRanges(at, score{objective: 0.10}, false, pts)
+	poor := valueRanges(at, score{objective: 0.10}, sim.FitPoor, pts)
+	// An insufficient fit's: every point not judged poor (a and b).
+	if r := valueRanges(at, score{objective: 0.10}, sim.FitInsufficient, pts); r[0] != [2]float64{240, 260} {
+		t.Errorf("insufficient fit's ranges %v", r)
+	}
 	if poor[0] != [2]float64{240, 900} || poor[3] != [2]float64{1, 120} {
 		t.Fatalf("poor fit's ranges (within %v of 0.10: a and c) %v", RangeSlack, poor)
 	}

@@ -78,7 +78,7 @@ type ends struct {
 }
 
 // openSettings are mf's settings not pinned, each with its ends.
-func openSettings(mf modelFit, bestGood bool) []ends {
+func openSettings(mf modelFit, bestQuality string) []ends {
 	var open []ends
 	mf.pts.mu.Lock()
 	defer mf.pts.mu.Unlock()
@@ -98,7 +98,7 @@ func openSettings(mf modelFit, bestGood bool) []ends {
 		first := true
 		for _, k := range keys {
 			t := mf.pts.m[k]
-			if !fits(t, mf.score, bestGood) {
+			if !fits(t, mf.score, bestQuality) {
 				continue
 			}
 			if first || t.values[i] < e.low.values[i] {
@@ -118,7 +118,7 @@ func openSettings(mf modelFit, bestGood bool) []ends {
 
 // suggest proposes a plan for mf's settings not pinned.
 func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) {
-	open := openSettings(mf, f.good(mf.score))
+	open := openSettings(mf, f.quality(mf.score))
 	out := &Suggestion{}
 	if len(open) == 0 {
 		return out, nil
