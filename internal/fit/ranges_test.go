@@ -89,3 +89,19 @@ func TestProfileKeepsRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestFmtSetting: a suggestion's ends are written as their flags take
+// them: 100 stays 100 (not "1": trailing zeros of an integer kept), a
+// duration as Go writes one.
+func TestFmtSetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		v    float64
+		want string
+	}{{"cold-drain-pct", 100, "100"}, {"ptu", 78090.4, "78090"}, {"burst-pct", 0.13791, "0.1379"}, {"bucket-depth", 6.597, "6.597s"}} {
+		if got := fmtSetting(c.name, c.v); got != c.want {
+			t.Errorf("fmtSetting(%s, %v) = %q, want %q", c.name, c.v, got, c.want)
+		}
+	}
+}

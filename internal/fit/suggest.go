@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,5 +237,5 @@ func fmtSetting(name string, v float64) string {
 			}
 		}
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4g", v), "0"), ".")
+	return strconv.FormatFloat(roundSignificant(v), 'f', -1, 64)
 }
