@@ -20,7 +20,7 @@ type fitCmd struct {
 	threshold, minAgreement    float64
 	promptTokens, maxTokens    int
 	maxWork                    int64
-	quiet                      bool
+	quiet, suggestPlan         bool
 }
 
 // fitFlagNames names the fit's fields by their flags.
@@ -38,7 +38,7 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 	job := fit.Files{
 		Job: fit.Job{
 			Plan: fc.plan, HoldOut: fc.holdOut, FitGroups: fc.fitGroups, Threshold: fc.threshold, MinAgreement: fc.minAgreement,
-			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name, MaxWork: fc.maxWork,
+			PromptTokens: fc.promptTokens, MaxTokens: fc.maxTokens, Name: fc.name, MaxWork: fc.maxWork, SuggestPlan: fc.suggestPlan,
 		},
 		Results: args, EventsFile: fc.events, Output: fc.output,
 		Columns: analyze.ForeignColumns{Value: fc.valueColumn, Group: fc.groupColumn}, Labels: labels,
@@ -81,6 +81,13 @@ waits on (at --threshold 0.15: where the KS 10% critical value, 1.224/√n,
 comes within it); a smaller one's KS is shown, marked untested, and
 decides nothing. A fit no fitted group of which is tested, and that fails
 no test, is insufficient: too few refusals to tell a twin from another.
+For every fitted setting the profile's fit.ranges holds the range of
+values that fit the run as well as the twin (points the judgement calls
+good too; for a poor fit, within 0.05 of its objective); the output marks
+each setting pinned (its range within 25% of the value) or not.
+--suggest-plan proposes the characterize plan (--burst-size, --burst-waves,
+--burst-gap) under which the ends of the settings not pinned would answer
+most differently: run it, and fit its results, to narrow them.
 --hold-out GROUP fits on the other groups and reports the held-out one's
 distance: a check on what the fit did not see. Deterministic: the same
 rows give the same twin, in whatever order (duplicated rows: a warning).
@@ -129,6 +136,7 @@ func init() {
 		f.IntVar(&fc.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap of the plan's sends, and of a recorded send whose row says none")
 		f.Int64Var(&fc.maxWork, "max-work", fit.DefaultMaxWork, "most sends the fit may replay, summed over the points it tries, estimated before it replays any (raise it deliberately)")
 		f.BoolVarP(&fc.quiet, "quiet", "q", false, "print no progress")
+		f.BoolVar(&fc.suggestPlan, "suggest-plan", false, "propose the characterize plan (burst flags) that would tell apart the settings this run does not pin")
 		return c
 	})
 }

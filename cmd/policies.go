@@ -53,6 +53,7 @@ type policiesCmd struct {
 	slo         analyze.SLO
 	storeDelay  time.Duration
 	arrivals    string
+	from        string
 	outDir      string
 	quiet       bool
 	dryRun      bool
@@ -82,6 +83,22 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 				fmt.Fprintf(stderr, "note: --coordinate: %d decisions fell back to their client's own state\n", n)
 			}
 		}()
+	}
+	if pc.from != "" {
+		fs := c.Flags()
+		if fs.Changed("sim-profile") {
+			return usageError("--from fits the twin the lab runs on: give no --sim-profile")
+		}
+		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), Stderr: stderr, Quiet: pc.quiet})
+		if err != nil {
+			if c.Context().Err() != nil {
+				return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while fitting the twin")}
+			}
+			return settingError(err, pc.names())
+		}
+		if !pc.quiet {
+			fmt.Fprintf(stderr, "ptuprobe: --from %s: the twin (%s model) fits %s: %s\n", pc.from, r.Profile.Fit.Model, r.Profile.Fit.Quality, r.Profile.Fit.Why)
+		}
 	}
 	if !pc.quiet {
 		announceLab(stderr, &job.Lab)
@@ -301,6 +318,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&pc.storeDelay, "store-delay", policylab.DefaultStoreDelay, "embedded simulator: what each decision of a fleet's shared state (slots) costs, the round trip to its store")
 	pc.slo = analyze.SLO{E2E: policylab.DefaultSLO}
 	fs.Var(&pc.slo, "slo", "latency within which a success counts: the measure is the share of offered requests answered 2xx within it; the --slo grammar of every command (e2e=DUR, or a bare duration), ttft, tpot and itl refused: the lab measures latency only")
+	fs.StringVar(&pc.from, "from", "", "a results file of your deployment (characterize's, or any run's): fit the simulator's twin to it (as ptuprobe fit does), run every policy on the twin under that run's traffic (its arrivals, unless --arrival; its mean prompt, unless --prompt-tokens), and recommend for them; on a poor or insufficient fit, nothing")
 	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), gamma:CV (seeded gamma gaps of coefficient of variation CV, as vLLM's --burstiness), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a trace's arrivals: a results file's first attempts, or an Azure, BurstGPT or Mooncake trace's rows; their clock scaled to the load)")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -83,6 +84,12 @@ type Fit struct {
 	// Groups is every source group, fitted or held out, in the order the
 	// sends first name them.
 	Groups []FitGroup `json:"groups"`
+	// Ranges holds, for every fitted setting of the kept model (keyed as
+	// Settings, each end written as Settings writes it: "ptu": [250, 330],
+	// "bucket-depth": ["1s", "3s"]), the range of the values that fit the
+	// run within its tolerance (docs/fit.md, "What the run cannot tell
+	// apart"); absent in a file written before it.
+	Ranges map[string][2]json.RawMessage `json:"ranges,omitempty"`
 }
 
 // ModelDistance is the objective one limiter model reached.
@@ -314,26 +321,53 @@ func (f *Fit) check() error {
 	if f.Quality != FitGood && f.Quality != FitPoor && f.Quality != FitInsufficient {
 		return fmt.Errorf("fit: quality %q: want %s, %s or %s", truncateForError(f.Quality), FitGood, FitPoor, FitInsufficient)
 	}
+	keys := ProfileKeys()
+	for _, k := range slices.Sorted(maps.Keys(f.Ranges)) {
+		field, ok := keys[k]
+		if !ok {
+			return fmt.Errorf("fit: ranges: unknown key %q", truncateForError(k))
+		}
+		var c Config
+		for _, end := range f.Ranges[k] {
+			if err := decodeSetting(reflect.ValueOf(&c).Elem().FieldByName(field), end); err != nil {
+				return fmt.Errorf("fit: ranges: %s: %v", k, err)
+			}
+		}
+	}
 	return nil
+}
+
+// EncodeSetting is c's setting key as a profile file writes it: a
+// duration as Go writes one ("1.5s"), faults as "a,b", anything else as
+// its JSON value.
+func EncodeSetting(c Config, key string) (json.RawMessage, error) {
+	field, ok := ProfileKeys()[key]
+	if !ok {
+		return nil, fmt.Errorf("settings: unknown key %q", truncateForError(key))
+	}
+	fv := reflect.ValueOf(c).FieldByName(field)
+	var x any = fv.Interface()
+	switch {
+	case fv.Type() == durationType:
+		x = time.Duration(fv.Int()).String()
+	case fv.Kind() == reflect.Slice:
+		x = strings.Join(c.Faults, ",")
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil, fmt.Errorf("settings: %s: %w", key, err)
+	}
+	return b, nil
 }
 
 // WriteProfile writes p as a profile file: every setting of the table,
 // so the file reads the same whatever later defaults become, and the fit.
 func WriteProfile(w io.Writer, p Profile) error {
 	f := profileFile{Version: ProfileVersion, Name: p.Name, Settings: map[string]json.RawMessage{}, Fit: p.Fit}
-	v := reflect.ValueOf(p.Config)
 	for _, s := range profileSettings {
-		fv := v.FieldByName(s.field)
-		var x any = fv.Interface()
-		switch {
-		case fv.Type() == durationType:
-			x = time.Duration(fv.Int()).String()
-		case fv.Kind() == reflect.Slice:
-			x = strings.Join(p.Config.Faults, ",")
-		}
-		b, err := json.Marshal(x)
+		b, err := EncodeSetting(p.Config, s.key)
 		if err != nil {
-			return fmt.Errorf("settings: %s: %w", s.key, err)
+			return err
 		}
 		f.Settings[s.key] = b
 	}

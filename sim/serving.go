@@ -46,9 +46,16 @@ type serving struct {
 	active  int       // answers in flight: admitted, not complete
 }
 
+// PrefillRate is how many prompt tokens a second a deployment of ptu
+// PTU reads (PrefillTokensPerPTU a PTU, from servingMinPTU on): a prompt
+// of n tokens waits (n − PrefillRefTokens) ÷ PrefillRate longer than
+// TTFT for its first token. The fit reads a recorded run's latency line
+// through it.
+func PrefillRate(ptu float64) float64 { return max(ptu, servingMinPTU) * PrefillTokensPerPTU }
+
 func newServing(c Config) serving {
 	size := max(c.PTU, servingMinPTU)
-	v := serving{on: c.TTFT > 0 || c.TPOT > 0, ttft: c.TTFT, tpot: c.TPOT, prefill: size * PrefillTokensPerPTU}
+	v := serving{on: c.TTFT > 0 || c.TPOT > 0, ttft: c.TTFT, tpot: c.TPOT, prefill: PrefillRate(c.PTU)}
 	if c.OutputWeight > 0 {
 		v.decode = size * c.TokensPerPTU / 60 / c.OutputWeight
 	}

@@ -52,6 +52,9 @@ type Job struct {
 	// Status, when set, is kept up to date as the fit goes (Report
 	// prints it).
 	Status *Status
+	// SuggestPlan asks for the characterize plan that would tell apart
+	// the settings this run does not pin (Result.Suggestion).
+	SuggestPlan bool
 	// Warn, when set, is told what the fit does not refuse but a reader
 	// should know (duplicated rows).
 	Warn func(msg string)
@@ -101,6 +104,13 @@ type Result struct {
 	LatencyRead bool
 	// Replays is the number of replays the fit made.
 	Replays int
+	// Ranges are the kept model's ranges, by setting name (values as
+	// Fitted's: seconds for a duration; an OffAtMax row's off as its
+	// Max), as fit.ranges writes them.
+	Ranges map[string][2]float64
+	// Suggestion is the plan proposed to pin what this run does not
+	// (Job.SuggestPlan); nil when not asked.
+	Suggestion *Suggestion
 }
 
 // Setting is one fitted parameter and its value.
@@ -150,7 +160,9 @@ func (j *Job) budgetOf(model string) budget {
 func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
-		total += int64(j.budgetOf(m).evaluations(len(paramsOf(m))))
+		for _, params := range tables(m) {
+			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)))
+		}
 	}
 	return total
 }
@@ -252,7 +264,24 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		}
 		fits = append(fits, mf)
 	}
-	return f.result(fits), nil
+	out := f.result(fits)
+	if j.SuggestPlan {
+		if out.Suggestion, err = f.suggest(ctx, bestOf(fits)); err != nil {
+			return Result{}, err
+		}
+	}
+	return out, nil
+}
+
+// bestOf is the model of lowest objective (the first on a tie).
+func bestOf(fits []modelFit) modelFit {
+	best := fits[0]
+	for _, mf := range fits[1:] {
+		if mf.score.objective < best.score.objective {
+			best = mf
+		}
+	}
+	return best
 }
 
 func (j *Job) sends(ctx context.Context) (Sends, error) {
@@ -286,19 +315,22 @@ type modelFit struct {
 	cfg    sim.Config
 	values []float64
 	score  score
+	// ranges are, per parameter, the least and the most value (as
+	// written) that fit the run within its tolerance (valueRanges).
+	ranges [][2]float64
+	// pts are the points its search tried.
+	pts *triedPoints
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
-// the model's profile, the latency read from the recorded answers, and
+// the model's profile (the latency read from the recorded answers is
+// set with the PTU tried: settings), and
 // the advice a recorded refusal carried (the gateway advises retry-after
 // only when told to; its organization ceilings are out of the way, since
 // a recorded run is one key's traffic).
 func (f *fitter) base(model string) sim.Config {
 	c := sim.DefaultConfig()
 	c.Profile = model
-	if f.sends.LatencyOK {
-		c.TTFT, c.TPOT = f.sends.TTFT, f.sends.TPOT
-	}
 	if model == sim.ProfileGateway {
 		c.GatewayRetryAfter = true
 		c.GatewayOrgRPS, c.GatewayOrgTPM, c.GatewayOrgs = 1<<30, 1<<30, 1
@@ -319,6 +351,10 @@ func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config
 			return c, 0, err
 		}
 	}
+	if f.sends.LatencyOK {
+		// The recorded latencies read at this size's prefill rate.
+		c.TTFT, c.TPOT = f.sends.Latency.At(c.PTU)
+	}
 	return c, time.Duration(phaseShare * float64(longestWindow(c))).Round(time.Millisecond), nil
 }
 
@@ -334,9 +370,37 @@ func longestWindow(c sim.Config) time.Duration {
 	return 0
 }
 
-// fit searches model's parameters from the defaults.
+// fit searches model's parameters from the defaults, in each of its
+// tables (tables), and keeps the best (the first on a tie); the ranges
+// are over the points of every search.
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
-	params := paramsOf(model)
+	var best modelFit
+	all := &triedPoints{m: map[string]tried{}}
+	for k, params := range tables(model) {
+		mf, err := f.fitTable(ctx, model, params)
+		if err != nil {
+			return modelFit{}, err
+		}
+		mf.pts.mu.Lock()
+		for key, t := range mf.pts.m {
+			all.add(fmt.Sprint(k)+" "+key, t)
+		}
+		mf.pts.mu.Unlock()
+		if k == 0 || mf.score.objective < best.score.objective {
+			best = mf
+		}
+	}
+	at := make([]float64, len(best.params))
+	for i, p := range best.params {
+		at[i] = p.written(best.cfg)
+	}
+	best.pts, best.ranges = all, valueRanges(at, best.score, f.quality(best.score), all)
+	return best, nil
+}
+
+// fitTable searches model's parameters, the rows params, from the
+// defaults.
+func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (modelFit, error) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -346,10 +410,20 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 			offAtMax = append(offAtMax, i)
 		}
 	}
-	s := search{
+	pts := &triedPoints{m: map[string]tried{}}
+	var s search
+	s = search{
 		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
 		eval: func(ctx context.Context, u []float64) (float64, error) {
 			sc, err := f.score(ctx, model, params, u)
+			if err == nil {
+				c, _, _ := f.settings(model, params, u)
+				v := make([]float64, len(params))
+				for i, p := range params {
+					v[i] = p.written(c)
+				}
+				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+			}
 			return sc.objective, err
 		},
 		key: func(u []float64) string {
@@ -374,14 +448,22 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		return modelFit{}, err
 	}
 	c, _, _ := f.settings(model, params, best)
+	at := make([]float64, len(params))
+	for i, p := range params {
+		at[i] = p.written(c)
+	}
+	ranges, err := f.scanRanges(ctx, &s, best, at, sc, pts)
+	if err != nil {
+		return modelFit{}, err
+	}
 	values := make([]float64, len(params))
 	for i, p := range params {
 		values[i] = p.value(best[i])
 		if p.Field != "" {
-			values[i] = p.get(c)
+			values[i] = p.raw(c)
 		}
 	}
-	return modelFit{model: model, params: params, cfg: c, values: values, score: sc}, nil
+	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges, pts: pts}, nil
 }
 
 // score replays the sends under the settings u makes and compares.
@@ -407,12 +489,7 @@ func (f *fitter) score(ctx context.Context, model string, params []Param, u []fl
 
 // result keeps the best model and writes its profile.
 func (f *fitter) result(fits []modelFit) Result {
-	best := fits[0]
-	for _, mf := range fits[1:] {
-		if mf.score.objective < best.score.objective {
-			best = mf
-		}
-	}
+	best := bestOf(fits)
 	minWaits := MinWaits(f.job.Threshold)
 	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement, minWaits)
 	fit := &sim.Fit{
@@ -433,6 +510,9 @@ func (f *fitter) result(fits []modelFit) Result {
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
 			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
+	if r, err := settingRanges(best.params, best.ranges); err == nil {
+		fit.Ranges = r
+	}
 	cfg := best.cfg
 	cfg.Fit = fit
 	name := f.job.Name
@@ -440,9 +520,11 @@ func (f *fitter) result(fits []modelFit) Result {
 		name = "twin"
 	}
 	out := Result{Profile: sim.Profile{Name: name, Config: cfg, Fit: fit}, LatencyRead: f.sends.LatencyOK, Replays: int(f.replays.Load())}
+	out.Ranges = map[string][2]float64{}
 	for i, p := range best.params {
 		if p.Name != Phase {
 			out.Fitted = append(out.Fitted, Setting{Param: p, Value: best.values[i]})
+			out.Ranges[p.Name] = best.ranges[i]
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
@@ -57,9 +58,15 @@ var (
 // results file.
 func runPlans(t *testing.T, target campaign.Target) string {
 	t.Helper()
+	return runBurst(t, target, charplan.Burst())
+}
+
+// runBurst is runPlans with the burst plan bc in place of the default's.
+func runBurst(t *testing.T, target campaign.Target, bc burst.Config) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
-		b, err := campaign.BurstPlan(charplan.Burst(), false)
+		b, err := campaign.BurstPlan(bc, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -79,11 +79,12 @@ func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, 
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
-	found := make([]point, min(s.b.starts, len(order)))
+	starts := diverse(pts, order, s.b.starts)
+	found := make([]point, len(starts))
 	errs := make([]error, len(found))
 	var wg sync.WaitGroup
 	for k := range found {
-		wg.Go(func() { found[k], errs[k] = s.simplex(ctx, pts[order[k]], scores[order[k]]) })
+		wg.Go(func() { found[k], errs[k] = s.simplex(ctx, pts[starts[k]], scores[starts[k]]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -96,6 +97,42 @@ func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, 
 		}
 	}
 	return s.refine(ctx, best)
+}
+
+// startDistance is the least distance (the largest difference of one
+// coordinate) between two starts of Nelder–Mead: the best quasi-random
+// points often lie in one valley, and searches from it all end in its
+// basin, the true one elsewhere.
+const startDistance = 0.2
+
+// diverse picks up to n starts from the points in order (best first):
+// each at least startDistance from every start picked before it; when
+// too few are that far apart, the best of the others in order.
+func diverse(pts [][]float64, order []int, n int) []int {
+	var out []int
+	far := func(i int) bool {
+		for _, j := range out {
+			d := 0.0
+			for k := range pts[i] {
+				d = max(d, abs(pts[i][k]-pts[j][k]))
+			}
+			if d < startDistance {
+				return false
+			}
+		}
+		return true
+	}
+	for _, i := range order {
+		if len(out) < n && far(i) {
+			out = append(out, i)
+		}
+	}
+	for _, i := range order {
+		if len(out) < n && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // point is a place in the unit box and its objective.

@@ -39,10 +39,14 @@ func Print(w io.Writer, r Result) error {
 		row(&b, label+", twin", g.Twin, ks)
 	}
 	b.WriteString("\nfitted: " + fitted(r) + "\n")
+	if rs := ranges(r); rs != "" {
+		b.WriteString("ranges that fit the run as well (fit.ranges): " + rs + "\n")
+	}
 	if f.Agreement != nil {
 		fmt.Fprintf(&b, "refusals matched, second by second: %s%% of the recorded sends\n", num.Decimal(100**f.Agreement, 1))
 	}
 	fmt.Fprintf(&b, "quality: %s: %s\n", f.Quality, f.Why)
+	PrintSuggestion(&b, r.Suggestion)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -75,4 +79,39 @@ func fitted(r Result) string {
 		lat += " (read from the recorded answers)"
 	}
 	return strings.Join(parts, " ") + "; " + lat
+}
+
+// ranges words the fitted settings' ranges, each marked pinned (within
+// 25% of the value) or not.
+func ranges(r Result) string {
+	var parts []string
+	for _, s := range r.Fitted {
+		if r.Ranges == nil {
+			return ""
+		}
+		rg, ok := r.Ranges[s.Param.Name]
+		if !ok {
+			continue
+		}
+		w := func(v float64) string {
+			if f, err := s.Param.field(&sim.Config{}); err == nil && f.Type() == durationType {
+				return time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()
+			}
+			d := num.Decimal(v, 4)
+			if strings.Contains(d, ".") {
+				d = strings.TrimRight(strings.TrimRight(d, "0"), ".")
+			}
+			return d
+		}
+		state := "pinned"
+		v := s.Value
+		if s.Param.OffAtMax && v == 0 {
+			v = s.Param.Max
+		}
+		if !Pinned(v, rg) {
+			state = "not pinned"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s–%s (%s)", s.Param.Name, w(rg[0]), w(rg[1]), state))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -66,11 +66,12 @@ type Sends struct {
 	// Replay is true for a recorded run's sends, whose refusals are known
 	// send by send; false for a plan fitted to published waits.
 	Replay bool
-	// TTFT and TPOT are the latency model read from the recorded 2xx
-	// answers (least squares of latency on completion tokens); LatencyOK
-	// is false when there were too few to read it.
-	TTFT, TPOT time.Duration
-	LatencyOK  bool
+	// Latency is the latency model read from the recorded 2xx answers
+	// (least squares of latency on completion tokens, each latency taken
+	// back to a 1,000-token prompt at the prefill rate of the PTU tried:
+	// Latency.At); LatencyOK is false when there were too few to read it.
+	Latency   LatencyLine
+	LatencyOK bool
 	// Duplicates counts the rows that repeat one already read (the same
 	// run, shape, group, worker, seq and attempt, in any file): each is
 	// replayed as a send of its own, and the command warns of them.
@@ -288,7 +289,7 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 		}
 	}
 	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens >= 0 && rec.LatencyMS >= 0 {
-		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS)
+		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS, float64(prompt))
 	}
 }
 
@@ -334,7 +335,7 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 		slices.Sort(rec.Waits)
 		out.Groups = append(out.Groups, *rec)
 	}
-	out.TTFT, out.TPOT, out.LatencyOK = b.lat.model()
+	out.Latency, out.LatencyOK = b.lat.line()
 	return out, nil
 }
 
@@ -371,38 +372,64 @@ func b01(b bool) int {
 
 // latencyFit is the least-squares line of latency (ms) on completion
 // tokens over the recorded 2xx answers: TTFT + completion × TPOT, the
-// simulator's latency model. It keeps the points and sums them in order
-// (sorted), so that the line, to its last bit, does not depend on the
-// order of the rows.
-type latencyFit struct{ pts [][2]float64 }
+// simulator's latency model, each answer's latency first taken back to a
+// prompt of sim.PrefillRefTokens (the prompt TTFT is the time to first
+// token of): a prompt of p tokens took (p − 1,000) ÷ R longer to read, R
+// the prefill rate of the deployment's size (sim.PrefillRate), so the
+// line depends on the PTU the fit tries (LatencyLine.At). It keeps the
+// points and sums them in order (sorted), so that the line, to its last
+// bit, does not depend on the order of the rows.
+type latencyFit struct{ pts [][3]float64 } // completion, latency ms, prompt − PrefillRefTokens
 
-func (l *latencyFit) add(x, y float64) { l.pts = append(l.pts, [2]float64{x, y}) }
+func (l *latencyFit) add(x, y, prompt float64) {
+	d := 0.0
+	if prompt >= 0 {
+		d = prompt - sim.PrefillRefTokens
+	}
+	l.pts = append(l.pts, [3]float64{x, y, d})
+}
 
-func (l *latencyFit) model() (ttft, tpot time.Duration, ok bool) {
+// LatencyLine is the sums of a latencyFit's points: the line at any
+// prefill rate is a function of them.
+type LatencyLine struct{ n, sx, sy, sxx, sxy, sd, sxd float64 }
+
+func (l *latencyFit) line() (LatencyLine, bool) {
 	if len(l.pts) < minLatencyRows {
-		return 0, 0, false
+		return LatencyLine{}, false
 	}
-	slices.SortFunc(l.pts, func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-	var n, sx, sy, sxx, sxy float64
+	slices.SortFunc(l.pts, func(a, b [3]float64) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
+	})
+	var s LatencyLine
 	for _, p := range l.pts {
-		n++
-		sx += p[0]
-		sy += p[1]
-		sxx += p[0] * p[0]
-		sxy += p[0] * p[1]
+		s.n++
+		s.sx += p[0]
+		s.sy += p[1]
+		s.sxx += p[0] * p[0]
+		s.sxy += p[0] * p[1]
+		s.sd += p[2]
+		s.sxd += p[0] * p[2]
 	}
-	den := n*sxx - sx*sx
+	return s, true
+}
+
+// At is the line for a deployment of ptu PTU: each recorded latency less
+// its prompt's extra prefill, (prompt − 1,000) ÷ sim.PrefillRate(ptu).
+func (s LatencyLine) At(ptu float64) (ttft, tpot time.Duration) {
+	k := 1000 / sim.PrefillRate(ptu) // ms a prompt token
+	sy, sxy := s.sy-k*s.sd, s.sxy-k*s.sxd
+	den := s.n*s.sxx - s.sx*s.sx
 	slope := 0.0
 	if den > 0 {
-		slope = max(0, (n*sxy-sx*sy)/den)
+		slope = max(0, (s.n*sxy-s.sx*sy)/den)
 	}
-	icept := max(0, (sy-slope*sx)/n)
+	icept := max(0, (sy-slope*s.sx)/s.n)
 	// A line steeper or higher than the simulator takes (a few slow
 	// answers of one token) is held at its bounds.
 	ms := func(v float64, limit time.Duration) time.Duration {
 		return time.Duration(min(v, float64(limit/time.Millisecond)) * float64(time.Millisecond)).Round(time.Microsecond)
 	}
-	return ms(icept, sim.MaxTTFT), ms(slope, sim.MaxTPOT), true
+	return ms(icept, sim.MaxTTFT), ms(slope, sim.MaxTPOT)
 }
 
 // PlanCharacterize names the one plan FromPlan knows: the main job's.

@@ -1,0 +1,171 @@
+package fit
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// What the run cannot tell apart (docs/fit.md): a parameter the run
+// pins is recovered; one it does not is reported as the range of values
+// that fit the run within its tolerance, from every point the search
+// tried and a scan along each parameter from the best one.
+
+// RangeSlack is how much more than the best objective a point may reach
+// and still fit the run, when the best is poor (a good fit's points fit
+// when the judgement calls them good too; an insufficient fit's, when it
+// does not call them poor: the run is too short to tell them apart).
+const RangeSlack = 0.05
+
+// scanSteps are the distances (a share of a parameter's range, each way)
+// of the scan along each parameter from the best point: doubling, so the
+// edge of a range of any width is found to within a factor of 2 of its
+// distance.
+var scanSteps = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64}
+
+// tried is one point the search replayed: its settings' values (as
+// written: Param.written), its objective and the judgement's quality.
+type tried struct {
+	u         []float64
+	values    []float64
+	objective float64
+	quality   string
+}
+
+// triedPoints are the points of one model's search, by their settings'
+// key (a point is replayed once; two replays of one key are the same).
+type triedPoints struct {
+	mu sync.Mutex
+	m  map[string]tried
+}
+
+func (t *triedPoints) add(key string, p tried) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.m[key]; !ok {
+		t.m[key] = p
+	}
+}
+
+// scanPoints is how many points scan makes over n parameters.
+func scanPoints(n int) int { return 2 * n * len(scanSteps) }
+
+// scan is the points along each parameter from best, both ways, at
+// scanSteps (clamped to the box; phase too, though its range is not
+// reported).
+func scan(best []float64) [][]float64 {
+	var out [][]float64
+	for i := range best {
+		for _, d := range scanSteps {
+			for _, sgn := range []float64{-1, 1} {
+				u := slices.Clone(best)
+				u[i] = min(max(u[i]+sgn*d, 0), 1)
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// valueRanges are, per parameter, the least and the most value (as
+// written) over the tried points that fit the run (fits). The best
+// point, at, is always inside. The result is a function of the set of
+// points (min and max), whatever the order they were tried in.
+func valueRanges(at []float64, bestScore score, bestQuality string, pts *triedPoints) [][2]float64 {
+	out := make([][2]float64, len(at))
+	for i, v := range at {
+		out[i] = [2]float64{v, v}
+	}
+	pts.mu.Lock()
+	defer pts.mu.Unlock()
+	for _, p := range pts.m {
+		if !fits(p, bestScore, bestQuality) {
+			continue
+		}
+		for i, v := range p.values {
+			out[i][0], out[i][1] = min(out[i][0], v), max(out[i][1], v)
+		}
+	}
+	return out
+}
+
+// fits says whether a tried point fits the run as the best does: judged
+// good, when the best is good; judged not poor, when the best is
+// insufficient; within RangeSlack of its objective, when it is poor.
+func fits(p tried, best score, bestQuality string) bool {
+	switch {
+	case math.IsInf(p.objective, 0):
+		return false
+	case bestQuality == sim.FitGood:
+		return p.quality == sim.FitGood
+	case bestQuality == sim.FitInsufficient:
+		return p.quality != sim.FitPoor
+	}
+	return p.objective <= best.objective+RangeSlack
+}
+
+// written is the row's value in c as a range reports it: the field
+// (seconds for a duration; a PerDepth row's percent, not the allowance
+// it is searched as), an OffAtMax row's off (0) as its Max, which does
+// the same; Phase's 0.
+func (p Param) written(c sim.Config) float64 {
+	v := p.raw(c)
+	if p.OffAtMax && v == 0 {
+		return p.Max
+	}
+	return v
+}
+
+// settingRanges words a model's ranges as a profile's settings write
+// them, keyed by setting (Phase, not a setting, left out).
+func settingRanges(params []Param, r [][2]float64) (map[string][2]json.RawMessage, error) {
+	out := map[string][2]json.RawMessage{}
+	for i, p := range params {
+		if p.Field == "" {
+			continue
+		}
+		var ends [2]json.RawMessage
+		for k, v := range r[i] {
+			c := sim.DefaultConfig()
+			raw := p
+			raw.OffAtMax, raw.PerDepth = false, false
+			if err := raw.set(&c, v); err != nil {
+				return nil, err
+			}
+			b, err := sim.EncodeSetting(c, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			ends[k] = b
+		}
+		out[p.Name] = ends
+	}
+	return out, nil
+}
+
+// scanRanges replays the scan around best and returns the ranges.
+func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, bestScore score, pts *triedPoints) ([][2]float64, error) {
+	if _, err := s.batch(ctx, scan(best)); err != nil {
+		return nil, err
+	}
+	return valueRanges(at, bestScore, f.quality(bestScore), pts), nil
+}
+
+// quality is the judgement's of a score.
+func (f *fitter) quality(sc score) string {
+	q, _ := judge(sc, f.job.Threshold, f.job.MinAgreement, MinWaits(f.job.Threshold))
+	return q
+}
+
+// Pinned says whether a fitted value's range lies within
+// PercentileTolerance of it: the run pins the setting as closely as the
+// judgement tells waits apart. A setting not pinned is one the run
+// cannot tell apart over its range (--suggest-plan proposes a plan that
+// would).
+func Pinned(v float64, r [2]float64) bool {
+	return r[0] >= (1-PercentileTolerance)*v && r[1] <= (1+PercentileTolerance)*v
+}

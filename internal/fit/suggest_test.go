@@ -1,0 +1,93 @@
+package fit
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// deepAllowance is a deployment whose burst allowance the main job's
+// default plan does not spend until its last sends: the run tells little
+// of how large it is.
+func deepAllowance() sim.Config {
+	c := sim.DefaultConfig()
+	c.PTU, c.BucketDepth, c.BurstPct, c.BurstRefill, c.Seed = 60, time.Second, 6000, time.Hour, 4
+	return c
+}
+
+// twinLong asks for the tests of two fits each (seconds of CPU): .ci/run
+// runs them in its long stage (go test ./internal/fit -run
+// TestSuggestedPlan -twin), and `go test ./...` stays within its budget.
+var twinLong = flag.Bool("twin", false, "run the fit's long tests: the suggested plan narrows a range")
+
+// fitSuggest fits file on budget b, the PTU model alone, asking for a
+// suggested plan.
+func fitSuggest(t *testing.T, b budget, file string) Result {
+	t.Helper()
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := Run(context.Background(), Job{Inputs: []Input{{Name: filepath.Base(file), R: fh}}, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement,
+		MaxWork: DefaultMaxWork, PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, models: []string{sim.ProfilePTU}, SuggestPlan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestSuggestedPlanNarrowsTheAllowance is part 6's test: on a deployment
+// whose burst allowance the default plan cannot pin, the fit's range of
+// burst-pct is wide; the plan --suggest-plan proposes, run against the
+// same deployment and fitted, narrows it.
+//
+// Measured (quick budget, load 15): the default plan's fit is poor and
+// its burst-pct range 0.076–1,432 (the truth, 6,000, outside it: a poor
+// fit's range is within RangeSlack of its objective, and the search at
+// the quick budget misses the truth); the suggested plan, waves of 160
+// a minute apart, fitted, gives 1.3–235. Narrower, not yet right: the
+// report says so.
+func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
+	if !*twinLong {
+		t.Skip("two fits: run with -twin (.ci/run does)")
+	}
+	t.Parallel()
+	target := campaign.Target{Sim: deepAllowance(), InMemory: true, Spec: defaultSpec()}
+	first := fitSuggest(t, quick, runPlans(t, target))
+	wide := first.Ranges["burst-pct"]
+	t.Logf("default plan: %s; burst-pct %v range %v; suggestion %+v", first.Profile.Fit.Quality, first.Profile.Config.BurstPct, wide, first.Suggestion)
+	if first.Suggestion == nil || len(first.Suggestion.Flags) == 0 {
+		t.Fatalf("no plan suggested: %+v", first.Suggestion)
+	}
+	bc := burst.Config{}
+	for i := 0; i+1 < len(first.Suggestion.Flags); i += 2 {
+		v := first.Suggestion.Flags[i+1]
+		switch first.Suggestion.Flags[i] {
+		case "--burst-size":
+			bc.Size, _ = strconv.Atoi(v)
+		case "--burst-waves":
+			bc.Waves, _ = strconv.Atoi(v)
+		case "--burst-gap":
+			bc.Gap, _ = time.ParseDuration(v)
+		}
+	}
+	second := fitSuggest(t, quick, runBurst(t, target, bc))
+	narrow := second.Ranges["burst-pct"]
+	t.Logf("suggested plan %v: %s; burst-pct %v range %v", bc, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
+	if wide[1]/wide[0] < 3 {
+		t.Errorf("the default plan's burst-pct range %v is not wide (want a ratio of 3 or more)", wide)
+	}
+	if narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
+		t.Errorf("the suggested plan's range %v is not narrower than half the default's %v", narrow, wide)
+	}
+}

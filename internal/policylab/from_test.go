@@ -1,0 +1,61 @@
+package policylab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/sim"
+)
+
+// fromHeader is a results file's header (results' columns).
+const fromHeader = "run_id,shape,group,seq,attempt,wave,intended_ms,sent_ms,ttfb_ms,latency_ms,status,error,retry_after_ms,retry_after,wait_ms,wait_source,spillover,ratelimit_remaining_requests,ratelimit_remaining_tokens,utilization_pct,prompt_tokens,cached_tokens,completion_tokens,max_tokens,policy,decision,fallback,dialect,reset_requests_ms,reset_tokens_ms,limit_requests,limit_tokens,worker,prompt_tokens_sent,ttft_ms,itl_p50_ms,itl_max_ms,tpot_ms"
+
+// TestFromFitsTheTwinAndReplaysTheRun: --from fits the twin to the run
+// (its fit, here poor: 3 refusals a second apart no model matches
+// second by second; named as the twin of the file), makes the run's first attempts the lab's arrivals and its mean
+// prompt the lab's; the lab then recommends nothing from it.
+func TestFromFitsTheTwinAndReplaysTheRun(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(fromHeader + "\n")
+	for i := range 12 {
+		status, wait, completion := 200, "", "60"
+		if i%4 == 3 {
+			status, wait, completion = 429, "900", ""
+		}
+		fmt.Fprintf(&b, "r1,scheduled,scheduled-shaped,%d,1,,%d,%d,5,%d,%d,,%s,1,%s,retry-after-ms,0,,,,%d,,%s,100,,,0,azure,,,,,,%d,,,,\n",
+			i, 250*i, 250*i, 200+i, status, wait, wait, 1500+100*(i%2), completion, 1500+100*(i%2))
+	}
+	file := filepath.Join(t.TempDir(), "results.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Lab{Sim: sim.DefaultConfig(), PromptTokens: 1000, MaxTokens: 100}
+	l.Sim.Seed = 42
+	r, err := l.FitFrom(t.Context(), From{File: file, Arrival: true, Prompt: true})
+	if err == nil {
+		err = fmt.Errorf("no error") // Validate's, of an empty lab: its loads and policies are the command's
+	}
+	if !strings.Contains(err.Error(), "Loads") && !strings.Contains(err.Error(), "Policies") {
+		t.Fatalf("FitFrom: %v", err)
+	}
+	if r.Profile.Fit == nil || r.Profile.Fit.Recommends() {
+		t.Fatalf("fit %+v", r.Profile.Fit)
+	}
+	if l.Sim.Fit != r.Profile.Fit || l.Sim.ProfileSource != "twin of results.csv" || l.Sim.Fit.Recommends() {
+		t.Errorf("lab's simulator: source %q fit %+v", l.Sim.ProfileSource, l.Sim.Fit)
+	}
+	if l.Sim.Seed != 42 || l.Sim.PTU != r.Profile.Config.PTU {
+		t.Errorf("seed %d (want the run's 42), PTU %v (want the twin's %v)", l.Sim.Seed, l.Sim.PTU, r.Profile.Config.PTU)
+	}
+	if l.Arrival.Kind != ArrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
+		t.Errorf("arrival %+v", l.Arrival)
+	}
+	if l.PromptTokens != 1550 {
+		t.Errorf("prompt %d, want the run's mean 1550", l.PromptTokens)
+	}
+}
