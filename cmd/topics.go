@@ -66,6 +66,12 @@ wave that overruns a rested deployment seconds, and every later refusal one
 request's overshoot; --sim-profile ptu is the model of earlier releases.
 The other commands run ptu.
 
+A refusal is free unless --sim-refusal-cost F (a fraction, 0.02 = 2%) says
+otherwise: each refusal then takes F of the refused request's capacity, as
+a gateway that tokenizes a prompt to estimate its cost spends work on
+every refusal (sim/doc.go, "What a refusal costs"; no source gives F, so
+the default is 0 and the policy lab's grid varies it).
+
 Tokens and time: a prompt costs its tokens in --sim-tokenizer's vocabulary
 (with the chat format's 4 tokens a message and 3), or 4 characters a token.
 An answer's first token comes --sim-ttft after a 1,000-token prompt on an
