@@ -53,6 +53,7 @@ type policiesCmd struct {
 	slo         analyze.SLO
 	storeDelay  time.Duration
 	arrivals    string
+	grid        string
 	outDir      string
 	quiet       bool
 	dryRun      bool
@@ -183,6 +184,14 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 		return policylab.Job{}, usageError("--slo %s: the lab measures only a request's latency: %v", pc.slo, err)
 	}
 	lab.Warmup, lab.Tail, lab.StoreDelay = pc.budget, pc.budget, pc.storeDelay
+	switch pc.grid {
+	case policylab.GridFinalists, policylab.GridFull, policylab.GridOff:
+		lab.Grid = pc.grid
+	default:
+		return policylab.Job{}, usageError("--grid %q: want %s, %s or %s", pc.grid, policylab.GridFinalists, policylab.GridFull, policylab.GridOff)
+	}
+	lab.Fixed = policylab.Unknowns{RefusalCost: fs.Changed("sim-refusal-cost") || lab.Sim.RefusalCost != 0, Arrival: fs.Changed("arrival"),
+		Budget: fs.Changed("retry-budget"), Model: fs.Changed("sim-profile")}
 	if fs.Changed("warmup") {
 		lab.Warmup = pc.warmup
 	}
@@ -301,6 +310,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	pc.slo = analyze.SLO{E2E: policylab.DefaultSLO}
 	fs.Var(&pc.slo, "slo", "latency within which a success counts: the measure is the share of offered requests answered 2xx within it; the --slo grammar of every command (e2e=DUR, or a bare duration), ttft, tpot and itl refused: the lab measures latency only")
 	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), gamma:CV (seeded gamma gaps of coefficient of variation CV, as vLLM's --burstiness), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a trace's arrivals: a results file's first attempts, or an Azure, BurstGPT or Mooncake trace's rows; their clock scaled to the load)")
+	fs.StringVar(&pc.grid, "grid", policylab.GridFinalists, "the grid of what you cannot know, run around the given conditions one unknown at a time (refusal cost 0/1%/5%, arrivals poisson/gamma:2/waves, budget 30s/the SLO, model ptu/documents; a flag that fixes one removes it): finalists (the policies not clearly beaten at the given conditions, 3 repeats), full (every policy) or off")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)
