@@ -184,19 +184,8 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 		return policylab.Job{}, usageError("--slo %s: the lab measures only a request's latency: %v", pc.slo, err)
 	}
 	lab.Warmup, lab.Tail, lab.StoreDelay = pc.budget, pc.budget, pc.storeDelay
-	switch pc.grid {
-	case policylab.GridFinalists, policylab.GridFull, policylab.GridOff:
-		lab.Grid = pc.grid
-	default:
-		return policylab.Job{}, usageError("--grid %q: want %s, %s or %s", pc.grid, policylab.GridFinalists, policylab.GridFull, policylab.GridOff)
-	}
-	lab.Fixed = policylab.Unknowns{RefusalCost: fs.Changed("sim-refusal-cost") || lab.Sim.RefusalCost != 0, Arrival: fs.Changed("arrival"),
-		Budget: fs.Changed("retry-budget"), Model: fs.Changed("sim-profile")}
-	if fs.Changed("warmup") {
-		lab.Warmup = pc.warmup
-	}
-	if fs.Changed("tail") {
-		lab.Tail = pc.tail
+	if lab.Grid, lab.Fixed, err = pc.gridOf(fs, &lab); err != nil {
+		return policylab.Job{}, err
 	}
 	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
 	if !target.Embedded() {
@@ -212,6 +201,26 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 		return job, settingError(err, pc.names())
 	}
 	return job, nil
+}
+
+// gridOf sets the lab's --warmup and --tail when given, and reads --grid
+// and which of the grid's unknowns a flag fixed (a refusal cost a profile
+// set fixes it too).
+func (pc *policiesCmd) gridOf(fs *pflag.FlagSet, lab *policylab.Lab) (string, policylab.Unknowns, error) {
+	if fs.Changed("warmup") {
+		lab.Warmup = pc.warmup
+	}
+	if fs.Changed("tail") {
+		lab.Tail = pc.tail
+	}
+	refusalCost := lab.Sim.RefusalCost
+	switch pc.grid {
+	case policylab.GridFinalists, policylab.GridFull, policylab.GridOff:
+	default:
+		return "", policylab.Unknowns{}, usageError("--grid %q: want %s, %s or %s", pc.grid, policylab.GridFinalists, policylab.GridFull, policylab.GridOff)
+	}
+	return pc.grid, policylab.Unknowns{RefusalCost: fs.Changed("sim-refusal-cost") || refusalCost != 0, Arrival: fs.Changed("arrival"),
+		Budget: fs.Changed("retry-budget"), Model: fs.Changed("sim-profile")}, nil
 }
 
 // parseClients reads --clients: fleet sizes, comma-separated.

@@ -27,6 +27,17 @@ func init() {
 	})
 }
 
+// refusalCostHelp is the simulator topic's paragraph on what a refusal
+// costs.
+const refusalCostHelp = `
+A refusal is free unless --sim-refusal-cost F (a fraction, 0.02 = 2%) says
+otherwise: each refusal then takes F of the refused request's capacity, as
+a gateway that tokenizes a prompt to estimate its cost spends work on
+every refusal (sim/doc.go, "What a refusal costs"; no source gives F, so
+the default is 0 and the policy lab's grid varies it).
+
+`
+
 // simulatorHelp is the simulator topic: what it is, then every --sim-*
 // flag in full.
 func simulatorHelp() string {
@@ -66,12 +77,6 @@ wave that overruns a rested deployment seconds, and every later refusal one
 request's overshoot; --sim-profile ptu is the model of earlier releases.
 The other commands run ptu.
 
-A refusal is free unless --sim-refusal-cost F (a fraction, 0.02 = 2%) says
-otherwise: each refusal then takes F of the refused request's capacity, as
-a gateway that tokenizes a prompt to estimate its cost spends work on
-every refusal (sim/doc.go, "What a refusal costs"; no source gives F, so
-the default is 0 and the policy lab's grid varies it).
-
 Tokens and time: a prompt costs its tokens in --sim-tokenizer's vocabulary
 (with the chat format's 4 tokens a message and 3), or 4 characters a token.
 An answer's first token comes --sim-ttft after a 1,000-token prompt on an
@@ -80,8 +85,7 @@ and for prompts queued before it; its tokens come --sim-tpot apart until
 more answers are in flight than the deployment decodes at that pace
 (its drain over --sim-output-weight, in output tokens/s), then each gets its
 share. A stream sends each chunk when its last token is decoded.
-
-Flags:
+` + refusalCostHelp + `Flags:
 `)
 	fs := pflag.NewFlagSet("simulator", pflag.ContinueOnError)
 	cfg := sim.DefaultConfig()
