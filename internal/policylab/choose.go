@@ -134,13 +134,16 @@ type Grade struct {
 type condView struct {
 	name string
 	rows []*Row
-	lead *Row
-	eq   []*Row
+	// coordinated are the condition's coordinated rows, graded against
+	// the independent rows' best but never in rows.
+	coordinated []*Row
+	lead        *Row
+	eq          []*Row
 }
 
 // row is the condition's row of the policy labelled policy, or nil.
 func (c *condView) row(label string) *Row {
-	for _, r := range c.rows {
+	for _, r := range append(slices.Clip(c.rows), c.coordinated...) {
 		if r.Policy == label {
 			return r
 		}
@@ -164,6 +167,9 @@ func (g *Group) views(s *Sweep) []condView {
 			given.rows = append(given.rows, r)
 		}
 	}
+	for i := range g.Coordinated {
+		given.coordinated = append(given.coordinated, &g.Coordinated[i].Row)
+	}
 	out := []condView{given}
 	for _, name := range s.Conditions {
 		if name == GivenCondition {
@@ -171,8 +177,14 @@ func (g *Group) views(s *Sweep) []condView {
 		}
 		v := condView{name: name}
 		for i := range s.Grid {
-			if gr := &s.Grid[i]; gr.Condition == name && g.inGroup(&gr.Row) && candidate(&gr.Row) {
+			gr := &s.Grid[i]
+			if gr.Condition != name || !candidate(&gr.Row) {
+				continue
+			}
+			if g.inGroup(&gr.Row) {
 				v.rows = append(v.rows, &gr.Row)
+			} else if c := gr.Row; c.Coordinated && c.Load == g.Load && c.Clients == g.Clients && (c.SDKCap == g.SDKCap || c.OwnCaps) {
+				v.coordinated = append(v.coordinated, &gr.Row)
 			}
 		}
 		out = append(out, v)
@@ -195,29 +207,38 @@ func (g *Group) views(s *Sweep) []condView {
 	return out
 }
 
-// grade fills each ranked row's Grade from the group's conditions.
+// grade fills each ranked (and coordinated) row's Grade from the
+// group's conditions.
 func (g *Group) grade(views []condView) {
 	for i := range g.Ranked {
-		p := &g.Ranked[i]
-		p.Grade = Grade{Eligible: eligible(&p.Row), HoldsIn: -1, WorstRegret: -1}
-		if !candidate(&p.Row) {
-			continue
+		gradeOne(&g.Ranked[i], views)
+	}
+	for i := range g.Coordinated {
+		gradeOne(&g.Coordinated[i], views)
+	}
+}
+
+// gradeOne fills p's Grade: measured at every condition, its share of
+// them among the best equivalents and its largest shortfall.
+func gradeOne(p *Placed, views []condView) {
+	p.Grade = Grade{Eligible: eligible(&p.Row), HoldsIn: -1, WorstRegret: -1}
+	if !candidate(&p.Row) {
+		return
+	}
+	holds, regret, all := 0, 0.0, true
+	for _, v := range views {
+		r := v.row(p.Policy)
+		if r == nil || v.lead == nil {
+			all = false
+			break
 		}
-		holds, regret, all := 0, 0.0, true
-		for _, v := range views {
-			r := v.row(p.Policy)
-			if r == nil || v.lead == nil {
-				all = false
-				break
-			}
-			if slices.Contains(v.eq, r) {
-				holds++
-			}
-			regret = max(regret, v.lead.SuccessInSLOPct-r.SuccessInSLOPct)
+		if slices.Contains(v.eq, r) || r.Coordinated && equivalent(v.lead, r) {
+			holds++
 		}
-		if all {
-			p.Graded, p.HoldsIn, p.WorstRegret = true, float64(holds)/float64(len(views)), regret
-		}
+		regret = max(regret, v.lead.SuccessInSLOPct-r.SuccessInSLOPct)
+	}
+	if all {
+		p.Graded, p.HoldsIn, p.WorstRegret = true, float64(holds)/float64(len(views)), regret
 	}
 }
 
@@ -270,7 +291,7 @@ func gainOrNone(pick *Row, rows []*Row) (*Row, string) {
 		return r == ref || equivalent(ref, r) && r.AttemptsPerRequest <= ref.AttemptsPerRequest
 	})
 	alt := lightest(alts)
-	return alt, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): %s", pick.Policy, pp(gain), ref.Policy, pp(RetryGain), alt.Policy)
+	return alt, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): the lightest of %s and its equivalents with no more attempts per request, %s", pick.Policy, pp(gain), ref.Policy, pp(RetryGain), ref.Policy, alt.Policy)
 }
 
 // choose picks the group's recommendation over its conditions (the four

@@ -196,6 +196,11 @@ func recommendedRows(s Sweep) ([]bool, []Grade) {
 				picked[at[key(r)]] = true
 			}
 		}
+		for i := range g.Coordinated {
+			if r := &g.Coordinated[i]; r.SDKCap == g.SDKCap {
+				grades[at[key(&r.Row)]] = r.Grade
+			}
+		}
 		for _, i := range g.CoordinatedPick {
 			if r := &g.Coordinated[i].Row; r.SDKCap == g.SDKCap {
 				picked[at[key(r)]] = true
