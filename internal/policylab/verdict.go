@@ -356,15 +356,6 @@ func rank(rows []Placed) {
 	copy(rows, out)
 }
 
-// rowsOf are pointers to the rows of placed.
-func rowsOf(placed []Placed) []*Row {
-	out := make([]*Row, len(placed))
-	for i := range placed {
-		out[i] = &placed[i].Row
-	}
-	return out
-}
-
 // coordinationPays indexes the coordinated rows that a fleet able to
 // share its state should use: those that are among the verdict's best
 // together with the independent recommendation (coordination costs a
