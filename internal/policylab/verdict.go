@@ -367,7 +367,9 @@ func (g *Group) coordinationPays() []int {
 	}
 	var at []int
 	for i := range g.Coordinated {
-		if r := &g.Coordinated[i].Row; eligible(r) {
+		// Graded: measured at every condition of the grid, as every
+		// recommended row must be (holds_in, worst_regret_pct).
+		if r := &g.Coordinated[i].Row; eligible(r) && g.Coordinated[i].Graded {
 			pool = append(pool, r)
 			at = append(at, i)
 		}
