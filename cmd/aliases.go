@@ -38,7 +38,7 @@ func simRenames() renames {
 
 // bornPrefixed are the simulator flags added after the rename: they
 // never had a bare name.
-var bornPrefixed = []string{"neighbour-first", "neighbour-every", "neighbour-min", "neighbour-max", "cold-drain-pct", "cold-after", "tokenizer"}
+var bornPrefixed = []string{"neighbour-first", "neighbour-every", "neighbour-min", "neighbour-max", "cold-drain-pct", "cold-after", "tokenizer", "refusal-cost"}
 
 // alias makes c accept every old name in r as its new name. The note is
 // printed before c runs, once per old name typed.

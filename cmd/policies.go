@@ -54,6 +54,7 @@ type policiesCmd struct {
 	storeDelay  time.Duration
 	arrivals    string
 	from        string
+	grid        string
 	outDir      string
 	quiet       bool
 	dryRun      bool
@@ -200,11 +201,8 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 		return policylab.Job{}, usageError("--slo %s: the lab measures only a request's latency: %v", pc.slo, err)
 	}
 	lab.Warmup, lab.Tail, lab.StoreDelay = pc.budget, pc.budget, pc.storeDelay
-	if fs.Changed("warmup") {
-		lab.Warmup = pc.warmup
-	}
-	if fs.Changed("tail") {
-		lab.Tail = pc.tail
+	if lab.Grid, lab.Fixed, err = pc.gridOf(fs, &lab); err != nil {
+		return policylab.Job{}, err
 	}
 	target := campaign.Target{Spec: pc.tf.spec(), FallbackDeployment: pc.fallback}
 	if !target.Embedded() {
@@ -220,6 +218,26 @@ func (pc *policiesCmd) job(fs *pflag.FlagSet) (policylab.Job, error) {
 		return job, settingError(err, pc.names())
 	}
 	return job, nil
+}
+
+// gridOf sets the lab's --warmup and --tail when given, and reads --grid
+// and which of the grid's unknowns a flag fixed (a refusal cost a profile
+// set fixes it too).
+func (pc *policiesCmd) gridOf(fs *pflag.FlagSet, lab *policylab.Lab) (string, policylab.Unknowns, error) {
+	if fs.Changed("warmup") {
+		lab.Warmup = pc.warmup
+	}
+	if fs.Changed("tail") {
+		lab.Tail = pc.tail
+	}
+	refusalCost := lab.Sim.RefusalCost
+	switch pc.grid {
+	case policylab.GridFinalists, policylab.GridFull, policylab.GridOff:
+	default:
+		return "", policylab.Unknowns{}, usageError("--grid %q: want %s, %s or %s", pc.grid, policylab.GridFinalists, policylab.GridFull, policylab.GridOff)
+	}
+	return pc.grid, policylab.Unknowns{RefusalCost: fs.Changed("sim-refusal-cost") || refusalCost != 0, Arrival: fs.Changed("arrival"),
+		Budget: fs.Changed("retry-budget"), Model: fs.Changed("sim-profile")}, nil
 }
 
 // parseClients reads --clients: fleet sizes, comma-separated.
@@ -320,6 +338,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.Var(&pc.slo, "slo", "latency within which a success counts: the measure is the share of offered requests answered 2xx within it; the --slo grammar of every command (e2e=DUR, or a bare duration), ttft, tpot and itl refused: the lab measures latency only")
 	fs.StringVar(&pc.from, "from", "", "a results file of your deployment (characterize's, or any run's): fit the simulator's twin to it (as ptuprobe fit does), run every policy on the twin under that run's traffic (its arrivals, unless --arrival; its mean prompt, unless --prompt-tokens), and recommend for them; on a poor or insufficient fit, nothing")
 	fs.StringVar(&pc.arrivals, "arrival", DefaultPolicyArrivals, "arrival process at each load's rate: poisson (seeded), gamma:CV (seeded gamma gaps of coefficient of variation CV, as vLLM's --burstiness), constant, waves[:SIZE][@GAP] (SIZE requests at once every GAP, as burst plans them; by default a wave every 2s carrying the load's 2 s) or replay:FILE (a trace's arrivals: a results file's first attempts, or an Azure, BurstGPT or Mooncake trace's rows; their clock scaled to the load)")
+	fs.StringVar(&pc.grid, "grid", policylab.GridFinalists, "the grid of what you cannot know, run around the given conditions one unknown at a time (refusal cost 0/1%/5%, arrivals poisson/gamma:2/waves, budget 30s/the SLO, model ptu/documents; a flag that fixes one removes it): finalists (the policies not clearly beaten at the given conditions, 3 repeats), full (every policy) or off")
 	fs.StringVar(&pc.outDir, "out-dir", DefaultPoliciesOutDir, "directory for the table, the charts and report.html (files replaced)")
 	fs.BoolVarP(&pc.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&pc.dryRun, "dry-run", false, dryRunUsage)

@@ -30,7 +30,7 @@ func TestPoliciesOnSimulator(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		for _, f := range []string{"policies.csv", "policies.md", "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg", "report.html"} {
+		for _, f := range []string{"policies.csv", "policies.md", "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg", "report.html", "policies-grid.csv"} {
 			if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 				t.Errorf("%s missing or empty", f)
 			}
@@ -146,6 +146,8 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--clients", "many"}, "--clients"},
 		{[]string{"--duration", "0s"}, "--duration"},
 		{[]string{"--arrival", "bursty"}, "--arrival"},
+		{[]string{"--grid", "everything"}, "--grid"},
+		{[]string{"--sim-refusal-cost", "2"}, "--sim-refusal-cost"},
 		{[]string{"--arrival", "waves:40@2s"}, "--arrival waves of 40 every 2s are 20 requests/s"},
 		{[]string{"--arrival", "waves:0"}, "--arrival"},
 		{[]string{"--arrival", "replay:" + filepath.Join(dir, "nosuch.csv")}, "--arrival"},

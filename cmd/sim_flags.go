@@ -57,6 +57,7 @@ var simFlags = map[string]string{
 	"ColdDrainPct":        "cold-drain-pct",
 	"ColdAfter":           "cold-after",
 	"MaxKeys":             "max-keys",
+	"RefusalCost":         "refusal-cost",
 	"Tokens":              "tokenizer",
 }
 
@@ -129,6 +130,7 @@ func addSimFlags(fs *pflag.FlagSet, c *sim.Config, prefix string) *simProfile {
 	fs.DurationVar(&c.NeighbourMax, n("NeighbourMax"), c.NeighbourMax, "ptu: the neighbour's largest batch, in time of drain (sizes uniform, seeded)")
 	fs.Float64Var(&c.ColdDrainPct, n("ColdDrainPct"), c.ColdDrainPct, "ptu: the drain a cold deployment forecasts the waits it advises at, percent of its drain (0: off, the drain itself)")
 	fs.DurationVar(&c.ColdAfter, n("ColdAfter"), c.ColdAfter, "ptu: a deployment that has completed no request for this long is cold (with --sim-cold-drain-pct)")
+	fs.Float64Var(&c.RefusalCost, n("RefusalCost"), c.RefusalCost, "the capacity each refusal takes, a fraction 0..1 of a request's (0.02: 2%), as a gateway that tokenizes a prompt to estimate its cost spends work on every refusal (0: refusals are free)")
 	fs.IntVar(&c.MaxKeys, n("MaxKeys"), c.MaxKeys, "distinct API keys tracked (further keys: 403 on the gateway, not counted per key on ptu)")
 	fs.Var(&tokenizerValue{c: c}, n("Tokens"), "the vocabulary prompts are counted in, as the deployment counts them: "+tokenize.O200kBase+", "+tokenize.Cl100kBase+" (with the chat format's overhead, 4 a message and 3) or "+simChars+" (4 characters a token, no overhead); default: serve counts in its deployment name's vocabulary (o200k_base for gpt-4o names and most others), a traffic command's embedded simulator as its client counts")
 	for field := range simFlags {

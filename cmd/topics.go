@@ -27,6 +27,17 @@ func init() {
 	})
 }
 
+// refusalCostHelp is the simulator topic's paragraph on what a refusal
+// costs.
+const refusalCostHelp = `
+A refusal is free unless --sim-refusal-cost F (a fraction, 0.02 = 2%) says
+otherwise: each refusal then takes F of the refused request's capacity, as
+a gateway that tokenizes a prompt to estimate its cost spends work on
+every refusal (sim/doc.go, "What a refusal costs"; no source gives F, so
+the default is 0 and the policy lab's grid varies it).
+
+`
+
 // simulatorHelp is the simulator topic: what it is, then every --sim-*
 // flag in full.
 func simulatorHelp() string {
@@ -75,8 +86,7 @@ and for prompts queued before it; its tokens come --sim-tpot apart until
 more answers are in flight than the deployment decodes at that pace
 (its drain over --sim-output-weight, in output tokens/s), then each gets its
 share. A stream sends each chunk when its last token is decoded.
-
-Flags:
+` + refusalCostHelp + `Flags:
 `)
 	fs := pflag.NewFlagSet("simulator", pflag.ContinueOnError)
 	cfg := sim.DefaultConfig()

@@ -192,6 +192,13 @@ type Config struct {
 	ColdDrainPct float64
 	ColdAfter    time.Duration
 
+	// RefusalCost is the capacity a refusal takes, as a fraction (0..1)
+	// of the refused request's: a gateway that must tokenize a prompt to
+	// estimate its cost spends work on every request it refuses (see the
+	// package doc, "What a refusal costs"). 0, the default: a refusal is
+	// free.
+	RefusalCost float64
+
 	// WitnessBudget, when > 0, is a client's latency budget in wall time:
 	// the witness counts retries that came back more than WitnessBudget
 	// after the refusal they answer (Stats.OverBudget), early or on time:
@@ -403,6 +410,9 @@ func (c Config) checkModel(bad func(field, format string, a ...any)) {
 func (c Config) checkFaults(bad func(field, format string, a ...any)) {
 	if !(c.FaultRate >= 0 && c.FaultRate <= 1) {
 		bad("FaultRate", "%v: want 0..1", c.FaultRate)
+	}
+	if !(c.RefusalCost >= 0 && c.RefusalCost <= 1) {
+		bad("RefusalCost", "%v: want a fraction 0..1 of a request (0.02: 2%%)", c.RefusalCost)
 	}
 	for _, f := range c.Faults {
 		if !knownFault(f) {

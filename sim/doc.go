@@ -316,6 +316,34 @@
 // deployment by name). The limits each answer reports are the window's
 // requests: its limit, what is left, and its reset.
 //
+// # What a refusal costs
+//
+// By default a refusal is free: it is instant and takes no capacity, so a
+// client that retries without pause costs the deployment nothing but its
+// own attempts. A real front end is not free: to know that a request would
+// overrun the deployment it must estimate the request's cost, and a gateway
+// that tokenizes the prompt to estimate it (Azure's PTU estimate is prompt
+// tokens + max_tokens, counted before admission) spends that work on every
+// request it then refuses. RefusalCost (--sim-refusal-cost, the profile key
+// refusal-cost) charges it: each refusal takes RefusalCost, a fraction 0..1,
+// of the refused request's capacity, in the one place a decision is made
+// (limiter.go, admit):
+//
+//	ptu      the bucket's level rises by RefusalCost × the request's
+//	         weighted estimate, and drains like any other work
+//	window   every 1/RefusalCost refusals count one request in the window
+//	gateway  RefusalCost × the estimate is charged to the tokens of the
+//	         key and of its organization
+//
+// The default stays 0: no published source gives the cost of a refusal as a
+// share of a request's, so the model does not assume one; the policy lab
+// covers it instead (its grid runs 0, 1% and 5%). It matters: at 3x the
+// deployment's capacity a persistent retrier's refusals, at 2%, take most
+// of the capacity (TestRefusalCostPunishesPersistence: honor answers 1%
+// where none answers 32% in `ptuprobe policies --load 3x
+// --sim-refusal-cost 0.02`), which is why the lab's ranking of retry
+// policies is conditional on it.
+//
 // # The simulator as a witness
 //
 // The simulator is also a test double that tells whether a client honours

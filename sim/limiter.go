@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -113,6 +114,11 @@ func (p *ptuLimiter) admit(now time.Time, c call) (a admission) {
 	a.util = p.bucket.utilization(now) // as the request found it
 	v := p.bucket.admit(now, c.estimate)
 	a.admitted, a.viaBurst, a.wait = v.admitted, v.viaBurst, v.wait
+	if !v.admitted {
+		// The refusal's cost: the work of judging it, RefusalCost of
+		// the request's estimate, drains like any other.
+		p.bucket.level += p.cfg.RefusalCost * c.estimate
+	}
 	a.lim = limits{tokens: p.bucket.quotaOf(now, p.cfg.BucketDepth), outputWeight: p.cfg.OutputWeight}
 	if v.admitted || !c.spill {
 		return a
@@ -173,6 +179,7 @@ func (p *ptuLimiter) style() style { return style{utilization: true} }
 type windowLimiter struct {
 	cfg   Config
 	fixed window
+	owed  float64 // refusals' cost not yet a whole request (RefusalCost)
 }
 
 func (l *windowLimiter) track(keys *keyTable, key string) (*keyState, bool) {
@@ -191,6 +198,12 @@ func (l *windowLimiter) admit(now time.Time, _ call) (a admission) {
 	} else {
 		a.wait = max(q.reset, time.Nanosecond)
 		q = q.exhausted()
+		// A refusal's cost: RefusalCost of a request, counted in the
+		// window once it adds up to a whole one.
+		l.owed += l.cfg.RefusalCost
+		for ; l.owed >= 1; l.owed-- {
+			l.fixed.add(1)
+		}
 	}
 	a.lim = limits{requests: q, outputWeight: l.cfg.OutputWeight}
 	return a
@@ -232,6 +245,14 @@ func (g *gatewayLimiter) admit(now time.Time, c call) (a admission) {
 	a.ticket, a.refusal, a.admitted = g.gatewayAdmit(now, ks, c.est)
 	a.wait = a.refusal.wait
 	org := g.orgs[ks.org]
+	if !a.admitted && g.cfg.RefusalCost > 0 {
+		// A refusal's cost: RefusalCost of its estimate, charged to the
+		// tokens of its organization and its key.
+		cost := int64(math.Round(g.cfg.RefusalCost * float64(c.est)))
+		ks.limits.tokens.arrive(now)
+		org.tokens.add(cost)
+		ks.limits.tokens.add(cost)
+	}
 	a.lim = gatewayLimits(now, org, ks.limits, a.refusal, !a.admitted)
 	a.remReq = min(org.requests.remaining(), ks.limits.requests.remaining())
 	a.remTok = min(org.tokens.remaining(), ks.limits.tokens.remaining())

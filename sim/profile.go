@@ -159,6 +159,7 @@ var profileSettings = []setting{
 	{"neighbour-first", "NeighbourFirst"}, {"neighbour-every", "NeighbourEvery"},
 	{"neighbour-min", "NeighbourMin"}, {"neighbour-max", "NeighbourMax"},
 	{"cold-drain-pct", "ColdDrainPct"}, {"cold-after", "ColdAfter"},
+	{"refusal-cost", "RefusalCost"},
 }
 
 // ProfileKeys maps each key of a profile file's settings to the Config

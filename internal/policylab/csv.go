@@ -74,6 +74,23 @@ var csvColumns = []csvColumn{
 	{"steady", func(r *Row) string { return strconv.FormatBool(r.Steady) }},
 	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
 	{"recommended", nil}, // the verdict's: WriteCSV fills it
+	{"eligible", nil},
+	{"holds_in", nil},
+	{"worst_regret_pct", nil},
+}
+
+// verdictColumns are the columns WriteCSV fills from the verdict, in
+// csvColumns' order: recommended, eligible, holds_in, worst_regret_pct.
+func verdictCell(name string, picked bool, g Grade) string {
+	switch name {
+	case "recommended":
+		return strconv.FormatBool(picked)
+	case "eligible":
+		return strconv.FormatBool(g.Eligible)
+	case "holds_in":
+		return known(g.HoldsIn, 3)
+	}
+	return known(g.WorstRegret, 2)
 }
 
 // coordinatedColumns close the lines of a coordinated lab's
@@ -111,7 +128,7 @@ func columnsOf(s Sweep) []csvColumn {
 // sweep, in the sweep's order.
 func WriteCSV(w io.Writer, s Sweep) error {
 	columns := columnsOf(s)
-	picked := recommendedRows(s)
+	picked, grades := recommendedRows(s)
 	var b strings.Builder
 	for j, c := range columns {
 		if j > 0 {
@@ -126,7 +143,7 @@ func WriteCSV(w io.Writer, s Sweep) error {
 				b.WriteByte(',')
 			}
 			if c.cell == nil {
-				b.WriteString(strconv.FormatBool(picked[i]))
+				b.WriteString(verdictCell(c.name, picked[i], grades[i]))
 				continue
 			}
 			b.WriteString(c.cell(&s.Rows[i]))
@@ -152,9 +169,13 @@ func csvText(s string) string { return report.CSVCell(s) }
 
 // recommendedRows marks the rows of s the verdict recommends in the group
 // of their own cap (a row with caps of its own: in the lab's cap's), in
-// the sweep's order.
-func recommendedRows(s Sweep) []bool {
+// the sweep's order, with each row's Grade there.
+func recommendedRows(s Sweep) ([]bool, []Grade) {
 	picked := make([]bool, len(s.Rows))
+	grades := make([]Grade, len(s.Rows))
+	for i := range s.Rows {
+		grades[i] = Grade{Eligible: eligible(&s.Rows[i]), HoldsIn: -1, WorstRegret: -1}
+	}
 	at := map[string]int{}
 	key := func(r *Row) string {
 		return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%t", r.Policy, r.Load, r.Clients, r.SDKCap, r.Coordinated)
@@ -165,9 +186,19 @@ func recommendedRows(s Sweep) []bool {
 	groups := Judge(s)
 	for gi := range groups {
 		g := &groups[gi]
+		for i := range g.Ranked {
+			if r := &g.Ranked[i]; r.SDKCap == g.SDKCap && !(g.SDKCap && r.OwnCaps) {
+				grades[at[key(&r.Row)]] = r.Grade
+			}
+		}
 		for _, i := range g.Recommended {
 			if r := &g.Ranked[i].Row; r.SDKCap == g.SDKCap {
 				picked[at[key(r)]] = true
+			}
+		}
+		for i := range g.Coordinated {
+			if r := &g.Coordinated[i]; r.SDKCap == g.SDKCap {
+				grades[at[key(&r.Row)]] = r.Grade
 			}
 		}
 		for _, i := range g.CoordinatedPick {
@@ -176,5 +207,40 @@ func recommendedRows(s Sweep) []bool {
 			}
 		}
 	}
-	return picked
+	return picked, grades
+}
+
+// GridFile is the grid's table: one line per condition, policy, load,
+// fleet size and cap.
+const GridFile = "policies-grid.csv"
+
+// gridHeader are policies-grid.csv's columns.
+const gridHeader = "condition,policy,load,load_x,clients,max_attempts,sdk_cap,repeats,success_in_slo_pct,ci_low,ci_high,attempts_per_request,eligible,best_policy,best_pct,best_equivalent\n"
+
+// WriteGridCSV writes policies-grid.csv: for each group of the verdict
+// (load, fleet size, cap), each condition of the grid (the given one
+// first) and each eligible row measured there, the measure, its
+// interval, the load, the condition's best and whether the row is among
+// its best equivalents (TOST). holds_in and worst_regret_pct of
+// policies.csv follow from it: the share of a row's conditions with
+// best_equivalent true, its largest best_pct − success_in_slo_pct.
+func WriteGridCSV(w io.Writer, s Sweep) error {
+	var b strings.Builder
+	b.WriteString(gridHeader)
+	for _, g := range Judge(s) {
+		for _, v := range g.views(&s) {
+			for _, r := range v.rows {
+				best, bestPct := "", ""
+				if v.lead != nil {
+					best, bestPct = csvText(v.lead.Policy), known(v.lead.SuccessInSLOPct, 2)
+				}
+				fmt.Fprintf(&b, "%s,%s,%s,%s,%d,%d,%t,%d,%s,%s,%s,%s,%t,%s,%s,%t\n",
+					csvText(v.name), csvText(r.Policy), csvText(r.Load), known(r.LoadX, 3), r.Clients, g.MaxAttempts, g.SDKCap, r.Repeats,
+					known(r.SuccessInSLOPct, 2), known(r.CILow, 2), known(r.CIHigh, 2), known(r.AttemptsPerRequest, 3),
+					eligible(r), best, bestPct, slices.Contains(v.eq, r))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -144,6 +144,11 @@ type Lab struct {
 	// has state to share run twice, alone and coordinated; on the wall
 	// clock, against the embedded simulator on loopback unless Named.
 	Coordinate *Coordination
+	// Grid is the grid of unknowns run around the given conditions
+	// (grid.go): GridFinalists, GridFull, or GridOff ("" too).
+	Grid string
+	// Fixed are the unknowns the user fixed, which the grid does not vary.
+	Fixed Unknowns
 }
 
 // MaxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
@@ -298,6 +303,14 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 	}
 	if ctx.Err() != nil {
 		return sw, ErrInterrupted
+	}
+	if runErr == nil && l.gridOn() && !sw.Partial() {
+		if err := runGrid(ctx, l, &sw); err != nil {
+			if ctx.Err() != nil {
+				return sw, ErrInterrupted
+			}
+			return sw, err
+		}
 	}
 	return sw, runErr
 }

@@ -42,10 +42,13 @@ func WriteMarkdown(w io.Writer, s Sweep) error {
 			name = "**" + name + "**"
 		}
 		b.WriteString("\n### " + g.Name() + "\n\n" + name + rest + "\n\n")
-		for _, line := range []string{g.capLine(groups), g.coordinatedLine()} {
+		for _, line := range []string{g.flipLine(), g.capLine(groups), g.coordinatedLine()} {
 			if line != "" {
 				b.WriteString(line + "\n\n")
 			}
+		}
+		for _, st := range g.Steps {
+			b.WriteString("- " + report.MarkdownText(st) + "\n")
 		}
 		for _, f := range g.Findings {
 			b.WriteString("- " + findingLine(f) + "\n")

@@ -62,8 +62,8 @@ func TestCSVColumns(t *testing.T) {
 	if got := strings.Join(CSVColumns(), ","); !strings.HasPrefix(got, want+",") {
 		t.Fatalf("columns %s", got)
 	}
-	// Issue 29's columns, after round 3's.
-	issue29 := "offered,success_in_slo_pct,ci_low,ci_high,attempts_per_request,http_429_per_request,gave_up_local,success_p50_ms,success_p99_ms,drift_pts,steady,coordinated,recommended"
+	// Issue 29's columns, after round 3's, then issue 38's.
+	issue29 := "offered,success_in_slo_pct,ci_low,ci_high,attempts_per_request,http_429_per_request,gave_up_local,success_p50_ms,success_p99_ms,drift_pts,steady,coordinated,recommended,eligible,holds_in,worst_regret_pct"
 	if got := strings.Join(CSVColumns(), ","); !strings.HasSuffix(got, ","+issue29) {
 		t.Fatalf("columns %s", got)
 	}
@@ -89,6 +89,7 @@ func TestCSVColumns(t *testing.T) {
 		"load_x": "", "budget_ms": "", "attempts_per_success": "", "capacity_share_pct": "", "e2e_p99_ms": "",
 		"success_pct": "0", "load": "'=1+1", "models": `a, "b"`, "rate_per_s": "2",
 		"success_in_slo_pct": "", "recommended": "false", "coordinated": "false",
+		"eligible": "true", "holds_in": "", "worst_regret_pct": "",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %q", name, got[name], want)

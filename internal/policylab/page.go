@@ -21,12 +21,15 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 	for i := range groups {
 		g := &groups[i]
 		rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(g.Name() + " — " + g.RecommendationSentence())})
-		for _, line := range []string{g.capLine(groups), g.coordinatedLine()} {
+		for _, line := range []string{g.flipLine(), g.capLine(groups), g.coordinatedLine()} {
 			if line != "" {
 				rec.Blocks = append(rec.Blocks, report.Block{Para: report.Plain(line)})
 			}
 		}
 		var list []report.Text
+		for _, st := range g.Steps {
+			list = append(list, report.Plain(st))
+		}
 		for _, f := range g.Findings {
 			list = append(list, report.Plain(findingLine(f)))
 		}

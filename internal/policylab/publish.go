@@ -21,6 +21,9 @@ func Publish(dir string, s Sweep, setup Setup) ([]string, error) {
 		{CSVFile, func(w io.Writer) error { return WriteCSV(w, s) }},
 		{MarkdownFile, func(w io.Writer) error { return WriteMarkdown(w, s) }},
 	}
+	if len(s.Conditions) > 0 {
+		steps = append(steps, step{GridFile, func(w io.Writer) error { return WriteGridCSV(w, s) }})
+	}
 	for _, c := range chartFiles(s, Judge(s)) {
 		steps = append(steps,
 			step{c.base + ".png", func(w io.Writer) error { return c.draw(w, report.PNG) }},

@@ -182,6 +182,14 @@ type Sweep struct {
 	// Unfinished are the cells whose runs did not all finish, and so have
 	// no Row: an interrupted lab's (Partial).
 	Unfinished []Cell
+	// Conditions are the grid's conditions (grid.go), GivenCondition
+	// first, those run in order; empty without a grid. Grid holds the
+	// rows measured at the others, GridMode says which policies ran there,
+	// GridSkipped the conditions left out and why.
+	Conditions  []string
+	Grid        []GridRow
+	GridMode    string
+	GridSkipped []string
 }
 
 // Cell is one policy at one load with one fleet size: a Row once every

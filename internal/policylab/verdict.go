@@ -67,6 +67,11 @@ type Group struct {
 	// share its state would use.
 	CoordinatedPick []int
 	Why             string
+	// Steps name each step of the choice (choose.go), with its numbers;
+	// Flips the grid's conditions whose own choice differs, and to what.
+	Steps, Flips []string
+	// conditions counts the conditions the choice weighed.
+	conditions int
 	// unfit: nothing is recommended because of the profile's fit (Why
 	// quotes it; policies.md escapes it).
 	unfit bool
@@ -85,6 +90,8 @@ type Placed struct {
 	// the rank of their tier (competition ranking: 1, =2, =2, 4).
 	Rank int
 	Tie  bool // tied with another row of its tier
+	// Grade is its standing over the grid (choose.go).
+	Grade
 }
 
 // RankLabel is the rank as the tables show it: "3", or "=3" in a tie.
@@ -184,7 +191,13 @@ func Judge(s Sweep) []Group {
 				strings.Join(g.Unfinished, ", "))
 			continue
 		}
-		g.Recommended, g.Why = recommend(g.Ranked)
+		views := g.views(&s)
+		g.grade(views)
+		if i, why := g.choose(views); i >= 0 {
+			g.Recommended = []int{i}
+		} else {
+			g.Why = why
+		}
 		g.CoordinatedPick = g.coordinationPays()
 		if !s.Fit.Recommends() {
 			g.Recommended, g.CoordinatedPick = nil, nil
@@ -343,62 +356,6 @@ func rank(rows []Placed) {
 	copy(rows, out)
 }
 
-// eligible: a row that can be recommended for one deployment: under the
-// fair caps, without a second deployment's capacity, steady, with a
-// success.
-func eligible(r *Row) bool {
-	return !r.OwnCaps && !r.Fallback && r.Succeeded > 0 && r.Offered > 0
-}
-
-// recommend picks the eligible rows of a ranked list that no other
-// eligible row beats, in rank order, or none and why: nothing from too few
-// repeats, nor when a row whose measure still moved within the window
-// (not Steady) is among the best, since a longer plan could rank it
-// otherwise.
-func recommend(ranked []Placed) ([]int, string) {
-	var cands []Placed
-	var at []int
-	for i := range ranked {
-		if eligible(&ranked[i].Row) {
-			cands = append(cands, ranked[i])
-			at = append(at, i)
-		}
-	}
-	switch {
-	case len(ranked) > 0 && ranked[0].Repeats < MinRepeats:
-		return nil, fmt.Sprintf("%d %s: a recommendation needs at least %d, so that a difference has an interval (--repeat).",
-			ranked[0].Repeats, plural(ranked[0].Repeats, "repeat", "repeats"), MinRepeats)
-	case len(cands) == 0:
-		return nil, "no policy under the fair caps (with a success, on one deployment) to recommend."
-	}
-	picked := best(rowsOf(cands))
-	var moving []string
-	for _, r := range picked {
-		if !r.Steady {
-			moving = append(moving, fmt.Sprintf("%s (%s between the window's halves)", r.Policy, pp(r.DriftPts)))
-		}
-	}
-	if len(moving) > 0 {
-		return nil, "the measure of " + strings.Join(moving, ", ") + " still moved within the window, and it is among the best: a longer --duration could rank it otherwise."
-	}
-	var out []int
-	for k := range cands {
-		if slices.Contains(picked, &cands[k].Row) {
-			out = append(out, at[k])
-		}
-	}
-	return out, ""
-}
-
-// rowsOf are pointers to the rows of placed.
-func rowsOf(placed []Placed) []*Row {
-	out := make([]*Row, len(placed))
-	for i := range placed {
-		out[i] = &placed[i].Row
-	}
-	return out
-}
-
 // coordinationPays indexes the coordinated rows that a fleet able to
 // share its state should use: those that are among the verdict's best
 // together with the independent recommendation (coordination costs a
@@ -410,7 +367,9 @@ func (g *Group) coordinationPays() []int {
 	}
 	var at []int
 	for i := range g.Coordinated {
-		if r := &g.Coordinated[i].Row; eligible(r) {
+		// Graded: measured at every condition of the grid, as every
+		// recommended row must be (holds_in, worst_regret_pct).
+		if r := &g.Coordinated[i].Row; eligible(r) && g.Coordinated[i].Graded {
 			pool = append(pool, r)
 			at = append(at, i)
 		}

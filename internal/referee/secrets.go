@@ -239,7 +239,8 @@ func hasPrefixedToken(value string) bool {
 // credentials: "Bearer " or "Basic " followed by a token of 16 characters
 // or more (OPENAI_CUSTOM_HEADERS="Authorization: Bearer …").
 func hasAuthScheme(value string) bool {
-	lower := strings.ToLower(value)
+	lower := asciiLower(value) // byte for byte: its indexes are value's
+
 	for _, scheme := range []string{"bearer ", "basic "} {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], scheme)
@@ -282,4 +283,17 @@ func base64URL(s string) bool {
 		}
 	}
 	return true
+}
+
+// asciiLower is s with its ASCII letters lower-cased and every other byte
+// kept, so that an index into it is an index into s (strings.ToLower
+// turns an invalid byte into three).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

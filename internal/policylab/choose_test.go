@@ -1,0 +1,111 @@
+package policylab
+
+import (
+	"strings"
+	"testing"
+)
+
+// withNone is mrow for none: its own caps, one attempt.
+func noneRow(shares []float64) Row {
+	r := mrow("none", shares, five(1, 0), 1000)
+	r.MaxAttempts = 1
+	return r
+}
+
+// TestNoneIsACandidate: none is eligible and recommended where no
+// retrier answers at least RetryGain points more at the given
+// conditions; a retrier that does is kept; each step is named.
+func TestNoneIsACandidate(t *testing.T) {
+	t.Parallel()
+	g := judgeOne(t, noneRow(five(60, 4)), mrow("honor", five(61, 4), five(3, 0), 1000))
+	if picked(g) != "none" || !g.row("none").Eligible() {
+		t.Errorf("a retrier 1 point over none: recommended %q; steps %q", picked(g), g.Steps)
+	}
+	if len(g.Steps) != 4 || !strings.Contains(g.Steps[2], "then the simpler: none") {
+		t.Errorf("steps %q", g.Steps)
+	}
+	// Step 4: honor holds up elsewhere in the grid, none does not; at the
+	// given conditions honor gains a point: none is recommended.
+	none, honor := noneRow(five(60, 4)), mrow("honor", five(61, 4), five(3, 0), 1000)
+	at := func(r Row, v float64) GridRow {
+		c := r
+		c.setMeasures(mrow(r.Policy, five(v, 4), five(r.AttemptsPerRequest, 0), 1000).Measures, r.SuccessLatencies)
+		return GridRow{Condition: "arrivals waves", Row: c}
+	}
+	gs := Judge(Sweep{Rows: []Row{none, honor}, MaxAttempts: 20, Conditions: []string{GivenCondition, "arrivals waves"},
+		Grid: []GridRow{at(none, 40), at(honor, 60)}})
+	g = &gs[0]
+	if picked(g) != "none" || !strings.HasPrefix(g.Steps[3], "(4) against none at the given conditions: honor retries and answers +1 pp against none") ||
+		!strings.Contains(g.Steps[1], "honor, 0 points") {
+		t.Errorf("recommended %q; steps %q", picked(g), g.Steps)
+	}
+	if g.flipLine() != "It flips under arrivals waves: honor." {
+		t.Errorf("flip line %q", g.flipLine())
+	}
+	g = judgeOne(t, noneRow(five(50, 4)), mrow("honor", five(60, 4), five(3, 0), 1000))
+	if picked(g) != "honor" || !strings.Contains(g.Steps[3], "honor answers +10 pp more than none") {
+		t.Errorf("a retrier 10 points over none: recommended %q; steps %q", picked(g), g.Steps)
+	}
+}
+
+func (r *Row) Eligible() bool { return eligible(r) }
+
+// TestEquivalenceIsTested: a difference whose interval is wide is not an
+// equivalence (TOST ±2 points), though it is not a clear difference
+// either; a narrow one within the margin is.
+func TestEquivalenceIsTested(t *testing.T) {
+	t.Parallel()
+	a := mrow("a", five(60, 0), five(1, 0), 1000)
+	wide := mrow("b", []float64{52, 68, 56, 64, 60}, five(1, 0), 1000)
+	narrow := mrow("c", []float64{59.5, 60.5, 59, 60, 60.5}, five(1, 0), 1000)
+	if equivalent(&a, &wide) {
+		t.Error("a ±8-point spread passed as equivalent")
+	}
+	if compare(&a, &wide) != 0 {
+		t.Error("the wide row is clearly different: the test needs an unclear one")
+	}
+	if !equivalent(&a, &narrow) {
+		t.Errorf("a ±1-point difference: not equivalent (%+v)", tost(a.shares(), narrow.shares()))
+	}
+}
+
+// TestWorstRegretDecides: over the grid, the policy with the smallest
+// worst-case shortfall is chosen even when another leads at the given
+// conditions, and the conditions where the choice flips are named.
+func TestWorstRegretDecides(t *testing.T) {
+	t.Parallel()
+	none := noneRow(five(30, 1))
+	honor := mrow("honor", five(40, 1), five(5, 0), 1000)
+	throttle := mrow("sre-throttle", five(37, 1), five(2, 0), 1000)
+	costly := func(r Row, shares []float64) GridRow {
+		c := mrow(r.Policy, shares, five(r.AttemptsPerRequest, 0), 1000)
+		c.MaxAttempts, c.OwnCaps, c.Traits = r.MaxAttempts, r.OwnCaps, r.Traits
+		return GridRow{Condition: "refusal cost 5%", Row: c}
+	}
+	s := Sweep{Rows: []Row{none, honor, throttle}, MaxAttempts: 20, Conditions: []string{GivenCondition, "refusal cost 5%"},
+		Grid: []GridRow{costly(none, five(30, 1)), costly(honor, five(2, 1)), costly(throttle, five(33, 1))}}
+	gs := Judge(s)
+	g := &gs[0]
+	if picked(g) != "sre-throttle" {
+		t.Fatalf("recommended %q; steps %q", picked(g), g.Steps)
+	}
+	p := g.Ranked[slicesIndex(g, "sre-throttle")]
+	if p.HoldsIn != 0.5 || p.WorstRegret < 2.99 || p.WorstRegret > 3.01 {
+		t.Errorf("sre-throttle holds in %v, worst regret %v: want 0.5, 3", p.HoldsIn, p.WorstRegret)
+	}
+	if h := g.Ranked[slicesIndex(g, "honor")]; h.WorstRegret < 30.99 || h.WorstRegret > 31.01 {
+		t.Errorf("honor's worst regret %v, want 31", h.WorstRegret)
+	}
+	if g.flipLine() != "It holds under every condition of the grid." && !strings.Contains(g.flipLine(), "refusal cost 5%") {
+		t.Errorf("flip line %q", g.flipLine())
+	}
+}
+
+func slicesIndex(g *Group, policy string) int {
+	for i := range g.Ranked {
+		if g.Ranked[i].Policy == policy {
+			return i
+		}
+	}
+	return -1
+}
