@@ -68,9 +68,10 @@ func (t *Target) shapes() client.Shaper {
 }
 
 // checkTokens checks the token settings: the vocabulary's name, the
-// prompts file's order, the sizes' bounds.
+// prompts file's order, the sizes' bounds. The name is checked without
+// loading its vocabulary, which only a prompts file needs (configure).
 func (t *Target) checkTokens() error {
-	if _, err := tokenize.Get(t.tokenizer()); t.Tokenizer != "" && err != nil {
+	if t.Tokenizer != "" && !slices.Contains(tokenize.Names(), t.Tokenizer) {
 		return valid.Errorf("Tokenizer", "must be %s or %s", tokenize.O200kBase, tokenize.Cl100kBase)
 	}
 	switch t.PromptsOrder {
