@@ -54,6 +54,9 @@ type Param struct {
 	PerDepth bool
 }
 
+// maxBurstPct is the largest BurstPct sim.Config.Validate takes.
+const maxBurstPct = 10_000
+
 // Phase is the one parameter that is not a setting: where the recorded
 // run began within the limiter's clock-aligned windows, as a share of the
 // longest one (the window profile's WindowSize, the gateway's minute).
@@ -112,7 +115,7 @@ func tables(model string) [][]Param {
 		return [][]Param{rows}
 	}
 	pct := slices.Clone(rows)
-	pct[i].PerDepth, pct[i].Min, pct[i].Max = false, 1, 10_000
+	pct[i].PerDepth, pct[i].Min, pct[i].Max = false, 1, maxBurstPct
 	return [][]Param{rows, pct}
 }
 
@@ -170,7 +173,9 @@ func (p Param) set(c *sim.Config, v float64) error {
 		v = 0
 	}
 	if p.PerDepth {
-		v = 100 * v / max(c.BucketDepth.Seconds(), 1e-3)
+		// An allowance past what a shallow bucket's percent can hold is
+		// held at the simulator's bound (sim.Config.Validate: 10,000%).
+		v = min(100*v/max(c.BucketDepth.Seconds(), 1e-3), maxBurstPct)
 	}
 	switch {
 	case f.Type() == durationType:
