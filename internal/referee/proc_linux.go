@@ -119,6 +119,12 @@ type proc struct {
 // run's command, is touched).
 func leftovers(pgid int, mark []byte, sinceTicks int64, ours map[int]bool) []int {
 	procs := scanProcs()
+	// Read after the scan: another run counts itself before it starts its
+	// command, so a command the scan saw of a run begun since is counted
+	// here, and its command is not taken for this run's escapee.
+	if runsInFlight.Load() != 1 {
+		sinceTicks = -1
+	}
 	self := os.Getpid()
 	children := map[int][]int{}
 	var seeds []int
