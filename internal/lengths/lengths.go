@@ -18,6 +18,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Bounds of every length, as of a fixed one: a million tokens is the
@@ -217,9 +218,15 @@ func Parse(spec string, read func(path string) ([]byte, error)) (Dist, error) {
 // short is s cut to 40 bytes for an error (a spec, never a prompt).
 func short(s string) string {
 	if len(s) > 40 {
-		return strings.ToValidUTF8(s[:40], "") + "…"
+		s = strings.ToValidUTF8(s[:40], "") + "…"
 	}
-	return s
+	// An error is one line: a control character (a newline) is shown as ?.
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // count is a fixed length: an integer from Min to Max.
@@ -289,14 +296,14 @@ func parseFile(path string, read func(string) ([]byte, error)) (Dist, error) {
 	}
 	data, err := read(path)
 	if err != nil {
-		return Dist{}, fmt.Errorf("file:%s: %w", path, err)
+		return Dist{}, fmt.Errorf("file:%s: %w", short(path), err)
 	}
 	if len(data) > MaxFileBytes {
-		return Dist{}, fmt.Errorf("file:%s: over %d MiB", path, MaxFileBytes>>20)
+		return Dist{}, fmt.Errorf("file:%s: over %d MiB", short(path), MaxFileBytes>>20)
 	}
 	values, err := readCounts(data)
 	if err != nil {
-		return Dist{}, fmt.Errorf("file:%s: %w", path, err)
+		return Dist{}, fmt.Errorf("file:%s: %w", short(path), err)
 	}
 	return Dist{kind: KindFile, values: values, spec: "file:" + path}, nil
 }
