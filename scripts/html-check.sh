@@ -212,9 +212,10 @@ check_widths "$out/upstream" upstream
 
 "$bin" characterize --out-dir "$out/characterize" --quiet --log-x \
   --burst-size 30 --burst-waves 2 --burst-gap 100ms --rate 80/s --duration 500ms --sim-time-scale 50 >/dev/null
-# ECDF (linear and log), histogram, and the overshoot picture (ptuprobe
-# results carry intended times; the fixture above, a foreign CSV, does not).
-check_page "$out/characterize" 4
+# ECDF (linear and log), histogram, the overshoot picture (ptuprobe
+# results carry intended times; the fixture above, a foreign CSV, does not)
+# and the throughput timeline (tokens a minute, offered and refused).
+check_page "$out/characterize" 5
 grep -q 'id="overshoot"' "$out/characterize/report.html" || fail "characterize: no overshoot section"
 check_percentiles "$out/characterize"
 screenshots "$out/characterize" characterize
