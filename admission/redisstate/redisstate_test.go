@@ -276,15 +276,21 @@ func waitBusy(t *testing.T, addr string) {
 	t.Helper()
 	probe := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	defer probe.Close()
-	for range 100 {
+	// The sleeper's DEBUG SLEEP goes out on a connection of its own, dialed
+	// in its goroutine: until it arrives, pings answer in a fraction of a
+	// millisecond, so the wait is for a time, not a count of pings (100
+	// pings passed in 30 ms before the sleeper's command arrived).
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		err := probe.Ping(ctx).Err()
 		cancel()
 		if err != nil {
 			return
 		}
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatal("DEBUG SLEEP did not hold the server")
+	t.Fatal("DEBUG SLEEP did not hold the server in 10 s")
 }
 
 // TestTransportsShareThroughRedis: two admission Transports (two
