@@ -46,7 +46,8 @@ const pollEvery = 10 * time.Millisecond
 // grace; the ones that die as the referee's children are reaped. Out of
 // reach: a process that left the group, outlived its parent and cleared
 // its environment (or exec'd a set-uid program, whose environment cannot
-// be read) while another run of the same process was in flight.
+// be read) while another run of the same process was in flight, or that
+// joined the referee's own process group.
 func ending(pgid int, run string, since time.Time, grace time.Duration) {
 	mark := []byte(runEnv + "=" + run)
 	ours := map[int]bool{}
@@ -125,7 +126,7 @@ func leftovers(pgid int, mark []byte, sinceTicks int64, ours map[int]bool) []int
 	if runsInFlight.Load() != 1 {
 		sinceTicks = -1
 	}
-	self := os.Getpid()
+	self, ownPgrp := os.Getpid(), syscall.Getpgrp()
 	children := map[int][]int{}
 	var seeds []int
 	for _, p := range procs {
@@ -137,7 +138,13 @@ func leftovers(pgid int, mark []byte, sinceTicks int64, ours map[int]bool) []int
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], p.pid)
-		adopted := p.ppid == self && (marked(p.pid, mark) || sinceTicks >= 0 && p.start >= sinceTicks)
+		// Unmarked, a process is taken by its start time only outside the
+		// referee's own process group: the command runs in a group of its
+		// own and a double fork leaves it for another, while a process the
+		// referee's program starts itself (os/exec, no Setpgid) stays in
+		// the program's group (a parallel test's child was killed at a
+		// run's end, 0.39 s after it started).
+		adopted := p.ppid == self && (marked(p.pid, mark) || sinceTicks >= 0 && p.start >= sinceTicks && p.pgrp != ownPgrp)
 		if p.pgrp == pgid || ours[p.pid] || adopted {
 			seeds = append(seeds, p.pid)
 		}

@@ -4,12 +4,14 @@ package referee
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +28,68 @@ func init() {
 	moreClients["term-ignorer"] = termIgnorer
 	moreClients["ready-then-hang"] = readyThenHang
 	moreClients["referee"] = refereeOfAHang
+	moreClients["until-file"] = untilFile
+}
+
+// untilFileEnv names the file untilFile waits for.
+const untilFileEnv = "PTUPROBE_TEST_UNTIL_FILE"
+
+// untilFile says it is ready on stdout and exits when the file named by
+// untilFileEnv exists (10 s at most).
+func untilFile() int {
+	fmt.Println("ready")
+	for range 1000 {
+		if _, err := os.Stat(os.Getenv(untilFileEnv)); err == nil {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 6
+}
+
+// TestProgramsOwnChildSurvivesARun: a process the referee's program
+// starts itself while a run is in flight (os/exec, in the program's own
+// group) is not the run's to end, although it is the program's child,
+// started since the command, unmarked: it is alive after Run returns.
+// Not parallel: the start-time rule holds only while one run is in
+// flight, and parallel tests wait while this one runs.
+func TestProgramsOwnChildSurvivesARun(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	until := filepath.Join(t.TempDir(), "until")
+	j := helperJob(t, "until-file")
+	j.Env = append(j.Env, untilFileEnv+"="+until)
+	j.Stdout, j.OutDir = w, ""
+	done := make(chan error, 1)
+	go func() { _, _, err := Run(t.Context(), j); w.Close(); done <- err }()
+	if line, err := bufio.NewReader(r).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the command did not start: %q %v", line, err)
+	}
+	own := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	out, err := own.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Env = append(os.Environ(), helperEnv+"=ready-then-hang")
+	if err := own.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { own.Process.Kill(); own.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready") {
+		t.Fatalf("the program's own child did not start: %q %v", line, err)
+	}
+	if err := os.WriteFile(until, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the run's end took the program's own child: %v", err)
+	}
 }
 
 // leave starts a process that ignores SIGTERM (in a session of its own
@@ -103,6 +167,7 @@ func refereeOfAHang() int {
 		Stdout: os.Stdout, Seed: 1,
 	}
 	if _, _, err := Run(context.Background(), j); err != nil {
+		fmt.Fprintln(os.Stderr, "referee:", err)
 		return 5
 	}
 	return 0
@@ -175,7 +240,8 @@ func TestKilledRefereeKillsItsCommand(t *testing.T) {
 	}
 	defer r.Close()
 	ref := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	ref.Env, ref.Stdout = append(os.Environ(), helperEnv+"=referee"), w
+	var stderr bytes.Buffer
+	ref.Env, ref.Stdout, ref.Stderr = append(os.Environ(), helperEnv+"=referee"), w, &stderr
 	if err := ref.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +251,7 @@ func TestKilledRefereeKillsItsCommand(t *testing.T) {
 	if err != nil || pid <= 0 {
 		ref.Process.Kill()
 		ref.Wait()
-		t.Fatalf("the command did not start: %q %v", line, err)
+		t.Fatalf("the command did not start: %q %v; the referee's stderr: %q", line, err, stderr.String())
 	}
 	ref.Process.Kill()
 	ref.Wait()
