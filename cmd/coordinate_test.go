@@ -20,6 +20,12 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/redisserver"
 )
 
+// heard is --coordinate-timeout at its most, for the tests whose Redis
+// must be heard: a loaded machine under -race can miss the default 50 ms
+// on loopback, and a call that times out falls back (a check that times
+// out is a warning, not the refusal a test waits for).
+var heard = []string{"--coordinate-timeout", "10s"}
+
 // counted is a target that refuses its first request (advising 50 ms),
 // admits the rest, and counts them.
 func counted(t *testing.T) (*httptest.Server, *atomic.Int64) {
@@ -96,7 +102,7 @@ func TestCoordinateThroughRedis(t *testing.T) {
 	srv, sent := counted(t)
 	out := filepath.Join(t.TempDir(), "r.csv")
 	base := []string{"burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out, "--quiet",
-		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW"}
+		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW", heard[0], heard[1]}
 
 	code, _, stderr := runCLI(context.Background(), append(base, "--coordinate-password-env", "PTUPROBE_TEST_REDIS_WRONG_PW")...)
 	if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || strings.Contains(stderr, "wrong-pw") || sent.Load() != 0 {
@@ -207,8 +213,8 @@ func TestCoordinateRefusesWhatCannotServe(t *testing.T) {
 		{"redis://" + hostile.Addr + "/0", "more than 1024"},
 		{"redis://s3cret-pw@" + locked.Addr + "/0", "redis://:PASSWORD@HOST"},
 	} {
-		code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "-o", out, "--quiet",
-			"--policy", "slots", "--coordinate", tc.url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET_PW")
+		code, stdout, stderr := runCLI(context.Background(), append([]string{"burst", "--url", srv.URL, "-o", out, "--quiet",
+			"--policy", "slots", "--coordinate", tc.url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET_PW"}, heard...)...)
 		if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || !strings.Contains(stderr, tc.want) ||
 			strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || stdout != "" || strings.Contains(stderr, "s3cret") {
 			t.Errorf("%s: exit %d, stderr %q; want one line naming --coordinate saying %q, exit 2", tc.url, code, stderr, tc.want)
