@@ -37,7 +37,9 @@ func TestCheckRefusesWhatCannotServe(t *testing.T) {
 		{"redis://" + tlsSrv.Listener.Addr().String() + "/0", "redis:// names a server that speaks TLS"},
 		{"redis://" + down + "/0", ""},
 	} {
-		c, err := Open(tc.url, "", Options{Deployment: "d"})
+		// The TLS probe must be heard: at the default 50 ms a loaded
+		// machine's handshake timed out (EOF, not ErrUnusable).
+		c, err := Open(tc.url, "", Options{Deployment: "d", CallTimeout: heard})
 		if err != nil {
 			t.Fatal(err)
 		}
