@@ -19,10 +19,14 @@ import (
 // smallRun is a burst of one wave on the embedded simulator, written to
 // a results file: 30 requests, about 25 refused, enough for a fit to test
 // (fit's own tests fit more; this one checks the command).
-func smallRun(t *testing.T) string {
+func smallRun(t *testing.T) string { return burstRun(t, 30) }
+
+// burstRun is smallRun of size requests (at 10, 4 refused: the fewest
+// a fit takes that are cheap to replay).
+func burstRun(t *testing.T, size int) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "30", "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
+	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", strconv.Itoa(size), "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
 		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
@@ -46,7 +50,8 @@ func writeProfile(t *testing.T, p sim.Profile) string {
 
 // TestFitCommand fits a recorded run and writes the twin, printing the
 // recorded and twin tables and the verdict; bad input is one line and
-// exit 2.
+// exit 2. The twin is the one fit of the package's tests (a fit replays
+// the run at some 1,900 points): FewRefusalsRecommendsNothing labs on it.
 func TestFitCommand(t *testing.T) {
 	t.Parallel()
 	run := smallRun(t)
@@ -64,6 +69,10 @@ func TestFitCommand(t *testing.T) {
 	if err != nil || p.Fit == nil || p.Config.ProfileSource != "twin.json" {
 		t.Fatalf("twin: %+v %v", p.Fit, err)
 	}
+	t.Run("FewRefusalsRecommendsNothing", func(t *testing.T) {
+		t.Parallel()
+		fewRefusalsRecommendNothing(t, stdout, twin)
+	})
 	foreign := filepath.Join(t.TempDir(), "events.csv")
 	if err := os.WriteFile(foreign, []byte("source,retry_after_ms\na,40\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -211,19 +220,16 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 	}
 }
 
-// TestFitFewRefusalsRecommendsNothing: a small burst's run (some 45
-// refusals, fewer than the 67 the KS threshold needs) fits as
-// insufficient, never good, and policies recommends nothing from it,
-// saying why.
-func TestFitFewRefusalsRecommendsNothing(t *testing.T) {
-	t.Parallel()
-	twin := filepath.Join(t.TempDir(), "twin.json")
-	code, stdout, stderr := runCLI(context.Background(), "fit", "-q", smallRun(t), "-o", twin)
-	if code != 0 || !strings.Contains(stdout, "quality: insufficient: the fitted groups hold ") {
-		t.Fatalf("fit: exit %d: %s%s", code, stdout, stderr)
+// fewRefusalsRecommendNothing: a small burst's run (some 25 refusals,
+// fewer than the 67 the KS threshold needs) fits as insufficient, never
+// good (fitted is the fit's stdout, twin its profile), and policies
+// recommends nothing from it, saying why.
+func fewRefusalsRecommendNothing(t *testing.T, fitted, twin string) {
+	if !strings.Contains(fitted, "quality: insufficient: the fitted groups hold ") {
+		t.Fatalf("fit:\n%s", fitted)
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
-	code, stdout, stderr = runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
+	code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
 		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--repeat", "3", "--clients", "2")
 	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
 	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
@@ -281,10 +287,12 @@ func writeLines(t *testing.T, lines []string) string {
 }
 
 // TestFitWarnsOfDuplicates: a file given twice is fitted, with one
-// warning on stderr, even under -q (issue 35).
+// warning on stderr, even under -q (issue 35). The run is the smallest
+// that fits (10 requests, 4 refused): the fit replays every send at each
+// point it tries.
 func TestFitWarnsOfDuplicates(t *testing.T) {
 	t.Parallel()
-	run := smallRun(t)
+	run := burstRun(t, 10)
 	rows := len(testkit.ReadRecords(t, run)) // every row of the small run was sent
 	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
 	if code != 0 || !strings.HasPrefix(stderr, fmt.Sprintf("warning: %d rows repeat a row already read", rows)) || strings.Count(stderr, "\n") != 1 {
