@@ -97,7 +97,8 @@ func TestFitCommand(t *testing.T) {
 
 // TestSimProfileEverywhere: every command that runs the simulator takes
 // --sim-profile FILE (serve, burst, schedule, characterize, calibrate,
-// policies, referee), and refuses a file that is not a profile with exit 2.
+// policies; referee: TestSimProfileReferee), and refuses a file that is
+// not a profile with exit 2.
 func TestSimProfileEverywhere(t *testing.T) {
 	t.Parallel()
 	c := sim.DefaultConfig()
@@ -120,18 +121,13 @@ func TestSimProfileEverywhere(t *testing.T) {
 		{[]string{"characterize", "--dry-run"}, nil},
 		{[]string{"calibrate", "--dry-run"}, nil},
 		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--repeat", "1", "--clients", "1"}, nil},
-		{[]string{"referee", "--out-dir", "", "--timeout", "5s", "--"}, nil},
+		// referee: TestSimProfileReferee, not in parallel.
 	} {
 		ctx := cmd.ctx
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		args := append([]string{}, cmd.args...)
-		if cmd.args[0] == "referee" {
-			args = append([]string{"referee", "--sim-profile", good}, append(cmd.args[1:], "true")...)
-		} else {
-			args = append(args, "--sim-profile", good)
-		}
+		args := append(append([]string{}, cmd.args...), "--sim-profile", good)
 		code, stdout, stderr := runCLI(ctx, args...)
 		if code == ExitUsage || code == ExitFailure {
 			t.Errorf("%s --sim-profile FILE: exit %d: %s", cmd.args[0], code, stderr)
@@ -139,15 +135,31 @@ func TestSimProfileEverywhere(t *testing.T) {
 		if cmd.args[0] == "burst" && !strings.Contains(stdout+stderr, "--sim-profile twin.json: ptu") {
 			t.Errorf("burst --dry-run does not name the profile:\n%s%s", stdout, stderr)
 		}
-		if cmd.args[0] == "referee" {
-			args = []string{"referee", "--sim-profile", bad, "--", "true"}
-		} else {
-			args = append(append([]string{}, cmd.args...), "--sim-profile", bad)
-		}
+		args = append(append([]string{}, cmd.args...), "--sim-profile", bad)
 		code, _, stderr = runCLI(ctx, args...)
 		if code != ExitUsage || !strings.Contains(stderr, "ptu -1") {
 			t.Errorf("%s --sim-profile BAD: exit %d: %s", cmd.args[0], code, stderr)
 		}
+	}
+}
+
+// TestSimProfileReferee is TestSimProfileEverywhere for referee, which
+// runs a command, so not in parallel (TestRefereeExitCodes says why).
+func TestSimProfileReferee(t *testing.T) {
+	c := sim.DefaultConfig()
+	c.PTU = 90
+	good := writeProfile(t, sim.Profile{Name: "twin", Config: c})
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":1,"settings":{"ptu":-1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(context.Background(), "referee", "--sim-profile", good, "--out-dir", "", "--timeout", "5s", "--", "true")
+	if code == ExitUsage || code == ExitFailure {
+		t.Errorf("referee --sim-profile FILE: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(context.Background(), "referee", "--sim-profile", bad, "--", "true")
+	if code != ExitUsage || !strings.Contains(stderr, "ptu -1") {
+		t.Errorf("referee --sim-profile BAD: exit %d: %s", code, stderr)
 	}
 }
 
