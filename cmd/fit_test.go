@@ -17,16 +17,13 @@ import (
 )
 
 // smallRun is a burst of one wave on the embedded simulator, written to
-// a results file: 30 requests, about 25 refused, enough for a fit to test
-// (fit's own tests fit more; this one checks the command).
-func smallRun(t *testing.T) string { return burstRun(t, 30) }
-
-// burstRun is smallRun of size requests (at 10, 4 refused: the fewest
-// a fit takes that are cheap to replay).
-func burstRun(t *testing.T, size int) string {
+// a results file: 10 requests, 4 refused, enough for a fit to test and
+// cheap to replay (a fit replays every send at some 1,900 points; fit's
+// own tests fit more, these check the command).
+func smallRun(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", strconv.Itoa(size), "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
+	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "10", "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
 		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
@@ -120,7 +117,7 @@ func TestSimProfileEverywhere(t *testing.T) {
 		{[]string{"schedule", "--dry-run", "--rate", "2", "--duration", "1s"}, nil},
 		{[]string{"characterize", "--dry-run"}, nil},
 		{[]string{"calibrate", "--dry-run"}, nil},
-		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--repeat", "1", "--clients", "1"}, nil},
+		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "1"}, nil},
 		// referee: TestSimProfileReferee, not in parallel.
 	} {
 		ctx := cmd.ctx
@@ -232,7 +229,7 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 	}
 }
 
-// fewRefusalsRecommendNothing: a small burst's run (some 25 refusals,
+// fewRefusalsRecommendNothing: a small burst's run (4 refusals,
 // fewer than the 67 the KS threshold needs) fits as insufficient, never
 // good (fitted is the fit's stdout, twin its profile), and policies
 // recommends nothing from it, saying why.
@@ -242,7 +239,7 @@ func fewRefusalsRecommendNothing(t *testing.T, fitted, twin string) {
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
 	code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
-		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--repeat", "3", "--clients", "2")
+		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
 	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
 	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
 		t.Errorf("policies: exit %d: %s%s\n%s", code, stdout, stderr, md)
@@ -299,12 +296,10 @@ func writeLines(t *testing.T, lines []string) string {
 }
 
 // TestFitWarnsOfDuplicates: a file given twice is fitted, with one
-// warning on stderr, even under -q (issue 35). The run is the smallest
-// that fits (10 requests, 4 refused): the fit replays every send at each
-// point it tries.
+// warning on stderr, even under -q (issue 35).
 func TestFitWarnsOfDuplicates(t *testing.T) {
 	t.Parallel()
-	run := burstRun(t, 10)
+	run := smallRun(t)
 	rows := len(testkit.ReadRecords(t, run)) // every row of the small run was sent
 	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
 	if code != 0 || !strings.HasPrefix(stderr, fmt.Sprintf("warning: %d rows repeat a row already read", rows)) || strings.Count(stderr, "\n") != 1 {
