@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -366,17 +367,7 @@ func TestWaitCap(t *testing.T) {
 // resultsContent is recs as the text of a results file.
 func resultsContent(t testing.TB, recs ...results.Record) string {
 	t.Helper()
-	var b strings.Builder
-	w, err := results.NewWriter(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.String()
+	return testkit.ResultsText(t, recs...)
 }
 
 // TestTooManyGroups: reading stops at the first group past MaxRawGroups,

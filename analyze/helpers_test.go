@@ -1,13 +1,13 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -27,17 +27,7 @@ func attempt(group, shape string, status int, waitMS float64, source string) res
 // resultsFile writes recs as a ptuprobe results file under dir.
 func resultsFile(t testing.TB, dir, name string, recs []results.Record) string {
 	t.Helper()
-	var b bytes.Buffer
-	w, err := results.NewWriter(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return writeFile(t, dir, name, b.String())
+	return writeFile(t, dir, name, testkit.ResultsText(t, recs...))
 }
 
 func writeFile(t testing.TB, dir, name, content string) string {

@@ -16,13 +16,7 @@ import (
 // at base + (seq mod 50) ms: a slower run is the same with a larger base.
 func writeTTFTRun(t *testing.T, path string, n int, base float64) {
 	t.Helper()
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		r := results.Blank()
-		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "ba5e0037", results.ShapeScheduled, results.GroupScheduled, i, 1
+	writeScheduledRun(t, path, "ba5e0037", n, func(i int, r *results.Record) {
 		r.IntendedMS, r.SentMS, r.TTFBMS, r.Status = float64(5*i), float64(5*i), 3, 200
 		r.TTFTMS = base + float64(i%50)
 		r.CompletionTokens, r.PromptTokens = 21, 300
@@ -32,13 +26,7 @@ func writeTTFTRun(t *testing.T, path string, n int, base float64) {
 			r.Status, r.TTFTMS, r.TPOTMS, r.ITLP50MS, r.ITLMaxMS, r.CompletionTokens, r.PromptTokens = 429, -1, -1, -1, -1, -1, -1
 			r.LatencyMS, r.WaitMS, r.WaitSource = 4, 500, results.WaitRetryAfterMS
 		}
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestAnalyzeBaseline: a run whose TTFT rose by 100 ms shows the change

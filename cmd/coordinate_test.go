@@ -20,6 +20,12 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/redisserver"
 )
 
+// heard is --coordinate-timeout at its most, for the tests whose Redis
+// must be heard: a loaded machine under -race can miss the default 50 ms
+// on loopback, and a call that times out falls back (a check that times
+// out is a warning, not the refusal a test waits for).
+var heard = []string{"--coordinate-timeout", "10s"}
+
 // counted is a target that refuses its first request (advising 50 ms),
 // admits the rest, and counts them.
 func counted(t *testing.T) (*httptest.Server, *atomic.Int64) {
@@ -96,7 +102,7 @@ func TestCoordinateThroughRedis(t *testing.T) {
 	srv, sent := counted(t)
 	out := filepath.Join(t.TempDir(), "r.csv")
 	base := []string{"burst", "--url", srv.URL, "--burst-size", "3", "--burst-waves", "1", "-o", out, "--quiet",
-		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW"}
+		"--policy", "slots", "--coordinate", "redis://" + rs.Addr + "/0", "--coordinate-password-env", "PTUPROBE_TEST_REDIS_PW", heard[0], heard[1]}
 
 	code, _, stderr := runCLI(context.Background(), append(base, "--coordinate-password-env", "PTUPROBE_TEST_REDIS_WRONG_PW")...)
 	if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || strings.Contains(stderr, "wrong-pw") || sent.Load() != 0 {
@@ -201,14 +207,17 @@ func TestCoordinateRefusesWhatCannotServe(t *testing.T) {
 	})
 	srv, sent := counted(t)
 	out := filepath.Join(t.TempDir(), "r.csv")
-	for _, tc := range []struct{ url, want string }{
-		{"redis://" + plain.Addr + "/16", "DB index is out of range"},
-		{"rediss://" + plain.Addr + "/0", "without TLS"},
-		{"redis://" + hostile.Addr + "/0", "more than 1024"},
-		{"redis://s3cret-pw@" + locked.Addr + "/0", "redis://:PASSWORD@HOST"},
+	for _, tc := range []struct{ url, want, timeout string }{
+		{"redis://" + plain.Addr + "/16", "DB index is out of range", heard[1]},
+		// A plaintext Redis never answers a TLS handshake: the check waits
+		// out its timeout before it tries a PING without TLS (at 10 s, the
+		// test's longest wait; the PING must be answered within it).
+		{"rediss://" + plain.Addr + "/0", "without TLS", "2s"},
+		{"redis://" + hostile.Addr + "/0", "more than 1024", heard[1]},
+		{"redis://s3cret-pw@" + locked.Addr + "/0", "redis://:PASSWORD@HOST", heard[1]},
 	} {
 		code, stdout, stderr := runCLI(context.Background(), "burst", "--url", srv.URL, "-o", out, "--quiet",
-			"--policy", "slots", "--coordinate", tc.url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET_PW")
+			"--policy", "slots", "--coordinate", tc.url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET_PW", "--coordinate-timeout", tc.timeout)
 		if code != ExitUsage || !strings.HasPrefix(stderr, "ptuprobe: --coordinate: ") || !strings.Contains(stderr, tc.want) ||
 			strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || stdout != "" || strings.Contains(stderr, "s3cret") {
 			t.Errorf("%s: exit %d, stderr %q; want one line naming --coordinate saying %q, exit 2", tc.url, code, stderr, tc.want)

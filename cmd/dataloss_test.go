@@ -8,26 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // writeResultsFile writes a results file with n rows and returns its bytes.
 func writeResultsFile(t *testing.T, path string, n int) []byte {
 	t.Helper()
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
+	recs := make([]results.Record, n)
+	for i := range recs {
+		recs[i] = results.Blank()
+		recs[i].RunID, recs[i].Shape, recs[i].Group, recs[i].Seq, recs[i].Attempt, recs[i].Status = "earlier1", results.ShapeBurst, results.GroupBurst, i, 1, 200
 	}
-	for i := range n {
-		r := results.Blank()
-		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt, r.Status = "earlier1", results.ShapeBurst, results.GroupBurst, i, 1, 200
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, path, recs...)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -17,12 +17,13 @@ import (
 )
 
 // smallRun is a burst of one wave on the embedded simulator, written to
-// a results file: 30 requests, about 25 refused, enough for a fit to test
-// (fit's own tests fit more; this one checks the command).
+// a results file: 10 requests, 4 refused, enough for a fit to test and
+// cheap to replay (a fit replays every send at some 1,900 points; fit's
+// own tests fit more, these check the command).
 func smallRun(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "30", "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
+	code, _, stderr := runCLI(context.Background(), "burst", "-q", "-o", out, "--burst-size", "10", "--burst-waves", "1", "--sim-ptu", "60", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
 		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
@@ -46,7 +47,8 @@ func writeProfile(t *testing.T, p sim.Profile) string {
 
 // TestFitCommand fits a recorded run and writes the twin, printing the
 // recorded and twin tables and the verdict; bad input is one line and
-// exit 2.
+// exit 2. The twin is the one fit of the package's tests (a fit replays
+// the run at some 1,900 points): FewRefusalsRecommendsNothing labs on it.
 func TestFitCommand(t *testing.T) {
 	t.Parallel()
 	run := smallRun(t)
@@ -64,6 +66,10 @@ func TestFitCommand(t *testing.T) {
 	if err != nil || p.Fit == nil || p.Config.ProfileSource != "twin.json" {
 		t.Fatalf("twin: %+v %v", p.Fit, err)
 	}
+	t.Run("FewRefusalsRecommendsNothing", func(t *testing.T) {
+		t.Parallel()
+		fewRefusalsRecommendNothing(t, stdout, twin)
+	})
 	foreign := filepath.Join(t.TempDir(), "events.csv")
 	if err := os.WriteFile(foreign, []byte("source,retry_after_ms\na,40\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,7 +94,8 @@ func TestFitCommand(t *testing.T) {
 
 // TestSimProfileEverywhere: every command that runs the simulator takes
 // --sim-profile FILE (serve, burst, schedule, characterize, calibrate,
-// policies, referee), and refuses a file that is not a profile with exit 2.
+// policies; referee: TestSimProfileReferee), and refuses a file that is
+// not a profile with exit 2.
 func TestSimProfileEverywhere(t *testing.T) {
 	t.Parallel()
 	c := sim.DefaultConfig()
@@ -110,19 +117,14 @@ func TestSimProfileEverywhere(t *testing.T) {
 		{[]string{"schedule", "--dry-run", "--rate", "2", "--duration", "1s"}, nil},
 		{[]string{"characterize", "--dry-run"}, nil},
 		{[]string{"calibrate", "--dry-run"}, nil},
-		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--repeat", "1", "--clients", "1"}, nil},
-		{[]string{"referee", "--out-dir", "", "--timeout", "5s", "--"}, nil},
+		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "1"}, nil},
+		// referee: TestSimProfileReferee, not in parallel.
 	} {
 		ctx := cmd.ctx
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		args := append([]string{}, cmd.args...)
-		if cmd.args[0] == "referee" {
-			args = append([]string{"referee", "--sim-profile", good}, append(cmd.args[1:], "true")...)
-		} else {
-			args = append(args, "--sim-profile", good)
-		}
+		args := append(append([]string{}, cmd.args...), "--sim-profile", good)
 		code, stdout, stderr := runCLI(ctx, args...)
 		if code == ExitUsage || code == ExitFailure {
 			t.Errorf("%s --sim-profile FILE: exit %d: %s", cmd.args[0], code, stderr)
@@ -130,15 +132,31 @@ func TestSimProfileEverywhere(t *testing.T) {
 		if cmd.args[0] == "burst" && !strings.Contains(stdout+stderr, "--sim-profile twin.json: ptu") {
 			t.Errorf("burst --dry-run does not name the profile:\n%s%s", stdout, stderr)
 		}
-		if cmd.args[0] == "referee" {
-			args = []string{"referee", "--sim-profile", bad, "--", "true"}
-		} else {
-			args = append(append([]string{}, cmd.args...), "--sim-profile", bad)
-		}
+		args = append(append([]string{}, cmd.args...), "--sim-profile", bad)
 		code, _, stderr = runCLI(ctx, args...)
 		if code != ExitUsage || !strings.Contains(stderr, "ptu -1") {
 			t.Errorf("%s --sim-profile BAD: exit %d: %s", cmd.args[0], code, stderr)
 		}
+	}
+}
+
+// TestSimProfileReferee is TestSimProfileEverywhere for referee, which
+// runs a command, so not in parallel (TestRefereeExitCodes says why).
+func TestSimProfileReferee(t *testing.T) {
+	c := sim.DefaultConfig()
+	c.PTU = 90
+	good := writeProfile(t, sim.Profile{Name: "twin", Config: c})
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":1,"settings":{"ptu":-1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(context.Background(), "referee", "--sim-profile", good, "--out-dir", "", "--timeout", "5s", "--", "true")
+	if code == ExitUsage || code == ExitFailure {
+		t.Errorf("referee --sim-profile FILE: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(context.Background(), "referee", "--sim-profile", bad, "--", "true")
+	if code != ExitUsage || !strings.Contains(stderr, "ptu -1") {
+		t.Errorf("referee --sim-profile BAD: exit %d: %s", code, stderr)
 	}
 }
 
@@ -211,20 +229,17 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 	}
 }
 
-// TestFitFewRefusalsRecommendsNothing: a small burst's run (some 45
-// refusals, fewer than the 67 the KS threshold needs) fits as
-// insufficient, never good, and policies recommends nothing from it,
-// saying why.
-func TestFitFewRefusalsRecommendsNothing(t *testing.T) {
-	t.Parallel()
-	twin := filepath.Join(t.TempDir(), "twin.json")
-	code, stdout, stderr := runCLI(context.Background(), "fit", "-q", smallRun(t), "-o", twin)
-	if code != 0 || !strings.Contains(stdout, "quality: insufficient: the fitted groups hold ") {
-		t.Fatalf("fit: exit %d: %s%s", code, stdout, stderr)
+// fewRefusalsRecommendNothing: a small burst's run (4 refusals,
+// fewer than the 67 the KS threshold needs) fits as insufficient, never
+// good (fitted is the fit's stdout, twin its profile), and policies
+// recommends nothing from it, saying why.
+func fewRefusalsRecommendNothing(t *testing.T, fitted, twin string) {
+	if !strings.Contains(fitted, "quality: insufficient: the fitted groups hold ") {
+		t.Fatalf("fit:\n%s", fitted)
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
-	code, stdout, stderr = runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
-		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--repeat", "3", "--clients", "2")
+	code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
+		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
 	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
 	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
 		t.Errorf("policies: exit %d: %s%s\n%s", code, stdout, stderr, md)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -18,13 +19,7 @@ import (
 // token timing (not streamed).
 func writeStreamedResults(t *testing.T, path string, n int, streamed bool) {
 	t.Helper()
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		r := results.Blank()
-		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "5eed0037", results.ShapeScheduled, results.GroupScheduled, i, 1
+	writeScheduledRun(t, path, "5eed0037", n, func(i int, r *results.Record) {
 		r.IntendedMS, r.SentMS = float64(10*i), float64(10*i)+0.5
 		r.TTFBMS = 5
 		if i%5 == 4 {
@@ -37,13 +32,21 @@ func writeStreamedResults(t *testing.T, path string, n int, streamed bool) {
 				r.TTFTMS, r.TPOTMS, r.ITLP50MS, r.ITLMaxMS = ttft, 8, 6, 40
 			}
 		}
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
+	})
+}
+
+// writeScheduledRun writes n first attempts of the scheduled run runID
+// to path, the seq'th made by fill from a blank row of that seq.
+func writeScheduledRun(t *testing.T, path, runID string, n int, fill func(seq int, r *results.Record)) {
+	t.Helper()
+	recs := make([]results.Record, n)
+	for i := range recs {
+		r := &recs[i]
+		*r = results.Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = runID, results.ShapeScheduled, results.GroupScheduled, i, 1
+		fill(i, r)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, path, recs...)
 }
 
 // TestAnalyzeGoodput: goodput is the share of the planned requests

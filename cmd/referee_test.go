@@ -14,7 +14,11 @@ import (
 // one that cannot start are usage errors (2), each one line; a command
 // that sends nothing is graded, and fails the requests check (3).
 func TestRefereeExitCodes(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a referee run ends, as escapees of its command, the
+	// children of its process started while it ran (runsInFlight 1), and
+	// in this test binary those are also a parallel test's redis-server
+	// or re-run binary (TestPoliciesCoordinated's Redis was killed: EOF).
+	// The package's parallel tests wait while a sequential one runs.
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		t.Skip("no true(1) here")
@@ -86,7 +90,7 @@ func TestRefereeHelpExamples(t *testing.T) {
 // TestRefereeInterrupted: an interrupted referee exits 130 and writes the
 // verdict of what the simulator saw, marked interrupted.
 func TestRefereeInterrupted(t *testing.T) {
-	t.Parallel()
+	// Not parallel: TestRefereeExitCodes says why.
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep(1) here")

@@ -1,34 +1,22 @@
 package results_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
 func timelineFile(t *testing.T, extra string, cells []string, recs ...results.Record) string {
 	t.Helper()
-	var b bytes.Buffer
-	w, err := results.NewWriter(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	text := testkit.ResultsText(t, recs...)
 	if extra == "" {
-		return b.String()
+		return text
 	}
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	lines[0] += "," + extra
 	for i := range cells {
 		lines[i+1] += "," + cells[i]

@@ -77,7 +77,7 @@ func TestBurstCutsTheSharedPaceOnce(t *testing.T) {
 		srv := redisserver.Start(t)
 		for _, skew := range skews {
 			name := fmt.Sprint("burst, clocks apart by ", skew)
-			burst(t, skew, func() admission.Coordinator { return open(t, srv, Options{Deployment: name}) })
+			burst(t, skew, func() admission.Coordinator { return open(t, srv, Options{Deployment: name, CallTimeout: heard}) })
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/redisserver"
 )
@@ -31,13 +32,19 @@ func TestCheckRefusesWhatCannotServe(t *testing.T) {
 	ln.Close()
 	for _, tc := range []struct {
 		url, want string // want: in the error; "" for a Redis that is down
+		timeout   time.Duration
 	}{
-		{"redis://" + srv.Addr + "/16", "DB index is out of range"},
-		{"rediss://" + srv.Addr + "/0", "rediss:// names a Redis that answers without TLS"},
-		{"redis://" + tlsSrv.Listener.Addr().String() + "/0", "redis:// names a server that speaks TLS"},
-		{"redis://" + down + "/0", ""},
+		{"redis://" + srv.Addr + "/16", "DB index is out of range", heard},
+		// A plaintext Redis never answers a TLS handshake: Check waits out
+		// the call's timeout before it tries a PING without TLS (heard
+		// would be 5 s of waiting; the PING must be answered within it).
+		{"rediss://" + srv.Addr + "/0", "rediss:// names a Redis that answers without TLS", 2 * time.Second},
+		{"redis://" + tlsSrv.Listener.Addr().String() + "/0", "redis:// names a server that speaks TLS", heard},
+		{"redis://" + down + "/0", "", heard},
 	} {
-		c, err := Open(tc.url, "", Options{Deployment: "d"})
+		// The probes must be heard: at the default 50 ms a loaded
+		// machine's TLS handshake timed out (EOF, not ErrUnusable).
+		c, err := Open(tc.url, "", Options{Deployment: "d", CallTimeout: tc.timeout})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,10 +18,23 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/redisserver"
 )
 
+// heard is the CallTimeout of a test whose Redis must be heard: one about
+// the shared state, not about a Redis that is slow. A loaded machine
+// under -race misses the default 50 ms on loopback, and a call that
+// times out falls back to the process's own state (TestPaceSharedThroughRedis
+// saw the second owner send within the first's hold).
+const heard = 5 * time.Second
+
 // open returns a Coordinator on srv for deployment, closed at the end.
 func open(t *testing.T, srv *redisserver.Server, o Options) *Coordinator {
 	t.Helper()
-	c, err := Open("redis://"+srv.Addr+"/0", "", o)
+	return openAddr(t, srv.Addr, o)
+}
+
+// openAddr is open on the Redis (or holder) at addr.
+func openAddr(t *testing.T, addr string, o Options) *Coordinator {
+	t.Helper()
+	c, err := Open("redis://"+addr+"/0", "", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +50,8 @@ func TestSharedStateAndKeys(t *testing.T) {
 	srv := redisserver.Start(t)
 	ctx := context.Background()
 	const name = "https://contoso.openai.azure.com/gpt-4o-ptu"
-	a, b := open(t, srv, Options{Deployment: name}), open(t, srv, Options{Deployment: name})
-	other := open(t, srv, Options{Deployment: "another"})
+	a, b := open(t, srv, Options{Deployment: name, CallTimeout: heard}), open(t, srv, Options{Deployment: name, CallTimeout: heard})
+	other := open(t, srv, Options{Deployment: "another", CallTimeout: heard})
 
 	now := time.Now().Truncate(time.Microsecond)
 	end := now.Add(3 * time.Second)
@@ -100,7 +113,7 @@ func TestPaceSteps(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t)
 	ctx := context.Background()
-	a, b := open(t, srv, Options{Deployment: "d"}), open(t, srv, Options{Deployment: "d"})
+	a, b := open(t, srv, Options{Deployment: "d", CallTimeout: heard}), open(t, srv, Options{Deployment: "d", CallTimeout: heard})
 	cfg := admission.DefaultPaceConfig()
 	step := func(c *Coordinator, s admission.PaceStep) admission.PaceResult {
 		t.Helper()
@@ -198,7 +211,7 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
-// TestFaultsFallBackAndRejoin: Redis slow (DEBUG SLEEP), killed and
+// TestFaultsFallBackAndRejoin: Redis slow (held), killed and
 // restarted under a Coordinator: each call ends by its deadline, is
 // counted, warns once per outage, is not retried within Retry, and Redis
 // is used again once it answers.
@@ -210,7 +223,10 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 	now.Store(time.Now().UnixNano())
 	var warnings []error
 	var mu sync.Mutex
-	c := open(t, srv, Options{Deployment: "d", Now: func() time.Time { return time.Unix(0, now.Load()) },
+	// The calls to a Redis that answers must be heard (the default 50 ms
+	// was missed under load); the held one waits out the deadline.
+	h := hold(t, srv.Addr)
+	c := openAddr(t, h.Addr, Options{Deployment: "d", Now: func() time.Time { return time.Unix(0, now.Load()) }, CallTimeout: time.Second,
 		Warn: func(err error) { mu.Lock(); warnings = append(warnings, err); mu.Unlock() }})
 	read := func() (time.Duration, error) {
 		start := time.Now()
@@ -221,25 +237,15 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Slow: Redis busy for a second; the call ends at its 50 ms deadline.
-	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer sleeper.Close()
-	done := make(chan struct{})
-	go func() { sleeper.Do(ctx, "DEBUG", "SLEEP", "1"); close(done) }()
-	waitBusy(t, srv.Addr)
-	took, err := read()
-	select {
-	case <-done:
-		t.Fatalf("a call to a busy Redis returned (%v, after %v) only once Redis answered again; want an error at its deadline", err, took)
-	default:
-	}
-	if err == nil {
-		t.Fatalf("a call to a busy Redis: no error after %v; want one at its deadline", took)
+	// Slow: Redis held; the call ends at its deadline, while it holds.
+	h.Hold()
+	if _, err := read(); err == nil {
+		t.Fatal("a call to a held Redis: no error; want one at its deadline")
 	}
 	if _, err := read(); !errors.Is(err, errSkipped) {
 		t.Errorf("within Retry of a failure: %v, want no call (errSkipped)", err)
 	}
-	<-done
+	h.Release()
 	now.Add(int64(2 * DefaultRetry))
 	if _, err := read(); err != nil {
 		t.Fatalf("Redis answers again: %v", err)
@@ -268,29 +274,6 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 	if got := c.Fallbacks(); got != 4 {
 		t.Errorf("%d fallbacks, want 4 (the slow call, the skipped one, two while killed)", got)
 	}
-}
-
-// waitBusy returns once a DEBUG SLEEP holds the server at addr: a PING
-// with a short deadline no longer answers.
-func waitBusy(t *testing.T, addr string) {
-	t.Helper()
-	probe := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	defer probe.Close()
-	// The sleeper's DEBUG SLEEP goes out on a connection of its own, dialed
-	// in its goroutine: until it arrives, pings answer in a fraction of a
-	// millisecond, so the wait is for a time, not a count of pings (100
-	// pings passed in 30 ms before the sleeper's command arrived).
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		err := probe.Ping(ctx).Err()
-		cancel()
-		if err != nil {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("DEBUG SLEEP did not hold the server in 10 s")
 }
 
 // TestTransportsShareThroughRedis: two admission Transports (two
@@ -325,7 +308,7 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	var owners [2]*http.Client
 	var coords [2]*Coordinator
 	for i := range owners {
-		coords[i] = open(t, srv, Options{Deployment: ts.URL})
+		coords[i] = open(t, srv, Options{Deployment: ts.URL, CallTimeout: heard})
 		p := admission.DefaultPolicy()
 		p.SharedCooldown, p.Jitter, p.Budget, p.Coordinator = true, 0, 5*time.Second, coords[i]
 		tr, err := admission.New(nil, p)
@@ -360,7 +343,7 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	}
 }
 
-// TestSlowRedisDoesNotHoldRequests: with Redis busy (DEBUG SLEEP),
+// TestSlowRedisDoesNotHoldRequests: with Redis held (holder),
 // requests through a coordinated Transport are answered without waiting
 // for it: each decision gives up on Redis at its 50 ms deadline.
 func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
@@ -368,7 +351,8 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 	srv := redisserver.Start(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer ts.Close()
-	c := open(t, srv, Options{Deployment: ts.URL})
+	h := hold(t, srv.Addr)
+	c := openAddr(t, h.Addr, Options{Deployment: ts.URL})
 	pace, err := admission.NewPace(admission.DefaultPaceConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -379,14 +363,9 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer sleeper.Close()
-	done := make(chan struct{})
-	// Busy far longer than the requests can take on a loaded machine; the
-	// test does not wait for it (the server is killed at its end).
-	go func() { sleeper.Do(context.Background(), "DEBUG", "SLEEP", "30"); close(done) }()
-	waitBusy(t, srv.Addr)
-	start := time.Now()
+	// Held until the test's end: the requests are answered while it holds
+	// (had they waited for Redis, the test would hang to go test's -timeout).
+	h.Hold()
 	for range 5 {
 		resp, err := (&http.Client{Transport: tr}).Get(ts.URL)
 		if err != nil {
@@ -394,13 +373,8 @@ func TestSlowRedisDoesNotHoldRequests(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	select {
-	case <-done:
-		t.Errorf("5 requests took %v, until Redis answered again", time.Since(start))
-	default:
-	}
 	if c.Fallbacks() == 0 {
-		t.Error("no fallback counted while Redis was busy")
+		t.Error("no fallback counted while Redis was held")
 	}
 }
 
@@ -438,7 +412,7 @@ func TestPaceSharedThroughRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := admission.DefaultPolicy()
-		p.Pace, p.Coordinator, p.MaxAttempts = pace, open(t, srv, Options{Deployment: ts.URL}), 1
+		p.Pace, p.Coordinator, p.MaxAttempts = pace, open(t, srv, Options{Deployment: ts.URL, CallTimeout: heard}), 1
 		tr, err := admission.New(nil, p)
 		if err != nil {
 			t.Fatal(err)

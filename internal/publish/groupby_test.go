@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/analyze"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -16,25 +17,18 @@ func TestGroupByDialect(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.csv")
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 12 {
-		r := results.Blank()
+	recs := make([]results.Record, 12)
+	for i := range recs {
+		r := &recs[i]
+		*r = results.Blank()
 		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt, r.Status = "0123abcd", results.ShapeBurst, results.GroupBurst, i, 1, 429
 		r.IntendedMS, r.SentMS, r.LatencyMS = float64(i), float64(i), 5
 		r.WaitMS, r.WaitSource, r.Dialect = float64(100+i), results.WaitRetryAfterMS, results.DialectAzure
 		if i%3 == 0 {
 			r.WaitSource, r.Dialect = results.WaitGeminiRetryDelay, results.DialectGemini
 		}
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, path, recs...)
 	res, err := Run(context.Background(), Job{Paths: []string{path}, OutDir: filepath.Join(dir, "out"), MinGroup: 1,
 		GroupBy: analyze.GroupByDialect, Labels: analyze.Labels{results.DialectAzure: "Azure PTU"}})
 	if err != nil {

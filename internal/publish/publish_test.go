@@ -30,22 +30,15 @@ var upstreamEvents = filepath.Join("..", "..", "analyze", "testdata", "upstream"
 func resultsInput(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "results.csv")
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 40 {
-		r := results.Blank()
+	recs := make([]results.Record, 40)
+	for i := range recs {
+		r := &recs[i]
+		*r = results.Blank()
 		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt = "0123abcd", results.ShapeBurst, results.GroupBurst, i, 1
 		r.IntendedMS, r.SentMS, r.LatencyMS, r.Status = float64(i*10), float64(i*10+1), 5, 429
 		r.WaitMS, r.WaitSource = float64(10+i*i), results.WaitRetryAfterMS
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, path, recs...)
 	return path
 }
 

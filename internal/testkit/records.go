@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -31,5 +32,42 @@ func ReadRecords(t testing.TB, path string) []results.Record {
 			t.Fatal(err)
 		}
 		recs = append(recs, r)
+	}
+}
+
+// ResultsText is recs as the text of a results file: its header, then a
+// row each, as results' own Writer writes them.
+func ResultsText(t testing.TB, recs ...results.Record) string {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := results.NewWriter(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// WriteResults writes recs as a new results file at path (results.Create).
+func WriteResults(t testing.TB, path string, recs ...results.Record) {
+	t.Helper()
+	w, err := results.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

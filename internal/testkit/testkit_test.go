@@ -11,27 +11,24 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// TestReadRecords: every row written reads back, in order.
+// TestReadRecords: every row written (WriteResults) reads back, in
+// order, and ResultsText is the file's text.
 func TestReadRecords(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "results.csv")
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var recs []results.Record
 	for seq := range 3 {
 		r := results.Blank()
 		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt, r.Status = "a1b2c3d4", results.ShapeBurst, "g", seq, 1, 200
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, r)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	WriteResults(t, path, recs...)
+	got := ReadRecords(t, path)
+	if len(got) != 3 || got[2].Seq != 2 || got[0].Group != "g" {
+		t.Fatalf("read %+v", got)
 	}
-	recs := ReadRecords(t, path)
-	if len(recs) != 3 || recs[2].Seq != 2 || recs[0].Group != "g" {
-		t.Fatalf("read %+v", recs)
+	if b, err := os.ReadFile(path); err != nil || string(b) != ResultsText(t, recs...) {
+		t.Errorf("the file %q (%v) is not ResultsText's %q", b, err, ResultsText(t, recs...))
 	}
 }
 

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -19,23 +19,7 @@ func rec(group string, attempt int, intended float64, prompt, maxTokens int) res
 	return r
 }
 
-func resultsFile(t *testing.T, recs []results.Record) string {
-	t.Helper()
-	var b bytes.Buffer
-	w, err := results.NewWriter(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
+func resultsFile(t *testing.T, recs []results.Record) string { return testkit.ResultsText(t, recs...) }
 
 // TestPtuprobe: a results file's first attempts at their intended times
 // (retries passed over), its timelines end to end one mean gap apart,
