@@ -109,6 +109,29 @@
 //
 // Full jitter over the advised wait is Jitter 1: W × U[1, 2].
 //
+// # Your own algorithm, your own rule
+//
+// What a retry owner consults before it sends is a Gate: asked before
+// each attempt to the primary target (send now, hold until a time, or
+// refuse locally), before it sleeps towards a retry (allow it or not),
+// and told every answer. Throttle, Adaptive and RetryQuota are Gates, and
+// a Gate of your own goes in Policy.Gates (ExampleGate): a new algorithm
+// is one type with three methods, and the Transport does the waiting, the
+// budget, the redirect and the Decisions. The Pace and the shared
+// cooldown are not Gates: their state is a fleet's, shared through a
+// Coordinator.
+//
+// Policy.Rule is a rule of your own for each refusal the Policy would
+// retry (ExampleRule): it sees the response (status, header, body start,
+// the advised wait and the wait the Policy chose) and returns the wait,
+// or no retry; the budget, MaxAttempts and the Gates still hold it. Where
+// Backoff sees only the retry number, a Rule is go-retryablehttp's
+// CheckRetry and Backoff in one.
+//
+// In ptuprobe, adding an algorithm to the policy lab and to --policy is
+// this one file in admission and one line in internal/policy's list of
+// built-ins, which names the Gate each client gets.
+//
 // # Example
 //
 // The recommended policy under an http.Client (Example in example_test.go
