@@ -65,8 +65,7 @@ func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*adm
 	if err != nil {
 		return nil, err
 	}
-	target.PolicyName, target.Fallback = spec.Name, spec.Fallback
-	target.AppAttempts, target.AppDelay, target.MarkSDKRetries = spec.AppAttempts, spec.AppDelay, spec.SDK
+	target.Own(spec, p)
 	return p, nil
 }
 
