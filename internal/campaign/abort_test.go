@@ -57,3 +57,16 @@ func TestParseAbortShare(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAbortShare: any text is read without a panic, and a share
+// accepted is from 0 to below 1.
+func FuzzParseAbortShare(f *testing.F) {
+	for _, s := range []string{"0.5", "50%", "1", "-0", "1e-3%", "NaN", "Inf%", " 0.99 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if share, ok := ParseAbortShare(s); ok && !(share >= 0 && share < 1) {
+			t.Fatalf("%q accepted as %v", s, share)
+		}
+	})
+}
