@@ -156,18 +156,18 @@ type Policy struct {
 	// Throttle, when set, rejects attempts to the primary target locally
 	// as its backend accepts fewer of them (the SRE book's client-side
 	// throttling; see Throttle). It is the client's own: one per
-	// Transport.
+	// Transport. It is a Gate, asked before the Pace.
 	Throttle *Throttle
 	// RetryQuota, when set, spends tokens on retries to the primary target
 	// and earns them back on its successes; with too few, a refusal is
 	// not retried (the AWS SDKs' retry quota, gRPC's retry throttling; see
-	// RetryQuota). One per Transport.
+	// RetryQuota). One per Transport. It is a Gate, asked after Adaptive.
 	RetryQuota *RetryQuota
 	// Adaptive, when set, sends every attempt to the primary target
 	// through a token bucket filled at a rate learned from its throttles
 	// along a CUBIC curve (the AWS SDKs' adaptive mode; see Adaptive); an
 	// attempt whose token does not come within the budget is not sent.
-	// One per Transport.
+	// One per Transport. It is a Gate, asked after the Pace.
 	Adaptive *Adaptive
 	// Gates are algorithms of your own that the Transport consults before
 	// each attempt to the primary target and teaches with its answers
