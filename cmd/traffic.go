@@ -224,10 +224,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 // (twice as much with the embedded simulator, which holds the other end of
 // every connection) and warns when the system does not allow it.
 func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
-	need := uint64(maxInFlight) + 64
-	if embedded {
-		need += uint64(maxInFlight)
-	}
+	need := campaign.OpenFiles(maxInFlight, embedded)
 	if limit, ok := fdlimit.Raise(need); ok && limit < need {
 		fmt.Fprintf(stderr, "ptuprobe: warning: --max-in-flight %d may need %d open files, the limit is %d (ulimit -n): requests past it fail here and are recorded as error class local\n", maxInFlight, need, limit)
 	}

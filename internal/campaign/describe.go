@@ -39,8 +39,12 @@ func describeSchedule(c schedule.Config, p Plan) string {
 		}
 		peak = max(peak, ph.From, ph.To)
 	}
+	arrival := c.Arrival
+	if arrival == "" {
+		arrival = schedule.ArrivalConstant // as ParseArrival reads it
+	}
 	return fmt.Sprintf("scheduled plan (%s arrivals): %s: %d requests, peak %s, spans %s",
-		c.Arrival, strings.Join(phases, ", "), p.Planned, num.PerSecond(peak), num.About(p.Span))
+		arrival, strings.Join(phases, ", "), p.Planned, num.PerSecond(peak), num.About(p.Span))
 }
 
 // describeReplay is a replayed plan's Description: the trace, its
