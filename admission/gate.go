@@ -27,9 +27,11 @@ type Gate interface {
 	// asks again; one with Refused refuses it locally.
 	Admit(Ask) Admission
 	// Retry is asked when a refusal of the primary target is to be
-	// retried after a wait that fits the budget: false refuses the retry
-	// (the request redirects or gives up by the usual rule). note, with
-	// its own leading "; ", is added to the Decision's Reason either way.
+	// retried after a wait that fits the budget (never after a redirect:
+	// the fallback's retries are not the Gates'): false refuses the retry
+	// (the request redirects or gives up by the usual rule), and the
+	// Gates after it are not asked. note, with its own leading "; ", is
+	// added to the Decision's Reason either way.
 	Retry(Ask) (ok bool, note string)
 	// Learn is told each answer of the primary target; note, with its own
 	// leading "; ", is added to the answer's Decision's Reason.
