@@ -369,3 +369,43 @@ func TestOuterRun(t *testing.T) {
 		}
 	}
 }
+
+// countGate is an algorithm of a test's own: it refuses every attempt
+// past its first limit.
+type countGate struct {
+	limit int
+	seen  int
+}
+
+func (g *countGate) Admit(admission.Ask) admission.Admission {
+	g.seen++
+	return admission.Admission{Refused: g.seen > g.limit, Why: "over the count"}
+}
+func (g *countGate) Retry(admission.Ask) (bool, string) { return true, "" }
+func (g *countGate) Learn(admission.Answer) string      { return "" }
+
+// TestAnAlgorithmIsOneLine: a Builtin entry of one line, naming a Gate's
+// constructor and configuration, gives each client its own Gate, and
+// its traits say it adds to the advice.
+func TestAnAlgorithmIsOneLine(t *testing.T) {
+	t.Parallel()
+	newCount := func(limit int) (*countGate, error) { return &countGate{limit: limit}, nil }
+	b := Builtin{"count", "honor, plus a count", gates(gate(newCount, 2))}
+	s := honor(b.Name)
+	b.set(&s, 0)
+	p, err := s.Build(Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := s.Build(Env{})
+	g, ok := gateOf[*countGate](p).(*countGate)
+	if !ok || g.limit != 2 || gateOf[*countGate](q) == g {
+		t.Fatalf("gates %v and %v: want one countGate each", p.Gates, q.Gates)
+	}
+	if tr := s.Traits(); !tr.Extras || tr.PlainHonour() {
+		t.Errorf("traits %+v: a gate adds to the advice", tr)
+	}
+	if _, err := admission.New(nil, *p); err != nil {
+		t.Errorf("the policy it builds: %v", err)
+	}
+}
