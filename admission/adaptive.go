@@ -210,29 +210,23 @@ func (a *Adaptive) bucketOf(now time.Time) int64 {
 	return i
 }
 
-// tokened holds attempt a for the Policy's Adaptive token. When the
-// token does not come before the budget ends, the attempt is refused
-// locally (already observed) and refused is true.
-func (r *request) tokened(a *Attempt) (refused bool, err error) {
-	start := r.t.clock.Now()
-	for {
-		now := r.t.clock.Now()
-		at, took := r.t.p.Adaptive.take(now)
-		if took {
-			a.Held += now.Sub(start)
-			return false, nil
-		}
-		if !r.deadline.IsZero() && !at.Before(r.deadline) {
-			left, _ := r.left(now)
-			r.refuseLocally(a, now, ClassAdaptive, "the adaptive rate's next token, in "+show(at.Sub(now))+", does not come within"+r.leftPhrase(left))
-			return true, nil
-		}
-		if !sleepUntil(r.ctx, r.t.clock, at) {
-			a.Held += r.t.clock.Now().Sub(start)
-			return false, r.canceled(a, "the context ended while the adaptive rate held this attempt; not sent")
-		}
+// Admit takes a token for the attempt; when the bucket holds none, the
+// attempt waits for the next (and is refused locally, ClassAdaptive, when
+// it does not come within the budget). Adaptive is a Gate.
+func (a *Adaptive) Admit(ask Ask) Admission {
+	at, took := a.take(ask.Now)
+	if took {
+		return Admission{}
 	}
+	return Admission{At: at, Class: ClassAdaptive, Why: "the adaptive rate's next token, in " + show(at.Sub(ask.Now)) + ",", By: "the adaptive rate"}
 }
+
+// Retry allows every retry: the bucket holds every attempt (Admit).
+func (a *Adaptive) Retry(Ask) (bool, string) { return true, "" }
+
+// Learn updates the rate for an answer, cut on a refusal (a throttle);
+// the note says what it did.
+func (a *Adaptive) Learn(ans Answer) string { return a.answered(ans.Now, ans.Refused).note() }
 
 // note says what an answer did to the rate, for a Decision's Reason.
 func (s adaptiveStep) note() string {

@@ -109,6 +109,29 @@
 //
 // Full jitter over the advised wait is Jitter 1: W × U[1, 2].
 //
+// # Your own algorithm, your own rule
+//
+// What a retry owner consults before it sends is a Gate: asked before
+// each attempt to the primary target (send now, hold until a time, or
+// refuse locally), before it sleeps towards a retry (allow it or not),
+// and told every answer. Throttle, Adaptive and RetryQuota are Gates, and
+// a Gate of your own goes in Policy.Gates (ExampleGate): a new algorithm
+// is one type with three methods, and the Transport does the waiting, the
+// budget, the redirect and the Decisions. The Pace and the shared
+// cooldown are not Gates: their state is a fleet's, shared through a
+// Coordinator.
+//
+// Policy.Rule is a rule of your own for each refusal the Policy would
+// retry (ExampleRule): it sees the response (status, header, body start,
+// the advised wait and the wait the Policy chose) and returns the wait,
+// or no retry; the budget, MaxAttempts and the Gates still hold it. Where
+// Backoff sees only the retry number, a Rule is go-retryablehttp's
+// CheckRetry and Backoff in one.
+//
+// In ptuprobe, adding an algorithm to the policy lab and to --policy is
+// this one file in admission and one line in internal/policy's list of
+// built-ins, which names the Gate each client gets.
+//
 // # Example
 //
 // The recommended policy under an http.Client (Example in example_test.go
@@ -195,4 +218,44 @@
 // library those may use, not a part of them. A refused Policy setting is a
 // validation error naming the Policy field; from outside this module read
 // it with errors.As against interface{ Field() string }.
+//
+// # Inside the Transport
+//
+// `admission.New(next, policy)` is an `http.RoundTripper` that is a request's
+// one retry owner (`admission/doc.go` has the rule and its reasons): a 429,
+// or a 503 that advises a wait (as `retryafter.FromResponse` reads it, in
+// any dialect, from the header and the first 64 KiB of the refusal's body,
+// which the caller still gets whole), is slept for the advised wait × U[1, 1+jitter]
+// when that ends within the request's latency budget (a context deadline
+// shortens it), else redirected once to the fallback, else given up
+// (`*GiveUpError`). The budget bounds the whole request: the decision is
+// taken when the refusal's body has been read, and that read ends when the
+// budget does. A transport error is not retried. A `Policy`'s zero numbers
+// mean none (the zero `Policy` sends once, with no budget and no jitter);
+// `admission.DefaultPolicy()` is the recommended one (3 attempts, 30 s,
+// jitter 0.2, the `Default…` constants). A request whose
+// `X-Stainless-Retry-Count` is anything but a plain `0` is another owner's
+// retry. Error classes are the `Class*` constants (`results.Class*` for the
+// `error` column). Each attempt is one
+// `Decision` (safe to log) to `Policy.Observe`, and one `Attempt` (with the
+// response header and times) to a `WithAttemptObserver` context, for callers
+// that write a row per attempt; its `Action` values are the
+// `results.Decision*` constants. Every wait is on the runtime clock, so its
+// tests run in synctest bubbles over `internal/memnet`.
+//
+// The field's client policies are settings of one client each, in
+// process only (a Coordinator shares none of them): `Throttle`
+// (`throttle.go`, the SRE book's client-side throttling), `RetryQuota`
+// (`quota.go`, the AWS SDKs' retry quota and gRPC's retry throttling),
+// `Adaptive` (`adaptive.go`, the AWS SDKs' CUBIC token bucket),
+// `ChainedBackoff`/`Decorrelated` (`decorrelated.go`, a backoff fed its own
+// previous wait) and `PaceConfig.Utilization` (`utilization.go`: readings of
+// `retryafter.Advice.UtilizationPct` or the remaining limits become the
+// Pace's ordinary steps, a reading's cut carried in the step's `Config`, so
+// a coordinated Pace needs nothing new). Before an attempt to the primary
+// target go the shared cooldown, then the Gates (`gate.go`): the Throttle,
+// the Pace (not a Gate: its state is a fleet's), the Adaptive rate, the
+// RetryQuota and `Policy.Gates`; each answer teaches the Pace and then the
+// Gates (`answered`, `learn.go`); `Policy.Rule` (`rule.go`) sees each
+// refusal the Policy would retry. docs/policies.md has each one's source.
 package admission

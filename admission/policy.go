@@ -156,19 +156,30 @@ type Policy struct {
 	// Throttle, when set, rejects attempts to the primary target locally
 	// as its backend accepts fewer of them (the SRE book's client-side
 	// throttling; see Throttle). It is the client's own: one per
-	// Transport.
+	// Transport. It is a Gate, asked before the Pace.
 	Throttle *Throttle
 	// RetryQuota, when set, spends tokens on retries to the primary target
 	// and earns them back on its successes; with too few, a refusal is
 	// not retried (the AWS SDKs' retry quota, gRPC's retry throttling; see
-	// RetryQuota). One per Transport.
+	// RetryQuota). One per Transport. It is a Gate, asked after Adaptive.
 	RetryQuota *RetryQuota
 	// Adaptive, when set, sends every attempt to the primary target
 	// through a token bucket filled at a rate learned from its throttles
 	// along a CUBIC curve (the AWS SDKs' adaptive mode; see Adaptive); an
 	// attempt whose token does not come within the budget is not sent.
-	// One per Transport.
+	// One per Transport. It is a Gate, asked after the Pace.
 	Adaptive *Adaptive
+	// Gates are algorithms of your own that the Transport consults before
+	// each attempt to the primary target and teaches with its answers
+	// (see Gate), asked in order after Throttle, Pace, Adaptive and
+	// RetryQuota, which are Gates too.
+	Gates []Gate
+	// Rule, when set, is your own rule for each refusal the Policy would
+	// retry after a wait: it sees the refusal (its status, header and
+	// body, the advised wait, the wait the Policy chose) and returns the
+	// wait before the retry, or false to retry no more. What it returns is
+	// still held to the budget, MaxAttempts and the Gates; see Rule.
+	Rule Rule
 	// Coordinator, when set, keeps the state of the shared cooldown,
 	// Slots and Pace where owners in several processes share it (see
 	// Coordinator; admission/redisstate keeps it in Redis), each
@@ -295,6 +306,11 @@ func (p Policy) validate() (Policy, error) {
 	case p.MaxReplayBody < 0:
 		return p, valid.Errorf("MaxReplayBody", "must not be negative (0 means %d bytes)", DefaultMaxReplayBody)
 	}
+	for _, g := range p.Gates {
+		if g == nil {
+			return p, valid.Errorf("Gates", "must not hold a nil Gate")
+		}
+	}
 	for _, s := range p.Statuses {
 		if s < 400 || s > 599 {
 			return p, valid.Errorf("Statuses", "must hold only 4xx and 5xx statuses, not %d", s)
@@ -304,6 +320,7 @@ func (p Policy) validate() (Policy, error) {
 	if p.Backoff == nil {
 		p.Backoff = Exponential(DefaultBackoffBase, DefaultBackoffCap)
 	}
+	p.Gates = append([]Gate(nil), p.Gates...)
 	if len(p.Statuses) == 0 {
 		p.Statuses = []int{http.StatusTooManyRequests, http.StatusServiceUnavailable}
 	} else {

@@ -115,32 +115,40 @@ func (q *RetryQuota) refused() {
 	q.mu.Unlock()
 }
 
-// succeeded gives back what a 2xx earns; retryCost is what the request's
-// last retry took, or negative when it took none.
-func (q *RetryQuota) succeeded(retryCost float64) {
+// succeeded gives back what a 2xx earns; retried: the request's retry
+// took a retry's cost.
+func (q *RetryQuota) succeeded(retried bool) {
 	refund := q.cfg.Refund
-	if q.cfg.RefundRetry && retryCost >= 0 {
-		refund = retryCost
+	if q.cfg.RefundRetry && retried {
+		refund = q.cfg.RetryCost
 	}
 	q.mu.Lock()
 	q.tokens = min(q.cfg.Capacity, q.tokens+refund)
 	q.mu.Unlock()
 }
 
-// retryToken takes the Policy's RetryQuota's cost for a retry to the
-// primary target: ok is false when the quota does not allow it. note
-// says so, for the Decision's Reason ("" without a quota, or after a
-// redirect: the fallback's retries are not counted).
-func (r *request) retryToken() (note string, ok bool) {
-	q := r.t.p.RetryQuota
-	if q == nil || r.redirected {
-		return "", true
-	}
+// Admit sends every attempt: the quota is spent on retries (Retry).
+func (q *RetryQuota) Admit(Ask) Admission { return Admission{} }
+
+// Retry takes a retry's cost: ok is false when the quota does not allow
+// it. note says so, for the Decision's Reason. RetryQuota is a Gate.
+func (q *RetryQuota) Retry(Ask) (ok bool, note string) {
 	ok, cost, left := q.take()
 	tokens := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	if !ok {
-		return "; the retry quota's " + tokens(left) + " tokens allow no retry (one takes " + tokens(cost) + ", above " + tokens(q.cfg.Floor) + ")", false
+		return false, "; the retry quota's " + tokens(left) + " tokens allow no retry (one takes " + tokens(cost) + ", above " + tokens(q.cfg.Floor) + ")"
 	}
-	r.retryCost = cost
-	return "; the retry quota takes " + tokens(cost) + ", " + tokens(left) + " left", true
+	return true, "; the retry quota takes " + tokens(cost) + ", " + tokens(left) + " left"
+}
+
+// Learn spends a refusal's cost, or gives back what a 2xx earns: what the
+// request's last retry took when it had one and RefundRetry says so.
+func (q *RetryQuota) Learn(a Answer) string {
+	switch {
+	case a.Refused:
+		q.refused()
+	case a.Status >= 200 && a.Status < 300:
+		q.succeeded(a.Retried)
+	}
+	return ""
 }

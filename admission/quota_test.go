@@ -28,16 +28,16 @@ func TestRetryQuotaArithmetic(t *testing.T) {
 	if ok, _, left := q.take(); ok || left != 0 {
 		t.Fatalf("the 101st retry: allowed %v with %v left", ok, left)
 	}
-	q.succeeded(-1) // a first-attempt success: +1
+	q.succeeded(false) // a first-attempt success: +1
 	if ok, _, _ := q.take(); ok || q.Tokens() != 1 {
 		t.Fatalf("1 token allows a retry, or is not 1: %v", q.Tokens())
 	}
-	q.succeeded(5) // a success after a retry that took 5
+	q.succeeded(true) // a success after a retry that took 5
 	if ok, _, left := q.take(); !ok || left != 1 {
 		t.Fatalf("6 tokens: retry %v, %v left", ok, left)
 	}
 	full, _ := NewRetryQuota(StandardRetryQuota())
-	full.succeeded(5)
+	full.succeeded(true)
 	if full.Tokens() != 500 {
 		t.Fatalf("a full bucket grew to %v", full.Tokens())
 	}
@@ -56,8 +56,8 @@ func TestRetryQuotaArithmetic(t *testing.T) {
 	if ok, _, _ := g.take(); ok {
 		t.Fatal("5 of 10 tokens (maxTokens/2) allows a retry")
 	}
-	g.succeeded(-1)
-	g.succeeded(0) // a success after retries gives back tokenRatio too
+	g.succeeded(false)
+	g.succeeded(true) // a success after retries gives back tokenRatio too
 	if ok, _, left := g.take(); !ok || left != 6 {
 		t.Fatalf("6 tokens after two successes: retry %v, %v left", ok, left)
 	}

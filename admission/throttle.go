@@ -156,18 +156,26 @@ func (t *Throttle) counts(now time.Time) (requests, accepts int64) {
 	return requests, accepts
 }
 
-// throttled offers attempt a to the Policy's Throttle; when it rejects
-// the attempt, the attempt is refused locally (already observed) and
-// throttled is true.
-func (r *request) throttled(a *Attempt) bool {
-	now := r.t.clock.Now()
-	th := r.t.p.Throttle
-	v := th.offer(now, r.t.unit)
+// Admit offers the attempt to the throttling, counted as a request: it
+// is refused locally (ClassThrottled) with the probability the counts
+// before it give. Throttle is a Gate.
+func (t *Throttle) Admit(ask Ask) Admission {
+	v := t.offer(ask.Now, ask.Rand)
 	if !v.rejected {
-		return false
+		return Admission{}
 	}
 	why := fmt.Sprintf("client-side throttling rejected it locally (p %.3f from %d requests and %d accepts in the last %s, K %s)",
-		v.p, v.requests, v.accepts, show(th.cfg.Window), strconv.FormatFloat(th.cfg.K, 'f', -1, 64))
-	r.refuseLocally(a, now, ClassThrottled, why)
-	return true
+		v.p, v.requests, v.accepts, show(t.cfg.Window), strconv.FormatFloat(t.cfg.K, 'f', -1, 64))
+	return Admission{Refused: true, Class: ClassThrottled, Why: why, By: "client-side throttling"}
+}
+
+// Retry allows every retry: the throttling counts attempts, not retries.
+func (t *Throttle) Retry(Ask) (bool, string) { return true, "" }
+
+// Learn counts an answer that is no refusal as an accept.
+func (t *Throttle) Learn(a Answer) string {
+	if !a.Refused {
+		t.accepted(a.Now)
+	}
+	return ""
 }

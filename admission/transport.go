@@ -26,6 +26,7 @@ type Transport struct {
 	p          Policy // validated, defaults applied
 	clock      Clock
 	cool       cooldown
+	gates      gates
 	sdkRetries atomic.Int64
 }
 
@@ -40,7 +41,7 @@ func New(next http.RoundTripper, p Policy) (*Transport, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	t := &Transport{next: next, p: p, clock: p.Clock}
+	t := &Transport{next: next, p: p, clock: p.Clock, gates: newGates(&p)}
 	if t.clock == nil {
 		t.clock = runtimeClock{}
 	}
@@ -86,7 +87,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer body.close()
 	ctx := req.Context()
 	r := &request{t: t, orig: req, ctx: ctx, body: body, watch: attemptObserver(ctx),
-		marked: marked, markRetries: t.p.MarkRetries, sdkRetry: sdkRetry, lastWait: -1, retryCost: -1}
+		marked: marked, markRetries: t.p.MarkRetries, sdkRetry: sdkRetry, lastWait: -1}
 	if t.p.Budget > 0 {
 		r.deadline = start.Add(t.p.Budget)
 	}
@@ -145,7 +146,7 @@ type request struct {
 	lastWait   time.Duration // the last refusal's advised wait, -1 if none
 
 	prevBackoff time.Duration // the ChainedBackoff's last wait for this request
-	retryCost   float64       // what the RetryQuota took for the last retry, -1 if none
+	retried     bool          // the Gates allowed a retry of this request (Answer.Retried)
 	paceGen     uint64        // the count of cuts the last paced attempt's slot was taken under
 }
 
@@ -198,28 +199,26 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 	}
 }
 
-// gates holds attempt a for the shared cooldown, offers it to the
-// client-side throttling, then holds it for the pace's send slot and the
-// adaptive rate's token, as the Policy has them; refused is true when one
-// refused it locally (a.Action says what follows, already observed).
+// gates holds attempt a for the shared cooldown, then asks the Gates
+// (Policy.Throttle, Pace, Adaptive, Gates: see newGates) in turn, waiting
+// as each says; refused is true when one refused it locally (a.Action
+// says what follows, already observed).
 func (r *request) gates(a *Attempt) (refused bool, err error) {
 	if r.t.p.SharedCooldown {
 		if refused, err := r.hold(a); refused || err != nil {
 			return refused, err
 		}
 	}
-	if r.t.p.Throttle != nil && r.throttled(a) {
-		return true, nil
+	g := r.t.gates
+	if refused, err := r.admit(a, g.all[:g.early]); refused || err != nil {
+		return refused, err
 	}
 	if r.t.p.Pace != nil {
 		if refused, err := r.paced(a); refused || err != nil {
 			return refused, err
 		}
 	}
-	if r.t.p.Adaptive != nil {
-		return r.tokened(a)
-	}
-	return false, nil
+	return r.admit(a, g.all[g.early:])
 }
 
 // send sends attempt a and decides what follows. For a refusal it returns
@@ -286,7 +285,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	note := r.answered(a, now, read, true)
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
-	a.Action, a.Slept, a.Reason = r.decide(a.Attempt, advised, usable, now)
+	a.Action, a.Slept, a.Reason = r.decide(a, advised, usable, now)
 	a.Reason += note
 	if a.Action == ActionRedirect {
 		r.redirected = true
@@ -461,11 +460,11 @@ func (r *request) refuseLocally(a *Attempt, now time.Time, class, why string) {
 	r.emit(a)
 }
 
-// decide applies the rule to a refusal of attempt n that arrived at now:
+// decide applies the rule to a refusal of attempt a that arrived at now:
 // sleep when the wait fits what is left of the budget (and MaxWait), else
 // redirect once to the fallback, else give up.
-func (r *request) decide(n int, advised time.Duration, usable bool, now time.Time) (Action, time.Duration, string) {
-	p := &r.t.p
+func (r *request) decide(a *Attempt, advised time.Duration, usable bool, now time.Time) (Action, time.Duration, string) {
+	p, n := &r.t.p, a.Attempt
 	if n >= p.MaxAttempts {
 		return ActionGiveUp, 0, fmt.Sprintf("attempt %d of %d (MaxAttempts) refused; give up", n, p.MaxAttempts)
 	}
@@ -475,22 +474,29 @@ func (r *request) decide(n int, advised time.Duration, usable bool, now time.Tim
 		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
 	}
 	wait, why, sleepable := r.wait(n, advised, usable, now)
-	if sleepable {
-		if bounded && wait >= left {
-			return r.elsewhere(why+", does not fit"+r.leftPhrase(left), left, bounded)
-		}
-		if bounded {
-			why += ", fits" + r.leftPhrase(left)
-		} else {
-			why += "; no budget"
-		}
-		quota, ok := r.retryToken()
-		if !ok {
-			return r.elsewhere(why+quota, left, bounded)
-		}
-		return ActionSleep, wait, why + quota + "; sleep"
+	if !sleepable {
+		return r.elsewhere(why, left, bounded)
 	}
-	return r.elsewhere(why, left, bounded)
+	ruleLeft := time.Duration(-1)
+	if bounded {
+		ruleLeft = max(left, 0)
+	}
+	if wait, sleepable = r.ruled(a, wait, ruleLeft, &why); !sleepable {
+		return r.elsewhere(why, left, bounded)
+	}
+	if bounded && wait >= left {
+		return r.elsewhere(why+", does not fit"+r.leftPhrase(left), left, bounded)
+	}
+	if bounded {
+		why += ", fits" + r.leftPhrase(left)
+	} else {
+		why += "; no budget"
+	}
+	quota, ok := r.retryAllowed(n)
+	if !ok {
+		return r.elsewhere(why+quota, left, bounded)
+	}
+	return ActionSleep, wait, why + quota + "; sleep"
 }
 
 // wait is the wait before retry n and how it came about; sleepable is

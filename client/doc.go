@@ -142,4 +142,25 @@
 // Redacted, "[redacted]", and so advises no wait. Values shorter than 8
 // bytes are not taken for secrets: no key is that short, and "1" would
 // match ordinary waits.
+//
+// # Under a retry owner
+//
+// The client uses it for ptuprobe's own retries: with an `Owner`, its
+// requests go through an `admission.Transport`, each attempt the owner
+// reports is a row (`policy`, `decision`, `fallback` columns), and
+// `--timeout` bounds each attempt, not the request. Every planned request
+// is a row, whatever ends it: an attempt the owner gives up on before
+// sending it (its pace's slot or the shared cooldown does not fit the
+// budget) is a row of decision `give-up-local`, one a stop ends while it
+// waits (a retry's wait, a hold) a row of decision `interrupted`, both
+// status 0 without `sent_ms` (`results.Record.NotSent`); analyze counts them
+// among the planned requests (the rows of attempt 1), never as HTTP
+// attempts. A stop cancels a request at once while none of its attempts is
+// on the wire (the transport below the owner marks when one goes), so a
+// held request is not sent after Ctrl-C; an attempt on the wire keeps its
+// grace. The cap on the time spent sending (`--max-duration`,
+// `dispatch.Options.MaxDuration`) is the stop's deadline
+// (`dispatch.Request.Run`): no attempt goes at or past it, retries
+// included; one planned past it is given up as it is decided, a row of
+// decision `give-up-local`, error `timeout`.
 package client

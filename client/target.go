@@ -19,6 +19,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/admission"
 	"github.com/ptuprobe/ptuprobe/internal/httpfield"
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -648,19 +649,17 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 		}
 	})()
 	o.stop, o.cancel = stop, cancel
-	for call := 1; ; call++ {
-		refused := o.call(ctx)
-		if !refused || call >= t.cfg.AppAttempts {
-			return
-		}
+	app := policy.Outer{Calls: t.cfg.AppAttempts, Delay: t.cfg.AppDelay}
+	app.Run(func(int) bool { return o.call(ctx) }, func(d time.Duration) bool {
 		// The application's own retry, stopped before it went (or
 		// planned past the cap on sending).
-		again := time.Now().Add(t.cfg.AppDelay)
-		if o.cut(again) || sleep.For(stop, t.cfg.AppDelay) != nil || ctx.Err() != nil {
+		again := time.Now().Add(d)
+		if o.cut(again) || sleep.For(stop, d) != nil || ctx.Err() != nil {
 			o.notSent(admission.Attempt{Planned: again, Decision: admission.Decision{Err: admission.ClassCanceled}})
-			return
+			return false
 		}
-	}
+		return true
+	})
 }
 
 // owned is one request sent through the retry owner: it records each

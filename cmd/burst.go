@@ -71,7 +71,7 @@ func (b *burstCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	if b.rf.dryRun {
-		r.writeDryRun(c.OutOrStdout(), []string{b.bf.describe(plan)}, &b.tf)
+		r.writeDryRun(c.OutOrStdout(), &b.tf)
 		return nil
 	}
 	return r.runAndSummarize(c.Context())

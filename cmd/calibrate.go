@@ -118,7 +118,7 @@ func (k *calibrateCmd) progress(stderr io.Writer, job *campaign.Calibration) {
 	if k.rf.quiet {
 		return
 	}
-	probes, least, most := calibrationLength(job.Config)
+	probes, least, most := job.Config.Length()
 	fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))
 	job.Config.OnProbe = func(p calibrate.Probe) {
 		fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))

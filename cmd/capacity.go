@@ -12,7 +12,6 @@ import (
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/capacity"
-	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
@@ -51,7 +50,7 @@ func (k *capacityCmd) run(c *cobra.Command, _ []string) error {
 	}
 	if !k.quiet {
 		w := job.WorstCase()
-		fmt.Fprintf(stderr, "capacity: at most %d steps of %s (%s), %s\n", w.Steps, about(job.Config.StepDuration), worstLine(w), clockOf(&job))
+		fmt.Fprintf(stderr, "capacity: at most %d steps of %s (%s), %s\n", w.Steps, about(job.Config.StepDuration), w, job.Clock())
 		job.Config.OnStep = func(s capacity.Step) { fmt.Fprintln(stderr, stepLine(s)) }
 	}
 	k.tf.tls.warn(stderr)
@@ -123,19 +122,6 @@ func (k *capacityCmd) config() (capacity.Config, error) {
 	return c, nil
 }
 
-// clockOf says on which clock the search runs.
-func clockOf(job *capacity.Job) string {
-	if job.Target.Embedded() {
-		return "in process on the embedded simulator's virtual clock: seconds of wall time"
-	}
-	return "on the wall clock against the named target"
-}
-
-// worstLine is a worst case in requests, tokens and minutes.
-func worstLine(w capacity.WorstCase) string {
-	return fmt.Sprintf("at most %d requests, %s tokens, %s", w.Requests, num.Grouped(w.Tokens, 0), about(w.Time))
-}
-
 // stepLine is the progress line of a judged step.
 func stepLine(s capacity.Step) string {
 	verdict := "pass"
@@ -152,17 +138,9 @@ func stepLine(s capacity.Step) string {
 
 // writeCapacityPlan prints a search's plan and worst case.
 func writeCapacityPlan(w io.Writer, job *capacity.Job, tf *targetFlags) {
-	c := job.Config
 	fmt.Fprintln(w, dryRunHeader)
-	fmt.Fprintf(w, "target: %s, %s; requests streamed\n", targetKind(tf), clockOf(job))
-	slo := c.SLO.String()
-	if slo == "" {
-		slo = "none (any 2xx)"
+	fmt.Fprintf(w, "target: %s, %s; requests streamed\n", targetKind(tf), job.Clock())
+	for _, l := range job.Describe() {
+		fmt.Fprintln(w, l)
 	}
-	fmt.Fprintf(w, "question: the highest offered load with goodput ≥ %s under SLO %s and 429s ≤ %s\n", capacity.FormatShare(c.Goodput), slo, capacity.FormatShare(c.Max429Share))
-	fmt.Fprintf(w, "steps: a ramp from %s ×%g to %s, %d bisections, %d runs of each boundary rate; each step %s (its last half judged), %s between steps\n",
-		rate(c.MinRate), c.Factor, rate(c.MaxRate), c.Depth, c.Repeats, about(c.StepDuration), about(c.Pause))
-	fmt.Fprintf(w, "worst case: %d steps, %s\n", job.WorstCase().Steps, worstLine(job.WorstCase()))
-	fmt.Fprintf(w, "caps: --max-requests %d, --max-time %s\n", c.MaxRequests, about(c.MaxTime))
-	fmt.Fprintf(w, "outputs: %s/%s, %s/%s\n", job.OutDir, capacity.FileJSON, job.OutDir, capacity.FileChart)
 }

@@ -37,7 +37,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if ch.maxDuration <= 0 {
 		return usageError("--max-duration must be positive")
 	}
-	plans, described, err := ch.plans()
+	plans, err := ch.plans()
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	}
 	r.job.Replace = !ch.appendRows
 	if ch.rf.dryRun {
-		r.writeDryRun(stdout, described, &ch.tf)
+		r.writeDryRun(stdout, &ch.tf)
 		fmt.Fprintf(stdout, "report: %s\n", ch.af.outDir)
 		return nil
 	}
@@ -74,26 +74,24 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	return runAnalyze(c.Context(), analysis, stdout, stderr)
 }
 
-// plans are the burst and scheduled plans the flags ask for, each with
-// its description for --dry-run.
-func (ch *characterizeCmd) plans() ([]campaign.Plan, []string, error) {
+// plans are the burst and scheduled plans the flags ask for.
+func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
 	var plans []campaign.Plan
-	var described []string
 	if !ch.skipBurst {
 		p, err := ch.bf.plan()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		plans, described = append(plans, p), append(described, ch.bf.describe(p))
+		plans = append(plans, p)
 	}
 	if !ch.skipSchedule {
 		p, err := ch.sf.plan(charplan.Phases())
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		plans, described = append(plans, p), append(described, ch.sf.describe(p))
+		plans = append(plans, p)
 	}
-	return plans, described, nil
+	return plans, nil
 }
 
 func init() {

@@ -65,8 +65,7 @@ func (f *runFlags) policyOwner(fs *pflag.FlagSet, target *campaign.Target) (*adm
 	if err != nil {
 		return nil, err
 	}
-	target.PolicyName, target.Fallback = spec.Name, spec.Fallback
-	target.AppAttempts, target.AppDelay, target.MarkSDKRetries = spec.AppAttempts, spec.AppDelay, spec.SDK
+	target.Own(spec, p)
 	return p, nil
 }
 
@@ -146,7 +145,7 @@ const coordinatePasswordEnvUsage = "name of the environment variable holding the
 // usage error and a Redis that does not answer an error, both before any
 // traffic (a coordinated run on the fallback alone would measure
 // nothing); a Redis lost mid-lab is warned of once, and the func returned
-// counts the decisions that fell back and closes what is left open.
+// counts the decisions that fell back (redisstate.Pool).
 func (f *ownerFlags) labCoordination(ctx context.Context, stderr io.Writer) (*policylab.Coordination, func() int64, error) {
 	probe, unanswered, err := f.open(ctx, "ptuprobe policies: the check", nil)
 	if err != nil {
@@ -156,37 +155,21 @@ func (f *ownerFlags) labCoordination(ctx context.Context, stderr io.Writer) (*po
 	if unanswered != nil {
 		return nil, nil, fmt.Errorf("--coordinate: the Redis does not answer (%v): the coordinated runs would measure only each client's own state", unanswered)
 	}
-	var (
-		mu     sync.Mutex
-		opened []*redisstate.Coordinator
-		warned sync.Once
-	)
+	var warned sync.Once
 	warn := func(err error) {
 		warned.Do(func() {
 			fmt.Fprintf(stderr, "ptuprobe: warning: --coordinate: Redis failed (%v); each decision uses its client's own state until it answers again\n", err)
 		})
 	}
-	password := os.Getenv(f.passwordEnv)
+	pool := redisstate.NewPool(f.coordinate, os.Getenv(f.passwordEnv), f.options("", warn))
 	open := func(namespace string) (policylab.Shared, error) {
-		c, err := redisstate.Open(f.coordinate, password, f.options(namespace, warn))
+		c, err := pool.Open(namespace)
 		if err != nil {
 			return nil, err
 		}
-		mu.Lock()
-		opened = append(opened, c)
-		mu.Unlock()
 		return c, nil
 	}
-	fallbacks := func() int64 {
-		mu.Lock()
-		defer mu.Unlock()
-		n := int64(0)
-		for _, c := range opened {
-			n += c.Fallbacks()
-		}
-		return n
-	}
-	return &policylab.Coordination{Open: open}, fallbacks, nil
+	return &policylab.Coordination{Open: open}, pool.Fallbacks, nil
 }
 
 // deploymentName is what the fleet shares: the target as the flags name

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
-	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 // --dry-run checks every flag as a run would (the key's variable
@@ -45,59 +43,20 @@ func targetKind(tf *targetFlags) string {
 }
 
 // rate formats requests per second.
-func rate(r float64) string { return strconv.FormatFloat(r, 'g', 4, 64) + "/s" }
+func rate(r float64) string { return num.PerSecond(r) }
 
 // about rounds d for a reader.
-func about(d time.Duration) string {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second).String()
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
-
-// describe describes a burst plan: its waves, count, peak and span.
-func (b *burstFlags) describe(p campaign.Plan) string {
-	each, peak := "each at one instant", fmt.Sprintf("peak %d at once", b.size)
-	if b.spread > 0 {
-		each = "each spread over " + about(b.spread)
-		peak = "peak " + rate(float64(b.size)/b.spread.Seconds())
-	}
-	if b.waitWave {
-		each += ", each waiting for the last to finish"
-	}
-	return fmt.Sprintf("burst plan: %s of %s, %s apart, %s: %d requests, %s, spans %s",
-		plural(uint64(b.waves), "wave", "waves"), plural(uint64(b.size), "request", "requests"), about(b.gap), each, p.Planned, peak, about(p.Span))
-}
-
-// describeSchedule describes a scheduled plan: its phases, count, peak
-// and span.
-func describeSchedule(c schedule.Config, p campaign.Plan) string {
-	var phases []string
-	peak := 0.0
-	for _, ph := range c.Phases {
-		if ph.From == ph.To {
-			phases = append(phases, fmt.Sprintf("%s %s at %s", ph.Name, about(ph.Duration), rate(ph.From)))
-		} else {
-			phases = append(phases, fmt.Sprintf("%s %s from %s to %s", ph.Name, about(ph.Duration), rate(ph.From), rate(ph.To)))
-		}
-		peak = max(peak, ph.From, ph.To)
-	}
-	return fmt.Sprintf("scheduled plan (%s arrivals): %s: %d requests, peak %s, spans %s",
-		c.Arrival, strings.Join(phases, ", "), p.Planned, rate(peak), about(p.Span))
-}
+func about(d time.Duration) string { return num.About(d) }
 
 // writeDryRun prints a traffic job's plan: one line per plan, the whole
 // and this worker's share, the expected duration and the output.
-func (r *trafficRun) writeDryRun(w io.Writer, lines []string, tf *targetFlags) {
+func (r *trafficRun) writeDryRun(w io.Writer, tf *targetFlags) {
 	fmt.Fprintln(w, dryRunHeader)
 	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
 	j := &r.job
+	for _, p := range j.Plans {
+		fmt.Fprintln(w, p.Description)
+	}
 	writeTokens(w, j)
 	fmt.Fprintf(w, "in all: %d requests (first attempts), expected duration about %s plus the last answers\n", j.Planned(), about(j.Span()))
 	if o := j.Options; !o.Shard.Whole() {
@@ -123,32 +82,13 @@ func (r *trafficRun) writeDryRun(w io.Writer, lines []string, tf *targetFlags) {
 	fmt.Fprintf(w, "results: %s (%s)\n", j.Output, mode)
 }
 
-// calibrationLength is how long a calibration of c may take: every grid
-// probe and every bisection, each pause at --pause (at least) and at
-// --max-pause (at most).
-func calibrationLength(c calibrate.Config) (probes int, least, most time.Duration) {
-	probes = len(c.Grid()) + c.Depth
-	pauses := time.Duration(probes - 1)
-	maxPause := c.MaxPause
-	if maxPause <= 0 {
-		maxPause = calibrate.DefaultMaxPause
-	}
-	run := time.Duration(probes) * c.ProbeDuration
-	return probes, run + pauses*c.Cooldown, run + pauses*maxPause
-}
-
 // writeCalibrationPlan prints a calibration's plan.
 func writeCalibrationPlan(w io.Writer, c calibrate.Config, tf *targetFlags, evidence string) {
 	fmt.Fprintln(w, dryRunHeader)
 	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
-	var grid []string
-	for _, r := range c.Grid() {
-		grid = append(grid, rate(r))
+	for _, l := range c.Describe() {
+		fmt.Fprintln(w, l)
 	}
-	probes, least, most := calibrationLength(c)
-	fmt.Fprintf(w, "grid: %s, each probe %s; then up to %d bisection probes (at most %d probes)\n", strings.Join(grid, ", "), about(c.ProbeDuration), c.Depth, probes)
-	fmt.Fprintf(w, "in all: at most %d requests, peak %s, expected duration at most about %s (%s if the target advises long waits)\n",
-		c.PlannedRequests(), rate(c.MaxRate), about(least), about(most))
 	fmt.Fprintf(w, "evidence: %s\n", evidence)
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -75,11 +76,11 @@ func TestRequestsNotSentAreNoFailures(t *testing.T) {
 	var aborted error
 	w := (&failureFlags{abort: "50%", share: 0.5}).window(func(err error) { aborted = err })
 	total := newRunTally(analyze.SLO{})
-	for seq := range 2 * abortWindow {
+	for seq := range 2 * campaign.AbortWindow {
 		r := results.Blank()
 		r.Seq, r.Attempt, r.Status, r.SentMS, r.LatencyMS = seq, 1, 0, results.None, results.None
 		r.Decision, r.Error = results.DecisionGiveUpLocal, results.ClassCooldown
-		w.add(&r)
+		w.Add(&r)
 		total.observe(&r)
 	}
 	if aborted != nil {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -43,7 +42,7 @@ func (r *replayFlags) plan(cut time.Duration, scale float64) (campaign.Plan, err
 		return campaign.Plan{}, usageError("--replay-time-scale: %v", err)
 	}
 	r.trace = t
-	p, err := campaign.ReplayPlan(t, cut, r.factor)
+	p, err := campaign.ReplayPlan(t, campaign.Replay{Cut: cut, Factor: r.factor, Window: r.window, Scale: r.scale})
 	return p, settingError(err, flagNames{"MaxTokensFactor": "--max-tokens-factor", "Duration": "--duration", "Offsets": "--replay's rows"})
 }
 
@@ -86,25 +85,4 @@ func readTrace(path, format string) (*trace.Trace, error) {
 		return nil, usageError("--replay: %v", err)
 	}
 	return t, nil
-}
-
-// describe is the scheduled plan's line for --dry-run: the phases, or
-// the replayed trace.
-func (s *scheduleFlags) describe(p campaign.Plan) string {
-	t := s.replay.trace
-	if t == nil {
-		return describeSchedule(s.built, p)
-	}
-	line := fmt.Sprintf("replayed plan (%s, %s format, %d rows", t.Source, t.Format, len(t.Rows))
-	if s.replay.window != "" {
-		line += ", window " + s.replay.window
-	}
-	if s.replay.scale != "1" {
-		line += ", time × " + s.replay.scale
-	}
-	line += fmt.Sprintf("): %d requests, max_tokens the output × %g, spans %s", p.Planned, s.replay.factor, about(p.Span))
-	if t.Clipped+t.ZeroOutput > 0 {
-		line += fmt.Sprintf("; %d sizes clipped to 1–%d tokens, %d outputs of 0 sent as 1", t.Clipped, trace.MaxTokens, t.ZeroOutput)
-	}
-	return line
 }

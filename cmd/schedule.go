@@ -110,7 +110,7 @@ func (s *scheduleCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	if s.rf.dryRun {
-		r.writeDryRun(c.OutOrStdout(), []string{s.sf.describe(plan)}, &s.tf)
+		r.writeDryRun(c.OutOrStdout(), &s.tf)
 		return nil
 	}
 	return r.runAndSummarize(c.Context())

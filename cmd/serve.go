@@ -221,9 +221,4 @@ func witnessLine(requests, refused, early, onTime, sdk uint64) string {
 }
 
 // plural is n and the words that fit it.
-func plural(n uint64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatUint(n, 10) + " " + many
-}
+func plural(n uint64, one, many string) string { return num.Count(n, one, many) }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -225,10 +224,7 @@ func newTrafficRun(plans []campaign.Plan, tf *targetFlags, rf *runFlags, budget 
 // (twice as much with the embedded simulator, which holds the other end of
 // every connection) and warns when the system does not allow it.
 func warnFileLimit(stderr io.Writer, maxInFlight int, embedded bool) {
-	need := uint64(maxInFlight) + 64
-	if embedded {
-		need += uint64(maxInFlight)
-	}
+	need := campaign.OpenFiles(maxInFlight, embedded)
 	if limit, ok := fdlimit.Raise(need); ok && limit < need {
 		fmt.Fprintf(stderr, "ptuprobe: warning: --max-in-flight %d may need %d open files, the limit is %d (ulimit -n): requests past it fail here and are recorded as error class local\n", maxInFlight, need, limit)
 	}
@@ -277,7 +273,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	if out.CappedBy != dispatch.NoCap {
 		fmt.Fprintf(r.stderr, "note: stopped by the %s cap after %d requests\n", r.capFlag(out.CappedBy), out.Sent)
 	}
-	if cause := context.Cause(ctx); campaign.Interrupted(err) && errors.As(cause, new(*abortedError)) {
+	if cause := context.Cause(ctx); campaign.Interrupted(err) && errors.As(cause, new(*campaign.AbortedError)) {
 		return out, total, &ExitError{Code: ExitFailure, Err: fmt.Errorf("%w; %d completed requests kept in %s", cause, out.Written, r.job.Output)}
 	}
 	if campaign.Interrupted(err) {
@@ -292,7 +288,7 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 // watch is what each plan's records go to, as they complete: the plan's
 // tally and the run's, the failure window and the progress line; at the
 // plan's end, with several plans, its summary.
-func (r *trafficRun) watch(total *runTally, window *failureWindow) func(campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
+func (r *trafficRun) watch(total *runTally, window *campaign.Abort) func(campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 	shard := r.job.Options.Shard
 	return func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 		plan := newRunTally(r.rf.slo)
@@ -303,7 +299,7 @@ func (r *trafficRun) watch(total *runTally, window *failureWindow) func(campaign
 		return func(rec *results.Record) {
 				plan.observe(rec)
 				total.observe(rec)
-				window.add(rec)
+				window.Add(rec)
 				if rec.Attempt == 1 {
 					prog.add()
 				}
@@ -365,11 +361,7 @@ func (r *trafficRun) printSummary(out campaign.Outcome, total *runTally) {
 // answer at all) measured nothing about the target's admission: it exits
 // 1 unless --allow-failures. --abort-on-fail stops a run early, as k6's
 // abortOnFail does, when the failures other than admission pass a share
-// of the last abortWindow completed attempts.
-
-// abortWindow is how many of the latest completed attempts
-// --abort-on-fail looks at; it decides only once that many completed.
-const abortWindow = 20
+// of the last campaign.AbortWindow completed attempts (campaign.Abort).
 
 type failureFlags struct {
 	allow bool
@@ -379,7 +371,7 @@ type failureFlags struct {
 
 func (f *failureFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.allow, "allow-failures", false, "exit 0 even when every request failed for a reason other than a 429 (a 4xx, a 5xx, no response)")
-	fs.StringVar(&f.abort, "abort-on-fail", "", fmt.Sprintf("stop sending when more than this share of the last %d completed attempts failed other than by a 429: 0.5 or 50%% (exit 1, completed rows kept)", abortWindow))
+	fs.StringVar(&f.abort, "abort-on-fail", "", fmt.Sprintf("stop sending when more than this share of the last %d completed attempts failed other than by a 429: 0.5 or 50%% (exit 1, completed rows kept)", campaign.AbortWindow))
 }
 
 // check parses --abort-on-fail.
@@ -387,12 +379,8 @@ func (f *failureFlags) check() error {
 	if f.abort == "" {
 		return nil
 	}
-	v, pct := strings.CutSuffix(strings.TrimSpace(f.abort), "%")
-	share, err := strconv.ParseFloat(v, 64)
-	if pct {
-		share /= 100
-	}
-	if err != nil || !(share >= 0 && share < 1) {
+	share, ok := campaign.ParseAbortShare(f.abort)
+	if !ok {
 		return usageError("--abort-on-fail must be a share from 0 to below 1 (0.5) or a percentage (50%%), got %q", clipFlag(f.abort))
 	}
 	f.share = share
@@ -408,65 +396,11 @@ func clipFlag(s string) string {
 
 // window is the --abort-on-fail window of a run, which calls abort once
 // the share is passed; nil (which counts nothing) without the flag.
-func (f *failureFlags) window(abort context.CancelCauseFunc) *failureWindow {
+func (f *failureFlags) window(abort context.CancelCauseFunc) *campaign.Abort {
 	if f.abort == "" {
 		return nil
 	}
-	return &failureWindow{share: f.share, given: f.abort, abort: abort}
-}
-
-// failureWindow counts the failures other than admission among the last
-// abortWindow completed attempts.
-type failureWindow struct {
-	share float64
-	given string
-	abort context.CancelCauseFunc
-
-	mu     sync.Mutex
-	failed [abortWindow]bool
-	n      int // attempts seen
-	bad    int // failures in the window
-	done   bool
-}
-
-// failedNotAdmission: no 2xx and no 429.
-func failedNotAdmission(rec *results.Record) bool {
-	ok := rec.Error == "" && rec.Status >= 200 && rec.Status <= 299
-	return !ok && !(rec.Error == "" && rec.Status == 429)
-}
-
-func (w *failureWindow) add(rec *results.Record) {
-	if w == nil || rec.NotSent() {
-		return // a request its own policy shed is no failure of the target
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return
-	}
-	i := w.n % abortWindow
-	if w.n >= abortWindow && w.failed[i] {
-		w.bad--
-	}
-	w.failed[i] = failedNotAdmission(rec)
-	if w.failed[i] {
-		w.bad++
-	}
-	w.n++
-	if w.n >= abortWindow && float64(w.bad) > w.share*abortWindow {
-		w.done = true
-		w.abort(&abortedError{bad: w.bad, given: w.given})
-	}
-}
-
-// abortedError is why --abort-on-fail stopped a run.
-type abortedError struct {
-	bad   int
-	given string
-}
-
-func (e *abortedError) Error() string {
-	return fmt.Sprintf("aborted: %d of the last %d completed attempts failed other than by a 429, more than --abort-on-fail %s", e.bad, abortWindow, e.given)
+	return campaign.NewAbort(f.share, "--abort-on-fail "+f.abort, abort)
 }
 
 // allFailed is the exit-1 error of a run whose every request failed other

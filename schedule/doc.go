@@ -18,4 +18,20 @@
 //
 // schedule imports nothing from ptuprobe but internal/valid; Plan and
 // Replay satisfy dispatch.Pacer structurally.
+//
+// # Schedules
+//
+// `schedule` inverts the cumulative rate Λ(t): arrival *k* of a constant or
+// ramped plan is at Λ⁻¹(k), so counts are exact (30/s for 60 s is 1800) and a
+// ramp's arrivals follow the rate linearly. Poisson arrivals step by Exp(1)
+// in Λ-space through the same inverse (a non-homogeneous Poisson process),
+// seeded; gamma arrivals (`--arrival gamma:CV`, vLLM's `--burstiness`) by
+// gamma steps of mean 1 and coefficient of variation CV (shape 1/CV²,
+// Marsaglia–Tsang), the same seed. `Replay` is a trace's sorted offsets
+// (`internal/trace`), cut by `--duration`; rows at one instant are
+// consecutive arrivals at one offset (wave −1, as every scheduled arrival),
+// arrival *i* the trace's row *i*. The lab's loads use `Steady` (one
+// process at one rate; its constant counts ⌊rate × plan⌋ whole requests,
+// its Poisson keeps the lab's seeded stream) and `RepeatAt` (a trace at a
+// load's rate).
 package schedule

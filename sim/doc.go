@@ -653,4 +653,61 @@
 // The default is the runtime clock run TimeScale times faster; it waits
 // through internal/sleep, so under testing/synctest it runs on the
 // bubble's fake clock.
+//
+// # The model, its defaults and tests
+//
+// `sim/doc.go` is the full model: a leaky bucket of weighted tokens, estimate
+// on arrival, actual cost on completion, and a burst allowance that a rested
+// deployment spends (the source of the long tail). The defaults are tuned with
+// the main job's plans (`internal/charplan`); `sim/plan_test.go` plays those
+// plans on a virtual clock and guards the short-median, long-tail shape. The
+// cold forecast (`sim/cold.go`: a deployment that has completed nothing for a
+// while advises its waits at a share of its drain) gives the published waits'
+// empty middle; the `documents` profile (`sim/profiles/documents.json`,
+// characterize's default, `cmd/sim_flags.go`'s `defaultTo`) is the
+// model fitted to them under the main job's plan by `ptuprobe fit`
+// (`scripts/documents-profile.sh`). The
+// `gateway` profile, spillover, faults and `/sim/stats` are described there.
+// It speaks every vendor's dialect (`Config.Dialect`: azure, openai,
+// anthropic, ietf, gemini — paths, keys, headers and 429 bodies), writing its
+// headers on its own (it never imports `retryafter`: the two would agree on a
+// bug), and records every wait it advised, field by field
+// (`(*Server).Advised()`, summarized in `/sim/stats`), so tests compare what
+// a client recorded with what was written. With no target, the client API the
+// user chose picks the dialect. `--sim-*` flags on the traffic commands and on
+// `ptuprobe serve` alike tune the embedded simulator
+// (`cmd/sim_flags.go` is their one table; `ptuprobe help simulator` lists them). `sim.Serve` bounds what a client
+// may hold, as a real server does: a request's headers within 10 s and the
+// whole request within 30 s (`http.Server.ReadTimeout`, which net/http lifts
+// once the body is read, so a long streamed answer is never cut; no
+// WriteTimeout for the same reason), an idle connection 2 minutes; with
+// `sim.MaxConnsPerClient` (serve's `--max-conns-per-client`, 1024 by
+// default; the embedded simulator sets none) the listener counts the open
+// connections per client IP and answers one more 503. `Config.TimeScale`
+// is at most `sim.MaxTimeScale` (100): past it a wall millisecond is more of
+// the model than it can spare.
+//
+// The simulator is also a witness of the client (`sim/witness.go`, "The
+// simulator as a witness" in `sim/doc.go`): per key it counts retries that
+// came back before the wait their refusal advised (`early_returns`), at or
+// after it (`retries_on_time`), and requests that declare themselves SDK
+// retries (`sdk_retries`, `X-Stainless-Retry-Count` > 0), in `Stats`,
+// `/sim/stats` and the summary `ptuprobe serve` prints on stop; in total
+// also every retry recognized, the marked and the undeclared comebacks,
+// the herd (`sim/herd.go`: retries within 50 ms of their key's median
+// lateness after the deadline of the field it honours: no jitter), those
+// over a `WitnessBudget`, and the refusals nobody came back to. A retry is the same key, deployment and
+// call (hashed): a call is its marker when the client sets one that it
+// repeats across the retries of one call (`Idempotency-Key`,
+// `x-ms-client-request-id`), else its body, so a redirect to the standard
+// deployment is not an early return, and marked calls with one body are
+// told apart; deadlines are kept in model time from
+// the header's own value, so a client that waits exactly what the header
+// says is on time at any `TimeScale`. Its memory is a ring of the last
+// `sim.MaxAdvisedWaits` refusals (about 9 MB when full; the herd's
+// record of the last `sim.MaxHerdLateness` latenesses, 512 KB). It parses no advice
+// (and imports no `retryafter`): it remembers the very number it wrote, so
+// it stays a count independent of the client's reading of it. The
+// standard deployment (`SpilloverDeployment`) answers by name under its own
+// limits, the fallback a client can redirect to.
 package sim

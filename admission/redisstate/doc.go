@@ -52,4 +52,52 @@
 // as the URL names it (ErrUnusable: a database it does not have, rediss://
 // to a Redis without TLS, redis:// to one with TLS, a reply no Redis
 // sends). Neither passes with time; a Redis that does not answer may.
+//
+// # Shared across processes
+//
+// Shared across processes. The state owners share — the shared
+// cooldown, `Slots`' next free slot, a `Pace`'s learned rate and send slots
+// — is in process unless `Policy.Coordinator` keeps it elsewhere
+// (`admission/coordinate.go`: three methods, one per kind of state; a
+// `PaceStep` is one step of the `Pace`'s AIMD, whose arithmetic is
+// `paceState` in `pace.go`, on whole microseconds). The in-process state
+// stays and is every decision's fallback: a Coordinator call that fails
+// leaves that decision to it, and a call runs under the request's budget.
+// `MemoryCoordinator` (`memory.go`) is the Coordinator in one process: the
+// in-process state's own code (the cooldown, `Slots`' arithmetic,
+// `paceState`) behind the interface, for Transports that share state in a
+// process and for a fleet simulated in one, with what sharing costs made
+// explicit: a `Delay` per call, half before the state is reached and half
+// after, slept on a `Clock`, a `Fail` hook per call, and the call's context
+// still its bound. The Go and the Lua take the same steps:
+// `redisstate/steps_test.go` drives long seeded sequences of every call
+// through both and compares every answer and, after each pace step, the
+// pace's state (a read-only probe, the rate to the bit), and its fuzz target
+// does so for any seed and settings. A refusal cuts a shared pace once per
+// congestion event by the count of cuts its slot was taken under as well as
+// by its send time, which is another process's clock. `admission/redisstate` is
+// the Coordinator on Redis (go-redis): one Lua script by EVALSHA per
+// decision, keys `ptuprobe:{HASH}:…` (the first 128 bits of the SHA-256 of
+// the deployment's name), each expiring; a deadline per call (50 ms,
+// `--coordinate-timeout`), no go-redis retries, and after a failure no call
+// for a second, so an outage costs a deadline a second, not one per
+// decision; a warning once per outage through a callback, and a count of
+// fallbacks. What a server may answer is bounded before go-redis reads it
+// (`resp.go`: its dialer's connections follow the RESP stream and fail the
+// read of a reply over 64 KiB, a header announcing more than 1,024 elements
+// or a 4 KiB string, or nesting past 8 — go-redis allocates what a header
+// announces), and an answer more than `MaxAhead` (24 h) ahead is a fault
+// too: either is a failed call, and the decision falls back. The Transport
+// holds a shared send slot to the request's budget as it does its own
+// (`Pace.apply`), and takes at most 16 slots for one attempt. `Check`
+// (`check.go`) is the start-up check: one PING as a connection starts
+// (TLS, password, database), which tells a Redis that refuses (`ErrAuth`,
+// `ErrUnusable`: a database it lacks, rediss:// to a plaintext Redis —
+// a plaintext PING then answers — or redis:// to a TLS one, a reply no
+// Redis sends) from one that does not answer. It is its own package
+// so that `admission` keeps to the standard library, and public because any
+// fleet of `admission` owners may share a deployment. Its tests run a real
+// `redis-server` (`internal/redisserver`: a loopback port, a temporary
+// directory, no persistence; killed and restarted mid-test; skipped where it
+// is not installed, and `.ci/run` installs Debian's).
 package redisstate

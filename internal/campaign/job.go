@@ -228,3 +228,15 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	}
 	return out, err
 }
+
+// OpenFiles is how many open files a run of maxInFlight requests in
+// flight may need: one connection each, and as many again for the
+// embedded simulator, which holds the other end of every connection, plus
+// 64 for the rest (the results file, the binary, the metrics server…).
+func OpenFiles(maxInFlight int, embedded bool) uint64 {
+	need := uint64(maxInFlight) + 64
+	if embedded {
+		need += uint64(maxInFlight)
+	}
+	return need
+}

@@ -33,6 +33,10 @@ type Plan struct {
 	// Shapes, when set, sizes the plan's requests (a replayed trace's
 	// rows, TraceShapes) instead of the target's sizes.
 	Shapes client.Shaper
+	// Description is the plan in one line for a reader (a dry run): its
+	// shape as configured, then what it needs — its requests, its peak
+	// rate, its span. Planned and Span are those needs in numbers.
+	Description string
 }
 
 // BurstPlan validates c and returns its plan.
@@ -40,10 +44,12 @@ func BurstPlan(c burst.Config, waitWave bool) (Plan, error) {
 	if err := c.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("burst plan: %w", err)
 	}
-	return Plan{
+	p := Plan{
 		Shape: results.ShapeBurst, Group: results.GroupBurst, Pacer: burst.NewPlan(c),
 		Planned: c.Total(), Span: c.Span(), WaitWave: waitWave, Gap: c.Gap, Slot: c.Span() + c.Gap,
-	}, nil
+	}
+	p.Description = describeBurst(c, waitWave, p)
+	return p, nil
 }
 
 // SchedulePlan validates c and returns its plan.
@@ -51,28 +57,44 @@ func SchedulePlan(c schedule.Config) (Plan, error) {
 	if err := c.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("scheduled plan: %w", err)
 	}
-	return Plan{
+	p := Plan{
 		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: schedule.NewPlan(c),
 		Planned: c.Total(), Span: c.Duration(), Slot: c.Duration(),
-	}, nil
+	}
+	p.Description = describeSchedule(c, p)
+	return p, nil
+}
+
+// Replay is how a trace is replayed (ReplayPlan).
+type Replay struct {
+	// Cut, when positive, cuts the replay at this time.
+	Cut time.Duration
+	// Factor: a row's max_tokens is its output × Factor.
+	Factor float64
+	// Window and Scale are the window the trace was cut to and the time
+	// scale its offsets were multiplied by, as the user gave them, for
+	// the plan's description ("" and "1": none).
+	Window, Scale string
 }
 
 // ReplayPlan is a trace's rows as a plan: row i sent at its offset (the
 // trace already scaled and cut to its window), sized by the row (its
-// prompt, its hash blocks, max_tokens its output × factor); duration,
+// prompt, its hash blocks, max_tokens its output × r.Factor); r.Cut,
 // when positive, cuts it.
-func ReplayPlan(t *trace.Trace, duration time.Duration, factor float64) (Plan, error) {
-	shapes, err := TraceShapes(t, factor)
+func ReplayPlan(t *trace.Trace, r Replay) (Plan, error) {
+	shapes, err := TraceShapes(t, r.Factor)
 	if err != nil {
 		return Plan{}, err
 	}
-	r, err := schedule.NewReplay(t.Offsets(), duration)
+	rp, err := schedule.NewReplay(t.Offsets(), r.Cut)
 	if err != nil {
 		return Plan{}, fmt.Errorf("replayed plan: %w", err)
 	}
-	span := r.Duration()
-	return Plan{
-		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: r,
-		Planned: r.Total(), Span: span, Slot: span, Shapes: shapes,
-	}, nil
+	span := rp.Duration()
+	p := Plan{
+		Shape: results.ShapeScheduled, Group: results.GroupScheduled, Pacer: rp,
+		Planned: rp.Total(), Span: span, Slot: span, Shapes: shapes,
+	}
+	p.Description = describeReplay(t, r, p)
+	return p, nil
 }

@@ -87,11 +87,11 @@ func TestTraceShapes(t *testing.T) {
 			t.Errorf("factor %v: %v", f, err)
 		}
 	}
-	p, err := ReplayPlan(tr, 0, 1)
+	p, err := ReplayPlan(tr, Replay{Factor: 1})
 	if err != nil || p.Planned != 2 || p.Span != time.Second || p.Shapes == nil {
 		t.Errorf("plan %+v: %v", p, err)
 	}
-	if p, err = ReplayPlan(tr, 500*time.Millisecond, 1); err != nil || p.Planned != 1 {
+	if p, err = ReplayPlan(tr, Replay{Cut: 500 * time.Millisecond, Factor: 1}); err != nil || p.Planned != 1 {
 		t.Errorf("cut at 500 ms: %+v, %v", p, err)
 	}
 }
@@ -104,7 +104,7 @@ func TestTokenSettingsRefused(t *testing.T) {
 	prompts := filepath.Join(dir, "p.jsonl")
 	os.WriteFile(prompts, []byte(`{"prompt":"hi"}`+"\n"), 0o644)
 	tr := &trace.Trace{Rows: []trace.Row{{InputTokens: 5, OutputTokens: 5}}, Span: time.Second}
-	replay, _ := ReplayPlan(tr, 0, 1)
+	replay, _ := ReplayPlan(tr, Replay{Factor: 1})
 	base := namedTarget("10", "10")
 	cases := []struct {
 		field string

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Decimal formats v rounded to at most places decimals: Decimal(16921.123, 2)
@@ -70,4 +71,28 @@ func AppendDecimal(dst []byte, v float64, places int) []byte {
 		r = 0
 	}
 	return strconv.AppendFloat(dst, r, 'f', -1, 64)
+}
+
+// PerSecond formats a rate of requests per second for a reader: 4 digits
+// at most, "/s" after: PerSecond(2.5) is "2.5/s".
+func PerSecond(r float64) string { return strconv.FormatFloat(r, 'g', 4, 64) + "/s" }
+
+// About rounds d for a reader: to the second from a minute up, to a tenth
+// of a second from a second up, else to the millisecond.
+func About(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// Count is n with its noun: Count(1, "wave", "waves") is "1 wave".
+func Count(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatUint(n, 10) + " " + many
 }

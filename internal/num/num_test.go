@@ -3,6 +3,7 @@ package num
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestDecimal(t *testing.T) {
@@ -62,5 +63,22 @@ func TestMillis(t *testing.T) {
 		if got := Millis(tt.v, tt.places); got != tt.want {
 			t.Errorf("Millis(%v, %d) = %q, want %q", tt.v, tt.places, got, tt.want)
 		}
+	}
+}
+
+func TestAboutPerSecondCount(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{90*time.Second + 400*time.Millisecond: "1m30s", 4840 * time.Millisecond: "4.8s", 1234567 * time.Microsecond: "1.2s", 12345 * time.Microsecond: "12ms"} {
+		if got := About(d); got != want {
+			t.Errorf("About(%v) = %s, want %s", d, got, want)
+		}
+	}
+	for r, want := range map[float64]string{2: "2/s", 11.8512: "11.85/s", 0.5: "0.5/s"} {
+		if got := PerSecond(r); got != want {
+			t.Errorf("PerSecond(%v) = %s, want %s", r, got, want)
+		}
+	}
+	if Count(1, "wave", "waves") != "1 wave" || Count(3, "wave", "waves") != "3 waves" || Count(0, "wave", "waves") != "0 waves" {
+		t.Error("Count")
 	}
 }

@@ -83,11 +83,8 @@ func (s Spec) policy(scale float64) *admission.Policy {
 	if s.LongWaitBackoff {
 		p.OverMaxWait = admission.BackoffOverMaxWait
 	}
-	switch {
-	case s.IgnoreAdvice:
-		p.Advice = admission.IgnoreAdvice
-	case s.Floor:
-		p.Advice = admission.FloorAdvice
+	p.Advice = s.Advice
+	if s.Advice == admission.FloorAdvice {
 		p.MaxAboveBackoff = scaled(s.AboveBackoff, scale)
 	}
 	switch {
@@ -102,8 +99,8 @@ func (s Spec) policy(scale float64) *admission.Policy {
 }
 
 // perClient gives p the state s keeps per client (per Transport): its
-// own Pace, client-side throttling, retry quota and adaptive rate, as s
-// has them.
+// own Pace and Gates (client-side throttling, a retry quota, an adaptive
+// rate), as s has them.
 func (s Spec) perClient(p *admission.Policy) error {
 	var err error
 	if s.Pace {
@@ -113,24 +110,12 @@ func (s Spec) perClient(p *admission.Policy) error {
 			return err
 		}
 	}
-	if s.Throttle {
-		if p.Throttle, err = admission.NewThrottle(admission.DefaultThrottleConfig()); err != nil {
+	for _, newGate := range s.Gates {
+		g, err := newGate()
+		if err != nil {
 			return err
 		}
-	}
-	if s.RetryQuota {
-		cfg := admission.StandardRetryQuota()
-		if s.GRPCThrottling {
-			cfg = admission.ThrottlingRetryQuota(GRPCMaxTokens, GRPCTokenRatio)
-		}
-		if p.RetryQuota, err = admission.NewRetryQuota(cfg); err != nil {
-			return err
-		}
-	}
-	if s.Adaptive {
-		if p.Adaptive, err = admission.NewAdaptive(admission.DefaultAdaptiveConfig()); err != nil {
-			return err
-		}
+		p.Gates = append(p.Gates, g)
 	}
 	return nil
 }

@@ -112,12 +112,13 @@ func TestBuildSettings(t *testing.T) {
 	}{
 		{"pace", func(p *admission.Policy) any { return p.Pace }},
 		{"utilization", func(p *admission.Policy) any { return p.Pace }},
-		{"sre-throttle", func(p *admission.Policy) any { return p.Throttle }},
-		{"honor-aws-quota", func(p *admission.Policy) any { return p.RetryQuota }},
-		{"honor-aws-adaptive", func(p *admission.Policy) any { return p.Adaptive }},
-		{"grpc-throttle", func(p *admission.Policy) any { return p.RetryQuota }},
-		{"aws-standard", func(p *admission.Policy) any { return p.RetryQuota }},
-		{"aws-adaptive", func(p *admission.Policy) any { return p.Adaptive }},
+		{"sre-throttle", gateOf[*admission.Throttle]},
+		{"honor-aws-quota", gateOf[*admission.RetryQuota]},
+		{"honor-aws-adaptive", gateOf[*admission.Adaptive]},
+		{"grpc-throttle", gateOf[*admission.RetryQuota]},
+		{"aws-standard", gateOf[*admission.RetryQuota]},
+		{"aws-adaptive", gateOf[*admission.Adaptive]},
+		{"aws-adaptive", gateOf[*admission.RetryQuota]},
 	} {
 		a, b := c.of(build(c.name, Env{})), c.of(build(c.name, Env{}))
 		if isNil(a) || isNil(b) || a == b {
@@ -291,11 +292,11 @@ func TestAWSModes(t *testing.T) {
 				t.Errorf("%s: retry %d backs off %v, want %v", c.name, retry, got, c.backoffs[i])
 			}
 		}
-		if p.RetryQuota == nil || p.RetryQuota.Tokens() != c.tokens {
-			t.Errorf("%s: retry quota %v, want %v tokens", c.name, p.RetryQuota, c.tokens)
+		if q, _ := gateOf[*admission.RetryQuota](p).(*admission.RetryQuota); q == nil || q.Tokens() != c.tokens {
+			t.Errorf("%s: retry quota %v, want %v tokens", c.name, q, c.tokens)
 		}
-		if (p.Adaptive != nil) != c.adaptive {
-			t.Errorf("%s: adaptive rate %v, want %v", c.name, p.Adaptive != nil, c.adaptive)
+		if a := gateOf[*admission.Adaptive](p); (a != nil) != c.adaptive {
+			t.Errorf("%s: adaptive rate %v, want %v", c.name, a != nil, c.adaptive)
 		}
 	}
 	// The old names still parse, to the policy under its new name; they
@@ -320,5 +321,91 @@ func TestAWSModes(t *testing.T) {
 	one, stacked := mustParse(t, "sdk-one-owner").Traits(), mustParse(t, "stacked").Traits()
 	if one.Owners != 1 || stacked.Owners != 2 || one.Attempts*one.Calls != stacked.Attempts*stacked.Calls || one.Advice != stacked.Advice || one.Jitter != stacked.Jitter {
 		t.Errorf("sdk-one-owner %+v against stacked %+v: not the same client with one owner", one, stacked)
+	}
+}
+
+// gateOf is p's Gate of type G, or nil.
+func gateOf[G admission.Gate](p *admission.Policy) any {
+	for _, g := range p.Gates {
+		if g, ok := g.(G); ok {
+			return g
+		}
+	}
+	return nil
+}
+
+// TestOuterRun: stacked's loop calls until an answer that is no refusal,
+// at most Calls times, pausing Delay between calls; a pause that stops
+// ends it; 0 or 1 Calls is one call.
+func TestOuterRun(t *testing.T) {
+	t.Parallel()
+	run := func(o Outer, refusals int, stopAt int) (calls int, paused []time.Duration) {
+		o.Run(func(n int) bool {
+			calls = n
+			return n <= refusals
+		}, func(d time.Duration) bool {
+			paused = append(paused, d)
+			return len(paused) != stopAt
+		})
+		return calls, paused
+	}
+	stacked := mustParse(t, "stacked").Outer()
+	for _, c := range []struct {
+		o                     Outer
+		refusals, stop, calls int
+		pauses                int
+	}{
+		{stacked, 10, 0, 4, 3},
+		{stacked, 1, 0, 2, 1},
+		{stacked, 0, 0, 1, 0},
+		{stacked, 10, 2, 2, 2},
+		{mustParse(t, "sdk").Outer(), 10, 0, 1, 0},
+		{Outer{Calls: 1}, 10, 0, 1, 0},
+	} {
+		calls, paused := run(c.o, c.refusals, c.stop)
+		if calls != c.calls || len(paused) != c.pauses || len(paused) > 0 && paused[0] != c.o.Delay {
+			t.Errorf("%+v with %d refusals, stop at pause %d: %d calls, pauses %v; want %d calls, %d pauses",
+				c.o, c.refusals, c.stop, calls, paused, c.calls, c.pauses)
+		}
+	}
+}
+
+// countGate is an algorithm of a test's own: it refuses every attempt
+// past its first limit.
+type countGate struct {
+	limit int
+	seen  int
+}
+
+func (g *countGate) Admit(admission.Ask) admission.Admission {
+	g.seen++
+	return admission.Admission{Refused: g.seen > g.limit, Why: "over the count"}
+}
+func (g *countGate) Retry(admission.Ask) (bool, string) { return true, "" }
+func (g *countGate) Learn(admission.Answer) string      { return "" }
+
+// TestAnAlgorithmIsOneLine: a Builtin entry of one line, naming a Gate's
+// constructor and configuration, gives each client its own Gate, and
+// its traits say it adds to the advice.
+func TestAnAlgorithmIsOneLine(t *testing.T) {
+	t.Parallel()
+	newCount := func(limit int) (*countGate, error) { return &countGate{limit: limit}, nil }
+	b := Builtin{"count", "honor, plus a count", gates(gate(newCount, 2))}
+	s := honor(b.Name)
+	b.set(&s, 0)
+	p, err := s.Build(Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := s.Build(Env{})
+	g, ok := gateOf[*countGate](p).(*countGate)
+	if !ok || g.limit != 2 || gateOf[*countGate](q) == g {
+		t.Fatalf("gates %v and %v: want one countGate each", p.Gates, q.Gates)
+	}
+	if tr := s.Traits(); !tr.Extras || tr.PlainHonour() {
+		t.Errorf("traits %+v: a gate adds to the advice", tr)
+	}
+	if _, err := admission.New(nil, *p); err != nil {
+		t.Errorf("the policy it builds: %v", err)
 	}
 }

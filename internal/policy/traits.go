@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/ptuprobe/ptuprobe/admission"
+
 // Traits are what a verdict reads of a policy — how it treats the advice,
 // its jitter, its owners, its redirect, whether it adds anything to
 // honouring the header, its caps — so that a rename can never change a
@@ -30,14 +32,16 @@ type Traits struct {
 	Extras bool
 }
 
-// Advice is what a policy does with the advised wait.
-type Advice int
+// Advice is what a policy does with the advised wait: admission.Advice,
+// the one advice type. The names below are admission's, kept for the
+// lab's verdicts that read them.
+type Advice = admission.Advice
 
-// The ways a policy treats the advice.
+// The ways a policy treats the advice: admission's.
 const (
-	HonourAdvice Advice = iota // waits what the server advised (and its jitter)
-	IgnoreAdvice               // waits its own backoff, whatever was advised
-	FloorAdvice                // the longer of the advice and its backoff
+	HonourAdvice = admission.HonourAdvice // waits what the server advised (and its jitter)
+	IgnoreAdvice = admission.IgnoreAdvice // waits its own backoff, whatever was advised
+	FloorAdvice  = admission.FloorAdvice  // the longer of the advice and its backoff
 )
 
 // Redirect is when a policy sends to the fallback deployment.
@@ -52,13 +56,8 @@ const (
 
 // Traits are s's.
 func (s Spec) Traits() Traits {
-	t := Traits{Models: s.Models, OwnCaps: s.OwnCaps(), Jitter: s.Jitter, Owners: 1, Attempts: s.Attempts, Calls: max(s.AppAttempts, 1)}
-	switch {
-	case s.IgnoreAdvice:
-		t.Advice = IgnoreAdvice
-	case s.Floor:
-		t.Advice = FloorAdvice
-	}
+	t := Traits{Models: s.Models, OwnCaps: s.OwnCaps(), Advice: s.Advice, Jitter: s.Jitter, Owners: 1, Attempts: s.Attempts,
+		Calls: max(s.AppAttempts, 1)}
 	if s.AppAttempts > 1 {
 		t.Owners = 2
 	}
@@ -68,7 +67,7 @@ func (s Spec) Traits() Traits {
 	case s.Fallback:
 		t.Redirect = RedirectWhenLate
 	}
-	t.Extras = s.Cooldown || s.Slots || s.Pace || s.Throttle || s.RetryQuota || s.Adaptive || s.Floor ||
+	t.Extras = s.Cooldown || s.Slots || s.Pace || len(s.Gates) > 0 || s.Advice == admission.FloorAdvice ||
 		s.Constant || s.Decorrelated || s.LongWaitBackoff
 	return t
 }

@@ -1,8 +1,3 @@
-// Package publish is the analyze pipeline behind `ptuprobe analyze` and the
-// last step of `ptuprobe characterize`: open every input before reading
-// any, stream them into one analyze.Tally, turn it into an Analysis, write
-// the published set with report, and evaluate the thresholds. It holds the
-// order of those steps; the work is in analyze and report.
 package publish
 
 import (
