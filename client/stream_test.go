@@ -151,10 +151,7 @@ func FuzzEvents(f *testing.F) {
 					contents++
 				}
 			}
-			gaps := 0
-			if tm.gaps != nil {
-				gaps = tm.gaps.n
-			}
+			gaps := tm.gapCount()
 			if tm.n != contents || gaps != max(contents-1, 0) {
 				t.Fatalf("%s, in pieces of %d: %d content events timed (%d gaps), %d read whole", api, size, tm.n, gaps, contents)
 			}

@@ -621,21 +621,45 @@ func (t *Target) requestHeader() http.Header {
 // included; one that would is given up locally (error class timeout), at
 // once when its planned time is known to fall past it, and a stop that
 // ends at its deadline is no interruption.
+//
+// Send is SendFirst on a copy of first, for a caller that holds the
+// Record by value.
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
-	if pastCap(stop) {
-		o := &owned{t: t, first: first, start: start, record: record}
-		o.notSent(admission.Attempt{Decision: admission.Decision{Action: admission.ActionGiveUp, Err: admission.ClassTimeout}})
-		return
+	t.SendFirst(ctx, &first, start, stop, record)
+}
+
+// SendFirst is Send with the first attempt's Record by pointer, which
+// the request keeps for its life: without a retry owner it is filled in
+// place as the first attempt's row and handed to record; with one, each
+// attempt's row is a copy of it. Nothing of a Record is copied onto the
+// stack of the goroutine that holds an open stream (dispatch.Request's
+// First; bench/README.md, memory per open stream).
+func (t *Target) SendFirst(ctx context.Context, first *results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
+	switch {
+	case pastCap(stop):
+		t.givenUpAtCap(first, start, record)
+	case t.cfg.Owner == nil:
+		t.attempt(ctx, first.Seq, first)
+		record(first)
+	default:
+		t.sendOwned(ctx, first, start, stop, record)
 	}
-	if t.cfg.Owner == nil {
-		// Filled on this goroutine's stack, so that an open stream holds
-		// no row on the heap; the row recorded is a copy.
-		rec := first
-		t.attempt(ctx, rec.Seq, &rec)
-		row := rec
-		record(&row)
-		return
-	}
+}
+
+// givenUpAtCap records the request as given up locally, not sent: the
+// run's cap on the time spent sending passed before it left. Not inlined:
+// its Attempt would take room in SendFirst's frame.
+//
+//go:noinline
+func (t *Target) givenUpAtCap(first *results.Record, start time.Time, record func(*results.Record)) {
+	o := &owned{t: t, first: first, start: start, record: record}
+	o.notSent(admission.Attempt{Decision: admission.Decision{Action: admission.ActionGiveUp, Err: admission.ClassTimeout}})
+}
+
+// sendOwned is SendFirst through the retry owner; a function of its own,
+// so that a request without one keeps its frame small (the stack an open
+// stream holds).
+func (t *Target) sendOwned(ctx context.Context, first *results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
 	o := &owned{t: t, first: first, start: start, record: record}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -667,7 +691,7 @@ func (t *Target) Send(ctx context.Context, first results.Record, start time.Time
 // retry loop, and the final one once its body is read.
 type owned struct {
 	t      *Target
-	first  results.Record
+	first  *results.Record // read only: each attempt's row is a copy
 	start  time.Time
 	record func(*results.Record)
 	stop   context.Context
@@ -764,11 +788,11 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 		if errors.As(err, &giveUp) {
 			rec.Error = ""
 		}
-		o.record(&rec)
+		o.record(rec)
 		return false
 	}
-	t.readResponse(ctx, resp, f.Sent, &rec)
-	o.record(&rec)
+	t.readResponse(ctx, resp, f.Sent, rec)
+	o.record(rec)
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
 }
 
@@ -803,13 +827,13 @@ func (o *owned) observe(a admission.Attempt) {
 	if a.Header != nil {
 		rec.Status = a.Status
 		rec.TTFBMS = ms(a.Headers.Sub(a.Sent))
-		o.t.captureHeaders(a.Header, a.Body, &rec)
+		o.t.captureHeaders(a.Header, a.Body, rec)
 	}
 	rec.LatencyMS = ms(a.Done.Sub(a.Sent))
 	if a.Err != nil {
 		rec.Error = Classify(context.Background(), a.Err)
 	}
-	o.record(&rec)
+	o.record(rec)
 }
 
 // notSent records an attempt the owner did not send, which ends the
@@ -836,18 +860,19 @@ func (o *owned) notSent(a admission.Attempt) {
 		rec.SentMS, rec.LatencyMS = ms(a.Done.Sub(o.start)), 0
 		rec.Decision, rec.Error = string(a.Action), results.ClassOther
 	}
-	o.record(&rec)
+	o.record(rec)
 }
 
 // next is the Record of the next attempt: the first's identity, the next
 // attempt number, its planned and actual send time (zero: not sent, and
 // so no sent_ms and no latency_ms).
-func (o *owned) next(planned, sent time.Time) results.Record {
+func (o *owned) next(planned, sent time.Time) *results.Record {
 	o.mu.Lock()
 	o.n++
 	n := o.n
 	o.mu.Unlock()
-	rec := o.first
+	rec := new(results.Record)
+	*rec = *o.first
 	rec.Attempt = n
 	if n > 1 && !planned.IsZero() {
 		rec.IntendedMS = ms(planned.Sub(o.start))
@@ -943,13 +968,22 @@ func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record)
 	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
 	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
 	rec.UtilizationPct = a.UtilizationPct
+	rec.Spillover = spilled(h)
+}
+
+// spilled reports whether h has an x-ms-spillover-from-* field. Not
+// inlined: a map iterator would take room in captureHeaders' frame,
+// which is on the stack of every request (bench/README.md).
+//
+//go:noinline
+func spilled(h http.Header) bool {
 	const spill = "x-ms-spillover-from-"
 	for k := range h {
 		if len(k) >= len(spill) && strings.EqualFold(k[:len(spill)], spill) {
-			rec.Spillover = true
-			break
+			return true
 		}
 	}
+	return false
 }
 
 // vetted is h as retryafter may read it: every value of a field it reads

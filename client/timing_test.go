@@ -456,3 +456,42 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestFewGapsAreTheHistogram: an answer's timing keeps its first gaps in
+// itself and moves them into a gapHist past fewGaps; either way its
+// itl_p50_ms and itl_max_ms are those of a gapHist given every gap, for
+// answers of 1 to 60 gaps of every scale (fine, coarse and beyond).
+func TestFewGapsAreTheHistogram(t *testing.T) {
+	t.Parallel()
+	scales := []time.Duration{time.Millisecond, 37 * time.Millisecond, 900 * time.Millisecond}
+	for n := 1; n <= 60; n++ {
+		for _, scale := range scales {
+			gaps := make([]time.Duration, n)
+			for i := range gaps {
+				gaps[i] = time.Duration((i*7919+n*104729)%97) * scale / 10
+			}
+			var tm streamTiming
+			at := time.Unix(0, 0)
+			tm.readAt = at
+			tm.content()
+			var ref gapHist
+			for _, g := range gaps {
+				at = at.Add(g)
+				tm.readAt = at
+				tm.content()
+				ref.add(g)
+			}
+			if got := tm.gapCount(); got != n {
+				t.Fatalf("%d gaps of scale %v: %d held", n, scale, got)
+			}
+			r := results.Blank()
+			tm.fill(time.Unix(0, 0), &r)
+			if want := ms(ref.median()); r.ITLP50MS != want {
+				t.Errorf("%d gaps of scale %v: itl_p50_ms %v, the histogram's %v", n, scale, r.ITLP50MS, want)
+			}
+			if want := ms(ref.max); r.ITLMaxMS != want {
+				t.Errorf("%d gaps of scale %v: itl_max_ms %v, the histogram's %v", n, scale, r.ITLMaxMS, want)
+			}
+		}
+	}
+}

@@ -116,7 +116,7 @@ type profiles struct {
 func (p *profiles) flags(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile to this file (for benchmarking ptuprobe itself)")
 	root.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile to this file when the command ends (for benchmarking ptuprobe itself)")
-	root.PersistentFlags().DurationVar(&p.memAt, "memprofile-at", 0, "with --memprofile: write the live heap this long after the start (at a run's peak) instead of the allocations at the end")
+	root.PersistentFlags().DurationVar(&p.memAt, "memprofile-at", 0, "with --memprofile: write the live heap this long after the start (at a run's peak) instead of the allocations at the end, and the goroutines and their stacks to FILE.goroutines")
 	root.PersistentFlags().StringVar(&p.trace, "trace", "", "write an execution trace to this file (go tool trace; for benchmarking ptuprobe itself)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	_ = root.PersistentFlags().MarkHidden("trace")
@@ -138,7 +138,7 @@ func (p *profiles) start() error {
 		if p.memAt > 0 {
 			// The heap in use at that moment, after a collection: what a
 			// run holds at its peak (open streams), not what it allocated.
-			t := time.AfterFunc(p.memAt, func() { runtime.GC(); write("heap") })
+			t := time.AfterFunc(p.memAt, func() { runtime.GC(); write("heap"); p.writeStacks() })
 			stopMem = func() { t.Stop() }
 		}
 		prev := p.stop
@@ -155,6 +155,24 @@ func (p *profiles) start() error {
 		return err
 	}
 	return p.startWriter("--cpuprofile", p.cpu, pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// writeStacks writes, beside the live heap of --memprofile-at, what the
+// heap profile does not show: the goroutines' stacks (their count and
+// the bytes of stack the runtime holds for them, runtime.MemStats) and
+// the goroutines themselves, grouped by stack (PATH.goroutines).
+func (p *profiles) writeStacks() {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	f, err := os.Create(p.mem + ".goroutines")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "goroutines %d, stack in use %d B (%.0f B a goroutine), heap in use %d B, heap live %d B, next GC at %d B, sys %d B\n\n",
+		runtime.NumGoroutine(), m.StackInuse, float64(m.StackInuse)/float64(max(runtime.NumGoroutine(), 1)),
+		m.HeapInuse, m.HeapAlloc, m.NextGC, m.Sys)
+	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 
 // startWriter creates path (none when empty) and starts a profile writing

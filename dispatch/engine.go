@@ -22,10 +22,13 @@ type Pacer interface {
 // Request is one request a Sender performs: its sequence number in the
 // plan, the run's start (the zero of intended_ms and sent_ms) and the
 // Record of its first attempt, with the identity and schedule fields set.
+// First is the Sender's for the request's life: it may fill it as the
+// first attempt's row and hand it to record (by pointer, so that an open
+// stream's goroutine holds no copy of a Record on its stack).
 type Request struct {
 	Seq   int
 	Start time.Time
-	First results.Record
+	First *results.Record
 	// Run is done when the run is canceled (its Err is context.Canceled)
 	// or when Options.MaxDuration has passed since Start (its Deadline;
 	// its Err is then context.DeadlineExceeded): a Sender starts no
@@ -227,7 +230,8 @@ type engine struct {
 	open     atomic.Int64 // requests in progress, for yield
 	waves    waveBarrier
 	rec      recorder
-	spacing  spacing // of the arrivals lately, for the pace window
+	record   func(*results.Record) // recordAttempt, bound once
+	spacing  spacing               // of the arrivals lately, for the pace window
 }
 
 // arrival is one request handed from the pacing loop to a worker.
@@ -247,13 +251,15 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 		o.Grace = DefaultGrace
 	}
 
-	return &engine{
+	e := &engine{
 		o: o, sender: s,
 		workers: make(chan struct{}, o.MaxInFlight),
 		idle:    make(chan arrival),
 		waves:   waveBarrier{enabled: o.WaitWave, gap: o.WaveGap, current: results.None},
 		rec:     recorder{sink: sink, observe: o.Observe},
 	}
+	e.record = e.recordAttempt
+	return e
 }
 
 // pace is the pacing loop: for each arrival, in order, it checks the caps,
@@ -443,17 +449,39 @@ func (e *engine) worker(a arrival) {
 // context, which a cancel ends after Grace, and none goes past
 // MaxDuration (Request.Run, done then: a request that leaves its worker
 // past it is not sent, its row a local give-up).
+//
+// The worker's stack is what an open stream holds beyond its heap: this
+// frame and the Sender's stay small (the Record on the heap, by pointer;
+// no Record-sized temporary), so that a stream's deepest path, the send
+// through net/http's Transport, fits the goroutine's first 4 KiB stack
+// instead of doubling it (bench/README.md, memory per open stream).
 func (e *engine) request(a arrival) {
-	first := results.Blank()
+	first := e.first(a)
+	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.stop}, e.record)
+}
+
+// blank is results.Blank(), copied into each request's first Record.
+var blank = results.Blank()
+
+// first is the Record of a's first attempt, on the heap.
+//
+//go:noinline
+func (e *engine) first(a arrival) *results.Record {
+	first := new(results.Record)
+	*first = blank
 	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
 	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
 	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
-	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.stop}, func(r *results.Record) {
-		if r.Attempt > 1 {
-			e.rec.retried()
-		}
-		e.rec.write(r)
-	})
+	return first
+}
+
+// recordAttempt writes one attempt's row (a Sender's record function,
+// e.record).
+func (e *engine) recordAttempt(r *results.Record) {
+	if r.Attempt > 1 {
+		e.rec.retried()
+	}
+	e.rec.write(r)
 }
 
 func (e *engine) elapsed() time.Duration { return time.Since(e.start) }

@@ -84,3 +84,84 @@ func (d *slowDisk) String() string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// fastDisk counts the writes it is given, each at once.
+type fastDisk struct{ slowDisk }
+
+func (d *fastDisk) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes++
+	return d.buf.Write(p)
+}
+
+// TestCommitWindow: rows completing 200 µs apart (5,000 a second), each
+// from its own worker, share write(2)s with a 1 ms commit window — some
+// five rows a write instead of one — and each Write still returns only
+// once its row is on file; rows 5 ms apart and a lone writer's rows in a
+// row are not held by it: the first never waits, the second waits once
+// per aloneRows + 1 rows.
+func TestCommitWindow(t *testing.T) {
+	t.Parallel()
+	row := func(i int) *Record {
+		r := Blank()
+		r.RunID, r.Shape, r.Group, r.Seq, r.Attempt, r.Status = "cw", ShapeBurst, GroupBurst, i, 1, 200
+		return &r
+	}
+	paced := func(t *testing.T, window, spacing time.Duration, n int) (writes int, held time.Duration) {
+		disk := &fastDisk{}
+		w, err := NewWriter(disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetCommitWindow(window)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range n {
+			time.Sleep(spacing)
+			wg.Go(func() {
+				start := time.Now()
+				if err := w.Write(row(i)); err != nil {
+					t.Error(err)
+				}
+				if !strings.Contains(disk.String(), ","+itoa(i)+",1,") {
+					t.Errorf("Write of seq %d returned before its row was written", i)
+				}
+				mu.Lock()
+				held = max(held, time.Since(start))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if w.Rows() != n {
+			t.Fatalf("%d rows written, want %d", w.Rows(), n)
+		}
+		return disk.writes - 1, held
+	}
+	synctest.Test(t, func(t *testing.T) {
+		if writes, _ := paced(t, 0, 200*time.Microsecond, 1000); writes != 1000 {
+			t.Errorf("no window, rows 200 µs apart: %d writes for 1,000 rows, want 1,000", writes)
+		}
+		if writes, held := paced(t, time.Millisecond, 200*time.Microsecond, 1000); writes > 250 || held > 2*time.Millisecond {
+			t.Errorf("a 1 ms window, rows 200 µs apart: %d writes for 1,000 rows (want at most 250), a row held up to %v", writes, held)
+		}
+		if writes, held := paced(t, time.Millisecond, 5*time.Millisecond, 100); writes != 100 || held > time.Millisecond {
+			t.Errorf("a 1 ms window, rows 5 ms apart: %d writes for 100 rows (want 100), a row held up to %v", writes, held)
+		}
+		disk := &fastDisk{}
+		w, err := NewWriter(disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetCommitWindow(time.Millisecond)
+		start := time.Now()
+		for i := range 650 {
+			if err := w.Write(row(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if took := time.Since(start); took > 10*time.Millisecond {
+			t.Errorf("a lone writer's 650 rows took %v with a 1 ms window, want at most 10 ms (a window per 65 rows)", took)
+		}
+	})
+}

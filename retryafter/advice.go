@@ -48,14 +48,17 @@ const MaxBody = 64 << 10
 // does not hold that name is not read at all. It never fails: a field it
 // cannot read is unusable advice (Wait.Source "invalid" when nothing
 // usable is left), never a guess.
-func FromResponse(status int, h http.Header, body []byte, now time.Time) Advice {
-	return fromResponse(status, h, body, now, scanKeys(h))
+func FromResponse(status int, h http.Header, body []byte, now time.Time) (a Advice) {
+	fromResponse(&a, status, h, body, now, scanKeys(h))
+	return a
 }
 
 // fromResponse is FromResponse reading the families keys allows: a
 // family none of whose fields can be in h (no key has its prefix) is
-// absent, what it would read known without reading.
-func fromResponse(status int, h http.Header, body []byte, now time.Time, keys int) Advice {
+// absent, what it would read known without reading. It fills a in place
+// (a returned Advice took room twice in this frame, which is on the stack
+// of every request: bench/README.md, memory per open stream).
+func fromResponse(a *Advice, status int, h http.Header, body []byte, now time.Time, keys int) {
 	clk := &clock{date: h.Get("Date"), now: now}
 	var items []sfItem
 	var dict []sfMember
@@ -64,24 +67,29 @@ func fromResponse(status int, h http.Header, body []byte, now time.Time, keys in
 		items, dict = rateLimitField(h)
 		named, numeric = policyField(h)
 	}
-	fams := [...]family{
-		absent(results.DialectOpenAI, results.WaitOpenAIReset),
-		absent(results.DialectAnthropic, results.WaitAnthropicReset),
-		ietfFamily(items, newPolicySet(named)),
-		absent(results.DialectLegacy, results.WaitRateLimitReset),
-		absent(results.DialectXRate, results.WaitXRateLimitReset),
-	}
+	// Each family is read into its place: a family returned by value took
+	// a temporary of its own in this frame, 2.5 KB in all, which pushed
+	// the stack of a client's request past its first 4 KiB.
+	var fams [5]family
 	if keys&keyXRatelimit != 0 {
-		fams[0] = openAIFamily(h)
-		fams[4] = xRateLimitFamily(h, clk)
+		openAIFamily(&fams[0], h)
+		xRateLimitFamily(&fams[4], h, clk)
+	} else {
+		absent(&fams[0], results.DialectOpenAI, results.WaitOpenAIReset)
+		absent(&fams[4], results.DialectXRate, results.WaitXRateLimitReset)
 	}
 	if keys&keyAnthropic != 0 {
-		fams[1] = anthropicFamily(h, clk)
+		anthropicFamily(&fams[1], h, clk)
+	} else {
+		absent(&fams[1], results.DialectAnthropic, results.WaitAnthropicReset)
 	}
+	ietfFamily(&fams[2], items, newPolicySet(named))
 	if keys&keyRatelimit != 0 {
-		fams[3] = legacyFamily(h, dict, numeric, clk)
+		legacyFamily(&fams[3], h, dict, numeric, clk)
+	} else {
+		absent(&fams[3], results.DialectLegacy, results.WaitRateLimitReset)
 	}
-	a := Advice{UtilizationPct: results.None}
+	*a = Advice{UtilizationPct: results.None}
 	if keys&keyAzure != 0 {
 		a.UtilizationPct = utilization(httpfield.Field(h, "Azure-Openai-Deployment-Utilization"))
 	}
@@ -103,7 +111,6 @@ func fromResponse(status int, h http.Header, body []byte, now time.Time, keys in
 		a.Wait = Wait{MS: results.None, Source: results.WaitNone}
 	}
 	a.Dialect = dialect(h, a.Wait.Source, fams[:], g.present, keys&keyAzure != 0)
-	return a
 }
 
 // clock is the time a response's dates and resets are measured against:
@@ -161,10 +168,12 @@ func scanKeys(h http.Header) int {
 	return keys
 }
 
-// absent is what a family reads of a response that holds none of its
+// absent fills f with what a family reads of a response that holds none of its
 // fields: nothing, known or present.
-func absent(dialect, source string) family {
-	return family{dialect: dialect, source: source, requests: unknownLimit(), tokens: unknownLimit()}
+func absent(f *family, dialect, source string) {
+	*f = family{}
+	f.dialect, f.source = dialect, source
+	f.requests, f.tokens = unknownLimit(), unknownLimit()
 }
 
 // limit is what a dialect advertised of one limit.

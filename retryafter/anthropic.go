@@ -12,8 +12,8 @@ import (
 // token limit (Anthropic: "the most restrictive limit currently in
 // effect"); the input- and output-tokens limits count only when they are
 // exhausted. A reset is an RFC 3339 time, measured against clk.
-func anthropicFamily(h http.Header, clk *clock) family {
-	f := family{dialect: results.DialectAnthropic, source: results.WaitAnthropicReset}
+func anthropicFamily(f *family, h http.Header, clk *clock) {
+	*f = family{dialect: results.DialectAnthropic, source: results.WaitAnthropicReset}
 	readReset := func(v string) (float64, bool) {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
@@ -26,5 +26,4 @@ func anthropicFamily(h http.Header, clk *clock) family {
 		f.limits = append(f.limits, fieldLimit(h, httpfield.AnthropicFields[i:i+3], &f.present, readReset))
 	}
 	f.requests, f.tokens = f.limits[0], f.limits[1]
-	return f
 }

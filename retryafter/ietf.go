@@ -147,8 +147,8 @@ func quotaOf(it *sfItem) quota {
 // restrictive is reported: the lowest r, then the longest t. Every item
 // counts for the exhausted-limit wait, whatever its unit. items and
 // policies are the current forms of RateLimit and RateLimit-Policy.
-func ietfFamily(items []sfItem, policies *policySet) family {
-	f := family{dialect: results.DialectIETF, source: results.WaitIETFReset,
+func ietfFamily(f *family, items []sfItem, policies *policySet) {
+	*f = family{dialect: results.DialectIETF, source: results.WaitIETFReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
 	f.present = items != nil || policies.items != nil
 	for i := range items {
@@ -191,7 +191,6 @@ func ietfFamily(items []sfItem, policies *policySet) family {
 	if !f.tokens.known() {
 		f.tokens.max = onlyQuota(policies.items, unitTokens)
 	}
-	return f
 }
 
 // tighter returns the more restrictive of two limits: the lower
@@ -225,8 +224,8 @@ func onlyQuota(policies []sfItem, unit string) int {
 // separate RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset of
 // drafts 00 to 06. Its limit is counted in requests. dict and numeric are
 // the draft-7 forms of RateLimit and RateLimit-Policy.
-func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, clk *clock) family {
-	f := family{dialect: results.DialectLegacy, source: results.WaitRateLimitReset,
+func legacyFamily(f *family, h http.Header, dict []sfMember, numeric []sfItem, clk *clock) {
+	*f = family{dialect: results.DialectLegacy, source: results.WaitRateLimitReset,
 		requests: unknownLimit(), tokens: unknownLimit()}
 	if dict != nil {
 		f.present = true
@@ -262,17 +261,15 @@ func legacyFamily(h http.Header, dict []sfMember, numeric []sfItem, clk *clock) 
 	if !f.requests.known() {
 		f.requests = sep
 	}
-	return f
 }
 
 // xRateLimitFamily reads X-RateLimit-Limit, -Remaining and -Reset, the
 // fields before any draft (GitHub's, and many gateways'). Its limit is
 // counted in requests.
-func xRateLimitFamily(h http.Header, clk *clock) family {
-	f := family{dialect: results.DialectXRate, source: results.WaitXRateLimitReset, tokens: unknownLimit()}
+func xRateLimitFamily(f *family, h http.Header, clk *clock) {
+	*f = family{dialect: results.DialectXRate, source: results.WaitXRateLimitReset, tokens: unknownLimit()}
 	f.requests = separateLimit(h, httpfield.IETFFields[5:8], clk, &f.present)
 	f.limits = []limit{f.requests}
-	return f
 }
 
 // separateLimit reads a limit from separate limit, remaining and reset

@@ -94,7 +94,8 @@ func TestRateLimitWorkIsLinear(t *testing.T) {
 			t.Fatal("the lists do not parse")
 		}
 		set := newPolicySet(policies)
-		f := ietfFamily(items, set)
+		var f family
+		ietfFamily(&f, items, set)
 		if f.requests.max != 100 || len(f.limits) != n {
 			t.Fatalf("%d items against %d policies: %+v", n, n, f.requests)
 		}

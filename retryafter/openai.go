@@ -8,12 +8,11 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-func openAIFamily(h http.Header) family {
-	f := family{dialect: results.DialectOpenAI, source: results.WaitOpenAIReset}
+func openAIFamily(f *family, h http.Header) {
+	*f = family{dialect: results.DialectOpenAI, source: results.WaitOpenAIReset}
 	f.requests = fieldLimit(h, httpfield.OpenAIFields[0:3], &f.present, openAIDuration)
 	f.tokens = fieldLimit(h, httpfield.OpenAIFields[3:6], &f.present, openAIDuration)
 	f.limits = []limit{f.requests, f.tokens}
-	return f
 }
 
 // fieldLimit reads one limit from its limit, remaining and reset fields

@@ -65,6 +65,7 @@ func Calibrate(ctx context.Context, c Calibration) (calibrate.Result, error) {
 		if err != nil {
 			return calibrate.Result{}, err
 		}
+		w.SetCommitWindow(CommitWindow)
 		defer w.Close()
 		sink = w
 	}

@@ -32,6 +32,12 @@ const (
 	MaxStartAhead = 24 * time.Hour
 )
 
+// CommitWindow is the results file's commit window
+// (results.Writer.SetCommitWindow): at rates above one row a millisecond,
+// the rows completed within it share one write(2) (bench/README.md); a
+// row is on file when its request completes, as before.
+const CommitWindow = time.Millisecond
+
 // Job is a whole traffic run: the plans, where their requests go and where
 // their rows go. Its fields are what a user sets; Validate checks them all
 // before Run touches anything.
@@ -217,6 +223,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
+	w.SetCommitWindow(CommitWindow)
 	o := j.Options
 	if o.RunID == "" {
 		o.RunID = results.NewRunID()
