@@ -353,7 +353,7 @@ func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config
 	}
 	if f.sends.LatencyOK {
 		// The recorded latencies read at this size's prefill rate.
-		c.TTFT, c.TPOT = f.sends.Latency.At(c.PTU)
+		c.TTFT, c.TPOT = f.sends.Latency.At(c)
 	}
 	return c, time.Duration(phaseShare * float64(longestWindow(c))).Round(time.Millisecond), nil
 }

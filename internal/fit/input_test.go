@@ -234,3 +234,32 @@ func TestReportTicks(t *testing.T) {
 		t.Errorf("progress:\n%s\nwant it to start with:\n%s", got, want)
 	}
 }
+
+// TestArrivals: a served run's sends are replayed when the deployment
+// decided them: a refusal at its recorded latency after its send, an
+// admitted send by the median latency of its second's refusals, a send
+// of a second without refusals where it was sent; then in order again. A
+// run on the virtual clock (refusals answered in no time) is unmoved.
+func TestArrivals(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	s := []Send{
+		{At: ms(4000), seq: 1},                                // admitted: the median of its second's refusals, 12
+		{At: ms(4000.5), Refused: true, answered: 15, seq: 2}, // decided at 4,015.5: after the next two
+		{At: ms(4001), Refused: true, answered: 5, seq: 3},    // 4,006
+		{At: ms(4001.5), Refused: true, answered: 12, seq: 4}, // 4,013.5
+		{At: ms(5200), seq: 5},                                // a second without refusals: unmoved
+		{At: ms(6000), Refused: true, answered: 0, seq: 6},    // the virtual clock's: unmoved
+		{At: ms(6000), seq: 7},                                // admitted at one instant: before the refusal
+	}
+	arrivals(s)
+	var got []float64
+	var order []int
+	for _, snd := range s {
+		got = append(got, float64(snd.At)/float64(time.Millisecond))
+		order = append(order, snd.seq)
+	}
+	want, wantOrder := []float64{4006, 4012, 4013.5, 4015.5, 5200, 6000, 6000}, []int{3, 1, 4, 2, 5, 7, 6}
+	if !slices.Equal(got, want) || !slices.Equal(order, wantOrder) {
+		t.Fatalf("arrivals %v (seq %v), want %v (%v)", got, order, want, wantOrder)
+	}
+}

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"hash/maphash"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -35,6 +37,10 @@ type Send struct {
 	// seq and attempt are the recorded row's: with At and Refused they
 	// order a plan's sends canonically, whatever the file's row order.
 	seq, attempt int
+	// answered is a refusal's recorded latency (ms; 0 when unknown): its
+	// time to first byte, the deployment answering a refusal as soon as
+	// it decides it (arrivals).
+	answered float64
 }
 
 // Plan is sends that share a start. A run's next plan starts once every
@@ -275,8 +281,12 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 	refused := rec.Status == 429
 	prompt := rec.Prompt()
 	pk := planKey{t.Shape, g.Group}
-	run.plans[pk] = append(run.plans[pk], Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
-		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt})
+	snd := Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
+		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt}
+	if refused && rec.LatencyMS > 0 {
+		snd.answered = rec.LatencyMS
+	}
+	run.plans[pk] = append(run.plans[pk], snd)
 	if prompt >= 0 {
 		run.prompts += float64(prompt)
 		run.prompted++
@@ -289,7 +299,7 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 		}
 	}
 	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens >= 0 && rec.LatencyMS >= 0 {
-		b.lat.add(float64(rec.CompletionTokens), rec.LatencyMS, float64(prompt))
+		b.lat.add(key+"\x00"+pk.shape+"\x00"+pk.group, latencyPoint{sent: rec.SentMS, latency: rec.LatencyMS, completion: float64(rec.CompletionTokens), prompt: float64(prompt)})
 	}
 }
 
@@ -326,6 +336,7 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 			// keep (its rows are in completion order): a limiter admits the
 			// first arrivals, so the admitted ones go first.
 			slices.SortFunc(s, compareSends)
+			arrivals(s)
 			r.Plans = append(r.Plans, Plan{Sends: s})
 		}
 		out.Runs = append(out.Runs, r)
@@ -337,6 +348,44 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 	}
 	out.Latency, out.LatencyOK = b.lat.line()
 	return out, nil
+}
+
+// arrivals moves a plan's sends, ordered canonically, from when the
+// client sent them to when the deployment decided them, and orders them
+// again: a refusal at its recorded latency after its send (a refusal is
+// answered as soon as it is decided, so its time to first byte is when
+// the deployment decided it, give or take its way back), an admitted
+// send by the median of the refusals' latencies of its second of the
+// plan (agreementBin; none: not moved). The deployment sees a wave later
+// and wider than the client sent it: a served simulator of 250 PTU on a
+// busy two-core machine answered a wave sent over 3 ms 5 to 15 ms after
+// each send, so the level it drained under 100% mid-wave admitted one
+// send more, and seven refusals after it advised 125 ms, not 5. Replayed
+// at their sends, the served target's own settings scored 0.56 against
+// that run (the burst group's p50 9 ms against 124); replayed at its
+// decisions, 0.03. A run on the virtual clock answers a refusal in no
+// time: nothing moves.
+func arrivals(s []Send) {
+	lags := map[time.Duration][]float64{}
+	for _, snd := range s {
+		if snd.Refused {
+			bin := snd.At / agreementBin
+			lags[bin] = append(lags[bin], snd.answered)
+		}
+	}
+	median := map[time.Duration]float64{}
+	for bin, l := range lags {
+		slices.Sort(l)
+		median[bin] = l[len(l)/2]
+	}
+	for i := range s {
+		lag := s[i].answered
+		if !s[i].Refused {
+			lag = median[s[i].At/agreementBin]
+		}
+		s[i].At += time.Duration(lag * float64(time.Millisecond))
+	}
+	slices.SortFunc(s, compareSends)
 }
 
 // comparePlans orders a run's plans: burst, then scheduled, then any
@@ -370,60 +419,143 @@ func b01(b bool) int {
 	return 0
 }
 
-// latencyFit is the least-squares line of latency (ms) on completion
-// tokens over the recorded 2xx answers: TTFT + completion × TPOT, the
-// simulator's latency model, each answer's latency first taken back to a
-// prompt of sim.PrefillRefTokens (the prompt TTFT is the time to first
-// token of): a prompt of p tokens took (p − 1,000) ÷ R longer to read, R
-// the prefill rate of the deployment's size (sim.PrefillRate), so the
-// line depends on the PTU the fit tries (LatencyLine.At). It keeps the
-// points and sums them in order (sorted), so that the line, to its last
-// bit, does not depend on the order of the rows.
-type latencyFit struct{ pts [][3]float64 } // completion, latency ms, prompt − PrefillRefTokens
-
-func (l *latencyFit) add(x, y, prompt float64) {
-	d := 0.0
-	if prompt >= 0 {
-		d = prompt - sim.PrefillRefTokens
-	}
-	l.pts = append(l.pts, [3]float64{x, y, d})
+// latencyFit gathers the recorded 2xx answers the latency model is read
+// from (LatencyLine), each under its plan: a plan's answers shared the
+// deployment's prefill and decode with each other.
+type latencyFit struct {
+	plans map[string][]latencyPoint // by run and plan
 }
 
-// LatencyLine is the sums of a latencyFit's points: the line at any
-// prefill rate is a function of them.
-type LatencyLine struct{ n, sx, sy, sxx, sxy, sd, sxd float64 }
+// latencyPoint is one recorded 2xx answer: when it was sent (ms after
+// its plan's start), how long it took (ms), its completion and its
+// prompt (tokens).
+type latencyPoint struct{ sent, latency, completion, prompt float64 }
 
+func (l *latencyFit) add(plan string, p latencyPoint) {
+	if l.plans == nil {
+		l.plans = map[string][]latencyPoint{}
+	}
+	l.plans[plan] = append(l.plans[plan], p)
+}
+
+// LatencyLine is the latency model read from a recorded run's answers:
+// the simulator's TTFT and TPOT (its serving model, sim's serving.go)
+// at any size of deployment (At). Each answer took
+//
+//	TTFT + (prompt − 1,000) ÷ R + Q + completion × max(TPOT, n ÷ D)
+//
+// R the deployment's prefill rate, Q the wait behind the prompts of its
+// plan admitted before it and not yet read at R, n the answers of its
+// plan in flight when it was admitted (itself included, each in flight
+// until its recorded end) and D the deployment's decode rate: R, Q and D
+// depend on the size tried. The twin's simulator adds the queue and the
+// shared decode itself, so the line is read net of them: read as a plain
+// line of latency on completion, the main job's answers to a served
+// target of 250 PTU and TTFT 200 ms read a TTFT of 432 ms (its burst
+// waves' queues), and the twin, which queued them again, forecast the
+// second wave's waits 60 ms long.
+type LatencyLine struct {
+	plans [][]latencyPoint // each plan's answers, by time sent
+	n     [][]int          // each answer's n: the answers in flight at its admission
+}
+
+// line orders the points canonically (so that the model, to its last
+// bit, does not depend on the order of the rows) and counts each
+// answer's answers in flight.
 func (l *latencyFit) line() (LatencyLine, bool) {
-	if len(l.pts) < minLatencyRows {
+	total := 0
+	for _, p := range l.plans {
+		total += len(p)
+	}
+	if total < minLatencyRows {
 		return LatencyLine{}, false
 	}
-	slices.SortFunc(l.pts, func(a, b [3]float64) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
-	})
-	var s LatencyLine
-	for _, p := range l.pts {
-		s.n++
-		s.sx += p[0]
-		s.sy += p[1]
-		s.sxx += p[0] * p[0]
-		s.sxy += p[0] * p[1]
-		s.sd += p[2]
-		s.sxd += p[0] * p[2]
+	var out LatencyLine
+	for _, k := range slices.Sorted(maps.Keys(l.plans)) {
+		pts := l.plans[k]
+		slices.SortFunc(pts, func(a, b latencyPoint) int {
+			return cmp.Or(cmp.Compare(a.sent, b.sent), cmp.Compare(a.latency, b.latency), cmp.Compare(a.completion, b.completion), cmp.Compare(a.prompt, b.prompt))
+		})
+		n := make([]int, len(pts))
+		var ends endHeap
+		for i, p := range pts {
+			for len(ends) > 0 && ends[0] <= p.sent {
+				heap.Pop(&ends)
+			}
+			heap.Push(&ends, p.sent+p.latency)
+			n[i] = len(ends)
+		}
+		out.plans, out.n = append(out.plans, pts), append(out.n, n)
 	}
-	return s, true
+	return out, true
 }
 
-// At is the line for a deployment of ptu PTU: each recorded latency less
-// its prompt's extra prefill, (prompt − 1,000) ÷ sim.PrefillRate(ptu).
-func (s LatencyLine) At(ptu float64) (ttft, tpot time.Duration) {
-	k := 1000 / sim.PrefillRate(ptu) // ms a prompt token
-	sy, sxy := s.sy-k*s.sd, s.sxy-k*s.sxd
-	den := s.n*s.sxx - s.sx*s.sx
-	slope := 0.0
-	if den > 0 {
-		slope = max(0, (s.n*sxy-s.sx*sy)/den)
+// endHeap is a min-heap of answers' ends (ms).
+type endHeap []float64
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+// At is the TTFT and TPOT of a deployment of c's size (its PTU, and the
+// TokensPerPTU and OutputWeight its decode rate is read from) that give
+// the recorded latencies, least squares: each latency less its prompt's
+// prefill and its queue, TTFT + completion × TPOT where its decode was
+// not shared past TPOT (n ÷ D ≤ TPOT), TTFT + completion × n ÷ D where it
+// was (which answers were is decided by the TPOT found: a few rounds).
+func (s LatencyLine) At(c sim.Config) (ttft, tpot time.Duration) {
+	rate := sim.PrefillRate(c.PTU) / 1000 // prompt tokens a ms
+	decode := sim.DecodeRate(c) / 1000    // output tokens a ms, all answers together; 0: unbounded
+	var ys []float64                      // each latency less its prefill and its queue
+	var xs, shared []float64
+	for k, pts := range s.plans {
+		backlog, last := 0.0, 0.0
+		for i, p := range pts {
+			backlog = max(0, backlog-rate*(p.sent-last))
+			last = p.sent
+			queue := backlog / rate
+			backlog += max(p.prompt, 0)
+			ys = append(ys, p.latency-(p.prompt-sim.PrefillRefTokens)/rate-queue)
+			xs = append(xs, p.completion)
+			ms := 0.0 // the answer's time a token with its decode shared
+			if decode > 0 {
+				ms = float64(s.n[k][i]) / decode
+			}
+			shared = append(shared, ms)
+		}
 	}
-	icept := max(0, (sy-slope*s.sx)/s.n)
+	icept, slope := 0.0, math.Inf(1)
+	for range 8 {
+		var n, sx, sxx, sy, sxy float64
+		for i, y := range ys {
+			n++
+			if shared[i] > slope { // decoded at n ÷ D: only its TTFT is unknown
+				sy += y - xs[i]*shared[i]
+				continue
+			}
+			sx += xs[i]
+			sxx += xs[i] * xs[i]
+			sy += y
+			sxy += xs[i] * y
+		}
+		a, b := sy/n, 0.0
+		if den := n*sxx - sx*sx; den > 0 {
+			b = max(0, (n*sxy-sx*sy)/den)
+			a = (sy - b*sx) / n
+		}
+		a = max(0, a)
+		if b == slope && a == icept {
+			break
+		}
+		icept, slope = a, b
+	}
 	// A line steeper or higher than the simulator takes (a few slow
 	// answers of one token) is held at its bounds.
 	ms := func(v float64, limit time.Duration) time.Duration {
