@@ -28,10 +28,10 @@ func TestTwinReproducesTheRecordedRun(t *testing.T) {
 	// searched on the quick one, come nowhere near it (objectives 0.12
 	// against 1.5 and more), which is what this checks of them: some 45%
 	// fewer points.
-	r := fitBudgets(t, defaultBudget, quick, Models, nil, recorded)
+	r := fitBudgets(t, defaultBudget, quick, allModels, nil, recorded)
 	f := r.Profile.Fit
 	t.Logf("model %s objective %.3f models %+v", f.Model, f.Objective, f.Models)
-	for _, s := range r.Fitted {
+	for _, s := range r.fitted {
 		t.Logf("fitted %s = %v", s.Param.Name, s.Value)
 	}
 	for _, g := range f.Groups {

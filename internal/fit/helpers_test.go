@@ -109,16 +109,16 @@ func fitModels(t *testing.T, b budget, models, holdOut []string, files ...string
 // others (zero: b).
 func fitBudgets(t *testing.T, b, others budget, models, holdOut []string, files ...string) Result {
 	t.Helper()
-	var inputs []Input
+	var inputs []input
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fh.Close() })
-		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
+		inputs = append(inputs, input{Name: filepath.Base(f), R: fh})
 	}
-	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
+	r, err := Run(context.Background(), Job{inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, others: others, models: models})
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func job(t *testing.T, b budget, files ...string) Job {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fh.Close() })
-		j.Inputs = append(j.Inputs, Input{Name: filepath.Base(f), R: fh})
+		j.inputs = append(j.inputs, input{Name: filepath.Base(f), R: fh})
 	}
 	return j
 }
@@ -73,8 +73,8 @@ func profileText(t *testing.T, r Result) string {
 // TestBoundsAreClients: the cells' bounds are the client's request's.
 func TestBoundsAreClients(t *testing.T) {
 	t.Parallel()
-	if MaxPromptTokens != client.MaxPromptTokens || MaxCompletionTokens != client.MaxCompletionTokens || MaxLatency != client.MaxTimeout {
-		t.Errorf("bounds %d %d %v, client's %d %d %v", MaxPromptTokens, MaxCompletionTokens, MaxLatency,
+	if maxPromptTokens != client.MaxPromptTokens || maxCompletionTokens != client.MaxCompletionTokens || maxLatency != client.MaxTimeout {
+		t.Errorf("bounds %d %d %v, client's %d %d %v", maxPromptTokens, maxCompletionTokens, maxLatency,
 			client.MaxPromptTokens, client.MaxCompletionTokens, client.MaxTimeout)
 	}
 }
@@ -137,8 +137,8 @@ func TestMaxWork(t *testing.T) {
 	file := hiddenRun(t)
 	j := job(t, tiny, file)
 	j.MaxWork = 1000
-	var st Status
-	j.Status = &st
+	var st progress
+	j.status = &st
 	_, err := Run(t.Context(), j)
 	var v *valid.Error
 	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "the results hold more than") {
@@ -210,14 +210,14 @@ func TestCancelStopsTheBatch(t *testing.T) {
 // context ends.
 func TestReportTicks(t *testing.T) {
 	t.Parallel()
-	var st Status
+	var st progress
 	tick := make(chan time.Time)
-	var b strings.Builder // written by Report alone, read once it returns
+	var b strings.Builder // written by report alone, read once it returns
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Report(ctx, &b, &st, tick)
+		report(ctx, &b, &st, tick)
 	}()
 	st.rows.Store(12_288)
 	tick <- time.Time{}
@@ -242,7 +242,7 @@ func TestReportTicks(t *testing.T) {
 // run on the virtual clock (refusals answered in no time) is unmoved.
 func TestArrivals(t *testing.T) {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	s := []Send{
+	s := []send{
 		{At: ms(4000), seq: 1},                                // admitted: the median of its second's refusals, 12
 		{At: ms(4000.5), Refused: true, answered: 15, seq: 2}, // decided at 4,015.5: after the next two
 		{At: ms(4001), Refused: true, answered: 5, seq: 3},    // 4,006

@@ -70,7 +70,7 @@ func TestLatencyLineTakesOffTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s, err := FromResults(t.Context(), []Input{{Name: "hidden.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
+	s, err := fromResults(t.Context(), []input{{Name: "hidden.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
 	if err != nil || !s.LatencyOK {
 		t.Fatalf("no latency line: %v", err)
 	}

@@ -25,10 +25,10 @@ import (
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// Send is one attempt the twin is sent: at At after its plan's start,
+// send is one attempt the twin is sent: at At after its plan's start,
 // with a prompt and an output cap, and (replaying a recorded run) whether
 // the recorded target refused it.
-type Send struct {
+type send struct {
 	Group        string
 	At           time.Duration
 	PromptTokens int
@@ -43,19 +43,19 @@ type Send struct {
 	answered float64
 }
 
-// Plan is sends that share a start. A run's next plan starts once every
+// sendPlan is sends that share a start. A run's next plan starts once every
 // send of this one is answered, as characterize's second plan starts when
 // its first is done.
-type Plan struct{ Sends []Send }
+type sendPlan struct{ Sends []send }
 
-// Timeline is the plans one simulator receives, in order: a recorded run (one
+// timeline is the plans one simulator receives, in order: a recorded run (one
 // run_id), or the main job's plan.
-type Timeline struct{ Plans []Plan }
+type timeline struct{ Plans []sendPlan }
 
-// Recorded is what the twin is compared against in one source group.
-type Recorded struct {
+// recordedGroup is what the twin is compared against in one source group.
+type recordedGroup struct {
 	Group string
-	// Tested: it holds enough usable waits (MinWaits) for its KS to
+	// Tested: it holds enough usable waits (minWaitsAt) for its KS to
 	// test a distribution; set by the fit, whose threshold decides it.
 	Tested bool
 	// Waits are the usable advised waits of its 429s in ms, sorted.
@@ -65,10 +65,10 @@ type Recorded struct {
 	Refused, Sends int
 }
 
-// Sends is what a fit replays and what it compares the replay with.
-type Sends struct {
-	Runs   []Timeline
-	Groups []Recorded // by name (a plan's: in the plan's order)
+// workload is what a fit replays and what it compares the replay with.
+type workload struct {
+	Runs   []timeline
+	Groups []recordedGroup // by name (a plan's: in the plan's order)
 	// Replay is true for a recorded run's sends, whose refusals are known
 	// send by send; false for a plan fitted to published waits.
 	Replay bool
@@ -76,7 +76,7 @@ type Sends struct {
 	// (least squares of latency on completion tokens, each latency taken
 	// back to a 1,000-token prompt at the prefill rate of the PTU tried:
 	// Latency.At); LatencyOK is false when there were too few to read it.
-	Latency   LatencyLine
+	Latency   latencyLine
 	LatencyOK bool
 	// Duplicates counts the rows that repeat one already read (the same
 	// run, shape, group, worker, seq and attempt, in any file): each is
@@ -84,8 +84,8 @@ type Sends struct {
 	Duplicates int
 }
 
-// Input is one results file to replay.
-type Input struct {
+// input is one results file to replay.
+type input struct {
 	Name string
 	R    io.Reader
 }
@@ -98,24 +98,24 @@ const minLatencyRows = 10
 // lies, and a replay of them would ask for unbounded memory (a prompt is
 // a body of 4 bytes a token) or overflow the latency model.
 const (
-	// MaxPromptTokens and MaxCompletionTokens are client's bounds on a
+	// maxPromptTokens and maxCompletionTokens are client's bounds on a
 	// request (client.MaxPromptTokens, client.MaxCompletionTokens; a test
 	// checks they agree): prompt_tokens, max_tokens and completion_tokens.
-	MaxPromptTokens     = 1_000_000
-	MaxCompletionTokens = 1_000_000
-	// MaxLatency bounds latency_ms: client.MaxTimeout, the longest an
+	maxPromptTokens     = 1_000_000
+	maxCompletionTokens = 1_000_000
+	// maxLatency bounds latency_ms: client.MaxTimeout, the longest an
 	// attempt may last.
-	MaxLatency = time.Hour
-	// MaxSentAt bounds sent_ms: a plan's length (burst.MaxSpan,
+	maxLatency = time.Hour
+	// maxSentAt bounds sent_ms: a plan's length (burst.MaxSpan,
 	// schedule.MaxSpan: 7 days) and its last retries.
-	MaxSentAt = 8 * 24 * time.Hour
+	maxSentAt = 8 * 24 * time.Hour
 )
 
-// ErrTooMuchWork is returned (wrapped, naming the estimate) when a fit
+// errTooMuchWork is returned (wrapped, naming the estimate) when a fit
 // would replay more than Job.MaxWork sends in all.
-var ErrTooMuchWork = errors.New("too much work")
+var errTooMuchWork = errors.New("too much work")
 
-// FromResults reads recorded runs: every sent attempt of every file (a
+// fromResults reads recorded runs: every sent attempt of every file (a
 // run is one run_id of one file; its plans are its (shape, group)
 // timelines), at its sent_ms with its prompt (the tool's own count of what
 // it sent, prompt_tokens_sent, else the target's prompt_tokens; a refused
@@ -124,10 +124,10 @@ var ErrTooMuchWork = errors.New("too much work")
 // results.ReadTimelines reads each file.
 //
 // A row past the bounds above is refused, naming its file and row. With
-// maxSends > 0, reading stops with ErrTooMuchWork once the sent attempts
+// maxSends > 0, reading stops with errTooMuchWork once the sent attempts
 // pass it, so a file's size never takes unbounded memory. rows, when not
 // nil, counts the rows read as they are.
-func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax, maxSends int, rows *atomic.Int64) (Sends, error) {
+func fromResults(ctx context.Context, inputs []input, defaultPrompt, defaultMax, maxSends int, rows *atomic.Int64) (workload, error) {
 	var b recordedRuns
 	b.init()
 	limit := maxSends
@@ -137,13 +137,13 @@ func FromResults(ctx context.Context, inputs []Input, defaultPrompt, defaultMax,
 	for _, in := range inputs {
 		tl, err := b.readFile(ctx, in, limit-b.sent, rows)
 		if errors.Is(err, results.ErrNotResults) {
-			return Sends{}, valid.Errorf("Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize", in.Name)
+			return workload{}, valid.Errorf("Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize", in.Name)
 		}
 		if errors.Is(err, results.ErrTooManyRows) {
-			return Sends{}, fmt.Errorf("%w: more than %d sent attempts", ErrTooMuchWork, limit)
+			return workload{}, fmt.Errorf("%w: more than %d sent attempts", errTooMuchWork, limit)
 		}
 		if err != nil {
-			return Sends{}, err
+			return workload{}, err
 		}
 		b.addFile(in.Name, tl)
 	}
@@ -157,7 +157,7 @@ const maxReplayRows = 10_000_000
 // readFile reads one file's sent attempts, each checked against the
 // bounds (the first row past them ends the read with its error) and
 // hashed to count the duplicates.
-func (b *recordedRuns) readFile(ctx context.Context, in Input, limit int, rows *atomic.Int64) (results.Timelines, error) {
+func (b *recordedRuns) readFile(ctx context.Context, in input, limit int, rows *atomic.Int64) (results.Timelines, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n, sent := 0, 0
@@ -193,7 +193,7 @@ func (b *recordedRuns) readFile(ctx context.Context, in Input, limit int, rows *
 // recordedRuns gathers the rows of recorded runs.
 type recordedRuns struct {
 	runs    map[string]*recordedRun
-	groups  map[string]*Recorded
+	groups  map[string]*recordedGroup
 	lat     latencyFit
 	rows    int
 	sent    int
@@ -225,7 +225,7 @@ func (b *recordedRuns) rowKey(rec *results.Record) uint64 {
 }
 
 type recordedRun struct {
-	plans    map[planKey][]Send
+	plans    map[planKey][]send
 	prompts  float64
 	prompted int
 }
@@ -234,22 +234,22 @@ type recordedRun struct {
 type planKey struct{ shape, group string }
 
 func (b *recordedRuns) init() {
-	b.runs, b.groups, b.seen, b.seed = map[string]*recordedRun{}, map[string]*Recorded{}, map[uint64]struct{}{}, maphash.MakeSeed()
+	b.runs, b.groups, b.seen, b.seed = map[string]*recordedRun{}, map[string]*recordedGroup{}, map[uint64]struct{}{}, maphash.MakeSeed()
 }
 
 // checkRow refuses a sent row's cells past the replay's bounds.
 func checkRow(rec *results.Record) error {
 	switch {
-	case rec.SentMS > float64(MaxSentAt/time.Millisecond):
-		return fmt.Errorf("sent_ms %v: a replay reads at most %v (%v) after a plan's start", rec.SentMS, float64(MaxSentAt/time.Millisecond), MaxSentAt)
-	case rec.PromptTokens > MaxPromptTokens:
-		return fmt.Errorf("prompt_tokens %d: at most %d", rec.PromptTokens, MaxPromptTokens)
-	case rec.MaxTokens > MaxCompletionTokens:
-		return fmt.Errorf("max_tokens %d: at most %d", rec.MaxTokens, MaxCompletionTokens)
-	case rec.CompletionTokens > MaxCompletionTokens:
-		return fmt.Errorf("completion_tokens %d: at most %d", rec.CompletionTokens, MaxCompletionTokens)
-	case rec.LatencyMS > float64(MaxLatency/time.Millisecond):
-		return fmt.Errorf("latency_ms %v: an attempt lasts at most %v ms (%v)", rec.LatencyMS, float64(MaxLatency/time.Millisecond), MaxLatency)
+	case rec.SentMS > float64(maxSentAt/time.Millisecond):
+		return fmt.Errorf("sent_ms %v: a replay reads at most %v (%v) after a plan's start", rec.SentMS, float64(maxSentAt/time.Millisecond), maxSentAt)
+	case rec.PromptTokens > maxPromptTokens:
+		return fmt.Errorf("prompt_tokens %d: at most %d", rec.PromptTokens, maxPromptTokens)
+	case rec.MaxTokens > maxCompletionTokens:
+		return fmt.Errorf("max_tokens %d: at most %d", rec.MaxTokens, maxCompletionTokens)
+	case rec.CompletionTokens > maxCompletionTokens:
+		return fmt.Errorf("completion_tokens %d: at most %d", rec.CompletionTokens, maxCompletionTokens)
+	case rec.LatencyMS > float64(maxLatency/time.Millisecond):
+		return fmt.Errorf("latency_ms %v: an attempt lasts at most %v ms (%v)", rec.LatencyMS, float64(maxLatency/time.Millisecond), maxLatency)
 	}
 	return nil
 }
@@ -269,19 +269,19 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 	b.anySent = true
 	g := b.groups[t.Group]
 	if g == nil {
-		g = &Recorded{Group: t.Group}
+		g = &recordedGroup{Group: t.Group}
 		b.groups[t.Group] = g
 	}
 	key := file + "\x00" + t.RunID
 	run := b.runs[key]
 	if run == nil {
-		run = &recordedRun{plans: map[planKey][]Send{}}
+		run = &recordedRun{plans: map[planKey][]send{}}
 		b.runs[key] = run
 	}
 	refused := rec.Status == 429
 	prompt := rec.Prompt()
 	pk := planKey{t.Shape, g.Group}
-	snd := Send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
+	snd := send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
 		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt}
 	if refused && rec.LatencyMS > 0 {
 		snd.answered = rec.LatencyMS
@@ -309,18 +309,18 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 // characterize runs them; others by name) and group, a plan's sends by
 // time (the admitted first at one instant), seq and attempt, and the
 // groups by name; the unknown prompts and caps filled in.
-func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
+func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (workload, error) {
 	if !b.anySent {
-		return Sends{}, valid.Errorf("Inputs", "hold no sent attempt (%d rows): nothing to replay", b.rows)
+		return workload{}, valid.Errorf("Inputs", "hold no sent attempt (%d rows): nothing to replay", b.rows)
 	}
-	out := Sends{Replay: true, Duplicates: b.duplicates}
+	out := workload{Replay: true, Duplicates: b.duplicates}
 	for _, key := range slices.Sorted(maps.Keys(b.runs)) {
 		run := b.runs[key]
 		prompt := defaultPrompt
 		if run.prompted > 0 {
 			prompt = int(run.prompts/float64(run.prompted) + 0.5)
 		}
-		var r Timeline
+		var r timeline
 		for _, pk := range slices.SortedFunc(maps.Keys(run.plans), comparePlans) {
 			s := run.plans[pk]
 			for i := range s {
@@ -337,7 +337,7 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 			// first arrivals, so the admitted ones go first.
 			slices.SortFunc(s, compareSends)
 			arrivals(s)
-			r.Plans = append(r.Plans, Plan{Sends: s})
+			r.Plans = append(r.Plans, sendPlan{Sends: s})
 		}
 		out.Runs = append(out.Runs, r)
 	}
@@ -365,7 +365,7 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (Sends, error) {
 // that run (the burst group's p50 9 ms against 124); replayed at its
 // decisions, 0.03. A run on the virtual clock answers a refusal in no
 // time: nothing moves.
-func arrivals(s []Send) {
+func arrivals(s []send) {
 	lags := map[time.Duration][]float64{}
 	for _, snd := range s {
 		if snd.Refused {
@@ -406,7 +406,7 @@ func comparePlans(a, b planKey) int {
 // compareSends orders a plan's sends: by time, the admitted first at one
 // instant, then by seq and attempt, then by their shape of request (two
 // rows alike in all of these are the same send, in either order).
-func compareSends(a, b Send) int {
+func compareSends(a, b send) int {
 	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(b01(a.Refused), b01(b.Refused)),
 		cmp.Compare(a.seq, b.seq), cmp.Compare(a.attempt, b.attempt),
 		cmp.Compare(a.PromptTokens, b.PromptTokens), cmp.Compare(a.MaxTokens, b.MaxTokens))
@@ -420,7 +420,7 @@ func b01(b bool) int {
 }
 
 // latencyFit gathers the recorded 2xx answers the latency model is read
-// from (LatencyLine), each under its plan: a plan's answers shared the
+// from (latencyLine), each under its plan: a plan's answers shared the
 // deployment's prefill and decode with each other.
 type latencyFit struct {
 	plans map[string][]latencyPoint // by run and plan
@@ -438,7 +438,7 @@ func (l *latencyFit) add(plan string, p latencyPoint) {
 	l.plans[plan] = append(l.plans[plan], p)
 }
 
-// LatencyLine is the latency model read from a recorded run's answers:
+// latencyLine is the latency model read from a recorded run's answers:
 // the simulator's TTFT and TPOT (its serving model, sim's serving.go)
 // at any size of deployment (At). Each answer took
 //
@@ -454,7 +454,7 @@ func (l *latencyFit) add(plan string, p latencyPoint) {
 // target of 250 PTU and TTFT 200 ms read a TTFT of 432 ms (its burst
 // waves' queues), and the twin, which queued them again, forecast the
 // second wave's waits 60 ms long.
-type LatencyLine struct {
+type latencyLine struct {
 	plans [][]latencyPoint // each plan's answers, by time sent
 	n     [][]int          // each answer's n: the answers in flight at its admission
 }
@@ -462,15 +462,15 @@ type LatencyLine struct {
 // line orders the points canonically (so that the model, to its last
 // bit, does not depend on the order of the rows) and counts each
 // answer's answers in flight.
-func (l *latencyFit) line() (LatencyLine, bool) {
+func (l *latencyFit) line() (latencyLine, bool) {
 	total := 0
 	for _, p := range l.plans {
 		total += len(p)
 	}
 	if total < minLatencyRows {
-		return LatencyLine{}, false
+		return latencyLine{}, false
 	}
-	var out LatencyLine
+	var out latencyLine
 	for _, k := range slices.Sorted(maps.Keys(l.plans)) {
 		pts := l.plans[k]
 		slices.SortFunc(pts, func(a, b latencyPoint) int {
@@ -510,7 +510,7 @@ func (h *endHeap) Pop() any {
 // prefill and its queue, TTFT + completion × TPOT where its decode was
 // not shared past TPOT (n ÷ D ≤ TPOT), TTFT + completion × n ÷ D where it
 // was (which answers were is decided by the TPOT found: a few rounds).
-func (s LatencyLine) At(c sim.Config) (ttft, tpot time.Duration) {
+func (s latencyLine) At(c sim.Config) (ttft, tpot time.Duration) {
 	rate := sim.PrefillRate(c.PTU) / 1000 // prompt tokens a ms
 	decode := sim.DecodeRate(c) / 1000    // output tokens a ms, all answers together; 0: unbounded
 	var ys []float64                      // each latency less its prefill and its queue
@@ -564,55 +564,55 @@ func (s LatencyLine) At(c sim.Config) (ttft, tpot time.Duration) {
 	return ms(icept, sim.MaxTTFT), ms(slope, sim.MaxTPOT)
 }
 
-// PlanCharacterize names the one plan FromPlan knows: the main job's.
-const PlanCharacterize = "characterize"
+// planCharacterize names the one plan fromPlan knows: the main job's.
+const planCharacterize = "characterize"
 
-// Events are published waits to fit a plan to: a foreign CSV of 429
+// events are published waits to fit a plan to: a foreign CSV of 429
 // events, read as `ptuprobe analyze` reads it.
-type Events struct {
+type events struct {
 	Name    string
 	R       io.Reader
 	Columns analyze.ForeignColumns
 	Labels  analyze.Labels
 }
 
-// FromPlan makes the sends of the main job's default plan (charplan:
+// fromPlan makes the sends of the main job's default plan (charplan:
 // the burst waves, group burst-shaped, then the scheduled phases, group
 // scheduled-shaped), every send of promptTokens (and the chat format's
 // overhead, sim.ChatOverhead) and maxTokens, and reads
 // the targets from ev: each events group (after its labels) must be one
 // of the plan's groups.
-func FromPlan(ctx context.Context, plan string, ev Events, promptTokens, maxTokens int) (Sends, error) {
-	if plan != PlanCharacterize {
-		return Sends{}, valid.Errorf("Plan", "%q: the plan known is %s (the main job's)", clip(plan), PlanCharacterize)
+func fromPlan(ctx context.Context, plan string, ev events, promptTokens, maxTokens int) (workload, error) {
+	if plan != planCharacterize {
+		return workload{}, valid.Errorf("Plan", "%q: the plan known is %s (the main job's)", clip(plan), planCharacterize)
 	}
 	// The deployment counts the chat format's overhead around the
 	// prompt's one message, as the main job's sends are counted on the
 	// wire (prompt_tokens_sent).
 	counted := promptTokens + sim.ChatOverhead(1)
-	run := Timeline{Plans: []Plan{
+	run := timeline{Plans: []sendPlan{
 		offsets(burst.NewPlan(charplan.Burst()), results.GroupBurst, counted, maxTokens),
 		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, counted, maxTokens),
 	}}
 	tally := analyze.NewTally(false)
 	if err := tally.Read(ctx, ev.R, analyze.Input{Name: ev.Name, Ordinal: 1}, ev.Columns); err != nil {
-		return Sends{}, err
+		return workload{}, err
 	}
 	a, err := tally.Analysis(ev.Labels, 1)
 	if err != nil {
-		return Sends{}, err
+		return workload{}, err
 	}
-	out := Sends{Runs: []Timeline{run}}
+	out := workload{Runs: []timeline{run}}
 	planned := map[string]int{results.GroupBurst: len(run.Plans[0].Sends), results.GroupScheduled: len(run.Plans[1].Sends)}
 	for _, g := range []string{results.GroupBurst, results.GroupScheduled} {
-		out.Groups = append(out.Groups, Recorded{Group: g, Sends: planned[g]})
+		out.Groups = append(out.Groups, recordedGroup{Group: g, Sends: planned[g]})
 	}
 	for _, g := range a.Groups {
-		i := slices.IndexFunc(out.Groups, func(r Recorded) bool {
+		i := slices.IndexFunc(out.Groups, func(r recordedGroup) bool {
 			return strings.EqualFold(r.Group, g.Label) || strings.EqualFold(analyze.DefaultLabels[r.Group], g.Label)
 		})
 		if i < 0 {
-			return Sends{}, valid.Errorf("Events", "%s: group %q is none of the plan's (%s, %s): map it with --label FROM=TO", ev.Name, clip(g.Label), results.GroupBurst, results.GroupScheduled)
+			return workload{}, valid.Errorf("Events", "%s: group %q is none of the plan's (%s, %s): map it with --label FROM=TO", ev.Name, clip(g.Label), results.GroupBurst, results.GroupScheduled)
 		}
 		out.Groups[i].Waits = append(out.Groups[i].Waits, g.Waits...)
 		out.Groups[i].Refused += g.Total429()
@@ -628,14 +628,14 @@ type pacer interface {
 	Next() (offset time.Duration, wave int, ok bool)
 }
 
-func offsets(p pacer, group string, prompt, maxTokens int) Plan {
-	var out Plan
+func offsets(p pacer, group string, prompt, maxTokens int) sendPlan {
+	var out sendPlan
 	for {
 		at, _, ok := p.Next()
 		if !ok {
 			return out
 		}
-		out.Sends = append(out.Sends, Send{Group: group, At: at, PromptTokens: prompt, MaxTokens: maxTokens})
+		out.Sends = append(out.Sends, send{Group: group, At: at, PromptTokens: prompt, MaxTokens: maxTokens})
 	}
 }
 

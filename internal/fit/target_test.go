@@ -102,7 +102,7 @@ func TestHoldOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(context.Background(), Job{Inputs: []Input{{Name: "r.csv", R: fh}}, HoldOut: bad, Threshold: DefaultThreshold, MaxWork: DefaultMaxWork,
+		_, err = Run(context.Background(), Job{inputs: []input{{Name: "r.csv", R: fh}}, HoldOut: bad, Threshold: DefaultThreshold, MaxWork: DefaultMaxWork,
 			MinAgreement: DefaultMinAgreement, PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens})
 		fh.Close()
 		if err == nil {
