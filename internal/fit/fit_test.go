@@ -22,6 +22,7 @@ func hidden() sim.Config {
 // job run again on the twin: each of the Overall p50, p90 and p99 within
 // 25% of the recorded, every group's KS at most 0.15, quality good.
 func TestTwinReproducesTheRecordedRun(t *testing.T) {
+	long(t, "a whole fit")
 	t.Parallel()
 	recorded := hiddenRun(t)
 	// The PTU model on the default budget; the gateway and the window,

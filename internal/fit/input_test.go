@@ -90,7 +90,7 @@ func TestRowOrderDoesNotMatter(t *testing.T) {
 	slices.Reverse(recs)
 	backward := writeRecords(t, recs)
 	// The plans' order is every model's: one model shows it.
-	ja, jb := job(t, tiny, forward), job(t, tiny, backward)
+	ja, jb := job(t, fixedPoint, forward), job(t, fixedPoint, backward)
 	ja.models, jb.models = []string{sim.ProfilePTU}, []string{sim.ProfilePTU}
 	a, err := Run(t.Context(), ja)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestDuplicatesWarned(t *testing.T) {
 		}
 	}
 	file := writeRecords(t, append(slices.Clone(recs), recs...))
-	j := job(t, tiny, file)
+	j := job(t, fixedPoint, file)
 	var warned []string
 	j.Warn = func(msg string) { warned = append(warned, msg) }
 	j.models = []string{sim.ProfilePTU}

@@ -2,7 +2,6 @@ package fit
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,11 +22,6 @@ func deepAllowance() sim.Config {
 	c.PTU, c.BucketDepth, c.BurstPct, c.BurstRefill, c.Seed = 60, time.Second, 6000, time.Hour, 4
 	return c
 }
-
-// twinLong asks for the tests of two fits each (seconds of CPU): .ci/run
-// runs them in its long stage (go test ./internal/fit -run
-// TestSuggestedPlan -twin), and `go test ./...` stays within its budget.
-var twinLong = flag.Bool("twin", false, "run the fit's long tests: the suggested plan narrows a range")
 
 // fitSuggest fits file on budget b, the PTU model alone, asking for a
 // suggested plan.
@@ -58,9 +52,7 @@ func fitSuggest(t *testing.T, b budget, file string) Result {
 // a minute apart, fitted, gives 1.3–235. Narrower, not yet right: the
 // report says so.
 func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
-	if !*twinLong {
-		t.Skip("two fits: run with -twin (.ci/run does)")
-	}
+	long(t, "two fits")
 	t.Parallel()
 	target := campaign.Target{Sim: deepAllowance(), InMemory: true, Spec: defaultSpec()}
 	first := fitSuggest(t, quick, runPlans(t, target))
