@@ -371,24 +371,49 @@ func longestWindow(c sim.Config) time.Duration {
 }
 
 // fit searches model's parameters from the defaults, in each of its
-// tables (tables), and keeps the best (the first on a tie); the ranges
-// are over the points of every search.
+// tables (tables), then along each parameter of every table from the
+// best so far (alongLines: a bucket's depth at one allowance is a line of
+// the allowance's table, at one percent of the percent's), and keeps the
+// best (the first on a tie); the ranges are over the points of every
+// search.
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
-	var best modelFit
-	all := &triedPoints{m: map[string]tried{}}
-	for k, params := range tables(model) {
-		mf, err := f.fitTable(ctx, model, params)
+	var fits []modelFit
+	var searches []*search
+	for _, params := range tables(model) {
+		mf, s, err := f.fitTable(ctx, model, params)
 		if err != nil {
 			return modelFit{}, err
 		}
+		fits, searches = append(fits, mf), append(searches, s)
+	}
+	best := bestOf(fits)
+	if len(fits) > 1 {
+		for k, params := range tables(model) {
+			u := make([]float64, len(params))
+			for i, p := range params {
+				u[i] = p.unit(p.get(best.cfg))
+			}
+			sc, err := f.score(ctx, model, params, u)
+			if err != nil {
+				return modelFit{}, err
+			}
+			moved, _, err := searches[k].alongLines(ctx, point{u, sc.objective})
+			if err != nil {
+				return modelFit{}, err
+			}
+			if fits[k], err = f.finish(ctx, model, params, searches[k], fits[k].pts, moved); err != nil {
+				return modelFit{}, err
+			}
+		}
+		best = bestOf(fits)
+	}
+	all := &triedPoints{m: map[string]tried{}}
+	for k, mf := range fits {
 		mf.pts.mu.Lock()
 		for key, t := range mf.pts.m {
 			all.add(fmt.Sprint(k)+" "+key, t)
 		}
 		mf.pts.mu.Unlock()
-		if k == 0 || mf.score.objective < best.score.objective {
-			best = mf
-		}
 	}
 	at := make([]float64, len(best.params))
 	for i, p := range best.params {
@@ -400,7 +425,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 
 // fitTable searches model's parameters, the rows params, from the
 // defaults.
-func (f *fitter) fitTable(ctx context.Context, model string, params []param) (modelFit, error) {
+func (f *fitter) fitTable(ctx context.Context, model string, params []param) (modelFit, *search, error) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -411,21 +436,8 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 		}
 	}
 	pts := &triedPoints{m: map[string]tried{}}
-	var s search
-	s = search{
+	s := &search{
 		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
-		eval: func(ctx context.Context, u []float64) (float64, error) {
-			sc, err := f.score(ctx, model, params, u)
-			if err == nil {
-				c, _, _ := f.settings(model, params, u)
-				v := make([]float64, len(params))
-				for i, p := range params {
-					v[i] = p.written(c)
-				}
-				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
-			}
-			return sc.objective, err
-		},
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
 			var b strings.Builder
@@ -438,11 +450,30 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 		},
 		progress: func() { f.job.status.done.Add(1) },
 	}
+	s.eval = func(ctx context.Context, u []float64) (float64, error) {
+		sc, err := f.score(ctx, model, params, u)
+		if err == nil {
+			c, _, _ := f.settings(model, params, u)
+			v := make([]float64, len(params))
+			for i, p := range params {
+				v[i] = p.written(c)
+			}
+			pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+		}
+		return sc.objective, err
+	}
 	f.job.status.model.Store(&model)
 	best, _, err := s.run(ctx, start)
 	if err != nil {
-		return modelFit{}, err
+		return modelFit{}, nil, err
 	}
+	mf, err := f.finish(ctx, model, params, s, pts, best)
+	return mf, s, err
+}
+
+// finish is a table's fit at its best point: its score, settings and
+// ranges.
+func (f *fitter) finish(ctx context.Context, model string, params []param, s *search, pts *triedPoints, best []float64) (modelFit, error) {
 	sc, err := f.score(ctx, model, params, best)
 	if err != nil {
 		return modelFit{}, err
@@ -452,7 +483,7 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 	for i, p := range params {
 		at[i] = p.written(c)
 	}
-	ranges, err := f.scanRanges(ctx, &s, best, at, sc, pts)
+	ranges, err := f.scanRanges(ctx, s, best, at, sc, pts)
 	if err != nil {
 		return modelFit{}, err
 	}
