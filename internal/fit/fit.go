@@ -264,6 +264,10 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		}
 		fits = append(fits, mf)
 	}
+	i := slices.IndexFunc(fits, func(mf modelFit) bool { return mf.model == bestOf(fits).model })
+	if fits[i], err = f.refusalCost(ctx, fits[i]); err != nil {
+		return Result{}, err
+	}
 	out := f.result(fits)
 	if j.SuggestPlan {
 		if out.suggestion, err = f.suggest(ctx, bestOf(fits)); err != nil {
@@ -320,6 +324,10 @@ type modelFit struct {
 	ranges [][2]float64
 	// pts are the points its search tried.
 	pts *triedPoints
+	// phase is where its run started in the limiter's windows.
+	phase time.Duration
+	// refusalCost says how its cfg's RefusalCost was set (refusalCost).
+	refusalCost string
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
@@ -397,9 +405,12 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 			if err != nil {
 				return modelFit{}, err
 			}
-			moved, _, err := searches[k].alongLines(ctx, point{u, sc.objective})
+			moved, msc, err := searches[k].alongLines(ctx, point{u, sc.objective})
 			if err != nil {
 				return modelFit{}, err
+			}
+			if msc >= fits[k].score.objective {
+				continue // the table's own best stands
 			}
 			if fits[k], err = f.finish(ctx, model, params, searches[k], fits[k].pts, moved); err != nil {
 				return modelFit{}, err
@@ -478,7 +489,7 @@ func (f *fitter) finish(ctx context.Context, model string, params []param, s *se
 	if err != nil {
 		return modelFit{}, err
 	}
-	c, _, _ := f.settings(model, params, best)
+	c, phase, _ := f.settings(model, params, best)
 	at := make([]float64, len(params))
 	for i, p := range params {
 		at[i] = p.written(c)
@@ -494,7 +505,7 @@ func (f *fitter) finish(ctx context.Context, model string, params []param, s *se
 			values[i] = p.raw(c)
 		}
 	}
-	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges, pts: pts}, nil
+	return modelFit{model: model, params: params, cfg: c, phase: phase, values: values, score: sc, ranges: ranges, pts: pts}, nil
 }
 
 // score replays the sends under the settings u makes and compares.
@@ -504,6 +515,12 @@ func (f *fitter) score(ctx context.Context, model string, params []param, u []fl
 	if err != nil {
 		return score{}, err
 	}
+	return f.scoreConfig(ctx, c, phase)
+}
+
+// scoreConfig replays the sends under c, the run started phase into the
+// epoch's minute, and compares.
+func (f *fitter) scoreConfig(ctx context.Context, c sim.Config, phase time.Duration) (score, error) {
 	if c.Validate() != nil {
 		return score{objective: inf}, nil
 	}
@@ -541,6 +558,7 @@ func (f *fitter) result(fits []modelFit) Result {
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
 			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
+	fit.RefusalCost = best.refusalCost
 	if r, err := settingRanges(best.params, best.ranges); err == nil {
 		fit.Ranges = r
 	}
@@ -574,4 +592,47 @@ func sign(v float64) float64 {
 		return -1
 	}
 	return 1
+}
+
+// refusalCosts are the costs of a refusal (sim.Config.RefusalCost, a
+// share of a request) weighed at the fitted settings.
+var refusalCosts = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5}
+
+// refusalCostSignal is how much lower a cost's objective must be than
+// none's for the fit to say a refusal costs: the twin refusing as the
+// run did but advising longer waits after many refusals (a refusal that
+// takes capacity raises the level the next waits drain).
+const refusalCostSignal = 0.02
+
+// refusalCost weighs refusalCosts at mf's settings (its other settings
+// as fitted without one) and keeps the one of lowest objective when it
+// is lower than none's by refusalCostSignal; otherwise 0. Either way it
+// says why. A plan's sends (published waits) are not weighed: the
+// waits of refusals whose sends are not known cannot tell what the
+// refusals cost.
+func (f *fitter) refusalCost(ctx context.Context, mf modelFit) (modelFit, error) {
+	if !f.sends.Replay {
+		mf.refusalCost = "0: not estimated from a plan's sends (which sends were refused is not known)"
+		return mf, nil
+	}
+	best, bestSc := 0.0, score{objective: inf}
+	for _, rc := range refusalCosts {
+		c := mf.cfg
+		c.RefusalCost = rc
+		sc, err := f.scoreConfig(ctx, c, mf.phase)
+		if err != nil {
+			return mf, err
+		}
+		if sc.objective < bestSc.objective {
+			best, bestSc = rc, sc
+		}
+	}
+	if bestSc.objective > mf.score.objective-refusalCostSignal {
+		mf.refusalCost = fmt.Sprintf("0: no cost of a refusal from %g to %g of a request fits the run better by %g (the best of them, %g: objective %.3f against %.3f without)",
+			refusalCosts[0], refusalCosts[len(refusalCosts)-1], refusalCostSignal, best, bestSc.objective, mf.score.objective)
+		return mf, nil
+	}
+	mf.refusalCost = fmt.Sprintf("%g of a request: the run's waits fit it (objective %.3f against %.3f without)", best, bestSc.objective, mf.score.objective)
+	mf.cfg.RefusalCost, mf.score = best, bestSc
+	return mf, nil
 }

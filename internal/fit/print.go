@@ -42,6 +42,9 @@ func Print(w io.Writer, r Result) error {
 	if rs := ranges(r); rs != "" {
 		b.WriteString("ranges that fit the run as well (fit.ranges): " + rs + "\n")
 	}
+	if f.RefusalCost != "" {
+		b.WriteString("refusal cost (refusal-cost): " + f.RefusalCost + "\n")
+	}
 	if f.Agreement != nil {
 		fmt.Fprintf(&b, "refusals matched, second by second: %s%% of the recorded sends\n", num.Decimal(100**f.Agreement, 1))
 	}
