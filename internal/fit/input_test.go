@@ -263,3 +263,48 @@ func TestArrivals(t *testing.T) {
 		t.Fatalf("arrivals %v (seq %v), want %v (%v)", got, order, want, wantOrder)
 	}
 }
+
+// TestSendsCarryCompletions: an admitted send is replayed with its
+// recorded completion (the twin admitting it too answers as many tokens,
+// and corrects its level as the target did); a refused one with none
+// (the twin draws it).
+func TestSendsCarryCompletions(t *testing.T) {
+	t.Parallel()
+	file := hiddenRun(t)
+	want := map[string]int{}
+	for _, r := range testkit.ReadRecords(t, file) {
+		if !r.NotSent() {
+			c := 0
+			if r.Status == 200 {
+				c = r.CompletionTokens
+			}
+			want[fmt.Sprint(r.Group, r.Seq, r.Attempt)] = c
+		}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := fromResults(t.Context(), []input{{Name: "r.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, admitted := 0, 0
+	for _, run := range s.Runs {
+		for _, p := range run.Plans {
+			for _, snd := range p.Sends {
+				n++
+				if w := want[fmt.Sprint(snd.Group, snd.seq, snd.attempt)]; snd.completion != w || snd.Refused != (w == 0) {
+					t.Fatalf("%s seq %d: completion %d refused %v, want %d", snd.Group, snd.seq, snd.completion, snd.Refused, w)
+				}
+				if !snd.Refused {
+					admitted++
+				}
+			}
+		}
+	}
+	if n != len(want) || admitted == 0 {
+		t.Fatalf("%d sends (%d admitted), want %d", n, admitted, len(want))
+	}
+}

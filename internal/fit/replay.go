@@ -137,7 +137,7 @@ func (r *replayer) send(ctx context.Context, run *vrun.Run, i int) answer {
 		Header:        replayHeader,
 		Body:          io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)),
-	}).WithContext(sim.WithPromptTokens(ctx, s.PromptTokens)) // the body's count travels with it
+	}).WithContext(sim.WithCompletionTokens(sim.WithPromptTokens(ctx, s.PromptTokens), s.completion)) // the body's count, and an admitted send's completion, travel with it
 	resp, err := run.Transport.RoundTrip(req)
 	if err != nil {
 		return answer{wait: -1}

@@ -37,6 +37,12 @@ type send struct {
 	// seq and attempt are the recorded row's: with At and Refused they
 	// order a plan's sends canonically, whatever the file's row order.
 	seq, attempt int
+	// completion is an admitted send's recorded completion (tokens; 0
+	// when refused or unknown): the twin, admitting it too, answers as
+	// many, so its correction on completion is the recorded one's (a
+	// drawn length put the served target c's level a request's cost
+	// apart by its last wave).
+	completion int
 	// answered is a refusal's recorded latency (ms; 0 when unknown): its
 	// time to first byte, the deployment answering a refusal as soon as
 	// it decides it (arrivals).
@@ -285,6 +291,9 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt}
 	if refused && rec.LatencyMS > 0 {
 		snd.answered = rec.LatencyMS
+	}
+	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens > 0 {
+		snd.completion = rec.CompletionTokens
 	}
 	run.plans[pk] = append(run.plans[pk], snd)
 	if prompt >= 0 {

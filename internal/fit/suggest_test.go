@@ -55,7 +55,7 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 	long(t, "two fits")
 	t.Parallel()
 	target := campaign.Target{Sim: deepAllowance(), InMemory: true, Spec: defaultSpec()}
-	first := fitSuggest(t, quick, runPlans(t, target))
+	first := fitSuggest(t, quickLines, runPlans(t, target))
 	wide := first.ranges["burst-pct"]
 	t.Logf("default plan: %s; burst-pct %v range %v; suggestion %+v", first.Profile.Fit.Quality, first.Profile.Config.BurstPct, wide, first.suggestion)
 	if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
@@ -73,7 +73,7 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 			bc.Gap, _ = time.ParseDuration(v)
 		}
 	}
-	second := fitSuggest(t, quick, runBurst(t, target, bc))
+	second := fitSuggest(t, quickLines, runBurst(t, target, bc))
 	narrow := second.ranges["burst-pct"]
 	t.Logf("suggested plan %v: %s; burst-pct %v range %v", bc, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
 	if wide[1]/wide[0] < 3 {
@@ -83,3 +83,8 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 		t.Errorf("the suggested plan's range %v is not narrower than half the default's %v", narrow, wide)
 	}
 }
+
+// quickLines is quick with its scans along each parameter's whole range
+// (the ranges are the tried points that fit: a search that only
+// descends tries none far along a setting the run does not pin).
+var quickLines = budget{global: 12, starts: 1, simplex: 30, passes: 1, lines: 2}
