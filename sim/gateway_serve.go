@@ -26,7 +26,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	if v.at, ok = s.arrive(w, r); !ok {
 		return
 	}
-	c := call{prompt: req.PromptTokens, maxTokens: req.MaxTokens, est: est, image: rt.op == opImage}
+	c := call{prompt: req.PromptTokens, maxTokens: req.MaxTokens, est: est, image: rt.op == opImage, completion: req.Completion}
 	o, tracked := s.gatewayDecide(key, v, &c)
 	if !tracked {
 		s.writeError(w, http.StatusForbidden, "403", "this gateway tracks no more distinct keys")
@@ -103,7 +103,7 @@ func (s *Server) gatewayDecide(key string, v visit, c *call) (o outcome, tracked
 		s.n.admitted++
 		ks.admitted++
 		if !c.image {
-			o.completion = s.drawCompletion(c.maxTokens)
+			o.completion = s.completionOf(c.completion, c.maxTokens)
 			o.ttft, o.tpot = s.serving.admit(now, c.prompt, 0)
 			o.serving = true
 		}

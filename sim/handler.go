@@ -171,6 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.op == opGenerate {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
+	req.Completion = completionTokensOf(r.Context())
 	switch {
 	case counted:
 		req.PromptTokens, req.SystemTokens = given, min(req.SystemTokens, given)
@@ -364,7 +365,7 @@ func (s *Server) decidePTU(now time.Time, tgt target, spill bool, req *request, 
 	}
 	s.n.admitted++
 	s.cache.remember(now, req)
-	o.completion = s.drawCompletion(req.MaxTokens)
+	o.completion = s.completionOf(req.Completion, req.MaxTokens)
 	s.seq++
 	o.id = s.seq
 	o.created = now.Unix()
@@ -384,6 +385,16 @@ func (s *Server) leave(o *outcome) {
 		s.serving.leave()
 		o.serving = false
 	}
+}
+
+// completionOf is an admitted answer's completion length: given's (an
+// in-process caller's, WithCompletionTokens), at most maxTokens, else
+// drawn. Called with s.mu held.
+func (s *Server) completionOf(given, maxTokens int) int {
+	if given >= 1 {
+		return min(given, maxTokens)
+	}
+	return s.drawCompletion(maxTokens)
 }
 
 // drawCompletion draws a completion length uniformly from

@@ -61,6 +61,7 @@ type call struct {
 	ks                        *keyState // gateway: the caller, whose ceilings it checks
 	est                       int64     // gateway: the estimate charged (prompt + max_tokens; images)
 	image                     bool      // gateway: image generation, which reports no tokens
+	completion                int       // gateway: the completion's length given (request.Completion)
 }
 
 // admission is a limiter's decision on one call.

@@ -90,6 +90,10 @@ type Fit struct {
 	// run within its tolerance (docs/fit.md, "What the run cannot tell
 	// apart"); absent in a file written before it.
 	Ranges map[string][2]json.RawMessage `json:"ranges,omitempty"`
+	// RefusalCost says how the fit set the refusal-cost setting: the
+	// share of a request a refusal takes that the run's waits fit, or 0
+	// and why; absent in a file written before it.
+	RefusalCost string `json:"refusal_cost,omitempty"`
 }
 
 // ModelDistance is the objective one limiter model reached.

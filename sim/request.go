@@ -21,6 +21,7 @@ const charsPerToken = 4
 type request struct {
 	Model        string
 	PromptTokens int
+	Completion   int      // the completion's length an in-process caller gave (WithCompletionTokens); 0: drawn
 	SystemTokens int      // tokens of the leading system message / system field
 	SystemDigest [32]byte // set only when SystemTokens >= cacheMinTokens
 	Messages     int      // the messages of the prompt (the chat format's overhead is per message)

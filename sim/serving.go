@@ -53,13 +53,19 @@ type serving struct {
 // through it.
 func PrefillRate(ptu float64) float64 { return max(ptu, servingMinPTU) * PrefillTokensPerPTU }
 
-func newServing(c Config) serving {
-	size := max(c.PTU, servingMinPTU)
-	v := serving{on: c.TTFT > 0 || c.TPOT > 0, ttft: c.TTFT, tpot: c.TPOT, prefill: PrefillRate(c.PTU)}
-	if c.OutputWeight > 0 {
-		v.decode = size * c.TokensPerPTU / 60 / c.OutputWeight
+// DecodeRate is how many output tokens a second a deployment of c's
+// size decodes, all its answers together (0: unbounded, an OutputWeight
+// of 0): n answers in flight are decoded at max(TPOT, n ÷ DecodeRate) a
+// token. The fit reads a recorded run's latency line through it.
+func DecodeRate(c Config) float64 {
+	if c.OutputWeight <= 0 {
+		return 0
 	}
-	return v
+	return max(c.PTU, servingMinPTU) * c.TokensPerPTU / 60 / c.OutputWeight
+}
+
+func newServing(c Config) serving {
+	return serving{on: c.TTFT > 0 || c.TPOT > 0, ttft: c.TTFT, tpot: c.TPOT, prefill: PrefillRate(c.PTU), decode: DecodeRate(c)}
 }
 
 // admit is an admitted answer's time to first token and its time per

@@ -64,6 +64,26 @@ func WithPromptTokens(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, promptTokensKey{}, n)
 }
 
+// completionTokensKey is the context key of WithCompletionTokens.
+type completionTokensKey struct{}
+
+// WithCompletionTokens returns ctx carrying the length of the completion
+// an admitted request is answered with (at most its max_tokens), for an
+// in-process caller that replays a recorded run (`ptuprobe fit`): the
+// handler answers n tokens instead of drawing the length, so a send the
+// recorded target admitted is corrected, on completion, as it was. Like
+// WithPromptTokens it cannot cross the wire. n below 1 is ignored.
+func WithCompletionTokens(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, completionTokensKey{}, n)
+}
+
+// completionTokensOf is the length WithCompletionTokens put in ctx, 0
+// when none.
+func completionTokensOf(ctx context.Context) int {
+	n, _ := ctx.Value(completionTokensKey{}).(int)
+	return max(n, 0)
+}
+
 // promptTokensOf is the count WithPromptTokens put in ctx.
 func promptTokensOf(ctx context.Context) (int, bool) {
 	n, ok := ctx.Value(promptTokensKey{}).(int)

@@ -168,3 +168,26 @@ func TestInProcessCountIsTrusted(t *testing.T) {
 		t.Fatalf("without a count: %s; want %s", rec.Body.String(), want)
 	}
 }
+
+// TestInProcessCompletionIsKept: an admitted request that carries its
+// completion's length (WithCompletionTokens) is answered that many
+// tokens, at most its max_tokens; without one the length is drawn.
+func TestInProcessCompletionIsKept(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Clock = NewManualClock(t0)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := chatBody(400, 10)
+	for _, c := range []struct{ given, want int }{{7, 7}, {50, 10}, {1, 1}} {
+		req := httptest.NewRequest(http.MethodPost, azurePath, strings.NewReader(body))
+		req = req.WithContext(WithCompletionTokens(context.Background(), c.given))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if want := fmt.Sprintf(`"completion_tokens":%d,`, c.want); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("given %d: %d %s; want %s", c.given, rec.Code, rec.Body.String(), want)
+		}
+	}
+}

@@ -25,25 +25,25 @@ const (
 	// (a replay): a limiter that gives the right waits to the wrong
 	// sends is not the deployment's.
 	DefaultMinAgreement = 0.9
-	// CountWeight weighs the soft term of the objective: how far the
+	// countWeight weighs the soft term of the objective: how far the
 	// twin's 429 count is from the recorded one, a share of the larger.
-	CountWeight = 0.25
-	// SpreadWeight weighs the objective's smooth term: how far apart the
+	countWeight = 0.25
+	// spreadWeight weighs the objective's smooth term: how far apart the
 	// waits' quantiles lie, in decades (logDistance). KS cannot tell a
 	// mode of long waits just missed from one missed by a mile — both
 	// count the whole mode — so without it the search has no slope to
 	// follow towards the right wait.
-	SpreadWeight = 0.5
-	// JudgedWeight weighs the objective's term for the percentiles the
+	spreadWeight = 0.5
+	// judgedWeight weighs the objective's term for the percentiles the
 	// judgement checks (p50, p90, p99: judgedMiss). The spread term
 	// averages twenty quantiles, so a tail missed by half — the p99 of a
 	// tail that holds a few percent of the waits — moves it by little,
 	// and a search led by it settles for a twin the judgement calls poor.
-	JudgedWeight = 1.0
+	judgedWeight = 1.0
 )
 
 // Resolution of the waits compared: two waits closer than the larger of
-// ResolutionMS and ResolutionShare of the shorter are the same wait.
+// resolutionMS and resolutionShare of the shorter are the same wait.
 // Runs of one simulator that differ only in its seed (the completion
 // lengths) put the main job's burst waves at waits 30 ms or 5% apart, and
 // a wave's refusals share one wait: the plain KS of two such runs is 0.3
@@ -51,12 +51,12 @@ const (
 // either: its jitter stretches a wait by up to 20%, and the witness counts
 // comebacks within 50 ms of each other as one herd.
 const (
-	ResolutionMS    = 50
-	ResolutionShare = 0.10
+	resolutionMS    = 50
+	resolutionShare = 0.10
 )
 
 // tolerance is how far a wait of x ms may move and stay the same wait.
-func tolerance(x float64) float64 { return max(ResolutionMS, ResolutionShare*x) }
+func tolerance(x float64) float64 { return max(resolutionMS, resolutionShare*x) }
 
 // ks is the two-sample Kolmogorov–Smirnov distance of sorted a and b at
 // the resolution: the largest amount by which one's distribution function
@@ -118,7 +118,7 @@ func logDistance(a, b []float64) float64 {
 // and the 99th, where a long tail shows.
 var spreadQuantiles = []float64{5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99}
 
-// judgedMiss is how far beyond PercentileTolerance the twin's p50, p90
+// judgedMiss is how far beyond percentileTolerance the twin's p50, p90
 // and p99 lie from the recorded, in decades of 1 + wait (ms), summed: 0
 // for a twin whose percentiles would pass the judgement, and growing
 // with how far each misses, so the search has a slope towards passing.
@@ -133,7 +133,7 @@ func judgedMiss(rec, twin []float64) float64 {
 	d := 0.0
 	for _, q := range judgedPercentiles {
 		r, w := analyze.Percentile(rec, q), analyze.Percentile(twin, q)
-		allowed := max(PercentileTolerance*r, ResolutionMS)
+		allowed := max(percentileTolerance*r, resolutionMS)
 		if off := abs(w - r); off > allowed {
 			// The decades between the twin's and the nearest value the
 			// judgement would pass.
@@ -147,15 +147,15 @@ func judgedMiss(rec, twin []float64) float64 {
 // judgedPercentiles are the percentiles the judgement checks.
 var judgedPercentiles = []float64{50, 90, 99}
 
-// PercentileTolerance is how far a good twin's p50, p90 and p99 may lie
-// from the recorded ones: a share of the recorded, or ResolutionMS,
+// percentileTolerance is how far a good twin's p50, p90 and p99 may lie
+// from the recorded ones: a share of the recorded, or resolutionMS,
 // whichever is more. KS alone would pass a twin that misses a tail
 // holding fewer waits than the threshold (the documents' 7% of long
 // waits).
-const PercentileTolerance = 0.25
+const percentileTolerance = 0.25
 
 // percentilesOff words the percentiles of the twin's waits that lie
-// farther than PercentileTolerance from the recorded; empty when none.
+// farther than percentileTolerance from the recorded; empty when none.
 func percentilesOff(rec, twin []float64) []string {
 	if len(rec) == 0 || len(twin) == 0 {
 		return nil
@@ -163,7 +163,7 @@ func percentilesOff(rec, twin []float64) []string {
 	var off []string
 	for _, q := range judgedPercentiles {
 		r, w := analyze.Percentile(rec, q), analyze.Percentile(twin, q)
-		if abs(w-r) > max(PercentileTolerance*r, ResolutionMS) {
+		if abs(w-r) > max(percentileTolerance*r, resolutionMS) {
 			off = append(off, fmt.Sprintf("p%v %s against %s", q, num.Millis(w, 1), num.Millis(r, 1)))
 		}
 	}
@@ -209,11 +209,11 @@ type groupScore struct {
 // better, is over the fitted groups:
 //
 //	mean KS of the advised waits
-//	+ SpreadWeight × mean logDistance of the waits
-//	+ CountWeight × mean |n − n′| / max(n, n′)     the 429 counts
-//	+ JudgedWeight × mean judgedMiss               p50, p90, p99
+//	+ spreadWeight × mean logDistance of the waits
+//	+ countWeight × mean |n − n′| / max(n, n′)     the 429 counts
+//	+ judgedWeight × mean judgedMiss               p50, p90, p99
 //	+ (1 − agreement)                              replay only
-func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) score {
+func compare(s *workload, rp *replayer, got []answer, heldOut map[string]bool) score {
 	byGroup := map[string]*groupScore{}
 	out := score{agreement: -1}
 	for _, g := range s.Groups {
@@ -253,7 +253,7 @@ func compare(s *Sends, rp *replayer, got []answer, heldOut map[string]bool) scor
 		sumJudged += judgedMiss(g.Waits, gs.twin)
 		sumCount += float64(absInt(gs.refused-g.Refused)) / float64(max(gs.refused, g.Refused, 1))
 	}
-	out.objective = (sumKS + CountWeight*sumCount + SpreadWeight*sumSpread + JudgedWeight*sumJudged) / float64(max(n, 1))
+	out.objective = (sumKS + countWeight*sumCount + spreadWeight*sumSpread + judgedWeight*sumJudged) / float64(max(n, 1))
 	if s.Replay && fitted > 0 {
 		off := 0
 		for _, d := range bins {
@@ -276,7 +276,7 @@ func absInt(x int) int {
 // critical value: the 10% of DefaultThreshold's derivation.
 const ksAlpha = 0.10
 
-// MinWaits is the fewest usable waits a group's recorded sample must hold
+// minWaitsAt is the fewest usable waits a group's recorded sample must hold
 // for a KS distance within threshold to test a distribution: the n from
 // which the KS critical value at ksAlpha, c(α)/√n with c(α) =
 // √(−ln(α/2)/2) = 1.224, is at most the threshold. Two samples of n and m
@@ -285,14 +285,14 @@ const ksAlpha = 0.10
 // threshold is what two different distributions give more often than not,
 // and the twin's agreeing says nothing. At the default threshold, 0.15,
 // it is 67 (the main job's burst group holds ~125, its scheduled ~25).
-func MinWaits(threshold float64) int {
+func minWaitsAt(threshold float64) int {
 	c := math.Sqrt(-math.Log(ksAlpha/2) / 2)
 	return int(math.Ceil(c * c / (threshold * threshold)))
 }
 
 // judge says whether a score is a good fit: every tested fitted group's
 // KS at most threshold and its p50, p90 and p99 within
-// PercentileTolerance, and, for a replay, the agreement at least
+// percentileTolerance, and, for a replay, the agreement at least
 // minAgreement. A fitted group of fewer than minWaits recorded waits is
 // not tested (its KS is reported, not judged); a fit none of whose fitted
 // groups is tested, and that fails no test, is insufficient: too few
@@ -320,7 +320,7 @@ func judge(sc score, threshold, minAgreement float64, minWaits int) (string, str
 			bad = append(bad, fmt.Sprintf("%s's waits are %s from the recorded (KS, more than %s)", g.group, num.Decimal(g.ks, 3), num.Decimal(threshold, 3)))
 		}
 		if off := percentilesOff(g.recorded, g.twin); len(off) > 0 {
-			bad = append(bad, fmt.Sprintf("%s's %s (more than %s%% off)", g.group, strings.Join(off, ", "), num.Decimal(100*PercentileTolerance, 0)))
+			bad = append(bad, fmt.Sprintf("%s's %s (more than %s%% off)", g.group, strings.Join(off, ", "), num.Decimal(100*percentileTolerance, 0)))
 		}
 	}
 	if sc.agreement >= 0 && sc.agreement < minAgreement {
@@ -347,7 +347,7 @@ func judge(sc score, threshold, minAgreement float64, minWaits int) (string, str
 			"(the 10%% critical value 1.224/√n is within the threshold %s from there): too few refusals to tell this twin from another",
 			waits, strings.Join(untested, ", "), minWaits, num.Decimal(threshold, 3)) + tail
 	}
-	why := fmt.Sprintf("every tested group's waits are within KS %s of the recorded (the farthest: %s, %s), their p50, p90 and p99 within %s%%", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3), num.Decimal(100*PercentileTolerance, 0))
+	why := fmt.Sprintf("every tested group's waits are within KS %s of the recorded (the farthest: %s, %s), their p50, p90 and p99 within %s%%", num.Decimal(threshold, 3), worstGroup, num.Decimal(worst, 3), num.Decimal(100*percentileTolerance, 0))
 	if sc.agreement >= 0 {
 		why += fmt.Sprintf(", and the twin's refusals match the recorded ones, second by second, for %s%% of the sends (at least %s%%)", num.Decimal(100*sc.agreement, 1), num.Decimal(100*minAgreement, 0))
 	}

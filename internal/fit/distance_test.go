@@ -65,12 +65,12 @@ func TestKS(t *testing.T) {
 
 // TestParamsTable: every row of the table names a profile key (a --sim-*
 // flag) that sets its field, a number or a duration, with a range its
-// scale can search; Phase alone sets no field.
+// scale can search; phaseParam alone sets no field.
 func TestParamsTable(t *testing.T) {
 	t.Parallel()
 	keys := sim.ProfileKeys()
-	for _, p := range Params {
-		if p.Name == Phase {
+	for _, p := range paramRows {
+		if p.Name == phaseParam {
 			if p.Field != "" {
 				t.Errorf("phase sets %s", p.Field)
 			}
@@ -83,7 +83,7 @@ func TestParamsTable(t *testing.T) {
 		if _, err := p.field(&c); err != nil {
 			t.Error(err)
 		}
-		if !(p.Min < p.Max) || p.Scale == Log && p.Min <= 0 || len(p.Profiles) == 0 {
+		if !(p.Min < p.Max) || p.Scale == logScale && p.Min <= 0 || len(p.Profiles) == 0 {
 			t.Errorf("%s: range %v..%v scale %v profiles %v", p.Name, p.Min, p.Max, p.Scale, p.Profiles)
 		}
 		for _, u := range []float64{0, 0.37, 1} {

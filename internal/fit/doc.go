@@ -7,7 +7,7 @@
 // distance between the recorded outcomes and the replayed ones: which
 // sends were refused, and per source group the advised waits (two-sample
 // KS) and the 429 count. Or it fits the main job's plan to published
-// waits (FromPlan). The settings it moves are the rows of Params, a table
+// waits (fromPlan). The settings it moves are the rows of paramRows, a table
 // the optimizer is generic over; it tries each limiter model (ptu, gateway,
 // window) and keeps the best. The result is a sim.Profile whose Fit says
 // good or poor, and why. docs/fit.md has the method.

@@ -39,9 +39,9 @@ func TestDocumentsProfileIsTheFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := Events{Name: "retry_after_ms_events.csv", R: f, Columns: analyze.ForeignColumns{Group: "source"}, Labels: labels}
+	ev := events{Name: "retry_after_ms_events.csv", R: f, Columns: analyze.ForeignColumns{Group: "source"}, Labels: labels}
 	r, err := Run(t.Context(), Job{
-		Plan: PlanCharacterize, Events: &ev, FitGroups: []string{"burst-shaped"},
+		Plan: planCharacterize, events: &ev, FitGroups: []string{"burst-shaped"},
 		Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Name: sim.ProfileDocuments,
 		models: []string{sim.ProfilePTU},

@@ -29,10 +29,10 @@ type Files struct {
 	// temporary name first); empty writes none.
 	Output string
 	// Stderr, when set, is told the fit's warnings, and its progress
-	// (Report, at each Tick) unless Quiet.
+	// (report, at each Tick) unless Quiet.
 	Stderr io.Writer
 	Quiet  bool
-	// Tick paces the progress lines; nil is every ProgressEvery.
+	// Tick paces the progress lines; nil is every progressEvery.
 	Tick <-chan time.Time
 }
 
@@ -49,7 +49,7 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 			return Result{}, err
 		}
 		defer fh.Close()
-		j.Inputs = append(j.Inputs, Input{Name: filepath.Base(p), R: fh})
+		j.inputs = append(j.inputs, input{Name: filepath.Base(p), R: fh})
 	}
 	if f.EventsFile != "" {
 		fh, err := os.Open(f.EventsFile)
@@ -57,16 +57,16 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 			return Result{}, err
 		}
 		defer fh.Close()
-		j.Events = &Events{Name: filepath.Base(f.EventsFile), R: fh, Columns: f.Columns, Labels: f.Labels}
+		j.events = &events{Name: filepath.Base(f.EventsFile), R: fh, Columns: f.Columns, Labels: f.Labels}
 	}
 	if f.Stderr != nil {
 		j.Warn = func(msg string) { fmt.Fprintf(f.Stderr, "warning: %s\n", msg) }
 	}
 	if f.Stderr != nil && !f.Quiet {
-		j.Status = &Status{}
+		j.status = &progress{}
 		tick := f.Tick
 		if tick == nil {
-			t := time.NewTicker(ProgressEvery)
+			t := time.NewTicker(progressEvery)
 			defer t.Stop()
 			tick = t.C
 		}
@@ -74,7 +74,7 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 		rctx, stop := context.WithCancel(ctx)
 		go func() {
 			defer close(done)
-			Report(rctx, f.Stderr, j.Status, tick)
+			report(rctx, f.Stderr, j.status, tick)
 		}()
 		defer func() { stop(); <-done }()
 	}
@@ -88,14 +88,14 @@ func RunFiles(ctx context.Context, f Files) (Result, error) {
 	return r, nil
 }
 
-// ProgressEvery is how often a fit with a progress writer says where it
+// progressEvery is how often a fit with a progress writer says where it
 // is: from the first interval on, whatever the files' size, reading or
 // replaying (a fit shorter than it prints none).
-const ProgressEvery = 2 * time.Second
+const progressEvery = 2 * time.Second
 
-// Report writes a line to w at each tick until ctx is done: the rows read,
+// report writes a line to w at each tick until ctx is done: the rows read,
 // then the points tried of about the total. It returns once ctx is done.
-func Report(ctx context.Context, w io.Writer, st *Status, tick <-chan time.Time) {
+func report(ctx context.Context, w io.Writer, st *progress, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -19,11 +19,11 @@ import (
 // Job is one fit: where the sends come from, which groups it fits, and
 // how the result is judged.
 type Job struct {
-	// Inputs are recorded runs to replay (results files); or, with Plan,
-	// Events are published waits to fit the plan's sends to.
-	Inputs []Input
+	// inputs are recorded runs to replay (results files); or, with Plan,
+	// events are published waits to fit the plan's sends to.
+	inputs []input
 	Plan   string
-	Events *Events
+	events *events
 	// HoldOut names groups of a replay the fit does not see; FitGroups
 	// names the groups a plan is fitted to (the others are held out).
 	// Either way every group is reported.
@@ -42,18 +42,18 @@ type Job struct {
 	// test that checks the first model is kept needs the others searched,
 	// not searched as far).
 	budget, others budget
-	// models are the models fitted; nil is Models (a test that checks one
+	// models are the models fitted; nil is allModels (a test that checks one
 	// model's settings fits that one alone: each model's search is its own).
 	models []string
 	// MaxWork caps the fit's work, estimated before it replays anything:
 	// the sends times the points it may try (DefaultMaxWork: the
 	// command's default).
 	MaxWork int64
-	// Status, when set, is kept up to date as the fit goes (Report
+	// status, when set, is kept up to date as the fit goes (report
 	// prints it).
-	Status *Status
+	status *progress
 	// SuggestPlan asks for the characterize plan that would tell apart
-	// the settings this run does not pin (Result.Suggestion).
+	// the settings this run does not pin (Result.suggestion).
 	SuggestPlan bool
 	// Warn, when set, is told what the fit does not refuse but a reader
 	// should know (duplicated rows).
@@ -68,25 +68,25 @@ type Job struct {
 // 13,000 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
-// Status is a running fit's advance, safe to read while it runs.
-type Status struct {
+// progress is a running fit's advance, safe to read while it runs.
+type progress struct {
 	rows        atomic.Int64
 	done, total atomic.Int64
 	model       atomic.Pointer[string]
 }
 
-// Snapshot is what a Status says at one moment: rows read so far, then
+// snapshot is what progress says at one moment: rows read so far, then
 // points tried of about total, and the model being fitted ("" while the
 // files are read).
-type Snapshot struct {
+type snapshot struct {
 	Rows        int64
 	Done, Total int64
 	Model       string
 }
 
-// Snapshot reads s.
-func (s *Status) Snapshot() Snapshot {
-	out := Snapshot{Rows: s.rows.Load(), Done: s.done.Load(), Total: s.total.Load()}
+// snapshot reads s.
+func (s *progress) Snapshot() snapshot {
+	out := snapshot{Rows: s.rows.Load(), Done: s.done.Load(), Total: s.total.Load()}
 	if m := s.model.Load(); m != nil {
 		out.Model = *m
 	}
@@ -98,37 +98,37 @@ func (s *Status) Snapshot() Snapshot {
 type Result struct {
 	Profile sim.Profile
 	// Fitted are the kept model's parameters, as set (seconds for a
-	// duration), in table order, Phase excluded.
-	Fitted []Setting
+	// duration), in table order, phaseParam excluded.
+	fitted []setting
 	// LatencyRead: the latency model came from the recorded answers.
-	LatencyRead bool
+	latencyRead bool
 	// Replays is the number of replays the fit made.
 	Replays int
 	// Ranges are the kept model's ranges, by setting name (values as
 	// Fitted's: seconds for a duration; an OffAtMax row's off as its
 	// Max), as fit.ranges writes them.
-	Ranges map[string][2]float64
-	// Suggestion is the plan proposed to pin what this run does not
+	ranges map[string][2]float64
+	// suggestion is the plan proposed to pin what this run does not
 	// (Job.SuggestPlan); nil when not asked.
-	Suggestion *Suggestion
+	suggestion *suggestion
 }
 
-// Setting is one fitted parameter and its value.
-type Setting struct {
-	Param Param
+// setting is one fitted parameter and its value.
+type setting struct {
+	Param param
 	Value float64
 }
 
 // check validates what can be checked before any file is read.
 func (j *Job) check() error {
 	switch {
-	case len(j.Inputs) == 0 && j.Plan == "":
+	case len(j.inputs) == 0 && j.Plan == "":
 		return valid.Errorf("Inputs", "are missing: give results files to replay, or --plan characterize with --events")
-	case len(j.Inputs) > 0 && j.Plan != "":
+	case len(j.inputs) > 0 && j.Plan != "":
 		return valid.Errorf("Plan", "replaces the results files: give one or the other")
-	case j.Plan != "" && j.Events == nil:
+	case j.Plan != "" && j.events == nil:
 		return valid.Errorf("Events", "are needed by {Plan}: the published waits to fit it to")
-	case j.Plan == "" && j.Events != nil:
+	case j.Plan == "" && j.events != nil:
 		return valid.Errorf("Events", "go with {Plan} (the sends the waits are fitted under)")
 	case j.Plan != "" && len(j.HoldOut) > 0:
 		return valid.Errorf("HoldOut", "is for a replay: under {Plan}, the groups not named by {FitGroups} are held out")
@@ -138,8 +138,8 @@ func (j *Job) check() error {
 		return valid.Errorf("Threshold", "%v: want a KS distance above 0 and at most 1", j.Threshold)
 	case !(j.MinAgreement >= 0 && j.MinAgreement <= 1):
 		return valid.Errorf("MinAgreement", "%v: want a share from 0 to 1", j.MinAgreement)
-	case j.PromptTokens < 1 || j.MaxTokens < 1 || j.PromptTokens > MaxPromptTokens || j.MaxTokens > MaxCompletionTokens:
-		return valid.Errorf("PromptTokens", "and {MaxTokens} must be from 1 to %d", MaxPromptTokens)
+	case j.PromptTokens < 1 || j.MaxTokens < 1 || j.PromptTokens > maxPromptTokens || j.MaxTokens > maxCompletionTokens:
+		return valid.Errorf("PromptTokens", "and {MaxTokens} must be from 1 to %d", maxPromptTokens)
 	case j.MaxWork < 1:
 		return valid.Errorf("MaxWork", "%d: must be at least 1", j.MaxWork)
 	}
@@ -182,7 +182,7 @@ func (j *Job) tooMuch(sends int, more bool) error {
 
 // heldOut checks the named groups against the sends' groups and returns
 // the groups the fit does not see.
-func (j *Job) heldOut(s *Sends) (map[string]bool, error) {
+func (j *Job) heldOut(s *workload) (map[string]bool, error) {
 	names := make([]string, len(s.Groups))
 	for i, g := range s.Groups {
 		names[i] = g.Group
@@ -219,7 +219,7 @@ func (j *Job) heldOut(s *Sends) (map[string]bool, error) {
 	return out, nil
 }
 
-// Run reads the sends, fits every model of Models and keeps the one
+// Run reads the sends, fits every model of allModels and keeps the one
 // whose objective is lowest (PTU on a tie).
 func Run(ctx context.Context, j Job) (Result, error) {
 	if err := j.check(); err != nil {
@@ -229,10 +229,10 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		j.budget = defaultBudget
 	}
 	if j.models == nil {
-		j.models = Models
+		j.models = allModels
 	}
-	if j.Status == nil {
-		j.Status = &Status{}
+	if j.status == nil {
+		j.status = &progress{}
 	}
 	s, err := j.sends(ctx)
 	if err != nil {
@@ -255,7 +255,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		return Result{}, err
 	}
 	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
-	j.Status.total.Store(j.points())
+	j.status.total.Store(j.points())
 	var fits []modelFit
 	for _, m := range j.models {
 		mf, err := f.fit(ctx, m)
@@ -264,9 +264,13 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		}
 		fits = append(fits, mf)
 	}
+	i := slices.IndexFunc(fits, func(mf modelFit) bool { return mf.model == bestOf(fits).model })
+	if fits[i], err = f.refusalCost(ctx, fits[i]); err != nil {
+		return Result{}, err
+	}
 	out := f.result(fits)
 	if j.SuggestPlan {
-		if out.Suggestion, err = f.suggest(ctx, bestOf(fits)); err != nil {
+		if out.suggestion, err = f.suggest(ctx, bestOf(fits)); err != nil {
 			return Result{}, err
 		}
 	}
@@ -284,14 +288,14 @@ func bestOf(fits []modelFit) modelFit {
 	return best
 }
 
-func (j *Job) sends(ctx context.Context) (Sends, error) {
+func (j *Job) sends(ctx context.Context) (workload, error) {
 	if j.Plan != "" {
-		return FromPlan(ctx, j.Plan, *j.Events, j.PromptTokens, j.MaxTokens)
+		return fromPlan(ctx, j.Plan, *j.events, j.PromptTokens, j.MaxTokens)
 	}
 	// The most sends the cap allows, at least 1 (0 would be no limit).
 	most := int(min(max(j.MaxWork/max(j.points(), 1), 1), math.MaxInt32))
-	s, err := FromResults(ctx, j.Inputs, j.PromptTokens, j.MaxTokens, most, &j.Status.rows)
-	if errors.Is(err, ErrTooMuchWork) {
+	s, err := fromResults(ctx, j.inputs, j.PromptTokens, j.MaxTokens, most, &j.status.rows)
+	if errors.Is(err, errTooMuchWork) {
 		return s, j.tooMuch(most, true)
 	}
 	return s, err
@@ -300,7 +304,7 @@ func (j *Job) sends(ctx context.Context) (Sends, error) {
 // fitter fits the models to one set of sends.
 type fitter struct {
 	job   *Job
-	sends *Sends
+	sends *workload
 	held  map[string]bool
 	rp    *replayer
 	// replays counts the replays made (a point whose settings were tried
@@ -311,7 +315,7 @@ type fitter struct {
 // modelFit is one model's best settings and their score.
 type modelFit struct {
 	model  string
-	params []Param
+	params []param
 	cfg    sim.Config
 	values []float64
 	score  score
@@ -320,6 +324,10 @@ type modelFit struct {
 	ranges [][2]float64
 	// pts are the points its search tried.
 	pts *triedPoints
+	// phase is where its run started in the limiter's windows.
+	phase time.Duration
+	// refusalCost says how its cfg's RefusalCost was set (refusalCost).
+	refusalCost string
 }
 
 // base is the twin's settings before the fit moves any: the defaults,
@@ -339,11 +347,11 @@ func (f *fitter) base(model string) sim.Config {
 }
 
 // settings are the settings and the phase the unit point u makes.
-func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config, time.Duration, error) {
+func (f *fitter) settings(model string, params []param, u []float64) (sim.Config, time.Duration, error) {
 	c := f.base(model)
 	phaseShare := 0.0
 	for i, p := range params {
-		if p.Name == Phase {
+		if p.Name == phaseParam {
 			phaseShare = p.value(u[i])
 			continue
 		}
@@ -353,7 +361,7 @@ func (f *fitter) settings(model string, params []Param, u []float64) (sim.Config
 	}
 	if f.sends.LatencyOK {
 		// The recorded latencies read at this size's prefill rate.
-		c.TTFT, c.TPOT = f.sends.Latency.At(c.PTU)
+		c.TTFT, c.TPOT = f.sends.Latency.At(c)
 	}
 	return c, time.Duration(phaseShare * float64(longestWindow(c))).Round(time.Millisecond), nil
 }
@@ -371,24 +379,52 @@ func longestWindow(c sim.Config) time.Duration {
 }
 
 // fit searches model's parameters from the defaults, in each of its
-// tables (tables), and keeps the best (the first on a tie); the ranges
-// are over the points of every search.
+// tables (tables), then along each parameter of every table from the
+// best so far (alongLines: a bucket's depth at one allowance is a line of
+// the allowance's table, at one percent of the percent's), and keeps the
+// best (the first on a tie); the ranges are over the points of every
+// search.
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
-	var best modelFit
-	all := &triedPoints{m: map[string]tried{}}
-	for k, params := range tables(model) {
-		mf, err := f.fitTable(ctx, model, params)
+	var fits []modelFit
+	var searches []*search
+	for _, params := range tables(model) {
+		mf, s, err := f.fitTable(ctx, model, params)
 		if err != nil {
 			return modelFit{}, err
 		}
+		fits, searches = append(fits, mf), append(searches, s)
+	}
+	best := bestOf(fits)
+	if len(fits) > 1 {
+		for k, params := range tables(model) {
+			u := make([]float64, len(params))
+			for i, p := range params {
+				u[i] = p.unit(p.get(best.cfg))
+			}
+			sc, err := f.score(ctx, model, params, u)
+			if err != nil {
+				return modelFit{}, err
+			}
+			moved, msc, err := searches[k].alongLines(ctx, point{u, sc.objective})
+			if err != nil {
+				return modelFit{}, err
+			}
+			if msc >= fits[k].score.objective {
+				continue // the table's own best stands
+			}
+			if fits[k], err = f.finish(ctx, model, params, searches[k], fits[k].pts, moved); err != nil {
+				return modelFit{}, err
+			}
+		}
+		best = bestOf(fits)
+	}
+	all := &triedPoints{m: map[string]tried{}}
+	for k, mf := range fits {
 		mf.pts.mu.Lock()
 		for key, t := range mf.pts.m {
 			all.add(fmt.Sprint(k)+" "+key, t)
 		}
 		mf.pts.mu.Unlock()
-		if k == 0 || mf.score.objective < best.score.objective {
-			best = mf
-		}
 	}
 	at := make([]float64, len(best.params))
 	for i, p := range best.params {
@@ -400,7 +436,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 
 // fitTable searches model's parameters, the rows params, from the
 // defaults.
-func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (modelFit, error) {
+func (f *fitter) fitTable(ctx context.Context, model string, params []param) (modelFit, *search, error) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -411,21 +447,8 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (mo
 		}
 	}
 	pts := &triedPoints{m: map[string]tried{}}
-	var s search
-	s = search{
+	s := &search{
 		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
-		eval: func(ctx context.Context, u []float64) (float64, error) {
-			sc, err := f.score(ctx, model, params, u)
-			if err == nil {
-				c, _, _ := f.settings(model, params, u)
-				v := make([]float64, len(params))
-				for i, p := range params {
-					v[i] = p.written(c)
-				}
-				pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
-			}
-			return sc.objective, err
-		},
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
 			var b strings.Builder
@@ -436,23 +459,42 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (mo
 			b.WriteString(phase.String())
 			return b.String()
 		},
-		progress: func() { f.job.Status.done.Add(1) },
+		progress: func() { f.job.status.done.Add(1) },
 	}
-	f.job.Status.model.Store(&model)
+	s.eval = func(ctx context.Context, u []float64) (float64, error) {
+		sc, err := f.score(ctx, model, params, u)
+		if err == nil {
+			c, _, _ := f.settings(model, params, u)
+			v := make([]float64, len(params))
+			for i, p := range params {
+				v[i] = p.written(c)
+			}
+			pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+		}
+		return sc.objective, err
+	}
+	f.job.status.model.Store(&model)
 	best, _, err := s.run(ctx, start)
 	if err != nil {
-		return modelFit{}, err
+		return modelFit{}, nil, err
 	}
+	mf, err := f.finish(ctx, model, params, s, pts, best)
+	return mf, s, err
+}
+
+// finish is a table's fit at its best point: its score, settings and
+// ranges.
+func (f *fitter) finish(ctx context.Context, model string, params []param, s *search, pts *triedPoints, best []float64) (modelFit, error) {
 	sc, err := f.score(ctx, model, params, best)
 	if err != nil {
 		return modelFit{}, err
 	}
-	c, _, _ := f.settings(model, params, best)
+	c, phase, _ := f.settings(model, params, best)
 	at := make([]float64, len(params))
 	for i, p := range params {
 		at[i] = p.written(c)
 	}
-	ranges, err := f.scanRanges(ctx, &s, best, at, sc, pts)
+	ranges, err := f.scanRanges(ctx, s, best, at, sc, pts)
 	if err != nil {
 		return modelFit{}, err
 	}
@@ -463,16 +505,22 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []Param) (mo
 			values[i] = p.raw(c)
 		}
 	}
-	return modelFit{model: model, params: params, cfg: c, values: values, score: sc, ranges: ranges, pts: pts}, nil
+	return modelFit{model: model, params: params, cfg: c, phase: phase, values: values, score: sc, ranges: ranges, pts: pts}, nil
 }
 
 // score replays the sends under the settings u makes and compares.
 // Settings the simulator refuses score +Inf.
-func (f *fitter) score(ctx context.Context, model string, params []Param, u []float64) (score, error) {
+func (f *fitter) score(ctx context.Context, model string, params []param, u []float64) (score, error) {
 	c, phase, err := f.settings(model, params, u)
 	if err != nil {
 		return score{}, err
 	}
+	return f.scoreConfig(ctx, c, phase)
+}
+
+// scoreConfig replays the sends under c, the run started phase into the
+// epoch's minute, and compares.
+func (f *fitter) scoreConfig(ctx context.Context, c sim.Config, phase time.Duration) (score, error) {
 	if c.Validate() != nil {
 		return score{objective: inf}, nil
 	}
@@ -490,7 +538,7 @@ func (f *fitter) score(ctx context.Context, model string, params []Param, u []fl
 // result keeps the best model and writes its profile.
 func (f *fitter) result(fits []modelFit) Result {
 	best := bestOf(fits)
-	minWaits := MinWaits(f.job.Threshold)
+	minWaits := minWaitsAt(f.job.Threshold)
 	quality, why := judge(best.score, f.job.Threshold, f.job.MinAgreement, minWaits)
 	fit := &sim.Fit{
 		Quality: quality, Why: why, Threshold: f.job.Threshold, MinWaits: minWaits,
@@ -510,6 +558,7 @@ func (f *fitter) result(fits []modelFit) Result {
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
 			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
+	fit.RefusalCost = best.refusalCost
 	if r, err := settingRanges(best.params, best.ranges); err == nil {
 		fit.Ranges = r
 	}
@@ -519,12 +568,12 @@ func (f *fitter) result(fits []modelFit) Result {
 	if name == "" {
 		name = "twin"
 	}
-	out := Result{Profile: sim.Profile{Name: name, Config: cfg, Fit: fit}, LatencyRead: f.sends.LatencyOK, Replays: int(f.replays.Load())}
-	out.Ranges = map[string][2]float64{}
+	out := Result{Profile: sim.Profile{Name: name, Config: cfg, Fit: fit}, latencyRead: f.sends.LatencyOK, Replays: int(f.replays.Load())}
+	out.ranges = map[string][2]float64{}
 	for i, p := range best.params {
-		if p.Name != Phase {
-			out.Fitted = append(out.Fitted, Setting{Param: p, Value: best.values[i]})
-			out.Ranges[p.Name] = best.ranges[i]
+		if p.Name != phaseParam {
+			out.fitted = append(out.fitted, setting{Param: p, Value: best.values[i]})
+			out.ranges[p.Name] = best.ranges[i]
 		}
 	}
 	return out
@@ -543,4 +592,47 @@ func sign(v float64) float64 {
 		return -1
 	}
 	return 1
+}
+
+// refusalCosts are the costs of a refusal (sim.Config.RefusalCost, a
+// share of a request) weighed at the fitted settings.
+var refusalCosts = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5}
+
+// refusalCostSignal is how much lower a cost's objective must be than
+// none's for the fit to say a refusal costs: the twin refusing as the
+// run did but advising longer waits after many refusals (a refusal that
+// takes capacity raises the level the next waits drain).
+const refusalCostSignal = 0.02
+
+// refusalCost weighs refusalCosts at mf's settings (its other settings
+// as fitted without one) and keeps the one of lowest objective when it
+// is lower than none's by refusalCostSignal; otherwise 0. Either way it
+// says why. A plan's sends (published waits) are not weighed: the
+// waits of refusals whose sends are not known cannot tell what the
+// refusals cost.
+func (f *fitter) refusalCost(ctx context.Context, mf modelFit) (modelFit, error) {
+	if !f.sends.Replay {
+		mf.refusalCost = "0: not estimated from a plan's sends (which sends were refused is not known)"
+		return mf, nil
+	}
+	best, bestSc := 0.0, score{objective: inf}
+	for _, rc := range refusalCosts {
+		c := mf.cfg
+		c.RefusalCost = rc
+		sc, err := f.scoreConfig(ctx, c, mf.phase)
+		if err != nil {
+			return mf, err
+		}
+		if sc.objective < bestSc.objective {
+			best, bestSc = rc, sc
+		}
+	}
+	if bestSc.objective > mf.score.objective-refusalCostSignal {
+		mf.refusalCost = fmt.Sprintf("0: no cost of a refusal from %g to %g of a request fits the run better by %g (the best of them, %g: objective %.3f against %.3f without)",
+			refusalCosts[0], refusalCosts[len(refusalCosts)-1], refusalCostSignal, best, bestSc.objective, mf.score.objective)
+		return mf, nil
+	}
+	mf.refusalCost = fmt.Sprintf("%g of a request: the run's waits fit it (objective %.3f against %.3f without)", best, bestSc.objective, mf.score.objective)
+	mf.cfg.RefusalCost, mf.score = best, bestSc
+	return mf, nil
 }

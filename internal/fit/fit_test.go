@@ -22,16 +22,17 @@ func hidden() sim.Config {
 // job run again on the twin: each of the Overall p50, p90 and p99 within
 // 25% of the recorded, every group's KS at most 0.15, quality good.
 func TestTwinReproducesTheRecordedRun(t *testing.T) {
+	long(t, "a whole fit")
 	t.Parallel()
 	recorded := hiddenRun(t)
 	// The PTU model on the default budget; the gateway and the window,
 	// searched on the quick one, come nowhere near it (objectives 0.12
 	// against 1.5 and more), which is what this checks of them: some 45%
 	// fewer points.
-	r := fitBudgets(t, defaultBudget, quick, Models, nil, recorded)
+	r := fitBudgets(t, defaultBudget, quick, allModels, nil, recorded)
 	f := r.Profile.Fit
 	t.Logf("model %s objective %.3f models %+v", f.Model, f.Objective, f.Models)
-	for _, s := range r.Fitted {
+	for _, s := range r.fitted {
 		t.Logf("fitted %s = %v", s.Param.Name, s.Value)
 	}
 	for _, g := range f.Groups {

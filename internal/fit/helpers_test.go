@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"sync"
@@ -85,8 +86,27 @@ func runBurst(t *testing.T, target campaign.Target, bc burst.Config) string {
 	return out
 }
 
+// twinLong asks for the tests that run whole fits (seconds of CPU
+// each): .ci/run runs them in its long stage (go test ./internal/fit
+// -twin), and `go test ./...` tests the fit's units.
+var twinLong = flag.Bool("twin", false, "run the fit's long tests: whole fits of hidden targets")
+
+// long skips t unless -twin is given.
+func long(t *testing.T, what string) {
+	t.Helper()
+	if !*twinLong {
+		t.Skip(what + ": run with -twin (.ci/run does)")
+	}
+}
+
 // quick is a search budget for tests that need a fit, not the best one.
 var quick = budget{global: 12, starts: 1, simplex: 30, passes: 1}
+
+// fixedPoint is a search that stays at its start (the defaults), but
+// for the first simplex and the ranges' scan: the tests of what a fit
+// does around its search (the files read, the groups held out, the
+// warnings) run it, not a search.
+var fixedPoint = budget{starts: 1}
 
 // tiny is a search budget for tests of the search itself (determinism),
 // whose fit's quality does not matter.
@@ -109,16 +129,16 @@ func fitModels(t *testing.T, b budget, models, holdOut []string, files ...string
 // others (zero: b).
 func fitBudgets(t *testing.T, b, others budget, models, holdOut []string, files ...string) Result {
 	t.Helper()
-	var inputs []Input
+	var inputs []input
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fh.Close() })
-		inputs = append(inputs, Input{Name: filepath.Base(f), R: fh})
+		inputs = append(inputs, input{Name: filepath.Base(f), R: fh})
 	}
-	r, err := Run(context.Background(), Job{Inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
+	r, err := Run(context.Background(), Job{inputs: inputs, HoldOut: holdOut, Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement, MaxWork: DefaultMaxWork,
 		PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, budget: b, others: others, models: models})
 	if err != nil {
 		t.Fatal(err)

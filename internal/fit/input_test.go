@@ -56,7 +56,7 @@ func job(t *testing.T, b budget, files ...string) Job {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { fh.Close() })
-		j.Inputs = append(j.Inputs, Input{Name: filepath.Base(f), R: fh})
+		j.inputs = append(j.inputs, input{Name: filepath.Base(f), R: fh})
 	}
 	return j
 }
@@ -73,8 +73,8 @@ func profileText(t *testing.T, r Result) string {
 // TestBoundsAreClients: the cells' bounds are the client's request's.
 func TestBoundsAreClients(t *testing.T) {
 	t.Parallel()
-	if MaxPromptTokens != client.MaxPromptTokens || MaxCompletionTokens != client.MaxCompletionTokens || MaxLatency != client.MaxTimeout {
-		t.Errorf("bounds %d %d %v, client's %d %d %v", MaxPromptTokens, MaxCompletionTokens, MaxLatency,
+	if maxPromptTokens != client.MaxPromptTokens || maxCompletionTokens != client.MaxCompletionTokens || maxLatency != client.MaxTimeout {
+		t.Errorf("bounds %d %d %v, client's %d %d %v", maxPromptTokens, maxCompletionTokens, maxLatency,
 			client.MaxPromptTokens, client.MaxCompletionTokens, client.MaxTimeout)
 	}
 }
@@ -90,7 +90,7 @@ func TestRowOrderDoesNotMatter(t *testing.T) {
 	slices.Reverse(recs)
 	backward := writeRecords(t, recs)
 	// The plans' order is every model's: one model shows it.
-	ja, jb := job(t, tiny, forward), job(t, tiny, backward)
+	ja, jb := job(t, fixedPoint, forward), job(t, fixedPoint, backward)
 	ja.models, jb.models = []string{sim.ProfilePTU}, []string{sim.ProfilePTU}
 	a, err := Run(t.Context(), ja)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestDuplicatesWarned(t *testing.T) {
 		}
 	}
 	file := writeRecords(t, append(slices.Clone(recs), recs...))
-	j := job(t, tiny, file)
+	j := job(t, fixedPoint, file)
 	var warned []string
 	j.Warn = func(msg string) { warned = append(warned, msg) }
 	j.models = []string{sim.ProfilePTU}
@@ -137,8 +137,8 @@ func TestMaxWork(t *testing.T) {
 	file := hiddenRun(t)
 	j := job(t, tiny, file)
 	j.MaxWork = 1000
-	var st Status
-	j.Status = &st
+	var st progress
+	j.status = &st
 	_, err := Run(t.Context(), j)
 	var v *valid.Error
 	if !errors.As(err, &v) || v.Field() != "MaxWork" || !strings.Contains(err.Error(), "the results hold more than") {
@@ -210,14 +210,14 @@ func TestCancelStopsTheBatch(t *testing.T) {
 // context ends.
 func TestReportTicks(t *testing.T) {
 	t.Parallel()
-	var st Status
+	var st progress
 	tick := make(chan time.Time)
-	var b strings.Builder // written by Report alone, read once it returns
+	var b strings.Builder // written by report alone, read once it returns
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Report(ctx, &b, &st, tick)
+		report(ctx, &b, &st, tick)
 	}()
 	st.rows.Store(12_288)
 	tick <- time.Time{}
@@ -232,5 +232,79 @@ func TestReportTicks(t *testing.T) {
 	want := "fit: reading the results: 12,288 rows\nfit: 40 of about 1,900 points tried (gateway model)\n"
 	if got := b.String(); !strings.HasPrefix(got, want) {
 		t.Errorf("progress:\n%s\nwant it to start with:\n%s", got, want)
+	}
+}
+
+// TestArrivals: a served run's sends are replayed when the deployment
+// decided them: a refusal at its recorded latency after its send, an
+// admitted send by the median latency of its second's refusals, a send
+// of a second without refusals where it was sent; then in order again. A
+// run on the virtual clock (refusals answered in no time) is unmoved.
+func TestArrivals(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	s := []send{
+		{At: ms(4000), seq: 1},                                // admitted: the median of its second's refusals, 12
+		{At: ms(4000.5), Refused: true, answered: 15, seq: 2}, // decided at 4,015.5: after the next two
+		{At: ms(4001), Refused: true, answered: 5, seq: 3},    // 4,006
+		{At: ms(4001.5), Refused: true, answered: 12, seq: 4}, // 4,013.5
+		{At: ms(5200), seq: 5},                                // a second without refusals: unmoved
+		{At: ms(6000), Refused: true, answered: 0, seq: 6},    // the virtual clock's: unmoved
+		{At: ms(6000), seq: 7},                                // admitted at one instant: before the refusal
+	}
+	arrivals(s)
+	var got []float64
+	var order []int
+	for _, snd := range s {
+		got = append(got, float64(snd.At)/float64(time.Millisecond))
+		order = append(order, snd.seq)
+	}
+	want, wantOrder := []float64{4006, 4012, 4013.5, 4015.5, 5200, 6000, 6000}, []int{3, 1, 4, 2, 5, 7, 6}
+	if !slices.Equal(got, want) || !slices.Equal(order, wantOrder) {
+		t.Fatalf("arrivals %v (seq %v), want %v (%v)", got, order, want, wantOrder)
+	}
+}
+
+// TestSendsCarryCompletions: an admitted send is replayed with its
+// recorded completion (the twin admitting it too answers as many tokens,
+// and corrects its level as the target did); a refused one with none
+// (the twin draws it).
+func TestSendsCarryCompletions(t *testing.T) {
+	t.Parallel()
+	file := hiddenRun(t)
+	want := map[string]int{}
+	for _, r := range testkit.ReadRecords(t, file) {
+		if !r.NotSent() {
+			c := 0
+			if r.Status == 200 {
+				c = r.CompletionTokens
+			}
+			want[fmt.Sprint(r.Group, r.Seq, r.Attempt)] = c
+		}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := fromResults(t.Context(), []input{{Name: "r.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, admitted := 0, 0
+	for _, run := range s.Runs {
+		for _, p := range run.Plans {
+			for _, snd := range p.Sends {
+				n++
+				if w := want[fmt.Sprint(snd.Group, snd.seq, snd.attempt)]; snd.completion != w || snd.Refused != (w == 0) {
+					t.Fatalf("%s seq %d: completion %d refused %v, want %d", snd.Group, snd.seq, snd.completion, snd.Refused, w)
+				}
+				if !snd.Refused {
+					admitted++
+				}
+			}
+		}
+	}
+	if n != len(want) || admitted == 0 {
+		t.Fatalf("%d sends (%d admitted), want %d", n, admitted, len(want))
 	}
 }

@@ -14,12 +14,12 @@ func TestMinWaits(t *testing.T) {
 	t.Parallel()
 	c := math.Sqrt(-math.Log(0.05) / 2)
 	for _, th := range []float64{DefaultThreshold, 0.1, 0.3, 1} {
-		n := MinWaits(th)
+		n := minWaitsAt(th)
 		if c/math.Sqrt(float64(n)) > th || n > 1 && c/math.Sqrt(float64(n-1)) <= th {
 			t.Errorf("threshold %v: MinWaits %d, critical value there %.4f, one fewer %.4f", th, n, c/math.Sqrt(float64(n)), c/math.Sqrt(float64(n-1)))
 		}
 	}
-	if n := MinWaits(DefaultThreshold); n != 67 {
+	if n := minWaitsAt(DefaultThreshold); n != 67 {
 		t.Errorf("MinWaits(%v) = %d, docs/fit.md says 67", DefaultThreshold, n)
 	}
 }
@@ -60,7 +60,7 @@ func TestJudge(t *testing.T) {
 		{"few refusals, wrong twin", []groupScore{group("a", 3, 0, false)}, 0.5, sim.FitPoor, "for only 50% of the sends"},
 		{"held out decides nothing", []groupScore{group("a", 100, 0, false), group("b", 100, 0.9, true)}, -1, sim.FitGood, "held out, b is 0.9"},
 	} {
-		q, why := judge(score{groups: c.groups, agreement: c.agreement}, DefaultThreshold, DefaultMinAgreement, MinWaits(DefaultThreshold))
+		q, why := judge(score{groups: c.groups, agreement: c.agreement}, DefaultThreshold, DefaultMinAgreement, minWaitsAt(DefaultThreshold))
 		if q != c.quality || !strings.Contains(why, c.says) {
 			t.Errorf("%s: %s: %s\nwant %s saying %q", c.name, q, why, c.quality, c.says)
 		}

@@ -10,31 +10,31 @@ import (
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// Scale is how a parameter's range is searched: evenly (Lin) or evenly in
-// its logarithm (Log, for a rate or a size whose plausible values span
+// scale is how a parameter's range is searched: evenly (lin) or evenly in
+// its logarithm (logScale, for a rate or a size whose plausible values span
 // decades).
-type Scale int
+type scale int
 
-// Scales of a Param.
+// Scales of a param.
 const (
-	Lin Scale = iota
-	Log
+	lin scale = iota
+	logScale
 )
 
-// Param is one setting the fit may move: a row of Params. The optimizer
+// param is one setting the fit may move: a row of paramRows. The optimizer
 // knows nothing but these rows, so a new mechanism of the simulator is
 // fitted by adding its rows.
-type Param struct {
+type param struct {
 	// Name is the --sim-* flag's name without its prefix (and the key of a
 	// profile file's settings).
 	Name string
 	// Field is the sim.Config field it sets (a float64, an int or a
-	// time.Duration, whose values here are seconds). Empty for Phase.
+	// time.Duration, whose values here are seconds). Empty for phaseParam.
 	Field string
-	// Min and Max bound the search (seconds for a duration); Scale Log
+	// Min and Max bound the search (seconds for a duration); scale logScale
 	// needs Min > 0.
 	Min, Max float64
-	Scale    Scale
+	Scale    scale
 	// Profiles are the limiter profiles (sim.ProfilePTU…) it applies to.
 	Profiles []string
 	// OffAtMax: the row is a mechanism whose setting is off at 0 (its
@@ -57,41 +57,41 @@ type Param struct {
 // maxBurstPct is the largest BurstPct sim.Config.Validate takes.
 const maxBurstPct = 10_000
 
-// Phase is the one parameter that is not a setting: where the recorded
+// phaseParam is the one parameter that is not a setting: where the recorded
 // run began within the limiter's clock-aligned windows, as a share of the
 // longest one (the window profile's WindowSize, the gateway's minute).
 // The replay starts the virtual clock there.
-const Phase = "phase"
+const phaseParam = "phase"
 
-// Params is the fit's table. Each model fits the rows that name its
+// paramRows is the fit's table. Each model fits the rows that name its
 // profile, in this order (the order coordinate search visits them).
 // The gateway's organization ceilings are lifted out of the way
 // (twinBase): a recorded run is one key's traffic, so only the key's
 // ceilings can be told from it.
-var Params = []Param{
-	{Name: "ptu", Field: "PTU", Min: 1, Max: 100_000, Scale: Log, Profiles: []string{sim.ProfilePTU}},
-	{Name: "bucket-depth", Field: "BucketDepth", Min: 0.01, Max: 60, Scale: Log, Profiles: []string{sim.ProfilePTU}},
-	{Name: "burst-pct", Field: "BurstPct", Min: 0.001, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}, PerDepth: true},
-	{Name: "burst-refill", Field: "BurstRefill", Min: 1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
+var paramRows = []param{
+	{Name: "ptu", Field: "PTU", Min: 1, Max: 100_000, Scale: logScale, Profiles: []string{sim.ProfilePTU}},
+	{Name: "bucket-depth", Field: "BucketDepth", Min: 0.01, Max: 60, Scale: logScale, Profiles: []string{sim.ProfilePTU}},
+	{Name: "burst-pct", Field: "BurstPct", Min: 0.001, Max: 3600, Scale: logScale, Profiles: []string{sim.ProfilePTU}, PerDepth: true},
+	{Name: "burst-refill", Field: "BurstRefill", Min: 1, Max: 3600, Scale: logScale, Profiles: []string{sim.ProfilePTU}},
 	// The cold forecast (sim.Cold): at 100% a cold deployment forecasts at
 	// its drain, which is the forecast off, so the range holds the model
 	// without it; cold-after can be no longer than sim.Config allows.
-	{Name: "cold-drain-pct", Field: "ColdDrainPct", Min: 1, Max: 100, Scale: Log, Profiles: []string{sim.ProfilePTU}, OffAtMax: true},
-	{Name: "cold-after", Field: "ColdAfter", Min: 0.1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfilePTU}},
-	{Name: "gateway-key-rps", Field: "GatewayKeyRPS", Min: 1, Max: 10_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
-	{Name: "gateway-key-tpm", Field: "GatewayKeyTPM", Min: 1_000, Max: 100_000_000, Scale: Log, Profiles: []string{sim.ProfileGateway}},
-	{Name: "window-size", Field: "WindowSize", Min: 0.1, Max: 3600, Scale: Log, Profiles: []string{sim.ProfileWindow}},
-	{Name: "window-limit", Field: "WindowLimit", Min: 1, Max: 1_000_000, Scale: Log, Profiles: []string{sim.ProfileWindow}},
-	{Name: Phase, Min: 0, Max: 1, Scale: Lin, Profiles: []string{sim.ProfileGateway, sim.ProfileWindow}},
+	{Name: "cold-drain-pct", Field: "ColdDrainPct", Min: 1, Max: 100, Scale: logScale, Profiles: []string{sim.ProfilePTU}, OffAtMax: true},
+	{Name: "cold-after", Field: "ColdAfter", Min: 0.1, Max: 3600, Scale: logScale, Profiles: []string{sim.ProfilePTU}},
+	{Name: "gateway-key-rps", Field: "GatewayKeyRPS", Min: 1, Max: 10_000, Scale: logScale, Profiles: []string{sim.ProfileGateway}},
+	{Name: "gateway-key-tpm", Field: "GatewayKeyTPM", Min: 1_000, Max: 100_000_000, Scale: logScale, Profiles: []string{sim.ProfileGateway}},
+	{Name: "window-size", Field: "WindowSize", Min: 0.1, Max: 3600, Scale: logScale, Profiles: []string{sim.ProfileWindow}},
+	{Name: "window-limit", Field: "WindowLimit", Min: 1, Max: 1_000_000, Scale: logScale, Profiles: []string{sim.ProfileWindow}},
+	{Name: phaseParam, Min: 0, Max: 1, Scale: lin, Profiles: []string{sim.ProfileGateway, sim.ProfileWindow}},
 }
 
-// Models are the limiter profiles the fit tries, PTU first.
-var Models = []string{sim.ProfilePTU, sim.ProfileGateway, sim.ProfileWindow}
+// allModels are the limiter profiles the fit tries, PTU first.
+var allModels = []string{sim.ProfilePTU, sim.ProfileGateway, sim.ProfileWindow}
 
 // paramsOf are the rows that apply to model.
-func paramsOf(model string) []Param {
-	var out []Param
-	for _, p := range Params {
+func paramsOf(model string) []param {
+	var out []param
+	for _, p := range paramRows {
 		if slices.Contains(p.Profiles, model) {
 			out = append(out, p)
 		}
@@ -108,21 +108,21 @@ func paramsOf(model string) []Param {
 // before, 143 PTU, 331 ms, 1,115%), the percent a cold forecast on a
 // shallow bucket (the documents' run: good, where the allowance alone
 // fitted poor, its p99 5.1 s against 16.8 s).
-func tables(model string) [][]Param {
+func tables(model string) [][]param {
 	rows := paramsOf(model)
-	i := slices.IndexFunc(rows, func(p Param) bool { return p.PerDepth })
+	i := slices.IndexFunc(rows, func(p param) bool { return p.PerDepth })
 	if i < 0 {
-		return [][]Param{rows}
+		return [][]param{rows}
 	}
 	pct := slices.Clone(rows)
 	pct[i].PerDepth, pct[i].Min, pct[i].Max = false, 1, maxBurstPct
-	return [][]Param{rows, pct}
+	return [][]param{rows, pct}
 }
 
 // value is the parameter's value at u in [0, 1] of its range.
-func (p Param) value(u float64) float64 {
+func (p param) value(u float64) float64 {
 	u = min(max(u, 0), 1)
-	if p.Scale == Log {
+	if p.Scale == logScale {
 		return math.Exp(math.Log(p.Min) + u*(math.Log(p.Max)-math.Log(p.Min)))
 	}
 	return p.Min + u*(p.Max-p.Min)
@@ -130,12 +130,12 @@ func (p Param) value(u float64) float64 {
 
 // unit is where v lies in [0, 1] of the range: value's inverse (an
 // OffAtMax row's 0, off, is at 1).
-func (p Param) unit(v float64) float64 {
+func (p param) unit(v float64) float64 {
 	if p.OffAtMax && v == 0 {
 		return 1
 	}
 	var u float64
-	if p.Scale == Log {
+	if p.Scale == logScale {
 		u = (math.Log(max(v, p.Min)) - math.Log(p.Min)) / (math.Log(p.Max) - math.Log(p.Min))
 	} else {
 		u = (v - p.Min) / (p.Max - p.Min)
@@ -147,7 +147,7 @@ var durationType = reflect.TypeFor[time.Duration]()
 
 // field is the Config field the row sets, or an error naming the row
 // when the table is wrong (a test checks every row).
-func (p Param) field(c *sim.Config) (reflect.Value, error) {
+func (p param) field(c *sim.Config) (reflect.Value, error) {
 	f := reflect.ValueOf(c).Elem().FieldByName(p.Field)
 	if !f.IsValid() {
 		return f, fmt.Errorf("fit parameter %s: sim.Config has no field %q", p.Name, p.Field)
@@ -161,7 +161,7 @@ func (p Param) field(c *sim.Config) (reflect.Value, error) {
 
 // set sets the row's field of c to v (seconds for a duration, rounded to
 // a millisecond; an integer rounded to the nearest).
-func (p Param) set(c *sim.Config, v float64) error {
+func (p param) set(c *sim.Config, v float64) error {
 	if p.Field == "" {
 		return nil
 	}
@@ -189,8 +189,8 @@ func (p Param) set(c *sim.Config, v float64) error {
 }
 
 // get is where the row searches c: its field (seconds for a duration),
-// or the allowance in seconds of drain for a PerDepth row; 0 for Phase.
-func (p Param) get(c sim.Config) float64 {
+// or the allowance in seconds of drain for a PerDepth row; 0 for phaseParam.
+func (p param) get(c sim.Config) float64 {
 	v := p.raw(c)
 	if p.PerDepth {
 		v *= c.BucketDepth.Seconds() / 100
@@ -199,8 +199,8 @@ func (p Param) get(c sim.Config) float64 {
 }
 
 // raw is the row's field of c as a profile writes it (seconds for a
-// duration); 0 for Phase.
-func (p Param) raw(c sim.Config) float64 {
+// duration); 0 for phaseParam.
+func (p param) raw(c sim.Config) float64 {
 	if p.Field == "" {
 		return 0
 	}

@@ -42,11 +42,14 @@ func Print(w io.Writer, r Result) error {
 	if rs := ranges(r); rs != "" {
 		b.WriteString("ranges that fit the run as well (fit.ranges): " + rs + "\n")
 	}
+	if f.RefusalCost != "" {
+		b.WriteString("refusal cost (refusal-cost): " + f.RefusalCost + "\n")
+	}
 	if f.Agreement != nil {
 		fmt.Fprintf(&b, "refusals matched, second by second: %s%% of the recorded sends\n", num.Decimal(100**f.Agreement, 1))
 	}
 	fmt.Fprintf(&b, "quality: %s: %s\n", f.Quality, f.Why)
-	PrintSuggestion(&b, r.Suggestion)
+	printSuggestion(&b, r.suggestion)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -63,7 +66,7 @@ func row(b *strings.Builder, label string, w sim.Waits, ks string) {
 // fitted words the kept model's settings as their flags take them.
 func fitted(r Result) string {
 	var parts []string
-	for _, s := range r.Fitted {
+	for _, s := range r.fitted {
 		v := num.Decimal(s.Value, 4)
 		if strings.Contains(v, ".") {
 			v = strings.TrimRight(strings.TrimRight(v, "0"), ".")
@@ -75,7 +78,7 @@ func fitted(r Result) string {
 	}
 	c := r.Profile.Config
 	lat := "--sim-ttft " + c.TTFT.String() + " --sim-tpot " + c.TPOT.String()
-	if r.LatencyRead {
+	if r.latencyRead {
 		lat += " (read from the recorded answers)"
 	}
 	return strings.Join(parts, " ") + "; " + lat
@@ -85,11 +88,11 @@ func fitted(r Result) string {
 // 25% of the value) or not.
 func ranges(r Result) string {
 	var parts []string
-	for _, s := range r.Fitted {
-		if r.Ranges == nil {
+	for _, s := range r.fitted {
+		if r.ranges == nil {
 			return ""
 		}
-		rg, ok := r.Ranges[s.Param.Name]
+		rg, ok := r.ranges[s.Param.Name]
 		if !ok {
 			continue
 		}
@@ -108,7 +111,7 @@ func ranges(r Result) string {
 		if s.Param.OffAtMax && v == 0 {
 			v = s.Param.Max
 		}
-		if !Pinned(v, rg) {
+		if !pinned(v, rg) {
 			state = "not pinned"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s–%s (%s)", s.Param.Name, w(rg[0]), w(rg[1]), state))

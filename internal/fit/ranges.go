@@ -15,11 +15,11 @@ import (
 // that fit the run within its tolerance, from every point the search
 // tried and a scan along each parameter from the best one.
 
-// RangeSlack is how much more than the best objective a point may reach
+// rangeSlack is how much more than the best objective a point may reach
 // and still fit the run, when the best is poor (a good fit's points fit
 // when the judgement calls them good too; an insufficient fit's, when it
 // does not call them poor: the run is too short to tell them apart).
-const RangeSlack = 0.05
+const rangeSlack = 0.05
 
 // scanSteps are the distances (a share of a parameter's range, each way)
 // of the scan along each parameter from the best point: doubling, so the
@@ -28,7 +28,7 @@ const RangeSlack = 0.05
 var scanSteps = []float64{0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64}
 
 // tried is one point the search replayed: its settings' values (as
-// written: Param.written), its objective and the judgement's quality.
+// written: param.written), its objective and the judgement's quality.
 type tried struct {
 	u         []float64
 	values    []float64
@@ -95,7 +95,7 @@ func valueRanges(at []float64, bestScore score, bestQuality string, pts *triedPo
 
 // fits says whether a tried point fits the run as the best does: judged
 // good, when the best is good; judged not poor, when the best is
-// insufficient; within RangeSlack of its objective, when it is poor.
+// insufficient; within rangeSlack of its objective, when it is poor.
 func fits(p tried, best score, bestQuality string) bool {
 	switch {
 	case math.IsInf(p.objective, 0):
@@ -105,14 +105,14 @@ func fits(p tried, best score, bestQuality string) bool {
 	case bestQuality == sim.FitInsufficient:
 		return p.quality != sim.FitPoor
 	}
-	return p.objective <= best.objective+RangeSlack
+	return p.objective <= best.objective+rangeSlack
 }
 
 // written is the row's value in c as a range reports it: the field
 // (seconds for a duration; a PerDepth row's percent, not the allowance
 // it is searched as), an OffAtMax row's off (0) as its Max, which does
-// the same; Phase's 0.
-func (p Param) written(c sim.Config) float64 {
+// the same; phaseParam's 0.
+func (p param) written(c sim.Config) float64 {
 	v := p.raw(c)
 	if p.OffAtMax && v == 0 {
 		return p.Max
@@ -121,8 +121,8 @@ func (p Param) written(c sim.Config) float64 {
 }
 
 // settingRanges words a model's ranges as a profile's settings write
-// them, keyed by setting (Phase, not a setting, left out).
-func settingRanges(params []Param, r [][2]float64) (map[string][2]json.RawMessage, error) {
+// them, keyed by setting (phaseParam, not a setting, left out).
+func settingRanges(params []param, r [][2]float64) (map[string][2]json.RawMessage, error) {
 	out := map[string][2]json.RawMessage{}
 	for i, p := range params {
 		if p.Field == "" {
@@ -157,15 +157,15 @@ func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, 
 
 // quality is the judgement's of a score.
 func (f *fitter) quality(sc score) string {
-	q, _ := judge(sc, f.job.Threshold, f.job.MinAgreement, MinWaits(f.job.Threshold))
+	q, _ := judge(sc, f.job.Threshold, f.job.MinAgreement, minWaitsAt(f.job.Threshold))
 	return q
 }
 
-// Pinned says whether a fitted value's range lies within
-// PercentileTolerance of it: the run pins the setting as closely as the
+// pinned says whether a fitted value's range lies within
+// percentileTolerance of it: the run pins the setting as closely as the
 // judgement tells waits apart. A setting not pinned is one the run
 // cannot tell apart over its range (--suggest-plan proposes a plan that
 // would).
-func Pinned(v float64, r [2]float64) bool {
-	return r[0] >= (1-PercentileTolerance)*v && r[1] <= (1+PercentileTolerance)*v
+func pinned(v float64, r [2]float64) bool {
+	return r[0] >= (1-percentileTolerance)*v && r[1] <= (1+percentileTolerance)*v
 }

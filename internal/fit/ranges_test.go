@@ -10,7 +10,7 @@ import (
 
 // TestRangesFromTheTriedPoints: a good fit's ranges span the tried points
 // the judgement calls good, and no other; a poor one's, the points within
-// RangeSlack of its objective; an insufficient one's, the points not
+// rangeSlack of its objective; an insufficient one's, the points not
 // judged poor. They are written as the settings are: a
 // duration as Go writes one, a burst-pct as its percent (not the
 // allowance it is searched as), a cold forecast off as its range's top.
@@ -33,7 +33,7 @@ func TestRangesFromTheTriedPoints(t *testing.T) {
 		t.Errorf("insufficient fit's ranges %v", r)
 	}
 	if poor[0] != [2]float64{240, 900} || poor[3] != [2]float64{1, 120} {
-		t.Fatalf("poor fit's ranges (within %v of 0.10: a and c) %v", RangeSlack, poor)
+		t.Fatalf("poor fit's ranges (within %v of 0.10: a and c) %v", rangeSlack, poor)
 	}
 	w, err := settingRanges(params, good)
 	if err != nil {
@@ -48,7 +48,7 @@ func TestRangesFromTheTriedPoints(t *testing.T) {
 			t.Errorf("ranges %s: no %s", b, want)
 		}
 	}
-	if strings.Contains(string(b), Phase) {
+	if strings.Contains(string(b), phaseParam) {
 		t.Errorf("ranges %s: phase is not a setting", b)
 	}
 }

@@ -42,17 +42,17 @@ type answer struct {
 	wait    float64
 }
 
-// replayer sends Sends to fresh simulators, on a virtual clock, in
+// replayer sends a workload to fresh simulators, on a virtual clock, in
 // process (internal/vrun): the same sends for every candidate setting.
 type replayer struct {
 	runs   [][][]int // run → plan → indexes into sends
-	sends  []Send
+	sends  []send
 	bins   []int             // each send's second of its plan (agreementBin), numbered
 	bodies map[[2]int][]byte // one body per (prompt, max_tokens): the model reads nothing else
 	target *url.URL
 }
 
-func newReplayer(s *Sends) *replayer {
+func newReplayer(s *workload) *replayer {
 	r := &replayer{bodies: map[[2]int][]byte{}}
 	bins := map[[3]int]int{}
 	for ri, run := range s.Runs {
@@ -137,7 +137,7 @@ func (r *replayer) send(ctx context.Context, run *vrun.Run, i int) answer {
 		Header:        replayHeader,
 		Body:          io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)),
-	}).WithContext(sim.WithPromptTokens(ctx, s.PromptTokens)) // the body's count travels with it
+	}).WithContext(sim.WithCompletionTokens(sim.WithPromptTokens(ctx, s.PromptTokens), s.completion)) // the body's count, and an admitted send's completion, travel with it
 	resp, err := run.Transport.RoundTrip(req)
 	if err != nil {
 		return answer{wait: -1}

@@ -17,7 +17,7 @@ import (
 )
 
 // A suggested plan (--suggest-plan): for the settings the run does not
-// pin (Pinned), the fit takes the two tried points that fit the run at
+// pin (pinned), the fit takes the two tried points that fit the run at
 // the ends of each one's range (the least and the most of it), replays
 // each candidate characterize plan's sends under both, and proposes the
 // plan under which the two answer most differently: a plan whose run
@@ -27,22 +27,22 @@ import (
 // between them, which shows its refill), none longer than the main job's
 // cap.
 
-// Suggestion is the plan proposed and what it separates.
-type Suggestion struct {
+// suggestion is the plan proposed and what it separates.
+type suggestion struct {
 	// Flags are characterize's flags for the plan (the burst plan's; the
 	// schedule is the default's). Empty when every setting is pinned.
 	Flags []string
 	// Settings are the settings not pinned, each with its range's ends
 	// and how far apart the two ends answer under the recorded run's
 	// plan's default and under the suggested plan.
-	Settings []Separation
+	Settings []separation
 }
 
-// Separation is one setting not pinned: its range and how far apart the
+// separation is one setting not pinned: its range and how far apart the
 // tried points at its two ends answer a plan (the KS of their waits at
 // the resolution, or the share their 429 counts differ by, whichever
 // is more: 0, alike; 1, nothing alike).
-type Separation struct {
+type separation struct {
 	Name               string
 	Low, High          float64
 	Default, Suggested float64
@@ -92,7 +92,7 @@ func openSettings(mf modelFit, bestQuality string) []ends {
 		if p.OffAtMax && v == 0 {
 			v = p.Max
 		}
-		if Pinned(v, mf.ranges[i]) {
+		if pinned(v, mf.ranges[i]) {
 			continue
 		}
 		e := ends{i: i}
@@ -118,9 +118,9 @@ func openSettings(mf modelFit, bestQuality string) []ends {
 }
 
 // suggest proposes a plan for mf's settings not pinned.
-func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) {
+func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) {
 	open := openSettings(mf, f.quality(mf.score))
-	out := &Suggestion{}
+	out := &suggestion{}
 	if len(open) == 0 {
 		return out, nil
 	}
@@ -143,7 +143,7 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) 
 	out.Flags = burstFlags(cands[best])
 	for j, e := range open {
 		p := mf.params[e.i]
-		out.Settings = append(out.Settings, Separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Default: round6(sep[0][j]), Suggested: round6(sep[best][j])})
+		out.Settings = append(out.Settings, separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Default: round6(sep[0][j]), Suggested: round6(sep[best][j])})
 	}
 	return out, nil
 }
@@ -153,11 +153,11 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*Suggestion, error) 
 // pair answers: the KS of their waits at the resolution or the share
 // their 429 counts differ by, whichever is more.
 func (f *fitter) separations(ctx context.Context, mf modelFit, b burst.Config, open []ends) ([]float64, error) {
-	run := Timeline{Plans: []Plan{
+	run := timeline{Plans: []sendPlan{
 		offsets(burst.NewPlan(b), results.GroupBurst, f.job.PromptTokens, f.job.MaxTokens),
 		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, f.job.PromptTokens, f.job.MaxTokens),
 	}}
-	rp := newReplayer(&Sends{Runs: []Timeline{run}})
+	rp := newReplayer(&workload{Runs: []timeline{run}})
 	var out []float64
 	for _, e := range open {
 		var waits [2][]float64
@@ -210,8 +210,8 @@ func cmpSep(a, b []float64) int {
 	return 0
 }
 
-// PrintSuggestion writes the suggested plan for a person.
-func PrintSuggestion(w *strings.Builder, s *Suggestion) {
+// printSuggestion writes the suggested plan for a person.
+func printSuggestion(w *strings.Builder, s *suggestion) {
 	if s == nil {
 		return
 	}
@@ -230,7 +230,7 @@ func fmtFloat(v float64) string { return fmt.Sprintf("%.3f", v) }
 
 // fmtSetting words v of the setting name as its flag takes it.
 func fmtSetting(name string, v float64) string {
-	for _, p := range Params {
+	for _, p := range paramRows {
 		if p.Name == name {
 			if f, err := p.field(&sim.Config{}); err == nil && f.Type() == durationType {
 				return time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()

@@ -73,6 +73,7 @@ func randomTargetFile(t *testing.T) string {
 // TestRandomTargetFitsPoorly is the second measure: a target no
 // limiter model explains fits poorly, and says why.
 func TestRandomTargetFitsPoorly(t *testing.T) {
+	long(t, "a whole fit")
 	t.Parallel()
 	r := fitFiles(t, quick, nil, randomTargetFile(t))
 	f := r.Profile.Fit
@@ -89,7 +90,7 @@ func TestRandomTargetFitsPoorly(t *testing.T) {
 func TestHoldOut(t *testing.T) {
 	t.Parallel()
 	recorded := hiddenRun(t)
-	r := fitFiles(t, tiny, []string{results.GroupScheduled}, recorded)
+	r := fitModels(t, fixedPoint, []string{sim.ProfilePTU}, []string{results.GroupScheduled}, recorded)
 	g := r.Profile.Fit.Groups
 	if len(g) != 2 || g[0].HeldOut || !g[1].HeldOut || g[1].Twin.Count == 0 {
 		t.Fatalf("groups %+v", g)
@@ -102,7 +103,7 @@ func TestHoldOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(context.Background(), Job{Inputs: []Input{{Name: "r.csv", R: fh}}, HoldOut: bad, Threshold: DefaultThreshold, MaxWork: DefaultMaxWork,
+		_, err = Run(context.Background(), Job{inputs: []input{{Name: "r.csv", R: fh}}, HoldOut: bad, Threshold: DefaultThreshold, MaxWork: DefaultMaxWork,
 			MinAgreement: DefaultMinAgreement, PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens})
 		fh.Close()
 		if err == nil {
@@ -119,7 +120,7 @@ func TestFitIsDeterministic(t *testing.T) {
 	var files []string
 	for range 2 {
 		var b strings.Builder
-		if err := sim.WriteProfile(&b, fitFiles(t, tiny, nil, recorded).Profile); err != nil {
+		if err := sim.WriteProfile(&b, fitModels(t, tiny, []string{sim.ProfilePTU}, nil, recorded).Profile); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, b.String())
