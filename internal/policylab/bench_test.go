@@ -39,3 +39,45 @@ func BenchmarkVirtualRun(b *testing.B) {
 		})
 	}
 }
+
+// defaultLab is the lab `ptuprobe policies` runs with no flags (cmd's
+// defaults): every built-in at 0.8x, 1.5x and 3x, 16 clients, 5 repeats,
+// the 40 s window between 30 s of warmup and tail, the grid on the
+// finalists.
+func defaultLab(tb testing.TB) Lab {
+	tb.Helper()
+	var specs []policy.Spec
+	for _, n := range policy.Defaults() {
+		s, err := policy.Parse(n)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	loads, err := ParseLoads("0.8x,1.5x,3x")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Repeat: 5, Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts,
+		Sim: sim.DefaultConfig(), Duration: 40 * time.Second, Warmup: policy.DefaultBudget, Tail: policy.DefaultBudget, SLO: DefaultSLO,
+		StoreDelay: DefaultStoreDelay, Arrival: Arrival{Kind: ArrivalPoisson}, PromptTokens: 1000, MaxTokens: 100, MaxWork: 320_000_000, Grid: GridFinalists}
+}
+
+// BenchmarkDefaultLab is the default run's core (Run: the sweep and the
+// grid, no files written), on every core of the machine:
+// go test -run '^$' -bench DefaultLab -benchtime 1x -cpuprofile cpu.out ./internal/policylab/
+func BenchmarkDefaultLab(b *testing.B) {
+	l := defaultLab(b)
+	if err := l.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	runs := 0
+	for b.Loop() {
+		sw, err := Run(context.Background(), l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runs = sw.Runs
+	}
+	b.ReportMetric(float64(runs), "runs")
+}

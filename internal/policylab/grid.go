@@ -3,8 +3,10 @@ package policylab
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -204,9 +206,11 @@ func notBeaten(rows []*Row) []*Row {
 }
 
 // runGrid runs the grid's conditions around the given sweep sw, each a
-// lab of its own (the finalists, or every policy, GridRepeat repeats),
-// and adds their rows to sw.Grid. A condition the lab cannot play (its
-// settings refused) is left out and named in sw.GridSkipped.
+// lab of its own per load (the finalists, or every policy, GridRepeat
+// repeats), all at once on the machine's cores (their runs share one
+// token per core), and adds their rows to sw.Grid in the conditions'
+// order. A condition the lab cannot play (its settings refused) is left
+// out and named in sw.GridSkipped.
 func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 	var names []string
 	for _, s := range l.Policies {
@@ -221,35 +225,59 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 	}
 	sw.Conditions = []string{GivenCondition}
 	sw.GridMode = l.Grid
-	for _, c := range l.conditions() {
-		var rows []GridRow
-		var skipped error
+	type sub struct {
+		cond int
+		lab  Lab
+		got  Sweep
+		err  error
+	}
+	conds := l.conditions()
+	skipped := make([]error, len(conds))
+	var subs []*sub
+	for i, c := range conds {
 		for _, ld := range l.Loads {
-			sub := l
-			sub.Grid, sub.Progress, sub.Repeat, sub.Loads = GridOff, nil, min(GridRepeat, max(l.Repeat, 1)), []Load{ld}
-			sub.Policies = slices.DeleteFunc(slices.Clone(l.Policies), func(s policy.Spec) bool { return !slices.Contains(perLoad[ld.Text], s.Name) })
-			if len(sub.Policies) == 0 {
+			lab := l
+			lab.Grid, lab.Progress, lab.Repeat, lab.Loads = GridOff, nil, min(GridRepeat, max(l.Repeat, 1)), []Load{ld}
+			lab.Policies = slices.DeleteFunc(slices.Clone(l.Policies), func(s policy.Spec) bool { return !slices.Contains(perLoad[ld.Text], s.Name) })
+			if len(lab.Policies) == 0 {
 				continue
 			}
-			if err := c.apply(&sub); err != nil {
-				skipped = err
+			if err := c.apply(&lab); err != nil {
+				skipped[i] = err
 				break
 			}
-			if err := sub.Validate(); err != nil {
-				skipped = err
+			if err := lab.Validate(); err != nil {
+				skipped[i] = err
 				break
 			}
-			got, err := Run(ctx, sub)
-			if err != nil {
-				return err
+			subs = append(subs, &sub{cond: i, lab: lab})
+		}
+	}
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for _, s := range subs {
+		if skipped[s.cond] != nil {
+			continue
+		}
+		wg.Go(func() { s.got, s.err = runOnce(ctx, s.lab, sem) })
+	}
+	wg.Wait()
+	for i, c := range conds {
+		if skipped[i] != nil {
+			sw.GridSkipped = append(sw.GridSkipped, c.name+": "+skipped[i].Error())
+			continue
+		}
+		var rows []GridRow
+		for _, s := range subs {
+			if s.cond != i {
+				continue
 			}
-			for _, r := range got.Rows {
+			if s.err != nil {
+				return s.err
+			}
+			for _, r := range s.got.Rows {
 				rows = append(rows, GridRow{Condition: c.name, Row: r})
 			}
-		}
-		if skipped != nil {
-			sw.GridSkipped = append(sw.GridSkipped, c.name+": "+skipped.Error())
-			continue
 		}
 		sw.Conditions = append(sw.Conditions, c.name)
 		sw.Grid = append(sw.Grid, rows...)

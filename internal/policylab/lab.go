@@ -253,8 +253,43 @@ func (l *Lab) cells() []labCell {
 // (the result does not depend on how), against a Named target one after
 // another on the wall clock; a coordinated lab (Coordinate) on the wall
 // clock, on loopback simulators a few at a time or against Named in turn.
-// It returns the Sweep of every row whose runs all completed.
+// On the simulator the repeats are raced (RaceRepeats): a row clearly
+// beaten after the first repeats keeps them. It returns the Sweep of every
+// row whose runs all completed, with the grid's rows (grid.go).
 func Run(ctx context.Context, l Lab) (Sweep, error) {
+	if l.Named == nil && l.Coordinate == nil {
+		// The lab allocates as it simulates, hundreds of MB a second: a
+		// larger heap between collections halves what collecting costs the
+		// run (and the parallel runs' collections cross cores less).
+		defer debug.SetGCPercent(debug.SetGCPercent(labGCPercent))
+	}
+	sw, err := runOnce(ctx, l, nil)
+	if err != nil {
+		return sw, err
+	}
+	if l.gridOn() && !sw.Partial() {
+		if err := runGrid(ctx, l, &sw); err != nil {
+			if ctx.Err() != nil {
+				return sw, ErrInterrupted
+			}
+			return sw, err
+		}
+	}
+	return sw, nil
+}
+
+// RaceRepeats is how many repeats every row of a lab on the simulator
+// gets; only the finalists (grid.go: not clearly beaten on the measure,
+// nor as good as another and clearly heavier, and none) get the rest of
+// Lab.Repeat. A row clearly beaten after RaceRepeats is beaten with an
+// interval from them (MinRepeats) and never recommended; more repeats of
+// it would move no verdict, and the persistent retriers that the throttles
+// and none beat on the load past capacity are most of the lab's attempts.
+const RaceRepeats = MinRepeats
+
+// runOnce is Run without the grid; on the simulator its runs wait for a
+// token of sem when it is not nil (the grid's conditions share the cores).
+func runOnce(ctx context.Context, l Lab, sem chan struct{}) (Sweep, error) {
 	sw, capacity := l.sweep()
 	if len(l.Policies) == 0 || len(l.Loads) == 0 || len(l.Clients) == 0 {
 		return sw, fmt.Errorf("policylab: nothing to run")
@@ -273,46 +308,98 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 		done   []bool
 		runErr error
 	)
+	wanted := func(int) bool { return true }
 	switch {
 	case l.Named != nil:
 		outs, done, runErr = runNamed(ctx, l, cells, repeat)
 	case l.Coordinate != nil:
 		outs, done, runErr = runLoopback(ctx, l, cells, repeat, capacity)
 	default:
-		outs, done, sw.Reused, runErr = runVirtual(ctx, l, cells, repeat, capacity)
+		outs, done, wanted, sw.Reused, runErr = raceVirtual(ctx, l, &sw, cells, repeat, capacity, sem)
 	}
-	sw.Runs = len(done)
-	for _, d := range done {
-		if d {
-			sw.Completed++
+	sw.Runs, sw.Completed = 0, 0
+	for j, d := range done {
+		if wanted(j) {
+			sw.Runs++
+			if d {
+				sw.Completed++
+			}
 		}
 	}
+	sw.Rows, sw.Unfinished = nil, nil
+	sw.addRows(l, cells, repeat, capacity, outs, done, wanted)
+	if ctx.Err() != nil {
+		return sw, ErrInterrupted
+	}
+	return sw, runErr
+}
+
+// addRows sums each cell's wanted runs into its row, or names the cell
+// unfinished when one of them did not complete.
+func (sw *Sweep) addRows(l Lab, cells []labCell, repeat int, capacity float64, outs []runOutcome, done []bool, wanted func(j int) bool) {
 	w := window{l.Warmup, l.Warmup + l.Duration}
 	for i, c := range cells {
 		name := c.spec.Name
 		if c.coordinated {
 			name += CoordinatedSuffix
 		}
-		if !allDone(done[i*repeat : (i+1)*repeat]) {
+		var got []runOutcome
+		finished := true
+		for j := i * repeat; j < (i+1)*repeat; j++ {
+			if !wanted(j) {
+				continue
+			}
+			if !done[j] {
+				finished = false
+				break
+			}
+			got = append(got, outs[j])
+		}
+		if !finished || len(got) == 0 {
 			sw.Unfinished = append(sw.Unfinished, Cell{Policy: name, Load: c.load.Text, Clients: c.clients, SDKCap: c.sdkCap})
 			continue
 		}
-		r := rowOf(c, capacity, sw.Plan, w, l.SLO, outs[i*repeat:(i+1)*repeat])
+		r := rowOf(c, capacity, sw.Plan, w, l.SLO, got)
 		r.Policy, r.Coordinated = name, c.coordinated
 		sw.Rows = append(sw.Rows, r)
 	}
-	if ctx.Err() != nil {
-		return sw, ErrInterrupted
+}
+
+// raceVirtual runs the cells' first RaceRepeats repeats on the simulator,
+// then the rest of the repeats of the finalists among the rows they make
+// (by name, per load, under both caps); wanted says which runs the lab
+// made. The choice is a function of the first repeats' outcomes alone, so
+// the lab stays deterministic.
+func raceVirtual(ctx context.Context, l Lab, sw *Sweep, cells []labCell, repeat int, capacity float64, sem chan struct{}) (
+	outs []runOutcome, done []bool, wanted func(int) bool, reused int, err error) {
+	first := min(repeat, RaceRepeats)
+	early := func(j int) bool { return j%repeat < first }
+	progress := l.progress()
+	outs, done, reused, err = runVirtual(ctx, l, cells, repeat, capacity, early, sem, progress)
+	if err != nil || ctx.Err() != nil || repeat <= first {
+		return outs, done, early, reused, err
 	}
-	if runErr == nil && l.gridOn() && !sw.Partial() {
-		if err := runGrid(ctx, l, &sw); err != nil {
-			if ctx.Err() != nil {
-				return sw, ErrInterrupted
-			}
-			return sw, err
+	pre := *sw
+	pre.addRows(l, cells, repeat, capacity, outs, done, early)
+	if pre.Partial() {
+		return outs, done, early, reused, nil
+	}
+	var names []string
+	for _, s := range l.Policies {
+		names = append(names, s.Name)
+	}
+	keep := finalists(pre, names)
+	late := func(j int) bool {
+		c := cells[j/repeat]
+		return j%repeat >= first && slices.Contains(keep[c.load.Text], c.spec.Name)
+	}
+	more, moreDone, moreReused, err := runVirtual(ctx, l, cells, repeat, capacity, late, sem, progress)
+	for j := range outs {
+		if late(j) {
+			outs[j], done[j] = more[j], moreDone[j]
 		}
 	}
-	return sw, runErr
+	return outs, done, func(j int) bool { return early(j) || late(j) }, reused + moreReused, err
 }
 
 // sweep is the Sweep's description of the lab, before its rows, and the
@@ -337,14 +424,15 @@ func (l *Lab) sweep() (Sweep, float64) {
 	return sw, capacity
 }
 
-// runVirtual runs every labCell's repeats on the simulator, on every
-// core, the heaviest first (so that the last runs to finish are short
-// ones and no core waits long at the end): the lab's caps, then, as each
-// finishes, its twin under the SDKs' cap — unless the run under the lab's
-// cap never took a request past the SDKs' cap, and so is that twin (the
-// same decisions on the same arrivals: nothing to run again). The
+// runVirtual runs the labCells' repeats that want says, on the
+// simulator, on every core, the heaviest first (so that the last runs to
+// finish are short ones and no core waits long at the end): the lab's
+// caps, then, as each finishes, its twin under the SDKs' cap — unless the
+// run under the lab's cap never took a request past the SDKs' cap, and so
+// is that twin (the same decisions on the same arrivals: nothing to run
+// again). A run waits for a token of sem when sem is not nil. The
 // outcomes do not depend on the order.
-func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64) (outs []runOutcome, done []bool, reused int, err error) {
+func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacity float64, want func(j int) bool, sem chan struct{}, progress func()) (outs []runOutcome, done []bool, reused int, err error) {
 	first := 0
 	for first < len(cells) && !cells[first].sdkCap {
 		first++
@@ -353,14 +441,20 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 	for c, t := range twins(cells, first) {
 		twinOf[t] = c
 	}
-	// The lab allocates as it simulates, hundreds of MB a second: a
-	// larger heap between collections halves what collecting costs the
-	// run (and the parallel runs' collections cross cores less).
-	defer debug.SetGCPercent(debug.SetGCPercent(labGCPercent))
-	q := &runQueue{ctx: ctx, l: l, cells: cells, repeat: repeat, capacity: capacity, progress: l.progress(),
+	q := &runQueue{ctx: ctx, l: l, cells: cells, repeat: repeat, capacity: capacity, progress: progress, sem: sem,
 		outs: make([]runOutcome, len(cells)*repeat), done: make([]bool, len(cells)*repeat)}
-	for j := range first * repeat {
-		q.ready = append(q.ready, j)
+	sdkTwin := twins(cells, first)
+	for j := range len(cells) * repeat {
+		if !want(j) {
+			continue
+		}
+		// A run under the SDKs' cap waits for its twin's, unless that one
+		// is not run.
+		if c := j / repeat; c < first {
+			q.ready = append(q.ready, j)
+		} else if t, ok := sdkTwin[c]; !ok || !want(t*repeat+j%repeat) {
+			q.ready = append(q.ready, j)
+		}
 	}
 	weight := func(j int) float64 {
 		c := cells[j/repeat]
@@ -373,6 +467,9 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 			return
 		}
 		tj := t*repeat + j%repeat
+		if !want(tj) {
+			return
+		}
 		if q.outs[j].reach() <= SDKMaxAttempts {
 			q.outs[tj], q.done[tj] = q.outs[j], true
 			q.reused++
@@ -401,6 +498,9 @@ type runQueue struct {
 	repeat   int
 	capacity float64
 	progress func()
+	// sem, when not nil, holds a token for each run in progress across
+	// the labs that share it.
+	sem chan struct{}
 	// finished is told of each run that completed, under mu.
 	finished func(j int)
 
@@ -441,7 +541,13 @@ func (q *runQueue) work() {
 		q.running++
 		q.mu.Unlock()
 		v := q.virtualRun(j)
+		if q.sem != nil {
+			q.sem <- struct{}{}
+		}
 		out, err := v.run(q.ctx)
+		if q.sem != nil {
+			<-q.sem
+		}
 		q.mu.Lock()
 		q.running--
 		switch {
@@ -471,7 +577,9 @@ func twins(cells []labCell, first int) map[int]int {
 	}
 	out := map[int]int{}
 	for i := first; i < len(cells); i++ {
-		out[i] = at[key(cells[i])]
+		if t, ok := at[key(cells[i])]; ok {
+			out[i] = t
+		}
 	}
 	return out
 }
