@@ -139,17 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, http.StatusRequestEntityTooLarge, "413", "request body too large")
 		return
 	}
-	kind := kindChat
-	switch rt.op {
-	case opCount:
-		kind = kindCount
-	case opImage:
-		kind = kindImage
-	case opGenerate:
-		kind = kindGemini
-	case opResponses:
-		kind = kindResponses
-	}
+	kind := rt.op.kind()
 	sum := maphash.Bytes(s.bodySeed, buf.Bytes())
 	tc := s.tokens
 	given, counted := promptTokensOf(r.Context())
@@ -184,6 +174,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.servePTU(w, r, rt, req, key, hasKey, v)
+}
+
+// kind is the body's kind an operation's route reads.
+func (op operation) kind() bodyKind {
+	switch op {
+	case opCount:
+		return kindCount
+	case opImage:
+		return kindImage
+	case opGenerate:
+		return kindGemini
+	case opResponses:
+		return kindResponses
+	}
+	return kindChat
 }
 
 // reject answers a request the model never sees (bad route, body, key).
