@@ -375,3 +375,25 @@ func TestLongContentEventsAreTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamBetweenEventsHoldsNoRoom: between two events an open stream
+// holds no room for the next (the room of the one read went back to
+// eventPool), and an event cut across reads keeps its room until it ends.
+func TestStreamBetweenEventsHoldsNoRoom(t *testing.T) {
+	t.Parallel()
+	tg := &Target{cfg: Config{API: APIOpenAI, Stream: true}}
+	s := &streamBody{usage: tg.usageFor(), newTail: tg.newBody}
+	event := `data: {"choices":[{"delta":{"content":"lorem ipsum "}}],"usage":null}` + "\n\n"
+	s.write([]byte(event + event))
+	if s.events == nil || s.events.buf != nil || cap(s.events.data) != 0 {
+		t.Fatalf("after two whole events: read as events %v, a room held %v", s.events != nil, s.events != nil && s.events.buf != nil)
+	}
+	s.write([]byte(event[:30]))
+	if s.events.buf == nil || string(s.events.data) == "" {
+		t.Fatal("an event cut across reads lost its room")
+	}
+	s.write([]byte(event[30:]))
+	if s.events.buf != nil {
+		t.Fatal("an event ended across reads kept its room")
+	}
+}

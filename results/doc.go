@@ -28,7 +28,9 @@
 // as a row; a pipe or device is written without read-back or fsync. Every row
 // is written whole by one `write(2)` that holds only complete lines: rows
 // that arrive together are group-committed (the first writer writes every
-// pending row in one call while the others wait for it; `Write` returns once
+// pending row in one call while the others wait for it, after a commit
+// window, Writer.SetCommitWindow, 1 ms for traffic, while rows come faster
+// than that; `Write` returns once
 // its row is in the file), so a `kill -9` loses at most the rows whose
 // `Write` had not returned, never half a row (`cmd/limits_test.go`
 // `TestKillNineLeavesWholeRows`); `Close` fsyncs. Reading:

@@ -57,12 +57,49 @@ func Number(s string) (float64, bool) {
 	if digits == 0 || dots > 1 {
 		return 0, false
 	}
+	if digits <= exactDigits {
+		return exact(s), true
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, false
 	}
 	return v, true
 }
+
+// exactDigits is how many digits a number may have for exact to read it:
+// its digits as an integer are exact in a float64 (below 2^53), and so is
+// the power of ten it is divided by (up to 10^22).
+const exactDigits = 15
+
+// exact is the value of s, plain digits with at most one '.' and at most
+// exactDigits digits: the digits as an integer divided by the power of
+// ten of the fraction's length, one correctly rounded division, which is
+// strconv.ParseFloat's value (its own exact path, Clinger's). No call to
+// strconv: its frame (near 1 KB) doubled the stack of a request that
+// read a wait (bench/README.md, issue 39).
+func exact(s string) float64 {
+	var n uint64
+	frac := -1
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			frac = 0
+			continue
+		}
+		n = n*10 + uint64(s[i]-'0')
+		if frac >= 0 {
+			frac++
+		}
+	}
+	if frac <= 0 {
+		return float64(n)
+	}
+	return float64(n) / pow10[frac]
+}
+
+// pow10 holds the powers of ten a fraction of up to exactDigits digits
+// divides by, each exact in a float64.
+var pow10 = [exactDigits + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // TrimOWS removes HTTP optional white space (spaces and tabs).
 func TrimOWS(s string) string {

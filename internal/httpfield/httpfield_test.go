@@ -3,6 +3,7 @@ package httpfield
 import (
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,41 @@ func FuzzNumber(f *testing.F) {
 		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 			t.Fatalf("Number(%q) = %v", s, v)
 		}
+		if want, err := strconv.ParseFloat(s, 64); err != nil || v != want {
+			t.Fatalf("Number(%q) = %v, strconv.ParseFloat's %v (%v)", s, v, want, err)
+		}
 	})
+}
+
+// TestNumberIsParseFloat: a number of up to exactDigits digits, read
+// without strconv, is strconv.ParseFloat's to the bit, at every length
+// and every place of its point; longer ones go to ParseFloat.
+func TestNumberIsParseFloat(t *testing.T) {
+	t.Parallel()
+	x := uint64(88172645463325252)
+	for digits := 1; digits <= exactDigits+2; digits++ {
+		for range 300 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			d := strconv.FormatUint(x, 10)
+			for len(d) < digits {
+				d += d
+			}
+			d = d[:digits]
+			for dot := -1; dot <= digits; dot++ {
+				s := d
+				if dot >= 0 {
+					s = d[:dot] + "." + d[dot:]
+				}
+				want, err := strconv.ParseFloat(s, 64)
+				if s == "." || err != nil {
+					continue
+				}
+				if v, ok := Number(s); !ok || v != want {
+					t.Fatalf("Number(%q) = %v, %v; strconv.ParseFloat's %v", s, v, ok, want)
+				}
+			}
+		}
+	}
 }
