@@ -3,6 +3,8 @@ package policylab
 import (
 	"fmt"
 	"io"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"strings"
 	"unicode/utf8"
 )
@@ -64,6 +66,8 @@ func PrintTable(w io.Writer, s Sweep) error {
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
 		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
 		"~ not steady: its measure still moved within the window; never recommended.\n" +
+		"ranked by the recommendation's steps: regret is (2) the worst-case shortfall in points over\n"+
+		"the grid (— not measured over it), then (3) att/req; rank 1 is the recommendation (4)\n"+
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -77,8 +81,8 @@ func printRanked(b *strings.Builder, title string, rows []Placed) {
 		width = max(width, len(rows[j].Policy)+2)
 	}
 	width = min(width, 30)
-	fmt.Fprintf(b, "\n%s\n%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", title, "rank", width, "policy",
-		"in SLO", "95% interval", "att/req", "429/req", "local", "p50", "p99")
+	fmt.Fprintf(b, "\n%s\n%-4s %-*s %7s %7s %13s %7s %6s %9s %10s\n", title, "rank", width, "policy",
+		"regret", "in SLO", "95% interval", "att/req", "local", "p50", "p99")
 	for j := range rows {
 		r := &rows[j]
 		name := r.Policy
@@ -91,8 +95,12 @@ func printRanked(b *strings.Builder, title string, rows []Placed) {
 		if !r.Steady {
 			name += "~"
 		}
-		fmt.Fprintf(b, "%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", r.RankLabel(), width, name,
-			pct(r.SuccessInSLOPct), spread(r.CILow, r.CIHigh, 1, "%"), ratio(r.AttemptsPerRequest), ratio(r.HTTP429PerRequest),
+		regret := "—"
+		if r.Graded {
+			regret = num.Decimal(r.WorstRegret, 1)
+		}
+		fmt.Fprintf(b, "%-4s %-*s %7s %7s %13s %7s %6s %9s %10s\n", r.RankLabel(), width, name,
+			regret, pct(r.SuccessInSLOPct), spread(r.CILow, r.CIHigh, 1, "%"), ratio(r.AttemptsPerRequest),
 			pct(share(r.GaveUpLocal, r.Offered)), millis(r.SuccessP50MS), millis(r.SuccessP99MS))
 	}
 }

@@ -3,6 +3,7 @@ package policylab
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -13,13 +14,14 @@ import (
 
 // The verdict reads a Sweep the way a user lives with a policy: per load,
 // fleet size and cap, which policy answers the most offered requests
-// within the SLO, then which places the least load on the deployment,
-// then whose successes come soonest. Two rows are compared repeat by
-// repeat (every row's repeat k met the same arrivals and seeds), and a
-// difference counts only when its 95% interval excludes 0 and it is big
-// enough to matter (SuccessTolerance, LoadTolerance, LatencyTolerance);
-// otherwise it is no clear difference, and rows that no other beats are
-// named together, never ordered by name.
+// within the SLO (a refused, given-up or late request is a miss: latency
+// is judged over every offered request, never over the survivors), then
+// which places the least load on the deployment. The recommendation and
+// the ranked tables follow the four steps of choose.go. Two rows are
+// compared repeat by repeat (every row's repeat k met the same arrivals
+// and seeds): equivalence is tested (TOST), and a difference counts only
+// when its 95% interval excludes 0 and it is big enough to matter
+// (SuccessTolerance, LoadTolerance).
 
 // Thresholds of a clear difference between two rows.
 const (
@@ -29,17 +31,9 @@ const (
 	// Smaller differences move with the plan's length (docs/policies.md,
 	// "Steady state"), and no user would trade load for them.
 	SuccessTolerance = 0.02
-	// LatencyGuard: between rows with no clear difference in the
-	// measure, a p99 more than this many times the other's loses, load
-	// or not: a policy that spares the deployment by making its users
-	// wait is not preferred for it.
-	LatencyGuard = 1.5
 	// LoadTolerance is the smallest relative difference in attempts per
 	// offered request that counts (and only when its interval excludes 0).
 	LoadTolerance = 0.05
-	// LatencyTolerance is the smallest relative difference in the p99 of
-	// the successes that counts, last.
-	LatencyTolerance = 0.10
 	// MinRepeats is the fewest repeats a recommendation is made from: with
 	// fewer, the interval of a difference is not worth its name.
 	MinRepeats = 3
@@ -184,6 +178,7 @@ func Judge(s Sweep) []Group {
 	slices.SortStableFunc(groups, func(a, b Group) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
 	for i := range groups {
 		g := &groups[i]
+		g.grade(g.views(&s))
 		rank(g.Ranked)
 		rank(g.Coordinated)
 		if len(g.Unfinished) > 0 {
@@ -191,10 +186,9 @@ func Judge(s Sweep) []Group {
 				strings.Join(g.Unfinished, ", "))
 			continue
 		}
-		views := g.views(&s)
-		g.grade(views)
+		views := g.views(&s) // the rows moved: their views again
 		if i, why := g.choose(views); i >= 0 {
-			g.Recommended = []int{i}
+			g.Recommended = []int{g.lead(i)}
 		} else {
 			g.Why = why
 		}
@@ -224,9 +218,9 @@ func unfit(s Sweep, esc func(string) string) string {
 	return fmt.Sprintf("the simulator's profile %s %s (%s): nothing is recommended from it.", esc(s.Profile), how, esc(s.Fit.Why))
 }
 
-// compare is the verdict's order between two rows: negative when a is
-// clearly better, positive when b is, 0 for no clear difference. It is
-// best of the pair (best).
+// compare is the order of two rows at the given conditions, for the
+// rules' findings: negative when a is clearly better, positive when b is,
+// 0 for no clear difference. It is best of the pair (best).
 func compare(a, b *Row) int {
 	pair := []*Row{a, b}
 	top := best(pair)
@@ -239,52 +233,27 @@ func compare(a, b *Row) int {
 	return 1
 }
 
-// best is the verdict's choice among rows, in four steps, each keeping
-// the rows with no clear difference from the step's best:
+// best is the rows with no clear difference from the best of rows at the
+// given conditions, in two steps, each keeping the rows with no clear
+// difference from the step's best:
 //  1. the measure: the rows whose measure is not clearly below the
 //     highest one's (paired over the repeats: a difference of at least
 //     SuccessTolerance whose interval excludes 0);
-//  2. the latency guard: of those, the rows whose p99 is at most
-//     LatencyGuard × the lowest p99 among them;
-//  3. the load: of those, the rows whose attempts per offered request are
-//     not clearly above the lowest (LoadTolerance, interval excluding 0);
-//  4. the latency: of those, the rows within LatencyTolerance of the
-//     lowest p99.
+//  2. the load: of those, the rows whose attempts per offered request are
+//     not clearly above the lowest (LoadTolerance, interval excluding 0).
 //
-// What is left is a tie, in the rows' order.
+// The measure counts every offered request, so no step reads the latency
+// of the survivors. What is left is a tie, in the rows' order.
 func best(rows []*Row) []*Row {
 	if len(rows) <= 1 {
 		return rows
 	}
-	lead := slices.MaxFunc(rows, func(a, b *Row) int { return cmp.Compare(a.SuccessInSLOPct, b.SuccessInSLOPct) })
-	keep := filter(rows, func(r *Row) bool {
-		d := paired(lead.shares(), r.shares())
-		return r == lead || !(d.excludesZero() && d.mean >= SuccessTolerance*lead.SuccessInSLOPct)
-	})
-	if low := lowestP99(keep); low >= 0 {
-		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS <= LatencyGuard*low })
-	}
+	keep := notBeaten(rows)
 	light := slices.MinFunc(keep, func(a, b *Row) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) })
-	keep = filter(keep, func(r *Row) bool {
+	return filter(keep, func(r *Row) bool {
 		d := paired(r.loads(), light.loads())
 		return r == light || !(d.excludesZero() && d.mean >= LoadTolerance*light.AttemptsPerRequest)
 	})
-	if low := lowestP99(keep); low >= 0 {
-		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS < (1+LatencyTolerance)*low })
-	}
-	return keep
-}
-
-// lowestP99 is the lowest p99 of the rows' successes, -1 when none has a
-// success.
-func lowestP99(rows []*Row) float64 {
-	low := -1.0
-	for _, r := range rows {
-		if r.SuccessP99MS >= 0 && (low < 0 || r.SuccessP99MS < low) {
-			low = r.SuccessP99MS
-		}
-	}
-	return low
 }
 
 func filter(rows []*Row, keep func(*Row) bool) []*Row {
@@ -322,38 +291,97 @@ func (r *Row) loads() []float64 {
 	return out
 }
 
-// rank orders rows in tiers and sets their ranks: the first tier is the
-// verdict's choice among all of them (best), the next its choice among
-// the rest, and so on; within a tier by the measure, then the load.
+// rank orders rows by the recommendation's steps (choose.go), each row's
+// regret being its worst over the grid (graded rows, step 2) or, for a
+// row measured at the given conditions alone, its shortfall there against
+// the given conditions' best candidate: the graded rows first, then the
+// others; within each, repeatedly, of the rows left the ones within
+// EquivalenceMargin of the smallest regret, of those the fewest attempts
+// per offered request (within LoadTolerance), then the simplest policy.
+// Rows the steps do not tell apart share a rank (=), in the lab's order.
+// No step reads the survivors' latency.
 func rank(rows []Placed) {
-	left := make([]*Row, len(rows))
-	byRow := map[*Row]Placed{}
+	lead := -1.0
 	for i := range rows {
-		r := rows[i].Row
-		left[i] = &r
-		byRow[left[i]] = rows[i]
+		if r := &rows[i].Row; candidate(r) {
+			lead = max(lead, r.SuccessInSLOPct)
+		}
+	}
+	regret := func(p *Placed) float64 {
+		switch {
+		case p.Graded:
+			return p.WorstRegret
+		case p.Offered == 0:
+			return math.Inf(1)
+		case lead < 0:
+			return -p.SuccessInSLOPct
+		}
+		return lead - p.SuccessInSLOPct
 	}
 	out := make([]Placed, 0, len(rows))
-	for len(left) > 0 {
-		tier := best(left)
-		if len(tier) == 0 { // no row with a success left: one tier
-			tier = left
-		}
-		slices.SortStableFunc(tier, func(a, b *Row) int {
-			if c := cmp.Compare(b.SuccessInSLOPct, a.SuccessInSLOPct); c != 0 {
-				return c
+	for _, graded := range []bool{true, false} {
+		var left []*Placed
+		for i := range rows {
+			if rows[i].Graded == graded {
+				left = append(left, &rows[i])
 			}
-			return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest)
-		})
-		start := len(out)
-		for _, r := range tier {
-			p := byRow[r]
-			p.Rank, p.Tie = start+1, len(tier) > 1
-			out = append(out, p)
 		}
-		left = slices.DeleteFunc(left, func(r *Row) bool { return slices.Contains(tier, r) })
+		for len(left) > 0 {
+			least := slices.MinFunc(left, func(a, b *Placed) int { return cmp.Compare(regret(a), regret(b)) })
+			near := slices.DeleteFunc(slices.Clone(left), func(p *Placed) bool { return !(regret(p) <= regret(least)+EquivalenceMargin) })
+			if len(near) == 0 { // regrets all infinite: nothing was offered
+				near = left
+			}
+			low := slices.MinFunc(near, func(a, b *Placed) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) }).AttemptsPerRequest
+			few := slices.DeleteFunc(near, func(p *Placed) bool { return p.AttemptsPerRequest > max(low, low*(1+LoadTolerance)) })
+			simple := slices.MinFunc(few, func(a, b *Placed) int { return cmp.Compare(simplicity(&a.Row), simplicity(&b.Row)) })
+			tier := slices.DeleteFunc(few, func(p *Placed) bool { return simplicity(&p.Row) != simplicity(&simple.Row) })
+			start := len(out)
+			for _, p := range tier {
+				q := *p
+				q.Rank, q.Tie = start+1, len(tier) > 1
+				out = append(out, q)
+			}
+			left = slices.DeleteFunc(left, func(p *Placed) bool { return slices.Contains(tier, p) })
+		}
 	}
 	copy(rows, out)
+}
+
+// lead moves the recommendation, at i of Ranked, to the first place,
+// with the rows the steps did not tell apart from it (its tier, =1): rank
+// 1 is the choice of the four steps, the rest keep the order of steps 2
+// and 3 (rank), ranked after it. It returns the recommendation's new
+// index, 0.
+func (g *Group) lead(i int) int {
+	pick := g.Ranked[i]
+	var first, rest []Placed
+	first = append(first, pick)
+	for k, p := range g.Ranked {
+		switch {
+		case k == i:
+		case p.Rank == pick.Rank && p.Tie && pick.Tie:
+			first = append(first, p)
+		default:
+			rest = append(rest, p)
+		}
+	}
+	for k := range first {
+		first[k].Rank = 1
+	}
+	orig := make([]int, len(rest))
+	for k := range rest {
+		orig[k] = rest[k].Rank
+	}
+	for k := range rest {
+		rest[k].Rank = len(first) + k + 1
+		if k > 0 && orig[k] == orig[k-1] {
+			rest[k].Rank = rest[k-1].Rank
+		}
+		rest[k].Tie = (k > 0 && orig[k] == orig[k-1]) || (k+1 < len(orig) && orig[k] == orig[k+1])
+	}
+	copy(g.Ranked, append(first, rest...))
+	return 0
 }
 
 // coordinationPays indexes the coordinated rows that a fleet able to
@@ -377,10 +405,44 @@ func (g *Group) coordinationPays() []int {
 	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < MinRepeats) {
 		return nil
 	}
-	picked := best(pool)
+	// Steps 2 and 3 over the recommendation and the coordinated rows: a
+	// coordinated row is picked only where its worst regret is within the
+	// margin of the smallest and it is the lightest, then the simplest (a
+	// store makes it the less simple of equals: the recommendation stays).
+	regret := func(r *Row) float64 {
+		for i := range g.Coordinated {
+			if &g.Coordinated[i].Row == r {
+				return g.Coordinated[i].WorstRegret
+			}
+		}
+		for _, i := range g.Recommended {
+			if &g.Ranked[i].Row == r {
+				return g.Ranked[i].WorstRegret
+			}
+		}
+		return math.Inf(1)
+	}
+	least := slices.MinFunc(pool, func(a, b *Row) int { return cmp.Compare(regret(a), regret(b)) })
+	near := filter(pool, func(r *Row) bool { return regret(r) <= regret(least)+EquivalenceMargin })
+	if len(near) == 0 {
+		return nil
+	}
+	// Step 4: a coordinated retrier that does not answer RetryGain points
+	// more than none at the given conditions, for more load, is not worth
+	// its store.
+	pick := lightest(near)
+	var given []*Row
+	for i := range g.Ranked {
+		if r := &g.Ranked[i].Row; candidate(r) {
+			given = append(given, r)
+		}
+	}
+	if ref := reference(given); ref != nil && retries(pick) && pick.SuccessInSLOPct-ref.SuccessInSLOPct < RetryGain && pick.AttemptsPerRequest > ref.AttemptsPerRequest {
+		return nil
+	}
 	var out []int
 	for _, i := range at {
-		if slices.Contains(picked, &g.Coordinated[i].Row) {
+		if &g.Coordinated[i].Row == pick {
 			out = append(out, i)
 		}
 	}
