@@ -238,17 +238,40 @@ func signed(f float64) string {
 // past it — for rule (e) to hold: 0.1 point.
 const LatePct = 0.1
 
-// judgeGiveUp: each recommended policy gives up in a controlled way — no
-// more than LatePct of its requests end after the budget, answered or
-// given up late — and says how many it gave up locally within it.
+// judgeGiveUp: the recommendation gives up in a controlled way — no
+// more than LatePct of its requests end after the lab's budget, answered
+// past it or given up past it — and the finding says how many it gave up
+// locally within it. A policy that never retries (none) has nothing to
+// give up, and judging it would compare it with itself: then the
+// best-ranked eligible policy that retries is judged, the one a client
+// that retries would take, and the sentence says so.
 func judgeGiveUp(g *Group) (Outcome, string) {
 	recs := g.Recommendations()
 	if len(recs) == 0 {
 		return NotTested, "no policy is recommended."
 	}
+	var judged []*Row
+	lead := ""
+	for _, p := range recs {
+		if retries(&p.Row) {
+			judged = append(judged, &p.Row)
+		}
+	}
+	if len(judged) == 0 {
+		for i := range g.Ranked {
+			if r := &g.Ranked[i].Row; candidate(r) && retries(r) {
+				judged = append(judged, r)
+				lead = fmt.Sprintf("%s, the recommendation, never retries: judged instead on the best-ranked policy that does, ", recs[0].Policy)
+				break
+			}
+		}
+	}
+	if len(judged) == 0 {
+		return NotTested, fmt.Sprintf("%s, the recommendation, never retries, and no eligible policy that retries ran: nothing gives up.", recs[0].Policy)
+	}
 	o := Confirmed
 	var parts []string
-	for _, p := range recs {
+	for _, p := range judged {
 		late := 0
 		for _, m := range p.Measures {
 			late += m.Late
@@ -257,11 +280,14 @@ func judgeGiveUp(g *Group) (Outcome, string) {
 		if latePct > LatePct {
 			o = Contradicted
 		}
-		parts = append(parts, fmt.Sprintf("%s ended %s of its requests after the budget (answered or given up late; at most %s holds) and gave up %s locally within it",
-			p.Policy, pct(max(latePct, 0)), pct(LatePct), pct(share(p.GaveUpLocal, p.Offered))))
+		parts = append(parts, fmt.Sprintf("%s ended %s of its requests after the %s budget (answered or given up late; at most %s holds) and gave up %s locally within it",
+			p.Policy, pct(max(latePct, 0)), budgetSecs(p), pct(LatePct), pct(share(p.GaveUpLocal, p.Offered))))
 	}
-	return o, strings.Join(parts, "; ") + "."
+	return o, lead + strings.Join(parts, "; ") + "."
 }
+
+// budgetSecs is a row's budget for a sentence: "30 s".
+func budgetSecs(r *Row) string { return secs(r.Budget) }
 
 // missing names the policies whose row is nil, in name order.
 func missing(rows map[string]*Row) []string {

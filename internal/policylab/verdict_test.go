@@ -216,6 +216,24 @@ func unsteady(r Row) Row {
 	return r
 }
 
+// TestGiveUpWhenNoneLeads: with none recommended, (e) judges the
+// best-ranked policy that retries, not none against itself: a late one
+// breaks it, an on-time one confirms it, and the sentence says which.
+func TestGiveUpWhenNoneLeads(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		late int
+		want Outcome
+	}{{0, Confirmed}, {2, Contradicted}} {
+		g := judgeOne(t, noneRow(five(60, 4)), late(mrow("honor", five(60.5, 4), five(3, 0), 1000), tt.late))
+		f := g.Findings[len(g.Findings)-1]
+		if picked(g) != "none" || f.Rule.Key != "e" || f.Outcome != tt.want ||
+			!strings.HasPrefix(f.Sentence, "none, the recommendation, never retries: judged instead on the best-ranked policy that does, honor ended") {
+			t.Errorf("%d late: recommended %q; (e) %s: %s", tt.late, picked(g), f.Outcome, f.Sentence)
+		}
+	}
+}
+
 // TestFindings: each part of the rule on the verdict's own order.
 func TestFindings(t *testing.T) {
 	t.Parallel()
