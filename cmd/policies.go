@@ -90,7 +90,7 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		if fs.Changed("sim-profile") {
 			return usageError("--from fits the twin the lab runs on: give no --sim-profile")
 		}
-		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), Stderr: stderr, Quiet: pc.quiet})
+		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), MaxTokens: !fs.Changed("max-tokens"), Stderr: stderr, Quiet: pc.quiet})
 		if err != nil {
 			if c.Context().Err() != nil {
 				return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while fitting the twin")}

@@ -55,6 +55,11 @@ func (l *Lab) Validate() error {
 	case l.MaxTokens < 1 || l.MaxTokens > 16_384:
 		return valid.Errorf("MaxTokens", "must be from 1 to 16384")
 	}
+	for _, z := range l.Sizes {
+		if z.Prompt < 1 || z.Prompt > 1_000_000 || z.MaxTokens < 1 || z.MaxTokens > 16_384 {
+			return valid.Errorf("Sizes", "a request of %d prompt tokens and max_tokens %d: want 1 to 1000000 and 1 to 16384", z.Prompt, z.MaxTokens)
+		}
+	}
 	seen := map[string]bool{}
 	for _, s := range l.Policies {
 		if seen[s.Name] {
