@@ -66,8 +66,8 @@ func PrintTable(w io.Writer, s Sweep) error {
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
 		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
 		"~ not steady: its measure still moved within the window; never recommended.\n" +
-		"ranked by the recommendation's steps: regret is (2) the worst-case shortfall in points over\n"+
-		"the grid (— not measured over it), then (3) att/req; rank 1 is the recommendation (4)\n"+
+		"ranked by the recommendation's steps: regret is (2) the worst-case shortfall in points over\n" +
+		"the grid (— not measured over it), then (3) att/req; rank 1 is the recommendation (4)\n" +
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
 	_, err := io.WriteString(w, b.String())
 	return err
