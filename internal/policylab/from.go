@@ -19,7 +19,7 @@ import (
 // user's deployment and traffic. The lab fits the simulator's twin to it
 // (as `ptuprobe fit` does, at its defaults), runs every policy on the
 // twin, and replays the run's traffic at each load: its first attempts'
-// arrivals (ArrivalReplay, scaled to the load's rate) and each one's
+// arrivals (arrivalReplay, scaled to the load's rate) and each one's
 // size, its prompt (prompt_tokens_sent, else prompt_tokens) and its
 // max_tokens (Lab.Sizes; their means the lab's PromptTokens and
 // MaxTokens, which its capacity is computed from). On a poor or an insufficient fit the lab runs and recommends
@@ -69,11 +69,11 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 		if err != nil {
 			return r, fmt.Errorf("--from %s: %w", name, err)
 		}
-		if len(t.Rows) > MaxReplayArrivals || len(t.Rows) < 2 {
-			return r, fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), MaxReplayArrivals)
+		if len(t.Rows) > maxReplayArrivals || len(t.Rows) < 2 {
+			return r, fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), maxReplayArrivals)
 		}
 		if f.Arrival {
-			l.Arrival = Arrival{Kind: ArrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
+			l.Arrival = Arrival{Kind: arrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
 		}
 		l.replaySizes(t, f.Prompt, f.MaxTokens)
 	}
@@ -87,10 +87,10 @@ func (l *Lab) replaySizes(t *trace.Trace, prompt, maxTokens bool) {
 	if !prompt && !maxTokens {
 		return
 	}
-	sizes := make([]Size, len(t.Rows))
+	sizes := make([]requestSize, len(t.Rows))
 	var sumP, sumM float64
 	for i, r := range t.Rows {
-		z := Size{Prompt: l.PromptTokens, MaxTokens: l.MaxTokens}
+		z := requestSize{Prompt: l.PromptTokens, MaxTokens: l.MaxTokens}
 		if prompt && r.InputTokens > 0 {
 			z.Prompt = r.InputTokens
 		}

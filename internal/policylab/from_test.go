@@ -54,10 +54,10 @@ func TestFromFitsTheTwinAndReplaysTheRun(t *testing.T) {
 	if l.Sim.Seed != 42 || l.Sim.PTU != r.Profile.Config.PTU {
 		t.Errorf("seed %d (want the run's 42), PTU %v (want the twin's %v)", l.Sim.Seed, l.Sim.PTU, r.Profile.Config.PTU)
 	}
-	if l.Arrival.Kind != ArrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
+	if l.Arrival.Kind != arrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
 		t.Errorf("arrival %+v", l.Arrival)
 	}
-	if l.PromptTokens != 1550 || l.MaxTokens != 100 || len(l.Sizes) != 12 || l.Sizes[0] != (Size{1500, 100}) || l.Sizes[1] != (Size{1600, 100}) {
+	if l.PromptTokens != 1550 || l.MaxTokens != 100 || len(l.Sizes) != 12 || l.Sizes[0] != (requestSize{1500, 100}) || l.Sizes[1] != (requestSize{1600, 100}) {
 		t.Errorf("prompt %d, max_tokens %d (want the run's means 1550 and 100), sizes %v", l.PromptTokens, l.MaxTokens, l.Sizes)
 	}
 }

@@ -33,7 +33,7 @@ func smallLab(t *testing.T, profile string, names ...string) Lab {
 	cfg := sim.DefaultConfig()
 	cfg.Profile = profile
 	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts,
-		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: ArrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
+		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: arrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
 }
 
 // rowsByCell are the rows under the lab's cap by (policy, load); with
@@ -55,11 +55,11 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "backoff", "pace", "slots")
 	l.Loads, l.Repeat, l.Duration = l.Loads[1:], 2, 10*time.Second
-	a, err := Run(context.Background(), l)
+	a, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(context.Background(), l)
+	b, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 		t.Fatal("two runs of one lab differ")
 	}
 	l.Sim.Seed = 7
-	c, err := Run(context.Background(), l)
+	c, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestWhatTheLabFinds(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor", "backoff", "sdk", "stacked", "pace")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 2, 10*time.Second, 10*time.Second, 10*time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +130,13 @@ func TestSDKCapRunsNotRepeated(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "pace", "honor")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = []Load{{Text: "0.3x", X: 0.3}, {Text: "3x", X: 3}}, 1, 5*time.Second, time.Second, time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	twin := rowsByCell(sw.Rows, true)
-	l.MaxAttempts, l.Progress = SDKMaxAttempts, nil
-	direct, err := Run(context.Background(), l)
+	l.MaxAttempts, l.Progress = sdkMaxAttempts, nil
+	direct, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestOtherLimiters(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfileWindow, "backoff", "honor", "pace")
 	l.Duration = 12 * time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestOtherLimiters(t *testing.T) {
 	g := smallLab(t, sim.ProfileGateway, "honor", "pace")
 	g.Sim.GatewayKeyRPS, g.Sim.GatewayOrgRPS = 1, 8
 	g.Duration = 10 * time.Second
-	sw, err = Run(context.Background(), g)
+	sw, err = runLab(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	sw, err := Run(ctx, smallLab(t, sim.ProfilePTU, "honor"))
+	sw, err := runLab(ctx, smallLab(t, sim.ProfilePTU, "honor"))
 	if !errors.Is(err, ErrInterrupted) || len(sw.Rows) != 0 {
 		t.Fatalf("err %v, %d rows", err, len(sw.Rows))
 	}
@@ -257,7 +257,7 @@ func TestJitterSparesNoStorm(t *testing.T) {
 	l.Sim.PTU, l.Sim.BucketDepth, l.Sim.BurstPct = 1, 100*time.Millisecond, 0
 	l.PromptTokens, l.MaxTokens, l.Clients = 3, 10, []int{4}
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 3, 10*time.Second, 10*time.Second, 10*time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestRefusalCostPunishesPersistence(t *testing.T) {
 	l.Loads = l.Loads[1:]
 	pct := func(cost float64) (none, honor float64) {
 		l.Sim.RefusalCost = cost
-		sw, err := Run(context.Background(), l)
+		sw, err := runLab(context.Background(), l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ var rankedHead = []string{
 
 // rankedTable is a group's ranking as a table; a tie shows "=" before its
 // rank.
-func rankedTable(g *Group) table {
+func rankedTable(g *verdictGroup) table {
 	t := table{id: "ranking-" + g.id(), head: rankedHead}
 	ref := g.reference()
 	for i := range g.Ranked {
@@ -50,7 +50,7 @@ func rankedTable(g *Group) table {
 }
 
 // coordinatedTable is a group's coordinated rows, ranked apart.
-func coordinatedTable(g *Group) table {
+func coordinatedTable(g *verdictGroup) table {
 	t := table{id: "coordinated-" + g.id(), head: rankedHead}
 	ref := g.reference()
 	for i := range g.Coordinated {
@@ -61,7 +61,7 @@ func coordinatedTable(g *Group) table {
 
 // reference is the group's row of none at the given conditions (step 4's
 // reference), or nil.
-func (g *Group) reference() *Row {
+func (g *verdictGroup) reference() *Row {
 	var rows []*Row
 	for i := range g.Ranked {
 		if r := &g.Ranked[i].Row; candidate(r) {
@@ -71,7 +71,7 @@ func (g *Group) reference() *Row {
 	return reference(rows)
 }
 
-func rankedRow(p *Placed, recommended bool, conditions int, ref *Row) []cell {
+func rankedRow(p *placed, recommended bool, conditions int, ref *Row) []cell {
 	name := p.Policy
 	if recommended {
 		name += " (recommended)"
@@ -175,7 +175,7 @@ func (t table) page() *report.Table {
 }
 
 // findingLine is a finding as one line: "(a) one owner — confirmed: …".
-func findingLine(f Finding) string {
+func findingLine(f finding) string {
 	return fmt.Sprintf("(%s) %s — %s: %s", f.Rule.Key, f.Rule.Title, f.Outcome, f.Sentence)
 }
 
@@ -230,7 +230,7 @@ func fairness(s Sweep) string {
 		}
 	}
 	if s.Coordinated {
-		b.WriteString(" A row marked" + CoordinatedSuffix + " ran with the same caps and arrivals as the row of its policy, its clients sharing their retry owners' state through the --coordinate Redis; in the other rows each client kept its own, as separate processes do.")
+		b.WriteString(" A row marked" + coordinatedSuffix + " ran with the same caps and arrivals as the row of its policy, its clients sharing their retry owners' state through the --coordinate Redis; in the other rows each client kept its own, as separate processes do.")
 	}
 	if len(modelled) > 0 {
 		var descs []string
@@ -273,12 +273,12 @@ func method(s Sweep, esc func(string) string) []string {
 		fmt.Sprintf("Measure: of the requests that arrived in the steady-state window, the share answered 2xx within the SLO (%s; and within the budget), the mean over the repeats with its Student-t 95%% interval; a request given up locally (never answered) is a failure, counted apart. Then the load: attempts (and 429s) per offered request. Then the latency of the window's successes, arrival to answer.",
 			millis(float64(s.SLO.Milliseconds()))),
 		fmt.Sprintf("Steady state: each run's arrivals go on for %s before the window of %s measured and %s after it, so every measured request meets the load of a plan that neither starts nor ends. A row whose measure moved by %s points or more between the window's halves, clearly (its interval excludes 0), is not steady: a longer plan could rank it otherwise, so it is never recommended.",
-			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(SteadyPts, 0)),
+			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(steadyPts, 0)),
 		"Arrivals: " + orNone(s.Arrival) + ".",
 		fmt.Sprintf("Ranking: the tables follow the recommendation's steps. The rows measured at every condition of the grid come first, ranked on their worst-case regret (2); the others follow, ranked on their shortfall against the given conditions' best. Repeatedly, of the rows left, those within %s points of the smallest regret, of those the fewest attempts per offered request (within %s%%) (3), then the simpler policy; rows the steps do not tell apart share a rank (=), in the lab's order. Rows are compared repeat by repeat (every row's repeat k met the same arrivals and seeds). No step reads the latency of the successes: a refused, given-up or late request is a miss in the measure. The ranking orders the tables; the recommendation adds step (4).",
-			num2(EquivalenceMargin), num.Decimal(100*LoadTolerance, 0)),
+			num2(equivalenceMargin), num.Decimal(100*loadTolerance, 0)),
 		fmt.Sprintf("Recommendation: every eligible policy is a candidate, none included (eligible: under the lab's caps, or never retrying; one deployment's capacity). Per load, fleet size and cap, in four named steps: (1) per condition, the best equivalents: the rows whose paired difference from the condition's best has its 90%% interval within ±%s points (TOST), tested rather than assumed; (2) the smallest worst-case regret, a row's largest shortfall against any condition's best; (3) among the rows within %s points of it, the fewest attempts per offered request, then the simpler policy (none, honour, honour with jitter, then whatever adds state or a wait); (4) a policy that retries only where it answers at least %s points more than none at the given conditions, else none or an equivalent of none's with no more attempts. The measure counts every offered request (a refused, given-up or late one is a miss): latency is judged over what was offered, never over the survivors. Nothing is recommended from fewer than %d repeats.",
-			num2(EquivalenceMargin), num2(EquivalenceMargin), num2(RetryGain), MinRepeats),
+			num2(equivalenceMargin), num2(equivalenceMargin), num2(retryGain), minRepeats),
 		gridLine(s),
 		caps,
 		capacity,
@@ -339,7 +339,7 @@ func slug(s string) string {
 }
 
 // id names the group in report.html: "1-5x-16".
-func (g *Group) id() string {
+func (g *verdictGroup) id() string {
 	id := strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
 	if g.SDKCap {
 		id += fmt.Sprintf("-%da", g.MaxAttempts)

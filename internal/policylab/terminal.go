@@ -15,7 +15,7 @@ import (
 // and one with the rule's outcomes, then a compact ranked table per
 // group. policies.md holds the sentences behind the outcomes.
 func PrintTable(w io.Writer, s Sweep) error {
-	groups := Judge(s)
+	groups := judge(s)
 	var b strings.Builder
 	if st := s.PartialStatus(); st != "" {
 		b.WriteString(st + ": nothing is recommended where a policy's runs did not all finish\n\n")
@@ -54,7 +54,7 @@ func PrintTable(w io.Writer, s Sweep) error {
 			printRanked(&b, g.Name()+", coordinated (ranked apart)", g.Coordinated)
 		}
 	}
-	if cs := Comparisons(s); len(cs) > 0 {
+	if cs := comparisons(s); len(cs) > 0 {
 		b.WriteString("\nCoordinated against alone (same arrivals and caps; alone, each client keeps its own state)\n")
 		for _, c := range cs {
 			a, o := &c.Alone, &c.Coordinated
@@ -75,7 +75,7 @@ func PrintTable(w io.Writer, s Sweep) error {
 
 // printRanked prints one ranked list: rank, policy, the measure and its
 // interval, the load, the share given up locally and the latency.
-func printRanked(b *strings.Builder, title string, rows []Placed) {
+func printRanked(b *strings.Builder, title string, rows []placed) {
 	width := len("policy")
 	for j := range rows {
 		width = max(width, len(rows[j].Policy)+2)
@@ -106,10 +106,10 @@ func printRanked(b *strings.Builder, title string, rows []Placed) {
 }
 
 // outcomeMark is an Outcome in the terminal's recommendation lines.
-var outcomeMark = map[Outcome]string{Confirmed: "yes", Contradicted: "NO", NoClearDifference: "=", NotTested: "-"}
+var outcomeMark = map[findingOutcome]string{confirmed: "yes", contradicted: "NO", noClearDifference: "=", notTested: "-"}
 
 // noneReason says, within a terminal line, why a group recommends none.
-func (g *Group) noneReason() string {
+func (g *verdictGroup) noneReason() string {
 	if len(g.Unfinished) == 0 {
 		return g.Why
 	}

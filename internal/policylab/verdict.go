@@ -21,26 +21,26 @@ import (
 // compared repeat by repeat (every row's repeat k met the same arrivals
 // and seeds): equivalence is tested (TOST), and a difference counts only
 // when its 95% interval excludes 0 and it is big enough to matter
-// (SuccessTolerance, LoadTolerance).
+// (successTolerance, loadTolerance).
 
 // Thresholds of a clear difference between two rows.
 const (
-	// SuccessTolerance is the smallest difference in the measure that
+	// successTolerance is the smallest difference in the measure that
 	// counts, relative to the better row's (2% of it: 2 points at 100%,
 	// 0.67 at 3x's ceiling of 33%), and only when its interval excludes 0.
 	// Smaller differences move with the plan's length (docs/policies.md,
 	// "Steady state"), and no user would trade load for them.
-	SuccessTolerance = 0.02
-	// LoadTolerance is the smallest relative difference in attempts per
+	successTolerance = 0.02
+	// loadTolerance is the smallest relative difference in attempts per
 	// offered request that counts (and only when its interval excludes 0).
-	LoadTolerance = 0.05
-	// MinRepeats is the fewest repeats a recommendation is made from: with
+	loadTolerance = 0.05
+	// minRepeats is the fewest repeats a recommendation is made from: with
 	// fewer, the interval of a difference is not worth its name.
-	MinRepeats = 3
+	minRepeats = 3
 )
 
-// Group is one (load, clients, cap) cell of the sweep, its rows ranked.
-type Group struct {
+// verdictGroup is one (load, clients, cap) cell of the sweep, its rows ranked.
+type verdictGroup struct {
 	Load    string
 	LoadX   float64
 	Clients int
@@ -50,8 +50,8 @@ type Group struct {
 	SDKCap      bool
 	// Ranked holds the group's rows ranked (see rank); the coordinated
 	// rows are ranked apart, in Coordinated.
-	Ranked      []Placed
-	Coordinated []Placed
+	Ranked      []placed
+	Coordinated []placed
 	// Recommended indexes Ranked: the fair rows (under the lab's caps,
 	// no fallback, steady, with a success) that no other fair row beats,
 	// in rank order; several are "no clear difference among …"; none when
@@ -70,73 +70,73 @@ type Group struct {
 	// quotes it; policies.md escapes it).
 	unfit bool
 	// Findings are the documented rule's parts, in the order of Rules.
-	Findings []Finding
+	Findings []finding
 	// Unfinished names the group's policies whose runs did not all finish
 	// (an interrupted lab): then the group recommends nothing and judges
 	// no part of the rule, since an unfinished policy might have led.
 	Unfinished []string
 }
 
-// Placed is a row and its place in its group's ranking.
-type Placed struct {
+// placed is a row and its place in its group's ranking.
+type placed struct {
 	Row
 	// Rank is 1 for the first place; rows that no row left beats share
 	// the rank of their tier (competition ranking: 1, =2, =2, 4).
 	Rank int
 	Tie  bool // tied with another row of its tier
-	// Grade is its standing over the grid (choose.go).
-	Grade
+	// grade is its standing over the grid (choose.go).
+	grade
 }
 
 // RankLabel is the rank as the tables show it: "3", or "=3" in a tie.
-func (p Placed) RankLabel() string {
+func (p placed) RankLabel() string {
 	if p.Tie {
 		return fmt.Sprintf("=%d", p.Rank)
 	}
 	return fmt.Sprint(p.Rank)
 }
 
-// Outcome is what a group's rows say about one part of the rule.
-type Outcome int
+// findingOutcome is what a group's rows say about one part of the rule.
+type findingOutcome int
 
 // Outcomes of a Finding.
 const (
-	NotTested Outcome = iota // a policy the comparison needs did not run
-	Confirmed
-	Contradicted
-	NoClearDifference
+	notTested findingOutcome = iota // a policy the comparison needs did not run
+	confirmed
+	contradicted
+	noClearDifference
 )
 
-func (o Outcome) String() string {
+func (o findingOutcome) String() string {
 	switch o {
-	case Confirmed:
+	case confirmed:
 		return "confirmed"
-	case Contradicted:
+	case contradicted:
 		return "contradicted"
-	case NoClearDifference:
+	case noClearDifference:
 		return "no clear difference"
 	}
 	return "not tested"
 }
 
-// Finding is one part of the rule on one group: its outcome and a plain
+// finding is one part of the rule on one group: its outcome and a plain
 // sentence with the numbers behind it.
-type Finding struct {
-	Rule     Rule
-	Outcome  Outcome
+type finding struct {
+	Rule     rulePart
+	Outcome  findingOutcome
 	Sentence string
 }
 
-// Judge groups the sweep's rows by (load, clients, cap), in the order the
+// judge groups the sweep's rows by (load, clients, cap), in the order the
 // rows first name them (the lab's cap, then the SDKs'; then the
 // unfinished cells), ranks each group, picks its recommendation and
 // judges each part of the rule on it; a group with an unfinished cell
 // gets neither. A row with caps of its own (a modelled client) is in both
 // caps' groups.
-func Judge(s Sweep) []Group {
-	var groups []Group
+func judge(s Sweep) []verdictGroup {
+	var groups []verdictGroup
 	index := map[string]int{}
-	group := func(load string, loadX float64, clients int, sdkCap bool) *Group {
+	group := func(load string, loadX float64, clients int, sdkCap bool) *verdictGroup {
 		key := fmt.Sprintf("%s\x00%d\x00%t", load, clients, sdkCap)
 		i, ok := index[key]
 		if !ok {
@@ -146,16 +146,16 @@ func Judge(s Sweep) []Group {
 			if sdkCap {
 				attempts = s.SDKMaxAttempts
 			}
-			groups = append(groups, Group{Load: load, LoadX: loadX, Clients: clients, MaxAttempts: attempts, SDKCap: sdkCap})
+			groups = append(groups, verdictGroup{Load: load, LoadX: loadX, Clients: clients, MaxAttempts: attempts, SDKCap: sdkCap})
 		}
 		return &groups[i]
 	}
 	add := func(r Row, sdkCap bool) {
 		g := group(r.Load, r.LoadX, r.Clients, sdkCap)
 		if r.Coordinated {
-			g.Coordinated = append(g.Coordinated, Placed{Row: r})
+			g.Coordinated = append(g.Coordinated, placed{Row: r})
 		} else {
-			g.Ranked = append(g.Ranked, Placed{Row: r})
+			g.Ranked = append(g.Ranked, placed{Row: r})
 		}
 	}
 	for _, r := range s.Rows {
@@ -175,7 +175,7 @@ func Judge(s Sweep) []Group {
 		g.Unfinished = append(g.Unfinished, c.Policy)
 	}
 	// The lab's cap's groups first, then the SDKs'.
-	slices.SortStableFunc(groups, func(a, b Group) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
+	slices.SortStableFunc(groups, func(a, b verdictGroup) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
 	for i := range groups {
 		g := &groups[i]
 		g.grade(g.views(&s))
@@ -197,9 +197,9 @@ func Judge(s Sweep) []Group {
 			g.Recommended, g.CoordinatedPick = nil, nil
 			g.Why, g.unfit = unfit(s, report.OneLine), true
 		}
-		for _, rule := range Rules {
+		for _, rule := range ruleParts {
 			o, sentence := rule.judge(g)
-			g.Findings = append(g.Findings, Finding{Rule: rule, Outcome: o, Sentence: sentence})
+			g.Findings = append(g.Findings, finding{Rule: rule, Outcome: o, Sentence: sentence})
 		}
 	}
 	return groups
@@ -238,9 +238,9 @@ func compare(a, b *Row) int {
 // difference from the step's best:
 //  1. the measure: the rows whose measure is not clearly below the
 //     highest one's (paired over the repeats: a difference of at least
-//     SuccessTolerance whose interval excludes 0);
+//     successTolerance whose interval excludes 0);
 //  2. the load: of those, the rows whose attempts per offered request are
-//     not clearly above the lowest (LoadTolerance, interval excluding 0).
+//     not clearly above the lowest (loadTolerance, interval excluding 0).
 //
 // The measure counts every offered request, so no step reads the latency
 // of the survivors. What is left is a tie, in the rows' order.
@@ -252,7 +252,7 @@ func best(rows []*Row) []*Row {
 	light := slices.MinFunc(keep, func(a, b *Row) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) })
 	return filter(keep, func(r *Row) bool {
 		d := paired(r.loads(), light.loads())
-		return r == light || !(d.excludesZero() && d.mean >= LoadTolerance*light.AttemptsPerRequest)
+		return r == light || !(d.excludesZero() && d.mean >= loadTolerance*light.AttemptsPerRequest)
 	})
 }
 
@@ -296,18 +296,18 @@ func (r *Row) loads() []float64 {
 // row measured at the given conditions alone, its shortfall there against
 // the given conditions' best candidate: the graded rows first, then the
 // others; within each, repeatedly, of the rows left the ones within
-// EquivalenceMargin of the smallest regret, of those the fewest attempts
-// per offered request (within LoadTolerance), then the simplest policy.
+// equivalenceMargin of the smallest regret, of those the fewest attempts
+// per offered request (within loadTolerance), then the simplest policy.
 // Rows the steps do not tell apart share a rank (=), in the lab's order.
 // No step reads the survivors' latency.
-func rank(rows []Placed) {
+func rank(rows []placed) {
 	lead := -1.0
 	for i := range rows {
 		if r := &rows[i].Row; candidate(r) {
 			lead = max(lead, r.SuccessInSLOPct)
 		}
 	}
-	regret := func(p *Placed) float64 {
+	regret := func(p *placed) float64 {
 		switch {
 		case p.Graded:
 			return p.WorstRegret
@@ -318,31 +318,31 @@ func rank(rows []Placed) {
 		}
 		return lead - p.SuccessInSLOPct
 	}
-	out := make([]Placed, 0, len(rows))
+	out := make([]placed, 0, len(rows))
 	for _, graded := range []bool{true, false} {
-		var left []*Placed
+		var left []*placed
 		for i := range rows {
 			if rows[i].Graded == graded {
 				left = append(left, &rows[i])
 			}
 		}
 		for len(left) > 0 {
-			least := slices.MinFunc(left, func(a, b *Placed) int { return cmp.Compare(regret(a), regret(b)) })
-			near := slices.DeleteFunc(slices.Clone(left), func(p *Placed) bool { return !(regret(p) <= regret(least)+EquivalenceMargin) })
+			least := slices.MinFunc(left, func(a, b *placed) int { return cmp.Compare(regret(a), regret(b)) })
+			near := slices.DeleteFunc(slices.Clone(left), func(p *placed) bool { return !(regret(p) <= regret(least)+equivalenceMargin) })
 			if len(near) == 0 { // regrets all infinite: nothing was offered
 				near = left
 			}
-			low := slices.MinFunc(near, func(a, b *Placed) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) }).AttemptsPerRequest
-			few := slices.DeleteFunc(near, func(p *Placed) bool { return p.AttemptsPerRequest > max(low, low*(1+LoadTolerance)) })
-			simple := slices.MinFunc(few, func(a, b *Placed) int { return cmp.Compare(simplicity(&a.Row), simplicity(&b.Row)) })
-			tier := slices.DeleteFunc(few, func(p *Placed) bool { return simplicity(&p.Row) != simplicity(&simple.Row) })
+			low := slices.MinFunc(near, func(a, b *placed) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) }).AttemptsPerRequest
+			few := slices.DeleteFunc(near, func(p *placed) bool { return p.AttemptsPerRequest > max(low, low*(1+loadTolerance)) })
+			simple := slices.MinFunc(few, func(a, b *placed) int { return cmp.Compare(simplicity(&a.Row), simplicity(&b.Row)) })
+			tier := slices.DeleteFunc(few, func(p *placed) bool { return simplicity(&p.Row) != simplicity(&simple.Row) })
 			start := len(out)
 			for _, p := range tier {
 				q := *p
 				q.Rank, q.Tie = start+1, len(tier) > 1
 				out = append(out, q)
 			}
-			left = slices.DeleteFunc(left, func(p *Placed) bool { return slices.Contains(tier, p) })
+			left = slices.DeleteFunc(left, func(p *placed) bool { return slices.Contains(tier, p) })
 		}
 	}
 	copy(rows, out)
@@ -353,9 +353,9 @@ func rank(rows []Placed) {
 // 1 is the choice of the four steps, the rest keep the order of steps 2
 // and 3 (rank), ranked after it. It returns the recommendation's new
 // index, 0.
-func (g *Group) lead(i int) int {
+func (g *verdictGroup) lead(i int) int {
 	pick := g.Ranked[i]
-	var first, rest []Placed
+	var first, rest []placed
 	first = append(first, pick)
 	for k, p := range g.Ranked {
 		switch {
@@ -388,7 +388,7 @@ func (g *Group) lead(i int) int {
 // share its state should use: those that are among the verdict's best
 // together with the independent recommendation (coordination costs a
 // store; it is recommended only where it does at least as well).
-func (g *Group) coordinationPays() []int {
+func (g *verdictGroup) coordinationPays() []int {
 	var pool []*Row
 	for _, i := range g.Recommended {
 		pool = append(pool, &g.Ranked[i].Row)
@@ -402,7 +402,7 @@ func (g *Group) coordinationPays() []int {
 			at = append(at, i)
 		}
 	}
-	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < MinRepeats) {
+	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < minRepeats) {
 		return nil
 	}
 	// Steps 2 and 3 over the recommendation and the coordinated rows: a
@@ -423,11 +423,11 @@ func (g *Group) coordinationPays() []int {
 		return math.Inf(1)
 	}
 	least := slices.MinFunc(pool, func(a, b *Row) int { return cmp.Compare(regret(a), regret(b)) })
-	near := filter(pool, func(r *Row) bool { return regret(r) <= regret(least)+EquivalenceMargin })
+	near := filter(pool, func(r *Row) bool { return regret(r) <= regret(least)+equivalenceMargin })
 	if len(near) == 0 {
 		return nil
 	}
-	// Step 4: a coordinated retrier that does not answer RetryGain points
+	// Step 4: a coordinated retrier that does not answer retryGain points
 	// more than none at the given conditions, for more load, is not worth
 	// its store.
 	pick := lightest(near)
@@ -437,7 +437,7 @@ func (g *Group) coordinationPays() []int {
 			given = append(given, r)
 		}
 	}
-	if ref := reference(given); ref != nil && retries(pick) && pick.SuccessInSLOPct-ref.SuccessInSLOPct < RetryGain && pick.AttemptsPerRequest > ref.AttemptsPerRequest {
+	if ref := reference(given); ref != nil && retries(pick) && pick.SuccessInSLOPct-ref.SuccessInSLOPct < retryGain && pick.AttemptsPerRequest > ref.AttemptsPerRequest {
 		return nil
 	}
 	var out []int
@@ -450,8 +450,8 @@ func (g *Group) coordinationPays() []int {
 }
 
 // Recommendations are the recommended rows, in rank order.
-func (g *Group) Recommendations() []*Placed {
-	var out []*Placed
+func (g *verdictGroup) Recommendations() []*placed {
+	var out []*placed
 	for _, i := range g.Recommended {
 		out = append(out, &g.Ranked[i])
 	}
@@ -459,11 +459,11 @@ func (g *Group) Recommendations() []*Placed {
 }
 
 // recommended reports whether the row at i of Ranked is recommended.
-func (g *Group) recommended(i int) bool { return slices.Contains(g.Recommended, i) }
+func (g *verdictGroup) recommended(i int) bool { return slices.Contains(g.Recommended, i) }
 
 // Name is the group as the outputs head it: "1.5x, 16 clients", and
 // ", 3 attempts" for the SDKs' cap.
-func (g *Group) Name() string {
+func (g *verdictGroup) Name() string {
 	s := fmt.Sprintf("%s, %d %s", g.Load, g.Clients, plural(g.Clients, "client", "clients"))
 	if g.SDKCap {
 		s += fmt.Sprintf(", the SDKs' cap (%d attempts)", g.MaxAttempts)
@@ -474,7 +474,7 @@ func (g *Group) Name() string {
 // Ceiling is the most of the offered requests any policy can have
 // answered past capacity (the capacity over the offered rate, in
 // percent), -1 under capacity or when it is unknown.
-func (g *Group) Ceiling() float64 {
+func (g *verdictGroup) Ceiling() float64 {
 	if g.LoadX <= 1 {
 		return -1
 	}
@@ -482,7 +482,7 @@ func (g *Group) Ceiling() float64 {
 }
 
 // row returns the group's row of the policy named name, or nil.
-func (g *Group) row(name string) *Row {
+func (g *verdictGroup) row(name string) *Row {
 	for i := range g.Ranked {
 		if g.Ranked[i].Policy == name {
 			return &g.Ranked[i].Row
@@ -492,7 +492,7 @@ func (g *Group) row(name string) *Row {
 }
 
 // names are the policies of rows, comma-separated.
-func policyNames(rows []*Placed) string {
+func policyNames(rows []*placed) string {
 	var n []string
 	for _, r := range rows {
 		n = append(n, r.Policy)
@@ -501,14 +501,14 @@ func policyNames(rows []*Placed) string {
 }
 
 // RecommendationSentence says what the group recommends, with its numbers.
-func (g *Group) RecommendationSentence() string {
+func (g *verdictGroup) RecommendationSentence() string {
 	name, rest := g.recommendationParts()
 	return name + rest
 }
 
 // recommendationParts are the recommendation's policy names and the rest
 // of its sentence, for a writer that sets the names apart.
-func (g *Group) recommendationParts() (name, rest string) {
+func (g *verdictGroup) recommendationParts() (name, rest string) {
 	recs := g.Recommendations()
 	if len(recs) == 0 {
 		return "", "Nothing to recommend: " + g.Why
@@ -580,7 +580,7 @@ func plural(n int, one, many string) string {
 
 // twin is the group of the other cap for the same load and fleet size,
 // or nil.
-func (g *Group) twin(groups []Group) *Group {
+func (g *verdictGroup) twin(groups []verdictGroup) *verdictGroup {
 	for i := range groups {
 		o := &groups[i]
 		if o.Load == g.Load && o.Clients == g.Clients && o.SDKCap != g.SDKCap {
@@ -592,7 +592,7 @@ func (g *Group) twin(groups []Group) *Group {
 
 // picks are the recommended policies' names, in name order: what two
 // verdicts are compared on.
-func (g *Group) picks() []string {
+func (g *verdictGroup) picks() []string {
 	var n []string
 	for _, r := range g.Recommendations() {
 		n = append(n, r.Policy)
@@ -603,7 +603,7 @@ func (g *Group) picks() []string {
 
 // SameUnderBothCaps reports whether the verdict at the lab's cap and at
 // the SDKs' recommend the same policies; ok is false without a twin.
-func (g *Group) SameUnderBothCaps(groups []Group) (same, ok bool) {
+func (g *verdictGroup) SameUnderBothCaps(groups []verdictGroup) (same, ok bool) {
 	t := g.twin(groups)
 	if t == nil {
 		return false, false
@@ -624,7 +624,7 @@ func common(a, b []string) []string {
 
 // capLine says, for the group of the lab's cap, whether the SDKs' cap
 // changes the verdict; "" for the SDKs' cap's group or without a twin.
-func (g *Group) capLine(groups []Group) string {
+func (g *verdictGroup) capLine(groups []verdictGroup) string {
 	if g.SDKCap {
 		return ""
 	}
@@ -648,7 +648,7 @@ func (g *Group) capLine(groups []Group) string {
 
 // coordinatedLine says what a fleet that shares its state would use; ""
 // without coordinated rows.
-func (g *Group) coordinatedLine() string {
+func (g *verdictGroup) coordinatedLine() string {
 	if len(g.Coordinated) == 0 {
 		return ""
 	}

@@ -13,9 +13,9 @@ import (
 func mrow(policy string, shares, loads []float64, p99 float64) Row {
 	r := Row{Policy: policy, Name: policy, Traits: traitsOf(policy), Models: models[policy], OwnCaps: models[policy] != "", Load: "1.5x", LoadX: 1.5, Clients: 16,
 		Repeats: len(shares), MaxAttempts: 20, Budget: 30 * time.Second, Requests: 1000, Succeeded: 500}
-	ms := make([]RepeatMeasure, len(shares))
+	ms := make([]repeatMeasure, len(shares))
 	for k := range shares {
-		ms[k] = RepeatMeasure{Offered: 200, InSLO: int(math.Round(2 * shares[k])), Attempts: int(math.Round(200 * loads[k])),
+		ms[k] = repeatMeasure{Offered: 200, InSLO: int(math.Round(2 * shares[k])), Attempts: int(math.Round(200 * loads[k])),
 			OfferedFirst: 100, InSLOFirst: int(math.Round(shares[k]))}
 	}
 	r.setMeasures(ms, fixtureLatencies(p99/4, p99))
@@ -31,16 +31,16 @@ func five(v, spread float64) []float64 {
 	return out
 }
 
-func judgeOne(t *testing.T, rows ...Row) *Group {
+func judgeOne(t *testing.T, rows ...Row) *verdictGroup {
 	t.Helper()
-	gs := Judge(Sweep{Rows: rows, MaxAttempts: 20})
+	gs := judge(Sweep{Rows: rows, MaxAttempts: 20})
 	if len(gs) != 1 {
 		t.Fatalf("%d groups", len(gs))
 	}
 	return &gs[0]
 }
 
-func order(g *Group) string {
+func order(g *verdictGroup) string {
 	var s []string
 	for _, p := range g.Ranked {
 		s = append(s, p.RankLabel()+" "+p.Policy)
@@ -48,7 +48,7 @@ func order(g *Group) string {
 	return strings.Join(s, ", ")
 }
 
-func picked(g *Group) string {
+func picked(g *verdictGroup) string {
 	var s []string
 	for _, r := range g.Recommendations() {
 		s = append(s, r.Policy)
@@ -58,7 +58,7 @@ func picked(g *Group) string {
 
 // TestRankingFollowsTheSteps: the ranked tables follow the
 // recommendation's steps: the smallest regret (the measure over every
-// offered request), then, within EquivalenceMargin of it, the fewest
+// offered request), then, within equivalenceMargin of it, the fewest
 // attempts, then the simpler policy; the recommendation first. No step
 // reads the survivors' latency: a policy that answers as many for less
 // load ranks first however slow its successes. Rows the steps do not tell
@@ -97,7 +97,7 @@ func TestRankingFollowsTheSteps(t *testing.T) {
 		})
 	}
 	// Step 4 puts none first where a retrier that leads steps 2 and 3
-	// answers less than RetryGain points more.
+	// answers less than retryGain points more.
 	g := judgeOne(t, mrow("honor", five(61, 4), five(3, 0), 1000), noneRow(five(60, 4)))
 	if got := order(g); got != "1 none, 2 honor" {
 		t.Errorf("ranked %s, want none first", got)
@@ -150,7 +150,7 @@ func TestJudgeGroupsByCap(t *testing.T) {
 	sdk := mrow("sdk", five(60, 4), five(2.5, 0), 1000)
 	honor3, throttle3 := mrow("honor", five(60, 4), five(1.5, 0), 1000), mrow("sre-throttle", five(60, 4), five(2, 0), 1000)
 	honor3.SDKCap, throttle3.SDKCap, honor3.MaxAttempts, throttle3.MaxAttempts = true, true, 3, 3
-	gs := Judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
+	gs := judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
 	if len(gs) != 2 || gs[0].SDKCap || !gs[1].SDKCap || len(gs[0].Ranked) != 3 || len(gs[1].Ranked) != 3 {
 		t.Fatalf("groups %+v", gs)
 	}
@@ -164,7 +164,7 @@ func TestJudgeGroupsByCap(t *testing.T) {
 	// The same pick under both caps.
 	throttle3 = mrow("sre-throttle", five(60, 4), five(1.2, 0), 1000)
 	throttle3.SDKCap, throttle3.MaxAttempts = true, 3
-	gs = Judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
+	gs = judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
 	if got := gs[0].capLine(gs); got != "Under the SDKs' cap (3 attempts) the verdict is the same." {
 		t.Errorf("cap line %q", got)
 	}
@@ -194,7 +194,7 @@ func TestCoordinatedRankedApart(t *testing.T) {
 // redirected sets r's requests redirected to the fallback, n of each
 // repeat's 200.
 func redirected(r Row, n int) Row {
-	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	r.Measures = append([]repeatMeasure(nil), r.Measures...)
 	for k := range r.Measures {
 		r.Measures[k].Redirected = n
 	}
@@ -204,7 +204,7 @@ func redirected(r Row, n int) Row {
 // late sets r's requests that ended after the budget, n of each repeat's
 // 200 (0.5% each).
 func late(r Row, n int) Row {
-	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	r.Measures = append([]repeatMeasure(nil), r.Measures...)
 	for k := range r.Measures {
 		r.Measures[k].Late = n
 	}
@@ -223,8 +223,8 @@ func TestGiveUpWhenNoneLeads(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		late int
-		want Outcome
-	}{{0, Confirmed}, {2, Contradicted}} {
+		want findingOutcome
+	}{{0, confirmed}, {2, contradicted}} {
 		g := judgeOne(t, noneRow(five(60, 4)), late(mrow("honor", five(60.5, 4), five(3, 0), 1000), tt.late))
 		f := g.Findings[len(g.Findings)-1]
 		if picked(g) != "none" || f.Rule.Key != "e" || f.Outcome != tt.want ||
@@ -245,35 +245,35 @@ func TestFindings(t *testing.T) {
 	for _, tt := range []struct {
 		rule string
 		rows []Row
-		want Outcome
+		want findingOutcome
 	}{
 		// (a) the same client with one owner (sdk-one-owner, 12 attempts)
 		// and with two (stacked, 4 calls of 3); sdk's 3 attempts alone
 		// is not that comparison.
-		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(6, 0), 1500), mrow("stacked", five(60, 4), five(8, 0), 3000)}, Confirmed},
-		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(8, 0), 3000), mrow("stacked", five(70, 4), five(8, 0), 1000)}, Contradicted},
-		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, NotTested},
-		{"a", nil, NotTested},
-		{"b", []Row{mrow("backoff", five(40, 4), five(2, 0), 9000)}, Confirmed},
-		{"b", []Row{mrow("fixed:1s", five(60, 4), five(1.2, 0), 1100)}, Contradicted},
-		{"c", []Row{mrow("honor-no-jitter", five(60, 4), five(3, 0), 1000)}, NoClearDifference},
-		{"c", []Row{mrow("honor-no-jitter", five(50, 4), five(3, 0), 1000)}, Confirmed},
-		{"e", nil, Confirmed},
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(6, 0), 1500), mrow("stacked", five(60, 4), five(8, 0), 3000)}, confirmed},
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(8, 0), 3000), mrow("stacked", five(70, 4), five(8, 0), 1000)}, contradicted},
+		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, notTested},
+		{"a", nil, notTested},
+		{"b", []Row{mrow("backoff", five(40, 4), five(2, 0), 9000)}, confirmed},
+		{"b", []Row{mrow("fixed:1s", five(60, 4), five(1.2, 0), 1100)}, contradicted},
+		{"c", []Row{mrow("honor-no-jitter", five(60, 4), five(3, 0), 1000)}, noClearDifference},
+		{"c", []Row{mrow("honor-no-jitter", five(50, 4), five(3, 0), 1000)}, confirmed},
+		{"e", nil, confirmed},
 		// (e) a recommendation whose requests end past the budget breaks it.
 		// A policy not recommended is not judged, however late.
-		{"e", []Row{late(mrow("backoff", five(40, 4), five(3, 0), 1000), 20)}, Confirmed},
-		{"e", []Row{late(mrow("pace", five(65, 4), five(1, 0), 1000), 2)}, Contradicted},
+		{"e", []Row{late(mrow("backoff", five(40, 4), five(3, 0), 1000), 20)}, confirmed},
+		{"e", []Row{late(mrow("pace", five(65, 4), five(1, 0), 1000), 2)}, contradicted},
 		// (d) priced redirects, steady rows only: budget redirects little
 		// and answers as much as redirect, which redirects everything.
-		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, Confirmed},
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, confirmed},
 		// budget's 10 points over honor cost 30% redirected: priced at 0.5
 		// it is 5 points behind honor (and redirect's 15 cost 50%).
-		{"d", []Row{redirected(mrow("budget", five(70, 4), five(3, 0), 1000), 60), redirected(mrow("redirect", five(75, 4), five(2, 0), 900), 100)}, Contradicted},
-		{"d", []Row{redirected(unsteady(mrow("budget", five(62, 4), five(3, 0), 1000)), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, NotTested},
-		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10)}, NotTested},
+		{"d", []Row{redirected(mrow("budget", five(70, 4), five(3, 0), 1000), 60), redirected(mrow("redirect", five(75, 4), five(2, 0), 900), 100)}, contradicted},
+		{"d", []Row{redirected(unsteady(mrow("budget", five(62, 4), five(3, 0), 1000)), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, notTested},
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10)}, notTested},
 	} {
 		g := judgeOne(t, append(append([]Row(nil), base...), tt.rows...)...)
-		var f *Finding
+		var f *finding
 		for i := range g.Findings {
 			if g.Findings[i].Rule.Key == tt.rule {
 				f = &g.Findings[i]

@@ -54,7 +54,7 @@ type virtualRun struct {
 	PromptTokens int
 	MaxTokens    int
 	// Sizes, when given, size request i as Sizes[i mod len(Sizes)].
-	Sizes []Size
+	Sizes []requestSize
 	// StoreDelay is what a call to the fleet's shared store costs on the
 	// virtual clock (Lab.StoreDelay).
 	StoreDelay time.Duration
@@ -103,7 +103,7 @@ func (v *virtualRun) arrivals() []time.Duration {
 
 // count is the number of arrivals of the plan.
 func (v *virtualRun) count() int {
-	if v.Arrival.Kind == ArrivalConstant || v.Arrival.Kind == "" {
+	if v.Arrival.Kind == arrivalConstant || v.Arrival.Kind == "" {
 		return int(math.Floor(v.Rate * v.plan().Seconds()))
 	}
 	return len(v.arrivals())
@@ -342,15 +342,15 @@ var (
 type labBody struct {
 	prompt    int // tokens, as the simulator counts them
 	maxTokens int
-	sizes     []Size // each request's, when given
+	sizes     []requestSize // each request's, when given
 }
 
-// Size is a request's size: its prompt and its max_tokens, in tokens.
-type Size struct{ Prompt, MaxTokens int }
+// requestSize is a request's size: its prompt and its max_tokens, in tokens.
+type requestSize struct{ Prompt, MaxTokens int }
 
 // newLabBody is the body of a prompt of about promptTokens tokens (or of
 // each request's size, when sizes are given).
-func newLabBody(promptTokens, maxTokens int, sizes []Size) *labBody {
+func newLabBody(promptTokens, maxTokens int, sizes []requestSize) *labBody {
 	return &labBody{prompt: countedPrompt(promptTokens), maxTokens: maxTokens, sizes: sizes}
 }
 
