@@ -654,15 +654,6 @@ func (l *Lab) progress() func() {
 	}
 }
 
-func allDone(d []bool) bool {
-	for _, x := range d {
-		if !x {
-			return false
-		}
-	}
-	return true
-}
-
 // rowOf sums a labCell's repeats into its Row: the measure over the
 // window w under slo, and the counts over every arrival of a plan of
 // length plan.
