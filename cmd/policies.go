@@ -140,8 +140,8 @@ func announceLab(stderr io.Writer, l *policylab.Lab) {
 	if l.Coordinate != nil {
 		policies = fmt.Sprintf("(%d policies + %d coordinated)", len(l.Policies), l.CoordinatedPolicies())
 	}
-	fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
-		total, policies, len(l.Loads), len(l.Clients), l.Repeat, where)
+	fmt.Fprintf(stderr, "ptuprobe: up to %d runs (%s × %d loads × %d fleet sizes × %d repeats; on the simulator a row clearly beaten after %d keeps them) %s\n",
+		total, policies, len(l.Loads), len(l.Clients), l.Repeat, policylab.MinRaceRepeats, where)
 	step := max(1, total/policyProgressInterval)
 	l.Progress = func(done, total int) {
 		if done%step == 0 || done == total {

@@ -291,6 +291,11 @@ func runLab(ctx context.Context, l Lab) (Sweep, error) {
 // and none beat on the load past capacity are most of the lab's attempts.
 const raceRepeats = minRepeats
 
+// MinRaceRepeats is the repeats every row of a lab on the simulator gets
+// before the finalists get the rest (raceRepeats), for the command's
+// announcement.
+const MinRaceRepeats = raceRepeats
+
 // runOnce is Run without the grid; on the simulator its runs wait for a
 // token of sem when it is not nil (the grid's conditions share the cores).
 func runOnce(ctx context.Context, l Lab, sem chan struct{}) (Sweep, error) {
