@@ -86,8 +86,8 @@ func printRanked(b *strings.Builder, title string, rows []placed) {
 	for j := range rows {
 		r := &rows[j]
 		name := r.Policy
-		if r.Models != "" {
-			name += "*"
+		if r.Models != "" && !eligible(&r.Row) {
+			name += "*" // none models a client too, and is eligible
 		}
 		if r.Fallback {
 			name += "+"
