@@ -306,3 +306,42 @@ func TestRefusalCostPunishesPersistence(t *testing.T) {
 		t.Errorf("free refusals: honor answers %.1f%%, none %.1f%%: the cost is what makes the difference", honor0, none0)
 	}
 }
+
+// TestRepeatsAreRaced: every row gets raceRepeats repeats; the finalists
+// (none always) get the rest of Repeat, and a row clearly beaten after
+// the first repeats (pace at 3x, queueing past the SLO) keeps them. The
+// finalist's first repeats are the same runs a lab of raceRepeats makes
+// (the seeds are per repeat), and the raced lab is deterministic.
+func TestRepeatsAreRaced(t *testing.T) {
+	t.Parallel()
+	l := smallLab(t, sim.ProfilePTU, "none", "pace")
+	l.Loads, l.Repeat, l.Duration, l.MaxAttempts = l.Loads[1:], raceRepeats+2, 10*time.Second, sdkMaxAttempts
+	l.Warmup, l.Tail = l.Budget, l.Budget
+	a, err := runLab(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := runLab(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs of one raced lab differ")
+	}
+	repeats := map[string]int{}
+	for _, r := range a.Rows {
+		repeats[r.Policy] = r.Repeats
+	}
+	if repeats["none"] != raceRepeats+2 || repeats["pace"] != raceRepeats || a.Runs != 2*raceRepeats+2 || a.Completed != a.Runs {
+		t.Fatalf("repeats %v, runs %d of %d: want none %d, pace %d", repeats, a.Completed, a.Runs, raceRepeats+2, raceRepeats)
+	}
+	short := l
+	short.Repeat = raceRepeats
+	c, err := runLab(context.Background(), short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Rows[0].Measures[:raceRepeats], c.Rows[0].Measures) {
+		t.Error("the finalist's first repeats differ from a lab of as many repeats")
+	}
+}
