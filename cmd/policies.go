@@ -327,7 +327,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
 	fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
 	fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
-	fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
+	fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …; on the simulator a row clearly beaten after 3 keeps 3")
 	fs.DurationVar(&pc.budget, "retry-budget", policy.DefaultBudget, "latency budget of every request, the same for every fair policy")
 	fs.IntVar(&pc.maxAttempts, "max-attempts", policy.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy, 1 to "+strconv.Itoa(policy.MaxAttempts))
 	fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "the steady-state window measured (model time): its arrivals are the offered requests")
