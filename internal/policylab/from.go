@@ -21,7 +21,7 @@ import (
 // twin, and replays the run's traffic at each load: its first attempts'
 // arrivals (arrivalReplay, scaled to the load's rate) and each one's
 // size, its prompt (prompt_tokens_sent, else prompt_tokens) and its
-// max_tokens (Lab.Sizes; their means the lab's PromptTokens and
+// max_tokens (Lab.sizes; their means the lab's PromptTokens and
 // MaxTokens, which its capacity is computed from). On a poor or an insufficient fit the lab runs and recommends
 // nothing, saying why (sim.Fit.Recommends).
 type From struct {
@@ -80,7 +80,7 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 	return r, l.Validate()
 }
 
-// replaySizes makes each of the run's rows a request's size (Lab.Sizes),
+// replaySizes makes each of the run's rows a request's size (Lab.sizes),
 // the prompt when prompt, the max_tokens when maxTokens (else the lab's
 // own), and their means the lab's PromptTokens and MaxTokens.
 func (l *Lab) replaySizes(t *trace.Trace, prompt, maxTokens bool) {
@@ -101,7 +101,7 @@ func (l *Lab) replaySizes(t *trace.Trace, prompt, maxTokens bool) {
 		sumP += float64(z.Prompt)
 		sumM += float64(z.MaxTokens)
 	}
-	l.Sizes = sizes
+	l.sizes = sizes
 	l.PromptTokens = int(math.Round(sumP / float64(len(sizes))))
 	l.MaxTokens = int(math.Round(sumM / float64(len(sizes))))
 }

@@ -57,8 +57,8 @@ func TestFromFitsTheTwinAndReplaysTheRun(t *testing.T) {
 	if l.Arrival.Kind != arrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
 		t.Errorf("arrival %+v", l.Arrival)
 	}
-	if l.PromptTokens != 1550 || l.MaxTokens != 100 || len(l.Sizes) != 12 || l.Sizes[0] != (requestSize{1500, 100}) || l.Sizes[1] != (requestSize{1600, 100}) {
-		t.Errorf("prompt %d, max_tokens %d (want the run's means 1550 and 100), sizes %v", l.PromptTokens, l.MaxTokens, l.Sizes)
+	if l.PromptTokens != 1550 || l.MaxTokens != 100 || len(l.sizes) != 12 || l.sizes[0] != (requestSize{1500, 100}) || l.sizes[1] != (requestSize{1600, 100}) {
+		t.Errorf("prompt %d, max_tokens %d (want the run's means 1550 and 100), sizes %v", l.PromptTokens, l.MaxTokens, l.sizes)
 	}
 }
 
@@ -109,7 +109,7 @@ func TestFromReplaysEachRequestsSize(t *testing.T) {
 		}
 		// The same simulator for both: only the sizes differ.
 		v := virtualRun{Spec: mustSpec(t, "none"), Sim: sim.DefaultConfig(), Rate: 4, Duration: 20 * time.Second, Arrival: l.Arrival, Clients: 4,
-			Seed: 1, Budget: 30 * time.Second, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, Sizes: l.Sizes}
+			Seed: 1, Budget: 30 * time.Second, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, sizes: l.sizes}
 		out, err := v.run(t.Context())
 		if err != nil {
 			t.Fatal(err)

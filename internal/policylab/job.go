@@ -55,7 +55,7 @@ func (l *Lab) Validate() error {
 	case l.MaxTokens < 1 || l.MaxTokens > 16_384:
 		return valid.Errorf("MaxTokens", "must be from 1 to 16384")
 	}
-	for _, z := range l.Sizes {
+	for _, z := range l.sizes {
 		if z.Prompt < 1 || z.Prompt > 1_000_000 || z.MaxTokens < 1 || z.MaxTokens > 16_384 {
 			return valid.Errorf("Sizes", "a request of %d prompt tokens and max_tokens %d: want 1 to 1000000 and 1 to 16384", z.Prompt, z.MaxTokens)
 		}

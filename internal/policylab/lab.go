@@ -127,12 +127,12 @@ type Lab struct {
 	// waves or a replayed run), at each load's rate.
 	Arrival Arrival
 	Repeat  int
-	// PromptTokens and MaxTokens shape every request, unless Sizes are
+	// PromptTokens and MaxTokens shape every request, unless sizes are
 	// given: then they are the sizes' means (the capacity's), and request
-	// i of a run has Sizes[i mod len(Sizes)] (a recorded run's, in its
+	// i of a run has sizes[i mod len(sizes)] (a recorded run's, in its
 	// order: with its arrivals replayed, each arrival keeps its size).
 	PromptTokens, MaxTokens int
-	Sizes                   []requestSize
+	sizes                   []requestSize
 	// MaxWork caps Work, the simulated attempts the lab may send at most:
 	// Validate refuses a lab on the simulator past it (a named target's
 	// lab is capped by Named.MaxRequests instead).
@@ -422,9 +422,9 @@ func (l *Lab) sweep() (Sweep, float64) {
 		sw.SDKMaxAttempts = sdkMaxAttempts
 	}
 	sw.Arrival = l.Arrival.Describe()
-	if len(l.Sizes) > 0 {
+	if len(l.sizes) > 0 {
 		sw.Arrival += fmt.Sprintf("; each request's prompt and max_tokens replayed from the run's %d, in its order (means %d and %d tokens, the capacity's)",
-			len(l.Sizes), l.PromptTokens, l.MaxTokens)
+			len(l.sizes), l.PromptTokens, l.MaxTokens)
 	}
 	if l.Named != nil {
 		capacity = l.Named.Capacity
@@ -644,7 +644,7 @@ func (l *Lab) virtualRun(c labCell, k int, capacity float64) virtualRun {
 	cfg.Seed += int64(k)
 	return virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail,
 		Arrival: l.Arrival, StoreDelay: l.StoreDelay, Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget,
-		PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, Sizes: l.Sizes}
+		PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, sizes: l.sizes}
 }
 
 // progress is a counter of the lab's finished runs that tells

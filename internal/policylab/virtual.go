@@ -53,8 +53,8 @@ type virtualRun struct {
 	Budget       time.Duration
 	PromptTokens int
 	MaxTokens    int
-	// Sizes, when given, size request i as Sizes[i mod len(Sizes)].
-	Sizes []requestSize
+	// sizes, when given, size request i as sizes[i mod len(sizes)].
+	sizes []requestSize
 	// StoreDelay is what a call to the fleet's shared store costs on the
 	// virtual clock (Lab.StoreDelay).
 	StoreDelay time.Duration
@@ -128,13 +128,13 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 		return runOutcome{}, err
 	}
 	var out runOutcome
-	body := newLabBody(v.PromptTokens, v.MaxTokens, v.Sizes)
+	body := newLabBody(v.PromptTokens, v.MaxTokens, v.sizes)
 	counted := sim.WithPromptTokens(ctx, body.tokens(0)) // the body's count travels with it
 	arrivals := v.arrivals()
 	out.Each = make([]requestOutcome, len(arrivals))
 	r.Plan(epoch, arrivals, func(i int) {
 		c := counted
-		if len(v.Sizes) > 0 {
+		if len(v.sizes) > 0 {
 			c = sim.WithPromptTokens(ctx, body.tokens(i))
 		}
 		clients[i%len(clients)].request(c, i, body, v.Budget, &out)
