@@ -90,7 +90,7 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		if fs.Changed("sim-profile") {
 			return usageError("--from fits the twin the lab runs on: give no --sim-profile")
 		}
-		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), Stderr: stderr, Quiet: pc.quiet})
+		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), MaxTokens: !fs.Changed("max-tokens"), Stderr: stderr, Quiet: pc.quiet})
 		if err != nil {
 			if c.Context().Err() != nil {
 				return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while fitting the twin")}
@@ -140,8 +140,8 @@ func announceLab(stderr io.Writer, l *policylab.Lab) {
 	if l.Coordinate != nil {
 		policies = fmt.Sprintf("(%d policies + %d coordinated)", len(l.Policies), l.CoordinatedPolicies())
 	}
-	fmt.Fprintf(stderr, "ptuprobe: %d runs (%s × %d loads × %d fleet sizes × %d repeats) %s\n",
-		total, policies, len(l.Loads), len(l.Clients), l.Repeat, where)
+	fmt.Fprintf(stderr, "ptuprobe: up to %d runs (%s × %d loads × %d fleet sizes × %d repeats; on the simulator a row clearly beaten after %d keeps them) %s\n",
+		total, policies, len(l.Loads), len(l.Clients), l.Repeat, policylab.MinRaceRepeats, where)
 	step := max(1, total/policyProgressInterval)
 	l.Progress = func(done, total int) {
 		if done%step == 0 || done == total {
@@ -327,7 +327,7 @@ func (pc *policiesCmd) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pc.policies, "policy", nil, "a client policy: a built-in name or NAME=BASE,key=value,… (repeatable; default every built-in)")
 	fs.StringVar(&pc.loads, "load", DefaultPolicyLoads, "loads to run, comma-separated: multiples of capacity (1.5x) or rates (8/s)")
 	fs.StringVar(&pc.clients, "clients", DefaultPolicyClients, "fleet sizes, comma-separated: the arrivals are spread over this many independent clients")
-	fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …: the spread that decides ties")
+	fs.IntVar(&pc.repeat, "repeat", DefaultPolicyRepeat, "runs of every cell, seeds --sim-seed, +1, …; on the simulator a row clearly beaten after 3 keeps 3")
 	fs.DurationVar(&pc.budget, "retry-budget", policy.DefaultBudget, "latency budget of every request, the same for every fair policy")
 	fs.IntVar(&pc.maxAttempts, "max-attempts", policy.DefaultMaxAttempts, "attempts cap per request, the same for every fair policy, 1 to "+strconv.Itoa(policy.MaxAttempts))
 	fs.DurationVar(&pc.duration, "duration", DefaultPolicyDuration, "the steady-state window measured (model time): its arrivals are the offered requests")

@@ -20,20 +20,20 @@ import (
 
 // Arrival processes (Arrival.Kind, --arrival).
 const (
-	ArrivalPoisson  = "poisson"
-	ArrivalConstant = "constant"
-	ArrivalWaves    = "waves"
-	ArrivalReplay   = "replay"
-	ArrivalGamma    = schedule.ArrivalGamma
+	arrivalPoisson  = "poisson"
+	arrivalConstant = "constant"
+	arrivalWaves    = "waves"
+	arrivalReplay   = "replay"
+	arrivalGamma    = schedule.ArrivalGamma
 )
 
-// DefaultWaveGap is the gap between waves when --arrival waves names
+// defaultWaveGap is the gap between waves when --arrival waves names
 // neither a size nor a gap: the main job's (internal/charplan.BurstGap),
 // so a wave carries two seconds of the load.
-const DefaultWaveGap = 2 * time.Second
+const defaultWaveGap = 2 * time.Second
 
-// MaxReplayArrivals bounds the arrivals read from a recorded run.
-const MaxReplayArrivals = MaxArrivals
+// maxReplayArrivals bounds the arrivals read from a recorded run.
+const maxReplayArrivals = maxArrivals
 
 // Arrival is how a run's requests arrive (the zero Arrival: constant).
 // Whatever the process, the
@@ -46,9 +46,9 @@ const MaxReplayArrivals = MaxArrivals
 //   - constant: evenly spaced at the rate;
 //   - waves: Size requests at the same instant every Gap, as `ptuprobe
 //     burst` plans them; one of the two is the load's: Size = rate × Gap
-//     (rounded, at least 1; Gap DefaultWaveGap when neither is given),
+//     (rounded, at least 1; Gap defaultWaveGap when neither is given),
 //     or Gap = Size ÷ rate. Given both, their rate must be the load's;
-//   - replay: a trace's arrivals (ReadReplay), their shape kept and
+//   - replay: a trace's arrivals (readReplay), their shape kept and
 //     their clock scaled so that their mean rate is the load's, repeated
 //     end to end until the plan is full.
 type Arrival struct {
@@ -71,24 +71,24 @@ type Arrival struct {
 
 // ParseArrival reads --arrival: poisson, constant, gamma:CV, waves,
 // waves:SIZE, waves:@GAP, waves:SIZE@GAP or replay:FILE (a trace read
-// with ReadReplay).
+// with readReplay).
 func ParseArrival(v string) (Arrival, error) {
 	kind, arg, hasArg := strings.Cut(v, ":")
 	switch {
-	case (kind == ArrivalPoisson || kind == ArrivalConstant) && !hasArg:
+	case (kind == arrivalPoisson || kind == arrivalConstant) && !hasArg:
 		return Arrival{Kind: kind}, nil
-	case kind == ArrivalGamma:
+	case kind == arrivalGamma:
 		_, cv, err := schedule.ParseArrival(v)
-		return Arrival{Kind: ArrivalGamma, CV: cv}, err
-	case kind == ArrivalWaves:
+		return Arrival{Kind: arrivalGamma, CV: cv}, err
+	case kind == arrivalWaves:
 		return parseWaves(arg, hasArg)
-	case kind == ArrivalReplay && arg != "":
+	case kind == arrivalReplay && arg != "":
 		f, err := os.Open(arg)
 		if err != nil {
 			return Arrival{}, fmt.Errorf("replay: %w", err)
 		}
 		defer f.Close()
-		a, err := ReadReplay(f, filepath.Base(arg))
+		a, err := readReplay(f, filepath.Base(arg))
 		if err != nil {
 			return Arrival{}, fmt.Errorf("replay: %w", err)
 		}
@@ -100,7 +100,7 @@ func ParseArrival(v string) (Arrival, error) {
 
 // parseWaves reads the SIZE@GAP of waves:SIZE@GAP, either part optional.
 func parseWaves(arg string, hasArg bool) (Arrival, error) {
-	a := Arrival{Kind: ArrivalWaves}
+	a := Arrival{Kind: arrivalWaves}
 	if !hasArg {
 		return a, nil
 	}
@@ -125,24 +125,24 @@ func parseWaves(arg string, hasArg bool) (Arrival, error) {
 	return a, nil
 }
 
-// ReadReplay reads a trace's arrivals (name is the file's, for its
+// readReplay reads a trace's arrivals (name is the file's, for its
 // errors) through internal/trace, in any of its formats (detected): a
 // ptuprobe results file's first attempts at their intended times, each
 // timeline after the one before, or a production trace's rows at their
 // offsets. Only the arrivals are kept: the lab's requests are of its
 // own size.
-func ReadReplay(r io.Reader, name string) (Arrival, error) {
+func readReplay(r io.Reader, name string) (Arrival, error) {
 	t, err := trace.Read(context.Background(), r, name, trace.FormatAuto)
 	if err != nil {
 		return Arrival{}, err
 	}
-	if len(t.Rows) > MaxReplayArrivals {
-		return Arrival{}, fmt.Errorf("more than %d arrivals: too long to replay (cut it with a smaller file)", MaxReplayArrivals)
+	if len(t.Rows) > maxReplayArrivals {
+		return Arrival{}, fmt.Errorf("more than %d arrivals: too long to replay (cut it with a smaller file)", maxReplayArrivals)
 	}
 	if len(t.Rows) < 2 {
 		return Arrival{}, errors.New("fewer than two arrivals: none to replay")
 	}
-	return Arrival{Kind: ArrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format}, nil
+	return Arrival{Kind: arrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format}, nil
 }
 
 // waves is the waves' size and gap at rate (requests/s): see Arrival.
@@ -155,7 +155,7 @@ func (a Arrival) waves(rate float64) (int, time.Duration) {
 	}
 	gap := a.Gap
 	if gap == 0 {
-		gap = DefaultWaveGap
+		gap = defaultWaveGap
 	}
 	size := max(1, int(math.Round(rate*gap.Seconds())))
 	// The gap follows the rounded size, so the rate is the load's.
@@ -165,7 +165,7 @@ func (a Arrival) waves(rate float64) (int, time.Duration) {
 // check refuses waves whose size and gap, both given, are not the load's
 // rate (within 1%): the load would mean another rate than the one sent.
 func (a Arrival) check(load string, rate float64) error {
-	if a.Kind != ArrivalWaves || a.Size == 0 || a.Gap == 0 {
+	if a.Kind != arrivalWaves || a.Size == 0 || a.Gap == 0 {
 		return nil
 	}
 	if r := float64(a.Size) / a.Gap.Seconds(); math.Abs(r-rate) > 0.01*rate {
@@ -180,7 +180,7 @@ func (a Arrival) check(load string, rate float64) error {
 // steady processes and its replay).
 func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.Duration {
 	switch a.Kind {
-	case ArrivalWaves:
+	case arrivalWaves:
 		size, gap := a.waves(rate)
 		p := burst.NewPlan(burst.Config{Size: size, Waves: int((plan + gap - 1) / gap), Gap: gap})
 		var out []time.Duration
@@ -191,7 +191,7 @@ func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.D
 			}
 			out = append(out, at)
 		}
-	case ArrivalReplay:
+	case arrivalReplay:
 		return schedule.RepeatAt(a.Replay, a.Span, rate, plan)
 	}
 	return schedule.Steady{Arrival: a.Kind, CV: a.CV}.Offsets(rate, plan, seed)
@@ -201,11 +201,11 @@ func (a Arrival) offsets(rate float64, plan time.Duration, seed uint64) []time.D
 // rate where the waves' size follows from it.
 func (a Arrival) Describe() string {
 	switch a.Kind {
-	case ArrivalPoisson:
+	case arrivalPoisson:
 		return "Poisson (seeded exponential gaps) at each load's rate"
-	case ArrivalGamma:
+	case arrivalGamma:
 		return fmt.Sprintf("gamma (seeded gamma gaps, as vLLM's --burstiness) at each load's rate, the gaps' coefficient of variation %s (1 is Poisson)", strconv.FormatFloat(a.CV, 'g', -1, 64))
-	case ArrivalWaves:
+	case arrivalWaves:
 		switch {
 		case a.Size > 0 && a.Gap > 0:
 			return fmt.Sprintf("waves of %d requests at once every %v, as `ptuprobe burst` plans them", a.Size, a.Gap)
@@ -214,10 +214,10 @@ func (a Arrival) Describe() string {
 		}
 		gap := a.Gap
 		if gap == 0 {
-			gap = DefaultWaveGap
+			gap = defaultWaveGap
 		}
 		return fmt.Sprintf("waves of requests at once, as `ptuprobe burst` plans them, about every %v: each wave carries %v of the load's rate (rate × %v, rounded)", gap, gap, gap)
-	case ArrivalReplay:
+	case arrivalReplay:
 		what := "first attempts' intended times"
 		if a.Format != trace.FormatPtuprobe {
 			what = "rows' times (a " + a.Format + " trace)"

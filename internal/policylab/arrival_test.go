@@ -19,14 +19,14 @@ func TestParseArrival(t *testing.T) {
 		in   string
 		want Arrival
 	}{
-		{"poisson", Arrival{Kind: ArrivalPoisson}},
-		{"constant", Arrival{Kind: ArrivalConstant}},
-		{"waves", Arrival{Kind: ArrivalWaves}},
-		{"waves:40", Arrival{Kind: ArrivalWaves, Size: 40}},
-		{"waves:@1500ms", Arrival{Kind: ArrivalWaves, Gap: 1500 * time.Millisecond}},
-		{"waves:40@2s", Arrival{Kind: ArrivalWaves, Size: 40, Gap: 2 * time.Second}},
-		{"gamma:2", Arrival{Kind: ArrivalGamma, CV: 2}},
-		{"gamma:0.5", Arrival{Kind: ArrivalGamma, CV: 0.5}},
+		{"poisson", Arrival{Kind: arrivalPoisson}},
+		{"constant", Arrival{Kind: arrivalConstant}},
+		{"waves", Arrival{Kind: arrivalWaves}},
+		{"waves:40", Arrival{Kind: arrivalWaves, Size: 40}},
+		{"waves:@1500ms", Arrival{Kind: arrivalWaves, Gap: 1500 * time.Millisecond}},
+		{"waves:40@2s", Arrival{Kind: arrivalWaves, Size: 40, Gap: 2 * time.Second}},
+		{"gamma:2", Arrival{Kind: arrivalGamma, CV: 2}},
+		{"gamma:0.5", Arrival{Kind: arrivalGamma, CV: 0.5}},
 	}
 	for _, tc := range good {
 		got, err := ParseArrival(tc.in)
@@ -56,10 +56,10 @@ func TestWavesCarryTheLoad(t *testing.T) {
 		gap      time.Duration
 		describe string
 	}{
-		{Arrival{Kind: ArrivalWaves}, 15, 2 * time.Second, "about every 2s"},
-		{Arrival{Kind: ArrivalWaves, Size: 30}, 30, 4 * time.Second, "waves of 30 requests"},
-		{Arrival{Kind: ArrivalWaves, Gap: time.Second}, 8, 1066666666, "about every 1s"}, // 8 ÷ 7.5/s
-		{Arrival{Kind: ArrivalWaves, Size: 15, Gap: 2 * time.Second}, 15, 2 * time.Second, "waves of 15 requests at once every 2s"},
+		{Arrival{Kind: arrivalWaves}, 15, 2 * time.Second, "about every 2s"},
+		{Arrival{Kind: arrivalWaves, Size: 30}, 30, 4 * time.Second, "waves of 30 requests"},
+		{Arrival{Kind: arrivalWaves, Gap: time.Second}, 8, 1066666666, "about every 1s"}, // 8 ÷ 7.5/s
+		{Arrival{Kind: arrivalWaves, Size: 15, Gap: 2 * time.Second}, 15, 2 * time.Second, "waves of 15 requests at once every 2s"},
 	} {
 		got := tc.a.offsets(rate, plan, 1)
 		var waves []time.Duration
@@ -90,7 +90,7 @@ func TestWavesOfBothSizeAndGapMustBeTheLoad(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, "ptu", "honor")
 	l.Loads = []Load{{Text: "20/s", Rate: 20}}
-	l.Arrival = Arrival{Kind: ArrivalWaves, Size: 40, Gap: 2 * time.Second}
+	l.Arrival = Arrival{Kind: arrivalWaves, Size: 40, Gap: 2 * time.Second}
 	if err := l.Validate(); err != nil {
 		t.Fatalf("waves:40@2s at 20/s: %v", err)
 	}
@@ -211,13 +211,13 @@ func TestLabRunsWaves(t *testing.T) {
 	l := smallLab(t, "ptu", "honor")
 	l.Loads, l.Duration = l.Loads[:1], 4*time.Second
 	l.Warmup, l.Tail = time.Second, time.Second
-	l.Arrival = Arrival{Kind: ArrivalWaves, Size: 40}
-	sw, err := Run(context.Background(), l)
+	l.Arrival = Arrival{Kind: arrivalWaves, Size: 40}
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, sw); err != nil {
+	if err := writeMarkdown(&b, sw); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "- Arrivals: waves of 40 requests at once") {
@@ -240,7 +240,7 @@ func FuzzParseArrival(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if a.Kind == ArrivalWaves {
+		if a.Kind == arrivalWaves {
 			size, gap := a.waves(3.7)
 			if size < 1 || gap <= 0 {
 				t.Fatalf("%q: waves of %d every %v", s, size, gap)
@@ -259,7 +259,7 @@ func FuzzReadReplay(f *testing.F) {
 	f.Add(b.String())
 	f.Add(strings.Join(results.Columns, ",") + "\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		a, err := ReadReplay(strings.NewReader(s), "f.csv")
+		a, err := readReplay(strings.NewReader(s), "f.csv")
 		if err != nil {
 			return
 		}
@@ -302,13 +302,13 @@ func TestLabRunsGamma(t *testing.T) {
 	l := smallLab(t, "ptu", "honor")
 	l.Loads, l.Duration = l.Loads[:1], 4*time.Second
 	l.Warmup, l.Tail = time.Second, time.Second
-	l.Arrival = Arrival{Kind: ArrivalGamma, CV: 3}
-	sw, err := Run(context.Background(), l)
+	l.Arrival = Arrival{Kind: arrivalGamma, CV: 3}
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, sw); err != nil {
+	if err := writeMarkdown(&b, sw); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "- Arrivals: gamma (seeded gamma gaps, as vLLM's --burstiness) at each load's rate, the gaps' coefficient of variation 3") {
@@ -317,7 +317,7 @@ func TestLabRunsGamma(t *testing.T) {
 	if len(sw.Rows) == 0 || sw.Rows[0].Requests == 0 {
 		t.Errorf("no requests offered: %+v", sw.Rows)
 	}
-	l.Arrival = Arrival{Kind: ArrivalGamma}
+	l.Arrival = Arrival{Kind: arrivalGamma}
 	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "coefficient of variation") {
 		t.Errorf("gamma of CV 0: %v", err)
 	}

@@ -24,7 +24,7 @@ func BenchmarkVirtualRun(b *testing.B) {
 			s = s.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts)
 			cfg := sim.DefaultConfig()
 			capacity, _ := cfg.Capacity(1000, 256, 16)
-			v := virtualRun{Spec: s, Sim: cfg, Rate: 3 * capacity, Duration: 20 * time.Second, Arrival: Arrival{Kind: ArrivalPoisson}, Clients: 16,
+			v := virtualRun{Spec: s, Sim: cfg, Rate: 3 * capacity, Duration: 20 * time.Second, Arrival: Arrival{Kind: arrivalPoisson}, Clients: 16,
 				Seed: 1, Budget: policy.DefaultBudget, PromptTokens: 1000, MaxTokens: 256}
 			attempts := 0
 			b.ReportAllocs()
@@ -60,10 +60,10 @@ func defaultLab(tb testing.TB) Lab {
 	}
 	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Repeat: 5, Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts,
 		Sim: sim.DefaultConfig(), Duration: 40 * time.Second, Warmup: policy.DefaultBudget, Tail: policy.DefaultBudget, SLO: DefaultSLO,
-		StoreDelay: DefaultStoreDelay, Arrival: Arrival{Kind: ArrivalPoisson}, PromptTokens: 1000, MaxTokens: 100, MaxWork: 320_000_000, Grid: GridFinalists}
+		StoreDelay: DefaultStoreDelay, Arrival: Arrival{Kind: arrivalPoisson}, PromptTokens: 1000, MaxTokens: 100, MaxWork: 320_000_000, Grid: GridFinalists}
 }
 
-// BenchmarkDefaultLab is the default run's core (Run: the sweep and the
+// BenchmarkDefaultLab is the default run's core (runLab: the sweep and the
 // grid, no files written), on every core of the machine:
 // go test -run '^$' -bench DefaultLab -benchtime 1x -cpuprofile cpu.out ./internal/policylab/
 func BenchmarkDefaultLab(b *testing.B) {
@@ -73,7 +73,7 @@ func BenchmarkDefaultLab(b *testing.B) {
 	}
 	runs := 0
 	for b.Loop() {
-		sw, err := Run(context.Background(), l)
+		sw, err := runLab(context.Background(), l)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func TestCharts(t *testing.T) {
 	hopeless := fixtureRow("3x", 3, 16, outcome{policy: "hopeless"})
 	hopeless.Offered, hopeless.AttemptsPerRequest = 0, -1 // nothing sent: no point on the frontier
 	s.Rows = append(s.Rows, hopeless)
-	files := chartFiles(s, Judge(s))
+	files := chartFiles(s, judge(s))
 	var bases []string
 	for _, c := range files {
 		bases = append(bases, c.base)
@@ -120,7 +120,7 @@ func TestChartNames(t *testing.T) {
 	b := a
 	b.Clients = 4
 	var got []string
-	for _, c := range chartFiles(Sweep{Rows: []Row{a, b}}, Judge(Sweep{Rows: []Row{a, b}})) {
+	for _, c := range chartFiles(Sweep{Rows: []Row{a, b}}, judge(Sweep{Rows: []Row{a, b}})) {
 		got = append(got, c.base)
 	}
 	if fmt.Sprint(got) != "[policy_frontier_8-s_16c policy_latency_ecdf_8-s_16c policy_frontier_8-s_4c policy_latency_ecdf_8-s_4c]" {
@@ -133,7 +133,7 @@ func TestChartNames(t *testing.T) {
 func TestFrontierLabelsAsDrawn(t *testing.T) {
 	t.Parallel()
 	s := fixtureSweep()
-	groups := Judge(s)
+	groups := judge(s)
 	styles := map[string]int{}
 	for _, r := range s.Rows {
 		if _, ok := styles[r.Policy]; !ok {

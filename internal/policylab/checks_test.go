@@ -4,7 +4,7 @@ package policylab
 
 // Holds is the claim coordination is measured against: half the 429s per
 // success, no fewer successes, and no client starved.
-func (c Comparison) Holds() bool {
+func (c comparison) Holds() bool {
 	return c.HalvesRefusals() && c.NoFewerSuccesses() && c.NoneStarved()
 }
 

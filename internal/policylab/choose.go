@@ -15,29 +15,29 @@ import (
 //
 //  1. per condition, the best equivalents: the eligible rows whose
 //     measure is equivalent to the condition's best, tested (TOST: the
-//     90% interval of the paired difference lies within ±EquivalenceMargin
+//     90% interval of the paired difference lies within ±equivalenceMargin
 //     points), not assumed from a difference that is merely unclear;
 //  2. the smallest worst-case regret: each row's largest shortfall, in
 //     points, against the best of any condition (worst_regret_pct);
-//  3. among the rows within EquivalenceMargin of that, the fewest
-//     attempts per offered request (within LoadTolerance), then the
+//  3. among the rows within equivalenceMargin of that, the fewest
+//     attempts per offered request (within loadTolerance), then the
 //     simpler policy (simplicity);
 //  4. a policy that retries is recommended only where it answers at least
-//     RetryGain points more than none at the given conditions; otherwise
+//     retryGain points more than none at the given conditions; otherwise
 //     none, or an equivalent of none's with no more attempts per request.
 //
 // The measure counts every offered request: one refused, given up or
 // answered past the SLO is a miss, so latency is judged over what was
 // offered, never over the survivors.
 
-// EquivalenceMargin is the margin, in points of the measure, within which
+// equivalenceMargin is the margin, in points of the measure, within which
 // two rows are equivalent (TOST), and within which two worst-case regrets
 // are the same.
-const EquivalenceMargin = 2.0
+const equivalenceMargin = 2.0
 
-// RetryGain is the gain over none, in points at the given conditions, a
+// retryGain is the gain over none, in points at the given conditions, a
 // retrying policy must show to be recommended.
-const RetryGain = 2.0
+const retryGain = 2.0
 
 // tQuantile95 is Student's t 95% quantile for 1 to 30 degrees of freedom:
 // a two one-sided tests' 90% interval.
@@ -74,14 +74,14 @@ func tost(a, b []float64) interval {
 }
 
 // equivalent reports whether a's and b's measures are equivalent: the
-// 90% interval of their paired difference within ±EquivalenceMargin
+// 90% interval of their paired difference within ±equivalenceMargin
 // (with at least two repeats; a row is equivalent to itself).
 func equivalent(a, b *Row) bool {
 	if a == b {
 		return true
 	}
 	d := tost(a.shares(), b.shares())
-	return d.n >= 2 && d.lo > -EquivalenceMargin && d.hi < EquivalenceMargin
+	return d.n >= 2 && d.lo > -equivalenceMargin && d.hi < equivalenceMargin
 }
 
 // retries reports whether a row's policy retries at all.
@@ -116,8 +116,8 @@ func simplicity(r *Row) int {
 	return 1
 }
 
-// Grade is a row's standing over the grid's conditions, under its group.
-type Grade struct {
+// grade is a row's standing over the grid's conditions, under its group.
+type grade struct {
 	// Eligible: see eligible.
 	Eligible bool
 	// Graded: a candidate measured at every condition of the grid.
@@ -154,14 +154,14 @@ func (c *condView) row(label string) *Row {
 // inGroup reports whether a row measured at a condition belongs to g:
 // its load and fleet size, and its cap (a row with caps of its own is in
 // both caps' groups).
-func (g *Group) inGroup(r *Row) bool {
+func (g *verdictGroup) inGroup(r *Row) bool {
 	return r.Load == g.Load && r.Clients == g.Clients && !r.Coordinated && (r.SDKCap == g.SDKCap || r.OwnCaps)
 }
 
 // views are the group's conditions: the given one (its Ranked rows), then
 // each of the sweep's grid conditions, with their candidates.
-func (g *Group) views(s *Sweep) []condView {
-	given := condView{name: GivenCondition}
+func (g *verdictGroup) views(s *Sweep) []condView {
+	given := condView{name: givenCondition}
 	for i := range g.Ranked {
 		if r := &g.Ranked[i].Row; candidate(r) {
 			given.rows = append(given.rows, r)
@@ -172,7 +172,7 @@ func (g *Group) views(s *Sweep) []condView {
 	}
 	out := []condView{given}
 	for _, name := range s.Conditions {
-		if name == GivenCondition {
+		if name == givenCondition {
 			continue
 		}
 		v := condView{name: name}
@@ -209,7 +209,7 @@ func (g *Group) views(s *Sweep) []condView {
 
 // grade fills each ranked (and coordinated) row's Grade from the
 // group's conditions.
-func (g *Group) grade(views []condView) {
+func (g *verdictGroup) grade(views []condView) {
 	for i := range g.Ranked {
 		gradeOne(&g.Ranked[i], views)
 	}
@@ -220,8 +220,8 @@ func (g *Group) grade(views []condView) {
 
 // gradeOne fills p's Grade: measured at every condition, its share of
 // them among the best equivalents and its largest shortfall.
-func gradeOne(p *Placed, views []condView) {
-	p.Grade = Grade{Eligible: eligible(&p.Row), HoldsIn: -1, WorstRegret: -1}
+func gradeOne(p *placed, views []condView) {
+	p.grade = grade{Eligible: eligible(&p.Row), HoldsIn: -1, WorstRegret: -1}
 	if !candidate(&p.Row) {
 		return
 	}
@@ -243,14 +243,14 @@ func gradeOne(p *Placed, views []condView) {
 }
 
 // lightest is, of rows, the one with the fewest attempts per offered
-// request — those within LoadTolerance of the fewest count as as few —
+// request — those within loadTolerance of the fewest count as as few —
 // then the simplest, then the first.
 func lightest(rows []*Row) *Row {
 	if len(rows) == 0 {
 		return nil
 	}
 	low := slices.MinFunc(rows, func(a, b *Row) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) }).AttemptsPerRequest
-	few := filter(rows, func(r *Row) bool { return r.AttemptsPerRequest <= low*(1+LoadTolerance) })
+	few := filter(rows, func(r *Row) bool { return r.AttemptsPerRequest <= low*(1+loadTolerance) })
 	return slices.MinFunc(few, func(a, b *Row) int { return cmp.Compare(simplicity(a), simplicity(b)) })
 }
 
@@ -272,7 +272,7 @@ func reference(rows []*Row) *Row {
 }
 
 // gainOrNone is step 4 at one condition: pick if it does not retry or
-// answers at least RetryGain points more than the reference there; else
+// answers at least retryGain points more than the reference there; else
 // the reference, or the lightest of its equivalents with no more attempts
 // per request. It says which it kept, and why.
 func gainOrNone(pick *Row, rows []*Row) (*Row, string) {
@@ -284,25 +284,25 @@ func gainOrNone(pick *Row, rows []*Row) (*Row, string) {
 		return pick, "none was not run: a retrier is not checked against it"
 	}
 	gain := pick.SuccessInSLOPct - ref.SuccessInSLOPct
-	if gain >= RetryGain {
-		return pick, fmt.Sprintf("%s answers %s more than %s (at least %s): kept", pick.Policy, pp(gain), ref.Policy, pp(RetryGain))
+	if gain >= retryGain {
+		return pick, fmt.Sprintf("%s answers %s more than %s (at least %s): kept", pick.Policy, pp(gain), ref.Policy, pp(retryGain))
 	}
 	alts := filter(rows, func(r *Row) bool {
 		return r == ref || equivalent(ref, r) && r.AttemptsPerRequest <= ref.AttemptsPerRequest
 	})
 	alt := lightest(alts)
-	return alt, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): the lightest of %s and its equivalents with no more attempts per request, %s", pick.Policy, pp(gain), ref.Policy, pp(RetryGain), ref.Policy, alt.Policy)
+	return alt, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): the lightest of %s and its equivalents with no more attempts per request, %s", pick.Policy, pp(gain), ref.Policy, pp(retryGain), ref.Policy, alt.Policy)
 }
 
 // choose picks the group's recommendation over its conditions (the four
 // steps), sets Steps to name each and Flips to the conditions whose own
 // choice differs; it returns the pick's index in Ranked, or -1 and why.
-func (g *Group) choose(views []condView) (int, string) {
+func (g *verdictGroup) choose(views []condView) (int, string) {
 	ranked := g.Ranked
 	g.conditions = len(views)
-	if len(ranked) > 0 && ranked[0].Repeats < MinRepeats {
+	if len(ranked) > 0 && ranked[0].Repeats < minRepeats {
 		return -1, fmt.Sprintf("%d %s: a recommendation needs at least %d, so that a difference has an interval (--repeat).",
-			ranked[0].Repeats, plural(ranked[0].Repeats, "repeat", "repeats"), MinRepeats)
+			ranked[0].Repeats, plural(ranked[0].Repeats, "repeat", "repeats"), minRepeats)
 	}
 	var graded []*Row
 	at := map[*Row]int{}
@@ -323,14 +323,14 @@ func (g *Group) choose(views []condView) (int, string) {
 		}
 		eqs = append(eqs, v.name+": "+strings.Join(n, ", "))
 	}
-	g.Steps = append(g.Steps, "(1) best equivalents per condition (TOST ±"+num2(EquivalenceMargin)+" points): "+strings.Join(eqs, "; "))
+	g.Steps = append(g.Steps, "(1) best equivalents per condition (TOST ±"+num2(equivalenceMargin)+" points): "+strings.Join(eqs, "; "))
 	regret := func(r *Row) float64 { return ranked[at[r]].WorstRegret }
 	least := slices.MinFunc(graded, func(a, b *Row) int { return cmp.Compare(regret(a), regret(b)) })
 	g.Steps = append(g.Steps, fmt.Sprintf("(2) smallest worst-case regret: %s, %s points", least.Policy, num2(regret(least))))
-	near := filter(graded, func(r *Row) bool { return regret(r) <= regret(least)+EquivalenceMargin })
+	near := filter(graded, func(r *Row) bool { return regret(r) <= regret(least)+equivalenceMargin })
 	pick := lightest(near)
 	g.Steps = append(g.Steps, fmt.Sprintf("(3) within %s points of it: %s; the fewest attempts per request, then the simpler: %s (%s attempts per request)",
-		num2(EquivalenceMargin), policyLabels(near), pick.Policy, ratio(pick.AttemptsPerRequest)))
+		num2(equivalenceMargin), policyLabels(near), pick.Policy, ratio(pick.AttemptsPerRequest)))
 	final, why := gainOrNone(pick, views[0].rows)
 	if why == "" {
 		why = pick.Policy + " does not retry"
@@ -378,7 +378,7 @@ func num2(v float64) string {
 
 // flipLine names the grid's conditions under which the recommendation
 // flips, and to what; "" without a recommendation or a grid.
-func (g *Group) flipLine() string {
+func (g *verdictGroup) flipLine() string {
 	if len(g.Recommended) == 0 || g.conditions < 2 {
 		return ""
 	}

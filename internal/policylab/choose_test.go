@@ -13,7 +13,7 @@ func noneRow(shares []float64) Row {
 }
 
 // TestNoneIsACandidate: none is eligible and recommended where no
-// retrier answers at least RetryGain points more at the given
+// retrier answers at least retryGain points more at the given
 // conditions; a retrier that does is kept; each step is named.
 func TestNoneIsACandidate(t *testing.T) {
 	t.Parallel()
@@ -27,13 +27,13 @@ func TestNoneIsACandidate(t *testing.T) {
 	// Step 4: honor holds up elsewhere in the grid, none does not; at the
 	// given conditions honor gains a point: none is recommended.
 	none, honor := noneRow(five(60, 4)), mrow("honor", five(61, 4), five(3, 0), 1000)
-	at := func(r Row, v float64) GridRow {
+	at := func(r Row, v float64) gridRow {
 		c := r
 		c.setMeasures(mrow(r.Policy, five(v, 4), five(r.AttemptsPerRequest, 0), 1000).Measures, r.SuccessLatencies)
-		return GridRow{Condition: "arrivals waves", Row: c}
+		return gridRow{Condition: "arrivals waves", Row: c}
 	}
-	gs := Judge(Sweep{Rows: []Row{none, honor}, MaxAttempts: 20, Conditions: []string{GivenCondition, "arrivals waves"},
-		Grid: []GridRow{at(none, 40), at(honor, 60)}})
+	gs := judge(Sweep{Rows: []Row{none, honor}, MaxAttempts: 20, Conditions: []string{givenCondition, "arrivals waves"},
+		Grid: []gridRow{at(none, 40), at(honor, 60)}})
 	g = &gs[0]
 	if picked(g) != "none" || !strings.HasPrefix(g.Steps[3], "(4) against none at the given conditions: honor retries and answers +1 pp against none") ||
 		!strings.Contains(g.Steps[1], "honor, 0 points") {
@@ -77,14 +77,14 @@ func TestWorstRegretDecides(t *testing.T) {
 	none := noneRow(five(30, 1))
 	honor := mrow("honor", five(40, 1), five(5, 0), 1000)
 	throttle := mrow("sre-throttle", five(37, 1), five(2, 0), 1000)
-	costly := func(r Row, shares []float64) GridRow {
+	costly := func(r Row, shares []float64) gridRow {
 		c := mrow(r.Policy, shares, five(r.AttemptsPerRequest, 0), 1000)
 		c.MaxAttempts, c.OwnCaps, c.Traits = r.MaxAttempts, r.OwnCaps, r.Traits
-		return GridRow{Condition: "refusal cost 5%", Row: c}
+		return gridRow{Condition: "refusal cost 5%", Row: c}
 	}
-	s := Sweep{Rows: []Row{none, honor, throttle}, MaxAttempts: 20, Conditions: []string{GivenCondition, "refusal cost 5%"},
-		Grid: []GridRow{costly(none, five(30, 1)), costly(honor, five(2, 1)), costly(throttle, five(33, 1))}}
-	gs := Judge(s)
+	s := Sweep{Rows: []Row{none, honor, throttle}, MaxAttempts: 20, Conditions: []string{givenCondition, "refusal cost 5%"},
+		Grid: []gridRow{costly(none, five(30, 1)), costly(honor, five(2, 1)), costly(throttle, five(33, 1))}}
+	gs := judge(s)
 	g := &gs[0]
 	if picked(g) != "sre-throttle" {
 		t.Fatalf("recommended %q; steps %q", picked(g), g.Steps)
@@ -101,7 +101,7 @@ func TestWorstRegretDecides(t *testing.T) {
 	}
 }
 
-func slicesIndex(g *Group, policy string) int {
+func slicesIndex(g *verdictGroup, policy string) int {
 	for i := range g.Ranked {
 		if g.Ranked[i].Policy == policy {
 			return i

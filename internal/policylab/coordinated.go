@@ -71,10 +71,10 @@ func (c counted) Pace(ctx context.Context, step admission.PaceStep) (admission.P
 	return c.Shared.Pace(ctx, step)
 }
 
-// CoordinatedSuffix marks the Policy of a coordinated row: "slots
+// coordinatedSuffix marks the Policy of a coordinated row: "slots
 // (coordinated)" beside "slots", alone. A policy name (checkName) holds
 // no space, so no custom name can collide with it.
-const CoordinatedSuffix = " (coordinated)"
+const coordinatedSuffix = " (coordinated)"
 
 // coordinatedCells are the lab's cells with a coordinated twin after each
 // cell of a policy that shares state.
@@ -175,65 +175,65 @@ func (v *virtualRun) runLoopback(ctx context.Context, f wallFleet) (runOutcome, 
 	return out, nil
 }
 
-// Comparison is one policy of a coordinated lab at one load and fleet
+// comparison is one policy of a coordinated lab at one load and fleet
 // size: its row alone and its row coordinated, on the same arrivals.
-type Comparison struct {
+type comparison struct {
 	Alone, Coordinated Row
 }
 
-// StarvedPoints is how far, in points of success share, the slowest
+// starvedPoints is how far, in points of success share, the slowest
 // client may trail the fastest before the comparison calls it starved.
-const StarvedPoints = 10.0
+const starvedPoints = 10.0
 
-// Comparisons pairs a coordinated sweep's rows, in the sweep's order.
-func Comparisons(s Sweep) []Comparison {
+// comparisons pairs a coordinated sweep's rows, in the sweep's order.
+func comparisons(s Sweep) []comparison {
 	alone := map[string]Row{}
 	for _, r := range s.Rows {
 		if !r.Coordinated {
 			alone[fmt.Sprintf("%s\x00%s\x00%d", r.Name, r.Load, r.Clients)] = r
 		}
 	}
-	var out []Comparison
+	var out []comparison
 	for _, r := range s.Rows {
 		if !r.Coordinated {
 			continue
 		}
 		if a, ok := alone[fmt.Sprintf("%s\x00%s\x00%d", r.Name, r.Load, r.Clients)]; ok {
-			out = append(out, Comparison{Alone: a, Coordinated: r})
+			out = append(out, comparison{Alone: a, Coordinated: r})
 		}
 	}
 	return out
 }
 
 // Name is the policy and its group: "slots, 3x, 4 clients".
-func (c Comparison) Name() string {
+func (c comparison) Name() string {
 	return fmt.Sprintf("%s, %s, %d %s", c.Alone.Policy, c.Alone.Load, c.Alone.Clients, plural(c.Alone.Clients, "client", "clients"))
 }
 
 // HalvesRefusals: coordinated, at most half the 429s per success alone.
-func (c Comparison) HalvesRefusals() bool {
+func (c comparison) HalvesRefusals() bool {
 	a, b := c.Alone.HTTP429PerSuccess, c.Coordinated.HTTP429PerSuccess
 	return a > 0 && b >= 0 && b <= a/2
 }
 
 // NoFewerSuccesses: coordinated, at least as many successes as alone.
-func (c Comparison) NoFewerSuccesses() bool {
+func (c comparison) NoFewerSuccesses() bool {
 	return c.Coordinated.Succeeded >= c.Alone.Succeeded
 }
 
 // NoneStarved: coordinated, in every repeat, the slowest client's
-// success within StarvedPoints of the fastest's.
-func (c Comparison) NoneStarved() bool {
+// success within starvedPoints of the fastest's.
+func (c comparison) NoneStarved() bool {
 	r := c.Coordinated
-	return r.ClientSpreadPts >= 0 && r.ClientSpreadPts <= StarvedPoints
+	return r.ClientSpreadPts >= 0 && r.ClientSpreadPts <= starvedPoints
 }
 
 // claimText is the claim in words, once for every output.
 var claimText = fmt.Sprintf("coordination should cut 429s per success by at least half with no fewer successes, and leave no client starved (in every repeat, the slowest client's success within %s points of the fastest's)",
-	num.Decimal(StarvedPoints, 0))
+	num.Decimal(starvedPoints, 0))
 
 // Figures are the comparison's numbers, alone then coordinated.
-func (c Comparison) Figures() string {
+func (c comparison) Figures() string {
 	a, b := &c.Alone, &c.Coordinated
 	return fmt.Sprintf("429s per success %s alone, %s coordinated; successes %s and %s; goodput %s and %s /s; client success %s and %s, the widest gap in one repeat %s and %s points",
 		ratio(a.HTTP429PerSuccess), ratio(b.HTTP429PerSuccess), num.Grouped(float64(a.Succeeded), 0), num.Grouped(float64(b.Succeeded), 0),
@@ -262,7 +262,7 @@ func fellBack(n, of int64) string {
 }
 
 // Verdict says whether the claim held, and what failed when it did not.
-func (c Comparison) Verdict() string {
+func (c comparison) Verdict() string {
 	var failed []string
 	if !c.HalvesRefusals() {
 		failed = append(failed, "429s per success not halved")
@@ -286,7 +286,7 @@ const coordinationIntro = "Each policy with state to share ran twice on the same
 // report.html: one per policy and group.
 func coordinationLines(s Sweep) []string {
 	var out []string
-	for _, c := range Comparisons(s) {
+	for _, c := range comparisons(s) {
 		out = append(out, c.Name()+" — "+c.Verdict()+": "+c.Figures()+".")
 	}
 	return out

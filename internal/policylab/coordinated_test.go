@@ -18,14 +18,14 @@ func coordinatedSweep(alone, shared Row) Sweep {
 	for _, r := range []*Row{&alone, &shared} {
 		r.Load, r.Clients, r.Repeats, r.MaxAttempts = "3x", 4, 1, 20
 	}
-	alone.Policy, shared.Policy, shared.Coordinated = "slots", "slots"+CoordinatedSuffix, true
+	alone.Policy, shared.Policy, shared.Coordinated = "slots", "slots"+coordinatedSuffix, true
 	alone.Name, shared.Name = "slots", "slots"
 	return Sweep{Rows: []Row{alone, shared}, Coordinated: true, Limiter: "ptu", Capacity: 6}
 }
 
 // TestComparisonClaim: the claim holds only when the 429s per success
 // halve, the successes do not fall and no client trails by more than
-// StarvedPoints; each failure is named.
+// starvedPoints; each failure is named.
 func TestComparisonClaim(t *testing.T) {
 	t.Parallel()
 	alone := Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90, ClientSpreadPts: 50}
@@ -41,7 +41,7 @@ func TestComparisonClaim(t *testing.T) {
 		{"starved", Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSpreadPts: 10.1}, "fails: a client starved"},
 		{"no success", Row{HTTP429PerSuccess: -1, ClientSpreadPts: 0}, "fails: 429s per success not halved, fewer successes"},
 	} {
-		cs := Comparisons(coordinatedSweep(alone, tt.shared))
+		cs := comparisons(coordinatedSweep(alone, tt.shared))
 		if len(cs) != 1 {
 			t.Fatalf("%s: %d comparisons, want 1", tt.name, len(cs))
 		}
@@ -63,7 +63,7 @@ func TestCoordinatedOutputs(t *testing.T) {
 	sw := coordinatedSweep(Row{Succeeded: 300, HTTP429PerSuccess: 6, ClientSuccessPctMin: 40, ClientSuccessPctMax: 90, ClientSpreadPts: 50},
 		Row{Succeeded: 300, HTTP429PerSuccess: 2, ClientSuccessPctMin: 60, ClientSuccessPctMax: 66.5, ClientSpreadPts: 6.5, Fallbacks: 3, CoordinatorCalls: 1200})
 	var b bytes.Buffer
-	if err := WriteCSV(&b, sw); err != nil {
+	if err := writeCSV(&b, sw); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
@@ -81,7 +81,7 @@ func TestCoordinatedOutputs(t *testing.T) {
 		t.Errorf("the coordinated column: %v", rows[0])
 	}
 	var md bytes.Buffer
-	if err := WriteMarkdown(&md, sw); err != nil {
+	if err := writeMarkdown(&md, sw); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Coordinated against alone", "- slots, 3x, 4 clients — holds: 429s per success 6 alone, 2 coordinated",
@@ -94,10 +94,10 @@ func TestCoordinatedOutputs(t *testing.T) {
 	sw.Coordinated, sw.Rows = false, sw.Rows[:1]
 	b.Reset()
 	md.Reset()
-	if err := WriteCSV(&b, sw); err != nil {
+	if err := writeCSV(&b, sw); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, sw); err != nil {
+	if err := writeMarkdown(&md, sw); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "client_spread_pts") || strings.Contains(md.String(), "oordinated") {

@@ -11,8 +11,8 @@ import (
 	"github.com/ptuprobe/ptuprobe/report"
 )
 
-// CSVFile is the lab's table, one line per Row.
-const CSVFile = "policies.csv"
+// csvFile is the lab's table, one line per Row.
+const csvFile = "policies.csv"
 
 // csvColumn is one column of policies.csv: its name and its cell. The
 // one table drives the header and every line.
@@ -73,15 +73,15 @@ var csvColumns = []csvColumn{
 	{"drift_pts", func(r *Row) string { return num.Decimal(r.DriftPts, 2) }},
 	{"steady", func(r *Row) string { return strconv.FormatBool(r.Steady) }},
 	{"coordinated", func(r *Row) string { return strconv.FormatBool(r.Coordinated) }},
-	{"recommended", nil}, // the verdict's: WriteCSV fills it
+	{"recommended", nil}, // the verdict's: writeCSV fills it
 	{"eligible", nil},
 	{"holds_in", nil},
 	{"worst_regret_pct", nil},
 }
 
-// verdictColumns are the columns WriteCSV fills from the verdict, in
+// verdictColumns are the columns writeCSV fills from the verdict, in
 // csvColumns' order: recommended, eligible, holds_in, worst_regret_pct.
-func verdictCell(name string, picked bool, g Grade) string {
+func verdictCell(name string, picked bool, g grade) string {
 	switch name {
 	case "recommended":
 		return strconv.FormatBool(picked)
@@ -124,9 +124,9 @@ func columnsOf(s Sweep) []csvColumn {
 	return columns
 }
 
-// WriteCSV writes policies.csv: the header, then one line per row of the
+// writeCSV writes policies.csv: the header, then one line per row of the
 // sweep, in the sweep's order.
-func WriteCSV(w io.Writer, s Sweep) error {
+func writeCSV(w io.Writer, s Sweep) error {
 	columns := columnsOf(s)
 	picked, grades := recommendedRows(s)
 	var b strings.Builder
@@ -170,11 +170,11 @@ func csvText(s string) string { return report.CSVCell(s) }
 // recommendedRows marks the rows of s the verdict recommends in the group
 // of their own cap (a row with caps of its own: in the lab's cap's), in
 // the sweep's order, with each row's Grade there.
-func recommendedRows(s Sweep) ([]bool, []Grade) {
+func recommendedRows(s Sweep) ([]bool, []grade) {
 	picked := make([]bool, len(s.Rows))
-	grades := make([]Grade, len(s.Rows))
+	grades := make([]grade, len(s.Rows))
 	for i := range s.Rows {
-		grades[i] = Grade{Eligible: eligible(&s.Rows[i]), HoldsIn: -1, WorstRegret: -1}
+		grades[i] = grade{Eligible: eligible(&s.Rows[i]), HoldsIn: -1, WorstRegret: -1}
 	}
 	at := map[string]int{}
 	key := func(r *Row) string {
@@ -183,12 +183,12 @@ func recommendedRows(s Sweep) ([]bool, []Grade) {
 	for i := range s.Rows {
 		at[key(&s.Rows[i])] = i
 	}
-	groups := Judge(s)
+	groups := judge(s)
 	for gi := range groups {
 		g := &groups[gi]
 		for i := range g.Ranked {
 			if r := &g.Ranked[i]; r.SDKCap == g.SDKCap && !(g.SDKCap && r.OwnCaps) {
-				grades[at[key(&r.Row)]] = r.Grade
+				grades[at[key(&r.Row)]] = r.grade
 			}
 		}
 		for _, i := range g.Recommended {
@@ -198,7 +198,7 @@ func recommendedRows(s Sweep) ([]bool, []Grade) {
 		}
 		for i := range g.Coordinated {
 			if r := &g.Coordinated[i]; r.SDKCap == g.SDKCap {
-				grades[at[key(&r.Row)]] = r.Grade
+				grades[at[key(&r.Row)]] = r.grade
 			}
 		}
 		for _, i := range g.CoordinatedPick {
@@ -210,24 +210,24 @@ func recommendedRows(s Sweep) ([]bool, []Grade) {
 	return picked, grades
 }
 
-// GridFile is the grid's table: one line per condition, policy, load,
+// gridFile is the grid's table: one line per condition, policy, load,
 // fleet size and cap.
-const GridFile = "policies-grid.csv"
+const gridFile = "policies-grid.csv"
 
 // gridHeader are policies-grid.csv's columns.
 const gridHeader = "condition,policy,load,load_x,clients,max_attempts,sdk_cap,repeats,success_in_slo_pct,ci_low,ci_high,attempts_per_request,eligible,best_policy,best_pct,best_equivalent\n"
 
-// WriteGridCSV writes policies-grid.csv: for each group of the verdict
+// writeGridCSV writes policies-grid.csv: for each group of the verdict
 // (load, fleet size, cap), each condition of the grid (the given one
 // first) and each eligible row measured there, the measure, its
 // interval, the load, the condition's best and whether the row is among
 // its best equivalents (TOST). holds_in and worst_regret_pct of
 // policies.csv follow from it: the share of a row's conditions with
 // best_equivalent true, its largest best_pct − success_in_slo_pct.
-func WriteGridCSV(w io.Writer, s Sweep) error {
+func writeGridCSV(w io.Writer, s Sweep) error {
 	var b strings.Builder
 	b.WriteString(gridHeader)
-	for _, g := range Judge(s) {
+	for _, g := range judge(s) {
 		for _, v := range g.views(&s) {
 			for _, r := range v.rows {
 				best, bestPct := "", ""

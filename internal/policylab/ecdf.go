@@ -21,7 +21,7 @@ const ecdfSteps = 400
 // policy over its successful requests only (Row.SuccessLatencies), on a log
 // axis, n in the legend. A policy without a success has no curve and is
 // named in the legend as such.
-func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format report.ImageFormat) error {
+func writeLatencyECDF(w io.Writer, g *verdictGroup, styles map[string]int, format report.ImageFormat) error {
 	p := report.NewChart("Latency of successful requests at "+g.Name()+" (empirical CDF; these runs only)",
 		"latency of a successful request, arrival to answer, waits included (ms, log scale)", "share of the policy's successes ≤ latency")
 	lo, hi := math.Inf(1), 0.0
@@ -65,7 +65,7 @@ func writeLatencyECDF(w io.Writer, g *Group, styles map[string]int, format repor
 }
 
 // sweepOrder is the group's policies in the order of their styles.
-func sweepOrder(g *Group, styles map[string]int) []string {
+func sweepOrder(g *verdictGroup, styles map[string]int) []string {
 	names := make([]string, 0, len(g.Ranked))
 	for i := range g.Ranked {
 		names = append(names, g.Ranked[i].Policy)

@@ -19,8 +19,10 @@ import (
 // user's deployment and traffic. The lab fits the simulator's twin to it
 // (as `ptuprobe fit` does, at its defaults), runs every policy on the
 // twin, and replays the run's traffic at each load: its first attempts'
-// arrivals (ArrivalReplay, scaled to the load's rate) and its mean
-// prompt. On a poor or an insufficient fit the lab runs and recommends
+// arrivals (arrivalReplay, scaled to the load's rate) and each one's
+// size, its prompt (prompt_tokens_sent, else prompt_tokens) and its
+// max_tokens (Lab.sizes; their means the lab's PromptTokens and
+// MaxTokens, which its capacity is computed from). On a poor or an insufficient fit the lab runs and recommends
 // nothing, saying why (sim.Fit.Recommends).
 type From struct {
 	// File is the results file.
@@ -28,9 +30,10 @@ type From struct {
 	// Arrival: the run's arrivals replace the lab's (false when --arrival
 	// was given).
 	Arrival bool
-	// Prompt: the run's mean prompt replaces the lab's (false when
-	// --prompt-tokens was given).
-	Prompt bool
+	// Prompt: the run's requests' prompts replace the lab's (false when
+	// --prompt-tokens was given); MaxTokens likewise their max_tokens
+	// (--max-tokens).
+	Prompt, MaxTokens bool
 	// Stderr, when set, is told the fit's warnings and progress (unless
 	// Quiet).
 	Stderr io.Writer
@@ -56,7 +59,7 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 	}
 	applyProfile(&l.Sim, r.Profile.Config)
 	l.Sim.Fit, l.Sim.ProfileSource = r.Profile.Fit, "twin of "+name
-	if f.Arrival || f.Prompt {
+	if f.Arrival || f.Prompt || f.MaxTokens {
 		fh, err := os.Open(f.File)
 		if err != nil {
 			return r, err
@@ -66,32 +69,41 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 		if err != nil {
 			return r, fmt.Errorf("--from %s: %w", name, err)
 		}
+		if len(t.Rows) > maxReplayArrivals || len(t.Rows) < 2 {
+			return r, fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), maxReplayArrivals)
+		}
 		if f.Arrival {
-			if len(t.Rows) > MaxReplayArrivals || len(t.Rows) < 2 {
-				return r, fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), MaxReplayArrivals)
-			}
-			l.Arrival = Arrival{Kind: ArrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
+			l.Arrival = Arrival{Kind: arrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
 		}
-		if p := meanPrompt(t); f.Prompt && p > 0 {
-			l.PromptTokens = p
-		}
+		l.replaySizes(t, f.Prompt, f.MaxTokens)
 	}
 	return r, l.Validate()
 }
 
-// meanPrompt is the rows' mean prompt, rounded; 0 when none says one.
-func meanPrompt(t *trace.Trace) int {
-	sum, n := 0.0, 0
-	for _, r := range t.Rows {
-		if r.InputTokens > 0 {
-			sum += float64(r.InputTokens)
-			n++
+// replaySizes makes each of the run's rows a request's size (Lab.sizes),
+// the prompt when prompt, the max_tokens when maxTokens (else the lab's
+// own), and their means the lab's PromptTokens and MaxTokens.
+func (l *Lab) replaySizes(t *trace.Trace, prompt, maxTokens bool) {
+	if !prompt && !maxTokens {
+		return
+	}
+	sizes := make([]requestSize, len(t.Rows))
+	var sumP, sumM float64
+	for i, r := range t.Rows {
+		z := requestSize{Prompt: l.PromptTokens, MaxTokens: l.MaxTokens}
+		if prompt && r.InputTokens > 0 {
+			z.Prompt = r.InputTokens
 		}
+		if maxTokens && r.OutputTokens > 0 {
+			z.MaxTokens = r.OutputTokens
+		}
+		sizes[i] = z
+		sumP += float64(z.Prompt)
+		sumM += float64(z.MaxTokens)
 	}
-	if n == 0 {
-		return 0
-	}
-	return int(math.Round(sum / float64(n)))
+	l.sizes = sizes
+	l.PromptTokens = int(math.Round(sumP / float64(len(sizes))))
+	l.MaxTokens = int(math.Round(sumM / float64(len(sizes))))
 }
 
 // applyProfile sets dst's every setting a profile holds (sim.ProfileKeys:

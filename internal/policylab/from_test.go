@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -52,10 +54,79 @@ func TestFromFitsTheTwinAndReplaysTheRun(t *testing.T) {
 	if l.Sim.Seed != 42 || l.Sim.PTU != r.Profile.Config.PTU {
 		t.Errorf("seed %d (want the run's 42), PTU %v (want the twin's %v)", l.Sim.Seed, l.Sim.PTU, r.Profile.Config.PTU)
 	}
-	if l.Arrival.Kind != ArrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
+	if l.Arrival.Kind != arrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
 		t.Errorf("arrival %+v", l.Arrival)
 	}
-	if l.PromptTokens != 1550 {
-		t.Errorf("prompt %d, want the run's mean 1550", l.PromptTokens)
+	if l.PromptTokens != 1550 || l.MaxTokens != 100 || len(l.sizes) != 12 || l.sizes[0] != (requestSize{1500, 100}) || l.sizes[1] != (requestSize{1600, 100}) {
+		t.Errorf("prompt %d, max_tokens %d (want the run's means 1550 and 100), sizes %v", l.PromptTokens, l.MaxTokens, l.sizes)
 	}
+}
+
+// resultsFile writes a results file of 12 first attempts 250 ms apart,
+// request i of prompt and max_tokens size(i), every fourth refused.
+func resultsFile(t *testing.T, size func(i int) (prompt, maxTokens int)) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(fromHeader + "\n")
+	for i := range 12 {
+		p, m := size(i)
+		status, wait, completion := 200, "", "60"
+		if i%4 == 3 {
+			status, wait, completion = 429, "900", ""
+		}
+		fmt.Fprintf(&b, "r1,scheduled,scheduled-shaped,%d,1,,%d,%d,5,%d,%d,,%s,1,%s,retry-after-ms,0,,,,%d,,%s,%d,,,0,azure,,,,,,%d,,,,\n",
+			i, 250*i, 250*i, 200+i, status, wait, wait, p, completion, m, p)
+	}
+	file := filepath.Join(t.TempDir(), "results.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestFromReplaysEachRequestsSize: two runs with the same arrivals and
+// the same mean prompt and max_tokens, one every request alike, one a
+// mix of small and large, replay differently: each request keeps its
+// own size, not the run's mean (before, both replayed 1,550 tokens and
+// were the same run).
+func TestFromReplaysEachRequestsSize(t *testing.T) {
+	t.Parallel()
+	alike := resultsFile(t, func(int) (int, int) { return 1550, 100 })
+	mixed := resultsFile(t, func(i int) (int, int) {
+		if i%2 == 0 {
+			return 200, 20
+		}
+		return 2900, 180
+	})
+	var runs [2]runOutcome
+	for k, file := range []string{alike, mixed} {
+		l := Lab{Sim: sim.DefaultConfig(), PromptTokens: 1000, MaxTokens: 100}
+		if _, err := l.FitFrom(t.Context(), From{File: file, Arrival: true, Prompt: true, MaxTokens: true}); err != nil && !strings.Contains(err.Error(), "Loads") && !strings.Contains(err.Error(), "Policies") {
+			t.Fatalf("FitFrom: %v", err)
+		}
+		if l.PromptTokens != 1550 || l.MaxTokens != 100 {
+			t.Fatalf("run %d: means %d and %d, want 1550 and 100", k, l.PromptTokens, l.MaxTokens)
+		}
+		// The same simulator for both: only the sizes differ.
+		v := virtualRun{Spec: mustSpec(t, "none"), Sim: sim.DefaultConfig(), Rate: 4, Duration: 20 * time.Second, Arrival: l.Arrival, Clients: 4,
+			Seed: 1, Budget: 30 * time.Second, PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, sizes: l.sizes}
+		out, err := v.run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[k] = out
+	}
+	if len(runs[0].SuccessE2E) == 0 || slices.Equal(runs[0].SuccessE2E, runs[1].SuccessE2E) {
+		t.Errorf("the two size mixes replayed alike: %d and %d successes, latencies equal", len(runs[0].SuccessE2E), len(runs[1].SuccessE2E))
+	}
+}
+
+// mustSpec is the built-in name under the lab's default fair caps.
+func mustSpec(t *testing.T, name string) policy.Spec {
+	t.Helper()
+	s, err := policy.Parse(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts)
 }

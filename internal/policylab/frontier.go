@@ -27,7 +27,7 @@ type chartFile struct {
 // (policy_latency_ecdf_<load>), the load written as a file name ("1.5x",
 // "8/s" as "8-s"), followed by _<clients>c when the sweep has more than
 // one fleet size, and by _<attempts>a for the groups of the SDKs' cap. A policy keeps its colour and marker across charts.
-func chartFiles(s Sweep, groups []Group) []chartFile {
+func chartFiles(s Sweep, groups []verdictGroup) []chartFile {
 	styles := map[string]int{}
 	fleets := map[int]bool{}
 	for _, r := range s.Rows {
@@ -74,14 +74,14 @@ func labelStyle() draw.TextStyle {
 // success on x (fewer is better, so left), capacity share (or goodput) on
 // y (more is better, so up). Rows without a success have no attempts per
 // success and are named in the title instead.
-func writeFrontier(w io.Writer, g *Group, styles map[string]int, format report.ImageFormat) error {
+func writeFrontier(w io.Writer, g *verdictGroup, styles map[string]int, format report.ImageFormat) error {
 	p, _ := frontierPlot(g, styles)
 	return report.SaveChart(w, p, format)
 }
 
 // frontierPlot is the frontier chart, and its marks (which keep the label
 // boxes they drew, for a test).
-func frontierPlot(g *Group, styles map[string]int) (*plot.Plot, *frontierMarks) {
+func frontierPlot(g *verdictGroup, styles map[string]int) (*plot.Plot, *frontierMarks) {
 	m := &frontierMarks{}
 	var none []string
 	lo, hi, bottom, top := math.Inf(1), 0.0, math.Inf(1), 0.0

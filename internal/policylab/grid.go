@@ -31,20 +31,20 @@ const (
 	GridFull      = "full"      // every policy
 )
 
-// GivenCondition names the conditions given, the first of the grid's.
-const GivenCondition = "given"
+// givenCondition names the conditions given, the first of the grid's.
+const givenCondition = "given"
 
-// GridRefusalCosts are the refusal costs the grid tries (sim's
+// gridRefusalCosts are the refusal costs the grid tries (sim's
 // RefusalCost): free, 1% and 5% of a request.
-var GridRefusalCosts = []float64{0, 0.01, 0.05}
+var gridRefusalCosts = []float64{0, 0.01, 0.05}
 
-// GridArrivals are the arrival processes the grid tries beside the given
+// gridArrivals are the arrival processes the grid tries beside the given
 // one (ParseArrival's grammar).
-var GridArrivals = []string{ArrivalPoisson, "gamma:2", ArrivalWaves}
+var gridArrivals = []string{arrivalPoisson, "gamma:2", arrivalWaves}
 
-// GridModels are the simulator profiles the grid tries when the user gave
+// gridModels are the simulator profiles the grid tries when the user gave
 // none: the PTU model and the one fitted to the published waits.
-var GridModels = []string{sim.ProfilePTU, "documents"}
+var gridModels = []string{sim.ProfilePTU, "documents"}
 
 // Unknowns says which of the grid's unknowns the user fixed (a flag:
 // --sim-refusal-cost, --arrival, --retry-budget, --sim-profile): the
@@ -60,9 +60,9 @@ type condition struct {
 	apply func(*Lab) error
 }
 
-// GridRepeat is the repeats of a grid condition's runs: the fewest a
+// gridRepeat is the repeats of a grid condition's runs: the fewest a
 // difference has an interval from.
-const GridRepeat = MinRepeats
+const gridRepeat = minRepeats
 
 // gridOn reports whether the lab runs a grid: asked for, on the
 // embedded simulator's virtual clock.
@@ -76,7 +76,7 @@ func (l *Lab) gridOn() bool {
 func (l *Lab) conditions() []condition {
 	var out []condition
 	if !l.Fixed.RefusalCost {
-		for _, f := range GridRefusalCosts {
+		for _, f := range gridRefusalCosts {
 			if f == l.Sim.RefusalCost {
 				continue
 			}
@@ -87,7 +87,7 @@ func (l *Lab) conditions() []condition {
 		}
 	}
 	if !l.Fixed.Arrival {
-		for _, a := range GridArrivals {
+		for _, a := range gridArrivals {
 			arr, err := ParseArrival(a)
 			if err != nil || arr.Kind == l.Arrival.Kind && arr.CV == l.Arrival.CV {
 				continue
@@ -109,7 +109,7 @@ func (l *Lab) conditions() []condition {
 		if given == "" {
 			given = l.Sim.Profile
 		}
-		for _, m := range GridModels {
+		for _, m := range gridModels {
 			if m == given {
 				continue
 			}
@@ -142,7 +142,7 @@ func trimFloat(v float64) string { return fmt.Sprintf("%g", v) }
 // judged against. By name, in the lab's order.
 func finalists(sw Sweep, specs []string) map[string][]string {
 	keep := map[string]map[string]bool{}
-	for _, g := range Judge(sw) {
+	for _, g := range judge(sw) {
 		var rows []*Row
 		for i := range g.Ranked {
 			if r := &g.Ranked[i].Row; candidate(r) {
@@ -176,7 +176,7 @@ func undominated(rows []*Row) []*Row {
 			if q == r || !(q.SuccessInSLOPct >= r.SuccessInSLOPct || equivalent(q, r)) {
 				continue
 			}
-			if d := paired(r.loads(), q.loads()); d.excludesZero() && d.mean >= LoadTolerance*q.AttemptsPerRequest {
+			if d := paired(r.loads(), q.loads()); d.excludesZero() && d.mean >= loadTolerance*q.AttemptsPerRequest {
 				return false
 			}
 		}
@@ -201,12 +201,12 @@ func notBeaten(rows []*Row) []*Row {
 	})
 	return filter(rows, func(r *Row) bool {
 		d := paired(lead.shares(), r.shares())
-		return r == lead || !(d.excludesZero() && d.mean >= SuccessTolerance*lead.SuccessInSLOPct)
+		return r == lead || !(d.excludesZero() && d.mean >= successTolerance*lead.SuccessInSLOPct)
 	})
 }
 
 // runGrid runs the grid's conditions around the given sweep sw, each a
-// lab of its own per load (the finalists, or every policy, GridRepeat
+// lab of its own per load (the finalists, or every policy, gridRepeat
 // repeats), all at once on the machine's cores (their runs share one
 // token per core), and adds their rows to sw.Grid in the conditions'
 // order. A condition the lab cannot play (its settings refused) is left
@@ -223,7 +223,7 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 	if l.Grid != GridFull {
 		perLoad = finalists(*sw, names)
 	}
-	sw.Conditions = []string{GivenCondition}
+	sw.Conditions = []string{givenCondition}
 	sw.GridMode = l.Grid
 	type sub struct {
 		cond int
@@ -237,7 +237,7 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 	for i, c := range conds {
 		for _, ld := range l.Loads {
 			lab := l
-			lab.Grid, lab.Progress, lab.Repeat, lab.Loads = GridOff, nil, min(GridRepeat, max(l.Repeat, 1)), []Load{ld}
+			lab.Grid, lab.Progress, lab.Repeat, lab.Loads = GridOff, nil, min(gridRepeat, max(l.Repeat, 1)), []Load{ld}
 			lab.Policies = slices.DeleteFunc(slices.Clone(l.Policies), func(s policy.Spec) bool { return !slices.Contains(perLoad[ld.Text], s.Name) })
 			if len(lab.Policies) == 0 {
 				continue
@@ -267,7 +267,7 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 			sw.GridSkipped = append(sw.GridSkipped, c.name+": "+skipped[i].Error())
 			continue
 		}
-		var rows []GridRow
+		var rows []gridRow
 		for _, s := range subs {
 			if s.cond != i {
 				continue
@@ -276,7 +276,7 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 				return s.err
 			}
 			for _, r := range s.got.Rows {
-				rows = append(rows, GridRow{Condition: c.name, Row: r})
+				rows = append(rows, gridRow{Condition: c.name, Row: r})
 			}
 		}
 		sw.Conditions = append(sw.Conditions, c.name)
@@ -285,8 +285,8 @@ func runGrid(ctx context.Context, l Lab, sw *Sweep) error {
 	return nil
 }
 
-// GridRow is a row measured at one of the grid's conditions.
-type GridRow struct {
+// gridRow is a row measured at one of the grid's conditions.
+type gridRow struct {
 	Condition string
 	Row       Row
 }
@@ -302,7 +302,7 @@ func gridLine(s Sweep) string {
 		who = "every policy"
 	}
 	line := fmt.Sprintf("Grid: around the given conditions, one unknown varied at a time (a flag that fixes one removes it): %s; %s ran there, %d repeats each. holds_in is the share of these conditions in which a row is among the best equivalents, worst_regret_pct its largest shortfall (policies-grid.csv).",
-		strings.Join(s.Conditions, ", "), who, GridRepeat)
+		strings.Join(s.Conditions, ", "), who, gridRepeat)
 	if len(s.GridSkipped) > 0 {
 		line += " Left out: " + strings.Join(s.GridSkipped, "; ") + "."
 	}

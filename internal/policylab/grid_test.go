@@ -45,23 +45,23 @@ func TestGridReproducesGrades(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 3, 4*time.Second, 4*time.Second, 4*time.Second
-	l.MaxAttempts = SDKMaxAttempts // one cap: no twin runs
+	l.MaxAttempts = sdkMaxAttempts // one cap: no twin runs
 	l.Grid, l.Fixed = GridFull, Unknowns{Budget: true}
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{GivenCondition, "refusal cost 1%", "refusal cost 5%", "arrivals gamma:2", "arrivals waves", "model documents"}
+	want := []string{givenCondition, "refusal cost 1%", "refusal cost 5%", "arrivals gamma:2", "arrivals waves", "model documents"}
 	if len(sw.Conditions) != len(want) {
 		t.Fatalf("conditions %q (skipped %q), want %q", sw.Conditions, sw.GridSkipped, want)
 	}
 	dir := t.TempDir()
-	if _, err := Publish(dir, sw, Setup{}); err != nil {
+	if _, err := publish(dir, sw, Setup{}); err != nil {
 		t.Fatal(err)
 	}
-	grid := readCSV(t, filepath.Join(dir, GridFile))
+	grid := readCSV(t, filepath.Join(dir, gridFile))
 	graded := 0
-	for _, r := range readCSV(t, filepath.Join(dir, CSVFile)) {
+	for _, r := range readCSV(t, filepath.Join(dir, csvFile)) {
 		if r["policy"] == "none" && r["eligible"] != "true" {
 			t.Errorf("none at %s: eligible %s", r["load"], r["eligible"])
 		}
@@ -72,7 +72,7 @@ func TestGridReproducesGrades(t *testing.T) {
 			continue
 		}
 		graded++
-		sdk := strconv.FormatBool(r["max_attempts"] == strconv.Itoa(SDKMaxAttempts) && l.MaxAttempts != SDKMaxAttempts)
+		sdk := strconv.FormatBool(r["max_attempts"] == strconv.Itoa(sdkMaxAttempts) && l.MaxAttempts != sdkMaxAttempts)
 		n, holds, regret := 0, 0, 0.0
 		for _, g := range grid {
 			if g["policy"] != r["policy"] || g["load"] != r["load"] || g["clients"] != r["clients"] || g["sdk_cap"] != sdk {

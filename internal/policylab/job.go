@@ -18,8 +18,8 @@ import (
 // Bounds of a lab's settings.
 const (
 	MaxClients     = 1024
-	MaxRepeat      = 20
-	MaxLabDuration = time.Hour
+	maxRepeat      = 20
+	maxLabDuration = time.Hour
 )
 
 // Validate checks every setting of the lab before anything runs; each
@@ -34,18 +34,18 @@ func (l *Lab) Validate() error {
 		return valid.Errorf("Loads", "name at least one load")
 	case len(l.Clients) == 0 || len(l.Clients) > 8:
 		return valid.Errorf("Clients", "want 1 to 8 fleet sizes")
-	case l.Repeat < 1 || l.Repeat > MaxRepeat:
-		return valid.Errorf("Repeat", "must be from 1 to %d", MaxRepeat)
+	case l.Repeat < 1 || l.Repeat > maxRepeat:
+		return valid.Errorf("Repeat", "must be from 1 to %d", maxRepeat)
 	case l.Budget <= 0 || l.Budget > time.Hour:
 		return valid.Errorf("Budget", "must be positive and at most 1h")
 	case l.MaxAttempts < 1 || l.MaxAttempts > policy.MaxAttempts:
 		return valid.Errorf("MaxAttempts", "must be from 1 to %d", policy.MaxAttempts)
-	case l.Duration < time.Second || l.Duration > MaxLabDuration:
-		return valid.Errorf("Duration", "must be from 1s to %v", MaxLabDuration)
-	case l.Warmup < 0 || l.Warmup > MaxLabDuration:
-		return valid.Errorf("Warmup", "must be from 0 to %v (the {Budget} is recommended)", MaxLabDuration)
-	case l.Tail < 0 || l.Tail > MaxLabDuration:
-		return valid.Errorf("Tail", "must be from 0 to %v (the {Budget} is recommended)", MaxLabDuration)
+	case l.Duration < time.Second || l.Duration > maxLabDuration:
+		return valid.Errorf("Duration", "must be from 1s to %v", maxLabDuration)
+	case l.Warmup < 0 || l.Warmup > maxLabDuration:
+		return valid.Errorf("Warmup", "must be from 0 to %v (the {Budget} is recommended)", maxLabDuration)
+	case l.Tail < 0 || l.Tail > maxLabDuration:
+		return valid.Errorf("Tail", "must be from 0 to %v (the {Budget} is recommended)", maxLabDuration)
 	case l.StoreDelay < 0 || l.StoreDelay > time.Second:
 		return valid.Errorf("StoreDelay", "must be from 0 to 1s (%v is recommended)", DefaultStoreDelay)
 	case l.SLO <= 0 || l.SLO > time.Hour:
@@ -54,6 +54,11 @@ func (l *Lab) Validate() error {
 		return valid.Errorf("PromptTokens", "must be from 1 to 1000000")
 	case l.MaxTokens < 1 || l.MaxTokens > 16_384:
 		return valid.Errorf("MaxTokens", "must be from 1 to 16384")
+	}
+	for _, z := range l.sizes {
+		if z.Prompt < 1 || z.Prompt > 1_000_000 || z.MaxTokens < 1 || z.MaxTokens > 16_384 {
+			return valid.Errorf("Sizes", "a request of %d prompt tokens and max_tokens %d: want 1 to 1000000 and 1 to 16384", z.Prompt, z.MaxTokens)
+		}
 	}
 	seen := map[string]bool{}
 	for _, s := range l.Policies {
@@ -84,12 +89,12 @@ func (l *Lab) Validate() error {
 		return err
 	}
 	for _, ld := range l.Loads {
-		if n := ld.rate(capacity) * l.plan().Seconds(); n > MaxArrivals {
-			return valid.Errorf("Loads", "%s for {Duration} %v is %.0f arrivals a run, over %d: shorten the plan or lower the load", ld.Text, l.Duration, n, MaxArrivals)
+		if n := ld.rate(capacity) * l.plan().Seconds(); n > maxArrivals {
+			return valid.Errorf("Loads", "%s for {Duration} %v is %.0f arrivals a run, over %d: shorten the plan or lower the load", ld.Text, l.Duration, n, maxArrivals)
 		}
 	}
-	if l.Runs() > MaxRuns {
-		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), MaxRuns)
+	if l.Runs() > maxRuns {
+		return valid.Errorf("Repeat", "the lab would make %d runs, over %d: fewer policies, loads, fleet sizes or repeats", l.Runs(), maxRuns)
 	}
 	return l.validateWork()
 }
@@ -99,17 +104,17 @@ func (l *Lab) Validate() error {
 func (l *Lab) checkArrival(capacity float64) error {
 	a := l.Arrival
 	switch a.Kind {
-	case "", ArrivalPoisson, ArrivalConstant, ArrivalWaves:
-	case ArrivalGamma:
+	case "", arrivalPoisson, arrivalConstant, arrivalWaves:
+	case arrivalGamma:
 		if !(a.CV >= schedule.MinCV && a.CV <= schedule.MaxCV) {
 			return valid.Errorf("Arrival", "gamma's coefficient of variation %g: want %g to %g", a.CV, schedule.MinCV, float64(schedule.MaxCV))
 		}
-	case ArrivalReplay:
+	case arrivalReplay:
 		if len(a.Replay) < 2 || a.Span <= 0 {
 			return valid.Errorf("Arrival", "a replay needs at least two recorded arrivals over some time")
 		}
 	default:
-		return valid.Errorf("Arrival", "%q: want %s, %s, %s:CV, %s or %s", clip(a.Kind), ArrivalPoisson, ArrivalConstant, ArrivalGamma, ArrivalWaves, ArrivalReplay)
+		return valid.Errorf("Arrival", "%q: want %s, %s, %s:CV, %s or %s", clip(a.Kind), arrivalPoisson, arrivalConstant, arrivalGamma, arrivalWaves, arrivalReplay)
 	}
 	for _, ld := range l.Loads {
 		if err := a.check(ld.Text, ld.rate(capacity)); err != nil {
@@ -175,9 +180,9 @@ func (l *Lab) validateNamed() error {
 	return nil
 }
 
-// MaxArrivals bounds the arrivals of one run, so a lab's traffic — in
+// maxArrivals bounds the arrivals of one run, so a lab's traffic — in
 // process, on a virtual clock, but memory and CPU still — stays bounded.
-const MaxArrivals = 200_000
+const maxArrivals = 200_000
 
 // Job is `ptuprobe policies`: the lab, and where its outputs go.
 type Job struct {
@@ -199,11 +204,11 @@ func Execute(ctx context.Context, j Job) (Sweep, []string, error) {
 	if err := os.MkdirAll(j.OutDir, 0o755); err != nil {
 		return Sweep{}, nil, fmt.Errorf("create the output directory: %w", err)
 	}
-	sw, runErr := Run(ctx, j.Lab)
+	sw, runErr := runLab(ctx, j.Lab)
 	if runErr != nil && !errors.Is(runErr, ErrInterrupted) {
 		return sw, nil, runErr
 	}
-	written, err := Publish(j.OutDir, sw, j.Setup)
+	written, err := publish(j.OutDir, sw, j.Setup)
 	if err != nil {
 		return sw, written, err
 	}

@@ -127,8 +127,12 @@ type Lab struct {
 	// waves or a replayed run), at each load's rate.
 	Arrival Arrival
 	Repeat  int
-	// PromptTokens and MaxTokens shape every request.
+	// PromptTokens and MaxTokens shape every request, unless sizes are
+	// given: then they are the sizes' means (the capacity's), and request
+	// i of a run has sizes[i mod len(sizes)] (a recorded run's, in its
+	// order: with its arrivals replayed, each arrival keeps its size).
 	PromptTokens, MaxTokens int
+	sizes                   []requestSize
 	// MaxWork caps Work, the simulated attempts the lab may send at most:
 	// Validate refuses a lab on the simulator past it (a named target's
 	// lab is capped by Named.MaxRequests instead).
@@ -151,8 +155,8 @@ type Lab struct {
 	Fixed Unknowns
 }
 
-// MaxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
-const MaxRuns = 20_000
+// maxRuns bounds a lab's runs (policies × loads × fleet sizes × repeats).
+const maxRuns = 20_000
 
 // Runs is the number of runs the lab makes, at most: a fair policy's run
 // under the SDKs' cap that would repeat its run under the lab's is not
@@ -195,11 +199,11 @@ type labCell struct {
 	sdkCap bool
 }
 
-// SDKMaxAttempts is the attempts cap of the OpenAI and Anthropic SDKs
+// sdkMaxAttempts is the attempts cap of the OpenAI and Anthropic SDKs
 // (2 retries): every fair policy also runs under it, so the verdict can
 // show what the lab's own cap decides (a persistent retrier's load
 // follows its cap).
-const SDKMaxAttempts = admission.DefaultMaxAttempts
+const sdkMaxAttempts = admission.DefaultMaxAttempts
 
 // DefaultStoreDelay is a decision's round trip to a fleet's shared store
 // on the simulator: a Redis in the fleet's own network, about a
@@ -218,7 +222,7 @@ func (l *Lab) plan() time.Duration { return l.Warmup + l.Duration + l.Tail }
 // capped reports whether the lab runs its fair policies under the SDKs'
 // cap too: on the simulator, when its own cap is another.
 func (l *Lab) capped() bool {
-	return l.MaxAttempts != SDKMaxAttempts && l.Named == nil && l.Coordinate == nil
+	return l.MaxAttempts != sdkMaxAttempts && l.Named == nil && l.Coordinate == nil
 }
 
 // cells are the lab's (policy, load, clients) in order: every policy
@@ -243,20 +247,20 @@ func (l *Lab) cells() []labCell {
 	}
 	add(l.MaxAttempts, false)
 	if l.capped() {
-		add(SDKMaxAttempts, true)
+		add(sdkMaxAttempts, true)
 	}
 	return cells
 }
 
-// Run runs every (policy, load, clients, repeat): on the simulator each
+// runLab runs every (policy, load, clients, repeat): on the simulator each
 // on its own simulator and virtual clock, spread over the machine's cores
 // (the result does not depend on how), against a Named target one after
 // another on the wall clock; a coordinated lab (Coordinate) on the wall
 // clock, on loopback simulators a few at a time or against Named in turn.
-// On the simulator the repeats are raced (RaceRepeats): a row clearly
+// On the simulator the repeats are raced (raceRepeats): a row clearly
 // beaten after the first repeats keeps them. It returns the Sweep of every
 // row whose runs all completed, with the grid's rows (grid.go).
-func Run(ctx context.Context, l Lab) (Sweep, error) {
+func runLab(ctx context.Context, l Lab) (Sweep, error) {
 	if l.Named == nil && l.Coordinate == nil {
 		// The lab allocates as it simulates, hundreds of MB a second: a
 		// larger heap between collections halves what collecting costs the
@@ -278,14 +282,19 @@ func Run(ctx context.Context, l Lab) (Sweep, error) {
 	return sw, nil
 }
 
-// RaceRepeats is how many repeats every row of a lab on the simulator
+// raceRepeats is how many repeats every row of a lab on the simulator
 // gets; only the finalists (grid.go: not clearly beaten on the measure,
 // nor as good as another and clearly heavier, and none) get the rest of
-// Lab.Repeat. A row clearly beaten after RaceRepeats is beaten with an
-// interval from them (MinRepeats) and never recommended; more repeats of
+// Lab.Repeat. A row clearly beaten after raceRepeats is beaten with an
+// interval from them (minRepeats) and never recommended; more repeats of
 // it would move no verdict, and the persistent retriers that the throttles
 // and none beat on the load past capacity are most of the lab's attempts.
-const RaceRepeats = MinRepeats
+const raceRepeats = minRepeats
+
+// MinRaceRepeats is the repeats every row of a lab on the simulator gets
+// before the finalists get the rest (raceRepeats), for the command's
+// announcement.
+const MinRaceRepeats = raceRepeats
 
 // runOnce is Run without the grid; on the simulator its runs wait for a
 // token of sem when it is not nil (the grid's conditions share the cores).
@@ -341,7 +350,7 @@ func (sw *Sweep) addRows(l Lab, cells []labCell, repeat int, capacity float64, o
 	for i, c := range cells {
 		name := c.spec.Name
 		if c.coordinated {
-			name += CoordinatedSuffix
+			name += coordinatedSuffix
 		}
 		var got []runOutcome
 		finished := true
@@ -356,7 +365,7 @@ func (sw *Sweep) addRows(l Lab, cells []labCell, repeat int, capacity float64, o
 			got = append(got, outs[j])
 		}
 		if !finished || len(got) == 0 {
-			sw.Unfinished = append(sw.Unfinished, Cell{Policy: name, Load: c.load.Text, Clients: c.clients, SDKCap: c.sdkCap})
+			sw.Unfinished = append(sw.Unfinished, unfinishedCell{Policy: name, Load: c.load.Text, Clients: c.clients, SDKCap: c.sdkCap})
 			continue
 		}
 		r := rowOf(c, capacity, sw.Plan, w, l.SLO, got)
@@ -365,14 +374,14 @@ func (sw *Sweep) addRows(l Lab, cells []labCell, repeat int, capacity float64, o
 	}
 }
 
-// raceVirtual runs the cells' first RaceRepeats repeats on the simulator,
+// raceVirtual runs the cells' first raceRepeats repeats on the simulator,
 // then the rest of the repeats of the finalists among the rows they make
 // (by name, per load, under both caps); wanted says which runs the lab
 // made. The choice is a function of the first repeats' outcomes alone, so
 // the lab stays deterministic.
 func raceVirtual(ctx context.Context, l Lab, sw *Sweep, cells []labCell, repeat int, capacity float64, sem chan struct{}) (
 	outs []runOutcome, done []bool, wanted func(int) bool, reused int, err error) {
-	first := min(repeat, RaceRepeats)
+	first := min(repeat, raceRepeats)
 	early := func(j int) bool { return j%repeat < first }
 	progress := l.progress()
 	outs, done, reused, err = runVirtual(ctx, l, cells, repeat, capacity, early, sem, progress)
@@ -410,9 +419,13 @@ func (l *Lab) sweep() (Sweep, float64) {
 		Seed: l.Sim.Seed, Deterministic: true, SLO: l.SLO, Warmup: l.Warmup, Tail: l.Tail, Plan: l.plan(),
 		MaxAttempts: l.MaxAttempts, Profile: l.Sim.ProfileSource, Fit: l.Sim.Fit}
 	if l.capped() {
-		sw.SDKMaxAttempts = SDKMaxAttempts
+		sw.SDKMaxAttempts = sdkMaxAttempts
 	}
 	sw.Arrival = l.Arrival.Describe()
+	if len(l.sizes) > 0 {
+		sw.Arrival += fmt.Sprintf("; each request's prompt and max_tokens replayed from the run's %d, in its order (means %d and %d tokens, the capacity's)",
+			len(l.sizes), l.PromptTokens, l.MaxTokens)
+	}
 	if l.Named != nil {
 		capacity = l.Named.Capacity
 		sw.Capacity, sw.Limiter, sw.Deterministic = capacity, "the named target", false
@@ -470,7 +483,7 @@ func runVirtual(ctx context.Context, l Lab, cells []labCell, repeat int, capacit
 		if !want(tj) {
 			return
 		}
-		if q.outs[j].reach() <= SDKMaxAttempts {
+		if q.outs[j].reach() <= sdkMaxAttempts {
 			q.outs[tj], q.done[tj] = q.outs[j], true
 			q.reused++
 			q.progress()
@@ -631,7 +644,7 @@ func (l *Lab) virtualRun(c labCell, k int, capacity float64) virtualRun {
 	cfg.Seed += int64(k)
 	return virtualRun{Spec: c.spec, Sim: cfg, Rate: c.load.rate(capacity), Duration: l.Duration, Warmup: l.Warmup, Tail: l.Tail,
 		Arrival: l.Arrival, StoreDelay: l.StoreDelay, Clients: c.clients, Seed: uint64(cfg.Seed), Budget: l.Budget,
-		PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens}
+		PromptTokens: l.PromptTokens, MaxTokens: l.MaxTokens, sizes: l.sizes}
 }
 
 // progress is a counter of the lab's finished runs that tells
@@ -644,15 +657,6 @@ func (l *Lab) progress() func() {
 			l.Progress(finished, total)
 		}
 	}
-}
-
-func allDone(d []bool) bool {
-	for _, x := range d {
-		if !x {
-			return false
-		}
-	}
-	return true
 }
 
 // rowOf sums a labCell's repeats into its Row: the measure over the
@@ -725,13 +729,13 @@ func (r *Row) add(o runOutcome) {
 	}
 }
 
-// SteadyPts is the drift of the measure within the window, in points,
+// steadyPts is the drift of the measure within the window, in points,
 // from which a clear drift makes a row not steady.
-const SteadyPts = 1.0
+const steadyPts = 1.0
 
 // measure sets r's measure from its repeats' requests in w under slo.
 func (r *Row) measure(outs []runOutcome, w window, slo time.Duration) {
-	ms := make([]RepeatMeasure, len(outs))
+	ms := make([]repeatMeasure, len(outs))
 	var lat []float64
 	for k, o := range outs {
 		m, l := measureOf(o.Each, w, slo)
@@ -744,7 +748,7 @@ func (r *Row) measure(outs []runOutcome, w window, slo time.Duration) {
 
 // setMeasures sets r's measure from its repeats' measures and the
 // latencies of their successes (ms, sorted).
-func (r *Row) setMeasures(ms []RepeatMeasure, lat []float64) {
+func (r *Row) setMeasures(ms []repeatMeasure, lat []float64) {
 	var share, load, load429, drift []float64
 	r.Measures, r.Offered, r.GaveUpLocal = ms, 0, 0
 	for _, m := range ms {
@@ -768,7 +772,7 @@ func (r *Row) setMeasures(ms []RepeatMeasure, lat []float64) {
 	r.DriftPts, r.Steady = 0, true // nothing measured: no drift to see
 	if d := meanInterval(drift); d.n > 0 {
 		r.DriftPts = d.mean
-		r.Steady = !(d.excludesZero() && math.Abs(d.mean) >= SteadyPts)
+		r.Steady = !(d.excludesZero() && math.Abs(d.mean) >= steadyPts)
 	}
 	r.SuccessLatencies = lat
 	r.SuccessP50MS, r.SuccessP99MS = percentiles(lat)

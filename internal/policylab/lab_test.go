@@ -33,7 +33,7 @@ func smallLab(t *testing.T, profile string, names ...string) Lab {
 	cfg := sim.DefaultConfig()
 	cfg.Profile = profile
 	return Lab{Policies: specs, Loads: loads, Clients: []int{16}, Budget: policy.DefaultBudget, MaxAttempts: policy.DefaultMaxAttempts,
-		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: ArrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
+		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: arrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
 }
 
 // rowsByCell are the rows under the lab's cap by (policy, load); with
@@ -55,11 +55,11 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "backoff", "pace", "slots")
 	l.Loads, l.Repeat, l.Duration = l.Loads[1:], 2, 10*time.Second
-	a, err := Run(context.Background(), l)
+	a, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(context.Background(), l)
+	b, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 		t.Fatal("two runs of one lab differ")
 	}
 	l.Sim.Seed = 7
-	c, err := Run(context.Background(), l)
+	c, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestWhatTheLabFinds(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor", "backoff", "sdk", "stacked", "pace")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 2, 10*time.Second, 10*time.Second, 10*time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +130,13 @@ func TestSDKCapRunsNotRepeated(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "pace", "honor")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = []Load{{Text: "0.3x", X: 0.3}, {Text: "3x", X: 3}}, 1, 5*time.Second, time.Second, time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	twin := rowsByCell(sw.Rows, true)
-	l.MaxAttempts, l.Progress = SDKMaxAttempts, nil
-	direct, err := Run(context.Background(), l)
+	l.MaxAttempts, l.Progress = sdkMaxAttempts, nil
+	direct, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestOtherLimiters(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfileWindow, "backoff", "honor", "pace")
 	l.Duration = 12 * time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestOtherLimiters(t *testing.T) {
 	g := smallLab(t, sim.ProfileGateway, "honor", "pace")
 	g.Sim.GatewayKeyRPS, g.Sim.GatewayOrgRPS = 1, 8
 	g.Duration = 10 * time.Second
-	sw, err = Run(context.Background(), g)
+	sw, err = runLab(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestInterruptKeepsCompletedRows(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	sw, err := Run(ctx, smallLab(t, sim.ProfilePTU, "honor"))
+	sw, err := runLab(ctx, smallLab(t, sim.ProfilePTU, "honor"))
 	if !errors.Is(err, ErrInterrupted) || len(sw.Rows) != 0 {
 		t.Fatalf("err %v, %d rows", err, len(sw.Rows))
 	}
@@ -257,7 +257,7 @@ func TestJitterSparesNoStorm(t *testing.T) {
 	l.Sim.PTU, l.Sim.BucketDepth, l.Sim.BurstPct = 1, 100*time.Millisecond, 0
 	l.PromptTokens, l.MaxTokens, l.Clients = 3, 10, []int{4}
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 3, 10*time.Second, 10*time.Second, 10*time.Second
-	sw, err := Run(context.Background(), l)
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestRefusalCostPunishesPersistence(t *testing.T) {
 	l.Loads = l.Loads[1:]
 	pct := func(cost float64) (none, honor float64) {
 		l.Sim.RefusalCost = cost
-		sw, err := Run(context.Background(), l)
+		sw, err := runLab(context.Background(), l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,5 +304,44 @@ func TestRefusalCostPunishesPersistence(t *testing.T) {
 	}
 	if none0, honor0 := pct(0); honor0 < none0-2 {
 		t.Errorf("free refusals: honor answers %.1f%%, none %.1f%%: the cost is what makes the difference", honor0, none0)
+	}
+}
+
+// TestRepeatsAreRaced: every row gets raceRepeats repeats; the finalists
+// (none always) get the rest of Repeat, and a row clearly beaten after
+// the first repeats (pace at 3x, queueing past the SLO) keeps them. The
+// finalist's first repeats are the same runs a lab of raceRepeats makes
+// (the seeds are per repeat), and the raced lab is deterministic.
+func TestRepeatsAreRaced(t *testing.T) {
+	t.Parallel()
+	l := smallLab(t, sim.ProfilePTU, "none", "pace")
+	l.Loads, l.Repeat, l.Duration, l.MaxAttempts = l.Loads[1:], raceRepeats+2, 10*time.Second, sdkMaxAttempts
+	l.Warmup, l.Tail = l.Budget, l.Budget
+	a, err := runLab(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := runLab(context.Background(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs of one raced lab differ")
+	}
+	repeats := map[string]int{}
+	for _, r := range a.Rows {
+		repeats[r.Policy] = r.Repeats
+	}
+	if repeats["none"] != raceRepeats+2 || repeats["pace"] != raceRepeats || a.Runs != 2*raceRepeats+2 || a.Completed != a.Runs {
+		t.Fatalf("repeats %v, runs %d of %d: want none %d, pace %d", repeats, a.Completed, a.Runs, raceRepeats+2, raceRepeats)
+	}
+	short := l
+	short.Repeat = raceRepeats
+	c, err := runLab(context.Background(), short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Rows[0].Measures[:raceRepeats], c.Rows[0].Measures) {
+		t.Error("the finalist's first repeats differ from a lab of as many repeats")
 	}
 }

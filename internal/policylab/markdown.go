@@ -11,23 +11,23 @@ import (
 // tables and the method.
 const MarkdownFile = "policies.md"
 
-// Title heads policies.md and report.html.
-const Title = "Client policies under a fair budget"
+// pageTitle heads policies.md and report.html.
+const pageTitle = "Client policies under a fair budget"
 
 // lead says what the lab compared, before its verdict.
 const lead = "The same plan (the same arrivals, the same seeds, the same budget and attempts cap) sent through every client policy, at each load and fleet size. " +
 	"A policy is ranked by what its users live with: the share of the offered requests answered within the SLO in the steady state, with its 95% interval over the repeats; then the load it places on the deployment per offered request; then how long its successes take. " +
 	"A difference inside the interval is no difference. Descriptive of these runs, not a guarantee."
 
-// WriteMarkdown writes policies.md: for a partial sweep, the line that
+// writeMarkdown writes policies.md: for a partial sweep, the line that
 // says so; a Recommendation per (load, clients, cap) with a sentence per
 // part of the documented rule, the line that says the comparison was
 // fair, a ranked table per group (the coordinated rows apart), the
 // charts' files and the method.
-func WriteMarkdown(w io.Writer, s Sweep) error {
-	groups := Judge(s)
+func writeMarkdown(w io.Writer, s Sweep) error {
+	groups := judge(s)
 	var b strings.Builder
-	b.WriteString("# " + Title + "\n\n")
+	b.WriteString("# " + pageTitle + "\n\n")
 	if note := partialNote(s); note != "" {
 		b.WriteString("**" + note + "**\n\n")
 	}

@@ -45,8 +45,8 @@ type window struct{ from, to time.Duration }
 // half is the middle of the window: the drift compares the halves.
 func (w window) half() time.Duration { return w.from + (w.to-w.from)/2 }
 
-// RepeatMeasure is one repeat's measure of a row, over its window.
-type RepeatMeasure struct {
+// repeatMeasure is one repeat's measure of a row, over its window.
+type repeatMeasure struct {
 	// Offered are the requests that arrived in the window; InSLO those
 	// answered 2xx within the SLO (and the budget); Succeeded those
 	// answered 2xx within the budget, whenever.
@@ -74,14 +74,14 @@ type RepeatMeasure struct {
 
 // InSLOPct is the repeat's measure: InSLO per offered request, in percent
 // (-1 when nothing arrived in the window).
-func (m RepeatMeasure) InSLOPct() float64 { return pctOf(m.InSLO, m.Offered) }
+func (m repeatMeasure) InSLOPct() float64 { return pctOf(m.InSLO, m.Offered) }
 
 // AttemptsPerRequest is the load per offered request (-1 with none).
-func (m RepeatMeasure) AttemptsPerRequest() float64 { return ratioOf(m.Attempts, m.Offered) }
+func (m repeatMeasure) AttemptsPerRequest() float64 { return ratioOf(m.Attempts, m.Offered) }
 
 // DriftPts is the second half's measure minus the first half's, in
 // points (0 when a half is empty).
-func (m RepeatMeasure) DriftPts() float64 {
+func (m repeatMeasure) DriftPts() float64 {
 	first := pctOf(m.InSLOFirst, m.OfferedFirst)
 	second := pctOf(m.InSLO-m.InSLOFirst, m.Offered-m.OfferedFirst)
 	if first < 0 || second < 0 {
@@ -93,8 +93,8 @@ func (m RepeatMeasure) DriftPts() float64 {
 // measureOf is the measure of one run's requests over w under slo, with
 // the latencies of its successes (ms, sorted) for the row's pooled
 // percentiles.
-func measureOf(reqs []requestOutcome, w window, slo time.Duration) (RepeatMeasure, []float64) {
-	var m RepeatMeasure
+func measureOf(reqs []requestOutcome, w window, slo time.Duration) (repeatMeasure, []float64) {
+	var m repeatMeasure
 	var lat []float64
 	mid := w.half()
 	for i := range reqs {

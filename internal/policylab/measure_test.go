@@ -21,7 +21,7 @@ func TestMeasureOf(t *testing.T) {
 		{at: 20 * s, e2e: s, attempts: 1, ok: true},                            // tail
 	}
 	m, lat := measureOf(reqs, window{10 * s, 20 * s}, 10*s)
-	want := RepeatMeasure{Offered: 4, InSLO: 2, Succeeded: 3, OfferedFirst: 2, InSLOFirst: 1, Attempts: 8, HTTP429: 5, GaveUpLocal: 1, Reach: 5}
+	want := repeatMeasure{Offered: 4, InSLO: 2, Succeeded: 3, OfferedFirst: 2, InSLOFirst: 1, Attempts: 8, HTTP429: 5, GaveUpLocal: 1, Reach: 5}
 	m.SuccessP50MS, m.SuccessP99MS = 0, 0
 	if m != want || len(lat) != 3 || lat[0] != 1000 || lat[2] != 15000 {
 		t.Errorf("%+v %v, want %+v", m, lat, want)

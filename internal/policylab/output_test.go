@@ -41,10 +41,10 @@ func golden(t *testing.T, name string, got []byte) {
 func TestCSVGolden(t *testing.T) {
 	t.Parallel()
 	var a, b bytes.Buffer
-	if err := WriteCSV(&a, fixtureSweep()); err != nil {
+	if err := writeCSV(&a, fixtureSweep()); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCSV(&b, fixtureSweep()); err != nil {
+	if err := writeCSV(&b, fixtureSweep()); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -74,7 +74,7 @@ func TestCSVColumns(t *testing.T) {
 			SuccessInSLOPct: -1, CILow: -1, CIHigh: -1, AttemptsPerRequest: -1, HTTP429PerRequest: -1, SuccessP50MS: -1, SuccessP99MS: -1},
 	}}
 	var b bytes.Buffer
-	if err := WriteCSV(&b, s); err != nil {
+	if err := writeCSV(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
@@ -101,11 +101,11 @@ func TestCSVColumns(t *testing.T) {
 func TestMarkdownGolden(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, fixtureSweep()); err != nil {
+	if err := writeMarkdown(&b, fixtureSweep()); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	if !strings.HasPrefix(md, "# "+Title+"\n\n"+lead+"\n\n## Recommendation\n") {
+	if !strings.HasPrefix(md, "# "+pageTitle+"\n\n"+lead+"\n\n## Recommendation\n") {
 		t.Errorf("policies.md does not open with the Recommendation:\n%s", md[:200])
 	}
 	golden(t, "policies.md.golden", b.Bytes())
@@ -145,7 +145,7 @@ func TestRealTarget(t *testing.T) {
 		s.Rows[i].CapacitySharePct, s.Rows[i].LoadX = -1, -1
 	}
 	var md bytes.Buffer
-	if err := WriteMarkdown(&md, s); err != nil {
+	if err := writeMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Capacity: unknown (no --capacity given)", "Clock: wall clock", "Limiter: the named target."} {
@@ -157,7 +157,7 @@ func TestRealTarget(t *testing.T) {
 		t.Error("a ceiling without a capacity")
 	}
 	var svg bytes.Buffer
-	files := chartFiles(s, Judge(s))
+	files := chartFiles(s, judge(s))
 	if err := files[0].draw(&svg, report.SVG); err != nil {
 		t.Fatal(err)
 	}

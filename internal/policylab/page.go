@@ -10,13 +10,13 @@ import (
 // scrollCue tells a phone's reader that a ranked table goes on sideways.
 const scrollCue = "On a narrow screen each table scrolls sideways; the policy column stays in view, and the verdict's numbers (success within the SLO and its interval, attempts and 429s per request, the successes' latency) come first."
 
-// WriteHTML writes the lab's report.html on one self-contained page
+// writeHTML writes the lab's report.html on one self-contained page
 // (report.WritePage), with the texts and numbers of policies.md: the
 // partial line of an interrupted lab in the lead, the Recommendation per
 // (load, clients, cap) first, then the ranked tables, the charts and the
 // method, and the settings of the command.
-func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
-	groups := Judge(s)
+func writeHTML(w io.Writer, s Sweep, setup Setup) error {
+	groups := judge(s)
 	rec := report.Section{ID: "recommendation", Heading: "Recommendation"}
 	for i := range groups {
 		g := &groups[i]
@@ -68,7 +68,7 @@ func WriteHTML(w io.Writer, s Sweep, setup Setup) error {
 		items = append(items, report.Plain(line))
 	}
 	p := &report.Page{
-		Title:    Title,
+		Title:    pageTitle,
 		Lead:     report.Plain(strings.TrimSpace(partialNote(s) + " " + lead)),
 		Footer:   report.PublishedFooter(),
 		Sections: []report.Section{rec, ranking},

@@ -22,10 +22,10 @@ func TestWrittenPage(t *testing.T) {
 	s := fixtureSweep()
 	setup := Setup{Command: "ptuprobe policies", Settings: []report.Setting{{Name: "--load", Value: "0.8x,1.5x,3x"}, {Name: "--endpoint", Withheld: true}}}
 	var md, page bytes.Buffer
-	if err := WriteMarkdown(&md, s); err != nil {
+	if err := writeMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, s, setup); err != nil {
+	if err := writeHTML(&page, s, setup); err != nil {
 		t.Fatal(err)
 	}
 	root, err := pagecheck.Parse(page.Bytes())
@@ -44,7 +44,7 @@ func TestWrittenPage(t *testing.T) {
 		t.Errorf("sections %s", got)
 	}
 	rec := root.ByID("recommendation").Content()
-	for _, g := range Judge(s) {
+	for _, g := range judge(s) {
 		if !strings.Contains(rec, g.Name()+" — "+g.RecommendationSentence()) {
 			t.Errorf("the recommendation lacks %s's sentence", g.Name())
 		}
@@ -68,7 +68,7 @@ func TestWrittenPage(t *testing.T) {
 		}
 	}
 	var pageRows [][]string
-	for _, g := range Judge(s) {
+	for _, g := range judge(s) {
 		table := root.ByID("ranking-" + g.id())
 		if table == nil {
 			t.Fatalf("no table for %s", g.Name())
@@ -94,7 +94,7 @@ func TestWrittenPage(t *testing.T) {
 			t.Errorf("row %d: page %q, policies.md %q", i, pageRows[i], mdRows[i])
 		}
 	}
-	if n := len(root.Named("svg")); n != 2*2*len(Judge(s)) {
+	if n := len(root.Named("svg")); n != 2*2*len(judge(s)) {
 		t.Errorf("%d charts, want 2 per load × 2 sizes × 3 loads", n)
 	}
 	if set := root.ByID("settings"); set == nil || !strings.Contains(set.Content(), "--endpoint") {
@@ -106,7 +106,7 @@ func TestWrittenPage(t *testing.T) {
 func TestPublish(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sweep, want := fixtureSweep(), []string{CSVFile, MarkdownFile, "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg",
+	sweep, want := fixtureSweep(), []string{csvFile, MarkdownFile, "policy_frontier_1.5x.png", "policy_frontier_1.5x.svg",
 		"policy_latency_ecdf_3x.png", "policy_latency_ecdf_3x.svg", report.HTMLFile}
 	if testkit.Race {
 		// Under the race detector drawing PNGs is most of the time: one
@@ -114,7 +114,7 @@ func TestPublish(t *testing.T) {
 		sweep.Rows = slices.DeleteFunc(sweep.Rows, func(r Row) bool { return r.Load != "3x" })
 		want = slices.DeleteFunc(want, func(n string) bool { return strings.Contains(n, "1.5x") })
 	}
-	written, err := Publish(dir, sweep, Setup{Command: "ptuprobe policies"})
+	written, err := publish(dir, sweep, Setup{Command: "ptuprobe policies"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import "fmt"
 // A lab interrupted (Ctrl-C) publishes the rows whose every repeat
 // finished, and says so in every output: a policy that did not finish
 // might have led its group, so a group with an unfinished cell
-// recommends nothing (Group.Unfinished).
+// recommends nothing (verdictGroup.Unfinished).
 
 // Partial reports whether the sweep was cut short: some cell's runs did
 // not all finish.

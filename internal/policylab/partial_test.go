@@ -31,7 +31,7 @@ func TestInterruptedLabIsPartial(t *testing.T) {
 	l := smallLab(t, sim.ProfilePTU, "honor", "none", "backoff", "pace")
 	l.Duration = 2 * time.Second
 	cells := len(l.Policies) * len(l.Loads) * len(l.Clients)
-	l.Repeat = min(MaxRepeat, (2*runtime.GOMAXPROCS(0)+2)/cells+1)
+	l.Repeat = min(maxRepeat, (2*runtime.GOMAXPROCS(0)+2)/cells+1)
 	l.Progress = func(done, total int) { cancel() }
 	dir := t.TempDir()
 	sw, _, err := Execute(ctx, Job{Lab: l, OutDir: dir})
@@ -62,7 +62,7 @@ func TestInterruptedLabIsPartial(t *testing.T) {
 	if page := read("report.html"); !status.MatchString(page) || strings.Contains(page, "(recommended)") {
 		t.Errorf("report.html: partial line %v, a recommendation %v", status.MatchString(page), strings.Contains(page, "(recommended)"))
 	}
-	csvText := read(CSVFile)
+	csvText := read(csvFile)
 	header, _, _ := strings.Cut(csvText, "\n")
 	if !strings.HasSuffix(header, ",partial") || !regexp.MustCompile(`,interrupted after [1-9][0-9]* of `+strconv.Itoa(l.Runs())+` runs\n`).MatchString(csvText) {
 		t.Errorf("policies.csv does not say it is partial: %s", csvText)
@@ -85,7 +85,7 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 	t.Parallel()
 	s := fixtureSweep()
 	want := map[string]string{}
-	for _, g := range Judge(s) {
+	for _, g := range judge(s) {
 		want[g.Load] = g.Recommendations()[0].Policy
 	}
 	var kept []Row
@@ -95,11 +95,11 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 		}
 	}
 	s.Rows, s.Runs, s.Completed = kept, 33, 32
-	s.Unfinished = []Cell{{Policy: want["1.5x"], Load: "1.5x", Clients: 16}, {Policy: "slots", Load: "8/s", Clients: 16}}
+	s.Unfinished = []unfinishedCell{{Policy: want["1.5x"], Load: "1.5x", Clients: 16}, {Policy: "slots", Load: "8/s", Clients: 16}}
 	if !s.Partial() || s.PartialStatus() != "partial: interrupted after 32 of 33 runs" {
 		t.Fatalf("Partial %v, %q", s.Partial(), s.PartialStatus())
 	}
-	groups := Judge(s)
+	groups := judge(s)
 	if len(groups) != len(fixtureLoads)+1 {
 		t.Fatalf("%d groups, want the fixture's %d and one of the unfinished cell alone", len(groups), len(fixtureLoads)+1)
 	}
@@ -111,7 +111,7 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 				t.Errorf("%s: recommended %v, %d findings, %q", g.Name(), r, len(g.Findings), g.RecommendationSentence())
 			}
 		default:
-			if len(r) == 0 || r[0].Policy != want[g.Load] || len(g.Findings) != len(Rules) {
+			if len(r) == 0 || r[0].Policy != want[g.Load] || len(g.Findings) != len(ruleParts) {
 				t.Errorf("%s: recommended %v, %d findings; want %s", g.Name(), r, len(g.Findings), want[g.Load])
 			}
 		}
@@ -122,7 +122,7 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 	// Every output is written, the group of no row included, and the
 	// page stays a valid, self-contained one.
 	var page, md, table bytes.Buffer
-	if err := WriteHTML(&page, s, Setup{}); err != nil {
+	if err := writeHTML(&page, s, Setup{}); err != nil {
 		t.Fatal(err)
 	}
 	root, err := pagecheck.Parse(page.Bytes())
@@ -132,7 +132,7 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, s); err != nil || !strings.Contains(md.String(), "### 8/s, 16 clients\n\nNothing to recommend: the lab was interrupted") {
+	if err := writeMarkdown(&md, s); err != nil || !strings.Contains(md.String(), "### 8/s, 16 clients\n\nNothing to recommend: the lab was interrupted") {
 		t.Errorf("policies.md: %v\n%s", err, md.String())
 	}
 	if err := PrintTable(&table, s); err != nil || !strings.Contains(table.String(), "  8/s, 16 clients: none: interrupted: slots unfinished\n") {

@@ -8,28 +8,28 @@ import (
 	"github.com/ptuprobe/ptuprobe/report"
 )
 
-// Publish writes the lab's outputs into dir — policies.csv, policies.md,
+// publish writes the lab's outputs into dir — policies.csv, policies.md,
 // each group's charts as PNG and SVG (chartFiles names them) and
 // report.html — and returns the paths written. Each file is written
 // under a temporary name and renamed.
-func Publish(dir string, s Sweep, setup Setup) ([]string, error) {
+func publish(dir string, s Sweep, setup Setup) ([]string, error) {
 	type step struct {
 		name  string
 		write func(io.Writer) error
 	}
 	steps := []step{
-		{CSVFile, func(w io.Writer) error { return WriteCSV(w, s) }},
-		{MarkdownFile, func(w io.Writer) error { return WriteMarkdown(w, s) }},
+		{csvFile, func(w io.Writer) error { return writeCSV(w, s) }},
+		{MarkdownFile, func(w io.Writer) error { return writeMarkdown(w, s) }},
 	}
 	if len(s.Conditions) > 0 {
-		steps = append(steps, step{GridFile, func(w io.Writer) error { return WriteGridCSV(w, s) }})
+		steps = append(steps, step{gridFile, func(w io.Writer) error { return writeGridCSV(w, s) }})
 	}
-	for _, c := range chartFiles(s, Judge(s)) {
+	for _, c := range chartFiles(s, judge(s)) {
 		steps = append(steps,
 			step{c.base + ".png", func(w io.Writer) error { return c.draw(w, report.PNG) }},
 			step{c.base + ".svg", func(w io.Writer) error { return c.draw(w, report.SVG) }})
 	}
-	steps = append(steps, step{report.HTMLFile, func(w io.Writer) error { return WriteHTML(w, s, setup) }})
+	steps = append(steps, step{report.HTMLFile, func(w io.Writer) error { return writeHTML(w, s, setup) }})
 	var written []string
 	for _, st := range steps {
 		path := filepath.Join(dir, st.name)

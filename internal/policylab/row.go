@@ -10,7 +10,7 @@ import (
 // Row is one cell of the lab's sweep: one policy at one load with one
 // fleet size, over its repeats. policies.csv has one line per Row.
 type Row struct {
-	// Policy is the row's label: its policy's name, and CoordinatedSuffix
+	// Policy is the row's label: its policy's name, and coordinatedSuffix
 	// for a coordinated row; Name is the policy's name alone, and Traits
 	// what the verdict reads of it (never the name).
 	Policy string
@@ -35,7 +35,7 @@ type Row struct {
 	// OwnCaps: the policy keeps caps of its own (a modelled client, or a
 	// custom spec that sets them), so it is the same row under either
 	// cap; SDKCap: a fair policy run under the SDKs' cap
-	// (SDKMaxAttempts) rather than the lab's.
+	// (sdkMaxAttempts) rather than the lab's.
 	OwnCaps, SDKCap bool
 	Budget          time.Duration // the policy's latency budget per request; 0: none
 	Repeats         int
@@ -66,7 +66,7 @@ type Row struct {
 	SuccessLatencies []float64
 	// DriftPts is the measure's second half of the window against its
 	// first, the mean over the repeats; Steady is false when that drift
-	// is clear (its interval excludes 0) and at least SteadyPts: the
+	// is clear (its interval excludes 0) and at least steadyPts: the
 	// measure still moves, and a longer plan could rank the row
 	// otherwise.
 	DriftPts float64
@@ -74,7 +74,7 @@ type Row struct {
 	// Measures are the repeats' measures, in repeat order: repeat k of
 	// every row met the same arrivals and seeds, so rows are compared
 	// repeat by repeat (paired).
-	Measures []RepeatMeasure
+	Measures []repeatMeasure
 
 	// Counts over every arrival of the plan (warm-up and tail included),
 	// summed over the repeats.
@@ -114,7 +114,7 @@ type Row struct {
 
 	// Coordinated: the fleet's clients shared their retry owners' state
 	// through the lab's Coordination (Policy then ends in
-	// CoordinatedSuffix); in a coordinated lab the other rows' clients
+	// coordinatedSuffix); in a coordinated lab the other rows' clients
 	// each kept their own, as separate processes do.
 	Coordinated bool
 	// ClientSuccessPctMin and ClientSuccessPctMax are the lowest and the
@@ -168,7 +168,7 @@ type Sweep struct {
 	// Warmup and Tail the arrivals before and after the window
 	// (Duration) measured, Plan all of a run's arrivals.
 	SLO, Warmup, Tail, Plan time.Duration
-	// MaxAttempts is the lab's cap; SDKMaxAttempts the SDKs' cap the fair
+	// MaxAttempts is the lab's cap; sdkMaxAttempts the SDKs' cap the fair
 	// policies also ran under, 0 when they did not (a lab whose cap is
 	// the SDKs', a named target, a coordinated lab).
 	MaxAttempts, SDKMaxAttempts int
@@ -181,20 +181,20 @@ type Sweep struct {
 	Runs, Completed int
 	// Unfinished are the cells whose runs did not all finish, and so have
 	// no Row: an interrupted lab's (Partial).
-	Unfinished []Cell
-	// Conditions are the grid's conditions (grid.go), GivenCondition
+	Unfinished []unfinishedCell
+	// Conditions are the grid's conditions (grid.go), givenCondition
 	// first, those run in order; empty without a grid. Grid holds the
 	// rows measured at the others, GridMode says which policies ran there,
 	// GridSkipped the conditions left out and why.
 	Conditions  []string
-	Grid        []GridRow
+	Grid        []gridRow
 	GridMode    string
 	GridSkipped []string
 }
 
-// Cell is one policy at one load with one fleet size: a Row once every
+// unfinishedCell is one policy at one load with one fleet size: a Row once every
 // repeat of it finished.
-type Cell struct {
+type unfinishedCell struct {
 	Policy  string
 	Load    string
 	Clients int

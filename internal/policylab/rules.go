@@ -10,17 +10,17 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/policy"
 )
 
-// Rule is one part of the documents' rule and the comparison that tests
+// rulePart is one part of the documents' rule and the comparison that tests
 // it, on the verdict's own order (compare): the measure, the latency
 // guard, the load, the p99 — never on 429s alone.
-type Rule struct {
+type rulePart struct {
 	Key   string // "a" … "e"
 	Title string // "one owner"
-	judge func(g *Group) (Outcome, string)
+	judge func(g *verdictGroup) (findingOutcome, string)
 }
 
-// Rules are the documented rule's parts, in the documents' order.
-var Rules = []Rule{
+// ruleParts are the documented rule's parts, in the documents' order.
+var ruleParts = []rulePart{
 	{"a", "one owner", judgeOneOwner},
 	{"b", "honour the header", judgeHonor},
 	{"c", "jitter de-synchronizes the fleet", judgeJitter},
@@ -30,14 +30,14 @@ var Rules = []Rule{
 
 // versus is the verdict's order between the rule's preferred row p and
 // the other row o, as an Outcome.
-func versus(p, o *Row) Outcome {
+func versus(p, o *Row) findingOutcome {
 	switch c := compare(p, o); {
 	case c < 0:
-		return Confirmed
+		return confirmed
 	case c > 0:
-		return Contradicted
+		return contradicted
 	}
-	return NoClearDifference
+	return noClearDifference
 }
 
 // against says what two rows measured, for a rule's sentence: "p: 33.2%
@@ -50,12 +50,12 @@ func briefly(r *Row) string {
 	return fmt.Sprintf("%s within the SLO, %s attempts per request, p99 %s", pct(r.SuccessInSLOPct), ratio(r.AttemptsPerRequest), millis(r.SuccessP99MS))
 }
 
-func absent(names ...string) (Outcome, string) {
-	return NotTested, strings.Join(names, " and ") + " did not run."
+func absent(names ...string) (findingOutcome, string) {
+	return notTested, strings.Join(names, " and ") + " did not run."
 }
 
 // where is the group's best-ranked row whose traits meet want, or nil.
-func (g *Group) where(want func(t policy.Traits) bool) *Row {
+func (g *verdictGroup) where(want func(t policy.Traits) bool) *Row {
 	for i := range g.Ranked {
 		if want(g.Ranked[i].Traits) {
 			return &g.Ranked[i].Row // Ranked is best first
@@ -89,7 +89,7 @@ var (
 // nested pair's product: stacked's 4 calls of 3 attempts against
 // sdk-one-owner's 12), so that what differs is the number of owners, not
 // the attempt budget.
-func judgeOneOwner(g *Group) (Outcome, string) {
+func judgeOneOwner(g *verdictGroup) (findingOutcome, string) {
 	stacked := g.where(stackedSDK)
 	var one *Row
 	if stacked != nil {
@@ -107,7 +107,7 @@ func judgeOneOwner(g *Group) (Outcome, string) {
 		one.Traits.Attempts, one.Policy, s.Calls, s.Attempts, stacked.Policy, against(one, stacked))
 }
 
-func judgeHonor(g *Group) (Outcome, string) {
+func judgeHonor(g *verdictGroup) (findingOutcome, string) {
 	honor, blind := g.where(plainHonour), g.where(ignoresAdvice)
 	if honor == nil || blind == nil {
 		return absent(missing(map[string]*Row{"a policy that honours the header (honor)": honor, "one that ignores it (backoff, decorrelated, fixed:D, poll:D)": blind})...)
@@ -115,7 +115,7 @@ func judgeHonor(g *Group) (Outcome, string) {
 	return versus(honor, blind), "the best policy that honours the header against the best that ignores it: " + against(honor, blind) + "."
 }
 
-func judgeJitter(g *Group) (Outcome, string) {
+func judgeJitter(g *verdictGroup) (findingOutcome, string) {
 	plain := g.where(withoutJitter)
 	var with []*Row
 	var how []string
@@ -133,26 +133,26 @@ func judgeJitter(g *Group) (Outcome, string) {
 	return versus(best, plain), fmt.Sprintf("jitter over the advised wait (%s) against none (%s), the best of them: %s.", strings.Join(how, ", "), plain.Policy, against(best, plain))
 }
 
-// RedirectPrice is what rule (d) charges a redirected request, in
+// redirectPrice is what rule (d) charges a redirected request, in
 // requests answered within the SLO: the fallback (the simulator's
 // standard deployment, with its own limits) is capacity paid per request,
 // where the PTU deployment is paid for whether used or not. 0.5 is an
 // assumption, not a price list's; the finding also gives the break-even
 // price, at which the comparison would turn.
-const RedirectPrice = 0.5
+const redirectPrice = 0.5
 
-// RedirectMarginPts is the priced difference, in points, that counts as
+// redirectMarginPts is the priced difference, in points, that counts as
 // clear in rule (d) (its paired interval must exclude 0 too).
-const RedirectMarginPts = 1.0
+const redirectMarginPts = 1.0
 
-// priced is each repeat's measure less RedirectPrice × its share of
+// priced is each repeat's measure less redirectPrice × its share of
 // requests redirected, in points (-1 with nothing offered).
 func (r *Row) priced() []float64 {
 	out := make([]float64, len(r.Measures))
 	for k, m := range r.Measures {
 		out[k] = -1
 		if m.Offered > 0 {
-			out[k] = m.InSLOPct() - RedirectPrice*pctOf(m.Redirected, m.Offered)
+			out[k] = m.InSLOPct() - redirectPrice*pctOf(m.Redirected, m.Offered)
 		}
 	}
 	return out
@@ -173,7 +173,7 @@ func (r *Row) redirectedPct() float64 {
 func pricedVersus(a, b *Row) (int, float64) {
 	d := paired(a.priced(), b.priced())
 	switch {
-	case !d.excludesZero() || math.Abs(d.mean) < RedirectMarginPts:
+	case !d.excludesZero() || math.Abs(d.mean) < redirectMarginPts:
 		return 0, d.mean
 	case d.mean > 0:
 		return -1, d.mean
@@ -183,11 +183,11 @@ func pricedVersus(a, b *Row) (int, float64) {
 
 // judgeRedirect: redirecting only when the wait does not fit the budget
 // (budget) against never redirecting (honor) and redirecting on every
-// refusal (redirect), each redirected request charged RedirectPrice, on
+// refusal (redirect), each redirected request charged redirectPrice, on
 // steady rows only (a row whose measure still drifts could rank
 // otherwise). Confirmed when budget is clearly ahead of one and behind
 // neither; contradicted when it is clearly behind either.
-func judgeRedirect(g *Group) (Outcome, string) {
+func judgeRedirect(g *verdictGroup) (findingOutcome, string) {
 	late, first, never := g.where(redirectsLate), g.where(redirectsFirst), g.where(plainHonour)
 	if late == nil || first == nil || never == nil {
 		return absent(missing(map[string]*Row{"redirecting when the wait does not fit the budget (budget)": late, "redirecting on every refusal (redirect)": first, "never redirecting (honor)": never})...)
@@ -199,19 +199,19 @@ func judgeRedirect(g *Group) (Outcome, string) {
 		}
 	}
 	if len(unsteady) > 0 {
-		return NotTested, fmt.Sprintf("the measure of %s still drifts in the window (not steady); the rule is judged on steady rows only, since a longer plan could turn it.", strings.Join(unsteady, " and "))
+		return notTested, fmt.Sprintf("the measure of %s still drifts in the window (not steady); the rule is judged on steady rows only, since a longer plan could turn it.", strings.Join(unsteady, " and "))
 	}
 	vsFirst, dFirst := pricedVersus(late, first)
 	vsNever, dNever := pricedVersus(late, never)
-	o := NoClearDifference
+	o := noClearDifference
 	switch {
 	case vsFirst > 0 || vsNever > 0:
-		o = Contradicted
+		o = contradicted
 	case vsFirst < 0 || vsNever < 0:
-		o = Confirmed
+		o = confirmed
 	}
 	return o, fmt.Sprintf("each redirect priced at %s of a request answered (the fallback's capacity is its own, paid per request): %s %s within the SLO, %s redirected; %s %s, %s redirected; %s %s, never redirected. Priced, %s is %s points against %s (break-even at %s) and %s against %s (break-even at %s).",
-		num.Decimal(RedirectPrice, 2), late.Policy, pct(late.SuccessInSLOPct), pct(late.redirectedPct()), first.Policy, pct(first.SuccessInSLOPct), pct(first.redirectedPct()),
+		num.Decimal(redirectPrice, 2), late.Policy, pct(late.SuccessInSLOPct), pct(late.redirectedPct()), first.Policy, pct(first.SuccessInSLOPct), pct(first.redirectedPct()),
 		never.Policy, pct(never.SuccessInSLOPct), late.Policy, signed(dFirst), first.Policy, breakEven(late, first), signed(dNever), never.Policy, breakEven(late, never))
 }
 
@@ -233,35 +233,61 @@ func signed(f float64) string {
 	return num.Decimal(f, 2)
 }
 
-// LatePct is the most of a recommended policy's requests, in percent,
+// maxLatePct is the most of a recommended policy's requests, in percent,
 // that may end after the lab's budget — answered past it, or given up
 // past it — for rule (e) to hold: 0.1 point.
-const LatePct = 0.1
+const maxLatePct = 0.1
 
-// judgeGiveUp: each recommended policy gives up in a controlled way — no
-// more than LatePct of its requests end after the budget, answered or
-// given up late — and says how many it gave up locally within it.
-func judgeGiveUp(g *Group) (Outcome, string) {
+// judgeGiveUp: the recommendation gives up in a controlled way — no
+// more than latePct of its requests end after the lab's budget, answered
+// past it or given up past it — and the finding says how many it gave up
+// locally within it. A policy that never retries (none) has nothing to
+// give up, and judging it would compare it with itself: then the
+// best-ranked eligible policy that retries is judged, the one a client
+// that retries would take, and the sentence says so.
+func judgeGiveUp(g *verdictGroup) (findingOutcome, string) {
 	recs := g.Recommendations()
 	if len(recs) == 0 {
-		return NotTested, "no policy is recommended."
+		return notTested, "no policy is recommended."
 	}
-	o := Confirmed
-	var parts []string
+	var judged []*Row
+	lead := ""
 	for _, p := range recs {
+		if retries(&p.Row) {
+			judged = append(judged, &p.Row)
+		}
+	}
+	if len(judged) == 0 {
+		for i := range g.Ranked {
+			if r := &g.Ranked[i].Row; candidate(r) && retries(r) {
+				judged = append(judged, r)
+				lead = fmt.Sprintf("%s, the recommendation, never retries: judged instead on the best-ranked policy that does, ", recs[0].Policy)
+				break
+			}
+		}
+	}
+	if len(judged) == 0 {
+		return notTested, fmt.Sprintf("%s, the recommendation, never retries, and no eligible policy that retries ran: nothing gives up.", recs[0].Policy)
+	}
+	o := confirmed
+	var parts []string
+	for _, p := range judged {
 		late := 0
 		for _, m := range p.Measures {
 			late += m.Late
 		}
 		latePct := pctOf(late, p.Offered)
-		if latePct > LatePct {
-			o = Contradicted
+		if latePct > maxLatePct {
+			o = contradicted
 		}
-		parts = append(parts, fmt.Sprintf("%s ended %s of its requests after the budget (answered or given up late; at most %s holds) and gave up %s locally within it",
-			p.Policy, pct(max(latePct, 0)), pct(LatePct), pct(share(p.GaveUpLocal, p.Offered))))
+		parts = append(parts, fmt.Sprintf("%s ended %s of its requests after the %s budget (answered or given up late; at most %s holds) and gave up %s locally within it",
+			p.Policy, pct(max(latePct, 0)), budgetSecs(p), pct(maxLatePct), pct(share(p.GaveUpLocal, p.Offered))))
 	}
-	return o, strings.Join(parts, "; ") + "."
+	return o, lead + strings.Join(parts, "; ") + "."
 }
+
+// budgetSecs is a row's budget for a sentence: "30 s".
+func budgetSecs(r *Row) string { return secs(r.Budget) }
 
 // missing names the policies whose row is nil, in name order.
 func missing(rows map[string]*Row) []string {

@@ -29,7 +29,7 @@ func TestLateRequestsCounted(t *testing.T) {
 		cfg := sim.DefaultConfig()
 		capacity, _ := cfg.Capacity(1000, 256, 8)
 		v := virtualRun{Spec: spec.Fair(budget, policy.DefaultMaxAttempts), Sim: cfg, Rate: 3 * capacity, Duration: 6 * time.Second,
-			Arrival: Arrival{Kind: ArrivalPoisson}, Clients: 8, Seed: 1, Budget: budget, PromptTokens: 1000, MaxTokens: 256}
+			Arrival: Arrival{Kind: arrivalPoisson}, Clients: 8, Seed: 1, Budget: budget, PromptTokens: 1000, MaxTokens: 256}
 		out, err := v.run(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -89,11 +89,11 @@ func fixtureRow(load string, x float64, clients int, o outcome) Row {
 		r.E2EP50MS, r.E2EP99MS, r.E2EMaxMS = o.p50, o.p99, o.p99*1.3
 		lat = fixtureLatencies(o.p50, o.p99)
 	}
-	ms := make([]RepeatMeasure, repeats)
+	ms := make([]repeatMeasure, repeats)
 	for k, s := range swing {
 		share := math.Max(0, math.Min(100, o.share+s*o.spread))
 		in := int(math.Round(float64(offered) * share / 100))
-		ms[k] = RepeatMeasure{Offered: offered, InSLO: in, Succeeded: in, OfferedFirst: offered / 2, InSLOFirst: in / 2,
+		ms[k] = repeatMeasure{Offered: offered, InSLO: in, Succeeded: in, OfferedFirst: offered / 2, InSLOFirst: in / 2,
 			Attempts: int(math.Round(float64(offered) * o.load * (1 + s*o.spread/100))), Reach: 3,
 			GaveUpLocal: int(math.Round(float64(offered) * o.local / 100)), SuccessP50MS: -1, SuccessP99MS: -1,
 			Redirected: int(math.Round(float64(offered) * o.redirected / 100))}
@@ -179,7 +179,7 @@ func fixtureSweep() Sweep {
 		Duration:        40 * time.Second,
 		Seed:            1,
 		Deterministic:   true,
-		Arrival:         Arrival{Kind: ArrivalPoisson}.Describe(),
+		Arrival:         Arrival{Kind: arrivalPoisson}.Describe(),
 		SLO:             DefaultSLO, Warmup: 30 * time.Second, Tail: 30 * time.Second, Plan: 100 * time.Second,
 		MaxAttempts: 20,
 	}

@@ -2,6 +2,7 @@ package policylab
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -25,35 +26,52 @@ type table struct {
 	rows [][]cell
 }
 
-// rankedHead are the ranked tables' columns: the policy and the verdict's
-// measures first (success within the SLO, its interval, the load, the
-// latency), so that a narrow screen shows them before it scrolls; then
-// the counts over the whole plan.
+// rankedHead are the ranked tables' columns: the policy and the
+// recommendation's steps, named (choose.go): (1) the share of the grid's
+// conditions in which it is among the best equivalents, (2) its worst
+// regret, the measure and its interval, (3) the load, (4) its gain over
+// none at the given conditions; then the rest, the latency of the
+// successes shown and never ranked on, and the goodput over the whole
+// plan (attempts per success and early retries are in policies.csv).
 var rankedHead = []string{
-	"policy", "rank", "within SLO", "95% interval", "attempts / request", "429s / request", "gave up locally",
-	"success p50", "success p99", "steady", "goodput /s", "attempts / success", "redirected", "early retries", "caps",
+	"policy", "rank", "(1) best in", "(2) regret", "within SLO", "95% interval", "(3) attempts / request", "(4) vs none",
+	"429s / request", "gave up locally", "success p50", "success p99", "steady", "goodput /s", "redirected", "caps",
 }
 
 // rankedTable is a group's ranking as a table; a tie shows "=" before its
 // rank.
-func rankedTable(g *Group) table {
+func rankedTable(g *verdictGroup) table {
 	t := table{id: "ranking-" + g.id(), head: rankedHead}
+	ref := g.reference()
 	for i := range g.Ranked {
-		t.rows = append(t.rows, rankedRow(&g.Ranked[i], g.recommended(i)))
+		t.rows = append(t.rows, rankedRow(&g.Ranked[i], g.recommended(i), g.conditions, ref))
 	}
 	return t
 }
 
 // coordinatedTable is a group's coordinated rows, ranked apart.
-func coordinatedTable(g *Group) table {
+func coordinatedTable(g *verdictGroup) table {
 	t := table{id: "coordinated-" + g.id(), head: rankedHead}
+	ref := g.reference()
 	for i := range g.Coordinated {
-		t.rows = append(t.rows, rankedRow(&g.Coordinated[i], slices.Contains(g.CoordinatedPick, i)))
+		t.rows = append(t.rows, rankedRow(&g.Coordinated[i], slices.Contains(g.CoordinatedPick, i), g.conditions, ref))
 	}
 	return t
 }
 
-func rankedRow(p *Placed, recommended bool) []cell {
+// reference is the group's row of none at the given conditions (step 4's
+// reference), or nil.
+func (g *verdictGroup) reference() *Row {
+	var rows []*Row
+	for i := range g.Ranked {
+		if r := &g.Ranked[i].Row; candidate(r) {
+			rows = append(rows, r)
+		}
+	}
+	return reference(rows)
+}
+
+func rankedRow(p *placed, recommended bool, conditions int, ref *Row) []cell {
 	name := p.Policy
 	if recommended {
 		name += " (recommended)"
@@ -62,14 +80,27 @@ func rankedRow(p *Placed, recommended bool) []cell {
 	if !p.Steady {
 		steady = "no (" + pp(p.DriftPts) + ")"
 	}
+	holds, regret := cell{text: "—"}, cell{text: "—"}
+	if p.Graded {
+		n := int(math.Round(p.HoldsIn * float64(max(conditions, 1))))
+		holds = cell{text: fmt.Sprintf("%d of %d", n, max(conditions, 1)), value: num.Decimal(p.HoldsIn, 3)}
+		regret = number(p.WorstRegret, 2, " pts")
+	}
+	gain := cell{text: "—"}
+	switch {
+	case !retries(&p.Row):
+		gain = cell{text: "no retry"}
+	case ref != nil && p.Offered > 0:
+		d := p.SuccessInSLOPct - ref.SuccessInSLOPct
+		gain = cell{text: pp(d), value: num.Decimal(d, 2)}
+	}
 	return []cell{
-		{text: name}, {text: p.RankLabel()},
+		{text: name}, {text: p.RankLabel()}, holds, regret,
 		number(p.SuccessInSLOPct, 1, "%"), {text: spread(p.CILow, p.CIHigh, 1, "%")},
-		number(p.AttemptsPerRequest, 2, ""), number(p.HTTP429PerRequest, 2, ""),
+		number(p.AttemptsPerRequest, 2, ""), gain, number(p.HTTP429PerRequest, 2, ""),
 		{text: pct(share(p.GaveUpLocal, p.Offered)), value: num.Decimal(share(p.GaveUpLocal, p.Offered), 2)},
 		number(p.SuccessP50MS, 0, " ms"), number(p.SuccessP99MS, 0, " ms"), {text: steady},
-		number(p.GoodputPerS, 2, ""), number(p.AttemptsPerSuccess, 2, ""),
-		count(p.Redirected), count(p.EarlyRetries),
+		number(p.GoodputPerS, 2, ""), count(p.Redirected),
 		{text: caps(&p.Row)},
 	}
 }
@@ -144,7 +175,7 @@ func (t table) page() *report.Table {
 }
 
 // findingLine is a finding as one line: "(a) one owner — confirmed: …".
-func findingLine(f Finding) string {
+func findingLine(f finding) string {
 	return fmt.Sprintf("(%s) %s — %s: %s", f.Rule.Key, f.Rule.Title, f.Outcome, f.Sentence)
 }
 
@@ -199,7 +230,7 @@ func fairness(s Sweep) string {
 		}
 	}
 	if s.Coordinated {
-		b.WriteString(" A row marked" + CoordinatedSuffix + " ran with the same caps and arrivals as the row of its policy, its clients sharing their retry owners' state through the --coordinate Redis; in the other rows each client kept its own, as separate processes do.")
+		b.WriteString(" A row marked" + coordinatedSuffix + " ran with the same caps and arrivals as the row of its policy, its clients sharing their retry owners' state through the --coordinate Redis; in the other rows each client kept its own, as separate processes do.")
 	}
 	if len(modelled) > 0 {
 		var descs []string
@@ -242,18 +273,18 @@ func method(s Sweep, esc func(string) string) []string {
 		fmt.Sprintf("Measure: of the requests that arrived in the steady-state window, the share answered 2xx within the SLO (%s; and within the budget), the mean over the repeats with its Student-t 95%% interval; a request given up locally (never answered) is a failure, counted apart. Then the load: attempts (and 429s) per offered request. Then the latency of the window's successes, arrival to answer.",
 			millis(float64(s.SLO.Milliseconds()))),
 		fmt.Sprintf("Steady state: each run's arrivals go on for %s before the window of %s measured and %s after it, so every measured request meets the load of a plan that neither starts nor ends. A row whose measure moved by %s points or more between the window's halves, clearly (its interval excludes 0), is not steady: a longer plan could rank it otherwise, so it is never recommended.",
-			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(SteadyPts, 0)),
+			secs(s.Warmup), secs(s.Duration), secs(s.Tail), num.Decimal(steadyPts, 0)),
 		"Arrivals: " + orNone(s.Arrival) + ".",
-		fmt.Sprintf("Ranking: rows are compared repeat by repeat (every row's repeat k met the same arrivals and seeds). A difference in the measure counts when its 95%% interval excludes 0 and it is at least %s%% of the better measure; between rows it does not tell apart, a p99 over %s× the other's loses (a policy that spares the deployment by making users wait is not preferred for it); then attempts per offered request, from a %s%% difference whose interval excludes 0; then the p99, from %s%%. The first tier is the rows no other row beats, the next those no row left beats; rows of one tier share its rank (=). The ranking orders the tables; it is not the verdict.",
-			num.Decimal(100*SuccessTolerance, 0), num.Decimal(LatencyGuard, 1), num.Decimal(100*LoadTolerance, 0), num.Decimal(100*LatencyTolerance, 0)),
+		fmt.Sprintf("Ranking: the tables follow the recommendation's steps. The rows measured at every condition of the grid come first, ranked on their worst-case regret (2); the others follow, ranked on their shortfall against the given conditions' best. Repeatedly, of the rows left, those within %s points of the smallest regret, of those the fewest attempts per offered request (within %s%%) (3), then the simpler policy; rows the steps do not tell apart share a rank (=), in the lab's order. Rows are compared repeat by repeat (every row's repeat k met the same arrivals and seeds). No step reads the latency of the successes: a refused, given-up or late request is a miss in the measure. The ranking orders the tables; the recommendation adds step (4).",
+			num2(equivalenceMargin), num.Decimal(100*loadTolerance, 0)),
 		fmt.Sprintf("Recommendation: every eligible policy is a candidate, none included (eligible: under the lab's caps, or never retrying; one deployment's capacity). Per load, fleet size and cap, in four named steps: (1) per condition, the best equivalents: the rows whose paired difference from the condition's best has its 90%% interval within ±%s points (TOST), tested rather than assumed; (2) the smallest worst-case regret, a row's largest shortfall against any condition's best; (3) among the rows within %s points of it, the fewest attempts per offered request, then the simpler policy (none, honour, honour with jitter, then whatever adds state or a wait); (4) a policy that retries only where it answers at least %s points more than none at the given conditions, else none or an equivalent of none's with no more attempts. The measure counts every offered request (a refused, given-up or late one is a miss): latency is judged over what was offered, never over the survivors. Nothing is recommended from fewer than %d repeats.",
-			num2(EquivalenceMargin), num2(EquivalenceMargin), num2(RetryGain), MinRepeats),
+			num2(equivalenceMargin), num2(equivalenceMargin), num2(retryGain), minRepeats),
 		gridLine(s),
 		caps,
 		capacity,
 		"Limiter: " + orNone(s.Limiter) + "." + profileLine(s, esc),
 		fmt.Sprintf("Repeats: %d, seeds %d to %d.", repeats, s.Seed, s.Seed+int64(max(repeats, 1))-1),
-		"Goodput (the table's last columns): requests answered 2xx within their budget per second of the whole plan, warm-up and tail included; attempts per success over the whole plan. Shown for comparison with earlier labs, not ranked on: past capacity every policy that keeps the deployment busy delivers the same goodput.",
+		"Goodput (a column of the tables): requests answered 2xx within their budget per second of the whole plan, warm-up and tail included; attempts per success over the whole plan is in policies.csv. Shown for comparison with earlier labs, not ranked on: past capacity every policy that keeps the deployment busy delivers the same goodput.",
 		clock,
 	}
 }
@@ -308,7 +339,7 @@ func slug(s string) string {
 }
 
 // id names the group in report.html: "1-5x-16".
-func (g *Group) id() string {
+func (g *verdictGroup) id() string {
 	id := strings.ReplaceAll(slug(g.Load), ".", "-") + "-" + fmt.Sprint(g.Clients)
 	if g.SDKCap {
 		id += fmt.Sprintf("-%da", g.MaxAttempts)

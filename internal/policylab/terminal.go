@@ -3,6 +3,8 @@ package policylab
 import (
 	"fmt"
 	"io"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,7 +15,7 @@ import (
 // and one with the rule's outcomes, then a compact ranked table per
 // group. policies.md holds the sentences behind the outcomes.
 func PrintTable(w io.Writer, s Sweep) error {
-	groups := Judge(s)
+	groups := judge(s)
 	var b strings.Builder
 	if st := s.PartialStatus(); st != "" {
 		b.WriteString(st + ": nothing is recommended where a policy's runs did not all finish\n\n")
@@ -52,7 +54,7 @@ func PrintTable(w io.Writer, s Sweep) error {
 			printRanked(&b, g.Name()+", coordinated (ranked apart)", g.Coordinated)
 		}
 	}
-	if cs := Comparisons(s); len(cs) > 0 {
+	if cs := comparisons(s); len(cs) > 0 {
 		b.WriteString("\nCoordinated against alone (same arrivals and caps; alone, each client keeps its own state)\n")
 		for _, c := range cs {
 			a, o := &c.Alone, &c.Coordinated
@@ -64,6 +66,8 @@ func PrintTable(w io.Writer, s Sweep) error {
 	b.WriteString("\n* models a named client with caps of its own; never recommended.\n" +
 		"+ redirects to a second deployment: capacity the others lack; not recommended for one deployment.\n" +
 		"~ not steady: its measure still moved within the window; never recommended.\n" +
+		"ranked by the recommendation's steps: regret is (2) the worst-case shortfall in points over\n" +
+		"the grid (— not measured over it), then (3) att/req; rank 1 is the recommendation (4)\n" +
 		"rules a–e (see policies.md): yes confirmed, NO contradicted, = no clear difference, - not tested\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -71,19 +75,19 @@ func PrintTable(w io.Writer, s Sweep) error {
 
 // printRanked prints one ranked list: rank, policy, the measure and its
 // interval, the load, the share given up locally and the latency.
-func printRanked(b *strings.Builder, title string, rows []Placed) {
+func printRanked(b *strings.Builder, title string, rows []placed) {
 	width := len("policy")
 	for j := range rows {
 		width = max(width, len(rows[j].Policy)+2)
 	}
 	width = min(width, 30)
-	fmt.Fprintf(b, "\n%s\n%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", title, "rank", width, "policy",
-		"in SLO", "95% interval", "att/req", "429/req", "local", "p50", "p99")
+	fmt.Fprintf(b, "\n%s\n%-4s %-*s %7s %7s %13s %7s %6s %9s %10s\n", title, "rank", width, "policy",
+		"regret", "in SLO", "95% interval", "att/req", "local", "p50", "p99")
 	for j := range rows {
 		r := &rows[j]
 		name := r.Policy
-		if r.Models != "" {
-			name += "*"
+		if r.Models != "" && !eligible(&r.Row) {
+			name += "*" // none models a client too, and is eligible
 		}
 		if r.Fallback {
 			name += "+"
@@ -91,17 +95,21 @@ func printRanked(b *strings.Builder, title string, rows []Placed) {
 		if !r.Steady {
 			name += "~"
 		}
-		fmt.Fprintf(b, "%-4s %-*s %7s %13s %7s %7s %6s %9s %10s\n", r.RankLabel(), width, name,
-			pct(r.SuccessInSLOPct), spread(r.CILow, r.CIHigh, 1, "%"), ratio(r.AttemptsPerRequest), ratio(r.HTTP429PerRequest),
+		regret := "—"
+		if r.Graded {
+			regret = num.Decimal(r.WorstRegret, 1)
+		}
+		fmt.Fprintf(b, "%-4s %-*s %7s %7s %13s %7s %6s %9s %10s\n", r.RankLabel(), width, name,
+			regret, pct(r.SuccessInSLOPct), spread(r.CILow, r.CIHigh, 1, "%"), ratio(r.AttemptsPerRequest),
 			pct(share(r.GaveUpLocal, r.Offered)), millis(r.SuccessP50MS), millis(r.SuccessP99MS))
 	}
 }
 
 // outcomeMark is an Outcome in the terminal's recommendation lines.
-var outcomeMark = map[Outcome]string{Confirmed: "yes", Contradicted: "NO", NoClearDifference: "=", NotTested: "-"}
+var outcomeMark = map[findingOutcome]string{confirmed: "yes", contradicted: "NO", noClearDifference: "=", notTested: "-"}
 
 // noneReason says, within a terminal line, why a group recommends none.
-func (g *Group) noneReason() string {
+func (g *verdictGroup) noneReason() string {
 	if len(g.Unfinished) == 0 {
 		return g.Why
 	}

@@ -3,6 +3,7 @@ package policylab
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -13,40 +14,33 @@ import (
 
 // The verdict reads a Sweep the way a user lives with a policy: per load,
 // fleet size and cap, which policy answers the most offered requests
-// within the SLO, then which places the least load on the deployment,
-// then whose successes come soonest. Two rows are compared repeat by
-// repeat (every row's repeat k met the same arrivals and seeds), and a
-// difference counts only when its 95% interval excludes 0 and it is big
-// enough to matter (SuccessTolerance, LoadTolerance, LatencyTolerance);
-// otherwise it is no clear difference, and rows that no other beats are
-// named together, never ordered by name.
+// within the SLO (a refused, given-up or late request is a miss: latency
+// is judged over every offered request, never over the survivors), then
+// which places the least load on the deployment. The recommendation and
+// the ranked tables follow the four steps of choose.go. Two rows are
+// compared repeat by repeat (every row's repeat k met the same arrivals
+// and seeds): equivalence is tested (TOST), and a difference counts only
+// when its 95% interval excludes 0 and it is big enough to matter
+// (successTolerance, loadTolerance).
 
 // Thresholds of a clear difference between two rows.
 const (
-	// SuccessTolerance is the smallest difference in the measure that
+	// successTolerance is the smallest difference in the measure that
 	// counts, relative to the better row's (2% of it: 2 points at 100%,
 	// 0.67 at 3x's ceiling of 33%), and only when its interval excludes 0.
 	// Smaller differences move with the plan's length (docs/policies.md,
 	// "Steady state"), and no user would trade load for them.
-	SuccessTolerance = 0.02
-	// LatencyGuard: between rows with no clear difference in the
-	// measure, a p99 more than this many times the other's loses, load
-	// or not: a policy that spares the deployment by making its users
-	// wait is not preferred for it.
-	LatencyGuard = 1.5
-	// LoadTolerance is the smallest relative difference in attempts per
+	successTolerance = 0.02
+	// loadTolerance is the smallest relative difference in attempts per
 	// offered request that counts (and only when its interval excludes 0).
-	LoadTolerance = 0.05
-	// LatencyTolerance is the smallest relative difference in the p99 of
-	// the successes that counts, last.
-	LatencyTolerance = 0.10
-	// MinRepeats is the fewest repeats a recommendation is made from: with
+	loadTolerance = 0.05
+	// minRepeats is the fewest repeats a recommendation is made from: with
 	// fewer, the interval of a difference is not worth its name.
-	MinRepeats = 3
+	minRepeats = 3
 )
 
-// Group is one (load, clients, cap) cell of the sweep, its rows ranked.
-type Group struct {
+// verdictGroup is one (load, clients, cap) cell of the sweep, its rows ranked.
+type verdictGroup struct {
 	Load    string
 	LoadX   float64
 	Clients int
@@ -56,8 +50,8 @@ type Group struct {
 	SDKCap      bool
 	// Ranked holds the group's rows ranked (see rank); the coordinated
 	// rows are ranked apart, in Coordinated.
-	Ranked      []Placed
-	Coordinated []Placed
+	Ranked      []placed
+	Coordinated []placed
 	// Recommended indexes Ranked: the fair rows (under the lab's caps,
 	// no fallback, steady, with a success) that no other fair row beats,
 	// in rank order; several are "no clear difference among …"; none when
@@ -76,73 +70,73 @@ type Group struct {
 	// quotes it; policies.md escapes it).
 	unfit bool
 	// Findings are the documented rule's parts, in the order of Rules.
-	Findings []Finding
+	Findings []finding
 	// Unfinished names the group's policies whose runs did not all finish
 	// (an interrupted lab): then the group recommends nothing and judges
 	// no part of the rule, since an unfinished policy might have led.
 	Unfinished []string
 }
 
-// Placed is a row and its place in its group's ranking.
-type Placed struct {
+// placed is a row and its place in its group's ranking.
+type placed struct {
 	Row
 	// Rank is 1 for the first place; rows that no row left beats share
 	// the rank of their tier (competition ranking: 1, =2, =2, 4).
 	Rank int
 	Tie  bool // tied with another row of its tier
-	// Grade is its standing over the grid (choose.go).
-	Grade
+	// grade is its standing over the grid (choose.go).
+	grade
 }
 
 // RankLabel is the rank as the tables show it: "3", or "=3" in a tie.
-func (p Placed) RankLabel() string {
+func (p placed) RankLabel() string {
 	if p.Tie {
 		return fmt.Sprintf("=%d", p.Rank)
 	}
 	return fmt.Sprint(p.Rank)
 }
 
-// Outcome is what a group's rows say about one part of the rule.
-type Outcome int
+// findingOutcome is what a group's rows say about one part of the rule.
+type findingOutcome int
 
 // Outcomes of a Finding.
 const (
-	NotTested Outcome = iota // a policy the comparison needs did not run
-	Confirmed
-	Contradicted
-	NoClearDifference
+	notTested findingOutcome = iota // a policy the comparison needs did not run
+	confirmed
+	contradicted
+	noClearDifference
 )
 
-func (o Outcome) String() string {
+func (o findingOutcome) String() string {
 	switch o {
-	case Confirmed:
+	case confirmed:
 		return "confirmed"
-	case Contradicted:
+	case contradicted:
 		return "contradicted"
-	case NoClearDifference:
+	case noClearDifference:
 		return "no clear difference"
 	}
 	return "not tested"
 }
 
-// Finding is one part of the rule on one group: its outcome and a plain
+// finding is one part of the rule on one group: its outcome and a plain
 // sentence with the numbers behind it.
-type Finding struct {
-	Rule     Rule
-	Outcome  Outcome
+type finding struct {
+	Rule     rulePart
+	Outcome  findingOutcome
 	Sentence string
 }
 
-// Judge groups the sweep's rows by (load, clients, cap), in the order the
+// judge groups the sweep's rows by (load, clients, cap), in the order the
 // rows first name them (the lab's cap, then the SDKs'; then the
 // unfinished cells), ranks each group, picks its recommendation and
 // judges each part of the rule on it; a group with an unfinished cell
 // gets neither. A row with caps of its own (a modelled client) is in both
 // caps' groups.
-func Judge(s Sweep) []Group {
-	var groups []Group
+func judge(s Sweep) []verdictGroup {
+	var groups []verdictGroup
 	index := map[string]int{}
-	group := func(load string, loadX float64, clients int, sdkCap bool) *Group {
+	group := func(load string, loadX float64, clients int, sdkCap bool) *verdictGroup {
 		key := fmt.Sprintf("%s\x00%d\x00%t", load, clients, sdkCap)
 		i, ok := index[key]
 		if !ok {
@@ -152,16 +146,16 @@ func Judge(s Sweep) []Group {
 			if sdkCap {
 				attempts = s.SDKMaxAttempts
 			}
-			groups = append(groups, Group{Load: load, LoadX: loadX, Clients: clients, MaxAttempts: attempts, SDKCap: sdkCap})
+			groups = append(groups, verdictGroup{Load: load, LoadX: loadX, Clients: clients, MaxAttempts: attempts, SDKCap: sdkCap})
 		}
 		return &groups[i]
 	}
 	add := func(r Row, sdkCap bool) {
 		g := group(r.Load, r.LoadX, r.Clients, sdkCap)
 		if r.Coordinated {
-			g.Coordinated = append(g.Coordinated, Placed{Row: r})
+			g.Coordinated = append(g.Coordinated, placed{Row: r})
 		} else {
-			g.Ranked = append(g.Ranked, Placed{Row: r})
+			g.Ranked = append(g.Ranked, placed{Row: r})
 		}
 	}
 	for _, r := range s.Rows {
@@ -181,9 +175,10 @@ func Judge(s Sweep) []Group {
 		g.Unfinished = append(g.Unfinished, c.Policy)
 	}
 	// The lab's cap's groups first, then the SDKs'.
-	slices.SortStableFunc(groups, func(a, b Group) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
+	slices.SortStableFunc(groups, func(a, b verdictGroup) int { return cmp.Compare(bool01(a.SDKCap), bool01(b.SDKCap)) })
 	for i := range groups {
 		g := &groups[i]
+		g.grade(g.views(&s))
 		rank(g.Ranked)
 		rank(g.Coordinated)
 		if len(g.Unfinished) > 0 {
@@ -191,10 +186,9 @@ func Judge(s Sweep) []Group {
 				strings.Join(g.Unfinished, ", "))
 			continue
 		}
-		views := g.views(&s)
-		g.grade(views)
+		views := g.views(&s) // the rows moved: their views again
 		if i, why := g.choose(views); i >= 0 {
-			g.Recommended = []int{i}
+			g.Recommended = []int{g.lead(i)}
 		} else {
 			g.Why = why
 		}
@@ -203,9 +197,9 @@ func Judge(s Sweep) []Group {
 			g.Recommended, g.CoordinatedPick = nil, nil
 			g.Why, g.unfit = unfit(s, report.OneLine), true
 		}
-		for _, rule := range Rules {
+		for _, rule := range ruleParts {
 			o, sentence := rule.judge(g)
-			g.Findings = append(g.Findings, Finding{Rule: rule, Outcome: o, Sentence: sentence})
+			g.Findings = append(g.Findings, finding{Rule: rule, Outcome: o, Sentence: sentence})
 		}
 	}
 	return groups
@@ -224,9 +218,9 @@ func unfit(s Sweep, esc func(string) string) string {
 	return fmt.Sprintf("the simulator's profile %s %s (%s): nothing is recommended from it.", esc(s.Profile), how, esc(s.Fit.Why))
 }
 
-// compare is the verdict's order between two rows: negative when a is
-// clearly better, positive when b is, 0 for no clear difference. It is
-// best of the pair (best).
+// compare is the order of two rows at the given conditions, for the
+// rules' findings: negative when a is clearly better, positive when b is,
+// 0 for no clear difference. It is best of the pair (best).
 func compare(a, b *Row) int {
 	pair := []*Row{a, b}
 	top := best(pair)
@@ -239,52 +233,27 @@ func compare(a, b *Row) int {
 	return 1
 }
 
-// best is the verdict's choice among rows, in four steps, each keeping
-// the rows with no clear difference from the step's best:
+// best is the rows with no clear difference from the best of rows at the
+// given conditions, in two steps, each keeping the rows with no clear
+// difference from the step's best:
 //  1. the measure: the rows whose measure is not clearly below the
 //     highest one's (paired over the repeats: a difference of at least
-//     SuccessTolerance whose interval excludes 0);
-//  2. the latency guard: of those, the rows whose p99 is at most
-//     LatencyGuard × the lowest p99 among them;
-//  3. the load: of those, the rows whose attempts per offered request are
-//     not clearly above the lowest (LoadTolerance, interval excluding 0);
-//  4. the latency: of those, the rows within LatencyTolerance of the
-//     lowest p99.
+//     successTolerance whose interval excludes 0);
+//  2. the load: of those, the rows whose attempts per offered request are
+//     not clearly above the lowest (loadTolerance, interval excluding 0).
 //
-// What is left is a tie, in the rows' order.
+// The measure counts every offered request, so no step reads the latency
+// of the survivors. What is left is a tie, in the rows' order.
 func best(rows []*Row) []*Row {
 	if len(rows) <= 1 {
 		return rows
 	}
-	lead := slices.MaxFunc(rows, func(a, b *Row) int { return cmp.Compare(a.SuccessInSLOPct, b.SuccessInSLOPct) })
-	keep := filter(rows, func(r *Row) bool {
-		d := paired(lead.shares(), r.shares())
-		return r == lead || !(d.excludesZero() && d.mean >= SuccessTolerance*lead.SuccessInSLOPct)
-	})
-	if low := lowestP99(keep); low >= 0 {
-		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS <= LatencyGuard*low })
-	}
+	keep := notBeaten(rows)
 	light := slices.MinFunc(keep, func(a, b *Row) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) })
-	keep = filter(keep, func(r *Row) bool {
+	return filter(keep, func(r *Row) bool {
 		d := paired(r.loads(), light.loads())
-		return r == light || !(d.excludesZero() && d.mean >= LoadTolerance*light.AttemptsPerRequest)
+		return r == light || !(d.excludesZero() && d.mean >= loadTolerance*light.AttemptsPerRequest)
 	})
-	if low := lowestP99(keep); low >= 0 {
-		keep = filter(keep, func(r *Row) bool { return r.SuccessP99MS >= 0 && r.SuccessP99MS < (1+LatencyTolerance)*low })
-	}
-	return keep
-}
-
-// lowestP99 is the lowest p99 of the rows' successes, -1 when none has a
-// success.
-func lowestP99(rows []*Row) float64 {
-	low := -1.0
-	for _, r := range rows {
-		if r.SuccessP99MS >= 0 && (low < 0 || r.SuccessP99MS < low) {
-			low = r.SuccessP99MS
-		}
-	}
-	return low
 }
 
 func filter(rows []*Row, keep func(*Row) bool) []*Row {
@@ -322,45 +291,104 @@ func (r *Row) loads() []float64 {
 	return out
 }
 
-// rank orders rows in tiers and sets their ranks: the first tier is the
-// verdict's choice among all of them (best), the next its choice among
-// the rest, and so on; within a tier by the measure, then the load.
-func rank(rows []Placed) {
-	left := make([]*Row, len(rows))
-	byRow := map[*Row]Placed{}
+// rank orders rows by the recommendation's steps (choose.go), each row's
+// regret being its worst over the grid (graded rows, step 2) or, for a
+// row measured at the given conditions alone, its shortfall there against
+// the given conditions' best candidate: the graded rows first, then the
+// others; within each, repeatedly, of the rows left the ones within
+// equivalenceMargin of the smallest regret, of those the fewest attempts
+// per offered request (within loadTolerance), then the simplest policy.
+// Rows the steps do not tell apart share a rank (=), in the lab's order.
+// No step reads the survivors' latency.
+func rank(rows []placed) {
+	lead := -1.0
 	for i := range rows {
-		r := rows[i].Row
-		left[i] = &r
-		byRow[left[i]] = rows[i]
+		if r := &rows[i].Row; candidate(r) {
+			lead = max(lead, r.SuccessInSLOPct)
+		}
 	}
-	out := make([]Placed, 0, len(rows))
-	for len(left) > 0 {
-		tier := best(left)
-		if len(tier) == 0 { // no row with a success left: one tier
-			tier = left
+	regret := func(p *placed) float64 {
+		switch {
+		case p.Graded:
+			return p.WorstRegret
+		case p.Offered == 0:
+			return math.Inf(1)
+		case lead < 0:
+			return -p.SuccessInSLOPct
 		}
-		slices.SortStableFunc(tier, func(a, b *Row) int {
-			if c := cmp.Compare(b.SuccessInSLOPct, a.SuccessInSLOPct); c != 0 {
-				return c
+		return lead - p.SuccessInSLOPct
+	}
+	out := make([]placed, 0, len(rows))
+	for _, graded := range []bool{true, false} {
+		var left []*placed
+		for i := range rows {
+			if rows[i].Graded == graded {
+				left = append(left, &rows[i])
 			}
-			return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest)
-		})
-		start := len(out)
-		for _, r := range tier {
-			p := byRow[r]
-			p.Rank, p.Tie = start+1, len(tier) > 1
-			out = append(out, p)
 		}
-		left = slices.DeleteFunc(left, func(r *Row) bool { return slices.Contains(tier, r) })
+		for len(left) > 0 {
+			least := slices.MinFunc(left, func(a, b *placed) int { return cmp.Compare(regret(a), regret(b)) })
+			near := slices.DeleteFunc(slices.Clone(left), func(p *placed) bool { return !(regret(p) <= regret(least)+equivalenceMargin) })
+			if len(near) == 0 { // regrets all infinite: nothing was offered
+				near = left
+			}
+			low := slices.MinFunc(near, func(a, b *placed) int { return cmp.Compare(a.AttemptsPerRequest, b.AttemptsPerRequest) }).AttemptsPerRequest
+			few := slices.DeleteFunc(near, func(p *placed) bool { return p.AttemptsPerRequest > max(low, low*(1+loadTolerance)) })
+			simple := slices.MinFunc(few, func(a, b *placed) int { return cmp.Compare(simplicity(&a.Row), simplicity(&b.Row)) })
+			tier := slices.DeleteFunc(few, func(p *placed) bool { return simplicity(&p.Row) != simplicity(&simple.Row) })
+			start := len(out)
+			for _, p := range tier {
+				q := *p
+				q.Rank, q.Tie = start+1, len(tier) > 1
+				out = append(out, q)
+			}
+			left = slices.DeleteFunc(left, func(p *placed) bool { return slices.Contains(tier, p) })
+		}
 	}
 	copy(rows, out)
+}
+
+// lead moves the recommendation, at i of Ranked, to the first place,
+// with the rows the steps did not tell apart from it (its tier, =1): rank
+// 1 is the choice of the four steps, the rest keep the order of steps 2
+// and 3 (rank), ranked after it. It returns the recommendation's new
+// index, 0.
+func (g *verdictGroup) lead(i int) int {
+	pick := g.Ranked[i]
+	var first, rest []placed
+	first = append(first, pick)
+	for k, p := range g.Ranked {
+		switch {
+		case k == i:
+		case p.Rank == pick.Rank && p.Tie && pick.Tie:
+			first = append(first, p)
+		default:
+			rest = append(rest, p)
+		}
+	}
+	for k := range first {
+		first[k].Rank = 1
+	}
+	orig := make([]int, len(rest))
+	for k := range rest {
+		orig[k] = rest[k].Rank
+	}
+	for k := range rest {
+		rest[k].Rank = len(first) + k + 1
+		if k > 0 && orig[k] == orig[k-1] {
+			rest[k].Rank = rest[k-1].Rank
+		}
+		rest[k].Tie = (k > 0 && orig[k] == orig[k-1]) || (k+1 < len(orig) && orig[k] == orig[k+1])
+	}
+	copy(g.Ranked, append(first, rest...))
+	return 0
 }
 
 // coordinationPays indexes the coordinated rows that a fleet able to
 // share its state should use: those that are among the verdict's best
 // together with the independent recommendation (coordination costs a
 // store; it is recommended only where it does at least as well).
-func (g *Group) coordinationPays() []int {
+func (g *verdictGroup) coordinationPays() []int {
 	var pool []*Row
 	for _, i := range g.Recommended {
 		pool = append(pool, &g.Ranked[i].Row)
@@ -374,13 +402,47 @@ func (g *Group) coordinationPays() []int {
 			at = append(at, i)
 		}
 	}
-	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < MinRepeats) {
+	if len(at) == 0 || (len(g.Ranked) > 0 && g.Ranked[0].Repeats < minRepeats) {
 		return nil
 	}
-	picked := best(pool)
+	// Steps 2 and 3 over the recommendation and the coordinated rows: a
+	// coordinated row is picked only where its worst regret is within the
+	// margin of the smallest and it is the lightest, then the simplest (a
+	// store makes it the less simple of equals: the recommendation stays).
+	regret := func(r *Row) float64 {
+		for i := range g.Coordinated {
+			if &g.Coordinated[i].Row == r {
+				return g.Coordinated[i].WorstRegret
+			}
+		}
+		for _, i := range g.Recommended {
+			if &g.Ranked[i].Row == r {
+				return g.Ranked[i].WorstRegret
+			}
+		}
+		return math.Inf(1)
+	}
+	least := slices.MinFunc(pool, func(a, b *Row) int { return cmp.Compare(regret(a), regret(b)) })
+	near := filter(pool, func(r *Row) bool { return regret(r) <= regret(least)+equivalenceMargin })
+	if len(near) == 0 {
+		return nil
+	}
+	// Step 4: a coordinated retrier that does not answer retryGain points
+	// more than none at the given conditions, for more load, is not worth
+	// its store.
+	pick := lightest(near)
+	var given []*Row
+	for i := range g.Ranked {
+		if r := &g.Ranked[i].Row; candidate(r) {
+			given = append(given, r)
+		}
+	}
+	if ref := reference(given); ref != nil && retries(pick) && pick.SuccessInSLOPct-ref.SuccessInSLOPct < retryGain && pick.AttemptsPerRequest > ref.AttemptsPerRequest {
+		return nil
+	}
 	var out []int
 	for _, i := range at {
-		if slices.Contains(picked, &g.Coordinated[i].Row) {
+		if &g.Coordinated[i].Row == pick {
 			out = append(out, i)
 		}
 	}
@@ -388,8 +450,8 @@ func (g *Group) coordinationPays() []int {
 }
 
 // Recommendations are the recommended rows, in rank order.
-func (g *Group) Recommendations() []*Placed {
-	var out []*Placed
+func (g *verdictGroup) Recommendations() []*placed {
+	var out []*placed
 	for _, i := range g.Recommended {
 		out = append(out, &g.Ranked[i])
 	}
@@ -397,11 +459,11 @@ func (g *Group) Recommendations() []*Placed {
 }
 
 // recommended reports whether the row at i of Ranked is recommended.
-func (g *Group) recommended(i int) bool { return slices.Contains(g.Recommended, i) }
+func (g *verdictGroup) recommended(i int) bool { return slices.Contains(g.Recommended, i) }
 
 // Name is the group as the outputs head it: "1.5x, 16 clients", and
 // ", 3 attempts" for the SDKs' cap.
-func (g *Group) Name() string {
+func (g *verdictGroup) Name() string {
 	s := fmt.Sprintf("%s, %d %s", g.Load, g.Clients, plural(g.Clients, "client", "clients"))
 	if g.SDKCap {
 		s += fmt.Sprintf(", the SDKs' cap (%d attempts)", g.MaxAttempts)
@@ -412,7 +474,7 @@ func (g *Group) Name() string {
 // Ceiling is the most of the offered requests any policy can have
 // answered past capacity (the capacity over the offered rate, in
 // percent), -1 under capacity or when it is unknown.
-func (g *Group) Ceiling() float64 {
+func (g *verdictGroup) Ceiling() float64 {
 	if g.LoadX <= 1 {
 		return -1
 	}
@@ -420,7 +482,7 @@ func (g *Group) Ceiling() float64 {
 }
 
 // row returns the group's row of the policy named name, or nil.
-func (g *Group) row(name string) *Row {
+func (g *verdictGroup) row(name string) *Row {
 	for i := range g.Ranked {
 		if g.Ranked[i].Policy == name {
 			return &g.Ranked[i].Row
@@ -430,7 +492,7 @@ func (g *Group) row(name string) *Row {
 }
 
 // names are the policies of rows, comma-separated.
-func policyNames(rows []*Placed) string {
+func policyNames(rows []*placed) string {
 	var n []string
 	for _, r := range rows {
 		n = append(n, r.Policy)
@@ -439,14 +501,14 @@ func policyNames(rows []*Placed) string {
 }
 
 // RecommendationSentence says what the group recommends, with its numbers.
-func (g *Group) RecommendationSentence() string {
+func (g *verdictGroup) RecommendationSentence() string {
 	name, rest := g.recommendationParts()
 	return name + rest
 }
 
 // recommendationParts are the recommendation's policy names and the rest
 // of its sentence, for a writer that sets the names apart.
-func (g *Group) recommendationParts() (name, rest string) {
+func (g *verdictGroup) recommendationParts() (name, rest string) {
 	recs := g.Recommendations()
 	if len(recs) == 0 {
 		return "", "Nothing to recommend: " + g.Why
@@ -518,7 +580,7 @@ func plural(n int, one, many string) string {
 
 // twin is the group of the other cap for the same load and fleet size,
 // or nil.
-func (g *Group) twin(groups []Group) *Group {
+func (g *verdictGroup) twin(groups []verdictGroup) *verdictGroup {
 	for i := range groups {
 		o := &groups[i]
 		if o.Load == g.Load && o.Clients == g.Clients && o.SDKCap != g.SDKCap {
@@ -530,7 +592,7 @@ func (g *Group) twin(groups []Group) *Group {
 
 // picks are the recommended policies' names, in name order: what two
 // verdicts are compared on.
-func (g *Group) picks() []string {
+func (g *verdictGroup) picks() []string {
 	var n []string
 	for _, r := range g.Recommendations() {
 		n = append(n, r.Policy)
@@ -541,7 +603,7 @@ func (g *Group) picks() []string {
 
 // SameUnderBothCaps reports whether the verdict at the lab's cap and at
 // the SDKs' recommend the same policies; ok is false without a twin.
-func (g *Group) SameUnderBothCaps(groups []Group) (same, ok bool) {
+func (g *verdictGroup) SameUnderBothCaps(groups []verdictGroup) (same, ok bool) {
 	t := g.twin(groups)
 	if t == nil {
 		return false, false
@@ -562,7 +624,7 @@ func common(a, b []string) []string {
 
 // capLine says, for the group of the lab's cap, whether the SDKs' cap
 // changes the verdict; "" for the SDKs' cap's group or without a twin.
-func (g *Group) capLine(groups []Group) string {
+func (g *verdictGroup) capLine(groups []verdictGroup) string {
 	if g.SDKCap {
 		return ""
 	}
@@ -586,7 +648,7 @@ func (g *Group) capLine(groups []Group) string {
 
 // coordinatedLine says what a fleet that shares its state would use; ""
 // without coordinated rows.
-func (g *Group) coordinatedLine() string {
+func (g *verdictGroup) coordinatedLine() string {
 	if len(g.Coordinated) == 0 {
 		return ""
 	}

@@ -13,9 +13,9 @@ import (
 func mrow(policy string, shares, loads []float64, p99 float64) Row {
 	r := Row{Policy: policy, Name: policy, Traits: traitsOf(policy), Models: models[policy], OwnCaps: models[policy] != "", Load: "1.5x", LoadX: 1.5, Clients: 16,
 		Repeats: len(shares), MaxAttempts: 20, Budget: 30 * time.Second, Requests: 1000, Succeeded: 500}
-	ms := make([]RepeatMeasure, len(shares))
+	ms := make([]repeatMeasure, len(shares))
 	for k := range shares {
-		ms[k] = RepeatMeasure{Offered: 200, InSLO: int(math.Round(2 * shares[k])), Attempts: int(math.Round(200 * loads[k])),
+		ms[k] = repeatMeasure{Offered: 200, InSLO: int(math.Round(2 * shares[k])), Attempts: int(math.Round(200 * loads[k])),
 			OfferedFirst: 100, InSLOFirst: int(math.Round(shares[k]))}
 	}
 	r.setMeasures(ms, fixtureLatencies(p99/4, p99))
@@ -31,16 +31,16 @@ func five(v, spread float64) []float64 {
 	return out
 }
 
-func judgeOne(t *testing.T, rows ...Row) *Group {
+func judgeOne(t *testing.T, rows ...Row) *verdictGroup {
 	t.Helper()
-	gs := Judge(Sweep{Rows: rows, MaxAttempts: 20})
+	gs := judge(Sweep{Rows: rows, MaxAttempts: 20})
 	if len(gs) != 1 {
 		t.Fatalf("%d groups", len(gs))
 	}
 	return &gs[0]
 }
 
-func order(g *Group) string {
+func order(g *verdictGroup) string {
 	var s []string
 	for _, p := range g.Ranked {
 		s = append(s, p.RankLabel()+" "+p.Policy)
@@ -48,7 +48,7 @@ func order(g *Group) string {
 	return strings.Join(s, ", ")
 }
 
-func picked(g *Group) string {
+func picked(g *verdictGroup) string {
 	var s []string
 	for _, r := range g.Recommendations() {
 		s = append(s, r.Policy)
@@ -56,13 +56,14 @@ func picked(g *Group) string {
 	return strings.Join(s, ", ")
 }
 
-// TestBestInFourSteps: the ranking: the measure first, compared repeat by
-// repeat; a difference inside its interval, or under a point, is none;
-// among the rows tied on it a p99 over 1.5x the lowest loses; then the
-// load; then the p99; a tier is named together, in rank order, never by
-// name. The recommendation (choose.go) reads no survivor's p99: among
-// equivalents, the fewest attempts, then the simpler policy.
-func TestBestInFourSteps(t *testing.T) {
+// TestRankingFollowsTheSteps: the ranked tables follow the
+// recommendation's steps: the smallest regret (the measure over every
+// offered request), then, within equivalenceMargin of it, the fewest
+// attempts, then the simpler policy; the recommendation first. No step
+// reads the survivors' latency: a policy that answers as many for less
+// load ranks first however slow its successes. Rows the steps do not tell
+// apart share a rank, in the lab's order, never by name.
+func TestRankingFollowsTheSteps(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name       string
@@ -71,20 +72,17 @@ func TestBestInFourSteps(t *testing.T) {
 	}{
 		{"the measure decides, whatever the load",
 			[]Row{mrow("a", five(50, 4), five(1, 0), 1000), mrow("b", five(60, 4), five(9, 0), 1000)}, "1 b, 2 a", "b"},
-		{"inside its interval no difference: the load decides",
+		{"within the margin: the load decides",
 			[]Row{mrow("a", []float64{60, 64, 55, 62, 59}, five(3, 0), 1000), mrow("b", []float64{62, 61, 58, 60, 63}, five(1, 0), 1000)},
 			"1 b, 2 a", "b"},
-		{"a clear difference under a point is none",
-			[]Row{mrow("a", five(60.5, 4), five(3, 0), 1000), mrow("b", five(60, 4), five(1, 0), 1000)}, "1 b, 2 a", "b"},
-		{"the guard: sparing the deployment by making users wait",
-			[]Row{mrow("slow", five(60, 4), five(1, 0), 1600), mrow("quick", five(60, 4), five(3, 0), 1000)}, "1 quick, 2 slow", "slow"},
-		{"under the guard, the load",
-			[]Row{mrow("light", five(60, 4), five(1, 0), 1400), mrow("quick", five(60, 4), five(3, 0), 1000)}, "1 light, 2 quick", "light"},
-		{"a load inside its noise: the p99",
-			[]Row{mrow("a", five(60, 4), []float64{1, 2, 1.2, 1.8, 1.5}, 1000), mrow("b", five(60, 4), []float64{1.6, 1.3, 1.7, 1.2, 1.4}, 1300)},
-			"1 a, 2 b", "a"},
-		{"a tie is named, in rank order, not by name",
-			[]Row{mrow("zeta", five(60, 4), five(1, 0), 1000), mrow("alpha", five(60, 4), five(1, 0), 1050), mrow("low", five(40, 4), five(1, 0), 1000)},
+		{"a difference under the margin is none",
+			[]Row{mrow("a", five(61.5, 4), five(3, 0), 1000), mrow("b", five(60, 4), five(1, 0), 1000)}, "1 b, 2 a", "b"},
+		{"no survivor's latency: as many answered for less load, however slow",
+			[]Row{mrow("slow", five(60, 4), five(1, 0), 9000), mrow("quick", five(60, 4), five(3, 0), 1000)}, "1 slow, 2 quick", "slow"},
+		{"past the margin the measure wins, however heavy",
+			[]Row{mrow("light", five(57, 4), five(1, 0), 1000), mrow("heavy", five(60, 4), five(9, 0), 1000)}, "1 heavy, 2 light", "heavy"},
+		{"a tie is named, in the lab's order, not by name",
+			[]Row{mrow("zeta", five(60, 4), five(1, 0), 1000), mrow("alpha", five(60, 4), five(1, 0), 9000), mrow("low", five(40, 4), five(1, 0), 1000)},
 			"=1 zeta, =1 alpha, 3 low", "zeta"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +95,12 @@ func TestBestInFourSteps(t *testing.T) {
 				t.Errorf("recommended %q, want %q", got, tt.rec)
 			}
 		})
+	}
+	// Step 4 puts none first where a retrier that leads steps 2 and 3
+	// answers less than retryGain points more.
+	g := judgeOne(t, mrow("honor", five(61, 4), five(3, 0), 1000), noneRow(five(60, 4)))
+	if got := order(g); got != "1 none, 2 honor" {
+		t.Errorf("ranked %s, want none first", got)
 	}
 }
 
@@ -146,7 +150,7 @@ func TestJudgeGroupsByCap(t *testing.T) {
 	sdk := mrow("sdk", five(60, 4), five(2.5, 0), 1000)
 	honor3, throttle3 := mrow("honor", five(60, 4), five(1.5, 0), 1000), mrow("sre-throttle", five(60, 4), five(2, 0), 1000)
 	honor3.SDKCap, throttle3.SDKCap, honor3.MaxAttempts, throttle3.MaxAttempts = true, true, 3, 3
-	gs := Judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
+	gs := judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
 	if len(gs) != 2 || gs[0].SDKCap || !gs[1].SDKCap || len(gs[0].Ranked) != 3 || len(gs[1].Ranked) != 3 {
 		t.Fatalf("groups %+v", gs)
 	}
@@ -160,7 +164,7 @@ func TestJudgeGroupsByCap(t *testing.T) {
 	// The same pick under both caps.
 	throttle3 = mrow("sre-throttle", five(60, 4), five(1.2, 0), 1000)
 	throttle3.SDKCap, throttle3.MaxAttempts = true, 3
-	gs = Judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
+	gs = judge(Sweep{Rows: []Row{honor, throttle, sdk, honor3, throttle3}, MaxAttempts: 20, SDKMaxAttempts: 3})
 	if got := gs[0].capLine(gs); got != "Under the SDKs' cap (3 attempts) the verdict is the same." {
 		t.Errorf("cap line %q", got)
 	}
@@ -190,7 +194,7 @@ func TestCoordinatedRankedApart(t *testing.T) {
 // redirected sets r's requests redirected to the fallback, n of each
 // repeat's 200.
 func redirected(r Row, n int) Row {
-	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	r.Measures = append([]repeatMeasure(nil), r.Measures...)
 	for k := range r.Measures {
 		r.Measures[k].Redirected = n
 	}
@@ -200,7 +204,7 @@ func redirected(r Row, n int) Row {
 // late sets r's requests that ended after the budget, n of each repeat's
 // 200 (0.5% each).
 func late(r Row, n int) Row {
-	r.Measures = append([]RepeatMeasure(nil), r.Measures...)
+	r.Measures = append([]repeatMeasure(nil), r.Measures...)
 	for k := range r.Measures {
 		r.Measures[k].Late = n
 	}
@@ -210,6 +214,24 @@ func late(r Row, n int) Row {
 func unsteady(r Row) Row {
 	r.Steady = false
 	return r
+}
+
+// TestGiveUpWhenNoneLeads: with none recommended, (e) judges the
+// best-ranked policy that retries, not none against itself: a late one
+// breaks it, an on-time one confirms it, and the sentence says which.
+func TestGiveUpWhenNoneLeads(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		late int
+		want findingOutcome
+	}{{0, confirmed}, {2, contradicted}} {
+		g := judgeOne(t, noneRow(five(60, 4)), late(mrow("honor", five(60.5, 4), five(3, 0), 1000), tt.late))
+		f := g.Findings[len(g.Findings)-1]
+		if picked(g) != "none" || f.Rule.Key != "e" || f.Outcome != tt.want ||
+			!strings.HasPrefix(f.Sentence, "none, the recommendation, never retries: judged instead on the best-ranked policy that does, honor ended") {
+			t.Errorf("%d late: recommended %q; (e) %s: %s", tt.late, picked(g), f.Outcome, f.Sentence)
+		}
+	}
 }
 
 // TestFindings: each part of the rule on the verdict's own order.
@@ -223,35 +245,35 @@ func TestFindings(t *testing.T) {
 	for _, tt := range []struct {
 		rule string
 		rows []Row
-		want Outcome
+		want findingOutcome
 	}{
 		// (a) the same client with one owner (sdk-one-owner, 12 attempts)
 		// and with two (stacked, 4 calls of 3); sdk's 3 attempts alone
 		// is not that comparison.
-		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(6, 0), 1500), mrow("stacked", five(60, 4), five(8, 0), 3000)}, Confirmed},
-		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(8, 0), 3000), mrow("stacked", five(70, 4), five(8, 0), 1000)}, Contradicted},
-		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, NotTested},
-		{"a", nil, NotTested},
-		{"b", []Row{mrow("backoff", five(40, 4), five(2, 0), 9000)}, Confirmed},
-		{"b", []Row{mrow("fixed:1s", five(60, 4), five(1.2, 0), 1100)}, Contradicted},
-		{"c", []Row{mrow("honor-no-jitter", five(60, 4), five(3, 0), 1000)}, NoClearDifference},
-		{"c", []Row{mrow("honor-no-jitter", five(50, 4), five(3, 0), 1000)}, Confirmed},
-		{"e", nil, Confirmed},
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(6, 0), 1500), mrow("stacked", five(60, 4), five(8, 0), 3000)}, confirmed},
+		{"a", []Row{mrow("sdk-one-owner", five(60, 4), five(8, 0), 3000), mrow("stacked", five(70, 4), five(8, 0), 1000)}, contradicted},
+		{"a", []Row{mrow("stacked", five(60, 4), five(8, 0), 3000)}, notTested},
+		{"a", nil, notTested},
+		{"b", []Row{mrow("backoff", five(40, 4), five(2, 0), 9000)}, confirmed},
+		{"b", []Row{mrow("fixed:1s", five(60, 4), five(1.2, 0), 1100)}, contradicted},
+		{"c", []Row{mrow("honor-no-jitter", five(60, 4), five(3, 0), 1000)}, noClearDifference},
+		{"c", []Row{mrow("honor-no-jitter", five(50, 4), five(3, 0), 1000)}, confirmed},
+		{"e", nil, confirmed},
 		// (e) a recommendation whose requests end past the budget breaks it.
 		// A policy not recommended is not judged, however late.
-		{"e", []Row{late(mrow("backoff", five(40, 4), five(3, 0), 1000), 20)}, Confirmed},
-		{"e", []Row{late(mrow("pace", five(65, 4), five(1, 0), 1000), 2)}, Contradicted},
+		{"e", []Row{late(mrow("backoff", five(40, 4), five(3, 0), 1000), 20)}, confirmed},
+		{"e", []Row{late(mrow("pace", five(65, 4), five(1, 0), 1000), 2)}, contradicted},
 		// (d) priced redirects, steady rows only: budget redirects little
 		// and answers as much as redirect, which redirects everything.
-		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, Confirmed},
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, confirmed},
 		// budget's 10 points over honor cost 30% redirected: priced at 0.5
 		// it is 5 points behind honor (and redirect's 15 cost 50%).
-		{"d", []Row{redirected(mrow("budget", five(70, 4), five(3, 0), 1000), 60), redirected(mrow("redirect", five(75, 4), five(2, 0), 900), 100)}, Contradicted},
-		{"d", []Row{redirected(unsteady(mrow("budget", five(62, 4), five(3, 0), 1000)), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, NotTested},
-		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10)}, NotTested},
+		{"d", []Row{redirected(mrow("budget", five(70, 4), five(3, 0), 1000), 60), redirected(mrow("redirect", five(75, 4), five(2, 0), 900), 100)}, contradicted},
+		{"d", []Row{redirected(unsteady(mrow("budget", five(62, 4), five(3, 0), 1000)), 10), redirected(mrow("redirect", five(64, 4), five(2, 0), 900), 60)}, notTested},
+		{"d", []Row{redirected(mrow("budget", five(62, 4), five(3, 0), 1000), 10)}, notTested},
 	} {
 		g := judgeOne(t, append(append([]Row(nil), base...), tt.rows...)...)
-		var f *Finding
+		var f *finding
 		for i := range g.Findings {
 			if g.Findings[i].Rule.Key == tt.rule {
 				f = &g.Findings[i]

@@ -53,6 +53,8 @@ type virtualRun struct {
 	Budget       time.Duration
 	PromptTokens int
 	MaxTokens    int
+	// sizes, when given, size request i as sizes[i mod len(sizes)].
+	sizes []requestSize
 	// StoreDelay is what a call to the fleet's shared store costs on the
 	// virtual clock (Lab.StoreDelay).
 	StoreDelay time.Duration
@@ -101,7 +103,7 @@ func (v *virtualRun) arrivals() []time.Duration {
 
 // count is the number of arrivals of the plan.
 func (v *virtualRun) count() int {
-	if v.Arrival.Kind == ArrivalConstant || v.Arrival.Kind == "" {
+	if v.Arrival.Kind == arrivalConstant || v.Arrival.Kind == "" {
 		return int(math.Floor(v.Rate * v.plan().Seconds()))
 	}
 	return len(v.arrivals())
@@ -126,11 +128,17 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 		return runOutcome{}, err
 	}
 	var out runOutcome
-	body := newLabBody(v.PromptTokens, v.MaxTokens)
-	counted := sim.WithPromptTokens(ctx, body.tokens()) // the body's count travels with it
+	body := newLabBody(v.PromptTokens, v.MaxTokens, v.sizes)
+	counted := sim.WithPromptTokens(ctx, body.tokens(0)) // the body's count travels with it
 	arrivals := v.arrivals()
 	out.Each = make([]requestOutcome, len(arrivals))
-	r.Plan(epoch, arrivals, func(i int) { clients[i%len(clients)].request(counted, i, body, v.Budget, &out) })
+	r.Plan(epoch, arrivals, func(i int) {
+		c := counted
+		if len(v.sizes) > 0 {
+			c = sim.WithPromptTokens(ctx, body.tokens(i))
+		}
+		clients[i%len(clients)].request(c, i, body, v.Budget, &out)
+	})
 	if err := r.Play(ctx); err != nil {
 		return runOutcome{}, err
 	}
@@ -334,22 +342,41 @@ var (
 type labBody struct {
 	prompt    int // tokens, as the simulator counts them
 	maxTokens int
+	sizes     []requestSize // each request's, when given
 }
 
-// newLabBody is the body of a prompt of about promptTokens tokens: the
-// count the simulator gave the lab's written-out prompt ("lab 00000000 "
-// and "sim " a token, four characters a token), kept so that a lab's
-// figures do not move with how its bodies are written.
-func newLabBody(promptTokens, maxTokens int) *labBody {
-	filler := 4 * max(promptTokens-3, 1)
-	return &labBody{prompt: (len("lab 00000000 ") + filler + 3) / 4, maxTokens: maxTokens}
+// requestSize is a request's size: its prompt and its max_tokens, in tokens.
+type requestSize struct{ Prompt, MaxTokens int }
+
+// newLabBody is the body of a prompt of about promptTokens tokens (or of
+// each request's size, when sizes are given).
+func newLabBody(promptTokens, maxTokens int, sizes []requestSize) *labBody {
+	return &labBody{prompt: countedPrompt(promptTokens), maxTokens: maxTokens, sizes: sizes}
 }
 
-// tokens is a body's prompt in tokens.
-func (b *labBody) tokens() int { return b.prompt }
+// countedPrompt is the count the simulator gave the lab's written-out
+// prompt of about p tokens ("lab 00000000 " and "sim " a token, four
+// characters a token), kept so that a lab's figures do not move with how
+// its bodies are written.
+func countedPrompt(p int) int {
+	filler := 4 * max(p-3, 1)
+	return (len("lab 00000000 ") + filler + 3) / 4
+}
+
+// tokens is request seq's prompt in tokens.
+func (b *labBody) tokens(seq int) int {
+	if len(b.sizes) > 0 {
+		return countedPrompt(b.sizes[seq%len(b.sizes)].Prompt)
+	}
+	return b.prompt
+}
 
 func (b *labBody) of(seq int) []byte {
-	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d"}],"max_tokens":%d}`, seq, b.maxTokens)
+	m := b.maxTokens
+	if len(b.sizes) > 0 {
+		m = b.sizes[seq%len(b.sizes)].MaxTokens
+	}
+	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d"}],"max_tokens":%d}`, seq, m)
 }
 
 // toStandard is the fallback: the same request to the standard

@@ -26,7 +26,7 @@ func (l *Lab) Work() int64 {
 			n *= 2 // run alone and coordinated
 		}
 		if l.capped() && !own {
-			n += SDKMaxAttempts // and under the SDKs' cap
+			n += sdkMaxAttempts // and under the SDKs' cap
 		}
 		perArrival += n
 	}

@@ -57,8 +57,8 @@ func TestWorkCountsEveryAttemptCap(t *testing.T) {
 	}
 	// Past capacity honor retries to its cap, stacked to its application's.
 	l.Coordinate, l.Policies = nil, l.Policies[1:3]
-	l.Arrival, l.Loads, l.Clients, l.Repeat, l.Duration = Arrival{Kind: ArrivalConstant}, []Load{{Text: "3x", X: 3}}, []int{4}, 1, 4*time.Second
-	sw, err := Run(context.Background(), l)
+	l.Arrival, l.Loads, l.Clients, l.Repeat, l.Duration = Arrival{Kind: arrivalConstant}, []Load{{Text: "3x", X: 3}}, []int{4}, 1, 4*time.Second
+	sw, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@
 // (`--rate`, `--phase` without its name, `--policy`…) with their values; any
 // other flag — endpoint, URL, deployment, model, header, body, label,
 // threshold, path, address — by name only. `ptuprobe policies` writes its own
-// `report.html` (`policylab.WriteHTML`) on the same `report.Page`.
+// `report.html` (`policylab`'s `writeHTML`) on the same `report.Page`.
 //
 // Advised wait against offered load (the overshoot picture,
 // `analyze/overshoot.go`, `trend.go`; `report/overshoot*.go`). `publish`
