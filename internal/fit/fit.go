@@ -255,7 +255,6 @@ func Run(ctx context.Context, j Job) (Result, error) {
 		return Result{}, err
 	}
 	f := fitter{job: &j, sends: &s, held: held, rp: newReplayer(&s)}
-	f.ptuRange, f.ptuFound = ptuRange(&s)
 	j.status.total.Store(j.points())
 	var fits []modelFit
 	for _, m := range j.models {
@@ -308,10 +307,6 @@ type fitter struct {
 	sends *workload
 	held  map[string]bool
 	rp    *replayer
-	// ptuRange is the PTU searched when ptuFound (ptuRange): around the
-	// work the run's deployment admitted while it refused.
-	ptuRange [2]float64
-	ptuFound bool
 	// replays counts the replays made (a point whose settings were tried
 	// before is not replayed again).
 	replays atomic.Int64
@@ -392,7 +387,7 @@ func longestWindow(c sim.Config) time.Duration {
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	var fits []modelFit
 	var searches []*search
-	for _, params := range f.tables(model) {
+	for _, params := range tables(model) {
 		mf, s, err := f.fitTable(ctx, model, params)
 		if err != nil {
 			return modelFit{}, err
@@ -401,7 +396,7 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	}
 	best := bestOf(fits)
 	if len(fits) > 1 {
-		for k, params := range f.tables(model) {
+		for k, params := range tables(model) {
 			u := make([]float64, len(params))
 			for i, p := range params {
 				u[i] = p.unit(p.get(best.cfg))
@@ -640,74 +635,4 @@ func (f *fitter) refusalCost(ctx context.Context, mf modelFit) (modelFit, error)
 	mf.refusalCost = fmt.Sprintf("%g of a request: the run's waits fit it (objective %.3f against %.3f without)", best, bestSc.objective, mf.score.objective)
 	mf.cfg.RefusalCost, mf.score = best, bestSc
 	return mf, nil
-}
-
-// tables are model's tables (tables), the PTU row searched over
-// f.ptuRange when the run gave one.
-func (f *fitter) tables(model string) [][]param {
-	out := tables(model)
-	if !f.ptuFound {
-		return out
-	}
-	for k := range out {
-		out[k] = slices.Clone(out[k])
-		for i := range out[k] {
-			if out[k][i].Name == "ptu" {
-				out[k][i].Min, out[k][i].Max = f.ptuRange[0], f.ptuRange[1]
-			}
-		}
-	}
-	return out
-}
-
-// ptuSpan is how far either way of the run's PTU estimate (ptuRange)
-// the PTU is searched: a factor of 4, where the estimate was within 1.6 of
-// the truth on the served targets (it counts an allowance's admissions
-// as drained work).
-const ptuSpan = 4
-
-// ptuRange is the PTU a replay's run points to, and the range the fit
-// searches about it: over each plan's span from its first refusal to
-// its last, the work its deployment admitted (each admitted send's
-// prompt and OutputWeight × its recorded completion) is about what it
-// drained, at PTU × TokensPerPTU ÷ 60 a second (sim's defaults). The
-// PTU row's range spans five decades, and the search resolves a PTU
-// within it to some 5%: a served target of 250 PTU fitted 240 and
-// missed the basin of its bucket and allowance; searched within a
-// factor of 4 of the estimate, it fitted 286 (good). None when the run
-// refused over less than a second, or is a plan's (published waits).
-func ptuRange(s *workload) ([2]float64, bool) {
-	if !s.Replay {
-		return [2]float64{}, false
-	}
-	c := sim.DefaultConfig()
-	var work, span float64
-	for _, run := range s.Runs {
-		for _, p := range run.Plans {
-			first, last := -1, -1
-			for i, snd := range p.Sends {
-				if snd.Refused {
-					if first < 0 {
-						first = i
-					}
-					last = i
-				}
-			}
-			if first < 0 {
-				continue
-			}
-			for _, snd := range p.Sends[first:last] {
-				if !snd.Refused {
-					work += float64(snd.PromptTokens) + c.OutputWeight*float64(snd.completion)
-				}
-			}
-			span += (p.Sends[last].At - p.Sends[first].At).Seconds()
-		}
-	}
-	if span < 1 || work <= 0 {
-		return [2]float64{}, false
-	}
-	ptu := work / span * 60 / c.TokensPerPTU
-	lo, hi := paramRows[0].Min, paramRows[0].Max
-	return [2]float64{min(max(ptu/ptuSpan, lo), hi), max(min(ptu*ptuSpan, hi), lo)}, true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -307,37 +306,5 @@ func TestSendsCarryCompletions(t *testing.T) {
 	}
 	if n != len(want) || admitted == 0 {
 		t.Fatalf("%d sends (%d admitted), want %d", n, admitted, len(want))
-	}
-}
-
-// TestPTURange: the work the hidden deployment (120 PTU) admitted while
-// it refused points to its size: the range searched holds 120 and spans
-// a factor of 4 each way of the estimate; a run that refused nothing
-// points to none.
-func TestPTURange(t *testing.T) {
-	t.Parallel()
-	f, err := os.Open(hiddenRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := fromResults(t.Context(), []input{{Name: "r.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, ok := ptuRange(&s)
-	t.Logf("PTU searched %v", r)
-	if !ok || r[0] > 120 || r[1] < 120 || math.Abs(r[1]/r[0]-ptuSpan*ptuSpan) > 1e-6 {
-		t.Fatalf("PTU range %v (%v), want 120 inside, a factor of %d each way", r, ok, ptuSpan)
-	}
-	for _, run := range s.Runs {
-		for _, p := range run.Plans {
-			for i := range p.Sends {
-				p.Sends[i].Refused = false
-			}
-		}
-	}
-	if r, ok := ptuRange(&s); ok {
-		t.Errorf("no refusal, and a PTU range %v", r)
 	}
 }
