@@ -63,15 +63,15 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 const fitLong = `fit makes a twin of a measured deployment: it fits the embedded simulator's
 limiter (the PTU model's drain, bucket depth, burst allowance and its
 refill; or the gateway's or the window limiter's ceilings, where one of
-them fits better) to a recorded run. It replays the run's recorded sends
-(each attempt at its sent_ms, with its tokens, per source group) through a
-fresh simulator per candidate setting, on a virtual clock, and keeps the
-settings whose refusals and advised waits are nearest the recorded ones.
+them fits better) to a recorded run. It replays the run's sends (each when
+the deployment decided it, with its tokens and an admitted one's
+completion) through a fresh simulator per candidate setting, on a virtual
+clock, keeps the settings whose refusals and advised waits are nearest
+the recorded ones, and weighs what a refusal costs (refusal-cost).
 It prints the recorded and the twin's waits side by side, says whether the
 fit is good, poor or insufficient and why, and writes the twin's profile
-(-o): give it to serve, burst, schedule, characterize, calibrate, policies
-or referee with --sim-profile FILE. policies recommends nothing from a
-poor or an insufficient fit.
+(-o) for --sim-profile FILE on any command that runs the simulator.
+policies recommends nothing from a poor or an insufficient fit.
 
 A good fit: every tested group's waits within --threshold (a two-sample
 KS distance, waits closer than 50 ms or 10% counting as one) and, for a
@@ -89,8 +89,8 @@ each setting pinned (its range within 25% of the value) or not.
 --burst-gap) under which the ends of the settings not pinned would answer
 most differently: run it, and fit its results, to narrow them.
 --hold-out GROUP fits on the other groups and reports the held-out one's
-distance: a check on what the fit did not see. Deterministic: the same
-rows give the same twin, in whatever order (duplicated rows: a warning).
+distance. Deterministic: the same rows give the same twin, in whatever
+order (duplicated rows: a warning).
 
 A row past a request's bounds (prompt_tokens, max_tokens or
 completion_tokens over 1,000,000, latency_ms over 1 h, sent_ms over 8

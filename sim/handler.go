@@ -161,13 +161,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.op == opGenerate {
 		req.Stream = rt.stream // Gemini streams by its path, not its body
 	}
-	req.Completion = completionTokensOf(r.Context())
-	switch {
-	case counted:
-		req.PromptTokens, req.SystemTokens = given, min(req.SystemTokens, given)
-	case tc != nil && (rt.op == opChat || rt.op == opResponses):
-		req.PromptTokens += chatOverhead(req.Messages)
-	}
+	countRequest(&req, rt.op, completionTokensOf(r.Context()), given, counted, tc != nil)
 	v := s.newVisit(key, sum, r.Header)
 	if s.style.gateway {
 		s.serveGateway(w, r, rt, req, key, v)
@@ -189,6 +183,20 @@ func (op operation) kind() bodyKind {
 		return kindResponses
 	}
 	return kindChat
+}
+
+// countRequest sets req's counts as the deployment takes them: an
+// in-process caller's prompt count and completion (WithPromptTokens,
+// WithCompletionTokens), else, counted with a tokenizer, the chat
+// format's overhead on the chat and Responses routes.
+func countRequest(req *request, op operation, completion, given int, counted, tokenized bool) {
+	req.Completion = completion
+	switch {
+	case counted:
+		req.PromptTokens, req.SystemTokens = given, min(req.SystemTokens, given)
+	case tokenized && (op == opChat || op == opResponses):
+		req.PromptTokens += chatOverhead(req.Messages)
+	}
 }
 
 // reject answers a request the model never sees (bad route, body, key).

@@ -20,7 +20,8 @@ func hidden() sim.Config {
 // TestTwinReproducesTheRecordedRun is the first measure: a run
 // against a simulator of settings the fit never saw, fitted, and the main
 // job run again on the twin: each of the Overall p50, p90 and p99 within
-// 25% of the recorded, every group's KS at most 0.15, quality good.
+// 25% of the truth's run on the same seed, every group's KS at most
+// 0.15, quality good.
 func TestTwinReproducesTheRecordedRun(t *testing.T) {
 	long(t, "a whole fit")
 	t.Parallel()
@@ -47,12 +48,19 @@ func TestTwinReproducesTheRecordedRun(t *testing.T) {
 	twin := r.Profile.Config
 	twin.Seed = 3 // the twin is run as a user would run it: not on the recorded seed
 	again := characterize(t, twin)
-	want, got := analysis(t, recorded).Overall, analysis(t, again).Overall
+	// The truth's own run on that seed: its Overall p50 is 89 ms where
+	// the recorded run's (seed 7) is 145 (the p50 sits between a wave's
+	// short waits and the next's; a seed moves a send across), so the
+	// twin is held to the truth on the same seed, and the recorded is
+	// logged beside it.
+	truth := hidden()
+	truth.Seed = 3
+	want, got, rec := analysis(t, characterize(t, truth)).Overall, analysis(t, again).Overall, analysis(t, recorded).Overall
 	for _, p := range []float64{50, 90, 99} {
 		w, g := want.Percentile(p), got.Percentile(p)
-		t.Logf("Overall p%v: recorded %.1f ms, twin %.1f ms", p, w, g)
+		t.Logf("Overall p%v: the truth %.1f ms, twin %.1f ms (recorded, seed 7: %.1f ms)", p, w, g, rec.Percentile(p))
 		if g < 0.75*w || g > 1.25*w {
-			t.Errorf("Overall p%v: twin %.1f ms, recorded %.1f ms: more than 25%% apart", p, g, w)
+			t.Errorf("Overall p%v: twin %.1f ms, the truth %.1f ms on the same seed: more than 25%% apart", p, g, w)
 		}
 	}
 }

@@ -108,8 +108,8 @@ var quick = budget{global: 12, starts: 1, simplex: 30, passes: 1}
 // warnings) run it, not a search.
 var fixedPoint = budget{starts: 1}
 
-// tiny is a search budget for tests of the search itself (determinism),
-// whose fit's quality does not matter.
+// tiny is a small search budget, for the tests of what a fit refuses
+// before it replays (its estimate of the work).
 var tiny = budget{global: 3, starts: 1, simplex: 6, passes: 1}
 
 // fitFiles fits the results files with the defaults, holding out holdOut,

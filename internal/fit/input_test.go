@@ -264,10 +264,10 @@ func TestArrivals(t *testing.T) {
 	}
 }
 
-// TestSendsCarryCompletions: an admitted send is replayed with its
-// recorded completion (the twin admitting it too answers as many tokens,
-// and corrects its level as the target did); a refused one with none
-// (the twin draws it).
+// TestSendsCarryCompletions: the admitted sends of one instant are
+// replayed with that instant's recorded completions, ascending (which
+// of them drew which is not recorded); a refused one with none (the
+// twin draws it).
 func TestSendsCarryCompletions(t *testing.T) {
 	t.Parallel()
 	file := hiddenRun(t)
@@ -293,13 +293,23 @@ func TestSendsCarryCompletions(t *testing.T) {
 	n, admitted := 0, 0
 	for _, run := range s.Runs {
 		for _, p := range run.Plans {
+			got, recorded := map[time.Duration][]int{}, map[time.Duration][]int{}
 			for _, snd := range p.Sends {
 				n++
-				if w := want[fmt.Sprint(snd.Group, snd.seq, snd.attempt)]; snd.completion != w || snd.Refused != (w == 0) {
-					t.Fatalf("%s seq %d: completion %d refused %v, want %d", snd.Group, snd.seq, snd.completion, snd.Refused, w)
+				w := want[fmt.Sprint(snd.Group, snd.seq, snd.attempt)]
+				if snd.Refused != (w == 0) || snd.Refused && snd.completion != 0 {
+					t.Fatalf("%s seq %d: completion %d refused %v, recorded %d", snd.Group, snd.seq, snd.completion, snd.Refused, w)
 				}
 				if !snd.Refused {
 					admitted++
+					got[snd.At] = append(got[snd.At], snd.completion)
+					recorded[snd.At] = append(recorded[snd.At], w)
+				}
+			}
+			for at, g := range got {
+				r := slices.Sorted(slices.Values(recorded[at]))
+				if !slices.IsSorted(g) || !slices.Equal(g, r) {
+					t.Fatalf("at %v: completions %v, want the recorded %v ascending", at, g, r)
 				}
 			}
 		}

@@ -346,6 +346,7 @@ func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (workload, error) {
 			// first arrivals, so the admitted ones go first.
 			slices.SortFunc(s, compareSends)
 			arrivals(s)
+			exchange(s)
 			r.Plans = append(r.Plans, sendPlan{Sends: s})
 		}
 		out.Runs = append(out.Runs, r)
@@ -395,6 +396,32 @@ func arrivals(s []send) {
 		s[i].At += time.Duration(lag * float64(time.Millisecond))
 	}
 	slices.SortFunc(s, compareSends)
+}
+
+// exchange gives the admitted sends of each instant of a plan (sends
+// recorded at one time, ordered canonically) their recorded completions
+// in ascending order: which of them the target read first, and so drew
+// which length for, the file does not say (the tests' in-process run of
+// the hidden target gave a wave's lengths to other seqs from one process
+// to the next, with the same waits), so the replay is a function of each
+// instant's lengths, not of who got which.
+func exchange(s []send) {
+	for i := 0; i < len(s); {
+		j := i
+		var lengths []int
+		for ; j < len(s) && s[j].At == s[i].At; j++ {
+			if !s[j].Refused {
+				lengths = append(lengths, s[j].completion)
+			}
+		}
+		slices.Sort(lengths)
+		for k := i; k < j; k++ {
+			if !s[k].Refused {
+				s[k].completion, lengths = lengths[0], lengths[1:]
+			}
+		}
+		i = j
+	}
 }
 
 // comparePlans orders a run's plans: burst, then scheduled, then any

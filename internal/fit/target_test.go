@@ -113,14 +113,15 @@ func TestHoldOut(t *testing.T) {
 }
 
 // TestFitIsDeterministic: the same file fitted twice writes the same
-// profile, byte for byte, though its points are replayed on every core.
+// profile, byte for byte, though its points are replayed on every core
+// (the ranges' scans, a batch of 96 points a table, on a fixed point).
 func TestFitIsDeterministic(t *testing.T) {
 	t.Parallel()
 	recorded := hiddenRun(t)
 	var files []string
 	for range 2 {
 		var b strings.Builder
-		if err := sim.WriteProfile(&b, fitModels(t, tiny, []string{sim.ProfilePTU}, nil, recorded).Profile); err != nil {
+		if err := sim.WriteProfile(&b, fitModels(t, fixedPoint, []string{sim.ProfilePTU}, nil, recorded).Profile); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, b.String())
