@@ -198,8 +198,12 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 			MinWaits: 67, Source: "replay", Model: sim.ProfilePTU, Groups: []sim.FitGroup{{Group: "burst-shaped", KS: 0.42, Tested: true}, {Group: "scheduled-shaped", KS: 0.5}}}}
 		file := writeProfile(t, p)
 		dir := filepath.Join(t.TempDir(), "lab")
+		// A recommendation needs 3 repeats: the good fit's lab has them; a
+		// lab on a poor or an insufficient fit says why it recommends
+		// nothing whatever their number.
+		repeat := map[bool]string{true: "3", false: "1"}[quality == sim.FitGood]
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", dir, "--sim-profile", file,
-			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
+			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", repeat, "--clients", "2")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", quality, code, stderr)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/pagecheck"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -36,6 +37,16 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("a helper for the referee's tests, not a test")
 	}
 	os.Exit(playClient(mode))
+}
+
+// TestMain runs up to 4 of the package's parallel tests at once (not
+// under -race): they wait on their commands' sleeps (a LangChain-like
+// client's backoff, some 5 s) far more than they compute.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "" {
+		testkit.WaitBound(4)
+	}
+	os.Exit(m.Run())
 }
 
 // playClient is one of the clients the tests grade: four workers, three
