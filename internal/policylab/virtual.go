@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/admission"
@@ -208,9 +209,14 @@ func (v *virtualRun) fleetSlots() *admission.Slots {
 // policy, its jitter and backoff seeded per client, its own state, and
 // what env gives the fleet.
 func (v *virtualRun) clientPolicy(i int, env policy.Env) (*admission.Policy, error) {
-	env.Rand = seededRand(v.Seed*1_000_003 + uint64(i) + 1)
+	if env.Rand == nil {
+		env.Rand = seededRand(v.clientSeed(i))
+	}
 	return v.Spec.Build(env)
 }
+
+// clientSeed is client i's seed of its jitter and backoff.
+func (v *virtualRun) clientSeed(i int) uint64 { return v.Seed*1_000_003 + uint64(i) + 1 }
 
 // request sends arrival seq as the client's application would: through
 // its retry owner, inside the application's own retry loop for stacked
@@ -396,4 +402,16 @@ func toStandard(from, to string) func(*http.Request) (*http.Request, error) {
 func seededRand(seed uint64) func() float64 {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	return r.Float64
+}
+
+// lockedRand is seededRand for a client whose requests run at once on
+// the wall clock (a named run): its sends share the source under a lock.
+func lockedRand(seed uint64) func() float64 {
+	next := seededRand(seed)
+	var mu sync.Mutex
+	return func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return next()
+	}
 }

@@ -146,7 +146,7 @@ func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error
 		if f.apart {
 			slots = v.fleetSlots()
 		}
-		env := policy.Env{Slots: slots}
+		env := v.wallEnv(i, slots)
 		if f.open != nil {
 			s, err := f.open(f.namespace)
 			if err != nil {
@@ -173,6 +173,12 @@ func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error
 		out = append(out, c)
 	}
 	return out, shared, nil
+}
+
+// wallEnv is client i's environment on the wall clock: the fleet's slots,
+// and its jitter's source locked, for its requests run at once.
+func (v *virtualRun) wallEnv(i int, slots *admission.Slots) policy.Env {
+	return policy.Env{Slots: slots, Rand: lockedRand(v.clientSeed(i))}
 }
 
 // wallTally counts a named run's rows as they come (from many requests'
