@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"io"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -43,10 +44,11 @@ func newAttemptCtx(parent context.Context, d time.Duration, q *deadlines) *attem
 		close(c.done)
 		return c
 	}
-	if parent.Done() != nil {
+	watched := parent.Done() != nil && q.watch(parent)
+	if parent.Done() != nil && !watched {
 		c.unparent = context.AfterFunc(parent, c.parentDone)
 	}
-	q.push(c, d)
+	q.push(c, d, watched)
 	return c
 }
 
@@ -153,13 +155,63 @@ type deadlines struct {
 	first, last *attemptCtx
 	timer       *time.Timer
 	now         func() time.Time // time.Now; a test's clock
+	// The parent context watched once for every attempt of it (the
+	// run's, in a run without a retry owner), rather than through an
+	// AfterFunc of each attempt's own.
+	watched context.Context
+}
+
+// watch reports whether q watches parent for its attempts: the first
+// parent q is asked about, if it is a pointer (comparable: an attempt's
+// parent is compared with it), from then on.
+func (q *deadlines) watch(parent context.Context) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.watched == nil {
+		if reflect.TypeOf(parent).Kind() != reflect.Pointer {
+			return false
+		}
+		q.watched = parent
+		context.AfterFunc(parent, q.watchedDone)
+	}
+	return q.watched == parent
+}
+
+// watchedDone ends the queued attempts of the watched parent, now done.
+func (q *deadlines) watchedDone() {
+	q.mu.Lock()
+	var due *attemptCtx
+	for c := q.first; c != nil; {
+		next := c.next
+		if c.parent == q.watched {
+			q.unlink(c)
+			c.next, due = due, c
+		}
+		c = next
+	}
+	err := q.watched.Err()
+	q.mu.Unlock()
+	for due != nil {
+		c := due
+		due, c.next = c.next, nil
+		c.cancel(err)
+	}
 }
 
 func newDeadlines() *deadlines { return &deadlines{now: time.Now} }
 
-// push queues c, its deadline d from now.
-func (q *deadlines) push(c *attemptCtx, d time.Duration) {
+// push queues c, its deadline d from now; watched: its parent is the one
+// q watches, which may have ended since c saw it.
+func (q *deadlines) push(c *attemptCtx, d time.Duration, watched bool) {
 	q.mu.Lock()
+	if watched {
+		if err := c.parent.Err(); err != nil {
+			c.deadline = q.now().Add(d)
+			q.mu.Unlock()
+			c.cancel(err)
+			return
+		}
+	}
 	c.deadline = q.now().Add(d)
 	c.queued = true
 	c.prev = q.last

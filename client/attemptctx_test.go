@@ -92,6 +92,13 @@ func TestAttemptCtxParent(t *testing.T) {
 		}
 		kid, cancelKid := context.WithCancel(c)
 		defer cancelKid()
+		// Another parent (a request's own, through a retry owner): not
+		// the one the queue watches, tied by an AfterFunc of its own.
+		other, cancelOther := context.WithCancel(context.Background())
+		o := newAttemptCtx(other, time.Minute, q)
+		if q.watched != parent || o.unparent == nil || c.unparent != nil {
+			t.Fatal("the queue does not watch the first parent alone")
+		}
 		ran := false
 		stop := c.AfterFunc(func() { ran = true })
 		if !stop() || stop() {
@@ -102,8 +109,13 @@ func TestAttemptCtxParent(t *testing.T) {
 		if c.Err() != context.Canceled || kid.Err() != context.Canceled || ran {
 			t.Fatalf("after the parent's cancel: %v, child %v, stopped func ran %v", c.Err(), kid.Err(), ran)
 		}
-		if len(queued(q)) != 0 {
-			t.Fatal("a canceled attempt is still queued")
+		if got := queued(q); len(got) != 1 || got[0] != o || o.Err() != nil {
+			t.Fatalf("the other parent's attempt: %v", o.Err())
+		}
+		cancelOther()
+		synctest.Wait()
+		if o.Err() != context.Canceled || len(queued(q)) != 0 {
+			t.Fatalf("after its own parent's cancel: %v", o.Err())
 		}
 		late := newAttemptCtx(parent, time.Minute, q)
 		if late.Err() != context.Canceled || len(queued(q)) != 0 {
