@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -343,21 +344,106 @@ func (p *promptBuilder) body(seq int) []byte {
 	return out.Bytes()
 }
 
-// reader returns body seq as a reader over the shared pieces and its own
-// bytes, and its length. A request in flight thus holds a few bytes of
-// its own rather than a copy of the prompt: with the largest prompt
+// reader returns body seq as a reader and its length. A body up to
+// pooledBodyMax is built at its first read into a pooled buffer, given
+// back when net/http closes the body once written: a request in flight
+// (an open stream) holds 80 bytes of it rather than its parts (some
+// 330 bytes: bench/README.md, memory per open stream), and the body is
+// one piece to write. A larger one reads the shared pieces and its own
+// bytes in place, never a copy of the prompt: with the largest prompt
 // (4 MB), 200 requests in flight held 800 MB.
 func (p *promptBuilder) reader(seq int) (func() (io.ReadCloser, error), int64) {
-	b := p.parts(seq)
-	var n int64
-	for _, part := range b.parts {
-		n += int64(len(part))
+	n := p.length(seq)
+	if n <= pooledBodyMax {
+		return func() (io.ReadCloser, error) { return &pooledBody{p: p, seq: seq}, nil }, n
 	}
+	b := p.parts(seq)
 	open := func() (io.ReadCloser, error) {
 		c := b
 		return &c, nil
 	}
 	return open, n
+}
+
+// length is body seq's length in bytes, without building it.
+func (p *promptBuilder) length(seq int) int64 {
+	s := p.shape(seq)
+	user := max(s.PromptTokens-p.system, 1)
+	// Every token of the text is CharsPerToken bytes: the blocks', the
+	// lead's words and the filler's (TestPromptBodyReader).
+	n := len(p.frame.p0) + len(p.frame.p1) + len(p.frame.p2) + user*CharsPerToken + digits(s.MaxTokens)
+	return int64(n)
+}
+
+// digits is the length of n in decimal.
+func digits(n int) int {
+	d := 1
+	if n < 0 {
+		d, n = 2, -n
+	}
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
+// pooledBodyMax is the largest body reader builds into a pooled buffer.
+const pooledBodyMax = 64 << 10
+
+var promptPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// pooledBody is body seq of p, built at its first read into a buffer from
+// promptPool and given back at Close. net/http may close a body while
+// another of its goroutines still reads it (an HTTP/2 stream's abort):
+// the lock keeps the buffer from going back to the pool under a read.
+type pooledBody struct {
+	p      *promptBuilder
+	seq    int
+	mu     sync.Mutex
+	buf    *bytes.Buffer
+	closed bool
+}
+
+// fill builds the body, if it is not built; under b.mu.
+func (b *pooledBody) fill() error {
+	if b.closed {
+		return os.ErrClosed
+	}
+	if b.buf == nil {
+		b.buf = promptPool.Get().(*bytes.Buffer)
+		b.buf.Reset()
+		parts := b.p.parts(b.seq)
+		parts.WriteTo(b.buf)
+	}
+	return nil
+}
+
+func (b *pooledBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fill(); err != nil {
+		return 0, err
+	}
+	return b.buf.Read(p)
+}
+
+func (b *pooledBody) WriteTo(w io.Writer) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fill(); err != nil {
+		return 0, err
+	}
+	return b.buf.WriteTo(w)
+}
+
+func (b *pooledBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf != nil && b.buf.Cap() <= pooledBodyMax {
+		promptPool.Put(b.buf)
+	}
+	b.buf, b.closed = nil, true
+	return nil
 }
 
 // partsBody reads its parts one after another, like io.MultiReader over

@@ -247,16 +247,35 @@ type streamBody struct {
 	tail    *bodyTail // another body's, once told
 	n       int64     // bytes read
 	timing  streamTiming
+	peek    [streamPeek]byte
 }
+
+// streamPeek is the room an open stream waits for its next bytes in; what
+// comes with them is read at once into a pooled room of streamRead bytes
+// (readRooms). The connection's buffer (or the HTTP/2 stream's) holds
+// them, so the second read makes no system call; an open stream no
+// longer holds a 512-byte room of its own while it waits
+// (bench/README.md, memory per open stream).
+const streamPeek = 32
+
+var readRooms = sync.Pool{New: func() any { return new([streamRead]byte) }}
 
 // readFrom reads r to its end.
 func (s *streamBody) readFrom(r io.Reader) error {
-	buf := make([]byte, streamRead)
 	for {
-		n, err := r.Read(buf)
+		n, err := r.Read(s.peek[:])
 		if n > 0 {
 			s.timing.newRead()
-			s.write(buf[:n])
+			s.write(s.peek[:n])
+		}
+		if n == len(s.peek) && err == nil {
+			room := readRooms.Get().(*[streamRead]byte)
+			n, err = r.Read(room[:])
+			if n > 0 {
+				s.timing.newRead() // this read may have waited
+				s.write(room[:n])
+			}
+			readRooms.Put(room)
 		}
 		if err == io.EOF {
 			s.end()

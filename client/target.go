@@ -353,7 +353,7 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 		gate = newDialGate(dial, tr.TLSClientConfig)
 		tr.DialTLSContext = gate.DialTLSContext
 	}
-	at = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate}
+	at = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate, queue: newDeadlines()}
 	if cfg.Owner == nil {
 		return at, at, nil
 	}
@@ -412,6 +412,8 @@ type attemptTimeout struct {
 	d    time.Duration
 	next *http.Transport
 	gate *dialGate // nil: the Transport dials its own
+	// The attempts' deadlines, under one timer (attemptCtx).
+	queue *deadlines
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -425,36 +427,26 @@ func (a attemptTimeout) send(ctx context.Context, build func(context.Context) *h
 	if o, _ := ctx.Value(onWireKey{}).(*owned); o != nil {
 		o.sending()
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.d)
-	rctx, rt := ctx, (*roundTrip)(nil)
+	actx := newAttemptCtx(ctx, a.d, a.queue)
+	rctx, rt := context.Context(actx), (*roundTrip)(nil)
 	if a.gate != nil {
-		rt, rctx = newRoundTrip(ctx, a.gate)
+		rt, rctx = newRoundTrip(actx, a.gate)
 	}
 	resp, err := a.next.RoundTrip(build(rctx))
 	if rt != nil {
 		rt.end()
 	}
 	if err != nil {
-		cancel()
+		actx.cancel(context.Canceled)
 		return nil, err
 	}
-	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	actx.body = resp.Body
+	resp.Body = actx
 	return resp, nil
 }
 
 // CloseIdleConnections lets Target.Close reach the pool below.
 func (a attemptTimeout) CloseIdleConnections() { a.next.CloseIdleConnections() }
-
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (c cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.cancel()
-	return err
-}
 
 // checkURL accepts only absolute http and https URLs with a host name and,
 // if any, a port from 1 to 65535: a port no socket can have would fail
