@@ -126,7 +126,11 @@ func TestBodyTailReadFrom(t *testing.T) {
 // token, and no other row has one (a whole answer, a refusal).
 func TestStreamTTFBIsTheHeaders(t *testing.T) {
 	t.Parallel()
-	const firstToken = 300 * time.Millisecond
+	// The headers' time must come before the first token's: on a loaded
+	// machine under -race the headers took 815 ms to be read (300 ms was
+	// too short a hold to tell them apart); 1.5 s is the subtests' wait,
+	// which run at once.
+	const firstToken = 1500 * time.Millisecond
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/refuse") {
 			w.Header().Set("Retry-After-Ms", "5")
