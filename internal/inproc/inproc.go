@@ -37,11 +37,23 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.status = http.StatusOK
 	}
 	return &http.Response{
-		Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
+		Status: statusLine(w.status), StatusCode: w.status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
 		ContentLength: int64(w.body.Len()), Request: req,
 	}, nil
+}
+
+// statusLine is a response's Status, "200 OK": the two a simulator
+// mostly answers are constants (a lab run answers hundreds of thousands).
+func statusLine(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200 OK"
+	case http.StatusTooManyRequests:
+		return "429 Too Many Requests"
+	}
+	return strconv.Itoa(code) + " " + http.StatusText(code)
 }
 
 // answer is the http.ResponseWriter of an in-process request.

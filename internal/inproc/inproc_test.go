@@ -3,6 +3,7 @@ package inproc
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,14 @@ func TestTransport(t *testing.T) {
 	}
 	if _, body, _ = serve(t, onlyRefusals, "refuse"); body != `{"error":"busy"}` {
 		t.Errorf("a 429 lost its body under BodyOf: %q", body)
+	}
+}
+
+// The constant status lines are the ones net/http would write.
+func TestStatusLine(t *testing.T) {
+	for _, code := range []int{200, 429, 503, 404} {
+		if got, want := statusLine(code), strconv.Itoa(code)+" "+http.StatusText(code); got != want {
+			t.Errorf("statusLine(%d) = %q, want %q", code, got, want)
+		}
 	}
 }

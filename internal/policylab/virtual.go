@@ -382,7 +382,19 @@ func (b *labBody) of(seq int) []byte {
 	if len(b.sizes) > 0 {
 		m = b.sizes[seq%len(b.sizes)].MaxTokens
 	}
-	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d"}],"max_tokens":%d}`, seq, m)
+	if seq < 0 || seq > 99999999 {
+		return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"lab %08d"}],"max_tokens":%d}`, seq, m)
+	}
+	// The same bytes as the Appendf above, without fmt: a body per attempt.
+	out := make([]byte, 0, 80)
+	out = append(out, `{"messages":[{"role":"user","content":"lab `...)
+	var d [8]byte
+	for i, v := 7, seq; i >= 0; i, v = i-1, v/10 {
+		d[i] = byte('0' + v%10)
+	}
+	out = append(out, d[:]...)
+	out = append(out, `"}],"max_tokens":`...)
+	return append(strconv.AppendInt(out, int64(m), 10), '}')
 }
 
 // toStandard is the fallback: the same request to the standard

@@ -19,7 +19,6 @@
 package vclock
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"time"
@@ -32,6 +31,12 @@ type Loop struct {
 	queue    events
 	baton    chan struct{} // the running goroutine gives it back here
 	canceled error         // set once Run's context is done
+	// idle are workers waiting for a function to run: a started function
+	// runs on one of them when there is one, so a lab run's hundreds of
+	// thousands of requests do not each start a goroutine and grow its
+	// stack anew (a fifth of the lab's CPU before they were reused).
+	// Touched only by the goroutine holding the baton.
+	idle []chan func()
 }
 
 // New returns a Loop whose clock reads start.
@@ -48,7 +53,7 @@ func (l *Loop) Go(at time.Time, f func()) {
 	if at.Before(l.now) {
 		at = l.now
 	}
-	l.push(&event{at: at, start: f})
+	l.push(event{at: at, start: f})
 }
 
 // Sleep waits d of virtual time. It must be called from a goroutine of the
@@ -63,7 +68,7 @@ func (l *Loop) Sleep(_ context.Context, d time.Duration) error {
 		return nil
 	}
 	wake := wakes.Get().(chan error)
-	l.push(&event{at: l.now.Add(d), wake: wake})
+	l.push(event{at: l.now.Add(d), wake: wake})
 	l.baton <- struct{}{}
 	err := <-wake
 	wakes.Put(wake) // drained: the loop sends on it once
@@ -79,11 +84,12 @@ var wakes = sync.Pool{New: func() any { return make(chan error, 1) }}
 // not yet started is started, and Run returns ctx's error once the
 // started ones have returned.
 func (l *Loop) Run(ctx context.Context) error {
-	for l.queue.Len() > 0 {
+	defer l.stopWorkers()
+	for len(l.queue) > 0 {
 		if l.canceled == nil && ctx.Err() != nil {
 			l.canceled = ctx.Err()
 		}
-		e := heap.Pop(&l.queue).(*event)
+		e := l.queue.pop()
 		if e.at.After(l.now) && l.canceled == nil {
 			l.now = e.at
 		}
@@ -91,10 +97,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		case e.start != nil && l.canceled != nil:
 			continue
 		case e.start != nil:
-			go func() {
-				defer func() { l.baton <- struct{}{} }()
-				e.start()
-			}()
+			l.start(e.start)
 		default:
 			e.wake <- l.canceled
 		}
@@ -103,10 +106,59 @@ func (l *Loop) Run(ctx context.Context) error {
 	return l.canceled
 }
 
-func (l *Loop) push(e *event) {
+// start runs f on an idle worker, or on a new one when none is idle.
+func (l *Loop) start(f func()) {
+	if n := len(l.idle); n > 0 {
+		w := l.idle[n-1]
+		l.idle[n-1] = nil
+		l.idle = l.idle[:n-1]
+		w <- f
+		return
+	}
+	w := make(chan func(), 1)
+	w <- f
+	go l.work(w)
+}
+
+// work runs the functions sent on w, one at a time, each holding the
+// baton: once f returns the worker queues itself as idle, then gives the
+// baton back (so the loop, which reads idle only while it holds the
+// baton, sees it). It ends when w is closed.
+func (l *Loop) work(w chan func()) {
+	for f := range w {
+		l.call(f, w)
+	}
+}
+
+// call runs f, then gives the baton back; a panic in f gives it back too
+// (the panic goes on and ends the program, as it would have on a
+// goroutine of its own).
+func (l *Loop) call(f func(), w chan func()) {
+	done := false
+	defer func() {
+		if done {
+			l.idle = append(l.idle, w)
+		}
+		l.baton <- struct{}{}
+	}()
+	f()
+	done = true
+}
+
+// stopWorkers ends the idle workers: when Run returns, every worker is
+// idle (a busy one would hold the baton or have a wake queued).
+func (l *Loop) stopWorkers() {
+	for i, w := range l.idle {
+		close(w)
+		l.idle[i] = nil
+	}
+	l.idle = l.idle[:0]
+}
+
+func (l *Loop) push(e event) {
 	l.seq++
 	e.seq = l.seq
-	heap.Push(&l.queue, e)
+	l.queue.push(e)
 }
 
 // event is a goroutine to start or a sleeper to wake.
@@ -117,22 +169,55 @@ type event struct {
 	wake  chan error
 }
 
-type events []*event
-
-func (q events) Len() int { return len(q) }
-func (q events) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
+// before orders events by time, then by the order they were queued.
+func (e *event) before(o *event) bool {
+	if c := e.at.Compare(o.at); c != 0 {
+		return c < 0
 	}
-	return q[i].seq < q[j].seq
+	return e.seq < o.seq
 }
-func (q events) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *events) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *events) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
+
+// events is a binary min-heap of events by value: no allocation per event
+// and no interface call per comparison (the loop pops one event per start
+// and per wake).
+type events []event
+
+func (q *events) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *events) pop() event {
+	h := *q
+	n := len(h) - 1
+	e := h[0]
+	h[0] = h[n]
+	h[n] = event{}
+	h = h[:n]
+	*q = h
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].before(&h[c]) {
+			c = r
+		}
+		if !h[c].before(&h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 	return e
 }
 
