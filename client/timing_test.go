@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"io"
 	"math"
 	"net/http"
@@ -448,6 +449,14 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				t.Skipf("the machine is too busy to judge: the server's own sleeps ended over %v late for %d of %d answers", busy, answered-judged, answered)
 			}
 			t.Logf("%d of %d answers within 3 ms of the server's times (%d not judged)", within, judged, answered-judged)
+			// Under the race detector the client's reader runs some times
+			// slower than the server's writer: its reads end late by what
+			// no server-side lateness shows (itl max 4.3 ms over the
+			// server's, CI at 4e33fa3); -race runs the answers for their
+			// races, go test ./... judges their timing.
+			if testkit.Race {
+				return
+			}
 			if float64(within) < 0.95*float64(judged) {
 				t.Fatalf("%d of %d answers within 3 ms of the server's times (want ≥ 95%%; %d more answers, whose server woke late, not judged): %s", within, judged, answered-judged, strings.Join(worst, "; "))
 			}
