@@ -25,23 +25,7 @@ import (
 func writeRecords(t *testing.T, recs []results.Record) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "rows.csv")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := results.NewWriter(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, out, recs...)
 	return out
 }
 

@@ -3,6 +3,7 @@ package policylab
 import (
 	"bytes"
 	"context"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,18 +106,7 @@ func TestWavesOfBothSizeAndGapMustBeTheLoad(t *testing.T) {
 func writeResults(t *testing.T, dir string, recs []results.Record) string {
 	t.Helper()
 	path := filepath.Join(dir, "results.csv")
-	w, err := results.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteResults(t, path, recs...)
 	return path
 }
 
