@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 )
 
 // GiveUpError ends a request the Transport gave up on: attempts exhausted,
@@ -63,8 +61,3 @@ type ReplayError struct {
 func (e *ReplayError) Error() string {
 	return fmt.Sprintf("admission: the request body has no GetBody and is over %d bytes (MaxReplayBody), so it cannot be replayed", e.Limit)
 }
-
-// SettingError is the error New returns for a Policy setting out of range:
-// Field() names the Policy field, Error() says why. It is the project's
-// one validation error type, named here so callers can use errors.As.
-type SettingError = valid.Error

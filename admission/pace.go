@@ -10,17 +10,17 @@ import (
 
 // The recommended pacing, DefaultPaceConfig's.
 const (
-	// DefaultPaceDecrease is the factor a refusal cuts the rate by (0.5,
+	// defaultPaceDecrease is the factor a refusal cuts the rate by (0.5,
 	// as TCP halves, left 15% of the deployment idle on the lab; see
 	// docs/policies.md).
-	DefaultPaceDecrease = 0.75
-	// DefaultPaceIncrease is the rate's growth per second while its
+	defaultPaceDecrease = 0.75
+	// defaultPaceIncrease is the rate's growth per second while its
 	// requests are admitted: 2% a second, so a rate halved by a refusal
 	// is back in about 35 s.
-	DefaultPaceIncrease = 0.02
-	// DefaultPaceMinRate is the lowest rate a refusal cuts to, requests
+	defaultPaceIncrease = 0.02
+	// defaultPaceMinRate is the lowest rate a refusal cuts to, requests
 	// per second.
-	DefaultPaceMinRate = 0.05
+	defaultPaceMinRate = 0.05
 )
 
 // PaceConfig tunes a Pace. Every field must be set (DefaultPaceConfig
@@ -49,7 +49,7 @@ const DefaultPaceUtilization = 90
 // DefaultPaceConfig is the recommended pacing: cut to 3/4 on a refusal, grow
 // 2% a second while admitted, never under 0.05 requests per second.
 func DefaultPaceConfig() PaceConfig {
-	return PaceConfig{Decrease: DefaultPaceDecrease, Increase: DefaultPaceIncrease, MinRate: DefaultPaceMinRate}
+	return PaceConfig{Decrease: defaultPaceDecrease, Increase: defaultPaceIncrease, MinRate: defaultPaceMinRate}
 }
 
 // paceWindow is how many recent sends measure the rate a client was

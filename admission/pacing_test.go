@@ -129,8 +129,8 @@ func TestSlotsSpreadTheHerd(t *testing.T) {
 func TestSlotsTake(t *testing.T) {
 	t.Parallel()
 	s := NewSlots(0)
-	if s.Width() != DefaultSlotWidth {
-		t.Fatalf("width %v", s.Width())
+	if s.width != DefaultSlotWidth {
+		t.Fatalf("width %v", s.width)
 	}
 	now := time.Unix(1000, 0)
 	for i, want := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 250 * time.Millisecond} {

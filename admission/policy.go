@@ -20,9 +20,9 @@ const (
 	DefaultBudget = 30 * time.Second
 	// DefaultJitter stretches each advised wait by up to 20%.
 	DefaultJitter = 0.2
-	// DefaultMaxReplayBody is how much of a body without GetBody is
+	// defaultMaxReplayBody is how much of a body without GetBody is
 	// buffered for replay when Policy.MaxReplayBody is 0: 1 MiB.
-	DefaultMaxReplayBody = 1 << 20
+	defaultMaxReplayBody = 1 << 20
 	// DefaultBackoffBase and DefaultBackoffCap shape the Backoff used when
 	// Policy.Backoff is nil: Exponential(500ms, 8s), the OpenAI SDKs' figures.
 	DefaultBackoffBase = 500 * time.Millisecond
@@ -138,8 +138,8 @@ type Policy struct {
 	ReturnLastResponse bool
 	// MaxReplayBody is the most of a request body without GetBody that is
 	// buffered to replay it; a larger body is refused with a *ReplayError
-	// before sending, never sent once silently. 0 means
-	// DefaultMaxReplayBody. With MaxAttempts 1 nothing is buffered.
+	// before sending, never sent once silently. 0 means 1 MiB. With
+	// MaxAttempts 1 nothing is buffered.
 	MaxReplayBody int64
 	// Observe, when set, gets one Decision per attempt. It is called on
 	// the request's goroutine, so it must be safe for concurrent use.
@@ -304,7 +304,7 @@ func (p Policy) validate() (Policy, error) {
 	case p.Coordinator != nil && !p.SharedCooldown && p.Slots == nil && p.Pace == nil:
 		return p, valid.Errorf("Coordinator", "shares the state of {SharedCooldown}, {Slots} or {Pace}, and this Policy uses none")
 	case p.MaxReplayBody < 0:
-		return p, valid.Errorf("MaxReplayBody", "must not be negative (0 means %d bytes)", DefaultMaxReplayBody)
+		return p, valid.Errorf("MaxReplayBody", "must not be negative (0 means %d bytes)", defaultMaxReplayBody)
 	}
 	for _, g := range p.Gates {
 		if g == nil {
@@ -327,7 +327,7 @@ func (p Policy) validate() (Policy, error) {
 		p.Statuses = append([]int(nil), p.Statuses...)
 	}
 	if p.MaxReplayBody == 0 {
-		p.MaxReplayBody = DefaultMaxReplayBody
+		p.MaxReplayBody = defaultMaxReplayBody
 	}
 	return p, nil
 }

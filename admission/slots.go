@@ -36,9 +36,6 @@ func NewSlots(width time.Duration) *Slots {
 	return &Slots{width: max(width, 0)}
 }
 
-// Width is the spacing between slots.
-func (s *Slots) Width() time.Duration { return s.width }
-
 // take returns the wait from now to the slot of a retry that would go
 // after wait: at now+wait, or at the next free slot if that is later.
 func (s *Slots) take(now time.Time, wait time.Duration) time.Duration {

@@ -12,13 +12,13 @@ import (
 
 // The client-side throttling of Google's SRE book, DefaultThrottleConfig's.
 const (
-	// DefaultThrottleK is the book's multiplier: a client sends up to K
+	// defaultThrottleK is the book's multiplier: a client sends up to K
 	// requests for each one the backend accepts before it rejects any
 	// locally ("Handling Overload": K = 2).
-	DefaultThrottleK = 2
-	// DefaultThrottleWindow is the history the counts cover: the book's
+	defaultThrottleK = 2
+	// defaultThrottleWindow is the history the counts cover: the book's
 	// two minutes.
-	DefaultThrottleWindow = 2 * time.Minute
+	defaultThrottleWindow = 2 * time.Minute
 )
 
 // ThrottleConfig tunes a Throttle. Every field must be set
@@ -34,7 +34,7 @@ type ThrottleConfig struct {
 // DefaultThrottleConfig is the SRE book's throttling: K 2 over the last
 // two minutes.
 func DefaultThrottleConfig() ThrottleConfig {
-	return ThrottleConfig{K: DefaultThrottleK, Window: DefaultThrottleWindow}
+	return ThrottleConfig{K: defaultThrottleK, Window: defaultThrottleWindow}
 }
 
 // throttleBuckets is how many buckets the window is counted in: the
@@ -80,9 +80,9 @@ type throttleBucket struct {
 func NewThrottle(cfg ThrottleConfig) (*Throttle, error) {
 	switch {
 	case !(cfg.K >= 1) || math.IsInf(cfg.K, 0):
-		return nil, valid.Errorf("K", "must be a number of at least 1 (%d is the book's)", DefaultThrottleK)
+		return nil, valid.Errorf("K", "must be a number of at least 1 (%d is the book's)", defaultThrottleK)
 	case cfg.Window < time.Second:
-		return nil, valid.Errorf("Window", "must be at least 1s (%s is the book's)", DefaultThrottleWindow)
+		return nil, valid.Errorf("Window", "must be at least 1s (%s is the book's)", defaultThrottleWindow)
 	}
 	return &Throttle{cfg: cfg, width: cfg.Window / throttleBuckets}, nil
 }

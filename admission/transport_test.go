@@ -63,12 +63,12 @@ func TestNewValidates(t *testing.T) {
 	// a default.
 	tr, _ := New(nil, Policy{})
 	if tr.next != http.DefaultTransport || tr.p.MaxAttempts != 1 || tr.p.Budget != 0 || tr.p.Jitter != 0 ||
-		tr.p.Backoff == nil || tr.p.MaxReplayBody != DefaultMaxReplayBody || !slices.Equal(tr.p.Statuses, []int{429, 503}) {
+		tr.p.Backoff == nil || tr.p.MaxReplayBody != defaultMaxReplayBody || !slices.Equal(tr.p.Statuses, []int{429, 503}) {
 		t.Errorf("zero Policy: %+v", tr.p)
 	}
 	tr, _ = New(nil, DefaultPolicy())
 	if tr.p.MaxAttempts != DefaultMaxAttempts || tr.p.Budget != DefaultBudget || tr.p.Jitter != DefaultJitter ||
-		tr.p.Advice != HonourAdvice || tr.p.Fallback != nil || tr.p.MaxReplayBody != DefaultMaxReplayBody {
+		tr.p.Advice != HonourAdvice || tr.p.Fallback != nil || tr.p.MaxReplayBody != defaultMaxReplayBody {
 		t.Errorf("DefaultPolicy: %+v", tr.p)
 	}
 	statuses := []int{429}
