@@ -106,7 +106,7 @@ func TestAdaptiveLimitsTheRate(t *testing.T) {
 				mu.Lock()
 				local++
 				mu.Unlock()
-				if !strings.HasPrefix(d.Reason, "the adaptive rate's next token, in ") {
+				if !strings.HasPrefix(d.Reason.String(), "the adaptive rate's next token, in ") {
 					t.Errorf("reason %q", d.Reason)
 				}
 			}

@@ -86,7 +86,7 @@ func TestSlowRefusalBodySpendsTheBudget(t *testing.T) {
 					return
 				}
 				var g *GiveUpError
-				if !errors.As(err, &g) || g.Attempts != 1 || !strings.Contains(g.Reason, tt.wantWhy) {
+				if !errors.As(err, &g) || g.Attempts != 1 || !strings.Contains(g.Reason.String(), tt.wantWhy) {
 					t.Fatalf("error %v, want a give-up after 1 attempt: %q", err, tt.wantWhy)
 				}
 			})

@@ -170,7 +170,7 @@ func TestSharedCooldownRefusesLocally(t *testing.T) {
 			if !errors.As(err, &g) || g.LastStatus != 0 || g.LastWait != 50*time.Second || g.Attempts != 1 || first.Action != ActionGiveUp {
 				t.Fatalf("error %v, decisions %+v", err, ds)
 			}
-			if want := "the shared cooldown's 50s, does not fit the 5s left of the budget; no fallback; give up"; first.Reason != want {
+			if want := "the shared cooldown's 50s, does not fit the 5s left of the budget; no fallback; give up"; first.Reason.String() != want {
 				t.Fatalf("reason %q, want %q", first.Reason, want)
 			}
 		})

@@ -71,7 +71,7 @@ type Decision struct {
 	// other actions (a redirect goes at once).
 	Slept    time.Duration
 	Action   Action
-	Reason   string // in plain words, e.g. "advised 45s does not fit the 12s left of the budget; redirect to the fallback"
+	Reason   Reason // in plain words when read (String)
 	Fallback bool   // the attempt went (or was meant to go) to the fallback
 }
 

@@ -194,7 +194,9 @@
 // # Observing
 //
 // Policy.Observe gets one Decision per attempt, safe to log as it is (no
-// URL, host, header value, key or body; Reason is numbers and fixed words).
+// URL, host, header value, key or body; Reason is numbers and fixed words,
+// put together only when read: its String, or any fmt verb, as in the
+// example above; an attempt whose Reason nobody reads costs no formatting).
 // A caller that records each attempt itself (ptuprobe writes one row per
 // attempt) uses WithAttemptObserver, whose Attempt adds the response's
 // header and the attempt's times; that is not safe to log as it is. An

@@ -20,7 +20,7 @@ type GiveUpError struct {
 	// attempt refused locally by the shared cooldown counts).
 	Attempts int
 	// Reason says why, in the words of the last Decision.
-	Reason string
+	Reason Reason
 }
 
 func (e *GiveUpError) Error() string {

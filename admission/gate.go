@@ -140,7 +140,7 @@ func (r *request) admitOne(a *Attempt, g Gate) (refused bool, err error) {
 		}
 		switch {
 		case v.Refused:
-			r.refuseLocally(a, ask.Now, class, v.Why)
+			r.refuseLocally(a, ask.Now, class, r.words().say(v.Why))
 			return true, nil
 		case !v.At.After(ask.Now):
 			if waited {
@@ -149,41 +149,42 @@ func (r *request) admitOne(a *Attempt, g Gate) (refused bool, err error) {
 			return false, nil
 		case !ask.Deadline.IsZero() && !v.At.Before(ask.Deadline):
 			left, _ := r.left(ask.Now)
-			r.refuseLocally(a, ask.Now, class, v.Why+" does not come within"+r.leftPhrase(left))
+			r.refuseLocally(a, ask.Now, class, r.leftPhrase(r.words().say(v.Why).say(" does not come within"), left))
 			return true, nil
 		}
 		waited = true
 		if !sleepUntil(r.ctx, r.t.clock, v.At) {
 			a.Held += r.t.clock.Now().Sub(start)
-			return false, r.canceled(a, "the context ended while "+v.By+" held this attempt; not sent")
+			return false, r.canceled(a, r.seal(r.words().say("the context ended while ").say(v.By).say(" held this attempt; not sent")))
 		}
 	}
 }
 
 // retryAllowed asks every Gate whether a refusal of attempt n may be
 // retried: none are asked after a redirect (the fallback's retries are
-// not theirs). note gathers what they said.
-func (r *request) retryAllowed(n int) (note string, ok bool) {
+// not theirs). What they said goes on w.
+func (r *request) retryAllowed(n int, w words) (words, bool) {
 	if r.redirected {
-		return "", true
+		return w, true
 	}
 	for _, g := range r.t.gates.all {
 		allowed, why := g.Retry(r.ask(n))
-		note += why
+		w = w.say(why)
 		if !allowed {
-			return note, false
+			return w, false
 		}
 	}
 	r.retried = true
-	return note, true
+	return w, true
 }
 
-// learn tells every Gate an answer of the primary target.
-func (r *request) learn(a *Attempt, now time.Time, refused bool) (note string) {
+// learn tells every Gate an answer of the primary target; what they said
+// goes on w.
+func (r *request) learn(a *Attempt, now time.Time, refused bool, w words) words {
 	ans := Answer{Attempt: a.Attempt, Sent: a.Sent, Now: now, Status: a.Status, Refused: refused,
 		Wait: a.Wait, Header: a.Header, Retried: r.retried}
 	for _, g := range r.t.gates.all {
-		note += g.Learn(ans)
+		w = w.say(g.Learn(ans))
 	}
-	return note
+	return w
 }

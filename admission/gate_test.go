@@ -73,7 +73,7 @@ func TestGateHoldsWithinTheBudget(t *testing.T) {
 			if err == nil {
 				resp.Body.Close()
 			}
-			if hits.Load() != tc.sent || len(ds) != 1 || ds[0].Err != tc.class || !strings.Contains(ds[0].Reason, tc.reason) {
+			if hits.Load() != tc.sent || len(ds) != 1 || ds[0].Err != tc.class || !strings.Contains(ds[0].Reason.String(), tc.reason) {
 				t.Fatalf("hold %v: %d sent, decisions %+v", tc.hold, hits.Load(), ds)
 			}
 			if tc.sent == 1 && (ds[0].Held != tc.hold || g.asks != 2 || len(g.learned) != 1 || g.learned[0].Status != 200 || g.learned[0].Refused) {
@@ -96,7 +96,7 @@ func TestGateRetryAndLearn(t *testing.T) {
 			Gates: []Gate{g}, Observe: func(d Decision) { ds = append(ds, d) }})
 		var give *GiveUpError
 		if !errors.As(err, &give) || hits.Load() != 1 || len(ds) != 1 ||
-			!strings.HasSuffix(ds[0].Reason, "; the hold allows no retry; no fallback; give up; the hold learned Too Many Requests") {
+			!strings.HasSuffix(ds[0].Reason.String(), "; the hold allows no retry; no fallback; give up; the hold learned Too Many Requests") {
 			t.Fatalf("err %v, %d sent, %+v", err, hits.Load(), ds)
 		}
 	})
@@ -152,7 +152,7 @@ func TestRuleIsHeldToTheBudget(t *testing.T) {
 			if err == nil {
 				resp.Body.Close()
 			}
-			if len(ds) == 0 || ds[0].Action != tc.action || ds[0].Reason != tc.reason {
+			if len(ds) == 0 || ds[0].Action != tc.action || ds[0].Reason.String() != tc.reason {
 				t.Fatalf("%s: %+v", tc.name, ds)
 			}
 		})

@@ -12,12 +12,13 @@ import (
 // admission refusal. It all belongs to the primary target: an answer of
 // the fallback teaches nothing. note is what it did, for the Decision's
 // Reason.
-func (r *request) answered(a *Attempt, now time.Time, adv retryafter.Advice, refused bool) (note string) {
+func (r *request) answered(a *Attempt, now time.Time, adv retryafter.Advice, refused bool) (note Reason) {
 	if a.Fallback {
-		return ""
+		return Reason{}
 	}
+	w := r.words()
 	if r.t.p.Pace != nil {
-		note += r.paceAnswer(a, now, adv, refused)
+		w = r.paceAnswer(a, now, adv, refused, w)
 	}
-	return note + r.learn(a, now, refused)
+	return r.seal(r.learn(a, now, refused, w))
 }

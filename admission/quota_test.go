@@ -115,11 +115,11 @@ func TestRetryQuotaEndsRetries(t *testing.T) {
 	if plain != 50 || limited != 5+9 {
 		t.Fatalf("attempts: %d without a quota (want 50), %d with 20 tokens (want 5, then 1 per request)", plain, limited)
 	}
-	if !strings.HasSuffix(ds[0].Reason, "; the retry quota takes 5, 15 left; sleep") || ds[0].Action != ActionSleep {
+	if !strings.HasSuffix(ds[0].Reason.String(), "; the retry quota takes 5, 15 left; sleep") || ds[0].Action != ActionSleep {
 		t.Errorf("the first retry: %+v", ds[0])
 	}
 	last := ds[len(ds)-1]
-	if last.Action != ActionGiveUp || !strings.Contains(last.Reason, "the retry quota's 0 tokens allow no retry (one takes 5, above 0); no fallback; give up") {
+	if last.Action != ActionGiveUp || !strings.Contains(last.Reason.String(), "the retry quota's 0 tokens allow no retry (one takes 5, above 0); no fallback; give up") {
 		t.Errorf("a refusal without tokens: %+v", last)
 	}
 }

@@ -44,7 +44,7 @@ type Refusal struct {
 // the Policy made wait, with left of the budget (-1: none): the wait to
 // use, and false when the Rule declines the retry. why gains what the
 // Rule did.
-func (r *request) ruled(a *Attempt, wait, left time.Duration, why *string) (time.Duration, bool) {
+func (r *request) ruled(a *Attempt, wait, left time.Duration, why *words) (time.Duration, bool) {
 	rule := r.t.p.Rule
 	if rule == nil {
 		return wait, true
@@ -53,11 +53,11 @@ func (r *request) ruled(a *Attempt, wait, left time.Duration, why *string) (time
 		Advised: a.Wait, Source: a.WaitSource, Wait: wait, Left: left})
 	switch {
 	case !retry:
-		*why += "; the Rule declines the retry"
+		*why = why.say("; the Rule declines the retry")
 		return 0, false
 	case chosen != wait:
 		chosen = max(chosen, 0)
-		*why += "; the Rule chose " + show(chosen)
+		*why = why.say("; the Rule chose ").show(chosen)
 	}
 	return chosen, true
 }

@@ -65,7 +65,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{sec("45")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: 45 * s, LastStatus: 429, Attempts: 1, Reason: "; no fallback; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: 45 * s, LastStatus: 429, Attempts: 1, Reason: fixedReason("; no fallback; give up")},
 		},
 		{
 			name:         "the fallback's refusal sleeps by the same rule",
@@ -85,7 +85,7 @@ func TestDecisionRule(t *testing.T) {
 			wantPrimary:  []time.Duration{0},
 			wantFallback: []time.Duration{0},
 			wantActions:  []Action{ActionRedirect, ActionGiveUp},
-			wantGiveUp:   &GiveUpError{LastWait: 45 * s, LastStatus: 429, Attempts: 2, Reason: "the fallback was already tried; give up"},
+			wantGiveUp:   &GiveUpError{LastWait: 45 * s, LastStatus: 429, Attempts: 2, Reason: fixedReason("the fallback was already tried; give up")},
 		},
 		{
 			name:        "an attempt's own time counts: 5 s + 8.8 s does not fit 12 s",
@@ -93,7 +93,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{{status: 429, header: map[string]string{"Retry-After-Ms": "8000"}, delay: 5 * s}},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: 8 * s, LastStatus: 429, Attempts: 1, Reason: "advised 8s, jittered to 8.8s, does not fit the 7s left of the budget; no fallback; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: 8 * s, LastStatus: 429, Attempts: 1, Reason: fixedReason("advised 8s, jittered to 8.8s, does not fit the 7s left of the budget; no fallback; give up")},
 		},
 		{
 			name:        "an attempt's own time counts: 5 s + 8.8 s fits 15 s",
@@ -110,7 +110,7 @@ func TestDecisionRule(t *testing.T) {
 			fallback:    []reply{ok200},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: s, LastStatus: 429, Attempts: 1, Reason: "advised 1s, does not fit the 0s left of the budget; the budget is spent; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: s, LastStatus: 429, Attempts: 1, Reason: fixedReason("advised 1s, does not fit the 0s left of the budget; the budget is spent; give up")},
 		},
 		{
 			name:        "attempts exhausted",
@@ -118,7 +118,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{ms("1000")},
 			wantPrimary: []time.Duration{0, 1100 * time.Millisecond},
 			wantActions: []Action{ActionSleep, ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: s, LastStatus: 429, Attempts: 2, Reason: "attempt 2 of 2 (MaxAttempts) refused; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: s, LastStatus: 429, Attempts: 2, Reason: fixedReason("attempt 2 of 2 (MaxAttempts) refused; give up")},
 		},
 		{
 			name:        "MaxAttempts 1: a refusal gives up at once",
@@ -126,7 +126,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{ms("10")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: 10 * time.Millisecond, LastStatus: 429, Attempts: 1, Reason: "attempt 1 of 1"},
+			wantGiveUp:  &GiveUpError{LastWait: 10 * time.Millisecond, LastStatus: 429, Attempts: 1, Reason: fixedReason("attempt 1 of 1")},
 		},
 		{
 			name:         "RedirectFirst: a wait that fits still redirects",
@@ -154,7 +154,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{sec("90")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: 90 * s, LastStatus: 429, Attempts: 1, Reason: "advised 1m30s is over MaxWait 1m0s; no fallback; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: 90 * s, LastStatus: 429, Attempts: 1, Reason: fixedReason("advised 1m30s is over MaxWait 1m0s; no fallback; give up")},
 		},
 		{
 			name:         "over MaxWait, GiveUpOverMaxWait, with a fallback: redirect",
@@ -233,7 +233,7 @@ func TestDecisionRule(t *testing.T) {
 			primary:     []reply{sec("8")},
 			wantPrimary: []time.Duration{0},
 			wantActions: []Action{ActionGiveUp},
-			wantGiveUp:  &GiveUpError{LastWait: 8 * s, LastStatus: 429, Attempts: 1, Reason: "advised 8s, does not fit the 5s left before the context's deadline; no fallback; give up"},
+			wantGiveUp:  &GiveUpError{LastWait: 8 * s, LastStatus: 429, Attempts: 1, Reason: fixedReason("advised 8s, does not fit the 5s left before the context's deadline; no fallback; give up")},
 		},
 		{
 			name:        "within the context deadline: sleep",
@@ -290,7 +290,7 @@ func TestDecisionRule(t *testing.T) {
 						t.Errorf("decision %d slept %v, want %v", i+1, ds[i].Slept, want)
 					}
 				}
-				if tt.wantReason != "" && (len(ds) == 0 || !strings.Contains(ds[0].Reason, tt.wantReason)) {
+				if tt.wantReason != "" && (len(ds) == 0 || !strings.Contains(ds[0].Reason.String(), tt.wantReason)) {
 					t.Errorf("first reason %q, want it to hold %q", ds[0].Reason, tt.wantReason)
 				}
 				for i, d := range ds {
@@ -304,10 +304,10 @@ func TestDecisionRule(t *testing.T) {
 						t.Fatalf("error %v, want a *GiveUpError", err)
 					}
 					w := tt.wantGiveUp
-					if g.LastWait != w.LastWait || g.LastStatus != w.LastStatus || g.Attempts != w.Attempts || !strings.Contains(g.Reason, w.Reason) {
+					if g.LastWait != w.LastWait || g.LastStatus != w.LastStatus || g.Attempts != w.Attempts || !strings.Contains(g.Reason.String(), w.Reason.String()) {
 						t.Errorf("give-up %+v, want %+v", *g, *w)
 					}
-					if g.Reason != ds[len(ds)-1].Reason {
+					if g.Reason.String() != ds[len(ds)-1].Reason.String() {
 						t.Errorf("give-up reason %q is not the last decision's %q", g.Reason, ds[len(ds)-1].Reason)
 					}
 					return

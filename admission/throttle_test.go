@@ -117,7 +117,7 @@ func TestThrottleRejectsLocally(t *testing.T) {
 	for _, d := range ds {
 		if d.Err == ClassThrottled {
 			local++
-			if d.Status != 0 || !strings.Contains(d.Reason, "client-side throttling rejected it locally (p 0.") || !strings.Contains(d.Reason, "K 2)") {
+			if d.Status != 0 || !strings.Contains(d.Reason.String(), "client-side throttling rejected it locally (p 0.") || !strings.Contains(d.Reason.String(), "K 2)") {
 				t.Fatalf("a throttled attempt: %+v", d)
 			}
 		}

@@ -148,6 +148,11 @@ type request struct {
 	prevBackoff time.Duration // the ChainedBackoff's last wait for this request
 	retried     bool          // the Gates allowed a retry of this request (Answer.Retried)
 	paceGen     uint64        // the count of cuts the last paced attempt's slot was taken under
+
+	// arena holds the parts of the attempts' Reasons (words, seal), at
+	// first in room.
+	arena []part
+	room  [roomParts]part
 }
 
 func (r *request) run(start time.Time) (*http.Response, error) {
@@ -174,7 +179,7 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 		// Nothing goes on a context already ended: a redirect follows
 		// its refusal at once, with no wait to cut.
 		if r.ctx.Err() != nil {
-			return nil, r.canceled(a, "the context ended before this attempt; not sent")
+			return nil, r.canceled(a, reasonEndedBefore)
 		}
 		resp, err := r.send(a)
 		if err != nil || a.Action == ActionDone {
@@ -193,7 +198,7 @@ func (r *request) run(start time.Time) (*http.Response, error) {
 			if !sleepUntil(r.ctx, r.t.clock, planned) {
 				next := &Attempt{Planned: planned}
 				next.Attempt, next.Fallback, next.Wait, next.WaitSource = n+1, toFallback, -1, results.WaitNone
-				return nil, r.canceled(next, "the context ended during the wait before this attempt; not sent")
+				return nil, r.canceled(next, reasonEndedInWait)
 			}
 		}
 	}
@@ -228,7 +233,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	req, class, err := r.build(a.Attempt, a.Fallback)
 	if err != nil {
 		a.Decision.Err, a.Err, a.Action, a.Done = class, err, ActionDone, r.t.clock.Now()
-		a.Reason = "the request for this attempt could not be built; not sent"
+		a.Reason = reasonNotBuilt
 		r.emit(a)
 		return nil, err
 	}
@@ -241,7 +246,7 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	if err != nil {
 		a.Decision.Err, a.Err, a.Action, a.Done = errClass(err), err, ActionDone, now
-		a.Reason = "no response; this owner retries admission refusals, not network failures; done"
+		a.Reason = reasonNoResponse
 		r.emit(a)
 		return nil, err
 	}
@@ -274,9 +279,9 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	if usable {
 		a.Wait = advised
 	}
-	if why, refused := r.t.refusal(resp.StatusCode, usable); !refused {
+	if notOne, refused := r.t.refusal(resp.StatusCode, usable); !refused {
 		note := r.answered(a, now, read, false)
-		a.Action, a.Reason = ActionDone, why+note
+		a.Action, a.Reason = ActionDone, r.seal(r.words().say("status ").num(resp.StatusCode).say(notOne).then(note))
 		r.emit(a)
 		return resp, nil
 	}
@@ -285,8 +290,8 @@ func (r *request) send(a *Attempt) (*http.Response, error) {
 	}
 	note := r.answered(a, now, read, true)
 	r.lastStatus, r.lastWait = resp.StatusCode, a.Wait
-	a.Action, a.Slept, a.Reason = r.decide(a, advised, usable, now)
-	a.Reason += note
+	action, slept, why := r.decide(a, r.words(), advised, usable, now)
+	a.Action, a.Slept, a.Reason = action, slept, r.seal(why.then(note))
 	if a.Action == ActionRedirect {
 		r.redirected = true
 	}
@@ -373,23 +378,24 @@ func (r *request) hold(a *Attempt) (refused bool, err error) {
 		ok := sleepUntil(r.ctx, r.t.clock, now.Add(h))
 		a.Held = r.t.clock.Now().Sub(now)
 		if !ok {
-			return false, r.canceled(a, "the context ended while the shared cooldown held this attempt; not sent")
+			return false, r.canceled(a, reasonEndedInCool)
 		}
 		return false, nil
 	}
 	a.Decision.Err, a.Wait, a.WaitSource = ClassCooldown, left, source
 	r.lastWait = left
-	why := "the shared cooldown's " + show(left)
+	why := r.words().say("the shared cooldown's ").show(left)
 	switch {
 	case a.Attempt >= r.t.p.MaxAttempts:
-		a.Action, a.Reason = ActionGiveUp, fmt.Sprintf("%s held attempt %d of %d (MaxAttempts); give up", why, a.Attempt, r.t.p.MaxAttempts)
+		a.Action, why = ActionGiveUp, why.say(" held attempt ").num(a.Attempt).say(" of ").num(r.t.p.MaxAttempts).say(" (MaxAttempts); give up")
 	case overMax:
-		a.Action, a.Slept, a.Reason = r.elsewhere(why+" is over MaxWait "+show(r.t.p.MaxWait), budget, bounded)
+		a.Action, a.Slept, why = r.elsewhere(why.say(" is over MaxWait ").show(r.t.p.MaxWait), budget, bounded)
 	case h != left:
-		a.Action, a.Slept, a.Reason = r.elsewhere(why+", jittered to "+show(h)+", does not fit"+r.leftPhrase(budget), budget, bounded)
+		a.Action, a.Slept, why = r.elsewhere(r.leftPhrase(why.say(", jittered to ").show(h).say(", does not fit"), budget), budget, bounded)
 	default:
-		a.Action, a.Slept, a.Reason = r.elsewhere(why+", does not fit"+r.leftPhrase(budget), budget, bounded)
+		a.Action, a.Slept, why = r.elsewhere(r.leftPhrase(why.say(", does not fit"), budget), budget, bounded)
 	}
+	a.Reason = r.seal(why)
 	if a.Action == ActionRedirect {
 		r.redirected = true
 	}
@@ -415,7 +421,7 @@ func (r *request) paced(a *Attempt) (refused bool, err error) {
 			slept := sleepUntil(r.ctx, r.t.clock, at)
 			a.Held = r.t.clock.Now().Sub(start)
 			if !slept {
-				return false, r.canceled(a, "the context ended while the pace held this attempt; not sent")
+				return false, r.canceled(a, reasonEndedInPace)
 			}
 		}
 		// A cut while this attempt waited: its slot was spaced at the old
@@ -438,21 +444,22 @@ const paceRetakes = 16
 // does not come within the budget.
 func (r *request) paceRefused(a *Attempt, now, at time.Time) error {
 	left, _ := r.left(now)
-	r.refuseLocally(a, now, ClassPaced, "the pace's next send slot, in "+show(at.Sub(now))+", and the answer after it do not fit"+r.leftPhrase(left))
+	r.refuseLocally(a, now, ClassPaced, r.leftPhrase(r.words().say("the pace's next send slot, in ").show(at.Sub(now)).say(", and the answer after it do not fit"), left))
 	return nil
 }
 
 // refuseLocally ends attempt a, not sent, at now, for why, with error
 // class class: the request gives up when it was its last attempt, else it
 // goes elsewhere by the usual rule.
-func (r *request) refuseLocally(a *Attempt, now time.Time, class, why string) {
+func (r *request) refuseLocally(a *Attempt, now time.Time, class string, why words) {
 	left, bounded := r.left(now)
 	a.Decision.Err = class
 	if a.Attempt >= r.t.p.MaxAttempts {
-		a.Action, a.Reason = ActionGiveUp, why+"; give up"
+		a.Action, why = ActionGiveUp, why.say("; give up")
 	} else {
-		a.Action, a.Slept, a.Reason = r.elsewhere(why, left, bounded)
+		a.Action, a.Slept, why = r.elsewhere(why, left, bounded)
 	}
+	a.Reason = r.seal(why)
 	if a.Action == ActionRedirect {
 		r.redirected = true
 	}
@@ -462,18 +469,18 @@ func (r *request) refuseLocally(a *Attempt, now time.Time, class, why string) {
 
 // decide applies the rule to a refusal of attempt a that arrived at now:
 // sleep when the wait fits what is left of the budget (and MaxWait), else
-// redirect once to the fallback, else give up.
-func (r *request) decide(a *Attempt, advised time.Duration, usable bool, now time.Time) (Action, time.Duration, string) {
+// redirect once to the fallback, else give up. Why it decided goes on w.
+func (r *request) decide(a *Attempt, w words, advised time.Duration, usable bool, now time.Time) (Action, time.Duration, words) {
 	p, n := &r.t.p, a.Attempt
 	if n >= p.MaxAttempts {
-		return ActionGiveUp, 0, fmt.Sprintf("attempt %d of %d (MaxAttempts) refused; give up", n, p.MaxAttempts)
+		return ActionGiveUp, 0, w.say("attempt ").num(n).say(" of ").num(p.MaxAttempts).say(" (MaxAttempts) refused; give up")
 	}
 	left, bounded := r.left(now)
 	// A spent budget sends nothing more, RedirectFirst's redirect neither.
 	if p.RedirectFirst && !r.redirected && (!bounded || left > 0) {
-		return ActionRedirect, 0, "the first refusal redirects to the fallback at once (RedirectFirst)"
+		return ActionRedirect, 0, w.say("the first refusal redirects to the fallback at once (RedirectFirst)")
 	}
-	wait, why, sleepable := r.wait(n, advised, usable, now)
+	wait, why, sleepable := r.wait(w, n, advised, usable, now)
 	if !sleepable {
 		return r.elsewhere(why, left, bounded)
 	}
@@ -485,57 +492,57 @@ func (r *request) decide(a *Attempt, advised time.Duration, usable bool, now tim
 		return r.elsewhere(why, left, bounded)
 	}
 	if bounded && wait >= left {
-		return r.elsewhere(why+", does not fit"+r.leftPhrase(left), left, bounded)
+		return r.elsewhere(r.leftPhrase(why.say(", does not fit"), left), left, bounded)
 	}
 	if bounded {
-		why += ", fits" + r.leftPhrase(left)
+		why = r.leftPhrase(why.say(", fits"), left)
 	} else {
-		why += "; no budget"
+		why = why.say("; no budget")
 	}
-	quota, ok := r.retryAllowed(n)
+	why, ok := r.retryAllowed(n, why)
 	if !ok {
-		return r.elsewhere(why+quota, left, bounded)
+		return r.elsewhere(why, left, bounded)
 	}
-	return ActionSleep, wait, why + quota + "; sleep"
+	return ActionSleep, wait, why.say("; sleep")
 }
 
-// wait is the wait before retry n and how it came about; sleepable is
-// false for an advised wait over MaxWait under GiveUpOverMaxWait.
-func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time) (wait time.Duration, why string, sleepable bool) {
+// wait is the wait before retry n and how it came about, on w; sleepable
+// is false for an advised wait over MaxWait under GiveUpOverMaxWait.
+func (r *request) wait(w words, n int, advised time.Duration, usable bool, now time.Time) (wait time.Duration, why words, sleepable bool) {
 	p := &r.t.p
 	switch {
 	case !usable:
 		wait = r.backoff(n)
-		return wait, "no usable advice; backoff " + show(wait), true
+		return wait, w.say("no usable advice; backoff ").show(wait), true
 	case p.Advice == IgnoreAdvice:
 		wait = r.backoff(n)
-		return wait, "advised " + show(advised) + ", ignored (IgnoreAdvice); backoff " + show(wait), true
+		return wait, w.say("advised ").show(advised).say(", ignored (IgnoreAdvice); backoff ").show(wait), true
 	case p.MaxWait > 0 && advised > p.MaxWait && p.OverMaxWait == BackoffOverMaxWait:
 		wait = r.backoff(n)
-		return wait, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait) + "; backoff " + show(wait), true
+		return wait, w.say("advised ").show(advised).say(" is over MaxWait ").show(p.MaxWait).say("; backoff ").show(wait), true
 	case p.MaxWait > 0 && advised > p.MaxWait:
-		return 0, "advised " + show(advised) + " is over MaxWait " + show(p.MaxWait), false
+		return 0, w.say("advised ").show(advised).say(" is over MaxWait ").show(p.MaxWait), false
 	}
 	wait = r.t.jitter(advised)
-	why = "advised " + show(advised)
+	why = w.say("advised ").show(advised)
 	if wait != advised {
-		why += ", jittered to " + show(wait)
+		why = why.say(", jittered to ").show(wait)
 	}
 	if p.Advice == FloorAdvice {
 		b := r.backoff(n)
 		switch {
 		case b > wait:
 			wait = b
-			why += ", under the backoff " + show(b) + " (FloorAdvice)"
+			why = why.say(", under the backoff ").show(b).say(" (FloorAdvice)")
 		case p.MaxAboveBackoff > 0 && wait > b+p.MaxAboveBackoff:
 			wait = b + p.MaxAboveBackoff
-			why += ", cut to the backoff " + show(b) + " + " + show(p.MaxAboveBackoff) + " (MaxAboveBackoff)"
+			why = why.say(", cut to the backoff ").show(b).say(" + ").show(p.MaxAboveBackoff).say(" (MaxAboveBackoff)")
 		}
 	}
 	if p.Slots != nil {
 		if slot := r.slot(now, wait); slot != wait {
 			wait = slot
-			why += ", moved to the next free slot, " + show(slot)
+			why = why.say(", moved to the next free slot, ").show(slot)
 		}
 	}
 	return wait, why, true
@@ -544,16 +551,16 @@ func (r *request) wait(n int, advised time.Duration, usable bool, now time.Time)
 // elsewhere is the rule once the wait is not slept: redirect to the
 // fallback if there is one, this request has not been there yet and some
 // budget is left; else give up.
-func (r *request) elsewhere(why string, left time.Duration, bounded bool) (Action, time.Duration, string) {
+func (r *request) elsewhere(why words, left time.Duration, bounded bool) (Action, time.Duration, words) {
 	switch {
 	case r.t.p.Fallback == nil:
-		return ActionGiveUp, 0, why + "; no fallback; give up"
+		return ActionGiveUp, 0, why.say("; no fallback; give up")
 	case r.redirected:
-		return ActionGiveUp, 0, why + "; the fallback was already tried; give up"
+		return ActionGiveUp, 0, why.say("; the fallback was already tried; give up")
 	case bounded && left <= 0:
-		return ActionGiveUp, 0, why + "; the budget is spent; give up"
+		return ActionGiveUp, 0, why.say("; the budget is spent; give up")
 	}
-	return ActionRedirect, 0, why + "; redirect to the fallback"
+	return ActionRedirect, 0, why.say("; redirect to the fallback")
 }
 
 // left is what remains of the budget at now; bounded is false when there
@@ -565,16 +572,18 @@ func (r *request) left(now time.Time) (left time.Duration, bounded bool) {
 	return r.deadline.Sub(now), true
 }
 
-func (r *request) leftPhrase(left time.Duration) string {
+// leftPhrase puts left, what is left of the budget, in words on w.
+func (r *request) leftPhrase(w words, left time.Duration) words {
+	w = w.say(" the ").show(max(left, 0))
 	if r.byContext {
-		return " the " + show(max(left, 0)) + " left before the context's deadline"
+		return w.say(" left before the context's deadline")
 	}
-	return " the " + show(max(left, 0)) + " left of the budget"
+	return w.say(" left of the budget")
 }
 
 // canceled ends the request because its context ended before attempt a
 // was sent.
-func (r *request) canceled(a *Attempt, reason string) error {
+func (r *request) canceled(a *Attempt, reason Reason) error {
 	err := r.ctx.Err()
 	a.Decision.Err, a.Err, a.Action, a.Reason, a.Done = errClass(err), err, ActionDone, reason, r.t.clock.Now()
 	r.emit(a)
@@ -596,13 +605,13 @@ func (r *request) emit(a *Attempt) {
 }
 
 // refusal reports whether a response is an admission refusal this owner
-// retries, and if not, says why in a Decision's words.
-func (t *Transport) refusal(status int, usableAdvice bool) (why string, refused bool) {
+// retries, and if not, says why in a Decision's words after "status N".
+func (t *Transport) refusal(status int, usableAdvice bool) (notOne string, refused bool) {
 	switch {
 	case !slices.Contains(t.p.Statuses, status):
-		return fmt.Sprintf("status %d is not a refusal this owner retries; done", status), false
+		return " is not a refusal this owner retries; done", false
 	case status != http.StatusTooManyRequests && !usableAdvice:
-		return fmt.Sprintf("status %d without a usable advised wait is an outage, not an admission refusal; done", status), false
+		return " without a usable advised wait is an outage, not an admission refusal; done", false
 	}
 	return "", true
 }

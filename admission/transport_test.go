@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -380,7 +381,7 @@ func TestObserversSeeEveryAttempt(t *testing.T) {
 		}
 		at := append(l.srv.offsets("/", start), l.srv.offsets("/fallback", start)...)
 		for i, a := range seen {
-			if a.Decision != ds[i] || a.Attempt != i+1 {
+			if !reflect.DeepEqual(a.Decision, ds[i]) || a.Attempt != i+1 {
 				t.Fatalf("attempt %d: %+v differs from decision %+v", i+1, a.Decision, ds[i])
 			}
 			if a.Sent.Sub(start) != at[i] || a.Sent.Before(a.Planned) || a.Headers.Before(a.Sent) || a.Header == nil || a.Status == 0 {

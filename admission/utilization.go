@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/retryafter"
@@ -93,14 +92,14 @@ func (p *Pace) learned(now, sent time.Time) {
 // paceAnswer is the Pace's step for the answer at now to attempt a, sent
 // to the primary target: a refusal cuts and holds; an admitted answer
 // whose reported utilization is over the target does too (the note says
-// so, for the Decision); any other grows the rate.
-func (r *request) paceAnswer(a *Attempt, now time.Time, adv retryafter.Advice, refused bool) (note string) {
+// so, on w, for the Decision); any other grows the rate.
+func (r *request) paceAnswer(a *Attempt, now time.Time, adv retryafter.Advice, refused bool, w words) words {
 	pace := r.t.p.Pace
 	sig, read := pace.signal(a.Sent, now, adv)
 	switch {
 	case refused:
 		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: a.Wait, Gen: r.paceGen})
-		return ""
+		return w
 	case read && sig.over:
 		pace.learned(now, a.Sent)
 		// The cut is in proportion to the overshoot, target/reading, and
@@ -113,13 +112,13 @@ func (r *request) paceAnswer(a *Attempt, now time.Time, adv retryafter.Advice, r
 		}
 		cfg.Decrease = cut
 		r.pace(PaceStep{Op: PaceRefused, Now: now, Sent: a.Sent, Wait: sig.wait, Config: cfg, Gen: r.paceGen})
-		note = "; reported " + sig.from + " " + strconv.FormatFloat(sig.pct, 'f', 1, 64) + "% is over the pace's target " +
-			strconv.FormatFloat(cfg.Utilization, 'f', -1, 64) + "%: a congestion signal, the rate × " + strconv.FormatFloat(cut, 'f', 3, 64)
+		w = w.say("; reported ").say(sig.from).say(" ").float(sig.pct, 1).say("% is over the pace's target ").
+			float(cfg.Utilization, -1).say("%: a congestion signal, the rate × ").float(cut, 3)
 		if sig.wait > 0 {
-			note += ", sends held " + show(sig.wait)
+			w = w.say(", sends held ").show(sig.wait)
 		}
-		return note
+		return w
 	}
 	r.pace(PaceStep{Op: PaceAdmitted, Now: now, Sent: a.Sent})
-	return ""
+	return w
 }

@@ -140,7 +140,7 @@ func TestPaceOnUtilization(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			n++
-			if firstCut < 0 && strings.Contains(d.Reason, "% is over the pace's target 90%: a congestion signal") {
+			if firstCut < 0 && strings.Contains(d.Reason.String(), "% is over the pace's target 90%: a congestion signal") {
 				firstCut = n
 			}
 			if first429 < 0 && d.Status == http.StatusTooManyRequests {
