@@ -217,3 +217,16 @@ func TestPauseIsCappedAndAnInterruptKeepsWhatWasMeasured(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressLines: a probe's line and the start's announcement, as the
+// command printed them when it put them in words itself.
+func TestProgressLines(t *testing.T) {
+	p := Probe{Step: 3, Offered: 2, Verdict: "refused", N429: 4, Admitted: 1.257}
+	if got, want := p.String(), "probe 3: 2.000/s → refused (4 429s, 1.26/s admitted)"; got != want {
+		t.Errorf("probe: %q, want %q", got, want)
+	}
+	c := Config{MinRate: 1, MaxRate: 4, Factor: 2, ProbeDuration: 2 * time.Second, Depth: 1, Cooldown: time.Second, MaxPause: 2 * time.Minute}
+	if got, want := c.Announce(), "calibrate: at most 4 probes of 2s, expected to take at most about 11s (6m8s if the target advises long waits)"; got != want {
+		t.Errorf("announcement: %q, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,4 +37,18 @@ func (c Config) Describe() []string {
 		fmt.Sprintf("in all: at most %d requests, peak %s, expected duration at most about %s (%s if the target advises long waits)",
 			c.PlannedRequests(), pnum.PerSecond(c.MaxRate), pnum.About(least), pnum.About(most)),
 	}
+}
+
+// Announce is what a calibration says as it starts: how many probes, how
+// long it may take.
+func (c Config) Announce() string {
+	probes, least, most := c.Length()
+	return fmt.Sprintf("calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)",
+		probes, pnum.About(c.ProbeDuration), pnum.About(least), pnum.About(most))
+}
+
+// String is a probe's progress line: its rate, verdict, 429s and what
+// was admitted.
+func (p Probe) String() string {
+	return fmt.Sprintf("probe %d: %s/s → %s (%d 429s, %s/s admitted)", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
 }

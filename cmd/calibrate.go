@@ -12,9 +12,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
-	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 var calibrateFlagNames = flagNames{
@@ -57,9 +55,8 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	}
 	res, err := campaign.Calibrate(c.Context(), job)
 	k.rf.metrics.finish()
-	var v *valid.Error
 	switch {
-	case errors.As(err, &v):
+	case isSetting(err):
 		return settingError(err, names)
 	case errors.Is(err, results.ErrHeaderMismatch):
 		return asUsage(err)
@@ -77,13 +74,9 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 // job reads the flags into the calibration, validated; a value out of
 // range is one usage line naming its flag (names maps the fields).
 func (k *calibrateCmd) job() (job campaign.Calibration, names flagNames, err error) {
-	lo, err := schedule.ParseRate(k.minRate)
+	lo, hi, err := parseRateRange(k.minRate, k.maxRate)
 	if err != nil {
-		return job, nil, usageError("--min-rate: %v", err)
-	}
-	hi, err := schedule.ParseRate(k.maxRate)
-	if err != nil {
-		return job, nil, usageError("--max-rate: %v", err)
+		return job, nil, err
 	}
 	if _, err := k.rf.options(0); err != nil {
 		return job, nil, err
@@ -118,11 +111,8 @@ func (k *calibrateCmd) progress(stderr io.Writer, job *campaign.Calibration) {
 	if k.rf.quiet {
 		return
 	}
-	probes, least, most := job.Config.Length()
-	fmt.Fprintf(stderr, "calibrate: at most %d probes of %s, expected to take at most about %s (%s if the target advises long waits)\n", probes, about(k.probe), about(least), about(most))
-	job.Config.OnProbe = func(p calibrate.Probe) {
-		fmt.Fprintf(stderr, "probe %d: %s/s → %s (%d 429s, %s/s admitted)\n", p.Step, strconv.FormatFloat(p.Offered, 'f', 3, 64), p.Verdict, p.N429, strconv.FormatFloat(p.Admitted, 'f', 2, 64))
-	}
+	fmt.Fprintln(stderr, job.Config.Announce())
+	job.Config.OnProbe = func(p calibrate.Probe) { fmt.Fprintln(stderr, p) }
 	job.Target.OnSimulator = func(url string) {
 		fmt.Fprintf(stderr, "no target given: using the embedded PTU simulator at %s\n", url)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,9 +11,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/capacity"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
-	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 var capacityFlagNames = flagNames{
@@ -49,15 +46,13 @@ func (k *capacityCmd) run(c *cobra.Command, _ []string) error {
 		return nil
 	}
 	if !k.quiet {
-		w := job.WorstCase()
-		fmt.Fprintf(stderr, "capacity: at most %d steps of %s (%s), %s\n", w.Steps, about(job.Config.StepDuration), w, job.Clock())
-		job.Config.OnStep = func(s capacity.Step) { fmt.Fprintln(stderr, stepLine(s)) }
+		fmt.Fprintln(stderr, job.Announce())
+		job.Config.OnStep = func(s capacity.Step) { fmt.Fprintln(stderr, s) }
 	}
 	k.tf.tls.warn(stderr)
 	res, err := capacity.Run(c.Context(), job)
-	var v *valid.Error
 	switch {
-	case errors.As(err, &v):
+	case isSetting(err):
 		return settingError(err, names)
 	case errors.Is(err, dispatch.ErrInterrupted) || c.Context().Err() != nil:
 		res.WriteTable(stdout)
@@ -111,36 +106,15 @@ func (k *capacityCmd) config() (capacity.Config, error) {
 	if c.Max429Share, err = capacity.ParseShare(k.share429); err != nil {
 		return c, usageError("--max-429-share: %v", err)
 	}
-	if c.MinRate, err = schedule.ParseRate(k.minRate); err != nil {
-		return c, usageError("--min-rate: %v", err)
-	}
-	if c.MaxRate, err = schedule.ParseRate(k.maxRate); err != nil {
-		return c, usageError("--max-rate: %v", err)
+	if c.MinRate, c.MaxRate, err = parseRateRange(k.minRate, k.maxRate); err != nil {
+		return c, err
 	}
 	c.SLO, c.Factor, c.StepDuration, c.Depth, c.Repeats = k.slo, k.factor, k.step, k.depth, k.repeats
 	c.Pause, c.MaxRequests, c.MaxTime = k.pause, k.maxRequests, k.maxTime
 	return c, nil
 }
 
-// stepLine is the progress line of a judged step.
-func stepLine(s capacity.Step) string {
-	verdict := "pass"
-	if !s.Passed {
-		verdict = "fail"
-	}
-	if s.StoppedEarly != "" {
-		verdict += " (stopped early: " + s.StoppedEarly + ")"
-	}
-	return fmt.Sprintf("step %d: %s/s (run %d) → %s: goodput %s%%, 429s %s%%", s.Index,
-		strconv.FormatFloat(s.Rate, 'f', 3, 64), s.Repeat+1, verdict,
-		strconv.FormatFloat(100*s.Goodput, 'f', 1, 64), strconv.FormatFloat(100*s.Share429, 'f', 1, 64))
-}
-
 // writeCapacityPlan prints a search's plan and worst case.
 func writeCapacityPlan(w io.Writer, job *capacity.Job, tf *targetFlags) {
-	fmt.Fprintln(w, dryRunHeader)
-	fmt.Fprintf(w, "target: %s, %s; requests streamed\n", targetKind(tf), job.Clock())
-	for _, l := range job.Describe() {
-		fmt.Fprintln(w, l)
-	}
+	writePlan(w, targetKind(tf)+", "+job.Clock()+"; requests streamed", job.Describe())
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/internal/metrics"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -50,7 +48,7 @@ func (m *metricsFlags) start(stderr io.Writer, quiet bool) error {
 		return nil
 	}
 	ep, err := metrics.Listen(m.config())
-	if v := (*valid.Error)(nil); errors.As(err, &v) {
+	if isSetting(err) {
 		return settingError(err, metricsFlagNames)
 	} else if err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("--metrics-addr: %w", err)}

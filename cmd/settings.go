@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptuprobe/ptuprobe/internal/valid"
+	"github.com/ptuprobe/ptuprobe/schedule"
 )
 
 // flagNames maps the Go field names that domain packages put in their
@@ -60,4 +61,23 @@ func merge(maps ...flagNames) flagNames {
 		}
 	}
 	return out
+}
+
+// isSetting reports whether err holds a *valid.Error: a setting out of
+// range, for settingError to name its flag.
+func isSetting(err error) bool {
+	var v *valid.Error
+	return errors.As(err, &v)
+}
+
+// parseRateRange reads --min-rate and --max-rate (calibrate's grid,
+// capacity's ramp) as schedule reads a rate.
+func parseRateRange(minRate, maxRate string) (lo, hi float64, err error) {
+	if lo, err = schedule.ParseRate(minRate); err != nil {
+		return 0, 0, usageError("--min-rate: %v", err)
+	}
+	if hi, err = schedule.ParseRate(maxRate); err != nil {
+		return 0, 0, usageError("--max-rate: %v", err)
+	}
+	return lo, hi, nil
 }

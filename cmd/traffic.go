@@ -20,7 +20,6 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/fdlimit"
 	"github.com/ptuprobe/ptuprobe/internal/policy"
-	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -260,9 +259,8 @@ func (r *trafficRun) run(ctx context.Context) (campaign.Outcome, *runTally, erro
 	out, err := campaign.Run(ctx, r.job)
 	r.rf.metrics.finish()
 	closeCoordinator(r.coord, r.stderr)
-	var v *valid.Error
 	switch {
-	case errors.As(err, &v):
+	case isSetting(err):
 		return out, total, settingError(err, r.names)
 	case errors.Is(err, results.ErrHeaderMismatch):
 		return out, total, asUsage(err)

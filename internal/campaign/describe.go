@@ -3,8 +3,10 @@ package campaign
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/trace"
 	"github.com/ptuprobe/ptuprobe/schedule"
@@ -62,4 +64,90 @@ func describeReplay(t *trace.Trace, r Replay, p Plan) string {
 		line += fmt.Sprintf("; %d sizes clipped to 1–%d tokens, %d outputs of 0 sent as 1", t.Clipped, trace.MaxTokens, t.ZeroOutput)
 	}
 	return line
+}
+
+// Kind is what a plan says of the target: its kind (the embedded
+// simulator's profile and dialect, or the API), never its host,
+// deployment or model.
+func (t *Target) Kind() string {
+	s, named := &t.Spec, t.Spec.Endpoint != "" || t.Spec.URL != ""
+	switch {
+	case !named && t.Sim.ProfileSource != "":
+		return fmt.Sprintf("the embedded simulator (--sim-profile %s: %s, --sim-dialect %s)", t.Sim.ProfileSource, t.Sim.Profile, t.Sim.Dialect)
+	case !named:
+		return fmt.Sprintf("the embedded simulator (--sim-profile %s, --sim-dialect %s)", t.Sim.Profile, t.Sim.Dialect)
+	case s.API != "":
+		return s.API + " (host not shown)"
+	case s.Endpoint != "":
+		return client.APIAzure + " (host not shown)"
+	case s.Body != "" || s.Method != "" || len(s.Headers) > 0:
+		return client.APIRaw + " (host not shown)"
+	}
+	return "url, an OpenAI-compatible server (host not shown)"
+}
+
+// Describe is a traffic job's plan in lines for a reader (a dry run):
+// each plan, how its requests are counted in tokens, the whole, and this
+// worker's share.
+func (j *Job) Describe() []string {
+	var lines []string
+	for _, p := range j.Plans {
+		lines = append(lines, p.Description)
+	}
+	lines = append(lines, j.describeTokens()...)
+	lines = append(lines, fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span())))
+	if o := j.Options; !o.Shard.Whole() {
+		line := fmt.Sprintf("this worker (%s) sends its share, about %d requests", o.Shard, o.Shard.Share(j.Planned()))
+		if !o.Start.IsZero() {
+			line += ", from " + o.Start.UTC().Format(time.RFC3339)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// DescribeResults is where a job's rows go, for a reader.
+func (j *Job) DescribeResults() string {
+	mode := "appended to"
+	if j.Replace {
+		mode = "replaced"
+	}
+	return fmt.Sprintf("results: %s (%s)", j.Output, mode)
+}
+
+// describeTokens says how requests are counted and what each plan offers
+// in tokens per minute; nothing when the target's counting is refused
+// (Validate says why).
+func (j *Job) describeTokens() []string {
+	t := &j.Target
+	name, byDefault := t.TokenizerName()
+	how := "--tokenizer"
+	if byDefault {
+		how = "the default for the model or deployment name"
+	}
+	overhead, err := t.ChatOverhead()
+	if err != nil {
+		return nil
+	}
+	what := "a synthetic prompt is its size exactly"
+	if t.Prompts != "" {
+		order := PromptsInOrder
+		if t.PromptsOrder != "" {
+			order = t.PromptsOrder
+		}
+		what = "--prompts' lines (" + order + "), each counted once before the run"
+	}
+	note := fmt.Sprintf("plus %d tokens of chat format a request (3 a message, 1 its role, 3 for the reply)", overhead)
+	if overhead == 0 {
+		note = "no chat-format overhead counted (this API counts with its own tokenizer: an estimate)"
+	}
+	lines := []string{fmt.Sprintf("tokens: counted in %s (%s); %s, %s", name, how, what, note)}
+	for i, p := range j.Plans {
+		o, err := t.OfferedTokens(p)
+		if err != nil {
+			return lines
+		}
+		lines = append(lines, fmt.Sprintf("plan %d: %s", i+1, describeOffered(o)))
+	}
+	return lines
 }

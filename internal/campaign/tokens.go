@@ -319,8 +319,8 @@ func slidingP99(at []time.Duration, tokens []float64, window time.Duration) floa
 	return sums[min(len(sums)-1, int(math.Ceil(0.99*float64(len(sums))))-1)]
 }
 
-// DescribeOffered words o for a dry run.
-func DescribeOffered(o Offered) string {
+// describeOffered words o for a dry run.
+func describeOffered(o Offered) string {
 	s := fmt.Sprintf("tokens offered per minute (prompt_tokens_sent + max_tokens): mean %s, p99 %s", num.Grouped(o.Mean, 0), num.Grouped(o.P99, 0))
 	if o.Clipped > 0 {
 		s += fmt.Sprintf("; %d of %d requests (%.2f%%) had a drawn size clipped to %d–%d tokens", o.Clipped, o.Requests, 100*float64(o.Clipped)/float64(o.Requests), lengths.Min, lengths.Max)

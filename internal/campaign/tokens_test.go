@@ -54,8 +54,8 @@ func TestOfferedTokens(t *testing.T) {
 	}
 	tg = namedTarget("normal:10,20", "100")
 	o, _ = tg.OfferedTokens(constantPlan(t, 10, 2*time.Minute))
-	if f := float64(o.Clipped) / float64(o.Requests); f < 0.27 || f > 0.36 || !strings.Contains(DescribeOffered(o), "clipped") {
-		t.Errorf("normal:10,20 clipped %d of %d: %s", o.Clipped, o.Requests, DescribeOffered(o))
+	if f := float64(o.Clipped) / float64(o.Requests); f < 0.27 || f > 0.36 || !strings.Contains(describeOffered(o), "clipped") {
+		t.Errorf("normal:10,20 clipped %d of %d: %s", o.Clipped, o.Requests, describeOffered(o))
 	}
 	tg = namedTarget("1000", "100")
 	o, _ = tg.OfferedTokens(constantPlan(t, 10, 30*time.Second))

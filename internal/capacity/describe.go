@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
 )
@@ -35,4 +36,26 @@ func (c *Job) Describe() []string {
 		fmt.Sprintf("caps: --max-requests %d, --max-time %s", cf.MaxRequests, num.About(cf.MaxTime)),
 		fmt.Sprintf("outputs: %s/%s, %s/%s", c.OutDir, FileJSON, c.OutDir, FileChart),
 	}
+}
+
+// Announce is what a search says as it starts: its worst case and its
+// clock.
+func (c *Job) Announce() string {
+	w := c.WorstCase()
+	return fmt.Sprintf("capacity: at most %d steps of %s (%s), %s", w.Steps, num.About(c.Config.StepDuration), w, c.Clock())
+}
+
+// String is a judged step's progress line: its rate and run, its verdict,
+// its goodput and 429 share.
+func (s Step) String() string {
+	verdict := "pass"
+	if !s.Passed {
+		verdict = "fail"
+	}
+	if s.StoppedEarly != "" {
+		verdict += " (stopped early: " + s.StoppedEarly + ")"
+	}
+	return fmt.Sprintf("step %d: %s/s (run %d) → %s: goodput %s%%, 429s %s%%", s.Index,
+		strconv.FormatFloat(s.Rate, 'f', 3, 64), s.Repeat+1, verdict,
+		strconv.FormatFloat(100*s.Goodput, 'f', 1, 64), strconv.FormatFloat(100*s.Share429, 'f', 1, 64))
 }

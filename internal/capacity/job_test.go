@@ -143,3 +143,21 @@ func TestWallStepSendsItsWholePlan(t *testing.T) {
 		t.Errorf("%d sent; step %+v", s.n.Load(), st)
 	}
 }
+
+// TestProgressLines: a step's line and the start's announcement, as the
+// command printed them when it put them in words itself.
+func TestProgressLines(t *testing.T) {
+	s := Step{Index: 4, Rate: 2.5, Repeat: 1, Goodput: 0.9712, Share429: 0.031, StoppedEarly: "TTFT rising"}
+	if got, want := s.String(), "step 4: 2.500/s (run 2) → fail (stopped early: TTFT rising): goodput 97.1%, 429s 3.1%"; got != want {
+		t.Errorf("step: %q, want %q", got, want)
+	}
+	s = Step{Index: 1, Rate: 0.5, Passed: true, Goodput: 1}
+	if got, want := s.String(), "step 1: 0.500/s (run 1) → pass: goodput 100.0%, 429s 0.0%"; got != want {
+		t.Errorf("step: %q, want %q", got, want)
+	}
+	j := Job{Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2, StepDuration: time.Second, Repeats: 1},
+		Target: campaign.Target{Spec: client.Spec{URL: "http://127.0.0.1:9/v1/chat/completions", PromptTokens: 10, MaxTokens: 5}}}
+	if got, want := j.Announce(), "capacity: at most 2 steps of 1s (at most 12 requests, 180 tokens, 2s), on the wall clock against the named target"; got != want {
+		t.Errorf("announcement: %q, want %q", got, want)
+	}
+}
