@@ -57,11 +57,7 @@ type Traffic struct {
 	planned  *prometheus.CounterVec
 	sent     *prometheus.CounterVec
 	notSent  *prometheus.CounterVec
-	waits    *prometheus.HistogramVec
-	lateness *prometheus.HistogramVec
-	ttft     *prometheus.HistogramVec
-	tpot     *prometheus.HistogramVec
-	itl      *prometheus.HistogramVec
+	hists    [len(histograms)]*prometheus.HistogramVec
 	inFlight prometheus.Gauge
 
 	mu     sync.Mutex
@@ -96,44 +92,56 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 			Name: "ptuprobe_attempts_not_sent_total",
 			Help: "Attempts that ended their request unsent (rows of decision give-up-local or interrupted), by group and decision; not counted as attempts.",
 		}, []string{"group", "decision"}),
-		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ptuprobe_advised_wait_seconds",
-			Help:    "Advised waits read from responses (rows with a wait_ms), in seconds.",
-			Buckets: WaitBuckets,
-		}, g),
-		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ptuprobe_send_lateness_seconds",
-			Help:    "How late each attempt was sent (sent_ms - intended_ms), in seconds.",
-			Buckets: LatenessBuckets,
-		}, g),
-		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ptuprobe_ttft_seconds",
-			Help:    "Time to first token of streamed answers (rows with a ttft_ms: 2xx, the first content token from the attempt's send), in seconds.",
-			Buckets: TTFTBuckets,
-		}, g),
-		tpot: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ptuprobe_tpot_seconds",
-			Help:    "Time per output token after the first of streamed answers (rows with a tpot_ms), in seconds.",
-			Buckets: TokenGapBuckets,
-		}, g),
-		itl: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ptuprobe_itl_seconds",
-			Help:    "Median gap between the content events of each streamed answer (rows with an itl_p50_ms), in seconds: one observation an answer.",
-			Buckets: TokenGapBuckets,
-		}, g),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ptuprobe_requests_in_flight",
 			Help: "Requests in progress, from first send to last answer (retry waits included).",
 		}),
 		groups: map[string]*Group{},
 	}
-	for _, c := range []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent, t.waits, t.lateness, t.ttft, t.tpot, t.itl, t.inFlight} {
+	cs := []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent}
+	for i, h := range histograms {
+		t.hists[i] = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: h.name, Help: h.help, Buckets: h.buckets}, g)
+		cs = append(cs, t.hists[i])
+	}
+	for _, c := range append(cs, t.inFlight) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
+
+// attemptHistogram is one of the histograms every attempt may feed: its series,
+// and what it reads of a Record in seconds (ok false: the Record has
+// nothing for it).
+type attemptHistogram struct {
+	name, help string
+	buckets    []float64
+	seconds    func(r *results.Record) (s float64, ok bool)
+}
+
+// histograms are the per-attempt histograms, at their hist… indexes.
+var histograms = [...]attemptHistogram{
+	histWaits: {"ptuprobe_advised_wait_seconds", "Advised waits read from responses (rows with a wait_ms), in seconds.", WaitBuckets,
+		func(r *results.Record) (float64, bool) { return r.WaitMS / 1000, r.HasWait() }},
+	histLateness: {"ptuprobe_send_lateness_seconds", "How late each attempt was sent (sent_ms - intended_ms), in seconds.", LatenessBuckets,
+		func(r *results.Record) (float64, bool) { return max(r.SentMS-r.IntendedMS, 0) / 1000, true }},
+	histTTFT: {"ptuprobe_ttft_seconds", "Time to first token of streamed answers (rows with a ttft_ms: 2xx, the first content token from the attempt's send), in seconds.", TTFTBuckets,
+		func(r *results.Record) (float64, bool) { return r.TTFTMS / 1000, r.TTFTMS >= 0 }},
+	histTPOT: {"ptuprobe_tpot_seconds", "Time per output token after the first of streamed answers (rows with a tpot_ms), in seconds.", TokenGapBuckets,
+		func(r *results.Record) (float64, bool) { return r.TPOTMS / 1000, r.TPOTMS >= 0 }},
+	histITL: {"ptuprobe_itl_seconds", "Median gap between the content events of each streamed answer (rows with an itl_p50_ms), in seconds: one observation an answer.", TokenGapBuckets,
+		func(r *results.Record) (float64, bool) { return r.ITLP50MS / 1000, r.ITLP50MS >= 0 }},
+}
+
+// Indexes of histograms.
+const (
+	histWaits = iota
+	histLateness
+	histTTFT
+	histTPOT
+	histITL
+)
 
 // Plan is told that a plan of planned requests starts under group, and
 // returns the group's series, resolved once for the plan's Records.
@@ -158,11 +166,12 @@ func (t *Traffic) group(name string) *Group {
 		t: t, name: name, label: label,
 		http429: t.http429.WithLabelValues(label), retries: t.retries.WithLabelValues(label),
 		planned: t.planned.WithLabelValues(label), sent: t.sent.WithLabelValues(label),
-		waits: t.waits.WithLabelValues(label), lateness: t.lateness.WithLabelValues(label),
-		ttft: t.ttft.WithLabelValues(label), tpot: t.tpot.WithLabelValues(label), itl: t.itl.WithLabelValues(label),
 		givenUp:     t.notSent.WithLabelValues(label, results.DecisionGiveUpLocal),
 		interrupted: t.notSent.WithLabelValues(label, results.DecisionInterrupted),
 		failed:      map[attemptKey]prometheus.Counter{},
+	}
+	for i, h := range t.hists {
+		g.hists[i] = h.WithLabelValues(label)
 	}
 	t.groups[name] = g
 	return g
@@ -175,8 +184,7 @@ type Group struct {
 	name, label                     string
 	http429, retries, planned, sent prometheus.Counter
 	givenUp, interrupted            prometheus.Counter // attempts not sent, by decision
-	waits, lateness                 prometheus.Observer
-	ttft, tpot, itl                 prometheus.Observer
+	hists                           [len(histograms)]prometheus.Observer
 
 	// answered holds the attempts counter of each status without an
 	// error, made on first sight: index maxStatus+1 is a status out of
@@ -214,18 +222,10 @@ func (g *Group) Observe(r *results.Record) {
 	if r.Attempt > 1 {
 		g.retries.Inc()
 	}
-	if r.HasWait() {
-		g.waits.Observe(r.WaitMS / 1000)
-	}
-	g.lateness.Observe(max(r.SentMS-r.IntendedMS, 0) / 1000)
-	if r.TTFTMS >= 0 {
-		g.ttft.Observe(r.TTFTMS / 1000)
-	}
-	if r.TPOTMS >= 0 {
-		g.tpot.Observe(r.TPOTMS / 1000)
-	}
-	if r.ITLP50MS >= 0 {
-		g.itl.Observe(r.ITLP50MS / 1000)
+	for i, h := range &histograms {
+		if s, ok := h.seconds(r); ok {
+			g.hists[i].Observe(s)
+		}
 	}
 }
 

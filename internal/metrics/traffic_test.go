@@ -86,8 +86,8 @@ ptuprobe_requests_planned_total{group="night-run"} 5
 		"ptuprobe_attempts_not_sent_total"); err != nil {
 		t.Error(err)
 	}
-	waits := tr.waits.WithLabelValues("night-run").(prometheus.Histogram)
-	late := tr.lateness.WithLabelValues("night-run").(prometheus.Histogram)
+	waits := tr.hists[histWaits].WithLabelValues("night-run").(prometheus.Histogram)
+	late := tr.hists[histLateness].WithLabelValues("night-run").(prometheus.Histogram)
 	if n, sum := histogram(t, waits); n != 2 || sum != 1.52 {
 		t.Errorf("waits: %d, sum %v", n, sum)
 	}
@@ -115,7 +115,7 @@ func TestTokenHistograms(t *testing.T) {
 		h    *prometheus.HistogramVec
 		n    uint64
 		sum  float64
-	}{{"ttft", tr.ttft, 2, 0.37}, {"tpot", tr.tpot, 1, 0.008}, {"itl", tr.itl, 1, 0.006}} {
+	}{{"ttft", tr.hists[histTTFT], 2, 0.37}, {"tpot", tr.hists[histTPOT], 1, 0.008}, {"itl", tr.hists[histITL], 1, 0.006}} {
 		if n, sum := histogram(t, c.h.WithLabelValues("chat").(prometheus.Histogram)); n != c.n || math.Abs(sum-c.sum) > 1e-12 {
 			t.Errorf("%s: %d observations, sum %v; want %d, %v", c.name, n, sum, c.n, c.sum)
 		}
