@@ -112,55 +112,61 @@ func requestsSection(a *analyze.Analysis, _ Options) (Section, bool) {
 // jsonRequests is the "requests" block of analysis.json: Known false
 // (and nothing else) for foreign CSVs alone.
 type jsonRequests struct {
-	Known  bool                         `json:"known"`
-	Note   string                       `json:"note"`
-	Over   *jsonRequestStats            `json:"overall,omitempty"`
-	Groups map[string]*jsonRequestStats `json:"groups,omitempty"`
+	Known  bool                  `json:"known"`
+	Note   string                `json:"note"`
+	Over   jsonFields            `json:"overall,omitempty"`
+	Groups map[string]jsonFields `json:"groups,omitempty"`
 }
 
-// jsonRequestStats are one group's requests; a value that cannot be
-// measured (no successful request, no span) is null.
-type jsonRequestStats struct {
-	Requests   int          `json:"requests"`
-	Succeeded  int          `json:"succeeded"`
-	Failed     int          `json:"failed"`
-	SuccessPct *json.Number `json:"success_pct"`
-	// Planned and what follows were added after the fields above: the
-	// requests planned, those never sent, success per planned request.
-	Planned           int          `json:"planned"`
-	NotSent           int          `json:"not_sent"`
-	GivenUpUnsent     int          `json:"given_up_unsent"`
-	InterruptedUnsent int          `json:"interrupted_unsent"`
-	PlannedSuccessPct *json.Number `json:"planned_success_pct"`
-	HTTP429           int          `json:"http_429"`
-	HTTP4xx           int          `json:"http_4xx"`
-	HTTP5xx           int          `json:"http_5xx"`
-	TransportErrors   int          `json:"transport_errors"`
-	OtherStatus       int          `json:"other_status"`
-	LatencyP50MS      *json.Number `json:"latency_p50_ms"`
-	LatencyP90MS      *json.Number `json:"latency_p90_ms"`
-	LatencyP99MS      *json.Number `json:"latency_p99_ms"`
-	TTFBP50MS         *json.Number `json:"ttfb_p50_ms"`
-	TTFBP90MS         *json.Number `json:"ttfb_p90_ms"`
-	TTFBP99MS         *json.Number `json:"ttfb_p99_ms"`
-	OutputTokens      int64        `json:"output_tokens"`
-	SpanS             *json.Number `json:"span_s"`
-	RequestsPerS      *json.Number `json:"requests_per_s"`
-	OutputTokensPerS  *json.Number `json:"output_tokens_per_s"`
-	// The token-level figures, added after the fields above: over the
-	// successful answers that carry each (streamed), in ms.
-	Streamed                int          `json:"streamed"`
-	TTFTP50MS               *json.Number `json:"ttft_p50_ms"`
-	TTFTP90MS               *json.Number `json:"ttft_p90_ms"`
-	TTFTP99MS               *json.Number `json:"ttft_p99_ms"`
-	TPOTP50MS               *json.Number `json:"tpot_p50_ms"`
-	TPOTP90MS               *json.Number `json:"tpot_p90_ms"`
-	TPOTP99MS               *json.Number `json:"tpot_p99_ms"`
-	ITLP50MS                *json.Number `json:"itl_p50_ms"`
-	ITLP90MS                *json.Number `json:"itl_p90_ms"`
-	ITLP99MS                *json.Number `json:"itl_p99_ms"`
-	ITLMaxMS                *json.Number `json:"itl_max_ms"`
-	RequestOutputTokensPerS *json.Number `json:"request_output_tokens_per_s"`
+// jsonFields is a JSON object whose members keep their order: a group's
+// requests (requestStatsJSON), whose percentiles come in threes.
+type jsonFields []jsonField
+
+type jsonField struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the members in their order, each value as
+// encoding/json writes it.
+func (f jsonFields) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, m := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// percentiles adds name's p50, p90 and p99 in ms, of pct; null where
+// pct is NaN (nothing to measure).
+func (f jsonFields) percentiles(name string, pct func(p float64) float64) jsonFields {
+	for _, p := range [...]struct {
+		key string
+		p   float64
+	}{{"_p50_ms", 50}, {"_p90_ms", 90}, {"_p99_ms", 99}} {
+		f = append(f, jsonField{name + p.key, jsonNumber(pct(p.p))})
+	}
+	return f
+}
+
+// jsonNumber is v as analysis.json writes a number, nil (null) for NaN.
+func jsonNumber(v float64) *json.Number {
+	if math.IsNaN(v) {
+		return nil
+	}
+	x := json.Number(Number(v))
+	return &x
 }
 
 // requestsJSON is analysis.json's "requests".
@@ -172,7 +178,7 @@ func requestsJSON(a *analyze.Analysis) jsonRequests {
 		Known:  true,
 		Note:   "requests: HTTP attempts sent, success_pct of them; planned: the requests planned (first attempts, sent or not), planned_success_pct of them, not_sent: those never sent (given up locally, or interrupted while they waited); latency and ttfb over the successful requests (2xx, no error class), type 7 percentiles in ms; rates per second over the group's span: per shape, from its first sent_ms to its last sent_ms + latency_ms (rows of one shape laid over one another from their starts), the shapes' spans added; http_4xx excludes 429 (http_429); docs/thresholds.md",
 		Over:   requestStatsJSON(&a.Overall.Requests),
-		Groups: map[string]*jsonRequestStats{},
+		Groups: map[string]jsonFields{},
 	}
 	for i := range a.Groups {
 		if g := &a.Groups[i]; g.Requests.Has() {
@@ -182,39 +188,33 @@ func requestsJSON(a *analyze.Analysis) jsonRequests {
 	return j
 }
 
-func requestStatsJSON(r *analyze.Requests) *jsonRequestStats {
-	n := func(v float64) *json.Number {
-		if math.IsNaN(v) {
-			return nil
-		}
-		x := json.Number(Number(v))
-		return &x
-	}
+// requestStatsJSON is one group's requests; a value that cannot be
+// measured (no successful request, no span) is null.
+func requestStatsJSON(r *analyze.Requests) jsonFields {
 	opt := func(v float64, ok bool) *json.Number {
 		if !ok {
 			return nil
 		}
-		return n(v)
+		return jsonNumber(v)
 	}
 	span, spanOK := r.SpanS()
-	return &jsonRequestStats{
-		Requests: r.Requests, Succeeded: r.Succeeded, Failed: r.Failed(),
-		SuccessPct: opt(r.SuccessPct()),
-		Planned:    r.Planned, NotSent: r.NotSent(), GivenUpUnsent: r.GivenUpUnsent, InterruptedUnsent: r.InterruptedUnsent,
-		PlannedSuccessPct: opt(r.PlannedSuccessPct()),
-		HTTP429:           r.HTTP429, HTTP4xx: r.HTTP4xx, HTTP5xx: r.HTTP5xx,
-		TransportErrors: r.TransportErrors, OtherStatus: r.OtherStatus,
-		LatencyP50MS: n(r.LatencyPercentile(50)), LatencyP90MS: n(r.LatencyPercentile(90)), LatencyP99MS: n(r.LatencyPercentile(99)),
-		TTFBP50MS: n(r.TTFBPercentile(50)), TTFBP90MS: n(r.TTFBPercentile(90)), TTFBP99MS: n(r.TTFBPercentile(99)),
-		OutputTokens: r.OutputTokens,
-		SpanS:        optDecimal(span, spanOK),
-		RequestsPerS: opt(r.RequestsPerS()), OutputTokensPerS: opt(r.OutputTokensPerS()),
-		Streamed:  r.Streamed,
-		TTFTP50MS: n(r.TTFTPercentile(50)), TTFTP90MS: n(r.TTFTPercentile(90)), TTFTP99MS: n(r.TTFTPercentile(99)),
-		TPOTP50MS: n(r.TPOTPercentile(50)), TPOTP90MS: n(r.TPOTPercentile(90)), TPOTP99MS: n(r.TPOTPercentile(99)),
-		ITLP50MS: n(r.ITLPercentile(50)), ITLP90MS: n(r.ITLPercentile(90)), ITLP99MS: n(r.ITLPercentile(99)), ITLMaxMS: n(itlMax(r)),
-		RequestOutputTokensPerS: opt(r.RequestOutputTokensPerS()),
+	f := jsonFields{
+		{"requests", r.Requests}, {"succeeded", r.Succeeded}, {"failed", r.Failed()}, {"success_pct", opt(r.SuccessPct())},
+		// Planned and what follows were added after the fields above: the
+		// requests planned, those never sent, success per planned request.
+		{"planned", r.Planned}, {"not_sent", r.NotSent()}, {"given_up_unsent", r.GivenUpUnsent}, {"interrupted_unsent", r.InterruptedUnsent},
+		{"planned_success_pct", opt(r.PlannedSuccessPct())},
+		{"http_429", r.HTTP429}, {"http_4xx", r.HTTP4xx}, {"http_5xx", r.HTTP5xx},
+		{"transport_errors", r.TransportErrors}, {"other_status", r.OtherStatus},
 	}
+	f = f.percentiles("latency", r.LatencyPercentile).percentiles("ttfb", r.TTFBPercentile)
+	f = append(f, jsonField{"output_tokens", r.OutputTokens}, jsonField{"span_s", optDecimal(span, spanOK)},
+		jsonField{"requests_per_s", opt(r.RequestsPerS())}, jsonField{"output_tokens_per_s", opt(r.OutputTokensPerS())},
+		// The token-level figures, added after the fields above: over the
+		// successful answers that carry each (streamed), in ms.
+		jsonField{"streamed", r.Streamed})
+	f = f.percentiles("ttft", r.TTFTPercentile).percentiles("tpot", r.TPOTPercentile).percentiles("itl", r.ITLPercentile)
+	return append(f, jsonField{"itl_max_ms", jsonNumber(itlMax(r))}, jsonField{"request_output_tokens_per_s", opt(r.RequestOutputTokensPerS())})
 }
 
 func optDecimal(v float64, ok bool) *json.Number {
