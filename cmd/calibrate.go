@@ -15,11 +15,9 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-var calibrateFlagNames = flagNames{
-	"MinRate": "--min-rate", "MaxRate": "--max-rate", "Factor": "--factor", "ProbeDuration": "--probe-duration",
-	"Depth": "--depth", "Cooldown": "--pause", "MaxPause": "--max-pause", "MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
-	"Evidence": "--output", "Results": "--results",
-}
+var calibrateFlagNames = merge(rateSearchNames, flagNames{
+	"ProbeDuration": "--probe-duration", "Cooldown": "--pause", "MaxPause": "--max-pause", "Evidence": "--output", "Results": "--results",
+})
 
 type calibrateCmd struct {
 	tf                       targetFlags

@@ -14,12 +14,10 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-var capacityFlagNames = flagNames{
-	"Goodput": "--goodput", "Max429Share": "--max-429-share", "MinRate": "--min-rate", "MaxRate": "--max-rate",
-	"Factor": "--factor", "StepDuration": "--duration", "Depth": "--depth", "Repeats": "--repeats", "Pause": "--pause",
-	"MaxRequests": "--max-requests", "MaxTime": "--max-time", "OutDir": "--out-dir", "MaxInFlight": "--max-in-flight",
-	"Trace": "--replay", "MaxTokensFactor": "--max-tokens-factor", "Dialect": "--sim-dialect",
-}
+var capacityFlagNames = merge(rateSearchNames, flagNames{
+	"Goodput": "--goodput", "Max429Share": "--max-429-share", "StepDuration": "--duration", "Repeats": "--repeats", "Pause": "--pause",
+	"MaxTime": "--max-time", "OutDir": "--out-dir", "Trace": "--replay", "MaxTokensFactor": "--max-tokens-factor", "Dialect": "--sim-dialect",
+})
 
 type capacityCmd struct {
 	tf                       targetFlags

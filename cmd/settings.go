@@ -70,6 +70,13 @@ func isSetting(err error) bool {
 	return errors.As(err, &v)
 }
 
+// rateSearchNames are the flags calibrate's grid and capacity's ramp
+// share: the rates, their factor and bisections, the caps.
+var rateSearchNames = flagNames{
+	"MinRate": "--min-rate", "MaxRate": "--max-rate", "Factor": "--factor", "Depth": "--depth",
+	"MaxRequests": "--max-requests", "MaxInFlight": "--max-in-flight",
+}
+
 // parseRateRange reads --min-rate and --max-rate (calibrate's grid,
 // capacity's ramp) as schedule reads a rate.
 func parseRateRange(minRate, maxRate string) (lo, hi float64, err error) {

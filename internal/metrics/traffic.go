@@ -66,32 +66,22 @@ type Traffic struct {
 
 // NewTraffic registers the traffic metrics with reg.
 func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
-	g := []string{"group"}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
 	t := &Traffic{
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_attempts_total",
-			Help: "Attempts recorded (one per results row sent), by group, HTTP status (0: no response) and error class.",
-		}, []string{"group", "status", "error"}),
-		http429: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_http_429_total",
-			Help: "Attempts answered 429.",
-		}, g),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_retries_total",
-			Help: "Attempts after a request's first (attempt > 1), made by the retry owner.",
-		}, g),
-		planned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_requests_planned_total",
-			Help: "Requests (first attempts) the plans started so far will send.",
-		}, g),
-		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_requests_sent_total",
-			Help: "Requests (first attempts) sent.",
-		}, g),
-		notSent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ptuprobe_attempts_not_sent_total",
-			Help: "Attempts that ended their request unsent (rows of decision give-up-local or interrupted), by group and decision; not counted as attempts.",
-		}, []string{"group", "decision"}),
+		attempts: counter("ptuprobe_attempts_total",
+			"Attempts recorded (one per results row sent), by group, HTTP status (0: no response) and error class.", "group", "status", "error"),
+		http429: counter("ptuprobe_http_429_total",
+			"Attempts answered 429.", "group"),
+		retries: counter("ptuprobe_retries_total",
+			"Attempts after a request's first (attempt > 1), made by the retry owner.", "group"),
+		planned: counter("ptuprobe_requests_planned_total",
+			"Requests (first attempts) the plans started so far will send.", "group"),
+		sent: counter("ptuprobe_requests_sent_total",
+			"Requests (first attempts) sent.", "group"),
+		notSent: counter("ptuprobe_attempts_not_sent_total",
+			"Attempts that ended their request unsent (rows of decision give-up-local or interrupted), by group and decision; not counted as attempts.", "group", "decision"),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ptuprobe_requests_in_flight",
 			Help: "Requests in progress, from first send to last answer (retry waits included).",
@@ -100,7 +90,7 @@ func NewTraffic(reg prometheus.Registerer) (*Traffic, error) {
 	}
 	cs := []prometheus.Collector{t.attempts, t.http429, t.retries, t.planned, t.sent, t.notSent}
 	for i, h := range histograms {
-		t.hists[i] = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: h.name, Help: h.help, Buckets: h.buckets}, g)
+		t.hists[i] = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: h.name, Help: h.help, Buckets: h.buckets}, []string{"group"})
 		cs = append(cs, t.hists[i])
 	}
 	for _, c := range append(cs, t.inFlight) {
