@@ -260,4 +260,7 @@
 // RetryQuota and `Policy.Gates`; each answer teaches the Pace and then the
 // Gates (`answered`, `learn.go`); `Policy.Rule` (`rule.go`) sees each
 // refusal the Policy would retry. docs/policies.md has each one's source.
+// Each decision records its Reason as parts (fixed words, durations,
+// numbers) in a room of the request's (`reason.go`); they are put in
+// words only when the Reason is read.
 package admission
