@@ -335,7 +335,7 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 	}
 	tr := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            dial,
+		DialContext:            plainDial(dial),
 		MaxIdleConns:           cfg.MaxConns,
 		MaxIdleConnsPerHost:    cfg.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
