@@ -256,7 +256,7 @@ type streamBody struct {
 // them, so the second read makes no system call; an open stream no
 // longer holds a 512-byte room of its own while it waits
 // (bench/README.md, memory per open stream).
-const streamPeek = 32
+const streamPeek = 24 // the streamBody 256 bytes, an allocator size class (with 32: 264, allocated as 288)
 
 var readRooms = sync.Pool{New: func() any { return new([streamRead]byte) }}
 

@@ -335,7 +335,7 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 	}
 	tr := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            dial,
+		DialContext:            plainDial(dial),
 		MaxIdleConns:           cfg.MaxConns,
 		MaxIdleConnsPerHost:    cfg.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
@@ -345,6 +345,13 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 		ReadBufferSize:         ReadBufferSize,
 		WriteBufferSize:        WriteBufferSize,
 		ForceAttemptHTTP2:      true,
+		// No Accept-Encoding: gzip of net/http's. An LLM endpoint's answer
+		// is a small JSON document or an event stream sent as it comes;
+		// asking for gzip made net/http add a header map of its own to
+		// every HTTP/1.1 request, held for the request's life (some 400
+		// bytes an open stream: bench/README.md, memory per open stream),
+		// and would have a streamed answer's events wait in a compressor.
+		DisableCompression: true,
 	}
 	var gate *dialGate
 	if direct(target) {
