@@ -325,10 +325,22 @@ func (c *labClient) newRequest(ctx context.Context, seq int, body *labBody) (*ht
 		h[admission.SDKRetryHeader] = zeroRetries
 	}
 	req := &http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: u.Host,
-		Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)),
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}
+		Body: newBodyReader(b), ContentLength: int64(len(b)),
+		GetBody: func() (io.ReadCloser, error) { return newBodyReader(b), nil }}
 	return req.WithContext(ctx), nil
 }
+
+// bodyReader is a request's body, read once: io.NopCloser(bytes.NewReader(b))
+// in one allocation (every attempt takes one).
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	r := &bodyReader{}
+	r.Reset(b)
+	return r
+}
+
+func (*bodyReader) Close() error { return nil }
 
 // The header values every request of the lab shares (a header's values
 // are replaced, never written in place).
