@@ -6,13 +6,11 @@
 // library and the simulator with it, for the policy lab and fit.
 //
 // A Loop holds a queue of events (a goroutine to start, a sleeper to wake),
-// ordered by time and then by the order they were queued. The goroutine
-// holding the baton, when it sleeps (Sleep queues its wake) or returns,
-// pops the earliest event, moves the clock to it and hands the baton to
-// that event's goroutine directly (one goroutine switch an event, not two
-// through Run's); Run waits until the queue is empty. Exactly one
-// goroutine of the loop runs at any moment, so the model's random draws
-// and every shared state are touched in one order.
+// ordered by time and then by the order they were queued. Run pops the
+// earliest, moves the clock to it, hands it the baton and waits until that
+// goroutine gives the baton back: by sleeping (Sleep queues its wake) or by
+// returning. Exactly one goroutine of the loop runs at any moment, so the
+// model's random draws and every shared state are touched in one order.
 //
 // The contract: a goroutine started by Go may block only in Sleep (and on
 // locks that no other goroutine of the loop holds across a Sleep). A
@@ -31,9 +29,8 @@ type Loop struct {
 	now      time.Time
 	seq      uint64
 	queue    events
-	done     chan struct{} // the baton goes back to Run here once the queue is empty
-	ctx      context.Context
-	canceled error // set once Run's context is done
+	baton    chan struct{} // the running goroutine gives it back here
+	canceled error         // set once Run's context is done
 	// idle are workers waiting for a function to run: a started function
 	// runs on one of them when there is one, so a lab run's hundreds of
 	// thousands of requests do not each start a goroutine and grow its
@@ -44,7 +41,7 @@ type Loop struct {
 
 // New returns a Loop whose clock reads start.
 func New(start time.Time) *Loop {
-	return &Loop{now: start, done: make(chan struct{}, 1)} // buffered: Run may empty the queue itself
+	return &Loop{now: start, baton: make(chan struct{})}
 }
 
 // Now returns the virtual time.
@@ -72,7 +69,7 @@ func (l *Loop) Sleep(_ context.Context, d time.Duration) error {
 	}
 	wake := wakes.Get().(chan error)
 	l.push(event{at: l.now.Add(d), wake: wake})
-	l.handOff()
+	l.baton <- struct{}{}
 	err := <-wake
 	wakes.Put(wake) // drained: the loop sends on it once
 	return err
@@ -88,21 +85,9 @@ var wakes = sync.Pool{New: func() any { return make(chan error, 1) }}
 // started ones have returned.
 func (l *Loop) Run(ctx context.Context) error {
 	defer l.stopWorkers()
-	l.ctx = ctx
-	l.handOff()
-	<-l.done
-	return l.canceled
-}
-
-// handOff gives the baton, which the caller holds, to the earliest event:
-// it moves the clock to it and starts its function or wakes its sleeper
-// (which may be the caller's own: its wake is then buffered). With the
-// queue empty the baton goes back to Run. The caller gives up the baton:
-// it touches nothing of the loop after handOff until it holds it again.
-func (l *Loop) handOff() {
 	for len(l.queue) > 0 {
-		if l.canceled == nil && l.ctx.Err() != nil {
-			l.canceled = l.ctx.Err()
+		if l.canceled == nil && ctx.Err() != nil {
+			l.canceled = ctx.Err()
 		}
 		e := l.queue.pop()
 		if e.at.After(l.now) && l.canceled == nil {
@@ -116,9 +101,9 @@ func (l *Loop) handOff() {
 		default:
 			e.wake <- l.canceled
 		}
-		return
+		<-l.baton
 	}
-	l.done <- struct{}{}
+	return l.canceled
 }
 
 // start runs f on an idle worker, or on a new one when none is idle.
@@ -136,27 +121,25 @@ func (l *Loop) start(f func()) {
 }
 
 // work runs the functions sent on w, one at a time, each holding the
-// baton: once f returns the worker queues itself as idle, then hands the
-// baton on (so whoever holds it next, and reads idle, sees it; the next
-// function may be sent to this very worker). It ends when w is closed.
+// baton: once f returns the worker queues itself as idle, then gives the
+// baton back (so the loop, which reads idle only while it holds the
+// baton, sees it). It ends when w is closed.
 func (l *Loop) work(w chan func()) {
 	for f := range w {
 		l.call(f, w)
 	}
 }
 
-// call runs f, then hands the baton on; a panic in f gives it back to
-// Run (the panic goes on and ends the program, as it would have on a
+// call runs f, then gives the baton back; a panic in f gives it back too
+// (the panic goes on and ends the program, as it would have on a
 // goroutine of its own).
 func (l *Loop) call(f func(), w chan func()) {
 	done := false
 	defer func() {
-		if !done {
-			l.done <- struct{}{}
-			return
+		if done {
+			l.idle = append(l.idle, w)
 		}
-		l.idle = append(l.idle, w)
-		l.handOff()
+		l.baton <- struct{}{}
 	}()
 	f()
 	done = true
