@@ -29,7 +29,6 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The writer, the response and its body's reader are one allocation
 	// (a lab run answers hundreds of thousands of requests).
 	w := &answer{header: make(http.Header, 8), bodyOf: t.BodyOf}
-	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
 	t.Handler.ServeHTTP(w, req)
 	if req.Body != nil {
 		req.Body.Close()
@@ -89,6 +88,9 @@ func (w *answer) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	if w.discard {
 		return len(p), nil
+	}
+	if w.body.Cap() == 0 {
+		w.body.Grow(max(512, len(p))) // a refusal's body, whole: no growing by doubling
 	}
 	return w.body.Write(p)
 }

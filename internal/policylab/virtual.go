@@ -120,7 +120,9 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	if cfg.SpilloverDeployment == "" {
 		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
 	}
-	r, err := vrun.New(cfg, vrun.Options{Start: epoch})
+	// A success's body is the lab's alone, and it reads none: only the
+	// refusals' (which the retry owner reads for advice) are kept.
+	r, err := vrun.New(cfg, vrun.Options{Start: epoch, BodyOf: func(status int) bool { return status >= 300 }})
 	if err != nil {
 		return runOutcome{}, err
 	}
