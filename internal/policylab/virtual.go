@@ -251,11 +251,14 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		}
 		lastStatus, lastAnswer = a.Status, a.Headers
 	}
-	calls := max(c.spec.AppAttempts, 1)
-	for call := 1; call <= calls; call++ {
+	// The application's loop around the owner (stacked's; one call for
+	// every other policy): again while a call's answer is no success.
+	stopped := false
+	c.spec.Outer().Run(func(int) bool {
 		req, err := c.newRequest(admission.WithAttemptObserver(ctx, watch), seq, body)
 		if err != nil {
-			return
+			stopped = true
+			return false
 		}
 		resp, err := c.owner.RoundTrip(req)
 		if resp != nil {
@@ -263,14 +266,16 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 			resp.Body.Close()
 		}
 		if ctx.Err() != nil {
-			return
+			stopped = true
+			return false
 		}
-		if err == nil && resp.StatusCode < 300 || call == calls {
-			break
-		}
-		if c.clock.Sleep(ctx, c.spec.AppDelay) != nil {
-			return
-		}
+		return err != nil || resp.StatusCode >= 300
+	}, func(d time.Duration) bool {
+		stopped = c.clock.Sleep(ctx, d) != nil
+		return !stopped
+	})
+	if stopped {
+		return
 	}
 	if redirected {
 		out.Redirected++
