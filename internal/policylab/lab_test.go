@@ -291,7 +291,7 @@ func TestJitterSparesNoStorm(t *testing.T) {
 func TestRefusalCostPunishesPersistence(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor")
-	l.Loads = l.Loads[1:]
+	l.Loads, l.Duration = l.Loads[1:], 10*time.Second
 	pct := func(cost float64) (none, honor float64) {
 		l.Sim.RefusalCost = cost
 		sw, err := runLab(context.Background(), l)
