@@ -39,9 +39,6 @@ func targetKind(tf *targetFlags) string {
 	return "url, an OpenAI-compatible server (host not shown)"
 }
 
-// rate formats requests per second.
-func rate(r float64) string { return num.PerSecond(r) }
-
 // about rounds d for a reader.
 func about(d time.Duration) string { return num.About(d) }
 
