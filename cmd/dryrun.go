@@ -3,9 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/calibrate"
@@ -37,9 +34,6 @@ func writePlan(w io.Writer, target string, lines []string) {
 	}
 }
 
-// rate formats requests per second.
-func rate(r float64) string { return num.PerSecond(r) }
-
 // about rounds d for a reader.
 func about(d time.Duration) string { return num.About(d) }
 
@@ -65,45 +59,10 @@ func writeCalibrationPlan(w io.Writer, c calibrate.Config, tf *targetFlags, evid
 	writePlan(w, targetKind(tf), append(c.Describe(), "evidence: "+evidence))
 }
 
-// writeLabPlan prints the policy lab's plan.
+// writeLabPlan prints the policy lab's plan: the dry run's header and
+// target, then the lab's own (policylab.Job.WritePlan).
 func writeLabPlan(w io.Writer, job policylab.Job, tf *targetFlags) {
-	l := job.Lab
 	fmt.Fprintln(w, dryRunHeader)
 	fmt.Fprintf(w, "target: %s\n", targetKind(tf))
-	capacity, clock := 0.0, "on the wall clock, one run at a time"
-	if l.Named != nil {
-		capacity = l.Named.Capacity
-	} else {
-		capacity, _ = l.Sim.Capacity(l.PromptTokens, l.MaxTokens, slices.Min(l.Clients))
-		clock = "each on a virtual clock (seconds of wall time)"
-	}
-	if l.Coordinate != nil {
-		clock += fmt.Sprintf("; %s also coordinated through --coordinate's Redis, in real time", plural(uint64(l.CoordinatedPolicies()), "policy", "policies"))
-	}
-	var loads []string
-	peak := 0.0
-	for _, ld := range l.Loads {
-		r := ld.Rate
-		if ld.X > 0 {
-			r = ld.X * capacity
-		}
-		loads = append(loads, fmt.Sprintf("%s (%s)", ld.Text, rate(r)))
-		peak = math.Max(peak, r)
-	}
-	fmt.Fprintf(w, "runs: %d (%s × %s × %s × %s), %s\n", l.Runs(), plural(uint64(len(l.Policies)), "policy", "policies"),
-		plural(uint64(len(l.Loads)), "load", "loads"), plural(uint64(len(l.Clients)), "fleet size", "fleet sizes"), plural(uint64(l.Repeat), "repeat", "repeats"), clock)
-	fmt.Fprintf(w, "loads: %s, each for %s: %d requests in all (first attempts), peak %s\n", strings.Join(loads, ", "), about(l.Duration), l.Planned(capacity), rate(peak))
-	if n := l.Named; n != nil {
-		fmt.Fprintf(w, "expected duration: up to about %s\n", about(labLength(l)))
-	} else {
-		fmt.Fprintf(w, "work: at most %s attempts on the simulator (--max-work %s)\n", num.Grouped(float64(l.Work()), 0), num.Grouped(float64(l.MaxWork), 0))
-	}
-	fmt.Fprintf(w, "report: %s\n", job.OutDir)
-}
-
-// labLength bounds a named lab's wall time: every run's arrivals and its
-// budget, and the pauses between runs.
-func labLength(l policylab.Lab) time.Duration {
-	total := l.Runs()
-	return time.Duration(total)*(l.Duration+l.Budget) + time.Duration(max(total-1, 0))*l.Named.Pause
+	job.WritePlan(w)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ptuprobe/ptuprobe/analyze"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
-	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/policy"
 	"github.com/ptuprobe/ptuprobe/internal/policylab"
 )
@@ -31,7 +29,6 @@ const (
 	// target's: a pause between runs, and the lab's cap on requests.
 	DefaultPolicyPause       = 30 * time.Second
 	DefaultPolicyMaxRequests = 10_000
-	policyProgressInterval   = 10
 )
 
 type policiesCmd struct {
@@ -102,7 +99,7 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		}
 	}
 	if !pc.quiet {
-		announceLab(stderr, &job.Lab)
+		job.Lab.Announce(stderr)
 	}
 	sw, written, runErr := policylab.Execute(c.Context(), job)
 	interrupted := errors.Is(runErr, policylab.ErrInterrupted)
@@ -121,33 +118,6 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("%s: the %d rows completed are in %s", status, len(sw.Rows), pc.outDir)}
 	}
 	return nil
-}
-
-// announceLab says on stderr what the lab will run, and where, and has
-// its progress printed there.
-func announceLab(stderr io.Writer, l *policylab.Lab) {
-	total := l.Runs()
-	where := fmt.Sprintf("on the embedded simulator, on a virtual clock, at most %s attempts", num.Grouped(float64(l.Work()), 0))
-	if n := l.Named; n != nil {
-		expect := time.Duration(total)*(l.Duration+l.Budget) + time.Duration(max(total-1, 0))*n.Pause
-		where = fmt.Sprintf("against the named target, in turn on the wall clock, %d requests in all, up to about %v", l.Planned(n.Capacity), expect.Round(time.Second))
-	} else if l.Coordinate != nil {
-		at := policylab.LoopbackRuns()
-		expect := time.Duration((total+at-1)/at) * (l.Duration + l.Budget)
-		where = fmt.Sprintf("coordinated through --coordinate, on the wall clock (not byte-reproducible), each on a fresh embedded simulator on loopback, %d at a time, up to about %v", at, expect.Round(time.Second))
-	}
-	policies := fmt.Sprintf("%d policies", len(l.Policies))
-	if l.Coordinate != nil {
-		policies = fmt.Sprintf("(%d policies + %d coordinated)", len(l.Policies), l.CoordinatedPolicies())
-	}
-	fmt.Fprintf(stderr, "ptuprobe: up to %d runs (%s × %d loads × %d fleet sizes × %d repeats; on the simulator a row clearly beaten after %d keeps them) %s\n",
-		total, policies, len(l.Loads), len(l.Clients), l.Repeat, policylab.MinRaceRepeats, where)
-	step := max(1, total/policyProgressInterval)
-	l.Progress = func(done, total int) {
-		if done%step == 0 || done == total {
-			fmt.Fprintf(stderr, "ptuprobe: %d of %d runs done\n", done, total)
-		}
-	}
 }
 
 func (pc *policiesCmd) names() flagNames {

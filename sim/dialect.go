@@ -302,10 +302,12 @@ func writeGoogleError(w http.ResponseWriter, status int, msg string, details []a
 
 // writeRetryHeaders writes the retry headers a refusal's answer carries.
 func writeRetryHeaders(h http.Header, a *answer) {
-	if a.retryAfterMS {
+	switch {
+	case a.retryAfterMS && a.retryAfter:
+		setInt2(h, "Retry-After-Ms", a.waitMS, "Retry-After", a.retryAfterS())
+	case a.retryAfterMS:
 		setInt(h, "Retry-After-Ms", a.waitMS)
-	}
-	if a.retryAfter {
+	case a.retryAfter:
 		setInt(h, "Retry-After", a.retryAfterS())
 	}
 }

@@ -34,8 +34,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request, rt route, 
 	}
 	h := w.Header()
 	if s.cfg.Dialect == DialectAzure {
-		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
-		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+		setInt2(h, "X-Ratelimit-Remaining-Requests", o.remReq, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
 	if !o.admitted {
 		what := "your " + o.refusal.holder + "'s rate limit of " + o.refusal.limit

@@ -100,7 +100,14 @@ const (
 	opResponses           // the Responses API (openai, azure and ietf routes)
 )
 
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// bodyPool holds request bodies' buffers, each with the reader that
+// limits what is read into it (no allocation per request).
+var bodyPool = sync.Pool{New: func() any { return new(bodyBuffer) }}
+
+type bodyBuffer struct {
+	bytes.Buffer
+	limit io.LimitedReader
+}
 
 // ServeHTTP answers one request. It survives any body: a bad one is a 400
 // with one line of explanation that never quotes the body.
@@ -123,15 +130,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.preflight(w, r, rt, hasKey) {
 		return
 	}
-	buf := bodyPool.Get().(*bytes.Buffer)
+	buf := bodyPool.Get().(*bodyBuffer)
 	defer func() {
 		if buf.Cap() <= 64<<10 { // keep the pool from hoarding huge bodies
 			buf.Reset()
+			buf.limit = io.LimitedReader{}
 			bodyPool.Put(buf)
 		}
 	}()
 	buf.Reset()
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, maxRequestBody+1)); err != nil {
+	buf.limit = io.LimitedReader{R: r.Body, N: maxRequestBody + 1}
+	if _, err := buf.ReadFrom(&buf.limit); err != nil {
 		s.reject(w, http.StatusBadRequest, "400", "could not read the request body")
 		return
 	}
@@ -297,8 +306,7 @@ func (s *Server) servePTU(w http.ResponseWriter, r *http.Request, rt route, req 
 			h.Set("X-Ms-Spillover-From-Deployment", s.cfg.Deployment)
 		}
 		if s.cfg.Dialect == DialectAzure {
-			setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
-			setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+			setInt2(h, "X-Ratelimit-Remaining-Requests", o.remReq, "X-Ratelimit-Remaining-Tokens", o.remTok)
 		}
 	}
 	s.writeLimits(h, &o.ans)

@@ -45,6 +45,13 @@ var jsonContentType = []string{"application/json"}
 
 func setInt(h http.Header, key string, v int64) { h[key] = []string{strconv.FormatInt(v, 10)} }
 
+// setInt2 is setInt of two headers, their values in one allocation (each
+// slice capped: appending to one does not write the other's).
+func setInt2(h http.Header, k1 string, v1 int64, k2 string, v2 int64) {
+	vs := []string{strconv.FormatInt(v1, 10), strconv.FormatInt(v2, 10)}
+	h[k1], h[k2] = vs[0:1:1], vs[1:2:2]
+}
+
 // writeAzureError writes {"error":{"code":…,"message":…}}.
 func writeAzureError(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": msg}})
@@ -112,8 +119,7 @@ func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
 	writeRetryHeaders(h, &o.ans)
 	h["Content-Type"] = jsonContentType
 	if o.standard {
-		setInt(h, "X-Ratelimit-Remaining-Requests", o.remReq)
-		setInt(h, "X-Ratelimit-Remaining-Tokens", o.remTok)
+		setInt2(h, "X-Ratelimit-Remaining-Requests", o.remReq, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
 	w.WriteHeader(http.StatusTooManyRequests)
 	b := make([]byte, 0, 256)

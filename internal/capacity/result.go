@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/internal/atomicfile"
 )
 
@@ -81,7 +82,7 @@ type stepJSON struct {
 
 type resultJSON struct {
 	Verdict          string     `json:"verdict"`
-	SLO              string     `json:"slo"`
+	SLO              *string    `json:"slo"` // null with no SLO, as every figure it does not have
 	GoodputTargetPct float64    `json:"goodput_target_pct"`
 	Max429SharePct   float64    `json:"max_429_share_pct"`
 	StepDurationS    float64    `json:"step_duration_s"`
@@ -106,10 +107,18 @@ func orNull(v float64) *float64 {
 	return &r
 }
 
+// sloOrNull is the SLO's --slo text, or nil (null) when none is set.
+func sloOrNull(s analyze.SLO) *string {
+	if v := s.String(); v != "" {
+		return &v
+	}
+	return nil
+}
+
 // MarshalJSON is capacity.json's content.
 func (r Result) MarshalJSON() ([]byte, error) {
 	out := resultJSON{
-		Verdict: r.Verdict, SLO: r.Config.SLO.String(),
+		Verdict: r.Verdict, SLO: sloOrNull(r.Config.SLO),
 		GoodputTargetPct: round(100 * r.Config.Goodput), Max429SharePct: round(100 * r.Config.Max429Share),
 		StepDurationS: r.Config.StepDuration.Seconds(),
 		MaxRatePerS:   round(r.Max), MaxTokensPerMin: math.Round(r.MaxTokensPerMin),

@@ -8,7 +8,6 @@ package inproc
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"strconv"
 )
@@ -27,8 +26,9 @@ type Transport struct {
 
 // RoundTrip serves req in process.
 func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The writer, the response and its body's reader are one allocation
+	// (a lab run answers hundreds of thousands of requests).
 	w := &answer{header: make(http.Header, 8), bodyOf: t.BodyOf}
-	w.body.Grow(512) // a refusal's body, whole: no growing by doubling
 	t.Handler.ServeHTTP(w, req)
 	if req.Body != nil {
 		req.Body.Close()
@@ -36,13 +36,21 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return &http.Response{
+	w.read.Reset(w.body.Bytes())
+	w.resp = http.Response{
 		Status: statusLine(w.status), StatusCode: w.status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		Header: w.header, Body: &w.read,
 		ContentLength: int64(w.body.Len()), Request: req,
-	}, nil
+	}
+	return &w.resp, nil
 }
+
+// bodyReader is a response's body: the answer's bytes, and a Close that
+// does nothing.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // statusLine is a response's Status, "200 OK": the two a simulator
 // mostly answers are constants (a lab run answers hundreds of thousands).
@@ -58,6 +66,8 @@ func statusLine(code int) string {
 
 // answer is the http.ResponseWriter of an in-process request.
 type answer struct {
+	resp    http.Response
+	read    bodyReader
 	header  http.Header
 	status  int
 	body    bytes.Buffer
@@ -78,6 +88,9 @@ func (w *answer) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	if w.discard {
 		return len(p), nil
+	}
+	if w.body.Cap() == 0 {
+		w.body.Grow(max(512, len(p))) // a refusal's body, whole: no growing by doubling
 	}
 	return w.body.Write(p)
 }

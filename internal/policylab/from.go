@@ -59,25 +59,36 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 	}
 	applyProfile(&l.Sim, r.Profile.Config)
 	l.Sim.Fit, l.Sim.ProfileSource = r.Profile.Fit, "twin of "+name
-	if f.Arrival || f.Prompt || f.MaxTokens {
-		fh, err := os.Open(f.File)
-		if err != nil {
-			return r, err
-		}
-		defer fh.Close()
-		t, err := trace.Read(ctx, fh, name, trace.FormatAuto)
-		if err != nil {
-			return r, fmt.Errorf("--from %s: %w", name, err)
-		}
-		if len(t.Rows) > maxReplayArrivals || len(t.Rows) < 2 {
-			return r, fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), maxReplayArrivals)
-		}
-		if f.Arrival {
-			l.Arrival = Arrival{Kind: arrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
-		}
-		l.replaySizes(t, f.Prompt, f.MaxTokens)
+	if err := l.replayFrom(ctx, f); err != nil {
+		return r, err
 	}
 	return r, l.Validate()
+}
+
+// replayFrom makes f's run the lab's traffic: its first attempts' arrivals
+// (when f.Arrival) and each one's size (f.Prompt, f.MaxTokens).
+func (l *Lab) replayFrom(ctx context.Context, f From) error {
+	if !f.Arrival && !f.Prompt && !f.MaxTokens {
+		return nil
+	}
+	name := filepath.Base(f.File)
+	fh, err := os.Open(f.File)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	t, err := trace.Read(ctx, fh, name, trace.FormatAuto)
+	if err != nil {
+		return fmt.Errorf("--from %s: %w", name, err)
+	}
+	if len(t.Rows) > maxReplayArrivals || len(t.Rows) < 2 {
+		return fmt.Errorf("--from %s: %d first attempts: want 2 to %d to replay", name, len(t.Rows), maxReplayArrivals)
+	}
+	if f.Arrival {
+		l.Arrival = Arrival{Kind: arrivalReplay, Replay: t.Offsets(), Span: t.Span, Format: t.Format, Source: name}
+	}
+	l.replaySizes(t, f.Prompt, f.MaxTokens)
+	return nil
 }
 
 // replaySizes makes each of the run's rows a request's size (Lab.sizes),

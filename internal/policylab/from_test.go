@@ -22,6 +22,9 @@ const fromHeader = "run_id,shape,group,seq,attempt,wave,intended_ms,sent_ms,ttfb
 // prompt the lab's; the lab then recommends nothing from it.
 func TestFromFitsTheTwinAndReplaysTheRun(t *testing.T) {
 	t.Parallel()
+	if !*long {
+		t.Skip("a whole fit: run with -long (.ci/run's long stage does)")
+	}
 	var b strings.Builder
 	b.WriteString(fromHeader + "\n")
 	for i := range 12 {
@@ -100,12 +103,17 @@ func TestFromReplaysEachRequestsSize(t *testing.T) {
 	})
 	var runs [2]runOutcome
 	for k, file := range []string{alike, mixed} {
+		// The traffic FitFrom replays, without the fit (which
+		// TestFromFitsTheTwinAndReplaysTheRun runs, under -long).
 		l := Lab{Sim: sim.DefaultConfig(), PromptTokens: 1000, MaxTokens: 100}
-		if _, err := l.FitFrom(t.Context(), From{File: file, Arrival: true, Prompt: true, MaxTokens: true}); err != nil && !strings.Contains(err.Error(), "Loads") && !strings.Contains(err.Error(), "Policies") {
-			t.Fatalf("FitFrom: %v", err)
+		if err := l.replayFrom(t.Context(), From{File: file, Arrival: true, Prompt: true, MaxTokens: true}); err != nil {
+			t.Fatalf("replayFrom: %v", err)
 		}
 		if l.PromptTokens != 1550 || l.MaxTokens != 100 {
 			t.Fatalf("run %d: means %d and %d, want 1550 and 100", k, l.PromptTokens, l.MaxTokens)
+		}
+		if l.Arrival.Kind != arrivalReplay || len(l.Arrival.Replay) != 12 || l.Arrival.Replay[1] != 250*time.Millisecond {
+			t.Errorf("run %d: arrival %+v", k, l.Arrival)
 		}
 		// The same simulator for both: only the sizes differ.
 		v := virtualRun{Spec: mustSpec(t, "none"), Sim: sim.DefaultConfig(), Rate: 4, Duration: 20 * time.Second, Arrival: l.Arrival, Clients: 4,

@@ -54,7 +54,7 @@ func rowsByCell(rows []Row, sdkCap ...bool) map[[2]string]Row {
 func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "backoff", "pace", "slots")
-	l.Loads, l.Repeat, l.Duration = l.Loads[1:], 2, 10*time.Second
+	l.Loads, l.Repeat, l.Duration = l.Loads[1:], 2, 4*time.Second
 	a, err := runLab(context.Background(), l)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +85,9 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 // policies: report it, do not tune the model.
 func TestWhatTheLabFinds(t *testing.T) {
 	t.Parallel()
+	if !*long {
+		t.Skip("six policies' whole runs: run with -long (.ci/run's long stage does)")
+	}
 	l := smallLab(t, sim.ProfilePTU, "none", "honor", "backoff", "sdk", "stacked", "pace")
 	l.Loads, l.Repeat, l.Duration, l.Warmup, l.Tail = l.Loads[1:], 2, 10*time.Second, 10*time.Second, 10*time.Second
 	sw, err := runLab(context.Background(), l)
@@ -288,7 +291,7 @@ func TestJitterSparesNoStorm(t *testing.T) {
 func TestRefusalCostPunishesPersistence(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "none", "honor")
-	l.Loads = l.Loads[1:]
+	l.Loads, l.Duration = l.Loads[1:], 10*time.Second
 	pct := func(cost float64) (none, honor float64) {
 		l.Sim.RefusalCost = cost
 		sw, err := runLab(context.Background(), l)

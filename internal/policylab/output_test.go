@@ -15,6 +15,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// long runs the whole runs kept out of go test ./... (issue 38: the
+// package's tests in a second): a whole fit (--from) and the findings on
+// the model at full size. .ci/run's long stage runs them.
+var long = flag.Bool("long", false, "run the lab's whole runs: a fit of --from's twin, the findings at full size")
+
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()

@@ -120,7 +120,9 @@ func (v *virtualRun) run(ctx context.Context) (runOutcome, error) {
 	if cfg.SpilloverDeployment == "" {
 		cfg.SpilloverDeployment, cfg.SpilloverPerRequest = fallbackDeployment, true
 	}
-	r, err := vrun.New(cfg, vrun.Options{Start: epoch})
+	// A success's body is the lab's alone, and it reads none: only the
+	// refusals' (which the retry owner reads for advice) are kept.
+	r, err := vrun.New(cfg, vrun.Options{Start: epoch, BodyOf: func(status int) bool { return status >= 300 }})
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -249,11 +251,14 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 		}
 		lastStatus, lastAnswer = a.Status, a.Headers
 	}
-	calls := max(c.spec.AppAttempts, 1)
-	for call := 1; call <= calls; call++ {
+	// The application's loop around the owner (stacked's; one call for
+	// every other policy): again while a call's answer is no success.
+	stopped := false
+	c.spec.Outer().Run(func(int) bool {
 		req, err := c.newRequest(admission.WithAttemptObserver(ctx, watch), seq, body)
 		if err != nil {
-			return
+			stopped = true
+			return false
 		}
 		resp, err := c.owner.RoundTrip(req)
 		if resp != nil {
@@ -261,14 +266,16 @@ func (c *labClient) request(ctx context.Context, seq int, body *labBody, budget 
 			resp.Body.Close()
 		}
 		if ctx.Err() != nil {
-			return
+			stopped = true
+			return false
 		}
-		if err == nil && resp.StatusCode < 300 || call == calls {
-			break
-		}
-		if c.clock.Sleep(ctx, c.spec.AppDelay) != nil {
-			return
-		}
+		return err != nil || resp.StatusCode >= 300
+	}, func(d time.Duration) bool {
+		stopped = c.clock.Sleep(ctx, d) != nil
+		return !stopped
+	})
+	if stopped {
+		return
 	}
 	if redirected {
 		out.Redirected++
@@ -325,10 +332,22 @@ func (c *labClient) newRequest(ctx context.Context, seq int, body *labBody) (*ht
 		h[admission.SDKRetryHeader] = zeroRetries
 	}
 	req := &http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: u.Host,
-		Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)),
-		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}
+		Body: newBodyReader(b), ContentLength: int64(len(b)),
+		GetBody: func() (io.ReadCloser, error) { return newBodyReader(b), nil }}
 	return req.WithContext(ctx), nil
 }
+
+// bodyReader is a request's body, read once: io.NopCloser(bytes.NewReader(b))
+// in one allocation (every attempt takes one).
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	r := &bodyReader{}
+	r.Reset(b)
+	return r
+}
+
+func (*bodyReader) Close() error { return nil }
 
 // The header values every request of the lab shares (a header's values
 // are replaced, never written in place).

@@ -164,8 +164,7 @@ func (v *virtualRun) wallClients(f wallFleet) ([]*client.Target, []Shared, error
 			key := "lab-client-" + strconv.Itoa(i)
 			t.Getenv = func(string) string { return key }
 		}
-		t.Owner, t.PolicyName, t.Fallback = p, v.Spec.Name, v.Spec.Fallback
-		t.AppAttempts, t.AppDelay, t.MarkSDKRetries = v.Spec.AppAttempts, v.Spec.AppDelay, v.Spec.SDK
+		t.Own(v.Spec, p)
 		c, err := t.Client()
 		if err != nil {
 			return out, shared, err
