@@ -149,8 +149,10 @@ func settingRanges(params []param, r [][2]float64) (map[string][2]json.RawMessag
 
 // scanRanges replays the scan around best and returns the ranges.
 func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, bestScore score, pts *triedPoints) ([][2]float64, error) {
-	if _, err := s.batch(ctx, scan(best)); err != nil {
-		return nil, err
+	if !s.b.noScan {
+		if _, err := s.batch(ctx, scan(best)); err != nil {
+			return nil, err
+		}
 	}
 	return valueRanges(at, bestScore, f.quality(bestScore), pts), nil
 }
