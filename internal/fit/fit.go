@@ -161,7 +161,7 @@ func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
 		for _, params := range tables(m) {
-			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)))
+			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
 		}
 	}
 	return total
