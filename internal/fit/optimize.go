@@ -153,12 +153,13 @@ func (s *search) alongLines(ctx context.Context, p point) ([]float64, float64, e
 
 // The hops (hop): each setting moved by up to ±hopRadius of itself
 // (a share of the range for a linear one), then Nelder–Mead from there,
-// its first simplex hopStep of each setting; hopWidth hops at once, from
+// its first simplex hopStep of each setting; hopWidth hops at once (more
+// than the cores: a short one leaves no core idle for long), from
 // the best so far.
 const (
 	hopRadius = 0.10
 	hopStep   = 0.02
-	hopWidth  = 2
+	hopWidth  = 4
 )
 
 // unitOf is how far a change of rel of coordinate i's value (a share of
