@@ -62,10 +62,10 @@ type Job struct {
 
 // DefaultMaxWork is the fit's default cap on its work: sends replayed,
 // summed over every point tried. The main job's results (331 sends,
-// about 1,900 points over the three models) are some 630,000; a send
+// about 3,600 points over the three models) are some 1,200,000; a send
 // replayed costs about 16 µs of a core (docs/fit.md), so the default,
-// 40 times that, is some 7 minutes of a core: a file of up to about
-// 13,000 sends. Job.MaxWork (--max-work) raises it deliberately.
+// 21 times that, is some 7 minutes of a core: a file of up to about
+// 6,900 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
 // progress is a running fit's advance, safe to read while it runs.
@@ -161,7 +161,7 @@ func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
 		for _, params := range tables(m) {
-			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)))
+			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
 		}
 	}
 	return total
@@ -227,6 +227,9 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	}
 	if j.budget == (budget{}) {
 		j.budget = defaultBudget
+		if j.others == (budget{}) {
+			j.others = othersBudget
+		}
 	}
 	if j.models == nil {
 		j.models = allModels
@@ -440,15 +443,19 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
+	logSpan := make([]float64, len(params))
 	for i, p := range params {
 		start[i] = p.unit(p.get(base))
 		if p.OffAtMax {
 			offAtMax = append(offAtMax, i)
 		}
+		if p.Scale == logScale {
+			logSpan[i] = math.Log(p.Max / p.Min)
+		}
 	}
 	pts := &triedPoints{m: map[string]tried{}}
 	s := &search{
-		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax,
+		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax, logSpan: logSpan,
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
 			var b strings.Builder

@@ -147,12 +147,92 @@ func settingRanges(params []param, r [][2]float64) (map[string][2]json.RawMessag
 	return out, nil
 }
 
-// scanRanges replays the scan around best and returns the ranges.
+// edgeBisections is how many times the scan's outermost fitting step
+// along a parameter and the next step out are bisected (halfway in the
+// step's logarithm): the scan's doubling steps find a range's edge to
+// within a factor of 2 of its distance, three bisections to within
+// 2^(1/8), 9%.
+const edgeBisections = 3
+
+// scanRanges replays the scan around best, bisects towards each edge
+// the scan found (edgeBisections), and returns the ranges.
 func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, bestScore score, pts *triedPoints) ([][2]float64, error) {
-	if _, err := s.batch(ctx, scan(best)); err != nil {
-		return nil, err
+	if !s.b.noScan {
+		if _, err := s.batch(ctx, scan(best)); err != nil {
+			return nil, err
+		}
+		if err := f.bisectEdges(ctx, s, best, bestScore, pts); err != nil {
+			return nil, err
+		}
 	}
 	return valueRanges(at, bestScore, f.quality(bestScore), pts), nil
+}
+
+// bisectEdges narrows, along each parameter and each way from best, the
+// gap between the farthest scanned step that fits and the next step
+// out (within the box), edgeBisections times: each round's midpoints in
+// one batch. Where no step fits, or the farthest is the last, nothing is
+// bisected.
+func (f *fitter) bisectEdges(ctx context.Context, s *search, best []float64, bestScore score, pts *triedPoints) error {
+	bestQuality := f.quality(bestScore)
+	at := func(i int, d float64) []float64 {
+		u := slices.Clone(best)
+		u[i] = min(max(u[i]+d, 0), 1)
+		return u
+	}
+	fitsAt := func(u []float64) bool {
+		pts.mu.Lock()
+		defer pts.mu.Unlock()
+		t, ok := pts.m[s.key(u)]
+		return ok && fits(t, bestScore, bestQuality)
+	}
+	type gap struct {
+		i       int
+		in, out float64 // signed distances: the farthest that fits, the next out
+	}
+	var gaps []gap
+	for i := range best {
+		for _, sgn := range []float64{-1, 1} {
+			k := -1
+			for j, d := range scanSteps {
+				if fitsAt(at(i, sgn*d)) {
+					k = j
+				}
+			}
+			if k < 0 || k+1 == len(scanSteps) {
+				continue
+			}
+			room := best[i] // how far the box goes this way
+			if sgn > 0 {
+				room = 1 - best[i]
+			}
+			if scanSteps[k] >= room {
+				continue // the fitting step is the box's edge
+			}
+			gaps = append(gaps, gap{i, sgn * scanSteps[k], sgn * min(scanSteps[k+1], room)})
+		}
+	}
+	for range edgeBisections {
+		if len(gaps) == 0 {
+			return nil
+		}
+		pts2 := make([][]float64, len(gaps))
+		for k, g := range gaps {
+			pts2[k] = at(g.i, sign(g.in)*math.Sqrt(abs(g.in)*abs(g.out)))
+		}
+		if _, err := s.batch(ctx, pts2); err != nil {
+			return err
+		}
+		for k := range gaps {
+			mid := sign(gaps[k].in) * math.Sqrt(abs(gaps[k].in)*abs(gaps[k].out))
+			if fitsAt(pts2[k]) {
+				gaps[k].in = mid
+			} else {
+				gaps[k].out = mid
+			}
+		}
+	}
+	return nil
 }
 
 // quality is the judgement's of a score.

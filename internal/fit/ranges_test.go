@@ -1,7 +1,10 @@
 package fit
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,6 +105,45 @@ func TestFmtSetting(t *testing.T) {
 	}{{"cold-drain-pct", 100, "100"}, {"ptu", 78090.4, "78090"}, {"burst-pct", 0.13791, "0.1379"}, {"bucket-depth", 6.597, "6.597s"}} {
 		if got := fmtSetting(c.name, c.v); got != c.want {
 			t.Errorf("fmtSetting(%s, %v) = %q, want %q", c.name, c.v, got, c.want)
+		}
+	}
+}
+
+// TestEdgesBisected: the ranges' scan finds a range's edge to within a
+// factor of 2 of its distance (its doubling steps); bisecting between
+// the farthest step that fits and the next one out finds it to within
+// 9%. Here the points that fit are 0.3 to 0.6 of one parameter's range,
+// the best at 0.5: the scan alone reaches 0.34 and 0.58 (served target
+// b's bucket depth: a range of 85–496 ms, the truth's 500 ms outside it,
+// then 83–664 ms).
+func TestEdgesBisected(t *testing.T) {
+	t.Parallel()
+	j := Job{Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement}
+	f := &fitter{job: &j}
+	for _, noScan := range []bool{false, true} {
+		pts := &triedPoints{m: map[string]tried{}}
+		s := &search{n: 1, b: budget{noScan: noScan}, key: func(u []float64) string { return fmt.Sprint(u) }}
+		s.eval = func(_ context.Context, u []float64) (float64, error) {
+			q := sim.FitPoor
+			if u[0] >= 0.3 && u[0] <= 0.6 {
+				q = sim.FitInsufficient
+			}
+			pts.add(s.key(u), tried{u: slices.Clone(u), values: slices.Clone(u), quality: q})
+			return 0, nil
+		}
+		s.memo = map[string]float64{}
+		// The best is insufficient (a score of no groups): a point fits
+		// when it is not poor.
+		r, err := f.scanRanges(t.Context(), s, []float64{0.5}, []float64{0.5}, score{agreement: -1}, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("noScan %v: range %v", noScan, r[0])
+		switch {
+		case noScan && r[0] != [2]float64{0.5, 0.5}:
+			t.Errorf("without the scan the range is the best point's: %v", r[0])
+		case !noScan && (r[0][0] > 0.315 || r[0][0] < 0.3 || r[0][1] < 0.59 || r[0][1] > 0.6):
+			t.Errorf("range %v, want its edges within 0.3–0.315 and 0.59–0.6", r[0])
 		}
 	}
 }
