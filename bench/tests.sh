@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# What `go test ./...` spends, per package, the tests apart from their
+# build (issue 39): the CPU (user + sys) and wall time of each package's
+# test binary, run as `go test` runs it (from its package's directory),
+# with the load average read before it. The machine is shared: compare
+# CPU, and compare a tree with another in one run (REF), package by
+# package in turn, so that both see the same load.
+#
+#   bench/tests.sh [PACKAGES...]          this tree (default ./...)
+#   REF=COMMIT bench/tests.sh [PACKAGES...]
+#       COMMIT's tests too (from git archive), each package's before this
+#       tree's; the columns are then before | after.
+#   SUITE=1 ...  also the whole suite, `go test -count=1 ./...`, under
+#       /usr/bin/time (with REF: COMMIT's, then this tree's, twice), after
+#       a run of its build alone (-run NONE) that fills the build cache.
+#
+# The test binaries are built first (`go test -c`, not timed); the last
+# rows are the sums and the slowest tests (-test.v's times, wall).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+mod=$(go list -m)
+
+# build TREE OUT: every test binary of TREE's packages into OUT, and the
+# list "importpath dir" into OUT/list.
+build() {
+  mkdir -p "$2"
+  (cd "$1" && go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${pkgs[@]}") >"$2/list"
+  while read -r p d; do
+    (cd "$1" && go test -c -o "$2/$(echo "$p" | tr / _).test" "$p")
+  done <"$2/list"
+}
+
+# run OUT PKG: runs PKG's binary from OUT; prints "wall cpu".
+run() {
+  local dir bin
+  dir=$(awk -v p="$2" '$1 == p {print $2}' "$1/list")
+  bin="$1/$(echo "$2" | tr / _).test"
+  if [ -z "$dir" ] || [ ! -x "$bin" ]; then echo "- -"; return; fi
+  # shellcheck disable=SC2086
+  (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$1/t" "$bin" -test.count=1 -test.v -test.timeout=10m ${TESTFLAGS:-} >"$1/out" 2>&1) ||
+    echo "$2: FAILED in $1" >&2
+  sed -n 's/^ *--- \(PASS\|FAIL\|SKIP\): \([^ ]*\) (\([0-9.]*\)s)$/\3 \2/p' "$1/out" |
+    awk -v p="${2#"$mod"/}" '{print $1, p, $2}' >>"$1/slow"
+  read -r w u s <"$1/t"
+  echo "$w $(echo "$u + $s" | bc)"
+}
+
+echo "load before the build: $(cut -d' ' -f1-3 /proc/loadavg)"
+build "$here" "$work/after"
+if [ -n "${REF:-}" ]; then
+  mkdir -p "$work/ref"
+  git archive "$REF" | tar -x -C "$work/ref"
+  build "$work/ref" "$work/before"
+  printf '%-26s %9s %9s %9s %9s  %s\n' package "cpu $REF" "cpu now" "wall $REF" "wall now" load
+else
+  printf '%-26s %7s %7s  %s\n' package cpu wall load
+fi
+sums=(0 0 0 0)
+while read -r p _; do
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  read -r aw ac < <(run "$work/after" "$p")
+  if [ -n "${REF:-}" ]; then
+    read -r bw bc < <(run "$work/before" "$p")
+    printf '%-26s %9s %9s %9s %9s  %s\n' "${p#"$mod"/}" "$bc" "$ac" "$bw" "$aw" "$load"
+    [ "$bc" = - ] || sums=("$(echo "${sums[0]} + $bc" | bc)" "${sums[1]}" "$(echo "${sums[2]} + $bw" | bc)" "${sums[3]}")
+  else
+    printf '%-26s %7s %7s  %s\n' "${p#"$mod"/}" "$ac" "$aw" "$load"
+  fi
+  sums[1]=$(echo "${sums[1]} + $ac" | bc); sums[3]=$(echo "${sums[3]} + $aw" | bc)
+done <"$work/after/list"
+if [ -n "${REF:-}" ]; then
+  printf '%-26s %9s %9s %9s %9s  %s\n' "sum (tests alone)" "${sums[0]}" "${sums[1]}" "${sums[2]}" "${sums[3]}" "$(cut -d' ' -f1 /proc/loadavg)"
+  echo "slowest tests at $REF (s, package, test):"
+  sort -rn "$work/before/slow" | head -"${SLOWEST:-15}"
+else
+  printf '%-26s %7s %7s  %s\n' "sum (tests alone)" "${sums[1]}" "${sums[3]}" "$(cut -d' ' -f1 /proc/loadavg)"
+fi
+echo "slowest tests now (s, package, test):"
+sort -rn "$work/after/slow" | head -"${SLOWEST:-15}"
+
+if [ -n "${SUITE:-}" ]; then
+  trees=("$here"); [ -z "${REF:-}" ] || trees=("$work/ref" "$here" "$work/ref" "$here")
+  for t in "${trees[@]}"; do (cd "$t" && go test -count=1 -run NONE ./... >/dev/null); done
+  for t in "${trees[@]}"; do
+    name=now; [ "$t" = "$here" ] || name=$REF
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    (cd "$t" && /usr/bin/time -f '%e %U %S' -o "$work/suite.time" go test -count=1 ./... >"$work/suite.out" 2>&1) ||
+      { echo "go test ./... failed at $name:"; grep -v '^ok' "$work/suite.out" | tail -20; }
+    read -r w u s <"$work/suite.time"
+    echo "go test -count=1 ./... at $name: $w s wall, $u s user + $s s sys (load $load)"
+  done
+fi
