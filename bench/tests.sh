@@ -10,6 +10,9 @@
 #   REF=COMMIT bench/tests.sh [PACKAGES...]
 #       COMMIT's tests too (from git archive), each package's before this
 #       tree's; the columns are then before | after.
+#   ROUNDS=N ... each package's tests N times (in turn with REF's), the
+#       least CPU and the least wall of the N shown: a shared machine only
+#       adds to either.
 #   SUITE=1 ...  also the whole suite, `go test -count=1 ./...`, under
 #       /usr/bin/time (with REF: COMMIT's, then this tree's, twice), after
 #       a run of its build alone (-run NONE) that fills the build cache.
@@ -43,19 +46,26 @@ run() {
   if [ -z "$dir" ] || [ ! -x "$bin" ]; then echo "- -"; return; fi
   # shellcheck disable=SC2086
   (cd "$dir" && /usr/bin/time -f '%e %U %S' -o "$1/t" "$bin" -test.count=1 -test.v -test.timeout=10m ${TESTFLAGS:-} >"$1/out" 2>&1) ||
-    echo "$2: FAILED in $1" >&2
+    echo "${2#"$mod"/} FAILED in $1: $(grep -o -- '--- FAIL: [^ ]*' "$1/out" | tr '\n' ' ')" >&2
   sed -n 's/^ *--- \(PASS\|FAIL\|SKIP\): \([^ ]*\) (\([0-9.]*\)s)$/\3 \2/p' "$1/out" |
     awk -v p="${2#"$mod"/}" '{print $1, p, $2}' >>"$1/slow"
-  read -r w u s <"$1/t"
+  read -r w u s < <(tail -1 "$1/t") # after "Command exited with non-zero status" when it failed
   echo "$w $(echo "$u + $s" | bc)"
+}
+
+# least A B: the smaller of two figures, either of which may be empty or "-".
+least() {
+  if [ -z "$1" ] || [ "$1" = - ]; then echo "$2"; elif [ -z "$2" ] || [ "$2" = - ]; then echo "$1"
+  elif [ "$(echo "$2 < $1" | bc)" = 1 ]; then echo "$2"; else echo "$1"; fi
 }
 
 echo "load before the build: $(cut -d' ' -f1-3 /proc/loadavg)"
 build "$here" "$work/after"
 if [ -n "${REF:-}" ]; then
-  mkdir -p "$work/ref"
-  git archive "$REF" | tar -x -C "$work/ref"
-  build "$work/ref" "$work/before"
+  # COMMIT's tree at a fixed path, kept: its build cache stays warm.
+  reftree=${TMPDIR:-/tmp}/ptuprobe-tests-$(git rev-parse --short "$REF")
+  [ -d "$reftree" ] || { mkdir -p "$reftree.tmp" && git archive "$REF" | tar -x -C "$reftree.tmp" && mv "$reftree.tmp" "$reftree"; }
+  build "$reftree" "$work/before"
   printf '%-26s %9s %9s %9s %9s  %s\n' package "cpu $REF" "cpu now" "wall $REF" "wall now" load
 else
   printf '%-26s %7s %7s  %s\n' package cpu wall load
@@ -63,9 +73,15 @@ fi
 sums=(0 0 0 0)
 while read -r p _; do
   load=$(cut -d' ' -f1 /proc/loadavg)
-  read -r aw ac < <(run "$work/after" "$p")
+  aw=; ac=; bw=; bc=
+  for _ in $(seq "${ROUNDS:-1}"); do
+    read -r w c < <(run "$work/after" "$p")
+    aw=$(least "$aw" "$w"); ac=$(least "$ac" "$c")
+    [ -z "${REF:-}" ] && continue
+    read -r w c < <(run "$work/before" "$p")
+    bw=$(least "$bw" "$w"); bc=$(least "$bc" "$c")
+  done
   if [ -n "${REF:-}" ]; then
-    read -r bw bc < <(run "$work/before" "$p")
     printf '%-26s %9s %9s %9s %9s  %s\n' "${p#"$mod"/}" "$bc" "$ac" "$bw" "$aw" "$load"
     [ "$bc" = - ] || sums=("$(echo "${sums[0]} + $bc" | bc)" "${sums[1]}" "$(echo "${sums[2]} + $bw" | bc)" "${sums[3]}")
   else
@@ -84,14 +100,14 @@ echo "slowest tests now (s, package, test):"
 sort -rn "$work/after/slow" | head -"${SLOWEST:-15}"
 
 if [ -n "${SUITE:-}" ]; then
-  trees=("$here"); [ -z "${REF:-}" ] || trees=("$work/ref" "$here" "$work/ref" "$here")
+  trees=("$here"); [ -z "${REF:-}" ] || trees=("$reftree" "$here" "$reftree" "$here")
   for t in "${trees[@]}"; do (cd "$t" && go test -count=1 -run NONE ./... >/dev/null); done
   for t in "${trees[@]}"; do
     name=now; [ "$t" = "$here" ] || name=$REF
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     (cd "$t" && /usr/bin/time -f '%e %U %S' -o "$work/suite.time" go test -count=1 ./... >"$work/suite.out" 2>&1) ||
       { echo "go test ./... failed at $name:"; grep -v '^ok' "$work/suite.out" | tail -20; }
-    read -r w u s <"$work/suite.time"
+    read -r w u s < <(tail -1 "$work/suite.time")
     echo "go test -count=1 ./... at $name: $w s wall, $u s user + $s s sys (load $load)"
   done
 fi
