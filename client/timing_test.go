@@ -293,7 +293,7 @@ func scriptedAttempt(t *testing.T, cfg Config, ps []piece) results.Record {
 // own times (each taken when its write was flushed, from the request's
 // arrival) for at least 95% of the answers, in every streaming dialect;
 // the refused ones have none. An answer whose server's own sleeps ended
-// over 3 ms late, or during which the process stalled over 3 ms
+// over 3 ms late, or during which the process stalled over 2 ms
 // (testkit.Stalls: a loaded machine woke nobody on time), is not judged
 // (no one could time it), and with half of them so the test is skipped. It runs alone (not in parallel with the
 // package's other tests), its dialects side by side: a reader delayed by
@@ -435,7 +435,11 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				// time (stalls), which delays the client's reads where
 				// the server's writes were on time: the reader's last
 				// read may come some milliseconds after the last write.
-				if sp := spans[r.Seq]; disturbed[r.Seq] || stalls.Worst(sp[0], sp[1].Add(20*ms)) > busy {
+				// A stall of 2 ms and the reader's own millisecond can
+				// put a read 3 ms late: one failed at load 11 when only
+				// stalls over 3 ms were not judged (1 of 48 runs of a
+				// dialect; 4 of 48 before any).
+				if sp := spans[r.Seq]; disturbed[r.Seq] || stalls.Worst(sp[0], sp[1].Add(20*ms)) > busy-ms {
 					if !disturbed[r.Seq] {
 						stalled++
 					}
@@ -457,7 +461,7 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				t.Fatalf("%d answers, want %d", answered, requests-requests/refuseK)
 			}
 			if judged < answered/2 {
-				t.Skipf("the machine is too busy to judge: the server's own sleeps ended over %v late for %d of %d answers, the process stalled as long during %d more", busy, answered-judged-stalled, answered, stalled)
+				t.Skipf("the machine is too busy to judge: the server's own sleeps ended over %v late for %d of %d answers, the process stalled during %d more", busy, answered-judged-stalled, answered, stalled)
 			}
 			t.Logf("%d of %d answers within 3 ms of the server's times (%d not judged: the server woke late for %d, the process stalled during %d)", within, judged, answered-judged, answered-judged-stalled, stalled)
 			// Under the race detector the client's reader runs some times
