@@ -92,12 +92,12 @@ done <"$work/after/list"
 if [ -n "${REF:-}" ]; then
   printf '%-26s %9s %9s %9s %9s  %s\n' "sum (tests alone)" "${sums[0]}" "${sums[1]}" "${sums[2]}" "${sums[3]}" "$(cut -d' ' -f1 /proc/loadavg)"
   echo "slowest tests at $REF (s, package, test):"
-  sort -rn "$work/before/slow" | head -"${SLOWEST:-15}"
+  sort -rn "$work/before/slow" | awk -v n="${SLOWEST:-15}" 'NR <= n' # not head: under pipefail its early exit fails sort
 else
   printf '%-26s %7s %7s  %s\n' "sum (tests alone)" "${sums[1]}" "${sums[3]}" "$(cut -d' ' -f1 /proc/loadavg)"
 fi
 echo "slowest tests now (s, package, test):"
-sort -rn "$work/after/slow" | head -"${SLOWEST:-15}"
+sort -rn "$work/after/slow" | awk -v n="${SLOWEST:-15}" 'NR <= n' # not head: under pipefail its early exit fails sort
 
 if [ -n "${SUITE:-}" ]; then
   trees=("$here"); [ -z "${REF:-}" ] || trees=("$reftree" "$here" "$reftree" "$here")
