@@ -96,8 +96,12 @@ func TestAdaptiveArithmetic(t *testing.T) {
 // token within the budget is given up locally (ClassAdaptive).
 func TestAdaptiveLimitsTheRate(t *testing.T) {
 	t.Parallel()
-	run := func(t *testing.T, limited bool) (s *spacer, a *Adaptive, local int) {
-		s = &spacer{interval: 200 * time.Millisecond}
+	honour := honouring(t)
+	limited := &spacer{interval: 200 * time.Millisecond}
+	var a *Adaptive
+	local := 0
+	synctest.Test(t, func(t *testing.T) {
+		a, _ = NewAdaptive(DefaultAdaptiveConfig())
 		p := DefaultPolicy()
 		p.MaxAttempts, p.Budget = 20, 5*time.Second
 		var mu sync.Mutex
@@ -111,18 +115,9 @@ func TestAdaptiveLimitsTheRate(t *testing.T) {
 				}
 			}
 		}
-		if limited {
-			a, _ = NewAdaptive(DefaultAdaptiveConfig())
-			p.Adaptive = a
-		}
-		steady(t, s, p, 600, 50*time.Millisecond)
-		return s, a, local
-	}
-	var honour, limited *spacer
-	var a *Adaptive
-	var local int
-	synctest.Test(t, func(t *testing.T) { honour, _, _ = run(t, false) })
-	synctest.Test(t, func(t *testing.T) { limited, a, local = run(t, true) })
+		p.Adaptive = a
+		steady(t, limited, p, 600, 50*time.Millisecond)
+	})
 	t.Logf("honouring: %d admitted, %d refused; adaptive: %d admitted, %d refused, %d given up locally, rate %.2f/s",
 		honour.admitted, honour.refused, limited.admitted, limited.refused, local, a.Rate())
 	hr := float64(honour.refused) / float64(honour.admitted)

@@ -195,6 +195,31 @@ func refuseOnce(wait time.Duration) http.Handler {
 	})
 }
 
+// honouring is the run TestPaceLearnsTheRate and
+// TestAdaptiveLimitsTheRate compare with: 20 requests/s for 30 s to a
+// deployment that admits 5/s, honouring the header alone; run once, in
+// the first caller's synctest bubble.
+func honouring(t *testing.T) *spacer {
+	honourOnce.Do(func() {
+		synctest.Test(t, func(t *testing.T) {
+			s := &spacer{interval: 200 * time.Millisecond}
+			p := DefaultPolicy()
+			p.MaxAttempts, p.Budget = 20, 5*time.Second
+			steady(t, s, p, 600, 50*time.Millisecond)
+			honourRun = s
+		})
+	})
+	if honourRun == nil {
+		t.Fatal("the honouring run failed (in the test that ran it)")
+	}
+	return honourRun
+}
+
+var (
+	honourOnce sync.Once
+	honourRun  *spacer
+)
+
 // TestPaceLearnsTheRate: one client offers 20 requests/s for 30 s to a
 // deployment that admits 5/s. Honouring the header alone, it collects a
 // refusal for most of its attempts; paced, it learns a rate near 5/s,
@@ -202,24 +227,18 @@ func refuseOnce(wait time.Duration) http.Handler {
 // budget, and never comes back before an advised wait.
 func TestPaceLearnsTheRate(t *testing.T) {
 	t.Parallel()
-	run := func(t *testing.T, paced bool) (s *spacer, pace *Pace) {
-		s = &spacer{interval: 200 * time.Millisecond}
-		p := DefaultPolicy()
-		p.MaxAttempts, p.Budget = 20, 5*time.Second
-		if paced {
-			var err error
-			if pace, err = NewPace(DefaultPaceConfig()); err != nil {
-				t.Fatal(err)
-			}
-			p.Pace = pace
-		}
-		steady(t, s, p, 600, 50*time.Millisecond)
-		return s, pace
-	}
-	var honour, paced *spacer
+	honour := honouring(t)
+	paced := &spacer{interval: 200 * time.Millisecond}
 	var pace *Pace
-	synctest.Test(t, func(t *testing.T) { honour, _ = run(t, false) })
-	synctest.Test(t, func(t *testing.T) { paced, pace = run(t, true) })
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		if pace, err = NewPace(DefaultPaceConfig()); err != nil {
+			t.Fatal(err)
+		}
+		p := DefaultPolicy()
+		p.MaxAttempts, p.Budget, p.Pace = 20, 5*time.Second, pace
+		steady(t, paced, p, 600, 50*time.Millisecond)
+	})
 	t.Logf("honouring: %d admitted, %d refused; paced: %d admitted, %d refused, rate %.2f/s", honour.admitted, honour.refused, paced.admitted, paced.refused, pace.Rate())
 	if paced.early != 0 {
 		t.Errorf("paced: %d retries came back before their advised wait", paced.early)

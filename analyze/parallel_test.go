@@ -243,7 +243,7 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 	reordered := slices.Concat(all[:17], []string{"worker"}, slices.Clone(all[17:]))
 	slices.Reverse(reordered[17:])
 	const big = bigRows
-	long := strings.Repeat("L", results.MaxLine+1)
+	overCap := strings.Repeat("L", results.MaxLine+1)
 	many := func() string { // more groups than MaxRawGroups, late in the file
 		var b strings.Builder
 		b.WriteString(bigFile())
@@ -279,8 +279,8 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 		{"a small file", []string{variedFile(6, all, 30, false)}},
 		{"the header alone", []string{strings.Join(all, ",") + "\n"}},
 		{"the header alone, without its newline", []string{strings.Join(all, ",")}},
-		{"a line over the cap in a later block", []string{bigFile() + long + "\n" + variedFile(8, all, 10, false)}},
-		{"a line over the cap at the end", []string{variedFile(9, all, 2000, false) + long}},
+		{"a line over the cap in a later block", []string{bigFile() + overCap + "\n" + variedFile(8, all, 10, false)}},
+		{"a line over the cap at the end", []string{variedFile(9, all, 2000, false) + overCap}},
 		{"too many groups", []string{many}},
 		{"only blank lines", []string{strings.Join(all, ",") + "\n\n\r\n  \n"}},
 	}
@@ -293,11 +293,14 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 	// between blocks, by dialect where two files' blocks merge, and every
 	// setting for a file of one block whose columns are reordered (under
 	// -race, none: the same goroutines at work). Each setting once met
-	// each of these files; the volume is FuzzReadResults'.
+	// each of these files; the volume is FuzzReadResults'. The settings
+	// of files of several blocks (1 s of CPU) are -long's (.ci/run).
 	otherSettings := map[string][]string{
-		"shapes that change between blocks":     {"timeline=false/by=group"},
-		"two inputs":                            {"timeline=false/by=dialect"},
 		"columns in another order, one unknown": {"timeline=false/by=group", "timeline=false/by=dialect", "timeline=true/by=dialect"},
+	}
+	if *long {
+		otherSettings["shapes that change between blocks"] = []string{"timeline=false/by=group"}
+		otherSettings["two inputs"] = []string{"timeline=false/by=dialect"}
 	}
 	for _, c := range cases {
 		for _, timeline := range []bool{false, true} {

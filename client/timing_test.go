@@ -293,8 +293,9 @@ func scriptedAttempt(t *testing.T, cfg Config, ps []piece) results.Record {
 // own times (each taken when its write was flushed, from the request's
 // arrival) for at least 95% of the answers, in every streaming dialect;
 // the refused ones have none. An answer whose server's own sleeps ended
-// over 3 ms late is not judged (the machine was too busy for anyone to
-// time it), and with half of them so the test is skipped. It runs alone (not in parallel with the
+// over 3 ms late, or during which the process stalled over 2 ms
+// (testkit.Stalls: a loaded machine woke nobody on time), is not judged
+// (no one could time it), and with half of them so the test is skipped. It runs alone (not in parallel with the
 // package's other tests), its dialects side by side: a reader delayed by
 // a busy machine reads two events at once, which moves two gaps.
 func TestStreamTimingOnLoopback(t *testing.T) {
@@ -314,8 +315,10 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
-			truth := map[int][4]float64{} // by request: ttft, itl p50, itl max, tpot
-			disturbed := map[int]bool{}   // the server itself woke late
+			truth := map[int][4]float64{}   // by request: ttft, itl p50, itl max, tpot
+			disturbed := map[int]bool{}     // the server itself woke late
+			spans := map[int][2]time.Time{} // by request: its arrival and its last write
+			stalls := testkit.WatchStalls(t)
 			var n int
 			var tg *Target
 			came := make(chan struct{}, requests)
@@ -372,6 +375,7 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				ttft := msOf(tokens[0].Sub(arrived))
 				mu.Lock()
 				truth[i] = [4]float64{ttft, med, itl[len(itl)-1], (msOf(end.Sub(arrived)) - ttft) / float64(len(tokens)-1)}
+				spans[i] = [2]time.Time{arrived, end}
 				if late > busy {
 					disturbed[i] = true
 				}
@@ -420,14 +424,25 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				}
 				answers = append(answers, r)
 			}
-			answered, within, judged := len(answers), 0, 0
+			answered, within, judged, stalled := len(answers), 0, 0, 0
 			var worst []string
 			for _, r := range answers {
 				tr, ok := truth[r.Seq]
 				if !ok {
 					t.Fatalf("request %d: no answer of the server's", r.Seq)
 				}
-				if disturbed[r.Seq] {
+				// Nor is one during which this process could not run on
+				// time (stalls), which delays the client's reads where
+				// the server's writes were on time: the reader's last
+				// read may come some milliseconds after the last write.
+				// A stall of 2 ms and the reader's own millisecond can
+				// put a read 3 ms late: one failed at load 11 when only
+				// stalls over 3 ms were not judged (1 of 48 runs of a
+				// dialect; 4 of 48 before any).
+				if sp := spans[r.Seq]; disturbed[r.Seq] || stalls.Worst(sp[0], sp[1].Add(20*ms)) > busy-ms {
+					if !disturbed[r.Seq] {
+						stalled++
+					}
 					continue
 				}
 				judged++
@@ -446,9 +461,9 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 				t.Fatalf("%d answers, want %d", answered, requests-requests/refuseK)
 			}
 			if judged < answered/2 {
-				t.Skipf("the machine is too busy to judge: the server's own sleeps ended over %v late for %d of %d answers", busy, answered-judged, answered)
+				t.Skipf("the machine is too busy to judge: the server's own sleeps ended over %v late for %d of %d answers, the process stalled during %d more", busy, answered-judged-stalled, answered, stalled)
 			}
-			t.Logf("%d of %d answers within 3 ms of the server's times (%d not judged)", within, judged, answered-judged)
+			t.Logf("%d of %d answers within 3 ms of the server's times (%d not judged: the server woke late for %d, the process stalled during %d)", within, judged, answered-judged, answered-judged-stalled, stalled)
 			// Under the race detector the client's reader runs some times
 			// slower than the server's writer: its reads end late by what
 			// no server-side lateness shows (itl max 4.3 ms over the

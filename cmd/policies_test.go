@@ -189,7 +189,7 @@ func TestPoliciesCoordinated(t *testing.T) {
 	rs := redisserver.Start(t)
 	url := "redis://" + rs.Addr + "/0"
 	lab := []string{"policies", "--quiet", "--policy", "pace", "--clients", "4", "--load", "3x", "--duration", "1s",
-		"--retry-budget", "300ms", "--repeat", "1", "--max-tokens", "20", heard[0], heard[1]}
+		"--warmup", "0s", "--tail", "0s", "--retry-budget", "300ms", "--repeat", "1", "--max-tokens", "20", heard[0], heard[1]}
 
 	dir := filepath.Join(t.TempDir(), "lab")
 	code, stdout, stderr := runCLI(context.Background(), append(lab, "--out-dir", dir, "--coordinate", url, "--coordinate-password-env", "PTUPROBE_TEST_UNSET")...)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
+	"github.com/ptuprobe/ptuprobe/report"
 )
 
 // TestMain lets a test re-run this binary as the real ptuprobe (with real
@@ -35,6 +36,10 @@ func TestMain(m *testing.M) {
 	// --api-key-env testKeyEnv.
 	os.Setenv(testKeyEnv, "test-key")
 	testkit.WaitBound(4) // they wait on subprocesses, simulators and timers more than they compute
+	// Their reports' PNG charts at 24 dpi, a sixteenth of the pixels:
+	// rasterizing and compressing them at 96 was half this package's CPU
+	// (report's own tests draw them at full size).
+	report.SetPNGResolutionForTests(24)
 	os.Exit(m.Run())
 }
 

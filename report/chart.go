@@ -43,6 +43,26 @@ const (
 	chartDPI      = 96
 )
 
+// pngDPI is the resolution a PNG chart is rasterized at: chartDPI, which
+// makes it ChartWidthPx×ChartHeightPx, unless a test lowered it
+// (SetPNGResolutionForTests).
+var pngDPI = chartDPI
+
+// SetPNGResolutionForTests rasterizes every PNG chart drawn after it at
+// dpi instead of 96: the same chart, every element drawn, in fewer
+// pixels (at 24 dpi a sixteenth of them). It is for the tests of a
+// package that renders many whole reports to check what else they hold
+// (cmd's: rasterizing and compressing the charts was half their CPU);
+// call it from TestMain, before any chart is drawn. PNGSize is then the
+// charts' size.
+func SetPNGResolutionForTests(dpi int) { pngDPI = dpi }
+
+// PNGSize is a PNG chart's size in pixels: ChartWidthPx×ChartHeightPx
+// unless a test lowered the resolution.
+func PNGSize() (w, h int) {
+	return int(math.Round(float64(ChartWidthPx*pngDPI) / chartDPI)), int(math.Round(float64(ChartHeightPx*pngDPI) / chartDPI))
+}
+
 // chartSize is the canvas of a format, in px.
 func chartSize(format ImageFormat) (w, h int) {
 	switch format {
@@ -140,7 +160,7 @@ func save(w io.Writer, p *plot.Plot, format ImageFormat) error {
 	hPt := vg.Length(hPx) * vg.Inch / chartDPI
 	switch format {
 	case PNG:
-		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
 		p.Draw(draw.New(c))
 		return encodePNG(w, c.Image())
 	case SVG, wideSVG, narrowSVG:
@@ -173,7 +193,7 @@ func saveStacked(w io.Writer, top, bottom *plot.Plot, format ImageFormat) error 
 	}
 	switch format {
 	case PNG:
-		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(chartDPI))
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
 		stack(draw.New(c))
 		return encodePNG(w, c.Image())
 	case SVG, wideSVG, narrowSVG:

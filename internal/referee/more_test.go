@@ -1,6 +1,7 @@
 package referee
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -27,6 +29,7 @@ var moreClients = map[string]func() int{
 	"gateway-at-once": func() int { return workers(4, func(body string) { sdkBehind(body, gatewayAtOnce) }) },
 	"urllib3":         func() int { return workers(4, urllib3Call) },
 	"langchain":       func() int { return workers(4, langchainCall) },
+	"fixed":           func() int { return workers(4, fixedCall) },
 	"stale-only":      staleOnly,
 	"gemini-url-key":  geminiURLKey,
 }
@@ -40,7 +43,7 @@ func urllib3Call(body string) {
 		if status, _ := send(body); status != http.StatusTooManyRequests {
 			return
 		}
-		time.Sleep(wait)
+		nap(wait)
 	}
 	send(body)
 }
@@ -55,11 +58,38 @@ func langchainCall(body string) {
 		if status, _ := send(body, "X-Stainless-Retry-Count", "0"); status != http.StatusTooManyRequests {
 			return
 		}
-		time.Sleep(wait + rand.N(wait))
+		nap(wait + rand.N(wait))
 		wait *= 2
 	}
 	send(body, "X-Stainless-Retry-Count", "0")
 }
+
+// fixedCall is a fixed backoff of 6 retries (tenacity's wait_fixed,
+// stop_after_attempt(7)), every retry 60 ms after its refusal: one
+// owner's count past --owner-retries 5 in 0.4 s, where LangChain's
+// doubling backoff takes some 5 s (-long).
+func fixedCall(body string) {
+	for range 6 {
+		if status, _ := send(body); status != http.StatusTooManyRequests {
+			return
+		}
+		nap(60 * time.Millisecond)
+	}
+	send(body)
+}
+
+// nap sleeps d and says on stderr when it woke over 20 ms late: a
+// machine too loaded to keep a client's schedule, whose late retry may
+// read as a second owner's (a backoff that starts over).
+func nap(d time.Duration) {
+	began := time.Now()
+	time.Sleep(d)
+	if late := time.Since(began) - d; late > overslept {
+		fmt.Fprintf(os.Stderr, "overslept %v\n", late)
+	}
+}
+
+const overslept = 20 * time.Millisecond
 
 // staleOnly sends one call with a stale real key only.
 func staleOnly() int {
@@ -352,21 +382,33 @@ func TestOwnersBehindAGateway(t *testing.T) {
 
 // TestOneOwnerIsOne: a client's own retries are one owner whatever their
 // count and schedule: urllib3's 0, 1, 2 s backoff (scaled) in
-// headers-only, LangChain JS's 6 retries in long-wait (every retry after
-// a wait, more than the 5 that read as two owners before); the same
-// count is two under --owner-retries 5. LangChain's run sleeps some 5 s
-// (its doubling backoff): it runs once, under --owner-retries 5, and its
-// counts are read again without it.
+// headers-only, 6 retries of a fixed backoff in long-wait (every retry
+// after a wait, more than the 5 that read as two owners before); the
+// same count is two under --owner-retries 5: the run is under
+// --owner-retries 5, and its counts are read again without it. With
+// -long (.ci/run), LangChain JS's 6 retries too, whose doubling backoff
+// sleeps some 5 s. A machine too loaded to keep the client's schedule
+// (the client overslept, or this process stalled, over 20 ms) can make
+// a late retry read as a backoff that starts over, a second owner: the
+// owners are then not judged.
 func TestOneOwnerIsOne(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
+	cases := []struct {
 		mode, scenario string
 		ownerRetries   int
 		owners         float64
 	}{
 		{"urllib3", ScenarioHeadersOnly, 0, 1},
-		{"langchain", ScenarioLongWait, 5, 2},
-	} {
+		{"fixed", ScenarioLongWait, 5, 2},
+	}
+	if *long {
+		cases = append(cases, struct {
+			mode, scenario string
+			ownerRetries   int
+			owners         float64
+		}{"langchain", ScenarioLongWait, 5, 2})
+	}
+	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.mode, tc.ownerRetries), func(t *testing.T) {
 			t.Parallel()
 			j := helperJob(t, tc.mode)
@@ -376,14 +418,22 @@ func TestOneOwnerIsOne(t *testing.T) {
 			} else {
 				j.PTU = 0
 			}
+			var stderr strings.Builder
+			j.Stderr = &stderr
+			stalls := testkit.WatchStalls(t)
+			began := time.Now()
 			v, _, err := Run(t.Context(), j)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c := check(t, v, CheckOwners); c.Value != tc.owners || v.MixedCalls != 0 || v.SDKRetries != 0 || v.UndeclaredRetries == 0 {
+			c := check(t, v, CheckOwners)
+			if (c.Value != tc.owners || v.MixedCalls != 0) && (strings.Contains(stderr.String(), "overslept") || stalls.Worst(began, time.Now()) > overslept) {
+				t.Skipf("owners %+v, mixed calls %d on a machine that could not keep the client's schedule (stalled %v; %s)", c, v.MixedCalls, stalls.Worst(began, time.Now()), strings.TrimSpace(stderr.String()))
+			}
+			if c.Value != tc.owners || v.MixedCalls != 0 || v.SDKRetries != 0 || v.UndeclaredRetries == 0 {
 				t.Errorf("owners %+v; max call retries %d, mixed calls %d, undeclared %d", c, v.MaxCallRetries, v.MixedCalls, v.UndeclaredRetries)
 			}
-			if tc.mode != "langchain" {
+			if tc.ownerRetries == 0 {
 				return
 			}
 			if v.MaxCallRetries != 6 {
@@ -397,6 +447,10 @@ func TestOneOwnerIsOne(t *testing.T) {
 		})
 	}
 }
+
+// long runs the volume cases too: LangChain's backoff, some 5 s of
+// sleeps (.ci/run's long stage).
+var long = flag.Bool("long", false, "also run LangChain's backoff, some 5 s of sleeps (.ci/run's long stage)")
 
 // TestStaleKeyReachedTheSimulator: a client that sends only a stale key
 // reads requests 0, and the verdict says that it reached the simulator

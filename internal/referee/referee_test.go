@@ -40,8 +40,8 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // TestMain runs up to 4 of the package's parallel tests at once (not
-// under -race): they wait on their commands' sleeps (a LangChain-like
-// client's backoff, some 5 s) far more than they compute.
+// under -race): they wait on their commands' sleeps (a jittered SDK's,
+// a gateway's backoff, up to some 2 s) far more than they compute.
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "" {
 		testkit.WaitBound(4)

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -84,5 +86,50 @@ func TestWaitBound(t *testing.T) {
 	}
 	if got := f.Value.String(); got != want {
 		t.Errorf("-test.parallel %s, want %s", got, want)
+	}
+}
+
+// TestStallsSeeABusyProcess: with one P held by a busy goroutine for 40
+// ms, the watcher wakes only when the scheduler preempts it (some 10 ms
+// in): a stall is seen within the busy span, none before the watch
+// began. Not parallel: it sets GOMAXPROCS.
+func TestStallsSeeABusyProcess(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	before := time.Now()
+	s := WatchStalls(t)
+	time.Sleep(5 * time.Millisecond)
+	from := time.Now()
+	for time.Since(from) < 40*time.Millisecond {
+	}
+	to := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	if w := s.Worst(from, to); w < 2*time.Millisecond || s.Total(from, to) < w {
+		t.Errorf("worst stall %v, total %v, over 40 ms of one P kept busy", w, s.Total(from, to))
+	}
+	if w := s.Worst(before.Add(-time.Hour), before); w != 0 {
+		t.Errorf("a stall of %v before the watch began", w)
+	}
+}
+
+// TestStallsOverlap: Worst and Total count the stalls that overlap the
+// span asked about, and only those.
+func TestStallsOverlap(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	s := &Stalls{spans: []stall{{at(0), at(5)}, {at(10), at(12)}, {at(20), at(27)}}}
+	for _, c := range []struct {
+		from, to     int
+		worst, total time.Duration
+	}{
+		{-5, -1, 0, 0},
+		{4, 11, 5 * time.Millisecond, 7 * time.Millisecond},
+		{12, 20, 0, 0}, // touching ends do not overlap
+		{11, 21, 7 * time.Millisecond, 9 * time.Millisecond},
+		{-100, 100, 7 * time.Millisecond, 14 * time.Millisecond},
+	} {
+		if w, tot := s.Worst(at(c.from), at(c.to)), s.Total(at(c.from), at(c.to)); w != c.worst || tot != c.total {
+			t.Errorf("[%d, %d] ms: worst %v total %v, want %v %v", c.from, c.to, w, tot, c.worst, c.total)
+		}
 	}
 }
