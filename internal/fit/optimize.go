@@ -44,7 +44,7 @@ type budget struct {
 // first (the gateway and the window: three parameters each, whose
 // objectives on a PTU deployment's run are far from the PTU model's).
 var (
-	defaultBudget = budget{global: 50, starts: 4, simplex: 60, passes: 2, lines: 3, hops: 8, hopEval: 40}
+	defaultBudget = budget{global: 80, starts: 4, simplex: 60, passes: 2, lines: 3, hops: 8, hopEval: 40}
 	othersBudget  = budget{global: 40, starts: 2, simplex: 40, passes: 2, lines: 2}
 )
 
