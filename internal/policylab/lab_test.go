@@ -36,6 +36,23 @@ func smallLab(t *testing.T, profile string, names ...string) Lab {
 		Sim: cfg, Duration: 20 * time.Second, Arrival: Arrival{Kind: arrivalPoisson}, Repeat: 1, PromptTokens: 1000, MaxTokens: 256, MaxWork: DefaultMaxWork, SLO: DefaultSLO}
 }
 
+// runTwiceAlike runs l twice and fails unless the two sweeps are the
+// same (what names the lab in the message); it returns the first.
+func runTwiceAlike(t *testing.T, l Lab, what string) Sweep {
+	t.Helper()
+	var sw [2]Sweep
+	for i := range sw {
+		var err error
+		if sw[i], err = runLab(context.Background(), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(sw[0], sw[1]) {
+		t.Fatalf("two runs of one %s differ", what)
+	}
+	return sw[0]
+}
+
 // rowsByCell are the rows under the lab's cap by (policy, load); with
 // sdkCap, those under the SDKs' (a policy with caps of its own in both).
 func rowsByCell(rows []Row, sdkCap ...bool) map[[2]string]Row {
@@ -55,17 +72,7 @@ func TestSweepIsAFunctionOfItsSettings(t *testing.T) {
 	t.Parallel()
 	l := smallLab(t, sim.ProfilePTU, "backoff", "pace", "slots")
 	l.Loads, l.Repeat, l.Duration = l.Loads[1:], 2, 4*time.Second
-	a, err := runLab(context.Background(), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := runLab(context.Background(), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Fatal("two runs of one lab differ")
-	}
+	a := runTwiceAlike(t, l, "lab")
 	l.Sim.Seed = 7
 	c, err := runLab(context.Background(), l)
 	if err != nil {
@@ -320,17 +327,7 @@ func TestRepeatsAreRaced(t *testing.T) {
 	l := smallLab(t, sim.ProfilePTU, "none", "pace")
 	l.Loads, l.Repeat, l.Duration, l.MaxAttempts = l.Loads[1:], raceRepeats+2, 10*time.Second, sdkMaxAttempts
 	l.Warmup, l.Tail = l.Budget, l.Budget
-	a, err := runLab(context.Background(), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := runLab(context.Background(), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Fatal("two runs of one raced lab differ")
-	}
+	a := runTwiceAlike(t, l, "raced lab")
 	repeats := map[string]int{}
 	for _, r := range a.Rows {
 		repeats[r.Policy] = r.Repeats

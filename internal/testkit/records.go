@@ -41,17 +41,7 @@ func ResultsText(t testing.TB, recs ...results.Record) string {
 	t.Helper()
 	var b bytes.Buffer
 	w, err := results.NewWriter(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeAll(t, w, err, recs)
 	return b.String()
 }
 
@@ -59,6 +49,13 @@ func ResultsText(t testing.TB, recs ...results.Record) string {
 func WriteResults(t testing.TB, path string, recs ...results.Record) {
 	t.Helper()
 	w, err := results.Create(path)
+	writeAll(t, w, err, recs)
+}
+
+// writeAll writes recs through w, which opening it returned with err,
+// and closes it.
+func writeAll(t testing.TB, w *results.Writer, err error, recs []results.Record) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
