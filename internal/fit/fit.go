@@ -390,12 +390,16 @@ func longestWindow(c sim.Config) time.Duration {
 func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	var fits []modelFit
 	var searches []*search
+	b := f.job.budgetOf(model)
 	for _, params := range tables(model) {
-		mf, s, err := f.fitTable(ctx, model, params)
+		mf, s, seededGood, err := f.fitTable(ctx, model, params, b)
 		if err != nil {
 			return modelFit{}, err
 		}
 		fits, searches = append(fits, mf), append(searches, s)
+		if seededGood && f.quality(mf.score) == sim.FitGood {
+			b = b.seeded()
+		}
 	}
 	best := bestOf(fits)
 	if len(fits) > 1 {
@@ -439,7 +443,11 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 
 // fitTable searches model's parameters, the rows params, from the
 // defaults.
-func (f *fitter) fitTable(ctx context.Context, model string, params []param) (modelFit, *search, error) {
+//
+// A table whose first refusal's line (seedLine) holds a point the
+// judgement calls good is searched on the budget's seeded share, and so
+// are the tables after it when its fit is good too.
+func (f *fitter) fitTable(ctx context.Context, model string, params []param, b budget) (modelFit, *search, bool, error) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -455,7 +463,7 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 	}
 	pts := &triedPoints{m: map[string]tried{}}
 	s := &search{
-		n: len(params), b: f.job.budgetOf(model), offAtMax: offAtMax, logSpan: logSpan,
+		n: len(params), b: b, offAtMax: offAtMax, logSpan: logSpan,
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
 			var b strings.Builder
@@ -480,13 +488,24 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param) (mo
 		}
 		return sc.objective, err
 	}
+	seededGood := false
+	if s.b.seeds && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth }) {
+		s.memo = map[string]float64{}
+		var err error
+		if s.seeds, err = f.seedLine(ctx, s, model, params); err != nil {
+			return modelFit{}, nil, false, err
+		}
+		if seededGood = pts.anyGood(); seededGood {
+			s.b = s.b.seeded()
+		}
+	}
 	f.job.status.model.Store(&model)
 	best, _, err := s.run(ctx, start)
 	if err != nil {
-		return modelFit{}, nil, err
+		return modelFit{}, nil, false, err
 	}
 	mf, err := f.finish(ctx, model, params, s, pts, best)
-	return mf, s, err
+	return mf, s, seededGood, err
 }
 
 // finish is a table's fit at its best point: its score, settings and

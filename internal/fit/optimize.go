@@ -33,6 +33,9 @@ type budget struct {
 	lines   int // rounds of scans along each parameter's whole range
 	hops    int // local searches from points around the best, last (hop)
 	hopEval int // evaluations each of them may make
+	// seeds: the search's first batch holds the points the run's first
+	// refusal puts on a line (seedLine), besides the quasi-random ones.
+	seeds bool
 	// noScan skips the ranges' scan (scanRanges): the ranges are the
 	// points the search tried alone (the tests of what a fit does around
 	// its search).
@@ -44,14 +47,33 @@ type budget struct {
 // first (the gateway and the window: three parameters each, whose
 // objectives on a PTU deployment's run are far from the PTU model's).
 var (
-	defaultBudget = budget{global: 80, starts: 4, simplex: 60, passes: 2, lines: 3, hops: 8, hopEval: 40}
+	defaultBudget = budget{global: 80, starts: 4, simplex: 60, passes: 2, lines: 3, hops: 8, hopEval: 40, seeds: true}
 	othersBudget  = budget{global: 40, starts: 2, simplex: 40, passes: 2, lines: 2}
 )
+
+// seeded is b once the first refusal's line (seedLine) has found a point
+// the judgement calls good: the quasi-random points, there to find the
+// valley the line found, are fewer, and so are the Nelder–Mead starts
+// and the hops (which reach a basin from within some 10% of it: the
+// line's point is in it).
+func (b budget) seeded() budget {
+	b.global = min(b.global, seededGlobal)
+	b.starts = min(b.starts, 2)
+	b.hops = min(b.hops, 4)
+	return b
+}
+
+// seededGlobal is the Halton points per parameter of a seeded search.
+const seededGlobal = 20
 
 // evaluations bounds how many points a search over n parameters visits,
 // for the progress line.
 func (b budget) evaluations(n int) int {
-	return 1 + b.global*n + b.starts*(b.simplex+n) + b.passes*n*finePoints + b.lines*scanPoints(n) + b.hops*(1+b.hopEval+n)
+	seeds := 0
+	if b.seeds {
+		seeds = maxSeeds
+	}
+	return 1 + seeds + b.global*n + b.starts*(b.simplex+n) + b.passes*n*finePoints + b.lines*scanPoints(n) + b.hops*(1+b.hopEval+n)
 }
 
 // search minimizes an objective over parameters' unit coordinates.
@@ -66,6 +88,9 @@ type search struct {
 	// other quasi-random point.
 	offAtMax []int
 	progress func()
+	// seeds are points the first batch tries besides the quasi-random
+	// ones (seedLine).
+	seeds [][]float64
 	// logSpan is, for each coordinate searched on a log scale, the
 	// natural log of its range's Max/Min (0 for a linear one): how far a
 	// factor moves it (unitOf).
@@ -79,13 +104,16 @@ type search struct {
 // first in a fixed order, so the result is a function of the objective
 // alone, whatever the order the workers finish in.
 func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, error) {
-	s.memo = map[string]float64{}
+	if s.memo == nil {
+		s.memo = map[string]float64{}
+	}
 	pts := append([][]float64{start}, halton(s.n, s.b.global*s.n)...)
 	for k := 2; k < len(pts); k += 2 {
 		for _, i := range s.offAtMax {
 			pts[k][i] = 1
 		}
 	}
+	pts = append(pts, s.seeds...)
 	scores, err := s.batch(ctx, pts)
 	if err != nil {
 		return nil, 0, err

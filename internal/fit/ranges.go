@@ -51,6 +51,18 @@ func (t *triedPoints) add(key string, p tried) {
 	}
 }
 
+// anyGood says whether the judgement calls any point tried good.
+func (t *triedPoints) anyGood() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.m {
+		if p.quality == sim.FitGood {
+			return true
+		}
+	}
+	return false
+}
+
 // scanPoints is how many points scan makes over n parameters.
 func scanPoints(n int) int { return 2 * n * len(scanSteps) }
 

@@ -47,6 +47,11 @@ type send struct {
 	// time to first byte, the deployment answering a refusal as soon as
 	// it decides it (arrivals).
 	answered float64
+	// wait is a refusal's recorded usable advised wait (ms; -1 when
+	// admitted or unusable), took an admitted send's recorded latency
+	// (ms; 0 when unknown): the first refusal's line reads them
+	// (readFirstRefusal).
+	wait, took float64
 }
 
 // sendPlan is sends that share a start. A run's next plan starts once every
@@ -288,12 +293,16 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 	prompt := rec.Prompt()
 	pk := planKey{t.Shape, g.Group}
 	snd := send{Group: g.Group, At: time.Duration(rec.SentMS * float64(time.Millisecond)),
-		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt}
+		PromptTokens: prompt, MaxTokens: rec.MaxTokens, Refused: refused, seq: rec.Seq, attempt: rec.Attempt, wait: -1}
+	if refused && rec.WaitMS >= 0 {
+		snd.wait = rec.WaitMS
+	}
 	if refused && rec.LatencyMS > 0 {
 		snd.answered = rec.LatencyMS
 	}
 	if rec.Status >= 200 && rec.Status < 300 && rec.CompletionTokens > 0 {
 		snd.completion = rec.CompletionTokens
+		snd.took = max(rec.LatencyMS, 0)
 	}
 	run.plans[pk] = append(run.plans[pk], snd)
 	if prompt >= 0 {
