@@ -62,10 +62,10 @@ type Job struct {
 
 // DefaultMaxWork is the fit's default cap on its work: sends replayed,
 // summed over every point tried. The main job's results (331 sends,
-// about 3,600 points over the three models) are some 1,200,000; a send
-// replayed costs about 16 µs of a core (docs/fit.md), so the default,
-// 21 times that, is some 7 minutes of a core: a file of up to about
-// 6,900 sends. Job.MaxWork (--max-work) raises it deliberately.
+// about 4,550 points over the three models, the first refusal's line
+// included) are some 1,500,000; a send replayed costs about 16 µs of a
+// core (docs/fit.md), so the default, 16 times that, is some 7 minutes
+// of a core: a file of up to about 5,500 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
 // progress is a running fit's advance, safe to read while it runs.
@@ -161,7 +161,10 @@ func (j *Job) points() int64 {
 	total := int64(0)
 	for _, m := range j.models {
 		for _, params := range tables(m) {
-			total += int64(j.budgetOf(m).evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
+			b := j.budgetOf(m)
+			// Only the allowance's table is seeded (seedLine).
+			b.seeds = b.seeds && m == sim.ProfilePTU && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth })
+			total += int64(b.evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
 		}
 	}
 	return total
