@@ -36,28 +36,8 @@ type Loop struct {
 	// thousands of requests do not each start a goroutine and grow its
 	// stack anew (a fifth of the lab's CPU before they were reused).
 	// Touched only by the goroutine holding the baton.
-	idle []chan job
+	idle []chan func()
 }
-
-// job is a function a worker runs for a loop.
-type job struct {
-	l *Loop
-	f func()
-}
-
-// spare are the idle workers of loops that have ended, for the next
-// loops to start functions on: a lab makes hundreds of runs, each of
-// which would otherwise start its workers afresh and grow their stacks
-// again (a twentieth of the lab's CPU in runtime.copystack). At most
-// maxSpare are kept; the rest end.
-var spare struct {
-	mu sync.Mutex
-	ws []chan job
-}
-
-// maxSpare bounds spare: a lab run at 3x capacity has some hundreds of
-// requests in flight at once, and two or three runs are played at a time.
-const maxSpare = 4096
 
 // New returns a Loop whose clock reads start.
 func New(start time.Time) *Loop {
@@ -132,38 +112,28 @@ func (l *Loop) start(f func()) {
 		w := l.idle[n-1]
 		l.idle[n-1] = nil
 		l.idle = l.idle[:n-1]
-		w <- job{l, f}
+		w <- f
 		return
 	}
-	spare.mu.Lock()
-	if n := len(spare.ws); n > 0 {
-		w := spare.ws[n-1]
-		spare.ws[n-1] = nil
-		spare.ws = spare.ws[:n-1]
-		spare.mu.Unlock()
-		w <- job{l, f}
-		return
-	}
-	spare.mu.Unlock()
-	w := make(chan job, 1)
-	w <- job{l, f}
-	go work(w)
+	w := make(chan func(), 1)
+	w <- f
+	go l.work(w)
 }
 
-// work runs the jobs sent on w, one at a time, each holding its loop's
-// baton: once a job's function returns the worker queues itself as idle
-// on that loop, then gives the baton back (so the loop, which reads idle
-// only while it holds the baton, sees it). It ends when w is closed.
-func work(w chan job) {
-	for j := range w {
-		j.l.call(j.f, w)
+// work runs the functions sent on w, one at a time, each holding the
+// baton: once f returns the worker queues itself as idle, then gives the
+// baton back (so the loop, which reads idle only while it holds the
+// baton, sees it). It ends when w is closed.
+func (l *Loop) work(w chan func()) {
+	for f := range w {
+		l.call(f, w)
 	}
 }
 
 // call runs f, then gives the baton back; a panic in f gives it back too
 // (the panic goes on and ends the program, as it would have on a
 // goroutine of its own).
-func (l *Loop) call(f func(), w chan job) {
+func (l *Loop) call(f func(), w chan func()) {
 	done := false
 	defer func() {
 		if done {
@@ -175,20 +145,13 @@ func (l *Loop) call(f func(), w chan job) {
 	done = true
 }
 
-// stopWorkers hands the idle workers to spare, for the next loop, and
-// ends those past maxSpare: when Run returns, every worker is idle (a
-// busy one would hold the baton or have a wake queued).
+// stopWorkers ends the idle workers: when Run returns, every worker is
+// idle (a busy one would hold the baton or have a wake queued).
 func (l *Loop) stopWorkers() {
-	spare.mu.Lock()
 	for i, w := range l.idle {
-		if len(spare.ws) < maxSpare {
-			spare.ws = append(spare.ws, w)
-		} else {
-			close(w)
-		}
+		close(w)
 		l.idle[i] = nil
 	}
-	spare.mu.Unlock()
 	l.idle = l.idle[:0]
 }
 
