@@ -133,12 +133,12 @@ func (s *Server) dialectKey(h http.Header) (string, bool) {
 	case DialectOpenAI:
 		return bearerKey(h)
 	case DialectAnthropic:
-		if v := h.Get("X-Api-Key"); v != "" {
+		if v := field(h, "X-Api-Key"); v != "" {
 			return v, true
 		}
 		return bearerKey(h)
 	case DialectGemini:
-		v := h.Get("X-Goog-Api-Key")
+		v := field(h, "X-Goog-Api-Key")
 		return v, v != ""
 	}
 	return apiKey(h)
@@ -154,7 +154,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request, rt route, has
 	switch {
 	case rt.apiVersion && queryValue(r.URL.RawQuery, "api-version") == "":
 		s.reject(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
-	case s.cfg.Dialect == DialectAnthropic && r.Header.Get("Anthropic-Version") == "":
+	case s.cfg.Dialect == DialectAnthropic && field(r.Header, "Anthropic-Version") == "":
 		s.reject(w, http.StatusBadRequest, "400", "anthropic-version: header is required")
 	case s.cfg.OnlyKey != "" && s.foreignKey(r):
 		s.mu.Lock()

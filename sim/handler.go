@@ -340,7 +340,7 @@ func (s *Server) ptuTarget(w http.ResponseWriter, r *http.Request, rt route, req
 		tgt = targetStandard
 	}
 	spill = s.standard != nil && !s.cfg.SpilloverPerRequest
-	if h := r.Header.Get("X-Ms-Spillover-Deployment"); h != "" {
+	if h := field(r.Header, "X-Ms-Spillover-Deployment"); h != "" {
 		if s.standard == nil || h != s.standard.name {
 			s.reject(w, http.StatusBadRequest, "InvalidSpilloverDeployment", "The spillover deployment named in x-ms-spillover-deployment does not exist.")
 			return 0, false, false

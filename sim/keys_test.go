@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -84,5 +87,43 @@ func TestBasicHoldsTheKey(t *testing.T) {
 		if basicHolds(cred, is) != want {
 			t.Errorf("%q: %v, want %v", cred, !want, want)
 		}
+	}
+}
+
+// TestFieldNamesAreCanonical: field reads a header by the name it is given,
+// as h.Get would only for a name in canonical form; every name the
+// simulator passes it (a literal in its sources, its retry markers and
+// the SDK's retry count) must be one, or the field would never be found.
+func TestFieldNamesAreCanonical(t *testing.T) {
+	names := append([]string{sdkRetryHeader}, retryMarkers[:]...)
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`\bfield\([^,()]+, "([^"]*)"\)`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
+			names = append(names, m[1])
+		}
+	}
+	if len(names) < 10 {
+		t.Fatalf("found %d names (%q): the scan of field's calls is broken", len(names), names)
+	}
+	for _, n := range names {
+		if c := http.CanonicalHeaderKey(n); c != n {
+			t.Errorf("field(h, %q): not canonical (%q): the header would never be read", n, c)
+		}
+	}
+	h := http.Header{}
+	h.Set("x-ms-spillover-deployment", "b")
+	if got := field(h, "X-Ms-Spillover-Deployment"); got != h.Get("X-Ms-Spillover-Deployment") || got != "b" {
+		t.Errorf("field = %q, want Get's %q", got, h.Get("X-Ms-Spillover-Deployment"))
 	}
 }

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"fmt"
 	"hash/maphash"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +35,38 @@ func FuzzParsedBodies(f *testing.F) {
 			t.Fatalf("b in a's slot: %+v, want %+v", got, rb)
 		}
 	})
+}
+
+// TestParsedBodiesHoldAtMostTheirBound: bodies of the largest size kept,
+// each in a slot of its own, fill the cache up to maxParsedBytes and no
+// further; a body past the bound still parses (uncached), and held is
+// what the slots hold.
+func TestParsedBodiesHoldAtMostTheirBound(t *testing.T) {
+	c := &parsedBodies{}
+	pad := strings.Repeat("x", maxParsedBody-64)
+	n := 2 * maxParsedBytes / maxParsedBody
+	if n > parsedSlots {
+		n = parsedSlots
+	}
+	for i := range n {
+		body := []byte(fmt.Sprintf(`{"messages":[{"role":"user","content":"%s %d"}],"max_tokens":7}`, pad, i))
+		want, wantErr := parseRequest(body, kindChat, 100)
+		got, err := c.parse(body, uint64(i), kindChat, 100, nil)
+		if err != nil || wantErr != nil || got != want {
+			t.Fatalf("body %d: %+v, %v; want %+v, %v", i, got, err, want, wantErr)
+		}
+	}
+	sum, kept := 0, 0
+	for i := range c.slots {
+		sum += cap(c.slots[i].body)
+		if c.slots[i].body != nil {
+			kept++
+		}
+	}
+	if c.held != sum || c.held > maxParsedBytes {
+		t.Errorf("held %d, the slots' bodies %d, bound %d", c.held, sum, maxParsedBytes)
+	}
+	if kept == 0 || kept >= n {
+		t.Errorf("kept %d of %d bodies of %d bytes: want some, not all", kept, n, maxParsedBody)
+	}
 }

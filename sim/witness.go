@@ -84,7 +84,7 @@ func (s *Server) newVisit(key string, bodySum uint64, h http.Header) visit {
 // retryMarker is the request's marker, "" when it has none.
 func retryMarker(h http.Header) string {
 	for _, name := range retryMarkers {
-		if v := h.Get(name); v != "" {
+		if v := field(h, name); v != "" {
 			return v
 		}
 	}
@@ -94,7 +94,7 @@ func retryMarker(h http.Header) string {
 // declaresSDKRetry reports whether the request says it is an SDK's own
 // retry: X-Stainless-Retry-Count holds a decimal integer > 0.
 func declaresSDKRetry(h http.Header) bool {
-	v := h.Get(sdkRetryHeader)
+	v := field(h, sdkRetryHeader)
 	if v == "" {
 		return false
 	}

@@ -57,12 +57,24 @@ func (l *Lab) FitFrom(ctx context.Context, f From) (fit.Result, error) {
 	if err != nil {
 		return r, fmt.Errorf("--from %s: %w", name, err)
 	}
-	applyProfile(&l.Sim, r.Profile.Config)
-	l.Sim.Fit, l.Sim.ProfileSource = r.Profile.Fit, "twin of "+name
+	l.takeTwin(r.Profile, name)
 	if err := l.replayFrom(ctx, f); err != nil {
 		return r, err
 	}
 	return r, l.Validate()
+}
+
+// takeTwin makes the twin fitted to the run in file name the lab's
+// simulator, and the model given: the grid's model is the user's twin
+// when one is given, ptu and documents only when none is (issue 38), so
+// the grid does not run the built-in models beside it (before
+// 2026-12-06 it did: two of --from's nine conditions, a sixth of its
+// simulated attempts, on models the fit had just said the deployment is
+// not).
+func (l *Lab) takeTwin(p sim.Profile, name string) {
+	applyProfile(&l.Sim, p.Config)
+	l.Sim.Fit, l.Sim.ProfileSource = p.Fit, "twin of "+name
+	l.Fixed.Model = true
 }
 
 // replayFrom makes f's run the lab's traffic: its first attempts' arrivals

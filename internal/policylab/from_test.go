@@ -138,3 +138,37 @@ func mustSpec(t *testing.T, name string) policy.Spec {
 	}
 	return s.Fair(policy.DefaultBudget, policy.DefaultMaxAttempts)
 }
+
+// TestFromTwinIsTheGridsModel: the twin fitted to the user's run is the
+// model given, so the grid varies the refusal cost, the arrivals and the
+// budget around it and never swaps it for a built-in model (issue 38:
+// "the model (the user's twin when given; else ptu and documents)").
+// Before, --from ran ptu and documents beside the twin: two of its nine
+// conditions.
+func TestFromTwinIsTheGridsModel(t *testing.T) {
+	t.Parallel()
+	l := Lab{Sim: sim.DefaultConfig(), Budget: policy.DefaultBudget, SLO: DefaultSLO, Arrival: Arrival{Kind: arrivalReplay}}
+	names := func() []string {
+		var out []string
+		for _, c := range l.conditions() {
+			out = append(out, c.name)
+		}
+		return out
+	}
+	if got := names(); !slices.Contains(got, "model documents") {
+		t.Fatalf("the lab on the default simulator: conditions %q, want the built-in models among them", got)
+	}
+	twin, _, err := sim.OpenBuiltin("documents") // a fitted profile, standing in for a twin
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.takeTwin(twin, "results.csv")
+	got := names()
+	want := []string{"refusal cost 1%", "refusal cost 5%", "arrivals poisson", "arrivals gamma:2", "arrivals waves", "budget 10 s (the SLO)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the lab on the twin: conditions %q, want %q", got, want)
+	}
+	if l.Sim.ProfileSource != "twin of results.csv" || l.Sim.Fit != twin.Fit || l.Sim.PTU != twin.Config.PTU {
+		t.Errorf("the lab's simulator: source %q, fit %v, PTU %v", l.Sim.ProfileSource, l.Sim.Fit, l.Sim.PTU)
+	}
+}

@@ -331,7 +331,9 @@ func (c *labClient) newRequest(ctx context.Context, seq int, body *labBody) (*ht
 	if c.spec.SDK {
 		h[admission.SDKRetryHeader] = zeroRetries
 	}
-	req := &http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: u.Host,
+	// A value, not a pointer: WithContext copies it into the request
+	// returned, so it is allocated once, not twice.
+	req := http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: u.Host,
 		Body: newBodyReader(b), ContentLength: int64(len(b)),
 		GetBody: func() (io.ReadCloser, error) { return newBodyReader(b), nil }}
 	return req.WithContext(ctx), nil

@@ -20,13 +20,19 @@ package vclock
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 )
 
 // Loop is a virtual clock and the goroutines that run on it.
 type Loop struct {
-	now      time.Time
+	now time.Time
+	// origin is the clock's first reading and at is now's offset from it:
+	// events are ordered on offsets, integers, which compare in a fraction
+	// of time.Time.Compare's cost (the loop orders every event of a run).
+	origin   time.Time
+	at       time.Duration
 	seq      uint64
 	queue    events
 	baton    chan struct{} // the running goroutine gives it back here
@@ -41,7 +47,7 @@ type Loop struct {
 
 // New returns a Loop whose clock reads start.
 func New(start time.Time) *Loop {
-	return &Loop{now: start, baton: make(chan struct{})}
+	return &Loop{now: start, origin: start, baton: make(chan struct{})}
 }
 
 // Now returns the virtual time.
@@ -50,10 +56,7 @@ func (l *Loop) Now() time.Time { return l.now }
 // Go queues f to start at at (or at once, if at is not after Now). It may
 // be called before Run or from a goroutine of the loop.
 func (l *Loop) Go(at time.Time, f func()) {
-	if at.Before(l.now) {
-		at = l.now
-	}
-	l.push(event{at: at, start: f})
+	l.push(event{at: max(at.Sub(l.origin), l.at), start: f})
 }
 
 // Sleep waits d of virtual time. It must be called from a goroutine of the
@@ -68,7 +71,7 @@ func (l *Loop) Sleep(_ context.Context, d time.Duration) error {
 		return nil
 	}
 	wake := wakes.Get().(chan error)
-	l.push(event{at: l.now.Add(d), wake: wake})
+	l.push(event{at: l.after(d), wake: wake})
 	l.baton <- struct{}{}
 	err := <-wake
 	wakes.Put(wake) // drained: the loop sends on it once
@@ -90,8 +93,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			l.canceled = ctx.Err()
 		}
 		e := l.queue.pop()
-		if e.at.After(l.now) && l.canceled == nil {
-			l.now = e.at
+		if e.at > l.at && l.canceled == nil {
+			l.now, l.at = l.origin.Add(e.at), e.at
 		}
 		switch {
 		case e.start != nil && l.canceled != nil:
@@ -161,9 +164,19 @@ func (l *Loop) push(e event) {
 	l.queue.push(e)
 }
 
-// event is a goroutine to start or a sleeper to wake.
+// after is the offset d after now, at most the largest offset (a sleep
+// past some 292 years wakes there).
+func (l *Loop) after(d time.Duration) time.Duration {
+	if d > math.MaxInt64-l.at {
+		return math.MaxInt64
+	}
+	return l.at + d
+}
+
+// event is a goroutine to start or a sleeper to wake, at an offset from
+// the clock's start.
 type event struct {
-	at    time.Time
+	at    time.Duration
 	seq   uint64
 	start func()
 	wake  chan error
@@ -171,8 +184,8 @@ type event struct {
 
 // before orders events by time, then by the order they were queued.
 func (e *event) before(o *event) bool {
-	if c := e.at.Compare(o.at); c != 0 {
-		return c < 0
+	if e.at != o.at {
+		return e.at < o.at
 	}
 	return e.seq < o.seq
 }
