@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // sameAsReference fails t unless this package's tokens of text (and so
@@ -75,6 +76,10 @@ var hardTexts = []string{
 	"مرحبا بالعالم שלום עולם नमस्ते दुनिया ภาษาไทย", "Ꭰ ᏸ 𐐀𐐨 𝐀𝐚",
 	// emoji: sequences, modifiers, flags, keycaps
 	"😀 👍🏽 👨‍👩‍👧‍👦 🇺🇸🇯🇵 1️⃣ ❤️ 🏳️‍🌈 ☃ ✓", "😀😀😀😀😀😀😀😀", "a😀b 😀a",
+	// DEL, which the reference's sets leave out (split.go's asciiClass)
+	"\x7f", "a\x7fb", " \x7f", "!\x7f!", "\x7f\x7f \x7f\n", "a \x7f'\x7fs", "\x00\x01\x1b[0m\x1c\x1f",
+	// line ends inside whitespace runs (split.go's symbolsOrSpace)
+	"a\n \nb", "\n \n", " \r\n \n\n \t\n x", "x\n\u3000\n\u0085\n", " \n\r\n\r \n",
 	// invalid UTF-8
 	"\xff", "\xff\xfe abc", "x\xe2\x82", "\xe2\x82\xac\xe2\x82", "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80",
 	"ab\x80cd \x80 \x80\x80 a\xffb", "\xef\xbf\xbd \ufffd\xff", "'\xff '\xc5 \xc5\xbf",
@@ -133,7 +138,7 @@ func TestSameAsTiktokenGoOnHardTexts(t *testing.T) {
 // TestSameAsTiktokenGoOnFiles compares the counts on the module's own
 // texts (its documents and test data: English, tables, code, JSON, CSV,
 // symbols) and the shared fixtures where present, each file's first
-// 12 KB (the volume is the fuzz target's and the benchmarks').
+// 4 KB (the volume is the fuzz target's and the benchmarks').
 func TestSameAsTiktokenGoOnFiles(t *testing.T) {
 	var files []string
 	root := filepath.Join("..", "..")
@@ -165,7 +170,7 @@ func TestSameAsTiktokenGoOnFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range Names() {
-			sameAsReference(t, name, p, string(b[:min(len(b), 12<<10)]))
+			sameAsReference(t, name, p, string(b[:min(len(b), 4<<10)]))
 		}
 	}
 }
@@ -182,4 +187,40 @@ func FuzzSameAsTiktokenGo(f *testing.F) {
 			eachMerge(func(mode string) { sameAsReference(t, name, mode, s) })
 		}
 	})
+}
+
+// categoryRunes are runes of every Unicode general category (Go's
+// tables): each table's first rune and one from its middle,
+// with the ASCII that the expressions name ('s, \r, \n, /, space, DEL).
+func categoryRunes() []rune {
+	var rs []rune
+	for _, cat := range []string{"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
+		"Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So"} {
+		tab := unicode.Categories[cat]
+		var all []rune
+		for _, r := range tab.R16 {
+			all = append(all, rune(r.Lo), rune(r.Hi))
+		}
+		for _, r := range tab.R32 {
+			all = append(all, rune(r.Lo), rune(r.Hi))
+		}
+		rs = append(rs, all[0], all[len(all)/2])
+	}
+	return append(rs, '\'', 's', 'S', 'ſ', 'l', '\r', '\n', '/', ' ', '\t', 0x7f, 0x85, 0xa0, '7')
+}
+
+// TestSameAsTiktokenGoOnEveryCategory compares the splits on every
+// ordered pair of categoryRunes, each pair in a few contexts.
+func TestSameAsTiktokenGoOnEveryCategory(t *testing.T) {
+	rs := categoryRunes()
+	var b strings.Builder
+	for _, x := range rs {
+		for _, y := range rs {
+			a, c := string(x), string(y)
+			b.WriteString(a + c + a + "x" + c + "'s " + c + "\n")
+		}
+	}
+	for _, name := range Names() {
+		sameAsReference(t, name, "category pairs", b.String())
+	}
 }

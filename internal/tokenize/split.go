@@ -35,6 +35,7 @@ const (
 	cSpace              // \s
 	cUpper              // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 	cLower              // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cDead               // DEL: in no class, so in no piece (see asciiClass)
 )
 
 // classOf is a rune's classes from Go's unicode tables.
@@ -58,10 +59,17 @@ func classOf(r rune) uint8 {
 	return c
 }
 
+// asciiClass is the ASCII runes' classes, as the reference reads them:
+// regexp2's generated matcher tests an ASCII rune against a negated set
+// ([^\s\p{L}\p{N}], [^\r\n\p{L}\p{N}]) by a bitmap that leaves DEL
+// (U+007F) out, so DEL is in no set of either expression, no
+// alternative matches at it, and the reference's scan steps over it: a
+// DEL is no token at all ("a\x7fb" is two).
 var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	for r := range t {
 		t[r] = classOf(rune(r))
 	}
+	t[0x7f] = cDead
 	return t
 }()
 
@@ -91,11 +99,11 @@ func span(s string, i int, mask uint8) int {
 }
 
 // other reports whether classes c are [^\s\p{L}\p{N}]'s.
-func other(c uint8) bool { return c&(cSpace|cLetter|cNumber) == 0 }
+func other(c uint8) bool { return c&(cSpace|cLetter|cNumber|cDead) == 0 }
 
 // prefixable reports whether rune r of classes c is [^\r\n\p{L}\p{N}]'s.
 func prefixable(r rune, c uint8) bool {
-	return c&(cLetter|cNumber) == 0 && r != '\r' && r != '\n'
+	return c&(cLetter|cNumber|cDead) == 0 && r != '\r' && r != '\n'
 }
 
 // contraction is the length in bytes of the match of
@@ -146,7 +154,8 @@ func digits(s string, i int) int {
 	return i
 }
 
-// nextCl100k is the end of cl100k_base's piece that starts at s[i:].
+// nextCl100k is the end of cl100k_base's piece that starts at s[i:], i
+// itself if none does (at a DEL).
 func nextCl100k(s string, i int) int {
 	r, c, n := peek(s, i)
 	if r == '\'' {
@@ -159,7 +168,7 @@ func nextCl100k(s string, i int) int {
 		return span(s, i+n, cLetter)
 	case c&cNumber != 0:
 		return digits(s, i+n)
-	case r != '\r' && r != '\n':
+	case prefixable(r, c):
 		if _, c2, n2 := peek(s, i+n); c2&cLetter != 0 {
 			return span(s, i+n+n2, cLetter)
 		}
@@ -167,7 +176,8 @@ func nextCl100k(s string, i int) int {
 	return symbolsOrSpace(s, i, r, "\r\n")
 }
 
-// nextO200k is the end of o200k_base's piece that starts at s[i:].
+// nextO200k is the end of o200k_base's piece that starts at s[i:], i
+// itself if none does (at a DEL).
 func nextO200k(s string, i int) int {
 	r, c, n := peek(s, i)
 	p := prefixable(r, c)
@@ -264,6 +274,9 @@ func symbolsOrSpace(s string, i int, r rune, trail string) int {
 		return j
 	}
 	e := span(s, i, cSpace)
+	if e == i {
+		return i // a DEL
+	}
 	if k := strings.IndexAny(s[i:e], "\r\n"); k >= 0 {
 		j := i + k
 		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {

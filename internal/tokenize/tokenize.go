@@ -113,6 +113,10 @@ func (t *Tokenizer) each(s string, f func(string)) {
 	var sc scratch
 	for i := 0; i < len(s); {
 		j := t.next(s, i)
+		if j == i { // a DEL: no piece starts here (split.go's asciiClass)
+			i++
+			continue
+		}
 		piece := s[i:j]
 		i = j
 		if len(piece) == 1 || t.ranks.rank(piece) != noRank {
