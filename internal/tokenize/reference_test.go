@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -95,4 +96,28 @@ func TestVocabularyFilesAreTiktokenGos(t *testing.T) {
 			t.Errorf("the embedded %s is not the file", file)
 		}
 	}
+}
+
+// referenceSplit is the reference's pre-tokenizer: its expressions (as
+// tiktoken-go's codec package compiles them, so that regexp2 runs the
+// matcher that package generated and registered for them).
+var referenceSplit = map[string]*regexp2.Regexp{
+	Cl100kBase: regexp2.MustCompile(`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, regexp2.None),
+	O200kBase: regexp2.MustCompile(
+		`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+		regexp2.None),
+}
+
+// referencePieces is the pieces the reference cuts text into.
+func referencePieces(t testing.TB, name, text string) []string {
+	t.Helper()
+	var out []string
+	m, err := referenceSplit[name].FindStringMatch(text)
+	for ; m != nil && err == nil; m, err = referenceSplit[name].FindNextMatch(m) {
+		out = append(out, m.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -10,8 +10,9 @@ import (
 	"unicode"
 )
 
-// sameAsReference fails t unless this package's tokens of text (and so
-// its count) are the reference's, under vocabulary name.
+// sameAsReference fails t unless this package's pieces of text (the
+// pre-tokenizer's), its tokens and its counts are the reference's,
+// under vocabulary name.
 func sameAsReference(t testing.TB, name, what, text string) {
 	t.Helper()
 	tok, err := Get(name)
@@ -19,6 +20,16 @@ func sameAsReference(t testing.TB, name, what, text string) {
 		t.Fatal(err)
 	}
 	ref := reference(t, name)
+	var pieces []string
+	tok.pieces(runes(text), func(p string) { pieces = append(pieces, p) })
+	if want := referencePieces(t, name, text); !slices.Equal(pieces, want) {
+		i := 0
+		for i < len(pieces) && i < len(want) && pieces[i] == want[i] {
+			i++
+		}
+		t.Fatalf("%s, %s: the pieces differ from piece %d: got %q…, the reference %q…",
+			name, what, i, pieces[i:min(i+5, len(pieces))], want[i:min(i+5, len(want))])
+	}
 	_, want, err := ref.Encode(text)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +228,7 @@ func TestSameAsTiktokenGoOnEveryCategory(t *testing.T) {
 	for _, x := range rs {
 		for _, y := range rs {
 			a, c := string(x), string(y)
-			b.WriteString(a + c + a + "x" + c + "'s " + c + "\n")
+			b.WriteString(a + c + " " + a + c + a + "x" + c + "'s" + c + "\n")
 		}
 	}
 	for _, name := range Names() {

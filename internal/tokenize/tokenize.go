@@ -109,24 +109,30 @@ func (t *Tokenizer) Tokens(s string) []string {
 
 // each calls f with each token of s in order.
 func (t *Tokenizer) each(s string, f func(string)) {
-	s = runes(s)
 	var sc scratch
+	t.pieces(runes(s), func(piece string) {
+		if len(piece) == 1 || t.ranks.rank(piece) != noRank {
+			f(piece)
+			return
+		}
+		b := t.ranks.merge(piece, &sc)
+		for k := 0; k+1 < len(b); k++ {
+			f(piece[b[k]:b[k+1]])
+		}
+	})
+}
+
+// pieces calls f with each piece of s (valid UTF-8) that the
+// vocabulary's pre-tokenizer cuts, in order.
+func (t *Tokenizer) pieces(s string, f func(string)) {
 	for i := 0; i < len(s); {
 		j := t.next(s, i)
 		if j == i { // a DEL: no piece starts here (split.go's asciiClass)
 			i++
 			continue
 		}
-		piece := s[i:j]
+		f(s[i:j])
 		i = j
-		if len(piece) == 1 || t.ranks.rank(piece) != noRank {
-			f(piece)
-			continue
-		}
-		b := t.ranks.merge(piece, &sc)
-		for k := 0; k+1 < len(b); k++ {
-			f(piece[b[k]:b[k+1]])
-		}
 	}
 }
 
