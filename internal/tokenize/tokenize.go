@@ -1,23 +1,35 @@
 // Package tokenize counts text in tokens under a real OpenAI vocabulary
 // (o200k_base, the gpt-4o family's; cl100k_base, gpt-4's and
-// gpt-3.5's), as tiktoken counts it: each vocabulary's pre-tokenizer
+// gpt-3.5's), as tiktoken-go counts it: each vocabulary's pre-tokenizer
 // (split.go) cuts the text into pieces, and byte-pair encoding (bpe.go)
-// merges each piece's bytes into tokens by rank. Nothing is downloaded
-// at run time: the vocabularies are embedded data files (*.vocab, 2.4 MB
-// together), OpenAI tiktoken's (MIT), written from the tables of
-// github.com/tiktoken-go/tokenizer (MIT) by this package's tests, which
-// also hold every count and every split to that library's (the only
-// binary that links it is this package's test).
+// merges each piece's bytes into tokens by rank.
 //
-// A binary that imports this package carries the 2.4 MB of data and
-// links in about the time of any small package: the data is bytes to
-// copy, not code (tiktoken-go's vocabularies were Go map literals, which
-// added ~20 MB and 0.4–1.3 s of linking to each binary, round 8's
-// measure in bench/README.md). A package that counts (client, sim)
-// still declares a small interface of its own that *Tokenizer satisfies.
+// Nothing is downloaded at run time: the vocabularies are embedded data
+// files (o200k_base.vocab, cl100k_base.vocab: 2.3 MB together, every
+// token's bytes in rank order), OpenAI tiktoken's vocabularies (MIT
+// licensed; see NOTICE at the module's root) as the tables of
+// github.com/tiktoken-go/tokenizer v0.10.0 (MIT) hold them, written out
+// by this package's tests (`go generate ./internal/tokenize`). Those
+// tests hold every piece, token and count to that library's, on hard
+// texts, prompts built as the client builds them, every pair of Unicode
+// categories, the module's documents and test data, and
+// FuzzSameAsTiktokenGo; only this package's test binary links it.
 //
-// Special tokens ("<|endoftext|>" and the rest) are counted as the text
-// they are spelled with, as the reference counts them.
+// The library's vocabularies were Go map literals: they made each binary
+// that imported this package ~9.7 MB larger and its link ~0.6 s of CPU
+// slower than the data files do (round 8's measures, bench/README.md);
+// the first Get of a vocabulary now builds its map in tens of
+// milliseconds (BenchmarkGet), and counting is 7–15 times as fast
+// (BenchmarkCount). Only the packages that wire a counter in import this
+// package; a package that counts (client, sim) declares a small
+// interface of its own that *Tokenizer satisfies.
+//
+// Where tiktoken-go's counts differ from OpenAI's tiktoken, this package
+// keeps tiktoken-go's (its counts are the ones ptuprobe has always
+// reported): special tokens ("<|endoftext|>" and the rest) are counted
+// as the text they are spelled with; a DEL (U+007F) is no token at all;
+// a whitespace run with several line breaks ("\n \n") is cut after its
+// first line breaks (split.go says why).
 package tokenize
 
 import (
@@ -53,8 +65,8 @@ var (
 )
 
 // Get returns the tokenizer of the vocabulary called name (O200kBase or
-// Cl100kBase), loading it on first use (the vocabulary's map takes
-// ~10–30 ms to build once per process), or ErrUnknown.
+// Cl100kBase), loading it on first use (the vocabulary's map takes some
+// 20–90 ms to build, once per process), or ErrUnknown.
 func Get(name string) (*Tokenizer, error) {
 	var next func(string, int) int
 	switch name {
