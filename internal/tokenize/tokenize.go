@@ -108,8 +108,9 @@ func (t *Tokenizer) CountString(s string) int {
 }
 
 // Tokens splits text into its tokens' texts, in order: their
-// concatenation is text (if text is valid UTF-8; else each byte that
-// starts no valid character is a U+FFFD in them). A prefix of them is
+// concatenation is text, if text is valid UTF-8 without a DEL (each byte
+// that starts no valid character is a U+FFFD in them, and a DEL is in
+// none: the package doc says why). A prefix of them is
 // text cut to that many tokens (a cut inside a multi-byte character may
 // leave invalid UTF-8 at the end, which a caller building JSON drops or
 // replaces).

@@ -100,7 +100,8 @@ func TestConcurrentCounts(t *testing.T) {
 }
 
 // benchTexts are the benchmarks' texts: a 1,000-token prompt as the
-// client builds one (1,000 words, o200k_base's count 1,012), and 100 KB
+// client builds one (1,000 words in a chat request's JSON: 1,017 tokens
+// under o200k_base, 1,016 under cl100k_base), and 100 KB
 // of the module's documents (English, tables, code spans, symbols).
 func benchTexts(b *testing.B) map[string]string {
 	var docs strings.Builder
