@@ -1,20 +1,42 @@
 // Package tokenize counts text in tokens under a real OpenAI vocabulary
 // (o200k_base, the gpt-4o family's; cl100k_base, gpt-4's and
-// gpt-3.5's), wrapping github.com/tiktoken-go/tokenizer, whose
-// vocabularies are embedded: nothing is downloaded at run time.
+// gpt-3.5's), as tiktoken-go counts it: each vocabulary's pre-tokenizer
+// (split.go) cuts the text into pieces, and byte-pair encoding (bpe.go)
+// merges each piece's bytes into tokens by rank.
 //
-// The vocabularies add ~12 MB and ~0.45 s of linking to every binary
-// that imports this package, so only the packages that wire a counter in
-// import it; a package that counts (client, sim) declares a small
+// Nothing is downloaded at run time: the vocabularies are embedded data
+// files (o200k_base.vocab, cl100k_base.vocab: 2.3 MB together, every
+// token's bytes in rank order), OpenAI tiktoken's vocabularies (MIT
+// licensed; see NOTICE at the module's root) as the tables of
+// github.com/tiktoken-go/tokenizer v0.10.0 (MIT) hold them, written out
+// by this package's tests (`go generate ./internal/tokenize`). Those
+// tests hold every piece, token and count to that library's, on hard
+// texts, prompts built as the client builds them, every pair of Unicode
+// categories, the module's documents and test data, and
+// FuzzSameAsTiktokenGo; only this package's test binary links it.
+//
+// The library's vocabularies were Go map literals: they made each binary
+// that imported this package ~9.7 MB larger and its link ~0.6 s of CPU
+// slower than the data files do (round 8's measures, bench/README.md);
+// the first Get of a vocabulary now builds its map in tens of
+// milliseconds (BenchmarkGet), and counting is 7–15 times as fast
+// (BenchmarkCount). Only the packages that wire a counter in import this
+// package; a package that counts (client, sim) declares a small
 // interface of its own that *Tokenizer satisfies.
+//
+// Where tiktoken-go's counts differ from OpenAI's tiktoken, this package
+// keeps tiktoken-go's (its counts are the ones ptuprobe has always
+// reported): special tokens ("<|endoftext|>" and the rest) are counted
+// as the text they are spelled with; a DEL (U+007F) is no token at all;
+// a whitespace run with several line breaks ("\n \n") is cut after its
+// first line breaks (split.go says why).
 package tokenize
 
 import (
 	"errors"
 	"strings"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
+	"unicode/utf8"
 )
 
 // The vocabularies this package serves, by their tiktoken names.
@@ -33,7 +55,8 @@ var ErrUnknown = errors.New("unknown tokenizer: want o200k_base or cl100k_base")
 // concurrent use.
 type Tokenizer struct {
 	name  string
-	codec tokenizer.Codec
+	ranks ranks
+	next  func(s string, i int) int // the end of the piece at s[i:]
 }
 
 var (
@@ -42,15 +65,15 @@ var (
 )
 
 // Get returns the tokenizer of the vocabulary called name (O200kBase or
-// Cl100kBase), loading it on first use (the vocabulary's table takes
-// ~0.1–0.3 s to build once per process), or ErrUnknown.
+// Cl100kBase), loading it on first use (the vocabulary's map takes some
+// 20–90 ms to build, once per process), or ErrUnknown.
 func Get(name string) (*Tokenizer, error) {
-	var enc tokenizer.Encoding
+	var next func(string, int) int
 	switch name {
 	case O200kBase:
-		enc = tokenizer.O200kBase
+		next = nextO200k
 	case Cl100kBase:
-		enc = tokenizer.Cl100kBase
+		next = nextCl100k
 	default:
 		return nil, ErrUnknown
 	}
@@ -59,11 +82,11 @@ func Get(name string) (*Tokenizer, error) {
 	if t, ok := loaded[name]; ok {
 		return t, nil
 	}
-	c, err := tokenizer.Get(enc)
+	v, err := loadRanks(vocabData(name))
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokenizer{name: name, codec: c}
+	t := &Tokenizer{name: name, ranks: v, next: next}
 	loaded[name] = t
 	return t, nil
 }
@@ -72,29 +95,78 @@ func Get(name string) (*Tokenizer, error) {
 func (t *Tokenizer) Name() string { return t.name }
 
 // Count is the number of tokens in text: as many as the server that
-// uses this vocabulary counts for it. Invalid UTF-8 is counted as the
-// bytes it is (tiktoken's byte-level fallback), never refused.
+// uses this vocabulary counts for it. Invalid UTF-8 is never refused:
+// each byte that starts no valid character is counted as a U+FFFD (as
+// tiktoken-go, the reference, reads it).
 func (t *Tokenizer) Count(text []byte) int { return t.CountString(string(text)) }
 
 // CountString is Count of a string.
 func (t *Tokenizer) CountString(s string) int {
-	if s == "" {
-		return 0
-	}
-	n, _ := t.codec.Count(s) // errors only in strict UTF-8 mode, which is not set
+	n := 0
+	t.each(s, func(string) { n++ })
 	return n
 }
 
 // Tokens splits text into its tokens' texts, in order: their
-// concatenation is text. A prefix of them is text cut to that many
-// tokens (a cut inside a multi-byte character may leave invalid UTF-8
-// at the end, which a caller building JSON drops or replaces).
+// concatenation is text, if text is valid UTF-8 without a DEL (each byte
+// that starts no valid character is a U+FFFD in them, and a DEL is in
+// none: the package doc says why). A prefix of them is
+// text cut to that many tokens (a cut inside a multi-byte character may
+// leave invalid UTF-8 at the end, which a caller building JSON drops or
+// replaces).
 func (t *Tokenizer) Tokens(s string) []string {
-	if s == "" {
-		return nil
-	}
-	_, toks, _ := t.codec.Encode(s)
+	var toks []string
+	t.each(s, func(tok string) { toks = append(toks, tok) })
 	return toks
+}
+
+// each calls f with each token of s in order.
+func (t *Tokenizer) each(s string, f func(string)) {
+	var sc scratch
+	t.pieces(runes(s), func(piece string) {
+		if len(piece) == 1 || t.ranks.rank(piece) != noRank {
+			f(piece)
+			return
+		}
+		b := t.ranks.merge(piece, &sc)
+		for k := 0; k+1 < len(b); k++ {
+			f(piece[b[k]:b[k+1]])
+		}
+	})
+}
+
+// pieces calls f with each piece of s (valid UTF-8) that the
+// vocabulary's pre-tokenizer cuts, in order.
+func (t *Tokenizer) pieces(s string, f func(string)) {
+	for i := 0; i < len(s); {
+		j := t.next(s, i)
+		if j == i { // a DEL: no piece starts here (split.go's asciiClass)
+			i++
+			continue
+		}
+		f(s[i:j])
+		i = j
+	}
+}
+
+// runes is s with each byte that starts no valid UTF-8 sequence replaced
+// by U+FFFD, as a conversion to []rune reads it; s itself when valid.
+func runes(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Default is the vocabulary for a model or deployment name: the gpt-4o,

@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -98,11 +99,61 @@ func TestConcurrentCounts(t *testing.T) {
 	}
 }
 
-func BenchmarkCount1000Words(b *testing.B) {
-	tok, _ := Get(O200kBase)
-	text := strings.Repeat("the quick brown fox jumps over a lazy dog ", 111)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		tok.CountString(text)
+// benchTexts are the benchmarks' texts: a 1,000-token prompt as the
+// client builds one (1,000 words in a chat request's JSON: 1,017 tokens
+// under o200k_base, 1,016 under cl100k_base), and 100 KB
+// of the module's documents (English, tables, code spans, symbols).
+func benchTexts(b *testing.B) map[string]string {
+	var docs strings.Builder
+	for _, p := range []string{"../../README.md", "../../docs/ARCHITECTURE.md", "../../bench/README.md"} {
+		t, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs.Write(t)
+	}
+	if docs.Len() < 100<<10 {
+		b.Fatalf("the documents are %d bytes, not 100 KB", docs.Len())
+	}
+	return map[string]string{"prompt1000": clientPrompt(1000, 1), "docs100KB": docs.String()[:100<<10]}
+}
+
+// BenchmarkCount counts each text under each vocabulary with this
+// package and with tiktoken-go, the reference it replaced:
+// `go test -run '^$' -bench Count ./internal/tokenize`.
+func BenchmarkCount(b *testing.B) {
+	texts := benchTexts(b)
+	for _, name := range Names() {
+		tok, _ := Get(name)
+		ref := reference(b, name)
+		for _, text := range []string{"prompt1000", "docs100KB"} {
+			s := texts[text]
+			b.Run(name+"/"+text+"/ours", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					tok.CountString(s)
+				}
+			})
+			b.Run(name+"/"+text+"/tiktoken-go", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					_, _ = ref.Count(s)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGet is the first Get's cost: reading a vocabulary file into
+// its map.
+func BenchmarkGet(b *testing.B) {
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := loadRanks(vocabData(name)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
