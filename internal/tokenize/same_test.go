@@ -10,11 +10,54 @@ import (
 	"unicode"
 )
 
+// tiktokenGoIsRight reports whether tiktoken-go's pieces of text are
+// OpenAI's tiktoken's, as far as its two known bugs go: it is false
+// when text holds a DEL (U+007F: tiktoken-go's regexp2 matcher leaves it
+// out of [^\s\p{L}\p{N}] and [^\r\n\p{L}\p{N}], so it is in no piece),
+// or a whitespace run (of \s, as split.go reads it) in which a CR or LF
+// is followed by whitespace other than CR and LF and then by another CR
+// or LF (tiktoken-go ends `\s*[\r\n]+` at the run's first CRs and LFs,
+// tiktoken at its last: "\n \n" is one piece in tiktoken, two in
+// tiktoken-go). The second is a little wider than the bug ("!\n \n" is
+// cut alike by both, the "!\n" being a symbol's piece): the tests skip
+// such texts rather than model the bug.
+func tiktokenGoIsRight(text string) bool {
+	const (
+		outside = iota // not in a whitespace run, or no CR or LF in it yet
+		broken         // a CR or LF seen in this run
+		spaced         // then whitespace other than CR and LF
+	)
+	state := outside
+	for _, r := range text {
+		switch {
+		case r == 0x7f:
+			return false
+		case r == '\r' || r == '\n':
+			if state == spaced {
+				return false
+			}
+			state = broken
+		case unicode.IsSpace(r):
+			if state == broken {
+				state = spaced
+			}
+		default:
+			state = outside
+		}
+	}
+	return true
+}
+
 // sameAsReference fails t unless this package's pieces of text (the
-// pre-tokenizer's), its tokens and its counts are the reference's,
-// under vocabulary name.
-func sameAsReference(t testing.TB, name, what, text string) {
+// pre-tokenizer's), its tokens and its counts are the reference's
+// (tiktoken-go's), under vocabulary name. It reports false, and
+// compares nothing, on a text where tiktoken-go is wrong
+// (tiktokenGoIsRight).
+func sameAsReference(t testing.TB, name, what, text string) bool {
 	t.Helper()
+	if !tiktokenGoIsRight(text) {
+		return false
+	}
 	tok, err := Get(name)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +93,7 @@ func sameAsReference(t testing.TB, name, what, text string) {
 	if c := tok.Count([]byte(text)); c != n {
 		t.Fatalf("%s, %s: Count of the bytes %d, the reference's %d", name, what, c, n)
 	}
+	return true
 }
 
 // eachMerge runs f with the merges done each way: scan or heap as the
@@ -87,9 +131,11 @@ var hardTexts = []string{
 	"مرحبا بالعالم שלום עולם नमस्ते दुनिया ภาษาไทย", "Ꭰ ᏸ 𐐀𐐨 𝐀𝐚",
 	// emoji: sequences, modifiers, flags, keycaps
 	"😀 👍🏽 👨‍👩‍👧‍👦 🇺🇸🇯🇵 1️⃣ ❤️ 🏳️‍🌈 ☃ ✓", "😀😀😀😀😀😀😀😀", "a😀b 😀a",
-	// DEL, which the reference's sets leave out (split.go's asciiClass)
+	// DEL, which tiktoken-go's sets leave out (compared with OpenAI's
+	// tiktoken only: TestSameAsOpenAITiktoken)
 	"\x7f", "a\x7fb", " \x7f", "!\x7f!", "\x7f\x7f \x7f\n", "a \x7f'\x7fs", "\x00\x01\x1b[0m\x1c\x1f",
-	// line ends inside whitespace runs (split.go's symbolsOrSpace)
+	// line ends inside whitespace runs (split.go's symbolsOrSpace; the
+	// ones tiktoken-go cuts wrong compared with OpenAI's tiktoken only)
 	"a\n \nb", "\n \n", " \r\n \n\n \t\n x", "x\n\u3000\n\u0085\n", " \n\r\n\r \n",
 	// invalid UTF-8
 	"\xff", "\xff\xfe abc", "x\xe2\x82", "\xe2\x82\xac\xe2\x82", "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80",
@@ -136,8 +182,16 @@ func clientPrompt(n int, seed uint64) string {
 func TestSameAsTiktokenGoOnHardTexts(t *testing.T) {
 	for _, name := range Names() {
 		eachMerge(func(mode string) {
+			skipped := 0
 			for i, s := range hardTexts {
-				sameAsReference(t, name, mode+" hard text "+string(rune('A'+i%26))+string(rune('0'+i/26)), s)
+				if !sameAsReference(t, name, mode+" hard text "+string(rune('A'+i%26))+string(rune('0'+i/26)), s) {
+					skipped++
+				}
+			}
+			// the 6 texts with a DEL and 6 with a whitespace run of line
+			// breaks apart ("\n \n", "a  b…h\n \n", …)
+			if skipped != 12 {
+				t.Fatalf("%s: %d hard texts skipped as tiktoken-go's bugs, want 12", name, skipped)
 			}
 			for _, n := range []int{1, 10, 100, 1000} {
 				sameAsReference(t, name, mode+" client prompt", clientPrompt(n, uint64(n)))
@@ -151,6 +205,27 @@ func TestSameAsTiktokenGoOnHardTexts(t *testing.T) {
 // symbols) and the shared fixtures where present, each file's first
 // 1 KB (the volume is the fuzz target's and the benchmarks').
 func TestSameAsTiktokenGoOnFiles(t *testing.T) {
+	compared := 0
+	files := moduleFiles(t)
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range Names() {
+			if sameAsReference(t, name, p, string(b[:min(len(b), 1<<10)])) {
+				compared++
+			}
+		}
+	}
+	if compared < len(files) { // of 2 a file
+		t.Fatalf("only %d of %d texts compared (the rest hold tiktoken-go's bugs)", compared, 2*len(files))
+	}
+}
+
+// moduleFiles is the module's documents and test data (but the
+// vocabularies) and the shared fixtures where present.
+func moduleFiles(t *testing.T) []string {
 	var files []string
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -175,19 +250,12 @@ func TestSameAsTiktokenGoOnFiles(t *testing.T) {
 	if len(files) < 20 {
 		t.Fatalf("only %d files found", len(files))
 	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range Names() {
-			sameAsReference(t, name, p, string(b[:min(len(b), 1<<10)]))
-		}
-	}
+	return files
 }
 
 // FuzzSameAsTiktokenGo compares the tokens with the reference's on any
-// text, under both vocabularies, with the merges done each way.
+// text where tiktoken-go is right (tiktokenGoIsRight; the rest it
+// passes over), under both vocabularies, with the merges done each way.
 func FuzzSameAsTiktokenGo(f *testing.F) {
 	for _, s := range hardTexts {
 		f.Add(s)
@@ -220,18 +288,43 @@ func categoryRunes() []rune {
 	return append(rs, '\'', 's', 'S', 'ſ', 'l', '\r', '\n', '/', ' ', '\t', 0x7f, 0x85, 0xa0, '7')
 }
 
-// TestSameAsTiktokenGoOnEveryCategory compares the splits on every
-// ordered pair of categoryRunes, each pair in a few contexts.
-func TestSameAsTiktokenGoOnEveryCategory(t *testing.T) {
+// categoryPairs is every ordered pair of categoryRunes, each pair in a
+// few contexts, a line each.
+func categoryPairs() []string {
 	rs := categoryRunes()
-	var b strings.Builder
+	var lines []string
 	for _, x := range rs {
 		for _, y := range rs {
 			a, c := string(x), string(y)
-			b.WriteString(a + c + " " + a + c + a + "x" + c + "'s" + c + "\n")
+			lines = append(lines, a+c+" "+a+c+a+"x"+c+"'s"+c+"\n")
 		}
 	}
+	return lines
+}
+
+// TestSameAsTiktokenGoOnEveryCategory compares the splits on every
+// ordered pair of categoryRunes, each pair in a few contexts: the lines
+// where tiktoken-go is right (each line with the line before it, as a
+// whitespace run can span the two; a whitespace run cannot span three,
+// the "x" in each line ends it).
+func TestSameAsTiktokenGoOnEveryCategory(t *testing.T) {
+	var b strings.Builder
+	prev, kept, all := "", 0, categoryPairs()
+	for _, line := range all {
+		if tiktokenGoIsRight(prev + line) {
+			b.WriteString(line)
+			prev = line
+			kept++
+		}
+	}
+	// 196 of the 1,764 lines are skipped: those with a DEL, and those
+	// whose whitespace runs hold line breaks apart ("\n\u2028\n…").
+	if kept < len(all)*85/100 {
+		t.Fatalf("only %d lines of %d compared", kept, len(all))
+	}
 	for _, name := range Names() {
-		sameAsReference(t, name, "category pairs", b.String())
+		if !sameAsReference(t, name, "category pairs", b.String()) {
+			t.Fatal("the category pairs were not compared")
+		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 // are hand-written matchers of those expressions with the semantics of a
 // backtracking engine (leftmost alternative first, greedy loops), the
 // character classes of Go's unicode tables (\s is unicode.IsSpace), and
-// the input's invalid bytes read as U+FFFD each, as tiktoken-go's
-// regexp2 reads them. The expressions, as tiktoken publishes them:
+// the input's invalid bytes read as U+FFFD each (as tiktoken-go's
+// regexp2 reads them; OpenAI's tiktoken takes only valid text). The
+// expressions, as tiktoken publishes them:
 //
 // cl100k_base:
 //
@@ -25,8 +26,12 @@ import (
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
 //	\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
-// The equivalence tests and FuzzSameAsTiktokenGo compare the pieces with
-// the reference's on every input they try.
+// The pieces are OpenAI's tiktoken's (its Rust core, fancy-regex), which
+// TestSameAsOpenAITiktoken checks with the npm package (-tiktoken-node);
+// the equivalence tests and FuzzSameAsTiktokenGo compare them with
+// tiktoken-go's on every input where that library is right (same_test.go's
+// tiktokenGoIsRight: its regexp2 matcher leaves DEL out of the negated
+// sets and ends `\s*[\r\n]+` at a run's first line breaks).
 
 // A rune's classes, as bits.
 const (
@@ -35,7 +40,6 @@ const (
 	cSpace              // \s
 	cUpper              // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 	cLower              // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-	cDead               // DEL: in no class, so in no piece (see asciiClass)
 )
 
 // classOf is a rune's classes from Go's unicode tables.
@@ -59,17 +63,14 @@ func classOf(r rune) uint8 {
 	return c
 }
 
-// asciiClass is the ASCII runes' classes, as the reference reads them:
-// regexp2's generated matcher tests an ASCII rune against a negated set
-// ([^\s\p{L}\p{N}], [^\r\n\p{L}\p{N}]) by a bitmap that leaves DEL
-// (U+007F) out, so DEL is in no set of either expression, no
-// alternative matches at it, and the reference's scan steps over it: a
-// DEL is no token at all ("a\x7fb" is two).
+// asciiClass is the ASCII runes' classes. DEL (U+007F) is in none of
+// \s, \p{L}, \p{N}, so it is in the negated sets ([^\s\p{L}\p{N}],
+// [^\r\n\p{L}\p{N}]) as in any regex engine ("a\x7fb" is 3 tokens);
+// tiktoken-go's generated matcher leaves it out of them.
 var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	for r := range t {
 		t[r] = classOf(rune(r))
 	}
-	t[0x7f] = cDead
 	return t
 }()
 
@@ -99,11 +100,11 @@ func span(s string, i int, mask uint8) int {
 }
 
 // other reports whether classes c are [^\s\p{L}\p{N}]'s.
-func other(c uint8) bool { return c&(cSpace|cLetter|cNumber|cDead) == 0 }
+func other(c uint8) bool { return c&(cSpace|cLetter|cNumber) == 0 }
 
 // prefixable reports whether rune r of classes c is [^\r\n\p{L}\p{N}]'s.
 func prefixable(r rune, c uint8) bool {
-	return c&(cLetter|cNumber|cDead) == 0 && r != '\r' && r != '\n'
+	return c&(cLetter|cNumber) == 0 && r != '\r' && r != '\n'
 }
 
 // contraction is the length in bytes of the match of
@@ -154,8 +155,8 @@ func digits(s string, i int) int {
 	return i
 }
 
-// nextCl100k is the end of cl100k_base's piece that starts at s[i:], i
-// itself if none does (at a DEL).
+// nextCl100k is the end of cl100k_base's piece that starts at s[i:]
+// (i < len(s)); every rune starts one.
 func nextCl100k(s string, i int) int {
 	r, c, n := peek(s, i)
 	if r == '\'' {
@@ -176,8 +177,8 @@ func nextCl100k(s string, i int) int {
 	return symbolsOrSpace(s, i, r, "\r\n")
 }
 
-// nextO200k is the end of o200k_base's piece that starts at s[i:], i
-// itself if none does (at a DEL).
+// nextO200k is the end of o200k_base's piece that starts at s[i:]
+// (i < len(s)); every rune starts one.
 func nextO200k(s string, i int) int {
 	r, c, n := peek(s, i)
 	p := prefixable(r, c)
@@ -246,12 +247,10 @@ func upperHead(s string, p int) int {
 // symbolsOrSpace matches the alternatives after the numbers, from s[i:]
 // whose rune r is neither letter nor number:
 // ` ?[^\s\p{L}\p{N}]+[TRAIL]*` (TRAIL "\r\n" or "\r\n/"), then the
-// whitespace's: `\s*[\r\n]+` (as the reference reads it: through the
-// run's first CR or LF and the CRs and LFs right after it; a
-// backtracking engine gives \s* back from the end, taking the run
-// through its last one, but regexp2's generated matcher searches the
-// loop's span from its start — "\n \n" is two pieces, not one — and the
-// counts keep the reference's reading),
+// whitespace's: `\s*[\r\n]+` (a backtracking engine gives \s* back
+// from the run's end, so the piece is the run through its last CR or LF:
+// "\n \n" is one piece; tiktoken-go's regexp2 ends it at the run's first
+// line breaks),
 // `\s+(?!\S)` (the run but its last rune, unless it ends the text),
 // `\s+`.
 func symbolsOrSpace(s string, i int, r rune, trail string) int {
@@ -273,16 +272,11 @@ func symbolsOrSpace(s string, i int, r rune, trail string) int {
 		}
 		return j
 	}
+	// Every rune is a letter, a number, whitespace or in the negated set
+	// above, so r is whitespace here and the run is not empty.
 	e := span(s, i, cSpace)
-	if e == i {
-		return i // a DEL
-	}
-	if k := strings.IndexAny(s[i:e], "\r\n"); k >= 0 {
-		j := i + k
-		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
-			j++
-		}
-		return j
+	if k := strings.LastIndexAny(s[i:e], "\r\n"); k >= 0 {
+		return i + k + 1
 	}
 	if e == len(s) {
 		return e

@@ -1,6 +1,6 @@
 // Package tokenize counts text in tokens under a real OpenAI vocabulary
 // (o200k_base, the gpt-4o family's; cl100k_base, gpt-4's and
-// gpt-3.5's), as tiktoken-go counts it: each vocabulary's pre-tokenizer
+// gpt-3.5's), as OpenAI's tiktoken counts it: each vocabulary's pre-tokenizer
 // (split.go) cuts the text into pieces, and byte-pair encoding (bpe.go)
 // merges each piece's bytes into tokens by rank.
 //
@@ -24,12 +24,18 @@
 // package; a package that counts (client, sim) declares a small
 // interface of its own that *Tokenizer satisfies.
 //
-// Where tiktoken-go's counts differ from OpenAI's tiktoken, this package
-// keeps tiktoken-go's (its counts are the ones ptuprobe has always
-// reported): special tokens ("<|endoftext|>" and the rest) are counted
-// as the text they are spelled with; a DEL (U+007F) is no token at all;
-// a whitespace run with several line breaks ("\n \n") is cut after its
-// first line breaks (split.go says why).
+// The counts are OpenAI's tiktoken's (its encode_ordinary: special
+// tokens, "<|endoftext|>" and the rest, are counted as the text they are
+// spelled with, as tiktoken-go counts them), checked against the npm
+// package tiktoken 1.0.22 (OpenAI's Rust core in WASM) by
+// TestSameAsOpenAITiktoken, which runs with -tiktoken-node DIR (.ci/run
+// installs it). Where tiktoken-go differs from OpenAI's tiktoken, this
+// package counts as OpenAI's does: tiktoken-go's regexp2 matcher has two
+// bugs, a DEL (U+007F) in no piece (no token at all: "a\x7fb" is 2
+// tokens there, 3 in tiktoken) and `\s*[\r\n]+` ending at a whitespace
+// run's first line breaks ("\n \n" is 2 pieces there, 1 in tiktoken;
+// split.go). The tests compare with tiktoken-go only on texts without
+// either (same_test.go's tiktokenGoIsRight).
 package tokenize
 
 import (
@@ -97,7 +103,7 @@ func (t *Tokenizer) Name() string { return t.name }
 // Count is the number of tokens in text: as many as the server that
 // uses this vocabulary counts for it. Invalid UTF-8 is never refused:
 // each byte that starts no valid character is counted as a U+FFFD (as
-// tiktoken-go, the reference, reads it).
+// tiktoken-go reads it).
 func (t *Tokenizer) Count(text []byte) int { return t.CountString(string(text)) }
 
 // CountString is Count of a string.
@@ -108,9 +114,8 @@ func (t *Tokenizer) CountString(s string) int {
 }
 
 // Tokens splits text into its tokens' texts, in order: their
-// concatenation is text, if text is valid UTF-8 without a DEL (each byte
-// that starts no valid character is a U+FFFD in them, and a DEL is in
-// none: the package doc says why). A prefix of them is
+// concatenation is text, if text is valid UTF-8 (each byte that starts
+// no valid character is a U+FFFD in them). A prefix of them is
 // text cut to that many tokens (a cut inside a multi-byte character may
 // leave invalid UTF-8 at the end, which a caller building JSON drops or
 // replaces).
@@ -139,11 +144,7 @@ func (t *Tokenizer) each(s string, f func(string)) {
 // vocabulary's pre-tokenizer cuts, in order.
 func (t *Tokenizer) pieces(s string, f func(string)) {
 	for i := 0; i < len(s); {
-		j := t.next(s, i)
-		if j == i { // a DEL: no piece starts here (split.go's asciiClass)
-			i++
-			continue
-		}
+		j := t.next(s, i) // > i: every rune starts a piece
 		f(s[i:j])
 		i = j
 	}

@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,50 @@ func BenchmarkGet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCountsAsOpenAITiktoken pins the texts where tiktoken-go differs
+// from OpenAI's tiktoken to OpenAI's tokens (the npm package tiktoken
+// 1.0.22's encode_ordinary, its Rust core): a DEL is a token of its own
+// (tiktoken-go drops it), and `\s*[\r\n]+` takes a whitespace run
+// through its last line break (tiktoken-go stops at its first).
+func TestCountsAsOpenAITiktoken(t *testing.T) {
+	cases := []struct {
+		vocab, text string
+		toks        []string
+		ids         []int
+	}{
+		{O200kBase, "a\x7fb", []string{"a", "\x7f", "b"}, []int{64, 221, 65}},
+		{Cl100kBase, "a\x7fb", []string{"a", "\x7f", "b"}, []int{64, 221, 65}},
+		{O200kBase, "\n \n", []string{"\n \n"}, []int{47812}},
+		{Cl100kBase, "\n \n", []string{"\n \n"}, []int{27907}},
+		{O200kBase, "a  \n\n\nb", []string{"a", "  \n\n\n", "b"}, []int{64, 145331, 65}},
+		{Cl100kBase, "a  \n\n\nb", []string{"a", "  \n\n\n", "b"}, []int{64, 80326, 65}},
+		{O200kBase, "hello\x7f world", []string{"hello", "\x7f", " world"}, []int{24912, 221, 2375}},
+		{Cl100kBase, "hello\x7f world", []string{"hello", "\x7f", " world"}, []int{15339, 221, 1917}},
+		{O200kBase, "x \n\t\n  y", []string{"x", " \n\t\n", " ", " y"}, []int{87, 119506, 220, 342}},
+		{Cl100kBase, "x \n\t\n  y", []string{"x", " \n\t\n", " ", " y"}, []int{87, 52241, 220, 379}},
+		{O200kBase, "\x7f\x7f \x7f\n", []string{"\x7f", "\x7f", " ", "\x7f", "\n"}, []int{221, 221, 220, 221, 198}},
+		{Cl100kBase, "\x7f\x7f \x7f\n", []string{"\x7f", "\x7f", " ", "\x7f", "\n"}, []int{221, 221, 220, 221, 198}},
+		// the same in both: a symbol's piece takes the first line break
+		{Cl100kBase, "!\n \n", []string{"!\n", " \n"}, []int{4999, 720}},
+	}
+	for _, c := range cases {
+		tok, err := Get(c.vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tok.Tokens(c.text)
+		var ids []int
+		for _, s := range got {
+			ids = append(ids, int(tok.ranks.rank(s)))
+		}
+		if !slices.Equal(got, c.toks) || !slices.Equal(ids, c.ids) {
+			t.Errorf("%s %q: tokens %q (ids %v), OpenAI's tiktoken %q (ids %v)", c.vocab, c.text, got, ids, c.toks, c.ids)
+		}
+		if n := tok.CountString(c.text); n != len(c.ids) {
+			t.Errorf("%s %q: count %d, OpenAI's tiktoken %d", c.vocab, c.text, n, len(c.ids))
+		}
 	}
 }
