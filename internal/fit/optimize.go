@@ -53,7 +53,7 @@ var (
 // steps, no scan of the ranges): what it prints and writes is a whole
 // fit's, of fewer points. It is for the tests of a package that runs
 // whole fits to check what else they do (cmd's: a fit of a 5-request run
-// replayed it some 3,100 times, 0.7 s of a core; now some 180). Call it
+// replayed it some 3,100 times, 0.7 s of a core; now some 40). Call it
 // from TestMain, before any fit. This package's own tests choose their
 // budgets, and .ci/run's long stage fits in full.
 func SetSmallSearchForTests() {
