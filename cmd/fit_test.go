@@ -285,10 +285,9 @@ func TestFitRefusesCellsPastBounds(t *testing.T) {
 			t.Errorf("%s %s: exit %d, %d MB, stderr %q; want exit 2 and one line with %q", c.column, c.value, r.code, r.rss>>20, r.stderr, want)
 		}
 	}
-	// 100: under the points of a fit on the small budget of TestMain, too.
-	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", "--max-work", "100", writeLines(t, lines))
-	if code != ExitUsage || !strings.Contains(stderr, "--max-work 100: the results hold more than 1 sent attempts, the most it allows") {
-		t.Errorf("--max-work 100: exit %d: %s", code, stderr)
+	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", "--max-work", "1000", writeLines(t, lines))
+	if code != ExitUsage || !strings.Contains(stderr, "--max-work 1,000: the results hold more than 1 sent attempts, the most it allows") {
+		t.Errorf("--max-work 1000: exit %d: %s", code, stderr)
 	}
 }
 

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/fit"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/report"
 )
@@ -42,19 +40,8 @@ func TestMain(m *testing.M) {
 	// rasterizing and compressing them at 96 was half this package's CPU
 	// (report's own tests draw them at full size).
 	report.SetPNGResolutionForTests(24)
-	// Their fits search on a small budget: a whole fit of a 5-request
-	// run replayed it some 3,100 times, 0.7 s of a core each (issue 39);
-	// internal/fit's tests search, and -long (.ci/run) fits in full.
-	flag.Parse()
-	if !*long {
-		fit.SetSmallSearchForTests()
-	}
 	os.Exit(m.Run())
 }
-
-// long runs the package's fits on the fit's own budget (.ci/run's long
-// stage): TestMain lowers it otherwise.
-var long = flag.Bool("long", false, "fit on the default budget (.ci/run's long stage)")
 
 // testKeyEnv holds a key in every test of this package (TestMain).
 const testKeyEnv = "PTUPROBE_TEST_KEY"

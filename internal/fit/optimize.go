@@ -48,19 +48,6 @@ var (
 	othersBudget  = budget{global: 40, starts: 2, simplex: 40, passes: 2, lines: 2}
 )
 
-// SetSmallSearchForTests makes every fit run after it search on a small
-// budget (6 global points a parameter, one Nelder–Mead search of 12
-// steps, no scan of the ranges): what it prints and writes is a whole
-// fit's, of fewer points. It is for the tests of a package that runs
-// whole fits to check what else they do (cmd's: a fit of a 5-request run
-// replayed it some 3,100 times, 0.7 s of a core; now some 40). Call it
-// from TestMain, before any fit. This package's own tests choose their
-// budgets, and .ci/run's long stage fits in full.
-func SetSmallSearchForTests() {
-	defaultBudget = budget{global: 6, starts: 1, simplex: 12, noScan: true}
-	othersBudget = defaultBudget
-}
-
 // evaluations bounds how many points a search over n parameters visits,
 // for the progress line.
 func (b budget) evaluations(n int) int {
