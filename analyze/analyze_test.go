@@ -375,7 +375,11 @@ func resultsContent(t testing.TB, recs ...results.Record) string {
 // the line and the setting that fixes it.
 func TestTooManyGroups(t *testing.T) {
 	t.Parallel()
-	const groups = 150_000 // more rows than a results file's read-ahead on two cores
+	// More rows than a foreign file's read buffers and than a results
+	// file's read-ahead (a few blocks per core) hold past the limit's line
+	// (a results row here is some 90 bytes).
+	const groups = 150_000
+	resultsGroups := MaxRawGroups + 2 + (2*workers()*blockSize()+2*csvReadBuffer+256<<10)/60
 	var foreign, res strings.Builder
 	foreign.WriteString("source,retry_after_ms\n")
 	w, err := results.NewWriter(&res)
@@ -384,16 +388,19 @@ func TestTooManyGroups(t *testing.T) {
 	}
 	for i := range groups {
 		fmt.Fprintf(&foreign, "g%d,%d\n", i, i%2000)
-		r := attempt(fmt.Sprintf("g%d", i), "burst", 429, float64(i%2000), results.WaitRetryAfterMS)
-		w.Write(&r)
+		if i < resultsGroups {
+			r := attempt(fmt.Sprintf("g%d", i), "burst", 429, float64(i%2000), results.WaitRetryAfterMS)
+			w.Write(&r)
+		}
 	}
 	cases := []struct {
 		name, content string
+		groups        int
 		cols          ForeignColumns
 		setting       string
 	}{
-		{"foreign group column", foreign.String(), ForeignColumns{Group: "source"}, "Group"},
-		{"results file", res.String(), ForeignColumns{}, ""},
+		{"foreign group column", foreign.String(), groups, ForeignColumns{Group: "source"}, "Group"},
+		{"results file", res.String(), resultsGroups, ForeignColumns{}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -401,7 +408,7 @@ func TestTooManyGroups(t *testing.T) {
 			src := &countingReader{r: strings.NewReader(c.content)}
 			start := time.Now()
 			err := NewTally(false).Read(context.Background(), src, Input{Name: "in.csv", Ordinal: 1}, c.cols)
-			t.Logf("%d groups refused after %v, %d of %d bytes read", groups, time.Since(start), src.n, len(c.content))
+			t.Logf("%d groups refused after %v, %d of %d bytes read", c.groups, time.Since(start), src.n, len(c.content))
 			var bad *BadInputError
 			want := fmt.Sprintf("in.csv line %d", MaxRawGroups+2) // the header is line 1
 			if !errors.As(err, &bad) || bad.Setting != c.setting || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than 10000 distinct groups") {
@@ -409,10 +416,13 @@ func TestTooManyGroups(t *testing.T) {
 			}
 			// Bounded work: the lines up to the refused one, and the buffers;
 			// a results file is read ahead, a few blocks per core.
-			perLine := len(c.content) / groups
+			perLine := len(c.content) / c.groups
 			limit := (MaxRawGroups+2)*perLine + 2*csvReadBuffer + 256<<10
 			if c.setting == "" {
-				limit += 2 * workers() * blockSize
+				limit += 2 * workers() * blockSize()
+			}
+			if limit >= len(c.content) {
+				t.Fatalf("the limit %d is not under the %d bytes of the input", limit, len(c.content))
 			}
 			if src.n > limit {
 				t.Errorf("read %d bytes before failing, more than %d", src.n, limit)

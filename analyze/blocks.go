@@ -44,15 +44,14 @@ import (
 // Only the calling goroutine looks at the context, before it reads or
 // merges each block: a cancel ends the read within a block's work (a few
 // milliseconds), and Read returns only once no worker is left.
-const (
-	// blockSize is a little more than the longest line a block must be
-	// able to hold (results.MaxLine): about ten thousand rows of work per
-	// hand-over, and a bounded read-ahead.
-	blockSize = results.MaxLine + 64<<10
-	// maxWorkers bounds the goroutines that decode blocks, and so the
-	// memory of the blocks in flight (twice as many as workers).
-	maxWorkers = 16
-)
+// maxWorkers bounds the goroutines that decode blocks, and so the memory
+// of the blocks in flight (twice as many as workers).
+const maxWorkers = 16
+
+// blockSize is a little more than the longest line a block must be able
+// to hold (results.LineCap: MaxLine, unless a test lowered it): about ten
+// thousand rows of work per hand-over, and a bounded read-ahead.
+func blockSize() int { return results.LineCap() + 64<<10 }
 
 // analyzedColumns are the columns addRecord reads; a rowdecode.Decoder
 // fills only them. TestAddRecordReadsAnalyzedColumns guards the list.
@@ -136,7 +135,7 @@ func (t *Tally) readBlocks(ctx context.Context, rd *results.Reader, dec rowdecod
 			if n := len(free); n > 0 {
 				buf, free = free[n-1], free[:n-1]
 			} else {
-				buf = make([]byte, blockSize)
+				buf = make([]byte, blockSize())
 			}
 			blk, err := rowdecode.ReadBlock(rd, buf)
 			if err != nil {

@@ -294,7 +294,7 @@ func TestOvershootAcrossBlocks(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	var recs []results.Record
-	for i := range 50_000 {
+	for i := range scaled(50_000) {
 		r := row{run: "r1", group: "g", shape: results.ShapeScheduled, status: 200, attempt: 1, prompt: 900 + rng.IntN(300), max: 100, wait: none, util: none}
 		switch i % 5 {
 		case 1:
@@ -317,7 +317,7 @@ func TestOvershootAcrossBlocks(t *testing.T) {
 		w.Write(&recs[i])
 	}
 	file := b.String()
-	if len(file) < 3*blockSize {
+	if len(file) < 3*blockSize() {
 		t.Fatalf("%d bytes: fewer than three blocks", len(file))
 	}
 	header, body, _ := strings.Cut(file, "\n")

@@ -268,7 +268,7 @@ func (s *secondPass) read(in rereadInput) error {
 		})
 	}
 	for range 2 * workers {
-		free <- make([]byte, blockSize)
+		free <- make([]byte, blockSize())
 	}
 	var end error
 	for {

@@ -120,8 +120,8 @@ func rereadAnalysis(t *testing.T, window time.Duration, keep int, again []bool, 
 func TestSecondPassMatchesMemory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	file := rereadRows(11, 45_000) // a little more than three blocks
-	if len(file) < 3*blockSize {
+	file := rereadRows(11, scaled(45_000)) // a little more than three blocks
+	if len(file) < 3*blockSize() {
 		t.Fatalf("%d bytes: fewer than three blocks", len(file))
 	}
 	header, body, _ := strings.Cut(file, "\n")
@@ -137,10 +137,10 @@ func TestSecondPassMatchesMemory(t *testing.T) {
 		again []bool
 		keeps []int // rows kept: none, a block's, more than the first blocks' or file's
 	}{
-		{"one file", []string{one}, []bool{true}, []int{0, 5_000, 40_000}},
-		{"two files", []string{half, rest}, []bool{true, true}, []int{0, 5_000, 40_000}},
-		{"a pipe, then a file", []string{half, rest}, []bool{false, true}, []int{0, 5_000, 20_000}},
-		{"a file, then a pipe", []string{half, rest}, []bool{true, false}, []int{0, 5_000, 20_000}},
+		{"one file", []string{one}, []bool{true}, []int{0, scaled(5_000), scaled(40_000)}},
+		{"two files", []string{half, rest}, []bool{true, true}, []int{0, scaled(5_000), scaled(40_000)}},
+		{"a pipe, then a file", []string{half, rest}, []bool{false, true}, []int{0, scaled(5_000), scaled(20_000)}},
+		{"a file, then a pipe", []string{half, rest}, []bool{true, false}, []int{0, scaled(5_000), scaled(20_000)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want, twoPass := rereadAnalysis(t, window, MaxKeptArrivals, c.again, c.paths...)

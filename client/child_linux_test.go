@@ -65,14 +65,17 @@ func runChild(t *testing.T, env ...string) map[string]string {
 var raceEnabled bool
 
 // checkPeakRSS fails t when the child's peak RSS, got["peak"], is over
-// 100 MB; 200 MB, the project's ceiling, under the race detector.
-func checkPeakRSS(t *testing.T, got map[string]string, what string) {
+// limit (zero: 100 MB); 200 MB, the project's ceiling, under the race
+// detector.
+func checkPeakRSS(t *testing.T, got map[string]string, what string, limit float64) {
 	t.Helper()
 	peak, err := strconv.ParseInt(got["peak"], 10, 64)
 	if err != nil {
 		t.Fatalf("no peak RSS from the child: %v", err)
 	}
-	limit := 100e6
+	if limit == 0 {
+		limit = 100e6
+	}
 	if raceEnabled {
 		limit = 200e6
 	}
@@ -101,17 +104,20 @@ func peakRSS() (int64, error) {
 // that send too much cost the client a few megabytes, and each is
 // recorded with its class. 64 requests answered with 9.5 MB headers (Go's
 // own limit is 10 MB) peaked at 844 MB before headers were bounded; 256
-// endless bodies at 174 MB while a body was kept whole up to 1 MiB.
+// endless bodies at 174 MB while a body was kept whole up to 1 MiB: 128
+// of them (some 90 MB then, by that figure; 28 MB now) are held under
+// 60 MB (256 cost twice the CPU for the same proof: issue 39).
 func TestHostileBurstsKeepMemoryBounded(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
 		cfg      hostile.Config
 		requests int
-		row      string // status and error class of every row
+		row      string  // status and error class of every row
+		limit    float64 // of the peak RSS (zero: checkPeakRSS's)
 	}{
-		{"huge-header", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 9_500_000}, 64, "0 " + results.ClassHeaders},
-		{"endless-body", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, 256, "200 " + results.ClassBody},
+		{"huge-header", hostile.Config{Mode: hostile.HugeHeader, HeaderBytes: 9_500_000}, 64, "0 " + results.ClassHeaders, 0},
+		{"endless-body", hostile.Config{Mode: hostile.EndlessBody, Status: 200}, 128, "200 " + results.ClassBody, 60e6},
 	}
 	for _, tt := range tests {
 		if raceEnabled {
@@ -137,7 +143,7 @@ func TestHostileBurstsKeepMemoryBounded(t *testing.T) {
 					t.Fatalf("row %d: status and error %q, want %q", i, row, tt.row)
 				}
 			}
-			checkPeakRSS(t, got, fmt.Sprintf("%d requests in flight", tt.requests))
+			checkPeakRSS(t, got, fmt.Sprintf("%d requests in flight", tt.requests), tt.limit)
 		})
 	}
 }
@@ -248,5 +254,5 @@ func TestLargestPromptsInFlightShareTheirBody(t *testing.T) {
 	if n, _ := strconv.Atoi(got["length"]); n < MaxPromptTokens*CharsPerToken-100 {
 		t.Fatalf("a request of %d bytes, want about %d", n, MaxPromptTokens*CharsPerToken)
 	}
-	checkPeakRSS(t, got, fmt.Sprintf("%d requests holding a %d-token prompt", inFlight, MaxPromptTokens))
+	checkPeakRSS(t, got, fmt.Sprintf("%d requests holding a %d-token prompt", inFlight, MaxPromptTokens), 0)
 }

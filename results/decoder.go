@@ -211,7 +211,7 @@ func (d *lineDecoder) Rows(b rowdecode.Block, rec *Record) iter.Seq2[int, error]
 			}
 			line := text[:end]
 			text = text[end:]
-			if len(line) > MaxLine {
+			if len(line) > lineCap {
 				yield(n, fmt.Errorf("read %s line %d: %w", d.name, n, ErrLineTooLong))
 				return
 			}

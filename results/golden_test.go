@@ -10,6 +10,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// long runs the tests' volume (.ci/run's long stage): TestReadBlockMatchesRead
+// on rows past every block size it tries.
+var long = flag.Bool("long", false, "also run the volume cases (.ci/run's long stage)")
+
 // goldenRecords cover every kind of cell: quoted text, absent values,
 // rounding to 3 decimals, large numbers and both flag values.
 func goldenRecords() []Record {

@@ -21,6 +21,24 @@ const MaxLine = 1 << 20
 // longer than MaxLine. It is final: the Reader returns it from then on.
 var ErrLineTooLong = fmt.Errorf("line longer than %d bytes (1 MiB)", MaxLine)
 
+// lineCap is the longest line a Reader takes: MaxLine, unless a test
+// lowered it (SetLineCapForTests).
+var lineCap = MaxLine
+
+// SetLineCapForTests makes every Reader read after it take lines of at
+// most n bytes instead of MaxLine (a longer one is ErrLineTooLong, whose
+// text still names MaxLine), and blocks (rowdecode.ReadBlock) of more
+// than n. It is for the tests of a package that reads files of several
+// blocks (analyze's: a block holds the longest line, so a file of
+// several blocks under a cap of 16 KiB is some 14 times smaller than
+// under MaxLine's); call it from TestMain, before any Reader. LineCap is
+// then the cap.
+func SetLineCapForTests(n int) { lineCap = n }
+
+// LineCap is the longest line a Reader takes: MaxLine, unless a test
+// lowered it (SetLineCapForTests).
+func LineCap() int { return lineCap }
+
 // Reader streams Records from a results file. Columns are matched by
 // header name, so a file written before new columns were added still
 // reads; unknown extra columns are ignored. A last line with no newline
@@ -139,7 +157,7 @@ func (rd *Reader) readLine() ([]byte, bool, error) {
 	rd.pending = rd.pending[:0]
 	for {
 		chunk, err := rd.br.ReadSlice('\n')
-		if len(rd.pending)+len(chunk) > MaxLine {
+		if len(rd.pending)+len(chunk) > lineCap {
 			return nil, false, ErrLineTooLong
 		}
 		if err == nil {
@@ -262,8 +280,8 @@ func (rd *Reader) readBlock(buf []byte) (rowdecode.Block, error) {
 	if rd.err != nil {
 		return rowdecode.Block{}, rd.err
 	}
-	if len(buf) <= MaxLine {
-		return rowdecode.Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), MaxLine)
+	if len(buf) <= lineCap {
+		return rowdecode.Block{}, fmt.Errorf("read %s: a block buffer of %d bytes is not longer than a line may be (%d)", rd.name, len(buf), lineCap)
 	}
 	n := copy(buf, rd.carry)
 	rd.carry = rd.carry[:0]
@@ -282,7 +300,7 @@ func (rd *Reader) readBlock(buf []byte) (rowdecode.Block, error) {
 	blk := rowdecode.Block{Text: buf[:end], Line: rd.line + 1}
 	rd.line += bytes.Count(blk.Text, []byte{'\n'})
 	switch {
-	case len(rd.carry) > MaxLine:
+	case len(rd.carry) > lineCap:
 		// The line that starts after the block is already too long.
 		rd.err = fmt.Errorf("read %s line %d: %w", rd.name, rd.line+1, ErrLineTooLong)
 	case rd.readErr == nil || end > 0:

@@ -86,8 +86,8 @@ func TestCharts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := img.Bounds(); r.Dx() != report.ChartWidthPx || r.Dy() != report.ChartHeightPx {
-				t.Errorf("%v", r)
+			if w, h := report.PNGSize(); img.Bounds().Dx() != w || img.Bounds().Dy() != h {
+				t.Errorf("%v, want %dx%d", img.Bounds(), w, h)
 			}
 			b.Reset()
 			if err := c.draw(&b, report.SVG); err != nil {

@@ -1,0 +1,17 @@
+package policylab
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ptuprobe/ptuprobe/report"
+)
+
+// TestMain draws the lab's PNG charts at 24 dpi, a sixteenth of the
+// pixels: rasterizing and compressing them at 96 was a third of this
+// package's CPU (issue 39; report's own tests draw them at full size,
+// TestCharts checks report.PNGSize).
+func TestMain(m *testing.M) {
+	report.SetPNGResolutionForTests(24)
+	os.Exit(m.Run())
+}
