@@ -491,6 +491,19 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		}
 		return sc.objective, err
 	}
+	s.below = func(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
+		sc, done, err := f.scoreBelow(ctx, model, params, u, limit)
+		if err != nil || !done {
+			return inf, false, err
+		}
+		c, _, _ := f.settings(model, params, u)
+		v := make([]float64, len(params))
+		for i, p := range params {
+			v[i] = p.written(c)
+		}
+		pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+		return sc.objective, true, nil
+	}
 	seededGood := false
 	if s.b.seeds && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth }) {
 		s.memo = map[string]float64{}
@@ -562,6 +575,51 @@ func (f *fitter) scoreConfig(ctx context.Context, c sim.Config, phase time.Durat
 		return score{}, fmt.Errorf("replay: %w", err)
 	}
 	return compare(f.sends, f.rp, got, f.held), nil
+}
+
+// scoreBelow is score, or done false once the replay shows the point
+// cannot fit (the ranges' fits) whatever the fit's best and cannot
+// score at most limit: its refusals disagree with the recorded ones,
+// second by second, for more than 1 − MinAgreement of the fitted sends
+// (the judgement calls it poor), and that share alone, a part of the
+// objective, is above limit + rangeSlack. A point that is not a replay
+// (a plan's fit) is scored in full.
+func (f *fitter) scoreBelow(ctx context.Context, model string, params []param, u []float64, limit float64) (score, bool, error) {
+	c, phase, err := f.settings(model, params, u)
+	if err != nil {
+		return score{}, false, err
+	}
+	if !f.sends.Replay || math.IsInf(limit, 1) || c.Validate() != nil {
+		sc, err := f.scoreConfig(ctx, c, phase)
+		return sc, err == nil, err
+	}
+	fitted := 0
+	for _, snd := range f.rp.sends {
+		if !f.held[snd.Group] {
+			fitted++
+		}
+	}
+	if fitted == 0 {
+		sc, err := f.scoreConfig(ctx, c, phase)
+		return sc, err == nil, err
+	}
+	count := f.rp.newOffCount(f.held, func(off int) bool {
+		// As compare computes them.
+		agreement := 1 - float64(off)/float64(fitted)
+		return agreement < f.job.MinAgreement && 1-agreement > limit+rangeSlack
+	})
+	f.replays.Add(1)
+	got, done, err := f.rp.replayUntil(ctx, c, phase, count)
+	if err != nil {
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return score{}, false, ctx.Err()
+		}
+		return score{}, false, fmt.Errorf("replay: %w", err)
+	}
+	if !done {
+		return score{}, false, nil
+	}
+	return compare(f.sends, f.rp, got, f.held), true, nil
 }
 
 // result keeps the best model and writes its profile.

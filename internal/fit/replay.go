@@ -89,19 +89,84 @@ func body(prompt, maxTokens int) []byte {
 // the run's clock started phase into the epoch's minute, and returns what
 // each send was answered (indexed as r.sends).
 func (r *replayer) replay(ctx context.Context, cfg sim.Config, phase time.Duration) ([]answer, error) {
-	out := make([]answer, len(r.sends))
-	for _, plans := range r.runs {
-		if err := ctx.Err(); err != nil { // a cancel stops between runs
-			return nil, err
-		}
-		if err := r.replayRun(ctx, cfg, phase, plans, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	out, _, err := r.replayUntil(ctx, cfg, phase, nil)
+	return out, err
 }
 
-func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer) error {
+// offCount follows a replay's disagreement as its answers come: a
+// second's (agreementBin's) recorded 429s less the twin's, over the
+// fitted sends, counted once every fitted send of that second is
+// answered. off only grows, and at the end it is compare's: the
+// agreement's 1 − off/fitted.
+type offCount struct {
+	left []int // fitted sends of each bin not yet answered
+	diff []int // each bin's recorded 429s − the twin's so far
+	off  int
+	// stop says, of off so far, that the replay can end: the point
+	// cannot be what its caller looks for (replayUntil).
+	stop    func(off int) bool
+	stopped bool
+	cancel  context.CancelFunc
+	held    map[string]bool
+}
+
+// newOffCount counts over the sends not in held groups.
+func (r *replayer) newOffCount(held map[string]bool, stop func(off int) bool) *offCount {
+	o := &offCount{left: make([]int, len(r.bins)), diff: make([]int, len(r.bins)), stop: stop, held: held}
+	for i, b := range r.bins {
+		if !held[r.sends[i].Group] {
+			o.left[b]++
+		}
+	}
+	return o
+}
+
+// answered counts send i's answer a. The run's goroutines take turns on
+// its clock (vrun), so the count needs no lock.
+func (o *offCount) answered(r *replayer, held map[string]bool, i int, a answer) {
+	if o.stopped || held[r.sends[i].Group] {
+		return
+	}
+	b := r.bins[i]
+	o.diff[b] += b01(r.sends[i].Refused) - b01(a.refused)
+	if o.left[b]--; o.left[b] == 0 {
+		o.off += absInt(o.diff[b])
+		if o.stop(o.off) {
+			o.stopped = true
+			o.cancel()
+		}
+	}
+}
+
+// replayUntil is replay, ended early (done false, no answers) once
+// count, when not nil, says stop: the rest of the replay could not
+// bring the disagreement down.
+func (r *replayer) replayUntil(ctx context.Context, cfg sim.Config, phase time.Duration, count *offCount) (out []answer, done bool, err error) {
+	out = make([]answer, len(r.sends))
+	if count != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		count.cancel = cancel
+	}
+	for _, plans := range r.runs {
+		if err := ctx.Err(); err != nil { // a cancel stops between runs
+			if count != nil && count.stopped {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		if err := r.replayRun(ctx, cfg, phase, plans, out, count); err != nil {
+			if count != nil && count.stopped {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer, count *offCount) error {
 	run, err := vrun.New(cfg, vrun.Options{Start: epoch.Add(phase), BodyOf: refusal}) // only a refusal's body is read
 	if err != nil {
 		return err
@@ -112,6 +177,9 @@ func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Dur
 		for _, i := range plans[k] {
 			run.Go(at.Add(r.sends[i].At), func() {
 				out[i] = r.send(ctx, run, i)
+				if count != nil {
+					count.answered(r, count.held, i, out[i])
+				}
 				if pending--; pending == 0 && k+1 < len(plans) {
 					start(k + 1) // the next plan starts once this one is answered
 				}
