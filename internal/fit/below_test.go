@@ -1,7 +1,9 @@
 package fit
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ptuprobe/ptuprobe/client"
@@ -60,5 +62,52 @@ func TestScoreBelowStopsOnlyWhatCannotFit(t *testing.T) {
 	}
 	if stopped == 0 || full == 0 {
 		t.Errorf("%d stopped, %d in full: want some of each", stopped, full)
+	}
+}
+
+// TestShortBodiesReplayAlike: served target a's run replayed with the
+// short bodies (body) is answered send for send as with bodies of the
+// prompt's length in characters (four a token, what the simulator would
+// count), at settings that refuse some and admit others.
+func TestShortBodiesReplayAlike(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("testdata/served-a.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fromResults(t.Context(), []input{{Name: "served-a.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, long := newReplayer(&s), newReplayer(&s)
+	for b := range long.bodies {
+		long.bodies[b] = fmt.Appendf(nil, `{"messages":[{"role":"user","content":"%s"}],"max_tokens":%d}`, strings.Repeat("a", 4*max(b[0], 1)), b[1])
+		if len(short.bodies[b]) >= len(long.bodies[b]) {
+			t.Errorf("prompt %d, max %d: a body of %d bytes", b[0], b[1], len(short.bodies[b]))
+		}
+	}
+	fr := &fitter{job: &Job{}, sends: &s}
+	refused := 0
+	for _, ptu := range []float64{150, 250.3, 400} {
+		c := fr.base(sim.ProfilePTU)
+		c.PTU, c.BucketDepth, c.BurstPct = ptu, 2e9, 150
+		a, err := short.replay(t.Context(), c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := long.replay(t.Context(), c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%v PTU, send %d: %+v with the short body, %+v with the long", ptu, i, a[i], b[i])
+			}
+			refused += b01(a[i].refused)
+		}
+	}
+	if refused == 0 || refused == 3*len(short.sends) {
+		t.Errorf("%d refused: want some refused, some admitted", refused)
 	}
 }
