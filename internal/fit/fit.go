@@ -643,7 +643,7 @@ func (f *fitter) result(fits []modelFit) Result {
 	for i, g := range f.sends.Groups {
 		gs := best.score.groups[i]
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
-			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
+			KS: round6(gs.ks), ExactKS: round6(exactKS(g.Waits, gs.twin)), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
 	fit.RefusalCost = best.refusalCost
 	if r, err := settingRanges(best.params, best.ranges); err == nil {
