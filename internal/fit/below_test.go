@@ -43,7 +43,11 @@ func TestScoreBelowStopsOnlyWhatCannotFit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, limit := range []float64{0, 0.05, 0.5} {
-			got, done, err := fr.scoreBelow(t.Context(), sim.ProfilePTU, params, u, limit)
+			at, phase, err := fr.settings(sim.ProfilePTU, params, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, done, err := fr.scoreBelow(t.Context(), at, phase, limit)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -444,6 +444,18 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	return best, nil
 }
 
+// settingsKey names the settings of params that c and phase make: two
+// points of one name are replayed once (search's memo).
+func settingsKey(params []param, c sim.Config, phase time.Duration) string {
+	var b strings.Builder
+	for _, p := range params {
+		b.WriteString(strconv.FormatFloat(p.get(c), 'g', -1, 64))
+		b.WriteByte(' ')
+	}
+	b.WriteString(phase.String())
+	return b.String()
+}
+
 // fitTable searches model's parameters, the rows params, from the
 // defaults.
 //
@@ -469,39 +481,40 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		n: len(params), b: b, offAtMax: offAtMax, logSpan: logSpan,
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
-			var b strings.Builder
-			for _, p := range params {
-				b.WriteString(strconv.FormatFloat(p.get(c), 'g', -1, 64))
-				b.WriteByte(' ')
-			}
-			b.WriteString(phase.String())
-			return b.String()
+			return settingsKey(params, c, phase)
 		},
 		progress: func() { f.job.status.done.Add(1) },
 	}
-	s.eval = func(ctx context.Context, u []float64) (float64, error) {
-		sc, err := f.score(ctx, model, params, u)
-		if err == nil {
-			c, _, _ := f.settings(model, params, u)
-			v := make([]float64, len(params))
-			for i, p := range params {
-				v[i] = p.written(c)
-			}
-			pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
-		}
-		return sc.objective, err
-	}
-	s.below = func(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
-		sc, done, err := f.scoreBelow(ctx, model, params, u, limit)
-		if err != nil || !done {
-			return inf, false, err
-		}
-		c, _, _ := f.settings(model, params, u)
+	// keep records a point scored: the settings are made once a point
+	// (settings reads the latency line, a few % of a fit).
+	keep := func(u []float64, c sim.Config, phase time.Duration, sc score) {
 		v := make([]float64, len(params))
 		for i, p := range params {
 			v[i] = p.written(c)
 		}
-		pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+		pts.add(settingsKey(params, c, phase), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+	}
+	s.eval = func(ctx context.Context, u []float64) (float64, error) {
+		c, phase, err := f.settings(model, params, u)
+		if err != nil {
+			return 0, err
+		}
+		sc, err := f.scoreConfig(ctx, c, phase)
+		if err == nil {
+			keep(u, c, phase, sc)
+		}
+		return sc.objective, err
+	}
+	s.below = func(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
+		c, phase, err := f.settings(model, params, u)
+		if err != nil {
+			return inf, false, err
+		}
+		sc, done, err := f.scoreBelow(ctx, c, phase, limit)
+		if err != nil || !done {
+			return inf, false, err
+		}
+		keep(u, c, phase, sc)
 		return sc.objective, true, nil
 	}
 	seededGood := false
@@ -584,11 +597,7 @@ func (f *fitter) scoreConfig(ctx context.Context, c sim.Config, phase time.Durat
 // (the judgement calls it poor), and that share alone, a part of the
 // objective, is above limit + rangeSlack. A point that is not a replay
 // (a plan's fit) is scored in full.
-func (f *fitter) scoreBelow(ctx context.Context, model string, params []param, u []float64, limit float64) (score, bool, error) {
-	c, phase, err := f.settings(model, params, u)
-	if err != nil {
-		return score{}, false, err
-	}
+func (f *fitter) scoreBelow(ctx context.Context, c sim.Config, phase time.Duration, limit float64) (score, bool, error) {
 	if !f.sends.Replay || math.IsInf(limit, 1) || c.Validate() != nil {
 		sc, err := f.scoreConfig(ctx, c, phase)
 		return sc, err == nil, err
