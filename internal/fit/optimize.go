@@ -524,16 +524,7 @@ func (s *search) batchBelow(ctx context.Context, pts [][]float64, limit float64)
 					mu.Unlock()
 					continue
 				}
-				var (
-					sc   float64
-					done = true
-					err  error
-				)
-				if s.below != nil && !math.IsInf(limit, 1) {
-					sc, done, err = s.below(ctx, pts[i], limit)
-				} else {
-					sc, err = s.eval(ctx, pts[i])
-				}
+				sc, done, err := s.evalBelow(ctx, pts[i], limit)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -576,6 +567,16 @@ func (s *search) batchBelow(ctx context.Context, pts [][]float64, limit float64)
 		}
 	}
 	return out, nil
+}
+
+// evalBelow evaluates u, through below when the limit is finite: done
+// false when its replay stopped (below).
+func (s *search) evalBelow(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
+	if s.below != nil && !math.IsInf(limit, 1) {
+		return s.below(ctx, u, limit)
+	}
+	sc, err := s.eval(ctx, u)
+	return sc, true, err
 }
 
 // sortedIndexes are todo's indexes in order: the points go to the
