@@ -444,6 +444,18 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 	return best, nil
 }
 
+// settingsKey names the settings of params that c and phase make: two
+// points of one name are replayed once (search's memo).
+func settingsKey(params []param, c sim.Config, phase time.Duration) string {
+	var b strings.Builder
+	for _, p := range params {
+		b.WriteString(strconv.FormatFloat(p.get(c), 'g', -1, 64))
+		b.WriteByte(' ')
+	}
+	b.WriteString(phase.String())
+	return b.String()
+}
+
 // fitTable searches model's parameters, the rows params, from the
 // defaults.
 //
@@ -469,27 +481,41 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		n: len(params), b: b, offAtMax: offAtMax, logSpan: logSpan,
 		key: func(u []float64) string {
 			c, phase, _ := f.settings(model, params, u)
-			var b strings.Builder
-			for _, p := range params {
-				b.WriteString(strconv.FormatFloat(p.get(c), 'g', -1, 64))
-				b.WriteByte(' ')
-			}
-			b.WriteString(phase.String())
-			return b.String()
+			return settingsKey(params, c, phase)
 		},
 		progress: func() { f.job.status.done.Add(1) },
 	}
+	// keep records a point scored: the settings are made once a point
+	// (settings reads the latency line, a few % of a fit).
+	keep := func(u []float64, c sim.Config, phase time.Duration, sc score) {
+		v := make([]float64, len(params))
+		for i, p := range params {
+			v[i] = p.written(c)
+		}
+		pts.add(settingsKey(params, c, phase), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+	}
 	s.eval = func(ctx context.Context, u []float64) (float64, error) {
-		sc, err := f.score(ctx, model, params, u)
+		c, phase, err := f.settings(model, params, u)
+		if err != nil {
+			return 0, err
+		}
+		sc, err := f.scoreConfig(ctx, c, phase)
 		if err == nil {
-			c, _, _ := f.settings(model, params, u)
-			v := make([]float64, len(params))
-			for i, p := range params {
-				v[i] = p.written(c)
-			}
-			pts.add(s.key(u), tried{u: slices.Clone(u), values: v, objective: sc.objective, quality: f.quality(sc)})
+			keep(u, c, phase, sc)
 		}
 		return sc.objective, err
+	}
+	s.below = func(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
+		c, phase, err := f.settings(model, params, u)
+		if err != nil {
+			return inf, false, err
+		}
+		sc, done, err := f.scoreBelow(ctx, c, phase, limit)
+		if err != nil || !done {
+			return inf, false, err
+		}
+		keep(u, c, phase, sc)
+		return sc.objective, true, nil
 	}
 	seededGood := false
 	if s.b.seeds && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth }) {
@@ -564,6 +590,47 @@ func (f *fitter) scoreConfig(ctx context.Context, c sim.Config, phase time.Durat
 	return compare(f.sends, f.rp, got, f.held), nil
 }
 
+// scoreBelow is score, or done false once the replay shows the point
+// cannot fit (the ranges' fits) whatever the fit's best and cannot
+// score at most limit: its refusals disagree with the recorded ones,
+// second by second, for more than 1 − MinAgreement of the fitted sends
+// (the judgement calls it poor), and that share alone, a part of the
+// objective, is above limit + rangeSlack. A point that is not a replay
+// (a plan's fit) is scored in full.
+func (f *fitter) scoreBelow(ctx context.Context, c sim.Config, phase time.Duration, limit float64) (score, bool, error) {
+	if !f.sends.Replay || math.IsInf(limit, 1) || c.Validate() != nil {
+		sc, err := f.scoreConfig(ctx, c, phase)
+		return sc, err == nil, err
+	}
+	fitted := 0
+	for _, snd := range f.rp.sends {
+		if !f.held[snd.Group] {
+			fitted++
+		}
+	}
+	if fitted == 0 {
+		sc, err := f.scoreConfig(ctx, c, phase)
+		return sc, err == nil, err
+	}
+	count := f.rp.newOffCount(f.held, func(off int) bool {
+		// As compare computes them.
+		agreement := 1 - float64(off)/float64(fitted)
+		return agreement < f.job.MinAgreement && 1-agreement > limit+rangeSlack
+	})
+	f.replays.Add(1)
+	got, done, err := f.rp.replayUntil(ctx, c, phase, count)
+	if err != nil {
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return score{}, false, ctx.Err()
+		}
+		return score{}, false, fmt.Errorf("replay: %w", err)
+	}
+	if !done {
+		return score{}, false, nil
+	}
+	return compare(f.sends, f.rp, got, f.held), true, nil
+}
+
 // result keeps the best model and writes its profile.
 func (f *fitter) result(fits []modelFit) Result {
 	best := bestOf(fits)
@@ -585,7 +652,7 @@ func (f *fitter) result(fits []modelFit) Result {
 	for i, g := range f.sends.Groups {
 		gs := best.score.groups[i]
 		fit.Groups = append(fit.Groups, sim.FitGroup{Group: g.Group, HeldOut: gs.heldOut, Tested: len(g.Waits) >= minWaits,
-			KS: round6(gs.ks), ExactKS: round6(gs.exact), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
+			KS: round6(gs.ks), ExactKS: round6(exactKS(g.Waits, gs.twin)), Recorded: summary(g.Waits), Twin: summary(gs.twin)})
 	}
 	fit.RefusalCost = best.refusalCost
 	if r, err := settingRanges(best.params, best.ranges); err == nil {

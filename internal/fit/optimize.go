@@ -95,8 +95,13 @@ type search struct {
 	// natural log of its range's Max/Min (0 for a linear one): how far a
 	// factor moves it (unitOf).
 	logSpan []float64
-	mu      sync.Mutex
-	memo    map[string]float64
+	// below, when set, is eval of a point that matters only if it could
+	// score at most limit: done false (and +Inf) when its replay showed
+	// it cannot and stopped early; such a point is not kept in the memo
+	// (a later step that needs its objective replays it in full).
+	below func(ctx context.Context, u []float64, limit float64) (float64, bool, error)
+	mu    sync.Mutex
+	memo  map[string]float64
 }
 
 // run searches from start and returns the best point and its objective.
@@ -162,7 +167,7 @@ func (s *search) run(ctx context.Context, start []float64) ([]float64, float64, 
 func (s *search) alongLines(ctx context.Context, p point) ([]float64, float64, error) {
 	for range s.b.lines {
 		pts := scan(p.u)
-		scores, err := s.batch(ctx, pts)
+		scores, err := s.batchBelow(ctx, pts, p.score)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -305,7 +310,7 @@ func (s *search) refine(ctx context.Context, p point) ([]float64, float64, error
 				pts[k] = append([]float64(nil), p.u...)
 				pts[k][i] = u
 			}
-			scores, err := s.batch(ctx, pts)
+			scores, err := s.batchBelow(ctx, pts, p.score)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -477,6 +482,13 @@ func (s *search) tick() {
 // batch evaluates points on every core; a point whose settings were
 // evaluated before is not replayed again.
 func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) {
+	return s.batchBelow(ctx, pts, inf)
+}
+
+// batchBelow is batch for points that matter only if they score at most
+// limit (below): a point shown not to is +Inf in the answer, and not
+// kept.
+func (s *search) batchBelow(ctx context.Context, pts [][]float64, limit float64) ([]float64, error) {
 	out := make([]float64, len(pts))
 	keys := make([]string, len(pts))
 	todo := map[string]int{} // key → first index
@@ -492,11 +504,12 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 		}
 	}
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		first  error
-		jobs   = make(chan int)
-		scores = map[string]float64{}
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		first   error
+		jobs    = make(chan int)
+		scores  = map[string]float64{}
+		stopped = map[string]bool{}
 	)
 	for range min(runtime.GOMAXPROCS(0), max(len(todo), 1)) {
 		wg.Add(1)
@@ -511,12 +524,16 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 					mu.Unlock()
 					continue
 				}
-				sc, err := s.eval(ctx, pts[i])
+				sc, done, err := s.evalBelow(ctx, pts[i], limit)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
 				}
-				scores[keys[i]] = sc
+				if done {
+					scores[keys[i]] = sc
+				} else {
+					stopped[keys[i]] = true
+				}
 				mu.Unlock()
 				if err == nil && s.progress != nil {
 					s.progress() // as it is done: a batch of a large file is long
@@ -540,12 +557,26 @@ func (s *search) batch(ctx context.Context, pts [][]float64) ([]float64, error) 
 	}
 	maps.Copy(s.memo, scores)
 	for i := range pts {
-		out[i] = s.memo[keys[i]]
+		if stopped[keys[i]] {
+			out[i] = inf
+		} else {
+			out[i] = s.memo[keys[i]]
+		}
 		if _, replayed := todo[keys[i]]; s.progress != nil && (!replayed || todo[keys[i]] != i) {
 			s.progress() // a point not replayed again
 		}
 	}
 	return out, nil
+}
+
+// evalBelow evaluates u, through below when the limit is finite: done
+// false when its replay stopped (below).
+func (s *search) evalBelow(ctx context.Context, u []float64, limit float64) (float64, bool, error) {
+	if s.below != nil && !math.IsInf(limit, 1) {
+		return s.below(ctx, u, limit)
+	}
+	sc, err := s.eval(ctx, u)
+	return sc, true, err
 }
 
 // sortedIndexes are todo's indexes in order: the points go to the

@@ -170,7 +170,7 @@ const edgeBisections = 3
 // the scan found (edgeBisections), and returns the ranges.
 func (f *fitter) scanRanges(ctx context.Context, s *search, best, at []float64, bestScore score, pts *triedPoints) ([][2]float64, error) {
 	if !s.b.noScan {
-		if _, err := s.batch(ctx, scan(best)); err != nil {
+		if _, err := s.batchBelow(ctx, scan(best), bestScore.objective); err != nil {
 			return nil, err
 		}
 		if err := f.bisectEdges(ctx, s, best, bestScore, pts); err != nil {
@@ -232,7 +232,7 @@ func (f *fitter) bisectEdges(ctx context.Context, s *search, best []float64, bes
 		for k, g := range gaps {
 			pts2[k] = at(g.i, sign(g.in)*math.Sqrt(abs(g.in)*abs(g.out)))
 		}
-		if _, err := s.batch(ctx, pts2); err != nil {
+		if _, err := s.batchBelow(ctx, pts2, bestScore.objective); err != nil {
 			return err
 		}
 		for k := range gaps {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/vrun"
@@ -79,29 +78,101 @@ func newReplayer(s *workload) *replayer {
 	return r
 }
 
-// body is a chat completion of exactly prompt tokens as the simulator
-// counts them (four characters a token) asking for maxTokens.
+// body is a chat completion asking for maxTokens whose text names its
+// prompt's tokens (prompt): the simulator takes the count from the
+// request's context (sim.WithPromptTokens, send) and does not count the
+// body, and reads nothing else of it but max_tokens and its digest
+// (which tells a retry of one body from another send): a body of a few
+// bytes is one the simulator reads, copies and hashes in a few
+// nanoseconds, where one of the prompt's length in characters (four a
+// token: 4 KB for the main job's 1,007 tokens) was some 8% of a fit. Two
+// sends of one prompt and max_tokens carry one body, two others two.
 func body(prompt, maxTokens int) []byte {
-	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"%s"}],"max_tokens":%d}`, strings.Repeat("a", 4*max(prompt, 1)), maxTokens)
+	return fmt.Appendf(nil, `{"messages":[{"role":"user","content":"p%d"}],"max_tokens":%d}`, prompt, maxTokens)
 }
 
 // replay sends every send to a simulator of cfg, a fresh one per run,
 // the run's clock started phase into the epoch's minute, and returns what
 // each send was answered (indexed as r.sends).
 func (r *replayer) replay(ctx context.Context, cfg sim.Config, phase time.Duration) ([]answer, error) {
-	out := make([]answer, len(r.sends))
-	for _, plans := range r.runs {
-		if err := ctx.Err(); err != nil { // a cancel stops between runs
-			return nil, err
-		}
-		if err := r.replayRun(ctx, cfg, phase, plans, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	out, _, err := r.replayUntil(ctx, cfg, phase, nil)
+	return out, err
 }
 
-func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer) error {
+// offCount follows a replay's disagreement as its answers come: a
+// second's (agreementBin's) recorded 429s less the twin's, over the
+// fitted sends, counted once every fitted send of that second is
+// answered. off only grows, and at the end it is compare's: the
+// agreement's 1 − off/fitted.
+type offCount struct {
+	left []int // fitted sends of each bin not yet answered
+	diff []int // each bin's recorded 429s − the twin's so far
+	off  int
+	// stop says, of off so far, that the replay can end: the point
+	// cannot be what its caller looks for (replayUntil).
+	stop    func(off int) bool
+	stopped bool
+	cancel  context.CancelFunc
+	held    map[string]bool
+}
+
+// newOffCount counts over the sends not in held groups.
+func (r *replayer) newOffCount(held map[string]bool, stop func(off int) bool) *offCount {
+	o := &offCount{left: make([]int, len(r.bins)), diff: make([]int, len(r.bins)), stop: stop, held: held}
+	for i, b := range r.bins {
+		if !held[r.sends[i].Group] {
+			o.left[b]++
+		}
+	}
+	return o
+}
+
+// answered counts send i's answer a. The run's goroutines take turns on
+// its clock (vrun), so the count needs no lock.
+func (o *offCount) answered(r *replayer, held map[string]bool, i int, a answer) {
+	if o.stopped || held[r.sends[i].Group] {
+		return
+	}
+	b := r.bins[i]
+	o.diff[b] += b01(r.sends[i].Refused) - b01(a.refused)
+	if o.left[b]--; o.left[b] == 0 {
+		o.off += absInt(o.diff[b])
+		if o.stop(o.off) {
+			o.stopped = true
+			o.cancel()
+		}
+	}
+}
+
+// replayUntil is replay, ended early (done false, no answers) once
+// count, when not nil, says stop: the rest of the replay could not
+// bring the disagreement down.
+func (r *replayer) replayUntil(ctx context.Context, cfg sim.Config, phase time.Duration, count *offCount) (out []answer, done bool, err error) {
+	out = make([]answer, len(r.sends))
+	if count != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		count.cancel = cancel
+	}
+	for _, plans := range r.runs {
+		if err := ctx.Err(); err != nil { // a cancel stops between runs
+			if count != nil && count.stopped {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		if err := r.replayRun(ctx, cfg, phase, plans, out, count); err != nil {
+			if count != nil && count.stopped {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Duration, plans [][]int, out []answer, count *offCount) error {
 	run, err := vrun.New(cfg, vrun.Options{Start: epoch.Add(phase), BodyOf: refusal}) // only a refusal's body is read
 	if err != nil {
 		return err
@@ -112,6 +183,9 @@ func (r *replayer) replayRun(ctx context.Context, cfg sim.Config, phase time.Dur
 		for _, i := range plans[k] {
 			run.Go(at.Add(r.sends[i].At), func() {
 				out[i] = r.send(ctx, run, i)
+				if count != nil {
+					count.answered(r, count.held, i, out[i])
+				}
 				if pending--; pending == 0 && k+1 < len(plans) {
 					start(k + 1) // the next plan starts once this one is answered
 				}
