@@ -17,15 +17,7 @@ import (
 // otherwise scores as the full replay does.
 func TestScoreBelowStopsOnlyWhatCannotFit(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/served-a.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := fromResults(t.Context(), []input{{Name: "served-a.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := servedA(t)
 	j := Job{Threshold: DefaultThreshold, MinAgreement: DefaultMinAgreement}
 	fr := &fitter{job: &j, sends: &s, held: map[string]bool{}, rp: newReplayer(&s)}
 	params := tables(sim.ProfilePTU)[0]
@@ -75,15 +67,7 @@ func TestScoreBelowStopsOnlyWhatCannotFit(t *testing.T) {
 // count), at settings that refuse some and admit others.
 func TestShortBodiesReplayAlike(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/served-a.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := fromResults(t.Context(), []input{{Name: "served-a.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := servedA(t)
 	short, long := newReplayer(&s), newReplayer(&s)
 	for b := range long.bodies {
 		long.bodies[b] = fmt.Appendf(nil, `{"messages":[{"role":"user","content":"%s"}],"max_tokens":%d}`, strings.Repeat("a", 4*max(b[0], 1)), b[1])
@@ -114,4 +98,20 @@ func TestShortBodiesReplayAlike(t *testing.T) {
 	if refused == 0 || refused == 3*len(short.sends) {
 		t.Errorf("%d refused: want some refused, some admitted", refused)
 	}
+}
+
+// servedA is served target a's recorded run (testdata/served-a.csv) read
+// as the fit reads a results file.
+func servedA(t *testing.T) workload {
+	t.Helper()
+	f, err := os.Open("testdata/served-a.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := fromResults(t.Context(), []input{{Name: "served-a.csv", R: f}}, client.DefaultPromptTokens, client.DefaultMaxTokens, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
