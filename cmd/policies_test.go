@@ -40,7 +40,10 @@ func TestPoliciesOnSimulator(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-		if err != nil || len(rows) != 3 || rows[0][0] != "policy" || rows[1][0] != "none" || rows[2][0] != "patient" {
+		// A line per policy and cap: both keep caps of their own, one
+		// measurement written under the lab's cap, then the SDKs'.
+		if err != nil || len(rows) != 5 || rows[0][0] != "policy" || rows[1][0] != "none" || rows[2][0] != "none" || rows[3][0] != "patient" || rows[4][0] != "patient" ||
+			rows[0][len(rows[0])-1] != "sdk_cap" || rows[1][len(rows[1])-1] != "false" || rows[2][len(rows[2])-1] != "true" {
 			t.Fatalf("policies.csv: %v %v", rows, err)
 		}
 		if !strings.Contains(stdout, "Recommendation") || !strings.Contains(stdout, "patient") || !strings.Contains(stdout, "policies.md") {

@@ -77,12 +77,17 @@ var csvColumns = []csvColumn{
 	{"eligible", nil},
 	{"holds_in", nil},
 	{"worst_regret_pct", nil},
+	{"sdk_cap", nil},
 }
 
-// verdictColumns are the columns writeCSV fills from the verdict, in
-// csvColumns' order: recommended, eligible, holds_in, worst_regret_pct.
-func verdictCell(name string, picked bool, g grade) string {
+// verdictCell is a cell of the columns writeCSV fills from the verdict
+// of the line's cap (csvColumns' nil cells): recommended, eligible,
+// holds_in, worst_regret_pct, and sdk_cap, the cap itself.
+func verdictCell(name string, l csvLine) string {
+	picked, g := l.picked, l.grade
 	switch name {
+	case "sdk_cap":
+		return strconv.FormatBool(l.sdkCap)
 	case "recommended":
 		return strconv.FormatBool(picked)
 	case "eligible":
@@ -125,10 +130,10 @@ func columnsOf(s Sweep) []csvColumn {
 }
 
 // writeCSV writes policies.csv: the header, then one line per row of the
-// sweep, in the sweep's order.
+// sweep and cap, in the sweep's order (csvLines).
 func writeCSV(w io.Writer, s Sweep) error {
 	columns := columnsOf(s)
-	picked, grades := recommendedRows(s)
+	lines := csvLines(s)
 	var b strings.Builder
 	for j, c := range columns {
 		if j > 0 {
@@ -137,16 +142,16 @@ func writeCSV(w io.Writer, s Sweep) error {
 		b.WriteString(c.name)
 	}
 	b.WriteByte('\n')
-	for i := range s.Rows {
+	for _, l := range lines {
 		for j, c := range columns {
 			if j > 0 {
 				b.WriteByte(',')
 			}
 			if c.cell == nil {
-				b.WriteString(verdictCell(c.name, picked[i], grades[i]))
+				b.WriteString(verdictCell(c.name, l))
 				continue
 			}
-			b.WriteString(c.cell(&s.Rows[i]))
+			b.WriteString(c.cell(&s.Rows[l.row]))
 		}
 		b.WriteByte('\n')
 	}
@@ -167,47 +172,76 @@ func known(v float64, places int) string {
 // text is neutralised as analyze and report do (report.CSVCell).
 func csvText(s string) string { return report.CSVCell(s) }
 
-// recommendedRows marks the rows of s the verdict recommends in the group
-// of their own cap (a row with caps of its own: in the lab's cap's), in
-// the sweep's order, with each row's Grade there.
-func recommendedRows(s Sweep) ([]bool, []grade) {
-	picked := make([]bool, len(s.Rows))
-	grades := make([]grade, len(s.Rows))
-	for i := range s.Rows {
-		grades[i] = grade{Eligible: eligible(&s.Rows[i]), HoldsIn: -1, WorstRegret: -1}
-	}
-	at := map[string]int{}
-	key := func(r *Row) string {
-		return fmt.Sprintf("%s\x00%s\x00%d\x00%t\x00%t", r.Policy, r.Load, r.Clients, r.SDKCap, r.Coordinated)
-	}
-	for i := range s.Rows {
-		at[key(&s.Rows[i])] = i
-	}
+// csvLine is one line of policies.csv: a row of the sweep under one cap,
+// with the verdict of that cap's group on it.
+type csvLine struct {
+	row    int
+	sdkCap bool
+	picked bool
+	grade  grade
+}
+
+// csvLines are policies.csv's lines, one per policy, load, fleet size and
+// cap, in the sweep's order: each row under its own cap, and a row with
+// caps of its own (a policy that never retries, a modelled client) —
+// one measurement, in both caps' groups — again under the SDKs' cap
+// right after it, when the sweep has that cap's group at its load and
+// fleet size. Each line carries its group's verdict: whether the group
+// recommends the row, and the row's grade there.
+func csvLines(s Sweep) []csvLine {
 	groups := judge(s)
+	type key struct {
+		policy, load        string
+		clients             int
+		sdkCap, coordinated bool
+	}
+	keyOf := func(r *Row, sdkCap bool) key { return key{r.Policy, r.Load, r.Clients, sdkCap, r.Coordinated} }
+	var lines []csvLine
+	at := map[key]int{}
+	sdkGroup := map[string]bool{}
+	for _, g := range groups {
+		if g.SDKCap {
+			sdkGroup[fmt.Sprintf("%s\x00%d", g.Load, g.Clients)] = true
+		}
+	}
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		caps := []bool{r.SDKCap}
+		if r.OwnCaps && !r.SDKCap && sdkGroup[fmt.Sprintf("%s\x00%d", r.Load, r.Clients)] {
+			caps = append(caps, true)
+		}
+		for _, c := range caps {
+			at[keyOf(r, c)] = len(lines)
+			lines = append(lines, csvLine{row: i, sdkCap: c, grade: grade{Eligible: eligible(r), HoldsIn: -1, WorstRegret: -1}})
+		}
+	}
+	mark := func(r *Row, g *verdictGroup, p *placed, picked bool) {
+		if !r.OwnCaps && r.SDKCap != g.SDKCap {
+			return
+		}
+		if i, ok := at[keyOf(r, g.SDKCap)]; ok {
+			if p != nil {
+				lines[i].grade = p.grade
+			}
+			lines[i].picked = lines[i].picked || picked
+		}
+	}
 	for gi := range groups {
 		g := &groups[gi]
 		for i := range g.Ranked {
-			if r := &g.Ranked[i]; r.SDKCap == g.SDKCap && !(g.SDKCap && r.OwnCaps) {
-				grades[at[key(&r.Row)]] = r.grade
-			}
+			mark(&g.Ranked[i].Row, g, &g.Ranked[i], false)
 		}
 		for _, i := range g.Recommended {
-			if r := &g.Ranked[i].Row; r.SDKCap == g.SDKCap {
-				picked[at[key(r)]] = true
-			}
+			mark(&g.Ranked[i].Row, g, nil, true)
 		}
 		for i := range g.Coordinated {
-			if r := &g.Coordinated[i]; r.SDKCap == g.SDKCap {
-				grades[at[key(&r.Row)]] = r.grade
-			}
+			mark(&g.Coordinated[i].Row, g, &g.Coordinated[i], false)
 		}
 		for _, i := range g.CoordinatedPick {
-			if r := &g.Coordinated[i].Row; r.SDKCap == g.SDKCap {
-				picked[at[key(r)]] = true
-			}
+			mark(&g.Coordinated[i].Row, g, nil, true)
 		}
 	}
-	return picked, grades
+	return lines
 }
 
 // gridFile is the grid's table: one line per condition, policy, load,

@@ -72,7 +72,7 @@ func TestGridReproducesGrades(t *testing.T) {
 			continue
 		}
 		graded++
-		sdk := strconv.FormatBool(r["max_attempts"] == strconv.Itoa(sdkMaxAttempts) && l.MaxAttempts != sdkMaxAttempts)
+		sdk := r["sdk_cap"]
 		n, holds, regret := 0, 0, 0.0
 		for _, g := range grid {
 			if g["policy"] != r["policy"] || g["load"] != r["load"] || g["clients"] != r["clients"] || g["sdk_cap"] != sdk {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,8 +69,9 @@ func TestCSVColumns(t *testing.T) {
 	if got := strings.Join(CSVColumns(), ","); !strings.HasPrefix(got, want+",") {
 		t.Fatalf("columns %s", got)
 	}
-	// Issue 29's columns, after round 3's, then issue 38's.
-	issue29 := "offered,success_in_slo_pct,ci_low,ci_high,attempts_per_request,http_429_per_request,gave_up_local,success_p50_ms,success_p99_ms,drift_pts,steady,coordinated,recommended,eligible,holds_in,worst_regret_pct"
+	// Issue 29's columns, after round 3's, then issue 38's (sdk_cap: the
+	// cap whose group a line's verdict is).
+	issue29 := "offered,success_in_slo_pct,ci_low,ci_high,attempts_per_request,http_429_per_request,gave_up_local,success_p50_ms,success_p99_ms,drift_pts,steady,coordinated,recommended,eligible,holds_in,worst_regret_pct,sdk_cap"
 	if got := strings.Join(CSVColumns(), ","); !strings.HasSuffix(got, ","+issue29) {
 		t.Fatalf("columns %s", got)
 	}
@@ -94,7 +97,7 @@ func TestCSVColumns(t *testing.T) {
 		"load_x": "", "budget_ms": "", "attempts_per_success": "", "capacity_share_pct": "", "e2e_p99_ms": "",
 		"success_pct": "0", "load": "'=1+1", "models": `a, "b"`, "rate_per_s": "2",
 		"success_in_slo_pct": "", "recommended": "false", "coordinated": "false",
-		"eligible": "true", "holds_in": "", "worst_regret_pct": "",
+		"eligible": "true", "holds_in": "", "worst_regret_pct": "", "sdk_cap": "false",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %q", name, got[name], want)
@@ -187,5 +190,92 @@ func TestFairness(t *testing.T) {
 	got = fairness(s)
 	if strings.Contains(got, "The comparison is fair") || !strings.Contains(got, "sre-throttle had 5 attempts and 30,000 ms budget.") {
 		t.Errorf("unequal caps not said: %s", got)
+	}
+}
+
+// twoCapSweep is fixtureSweep with the SDKs' cap too: each retrying
+// policy run again under 3 attempts, answering what none answers (so
+// that, under that cap, none is the recommendation wherever retrying
+// gained nothing).
+func twoCapSweep() Sweep {
+	s := fixtureSweep()
+	s.SDKMaxAttempts = sdkMaxAttempts
+	noneAt := map[string]float64{}
+	for _, r := range s.Rows {
+		if r.Policy == "none" {
+			noneAt[r.Load] = r.SuccessPct
+		}
+	}
+	var rows []Row
+	for _, l := range fixtureLoads {
+		for _, o := range l.outcomes {
+			if models[o.policy] != "" || o.redirected > 0 {
+				continue
+			}
+			o.share, o.load = noneAt[l.load], 1.2
+			r := fixtureRow(l.load, l.x, 16, o)
+			r.SDKCap, r.MaxAttempts = true, sdkMaxAttempts
+			rows = append(rows, r)
+		}
+	}
+	s.Rows = append(s.Rows, rows...)
+	return s
+}
+
+// TestCSVMarksEachCapsRecommendation: policies.csv has one line per
+// policy, load, fleet size and cap, and each group's recommendation is
+// exactly one line marked recommended under that group's cap — none
+// included, whose one measurement is in both caps' groups (before
+// sdk_cap, none's line could carry only the lab's cap's verdict: under
+// the SDKs' cap its recommendation was in no line).
+func TestCSVMarksEachCapsRecommendation(t *testing.T) {
+	t.Parallel()
+	s := twoCapSweep()
+	var b bytes.Buffer
+	if err := writeCSV(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	type groupKey struct{ load, clients, sdkCap string }
+	lines := map[string]int{}
+	recommended := map[groupKey][]string{}
+	for _, r := range rows[1:] {
+		k := groupKey{r[col["load"]], r[col["clients"]], r[col["sdk_cap"]]}
+		lines[r[col["policy"]]+"\x00"+k.load+"\x00"+k.clients+"\x00"+k.sdkCap]++
+		if r[col["recommended"]] == "true" {
+			recommended[k] = append(recommended[k], r[col["policy"]])
+			if r[col["holds_in"]] == "" || r[col["worst_regret_pct"]] == "" || r[col["eligible"]] != "true" {
+				t.Errorf("recommended %s at %v without its grade: %v", r[col["policy"]], k, r)
+			}
+		}
+	}
+	for line, n := range lines {
+		if n != 1 {
+			t.Errorf("%d lines for %q (policy, load, clients, sdk_cap)", n, line)
+		}
+	}
+	noneUnderSDK := 0
+	for _, g := range judge(s) {
+		k := groupKey{g.Load, "16", strconv.FormatBool(g.SDKCap)}
+		var want []string
+		for _, i := range g.Recommended {
+			want = append(want, g.Ranked[i].Policy)
+		}
+		if !slices.Equal(recommended[k], want) {
+			t.Errorf("group %v recommends %v; policies.csv marks %v", k, want, recommended[k])
+		}
+		if g.SDKCap && slices.Contains(want, "none") {
+			noneUnderSDK++
+		}
+	}
+	if noneUnderSDK == 0 {
+		t.Errorf("the fixture recommends none under the SDKs' cap nowhere: the test tests nothing")
 	}
 }
