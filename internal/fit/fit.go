@@ -529,8 +529,11 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		}
 	}
 	f.job.status.model.Store(&model)
-	best, _, err := s.run(ctx, start)
+	best, sc, err := s.run(ctx, start)
 	if err != nil {
+		return modelFit{}, nil, false, err
+	}
+	if best, err = f.runsRefill(ctx, s, model, params, point{best, sc}); err != nil {
 		return modelFit{}, nil, false, err
 	}
 	mf, err := f.finish(ctx, model, params, s, pts, best)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -78,6 +79,55 @@ func TestServedTargetFindsItsSettings(t *testing.T) {
 		name      string
 		got, want float64
 	}{{"ptu", c.PTU, 250}, {"bucket-depth", c.BucketDepth.Seconds(), 2}, {"burst-pct", c.BurstPct, 150}} {
+		if math.Abs(s.got/s.want-1) > percentileTolerance {
+			t.Errorf("%s %v: want within 25%% of %v", s.name, s.got, s.want)
+		}
+	}
+}
+
+// TestRunsRefill: at a served target's own drain, depth and allowance,
+// the refill its run's sends contradict least (refillAt) lies within
+// 25% of its refill: bench/twin-unseen.sh's target a (2 min; recorded
+// in round 7) and d (20 s; recorded in round 9 at load 1.5, where the
+// fit, its line at a refill of 60 s, ended poor at 122.3 PTU, a 3.07 s
+// bucket and 161%: that line scores 0.9–1.4 at every PTU, the truth
+// 0.014). A constant refill is no such estimate: the line's old 60 s
+// is 3× d's and half a's.
+func TestRunsRefill(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		file                 string
+		ptu, depth, pct, want float64
+	}{{"testdata/served-a.csv", 250, 2, 150, 120}, {"testdata/served-d.csv", 150, 1.5, 300, 20}} {
+		cfg := sim.DefaultConfig()
+		cfg.PTU, cfg.BucketDepth, cfg.BurstPct = c.ptu, time.Duration(c.depth*float64(time.Second)), c.pct
+		capacity := cfg.CapacityTokens()
+		got, ok := refillAt(readRun(workloadOf(t, c.file), cfg.OutputWeight), cfg.DrainTokensPerSecond(), capacity, capacity*c.pct/100, 1, 3600)
+		t.Logf("%s: refill %.1f s (truth %v s)", c.file, got, c.want)
+		if !ok || math.Abs(got/c.want-1) > percentileTolerance {
+			t.Errorf("%s: refill %.1f s (ok %v), want within 25%% of %v s", c.file, got, ok, c.want)
+		}
+	}
+}
+
+// TestServedTargetDFindsItsSettings: target d's recording
+// (testdata/served-d.csv: 150 PTU, a 1.5 s bucket, 300%, a 20 s refill)
+// fits good with each of the four within 25%. Before the line's
+// refills were the run's own (refillAt) it fitted poor: 122.3 PTU,
+// 3.07 s, 161%, objective 0.143 against the truth's 0.014.
+func TestServedTargetDFindsItsSettings(t *testing.T) {
+	long(t, "a whole fit")
+	t.Parallel()
+	r := fitModels(t, defaultBudget, []string{sim.ProfilePTU}, nil, "testdata/served-d.csv")
+	c := r.Profile.Config
+	t.Logf("%s (objective %.3f): %v PTU, %v, %v%%, refill %v; ranges %v", r.Profile.Fit.Quality, r.Profile.Fit.Objective, c.PTU, c.BucketDepth, c.BurstPct, c.BurstRefill, r.ranges)
+	if r.Profile.Fit.Quality != sim.FitGood {
+		t.Errorf("quality %s: %s", r.Profile.Fit.Quality, r.Profile.Fit.Why)
+	}
+	for _, s := range []struct {
+		name      string
+		got, want float64
+	}{{"ptu", c.PTU, 150}, {"bucket-depth", c.BucketDepth.Seconds(), 1.5}, {"burst-pct", c.BurstPct, 300}, {"burst-refill", c.BurstRefill.Seconds(), 20}} {
 		if math.Abs(s.got/s.want-1) > percentileTolerance {
 			t.Errorf("%s %v: want within 25%% of %v", s.name, s.got, s.want)
 		}
