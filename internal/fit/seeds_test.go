@@ -96,7 +96,7 @@ func TestServedTargetFindsItsSettings(t *testing.T) {
 func TestRunsRefill(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		file                 string
+		file                  string
 		ptu, depth, pct, want float64
 	}{{"testdata/served-a.csv", 250, 2, 150, 120}, {"testdata/served-d.csv", 150, 1.5, 300, 20}} {
 		cfg := sim.DefaultConfig()
