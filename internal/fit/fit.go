@@ -428,6 +428,23 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		}
 		best = bestOf(fits)
 	}
+	// The run's own refill at the best point, kept when the objective
+	// cannot tell it from the best's (runsRefill, refillSlack).
+	k := slices.IndexFunc(fits, func(mf modelFit) bool { return mf.score.objective == best.score.objective })
+	u := make([]float64, len(best.params))
+	for i, p := range best.params {
+		u[i] = p.unit(p.get(best.cfg))
+	}
+	moved, ok, err := f.runsRefill(ctx, searches[k], model, best.params, point{u, best.score.objective}, refillSlack)
+	if err != nil {
+		return modelFit{}, err
+	}
+	if ok {
+		if fits[k], err = f.finish(ctx, model, best.params, searches[k], fits[k].pts, moved); err != nil {
+			return modelFit{}, err
+		}
+		best = fits[k]
+	}
 	all := &triedPoints{m: map[string]tried{}}
 	for k, mf := range fits {
 		mf.pts.mu.Lock()
@@ -533,7 +550,7 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 	if err != nil {
 		return modelFit{}, nil, false, err
 	}
-	if best, err = f.runsRefill(ctx, s, model, params, point{best, sc}); err != nil {
+	if best, _, err = f.runsRefill(ctx, s, model, params, point{best, sc}, 0); err != nil {
 		return modelFit{}, nil, false, err
 	}
 	mf, err := f.finish(ctx, model, params, s, pts, best)

@@ -102,7 +102,7 @@ func TestRunsRefill(t *testing.T) {
 		cfg := sim.DefaultConfig()
 		cfg.PTU, cfg.BucketDepth, cfg.BurstPct = c.ptu, time.Duration(c.depth*float64(time.Second)), c.pct
 		capacity := cfg.CapacityTokens()
-		got, ok := refillAt(readRun(workloadOf(t, c.file), cfg.OutputWeight), cfg.DrainTokensPerSecond(), capacity, capacity*c.pct/100, 1, 3600)
+		got, _, _, ok := refillAt(readRun(workloadOf(t, c.file), cfg.OutputWeight), cfg.DrainTokensPerSecond(), capacity, capacity*c.pct/100, 1, 3600)
 		t.Logf("%s: refill %.1f s (truth %v s)", c.file, got, c.want)
 		if !ok || math.Abs(got/c.want-1) > percentileTolerance {
 			t.Errorf("%s: refill %.1f s (ok %v), want within 25%% of %v s", c.file, got, ok, c.want)
