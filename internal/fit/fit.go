@@ -165,6 +165,15 @@ func (j *Job) points() int64 {
 			// Only the allowance's table is seeded (seedLine).
 			b.seeds = b.seeds && m == sim.ProfilePTU && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth })
 			total += int64(b.evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
+			if m == sim.ProfilePTU {
+				total += 3 // the run's refill at the table's best (runsRefill)
+			}
+		}
+		if m == sim.ProfilePTU {
+			// The run's refill at the model's last point, and that
+			// point's ranges again when it moves there.
+			n := len(paramsOf(m))
+			total += int64(3 + 2 + scanPoints(n) + 2*n*edgeBisections)
 		}
 	}
 	return total
