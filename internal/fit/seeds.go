@@ -109,7 +109,8 @@ func (fr firstRefusal) settingsAt(d float64) (depth, allowance float64, ok bool)
 // in the time to it and its advised wait) down to seedSpan times less,
 // at seedStep apart on a log scale, each PTU with the depth and
 // allowance the run gives at it
-// (settingsAt), the refill at seedRefill, the cold forecast off. The
+// (settingsAt), the refill the run gives there (refillAt; seedRefill
+// when it gives none), the cold forecast off. The
 // truth lies on the line, to within one send's cost in its depth and
 // allowance, and its basin there is about 1% wide in the PTU (the
 // objective a saw-tooth of period some 5%, one send's cost moving from
@@ -124,10 +125,9 @@ const (
 	seedRefill = 60.0 // seconds
 )
 
-// The refill is not on the line: the seedBest best points of the line
-// are tried at each of seedRefills (seconds) too. A refill decides how
-// much of the allowance the later waves find again (served target d's,
-// 20 s: its line at a refill of 60 s scores 0.84 at best).
+// The seedBest best points of the line are tried at each of seedRefills
+// (seconds) too: a refill decides how much of the allowance the later
+// waves find again, and the run's (refillAt) is a few sends' reading.
 const seedBest = 6
 
 var seedRefills = []float64{2, 5, 10, 20, 40, 80, 160, 320, 640, 1280, 3600}
