@@ -170,10 +170,11 @@ func (j *Job) points() int64 {
 			}
 		}
 		if m == sim.ProfilePTU {
-			// The run's refill at the model's last point, and that
-			// point's ranges again when it moves there.
+			// The run's refill and the mechanisms off at the model's
+			// last point (plainest), and that point's ranges again
+			// when it moves there.
 			n := len(paramsOf(m))
-			total += int64(3 + 2 + scanPoints(n) + 2*n*edgeBisections)
+			total += int64(3 + 4 + scanPoints(n) + 2*n*edgeBisections)
 		}
 	}
 	return total
@@ -437,14 +438,15 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		}
 		best = bestOf(fits)
 	}
-	// The run's own refill at the best point, kept when the objective
-	// cannot tell it from the best's (runsRefill, refillSlack).
+	// The run's own refill at the best point, and a mechanism the run
+	// does not show off, kept when the objective cannot tell them from
+	// the best (plainest).
 	k := slices.IndexFunc(fits, func(mf modelFit) bool { return mf.score.objective == best.score.objective })
 	u := make([]float64, len(best.params))
 	for i, p := range best.params {
 		u[i] = p.unit(p.get(best.cfg))
 	}
-	moved, ok, err := f.runsRefill(ctx, searches[k], model, best.params, point{u, best.score.objective}, refillSlack)
+	moved, ok, err := f.plainest(ctx, searches[k], model, best.params, point{u, best.score.objective})
 	if err != nil {
 		return modelFit{}, err
 	}

@@ -473,3 +473,42 @@ func (f *fitter) runsRefill(ctx context.Context, s *search, model string, params
 // truth's 120 s; the run's sends contradict 110 s none times, 640 s
 // twice).
 const refillSlack = 0.01
+
+// plainest is the model's last point from its best p, on the PTU
+// model's table params: the run's own refill (runsRefill, within
+// refillSlack), then every mechanism that is off at its Max (the cold
+// forecast) off, when the point with it off scores within refillSlack
+// of p's and is judged as p is: a run that cannot tell a mechanism's
+// effect from a wait or two does not show it, and a twin that keeps it
+// answers other plans with it (another recording of served target a,
+// which has no cold forecast, fitted one of 93% after 100 ms: objective
+// 0.0221, off 0.0250; the twin's main job on it gave Overall p50 and p90
+// of 67 and 685 ms, the target's 30 and 564). A plan's fit keeps its
+// best: the documents' cold forecast is the run's long tail.
+func (f *fitter) plainest(ctx context.Context, s *search, model string, params []param, p point) ([]float64, bool, error) {
+	u, moved, err := f.runsRefill(ctx, s, model, params, p, refillSlack)
+	if err != nil || model != sim.ProfilePTU || !f.sends.Replay {
+		return u, moved, err
+	}
+	off := slices.Clone(u)
+	for i, q := range params {
+		if q.OffAtMax {
+			off[i] = 1
+		}
+	}
+	if s.key(off) == s.key(u) {
+		return u, moved, nil
+	}
+	at, err := f.score(ctx, model, params, p.u)
+	if err != nil {
+		return nil, false, err
+	}
+	plain, err := f.score(ctx, model, params, off)
+	if err != nil {
+		return nil, false, err
+	}
+	if plain.objective > p.score+refillSlack || f.quality(plain) != f.quality(at) {
+		return u, moved, nil
+	}
+	return off, true, nil
+}
