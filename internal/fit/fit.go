@@ -165,6 +165,16 @@ func (j *Job) points() int64 {
 			// Only the allowance's table is seeded (seedLine).
 			b.seeds = b.seeds && m == sim.ProfilePTU && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth })
 			total += int64(b.evaluations(len(params)) + scanPoints(len(params)) + 2*len(params)*edgeBisections)
+			if m == sim.ProfilePTU {
+				total += 3 // the run's refill at the table's best (runsRefill)
+			}
+		}
+		if m == sim.ProfilePTU {
+			// The run's refill and the mechanisms off at the model's
+			// last point (plainest), and that point's ranges again
+			// when it moves there.
+			n := len(paramsOf(m))
+			total += int64(3 + 4 + scanPoints(n) + 2*n*edgeBisections)
 		}
 	}
 	return total
@@ -428,6 +438,24 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		}
 		best = bestOf(fits)
 	}
+	// The run's own refill at the best point, and a mechanism the run
+	// does not show off, kept when the objective cannot tell them from
+	// the best (plainest).
+	k := slices.IndexFunc(fits, func(mf modelFit) bool { return mf.score.objective == best.score.objective })
+	u := make([]float64, len(best.params))
+	for i, p := range best.params {
+		u[i] = p.unit(p.get(best.cfg))
+	}
+	moved, ok, err := f.plainest(ctx, searches[k], model, best.params, point{u, best.score.objective})
+	if err != nil {
+		return modelFit{}, err
+	}
+	if ok {
+		if fits[k], err = f.finish(ctx, model, best.params, searches[k], fits[k].pts, moved); err != nil {
+			return modelFit{}, err
+		}
+		best = fits[k]
+	}
 	all := &triedPoints{m: map[string]tried{}}
 	for k, mf := range fits {
 		mf.pts.mu.Lock()
@@ -529,8 +557,11 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		}
 	}
 	f.job.status.model.Store(&model)
-	best, _, err := s.run(ctx, start)
+	best, sc, err := s.run(ctx, start)
 	if err != nil {
+		return modelFit{}, nil, false, err
+	}
+	if best, _, err = f.runsRefill(ctx, s, model, params, point{best, sc}, 0); err != nil {
 		return modelFit{}, nil, false, err
 	}
 	mf, err := f.finish(ctx, model, params, s, pts, best)

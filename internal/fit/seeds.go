@@ -3,7 +3,10 @@ package fit
 import (
 	"cmp"
 	"context"
+	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -106,7 +109,8 @@ func (fr firstRefusal) settingsAt(d float64) (depth, allowance float64, ok bool)
 // in the time to it and its advised wait) down to seedSpan times less,
 // at seedStep apart on a log scale, each PTU with the depth and
 // allowance the run gives at it
-// (settingsAt), the refill at seedRefill, the cold forecast off. The
+// (settingsAt), the refill the run gives there (refillAt; seedRefill
+// when it gives none), the cold forecast off. The
 // truth lies on the line, to within one send's cost in its depth and
 // allowance, and its basin there is about 1% wide in the PTU (the
 // objective a saw-tooth of period some 5%, one send's cost moving from
@@ -121,10 +125,9 @@ const (
 	seedRefill = 60.0 // seconds
 )
 
-// The refill is not on the line: the seedBest best points of the line
-// are tried at each of seedRefills (seconds) too. A refill decides how
-// much of the allowance the later waves find again (served target d's,
-// 20 s: its line at a refill of 60 s scores 0.84 at best).
+// The seedBest best points of the line are tried at each of seedRefills
+// (seconds) too: a refill decides how much of the allowance the later
+// waves find again, and the run's (refillAt) is a few sends' reading.
 const seedBest = 6
 
 var seedRefills = []float64{2, 5, 10, 20, 40, 80, 160, 320, 640, 1280, 3600}
@@ -183,29 +186,52 @@ func (f *fitter) lineSeeds(model string, params []param) [][]float64 {
 	// in the time to it and its wait.
 	total, _ := fw.levelAt(0, 0)
 	most := total / (fw.at + fw.wait) * 60 / base.TokensPerPTU
-	var out [][]float64
+	type linePoint struct{ ptu, depth, allowance, refill float64 }
+	var line []linePoint
 	for _, ptu := range logSteps(most/seedSpan, most, seedStep)[:maxSeeds] {
 		c := base
 		c.PTU = ptu
-		depth, allowance, ok := fw.settingsAt(c.DrainTokensPerSecond())
-		if !ok {
-			continue
+		if depth, allowance, ok := fw.settingsAt(c.DrainTokensPerSecond()); ok {
+			line = append(line, linePoint{ptu, depth, allowance, seedRefill})
 		}
+	}
+	// Each point's refill, the run's at its settings (refillAt), on
+	// every core: some 40 plays of the run a point.
+	if r := slices.IndexFunc(params, func(p param) bool { return p.Field == "BurstRefill" }); r >= 0 {
+		run := readRun(f.sends, base.OutputWeight)
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		for w := range workers {
+			wg.Go(func() {
+				for k := w; k < len(line); k += workers {
+					c := base
+					c.PTU = line[k].ptu
+					d := c.DrainTokensPerSecond()
+					if v, _, _, ok := refillAt(run, d, line[k].depth*d, line[k].allowance*d, params[r].Min, params[r].Max); ok {
+						line[k].refill = v
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	var out [][]float64
+	for _, lp := range line {
 		u := make([]float64, len(params))
 		for i, p := range params {
 			switch p.Field {
 			case "PTU":
-				u[i] = p.unit(ptu)
+				u[i] = p.unit(lp.ptu)
 			case "BucketDepth":
-				u[i] = p.unit(depth)
+				u[i] = p.unit(lp.depth)
 			case "BurstPct":
-				v := allowance
+				v := lp.allowance
 				if !p.PerDepth {
-					v = 100 * allowance / depth
+					v = 100 * lp.allowance / lp.depth
 				}
 				u[i] = p.unit(v)
 			case "BurstRefill":
-				u[i] = p.unit(seedRefill)
+				u[i] = p.unit(lp.refill)
 			default:
 				u[i] = p.unit(p.get(base))
 				if p.OffAtMax {
@@ -225,4 +251,264 @@ func logSteps(lo, hi, step float64) []float64 {
 		out = append(out, v)
 	}
 	return out
+}
+
+// The refill on the line (refillAt): once a refusal has forfeited the
+// allowance, it comes back at allowance ÷ refill a second, and the run
+// says how fast. Each admission the level puts over 100% was covered by
+// what had come back since (the allowance spent, spent + its cost, at
+// most the allowance), and each refusal over 100% was not (more than the
+// allowance), so at one drain, depth and allowance each such send bounds
+// the refill one way: its own threshold, the same whatever the others'
+// (the allowance spent at any instant falls as the refill quickens). The
+// refill that contradicts the fewest of them is the run's, found on a
+// grid of refillSteps over the refill's range. A served target's runs
+// put it where no constant does: target d's (20 s), whose line at a
+// refill of 60 s scores 0.9–1.4 at every PTU, its own settings 0.017,
+// so the line's best points were no nearer the truth than its worst.
+
+// runEvent is one event of a run as the level sees it, at t seconds
+// from the run's start: an arrival of estimated cost (refused or
+// admitted), or an admitted send's completion, which gives back delta
+// (its actual cost less the estimate).
+type runEvent struct {
+	t, cost float64
+	arrival bool
+	refused bool
+}
+
+// instant is how close a plan's sends must arrive to be one instant, in
+// which a deployment admits before it refuses (the order the level
+// takes them in is not the file's): a served target spreads a wave of
+// the main job over some 15 ms, and the scheduled plan's sends are 40 ms
+// or more apart.
+const instant = 0.02
+
+// readRun reads the first run's sends, every plan, as the level takes
+// them: each plan from the end of the one before it (its last answer),
+// in each instant the admitted first, and the admitted sends'
+// completions (cost: what each gave back) where recorded, all in time
+// order.
+func readRun(w *workload, outputWeight float64) []runEvent {
+	if !w.Replay || len(w.Runs) == 0 {
+		return nil
+	}
+	var out []runEvent
+	start := 0.0
+	for _, p := range w.Runs[0].Plans {
+		end := start
+		var plan []runEvent
+		for _, snd := range p.Sends {
+			t := start + snd.At.Seconds()
+			plan = append(plan, runEvent{t: t, cost: float64(snd.PromptTokens) + outputWeight*float64(snd.MaxTokens), arrival: true, refused: snd.Refused})
+			took := snd.took / 1000
+			if snd.Refused {
+				took = snd.answered / 1000
+			} else if snd.completion > 0 && took > 0 {
+				out = append(out, runEvent{t: t + took, cost: outputWeight * float64(snd.completion-snd.MaxTokens)})
+			}
+			end = max(end, t+took)
+		}
+		slices.SortStableFunc(plan, func(a, b runEvent) int { return cmp.Compare(a.t, b.t) })
+		for i := 0; i < len(plan); {
+			j := i + 1
+			for j < len(plan) && plan[j].t-plan[i].t <= instant {
+				j++
+			}
+			slices.SortStableFunc(plan[i:j], func(a, b runEvent) int { return cmp.Compare(b01(a.refused), b01(b.refused)) })
+			for k := i + 1; k < j; k++ {
+				plan[k].t = plan[i].t
+			}
+			i = j
+		}
+		out = append(out, plan...)
+		start = end
+	}
+	// Completions before the arrivals of their instant.
+	slices.SortStableFunc(out, func(a, b runEvent) int {
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(b01(a.arrival), b01(b.arrival)))
+	})
+	return out
+}
+
+// refillSteps is how many refills refillAt weighs in each of its two
+// passes, evenly in the logarithm: over the refill's range (1 s – 1 h: a
+// factor of 1.4 apart), then over the coarse pass's least-contradicting
+// steps and one step either side (a factor of some 1.04 apart).
+const refillSteps = 25
+
+// refillAt is the refill (seconds, within lo–hi) that contradicts the
+// fewest of the run's sends at drain d, capacity and allowance (tokens):
+// the geometric middle of the first run of refills that tie, and that
+// run's ends (least, most); ok is false when every refill contradicts
+// as many (no send bounds it).
+func refillAt(events []runEvent, d, capacity, allowance, lo, hi float64) (refill, least, most float64, ok bool) {
+	if allowance <= 0 || len(events) == 0 {
+		return 0, 0, 0, false
+	}
+	pass := func(lo, hi float64) (a, b, in, out float64, flat bool) {
+		at := func(k int) float64 { return lo * math.Pow(hi/lo, float64(k)/float64(refillSteps-1)) }
+		counts := make([]int, refillSteps)
+		for k := range counts {
+			counts[k] = contradictions(events, d, capacity, allowance, allowance/at(k))
+		}
+		fewest := slices.Min(counts)
+		from := slices.Index(counts, fewest)
+		to := from
+		for to+1 < len(counts) && counts[to+1] == fewest {
+			to++
+		}
+		return at(max(from-1, 0)), at(min(to+1, refillSteps-1)), at(from), at(to), fewest == slices.Max(counts)
+	}
+	a, b, _, _, flat := pass(lo, hi)
+	if flat {
+		return 0, 0, 0, false
+	}
+	a, b, least, most, _ = pass(a, b)
+	return math.Sqrt(a * b), least, most, true
+}
+
+// contradictions plays the events at drain d, capacity and allowance
+// (tokens), the allowance coming back at rate tokens a second, and
+// counts the admissions over 100% it would not have covered and the
+// refusals over 100% it would have.
+func contradictions(events []runEvent, d, capacity, allowance, rate float64) int {
+	level, spent, last, n := 0.0, 0.0, 0.0, 0
+	for _, e := range events {
+		if dt := e.t - last; dt > 0 {
+			level = max(0, level-d*dt)
+			spent = max(0, spent-rate*dt)
+			last = e.t
+		}
+		over := level > capacity
+		switch {
+		case !e.arrival:
+			level = max(0, level+e.cost)
+		case e.refused:
+			if over && spent+e.cost <= allowance {
+				n++
+			}
+			if over {
+				spent = max(spent, allowance)
+			}
+		default:
+			if over {
+				if spent+e.cost > allowance {
+					n++
+				}
+				spent += e.cost
+			}
+			level += e.cost
+		}
+	}
+	return n
+}
+
+// runsRefill tries, at the search's best point p of the PTU model's
+// table params, the refill the run gives at its other settings
+// (refillAt): its estimate, then the least and the most refill its
+// sends contradict as little; and returns the best of them and whether
+// it moved from p: to one of lower objective, or, slack above 0, to the
+// best of them when it scores within slack of p's and is judged as p is
+// (where the objective tells them apart by a wait or two, the run's
+// sends do). The refill's basin is wide where the run tells it (served
+// target a's run scores 0.008 at 117 s, 0.012 at 150–200 s, 0.018 from
+// 350 s on, 0.033 at 93 s), and the scans' doubling steps along it
+// cross it in one step.
+func (f *fitter) runsRefill(ctx context.Context, s *search, model string, params []param, p point, slack float64) ([]float64, bool, error) {
+	r := slices.IndexFunc(params, func(q param) bool { return q.Field == "BurstRefill" })
+	if model != sim.ProfilePTU || r < 0 || !f.sends.Replay {
+		return p.u, false, nil
+	}
+	c, _, err := f.settings(model, params, p.u)
+	if err != nil {
+		return p.u, false, nil
+	}
+	capacity := c.CapacityTokens()
+	refill, least, most, ok := refillAt(readRun(f.sends, c.OutputWeight), c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, params[r].Min, params[r].Max)
+	if !ok {
+		return p.u, false, nil
+	}
+	var pts [][]float64
+	for _, v := range []float64{refill, least, most} {
+		u := slices.Clone(p.u)
+		u[r] = params[r].unit(v)
+		pts = append(pts, u)
+	}
+	scores, err := s.batch(ctx, pts)
+	if err != nil {
+		return nil, false, err
+	}
+	k := 0
+	for j, sc := range scores {
+		if sc < scores[k] {
+			k = j
+		}
+	}
+	switch {
+	case scores[k] < p.score:
+		return pts[k], true, nil
+	case slack <= 0 || scores[k] > p.score+slack || s.key(pts[k]) == s.key(p.u):
+		return p.u, false, nil
+	}
+	at, err := f.score(ctx, model, params, p.u)
+	if err != nil {
+		return nil, false, err
+	}
+	own, err := f.score(ctx, model, params, pts[k])
+	if err != nil {
+		return nil, false, err
+	}
+	if f.quality(own) != f.quality(at) {
+		return p.u, false, nil
+	}
+	return pts[k], true, nil
+}
+
+// refillSlack is how much more than the best objective the model's last
+// point may score with the run's refill (runsRefill at the end of fit)
+// and be kept, judged as well: the objective's differences there are a
+// wait or two of a group's or a send's second (another recording of
+// served target a: 0.0219 at a refill of 640 s, 0.0283 at 110 s, the
+// truth's 120 s; the run's sends contradict 110 s none times, 640 s
+// twice).
+const refillSlack = 0.01
+
+// plainest is the model's last point from its best p, on the PTU
+// model's table params: the run's own refill (runsRefill, within
+// refillSlack), then every mechanism that is off at its Max (the cold
+// forecast) off, when the point with it off scores within refillSlack
+// of p's and is judged as p is: a run that cannot tell a mechanism's
+// effect from a wait or two does not show it, and a twin that keeps it
+// answers other plans with it (another recording of served target a,
+// which has no cold forecast, fitted one of 93% after 100 ms: objective
+// 0.0221, off 0.0250; the twin's main job on it gave Overall p50 and p90
+// of 67 and 685 ms, the target's 30 and 564). A plan's fit keeps its
+// best: the documents' cold forecast is the run's long tail.
+func (f *fitter) plainest(ctx context.Context, s *search, model string, params []param, p point) ([]float64, bool, error) {
+	u, moved, err := f.runsRefill(ctx, s, model, params, p, refillSlack)
+	if err != nil || model != sim.ProfilePTU || !f.sends.Replay {
+		return u, moved, err
+	}
+	off := slices.Clone(u)
+	for i, q := range params {
+		if q.OffAtMax {
+			off[i] = 1
+		}
+	}
+	if s.key(off) == s.key(u) {
+		return u, moved, nil
+	}
+	at, err := f.score(ctx, model, params, p.u)
+	if err != nil {
+		return nil, false, err
+	}
+	plain, err := f.score(ctx, model, params, off)
+	if err != nil {
+		return nil, false, err
+	}
+	if plain.objective > p.score+refillSlack || f.quality(plain) != f.quality(at) {
+		return u, moved, nil
+	}
+	return off, true, nil
 }
