@@ -70,3 +70,54 @@ func TestParsedBodiesHoldAtMostTheirBound(t *testing.T) {
 		t.Errorf("kept %d of %d bodies of %d bytes: want some, not all", kept, n, maxParsedBody)
 	}
 }
+
+// TestParsedBodiesGrowAsTheyFill: a cache that reads a few distinct
+// bodies keeps its first slots (a fit's replay makes a server per
+// candidate setting: each cleared 1,024 slots); distinct bodies make it
+// grow to parsedSlots, every body kept before a growth still answered
+// from the cache (its slot moved), held what the slots hold.
+func TestParsedBodiesGrowAsTheyFill(t *testing.T) {
+	c := &parsedBodies{}
+	body := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"messages":[{"role":"user","content":"%d"}],"max_tokens":7}`, i))
+	}
+	for i := range 4 {
+		for range 3 {
+			if _, err := c.parse(body(i), uint64(i), kindChat, 100, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(c.slots) != firstParsedSlots || c.used != 4 {
+		t.Fatalf("4 bodies: %d slots, %d used; want %d, 4", len(c.slots), c.used, firstParsedSlots)
+	}
+	for i := 4; i < parsedSlots; i++ {
+		if _, err := c.parse(body(i), uint64(i), kindChat, 100, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.slots) != parsedSlots {
+		t.Fatalf("%d distinct bodies: %d slots, want %d", parsedSlots, len(c.slots), parsedSlots)
+	}
+	sum, used := 0, 0
+	for i := range c.slots {
+		sum += cap(c.slots[i].body)
+		if e := c.slots[i]; e.body != nil {
+			used++
+			if i != int(e.sum%parsedSlots) || string(e.body) != string(body(int(e.sum))) {
+				t.Fatalf("slot %d holds body %d: %q", i, e.sum, e.body)
+			}
+		}
+	}
+	if c.held != sum || c.used != used || used < parsedSlots/2 {
+		t.Errorf("held %d, the slots' bodies %d; used %d, counted %d", c.held, sum, c.used, used)
+	}
+	// A body that takes another's slot: used and held count the one kept.
+	c = &parsedBodies{}
+	for _, i := range []int{1, 1 + firstParsedSlots, 2} {
+		c.parse(body(i), uint64(i), kindChat, 100, nil)
+	}
+	if got, want := c.held, cap(c.slots[1].body)+cap(c.slots[2].body); c.used != 2 || got != want || c.slots[1].sum != 1+firstParsedSlots {
+		t.Errorf("two bodies in slot 1, one in 2: used %d, held %d (want 2, %d), slot 1 holds %d", c.used, got, want, c.slots[1].sum)
+	}
+}
