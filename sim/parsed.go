@@ -12,18 +12,10 @@ import (
 // of the body instead of a scan of it; the body's hash is the one the
 // witness needs anyway. Direct-mapped: a slot per hash, the last body to
 // land there kept, so memory stays bounded (maxParsedBytes of bodies).
-//
-// The slots start few (firstParsedSlots) and grow fourfold, up to
-// parsedSlots, once half of them hold a body: a server that reads few
-// distinct bodies (a fit's replay: one body per prompt and max_tokens,
-// a fresh server per replay, thousands of replays) does not allocate
-// and clear the 1,024 slots (some 160 KB, a sixth of what a fit
-// allocated), and a lab run's reach them within its first requests.
 type parsedBodies struct {
 	mu    sync.Mutex
 	held  int // the bytes the slots' bodies hold
-	used  int // the slots that hold a body
-	slots []parsedBody
+	slots [parsedSlots]parsedBody
 }
 
 // parsedSlots, maxParsedBody and maxParsedBytes bound the cache: 1,024
@@ -33,10 +25,9 @@ type parsedBodies struct {
 // retrier's (4,987 parses for its 1,809 requests, 27,819 attempts; 2,568
 // with 1,024 slots).
 const (
-	parsedSlots      = 1024
-	firstParsedSlots = 16
-	maxParsedBody    = 16 << 10
-	maxParsedBytes   = 4 << 20
+	parsedSlots    = 1024
+	maxParsedBody  = 16 << 10
+	maxParsedBytes = 4 << 20
 )
 
 type parsedBody struct {
@@ -52,15 +43,13 @@ type parsedBody struct {
 // the same body was parsed the same way last in its slot; sum is the
 // body's hash. Only a body that parses is kept.
 func (c *parsedBodies) parse(body []byte, sum uint64, kind bodyKind, defaultMax int, tc *tokenMemo) (request, error) {
+	e := &c.slots[sum%parsedSlots]
 	counted := tc != nil
 	c.mu.Lock()
-	if len(c.slots) > 0 {
-		e := &c.slots[sum%uint64(len(c.slots))]
-		if e.body != nil && e.sum == sum && e.kind == kind && e.max == defaultMax && e.counted == counted && bytes.Equal(e.body, body) {
-			req := e.req
-			c.mu.Unlock()
-			return req, nil
-		}
+	if e.body != nil && e.sum == sum && e.kind == kind && e.max == defaultMax && e.counted == counted && bytes.Equal(e.body, body) {
+		req := e.req
+		c.mu.Unlock()
+		return req, nil
 	}
 	c.mu.Unlock()
 	req, err := parseCounted(body, kind, defaultMax, tc)
@@ -68,33 +57,11 @@ func (c *parsedBodies) parse(body []byte, sum uint64, kind bodyKind, defaultMax 
 		return req, err
 	}
 	c.mu.Lock()
-	if len(c.slots) == 0 {
-		c.slots = make([]parsedBody, firstParsedSlots)
-	} else if 2*c.used >= len(c.slots) && len(c.slots) < parsedSlots {
-		c.grow()
-	}
-	e := &c.slots[sum%uint64(len(c.slots))]
 	if had := cap(e.body); len(body) <= had || c.held-had+len(body) <= maxParsedBytes {
-		if e.body == nil {
-			c.used++
-		}
 		e.sum, e.kind, e.max, e.counted, e.req = sum, kind, defaultMax, counted, req
 		e.body = append(e.body[:0], body...)
 		c.held += cap(e.body) - had
 	}
 	c.mu.Unlock()
 	return req, nil
-}
-
-// grow makes the slots four times as many (at most parsedSlots), each
-// body moved to its slot there: two bodies in two slots of n (sums apart
-// mod n) are apart mod 4n, so every body is kept. c.mu is held.
-func (c *parsedBodies) grow() {
-	old := c.slots
-	c.slots = make([]parsedBody, min(4*len(old), parsedSlots))
-	for i := range old {
-		if old[i].body != nil {
-			c.slots[old[i].sum%uint64(len(c.slots))] = old[i]
-		}
-	}
 }
