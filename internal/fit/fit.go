@@ -64,10 +64,9 @@ type Job struct {
 // DefaultMaxWork is the fit's default cap on its work: sends replayed,
 // summed over every point tried. The main job's results (331 sends,
 // about 4,550 points over the three models, the first refusal's line
-// included) are some 1,500,000; a send replayed costs about 8 µs of a
-// core (docs/fit.md; 16 µs before round 9), so the default, 16 times
-// that, is some 3 to 4 minutes of a core: a file of up to about 5,500
-// sends. Job.MaxWork (--max-work) raises it deliberately.
+// included) are some 1,500,000; a send replayed costs 4–9 µs of a core
+// (docs/fit.md), so the default, 16 times that, is some 2 to 4 minutes
+// of a core: a file of up to about 5,500 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
 // progress is a running fit's advance, safe to read while it runs.
@@ -175,7 +174,7 @@ func (j *Job) points() int64 {
 // tooMuch says why a fit of sends sends is refused; more: the files hold
 // more than sends, the most the cap allows (reading stopped there).
 func (j *Job) tooMuch(sends int, more bool) error {
-	const remedy = ": raise it deliberately (a send replayed is about 8 µs of a core), or fit fewer or shorter runs"
+	const remedy = ": raise it deliberately (a send replayed is some 4-9 µs of a core), or fit fewer or shorter runs"
 	if more {
 		return valid.Errorf("MaxWork", "%s: the results hold more than %s sent attempts, the most it allows at each of the fit's about %s points"+remedy,
 			num.Grouped(float64(j.MaxWork), 0), num.Grouped(float64(sends), 0), num.Grouped(float64(j.points()), 0))
