@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -244,7 +245,7 @@ func Run(ctx context.Context, j Job) (Result, error) {
 	// A replay allocates as it simulates (a fresh simulator, an HTTP
 	// request and answer per send): a larger heap between collections
 	// cuts what collecting costs the fit (fitGCPercent).
-	defer debug.SetGCPercent(debug.SetGCPercent(fitGCPercent))
+	defer raiseGC()()
 	s, err := j.sends(ctx)
 	if err != nil {
 		return Result{}, err
@@ -289,10 +290,40 @@ func Run(ctx context.Context, j Job) (Result, error) {
 }
 
 // fitGCPercent is the collector's target while a fit runs (GOGC 100 by
-// default; the policy lab's is 300): measured on the main job's results
-// (BenchmarkFitMainJob, bench/README.md), see there for the CPU and the
-// memory.
+// default; the policy lab's is 300): on the main job's results GOGC 400
+// took main's fit from 20.0 and 19.6 s of CPU to 13.7 and 14.5 s, its
+// peak memory from 37 MB to some 55 (docs/fit.md, round 9); 800 saved
+// 1–4% more for 65–70 MB (three pairs at load 10–13).
 const fitGCPercent = 400
+
+// gcRaised counts the fits running (raiseGC): the first sets the
+// collector's target, the last puts back the one before.
+var gcRaised struct {
+	sync.Mutex
+	n      int
+	before int
+}
+
+// raiseGC sets the collector's target to fitGCPercent while any fit
+// runs, and returns the function that ends this one's part. Fits that
+// overlap (tests in parallel, a caller's goroutines) leave the target as
+// it was before the first, whatever order they end in: each putting
+// back what it found would leave a later one's 400 in place.
+func raiseGC() func() {
+	gcRaised.Lock()
+	defer gcRaised.Unlock()
+	if gcRaised.n == 0 {
+		gcRaised.before = debug.SetGCPercent(fitGCPercent)
+	}
+	gcRaised.n++
+	return func() {
+		gcRaised.Lock()
+		defer gcRaised.Unlock()
+		if gcRaised.n--; gcRaised.n == 0 {
+			debug.SetGCPercent(gcRaised.before)
+		}
+	}
+}
 
 // bestOf is the model of lowest objective (the first on a tie).
 func bestOf(fits []modelFit) modelFit {
