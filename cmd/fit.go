@@ -97,7 +97,7 @@ completion_tokens over 1,000,000, latency_ms over 1 h, sent_ms over 8
 days) is refused, one line, exit 2. The fit's work, the sends replayed
 times the points tried (about 4,550), is estimated before it replays
 anything and refused past --max-work (the default is some 5,500 sends,
-about 7 minutes of a core); a progress line comes every 2 s (-q: none),
+2 to 4 minutes of a core); a progress line comes every 2 s (-q: none),
 and Ctrl-C stops it within a second.
 
 --plan characterize --events EVENTS.csv fits published waits instead: the

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -42,6 +44,12 @@ func fillerText(tokens int) string {
 const streamChunkTokens = 16
 
 var jsonContentType = []string{"application/json"}
+
+// bodyBufs are the buffers a whole (not streamed) completion and a
+// PTU refusal are written from, reused: a Write does not keep its bytes
+// (io.Writer), and a fit's replays answer millions of sends (a buffer
+// per answer was a sixth of what a fit allocated).
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func setInt(h http.Header, key string, v int64) { h[key] = []string{strconv.FormatInt(v, 10)} }
 
@@ -122,7 +130,8 @@ func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
 		setInt2(h, "X-Ratelimit-Remaining-Requests", o.remReq, "X-Ratelimit-Remaining-Tokens", o.remTok)
 	}
 	w.WriteHeader(http.StatusTooManyRequests)
-	b := make([]byte, 0, 256)
+	bp := bodyBufs.Get().(*[]byte)
+	b := (*bp)[:0]
 	b = append(b, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded `...)
 	b = append(b, what...)
 	if o.ans.retryAfter {
@@ -133,6 +142,8 @@ func (s *Server) write429PTU(w http.ResponseWriter, o *outcome) {
 		b = append(b, ". Please retry later.\"}}\n"...)
 	}
 	w.Write(b)
+	*bp = b
+	bodyBufs.Put(bp)
 }
 
 func formatUtil(pct float64) string {
@@ -200,7 +211,8 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		if !s.beginWhole(ctx, w, o, done) {
 			return
 		}
-		b := make([]byte, 0, 512+4*o.completion)
+		bp := bodyBufs.Get().(*[]byte)
+		b := slices.Grow((*bp)[:0], 512+4*o.completion)
 		b = appendChatHead(b, "chat.completion", o)
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
 		b = append(b, fillerText(o.completion)...)
@@ -210,6 +222,8 @@ func (s *Server) respondCompletion(w http.ResponseWriter, r *http.Request, req *
 		b = appendUsage(b, req, o)
 		b = append(b, "}\n"...)
 		w.Write(b)
+		*bp = b
+		bodyBufs.Put(bp)
 		return
 	}
 	flush, ok := s.beginStream(ctx, w, o, done, true)

@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -62,5 +63,25 @@ func TestTwinReproducesTheRecordedRun(t *testing.T) {
 		if g < 0.75*w || g > 1.25*w {
 			t.Errorf("Overall p%v: twin %.1f ms, the truth %.1f ms on the same seed: more than 25%% apart", p, g, w)
 		}
+	}
+}
+
+// TestRaiseGCPutsBackTheTargetBefore: fits that overlap and end in
+// either order leave the collector's target as it was before the first
+// (each putting back what it found left the first's fitGCPercent), and
+// it is fitGCPercent while any runs.
+func TestRaiseGCPutsBackTheTargetBefore(t *testing.T) {
+	before := debug.SetGCPercent(137)
+	defer debug.SetGCPercent(before)
+	endA := raiseGC()
+	endB := raiseGC()
+	endA()
+	if got := debug.SetGCPercent(-1); got != fitGCPercent {
+		t.Errorf("one fit of two ended: target %d, want %d", got, fitGCPercent)
+	}
+	debug.SetGCPercent(fitGCPercent)
+	endB()
+	if got := debug.SetGCPercent(-1); got != 137 {
+		t.Errorf("both ended: target %d, want 137 (the target before)", got)
 	}
 }
