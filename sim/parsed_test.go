@@ -57,10 +57,15 @@ func TestParsedBodiesHoldAtMostTheirBound(t *testing.T) {
 		}
 	}
 	sum, kept := 0, 0
-	for i := range c.slots {
-		sum += cap(c.slots[i].body)
-		if c.slots[i].body != nil {
-			kept++
+	for _, ch := range c.chunks {
+		if ch == nil {
+			continue
+		}
+		for i := range ch {
+			sum += cap(ch[i].body)
+			if ch[i].body != nil {
+				kept++
+			}
 		}
 	}
 	if c.held != sum || c.held > maxParsedBytes {
