@@ -39,14 +39,15 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(playClient(mode))
 }
 
-// TestMain runs up to 8 of the package's parallel tests at once (not
+// TestMain runs up to 4 of the package's parallel tests at once (not
 // under -race): they wait on their commands' sleeps (a jittered SDK's,
-// a gateway's backoff, up to some 2 s) far more than they compute: the
-// package's run 2.5–2.7 s instead of 3.7–3.9 at 4 (load ~5, three runs
-// each by turns; ten runs in a row at 8 passed).
+// a gateway's backoff, up to some 2 s) far more than they compute. (At
+// 8, round 9: the run 2.5–2.7 s instead of 3.7–3.9 at load ~5, but at
+// load 8–13 TestGradesRealClients/stacked failed in two suite runs of
+// three, its herd read against retry-after, not retry-after-ms.)
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "" {
-		testkit.WaitBound(8)
+		testkit.WaitBound(4)
 	}
 	os.Exit(m.Run())
 }
