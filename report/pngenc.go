@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"sync"
 )
 
 // Encoding a chart as PNG, quickly. image/png tries five filters on every
@@ -41,10 +42,9 @@ func encodePNG(w io.Writer, img image.Image) error {
 		return err
 	}
 	idat := &chunkWriter{w: bw, kind: "IDAT"}
-	zw, err := zlib.NewWriterLevel(idat, zlib.BestSpeed)
-	if err != nil {
-		return err
-	}
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(idat)
 	rowLen := 1 + 3*width
 	prev, cur, filtered := make([]byte, rowLen), make([]byte, rowLen), make([]byte, rowLen)
 	filtered[0] = 2 // Up
@@ -72,6 +72,13 @@ func encodePNG(w io.Writer, img image.Image) error {
 	}
 	return bw.Flush()
 }
+
+// zlibWriters keeps deflate's state (some 1 MB, zeroed at each
+// zlib.NewWriterLevel) for the next chart: a report draws a dozen.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
+	return zw
+}}
 
 // isOpaque reports whether every pixel of img is opaque.
 func isOpaque(img *image.RGBA) bool {

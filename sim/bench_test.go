@@ -131,3 +131,26 @@ func BenchmarkServe200Counted(b *testing.B) {
 func BenchmarkServe429Tokenizer(b *testing.B) {
 	benchServeWith(b, true, http.StatusTooManyRequests, o200k(b), 0)
 }
+
+// BenchmarkNewServeOne is a fresh simulator that answers one request on
+// a manual clock: what a fit pays per point it tries for each plan of a
+// small run (it makes a simulator per point; issue 39, round 9: the
+// parse cache's table was zeroed whole in each).
+func BenchmarkNewServeOne(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.TTFT, cfg.TPOT = 0, 0
+	cfg.Clock = NewManualClock(t0)
+	body := chatBody(4000, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", azurePath, strings.NewReader(body)))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}
