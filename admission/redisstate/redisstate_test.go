@@ -489,6 +489,7 @@ func TestRedisKilledMidRun(t *testing.T) {
 	const requests, workers = 48, 8
 	stalls := testkit.WatchStalls(t)
 	var done, observed atomic.Int64
+	stopped := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var late []time.Duration
@@ -521,10 +522,18 @@ func TestRedisKilledMidRun(t *testing.T) {
 					late = append(late, took)
 					mu.Unlock()
 				}
+				// The 16th request's worker kills Redis and the 32nd's
+				// starts it again, after the kill has finished: two
+				// workers, so the restart waits on the kill's channel (the
+				// counter orders the counts, not the kill's end; under
+				// -race a restart while Stop still waited was a race on
+				// the server's process).
 				switch done.Add(1) {
 				case 16:
 					srv.Stop()
+					close(stopped)
 				case 32:
+					<-stopped
 					srv.Restart()
 				}
 			}
