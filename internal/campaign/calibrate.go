@@ -75,7 +75,6 @@ func Calibrate(ctx context.Context, c Calibration) (calibrate.Result, error) {
 			return p.Sender(s), p.Observe
 		}
 	}
-	defer startHeapFloor(HeapFloor)()
 	res, runErr := calibrate.Run(ctx, c.Config, s, sink)
 	if err := res.WriteFile(c.Evidence); err != nil {
 		return res, err

@@ -224,7 +224,6 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		return out, err
 	}
 	w.SetCommitWindow(CommitWindow)
-	defer startHeapFloor(HeapFloor)()
 	o := j.Options
 	if o.RunID == "" {
 		o.RunID = results.NewRunID()
