@@ -20,9 +20,10 @@
 #   TRANSPORTS="http https" (the default) picks the transports, in order;
 #   ANALYZE=0 skips the analyze timing;
 #   REF=<revision> also builds ptuprobe at that git revision and runs it
-#     in the same alternation (a row "ptuprobe@REF" before vegeta's), so a
+#     in the same alternation (a row "ptuprobe@REF" next to this tree's), so a
 #     change is measured against its own before on the same machine state;
-#   ROUNDS=N repeats every rate and transport N times (default 1);
+#   ROUNDS=N repeats every rate and transport N times (default 1), the
+#     tools' order reversed in every even round (vegeta first);
 #   ARGS="--pace-fixed" adds flags to this tree's ptuprobe (not REF's);
 #   REFUSE_PCT=60 (the default) has the server answer that share of the
 #     requests with a 429 and its advice (retry-after-ms, retry-after), the
@@ -68,7 +69,8 @@ for transport in "${transports[@]}"; do
     [ -z "${TRACE:-}" ] || { mkdir -p "$TRACE"; extra+=(--trace "$TRACE/$rate-$transport-$round.trace"); }
     [ -z "$ref" ] || { bins+=("$work/ptuprobe-ref"); labels+=("ptuprobe@$ref"); }
     pcpus=()
-    for i in "${!bins[@]}"; do
+    run_ptuprobe() { # i: measures bins[i], sets pcpus[i]
+      local i=$1
       rm -f "$work/p$rate.csv" # ptuprobe appends to a results file that exists
       measure p "${bins[$i]}" schedule --api raw --url "$url" --method POST --body "@$work/body.json" \
         --header 'Content-Type: application/json' --rate "$rate/s" --duration "$duration" \
@@ -78,15 +80,29 @@ for transport in "${transports[@]}"; do
       read -r pp50 pp99 prows _ < <(lateness_ptuprobe "$work/p$rate.csv")
       pcpu=$(python3 -c "print(f'{($pu + $ps) * 1000 / $prows:.3f}')")
       printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" "${labels[$i]}" "$pcpu" "$pp50" "$pp99" "$((prss / 1024))" "$prows"
-      pcpus+=("$pcpu $pp50 $pp99 $prss")
-    done
-    if [ -n "$vegeta" ]; then
+      pcpus[$i]="$pcpu $pp50 $pp99 $prss"
+    }
+    run_vegeta() { # sets vcpu vp50 vp99 vrss
       measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} > '$work/v$rate.bin'"
       [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
       read -r vu vs vrss < "$work/v.time"
       read -r vp50 vp99 vrows _ < <(lateness_vegeta "$work/v$rate.bin" "$rate")
       vcpu=$(python3 -c "print(f'{($vu + $vs) * 1000 / $vrows:.3f}')")
       printf '%-7s %-9s %-9s %10s %10s %10s %9s %8s\n' "$rate/s" "$transport" vegeta "$vcpu" "$vp50" "$vp99" "$((vrss / 1024))" "$vrows"
+    }
+    # The order alternates from round to round (odd rounds this tree,
+    # REF, vegeta; even rounds vegeta, REF, this tree): run back to back,
+    # the later run of a pair measured a few percent cheaper at 2,000/s
+    # whichever binary it was (bench/README.md, round 9).
+    order=("${!bins[@]}")
+    if [ $((round % 2)) = 0 ]; then
+      [ -z "$vegeta" ] || run_vegeta
+      for ((k = ${#order[@]} - 1; k >= 0; k--)); do run_ptuprobe "${order[$k]}"; done
+    else
+      for i in "${order[@]}"; do run_ptuprobe "$i"; done
+      [ -z "$vegeta" ] || run_vegeta
+    fi
+    if [ -n "$vegeta" ]; then
       for i in "${!bins[@]}"; do
         read -r pcpu pp50 pp99 prss <<<"${pcpus[$i]}"
         python3 -c "print(f\"{'':7} {'':9} {'ratio' + ('' if $i == 0 else '@ref'):9} {$pcpu/$vcpu:10.2f} {($pp50/$vp50 if $vp50 > 0 else float('nan')):10.2f} {($pp99/$vp99 if $vp99 > 0 else float('nan')):10.2f} {$prss/$vrss:9.2f}\")"

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -17,7 +18,20 @@ import (
 // streams' prompt, bench/README.md); bodyConn copies it through a pooled
 // buffer instead (a body up to 32 KiB in one write, as before). A TLS
 // connection is not wrapped: net/http reads its state.
-type bodyConn struct{ net.Conn }
+//
+// net/http also flushes the header of such a body on its own, one write,
+// before the body's: bodyConn holds a request header that announces a
+// body (Content-Length above 0, and no Expect, whose answer net/http
+// could wait for) and writes it with the body's first room, so that a
+// generated prompt leaves in one write(2) with its header, as a raw body
+// does. Holding it cannot stall a request: the header says the body's
+// bytes follow, and net/http writes them next (or, failing to read them,
+// closes the connection).
+type bodyConn struct {
+	net.Conn
+	held *[copyRoom]byte // a header waiting for its body, or nil
+	n    int             // its length
+}
 
 // plainDial is dial with its connections as bodyConns.
 func plainDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -26,7 +40,7 @@ func plainDial(dial func(ctx context.Context, network, addr string) (net.Conn, e
 		if err != nil {
 			return nil, err
 		}
-		return bodyConn{c}, nil
+		return &bodyConn{Conn: c}, nil
 	}
 }
 
@@ -38,14 +52,19 @@ var copyRooms = sync.Pool{New: func() any { return new([copyRoom]byte) }}
 // ReadFrom writes r to its end, a room at a time: the room filled before
 // each write, so a body read in pieces (a prompt's parts) is still one
 // write up to the room's size.
-func (c bodyConn) ReadFrom(r io.Reader) (n int64, err error) {
-	room := copyRooms.Get().(*[copyRoom]byte)
+func (c *bodyConn) ReadFrom(r io.Reader) (n int64, err error) {
+	room, held := c.held, c.n
+	c.held, c.n = nil, 0
+	if room == nil {
+		room = copyRooms.Get().(*[copyRoom]byte)
+	}
 	defer copyRooms.Put(room)
 	for {
-		m, rerr := io.ReadFull(r, room[:])
-		if m > 0 {
-			w, werr := c.Conn.Write(room[:m])
-			n += int64(w)
+		m, rerr := io.ReadFull(r, room[held:])
+		if held+m > 0 {
+			w, werr := c.Conn.Write(room[:held+m])
+			n += int64(max(w-held, 0))
+			held = 0
 			if werr != nil {
 				return n, werr
 			}
@@ -58,4 +77,56 @@ func (c bodyConn) ReadFrom(r io.Reader) (n int64, err error) {
 			return n, rerr
 		}
 	}
+}
+
+// Write holds a request header that announces a body (bodyHeader) for
+// the body's write, and writes anything else at once, after a header
+// held (both in one writev(2)).
+func (c *bodyConn) Write(p []byte) (int, error) {
+	if c.held != nil {
+		room, held := c.held, c.n
+		c.held, c.n = nil, 0
+		bufs := net.Buffers{room[:held], p}
+		_, err := bufs.WriteTo(c.Conn)
+		copyRooms.Put(room)
+		if err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if len(p) <= copyRoom/2 && bodyHeader(p) {
+		c.held = copyRooms.Get().(*[copyRoom]byte)
+		c.n = copy(c.held[:], p)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// bodyHeader reports whether p is a whole HTTP/1.1 request header and
+// nothing more (its first blank line ends p), as net/http flushes one
+// before a body it writes apart, that announces a body: a Content-Length
+// above 0, no Expect field (an Expect: 100-continue header must reach
+// the server before its body may).
+func bodyHeader(p []byte) bool {
+	if len(p) < 4 || bytes.Index(p, []byte("\r\n\r\n")) != len(p)-4 ||
+		!bytes.HasSuffix(p[:bytes.IndexByte(p, '\n')+1], []byte(" HTTP/1.1\r\n")) {
+		return false // not a header alone: a body (or a part) is in p
+	}
+	if bytes.Contains(p, []byte("\r\nExpect:")) {
+		return false
+	}
+	i := bytes.Index(p, []byte("\r\nContent-Length: "))
+	if i < 0 {
+		return false
+	}
+	v := p[i+len("\r\nContent-Length: "):]
+	v = v[:bytes.IndexByte(v, '\r')]
+	some := false
+	for _, d := range v {
+		if d < '0' || d > '9' {
+			return false
+		}
+		some = some || d != '0'
+	}
+	return some
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -221,11 +222,34 @@ func FormatMS(v float64) string {
 	return num.Decimal(v, decimals)
 }
 
+// appendDecimal appends FormatMS(v). A value under 1e12 (every time a
+// run records) is its rounded count of thousandths, n, written as an
+// integer with the point put in and the trailing zeros dropped: what
+// num.AppendDecimal writes, strconv's shortest form of n/1000 (a decimal
+// of at most 15 significant digits reads back as the same float64 and no
+// shorter one does, so the shortest form is n/1000's own digits), without
+// strconv's float formatting, which was half of a row's time
+// (bench/README.md, round 9). FuzzAppendDecimal holds the two together.
 func appendDecimal(dst []byte, v float64) []byte {
 	if v < 0 {
 		return dst
 	}
-	return num.AppendDecimal(dst, v, decimals)
+	if !(v < 1e12) {
+		return num.AppendDecimal(dst, v, decimals)
+	}
+	n := uint64(math.Round(v * 1000))
+	dst = strconv.AppendUint(dst, n/1000, 10)
+	frac := n % 1000
+	if frac == 0 {
+		return dst
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	end := 3
+	for digits[end-1] == '0' {
+		end--
+	}
+	dst = append(dst, '.')
+	return append(dst, digits[:end]...)
 }
 
 // appendText quotes a field the RFC 4180 way when it needs it (an

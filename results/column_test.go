@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ptuprobe/ptuprobe/internal/num"
 )
 
 // readLine reads one row written under the full header.
@@ -228,5 +232,47 @@ func TestValidateGroup(t *testing.T) {
 		if err == nil || err.Error() != c.want || !errors.As(err, &field) || field.Field() != "Group" {
 			t.Errorf("ValidateGroup(%q) = %v, want %q for field Group", c.label, err, c.want)
 		}
+	}
+}
+
+// FuzzAppendDecimal: the writer's decimal cell is num.AppendDecimal's at
+// 3 places, byte for byte, over any value but a negative one (empty:
+// None).
+func FuzzAppendDecimal(f *testing.F) {
+	for _, v := range []float64{0, 0.0004, 0.0005, 0.0015, 1, 1.5, 43, 0.1, 0.7, 2.675, 16921.1235, 123456.789,
+		999999999999.9994, 999999999999.9996, 1e12, 1e15, 1.7976931348623157e308, 5e-324, -1, math.Inf(1), math.NaN()} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		want := ""
+		if !(v < 0) {
+			want = string(num.AppendDecimal(nil, v, decimals))
+		}
+		if got := string(appendDecimal(nil, v)); got != want || FormatMS(v) != want {
+			t.Fatalf("appendDecimal(%v) = %q, FormatMS %q, want %q", v, got, FormatMS(v), want)
+		}
+	})
+}
+
+// TestAppendDecimalIsNum is FuzzAppendDecimal over a sweep: every
+// thousandth from 0 to 20, values near each rounding edge, and random
+// values on every scale up to 1e13.
+func TestAppendDecimalIsNum(t *testing.T) {
+	check := func(v float64) {
+		if got, want := string(appendDecimal(nil, v)), string(num.AppendDecimal(nil, v, decimals)); got != want {
+			t.Fatalf("appendDecimal(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for i := range 20001 {
+		v := float64(i) / 1000
+		check(v)
+		check(math.Nextafter(v, 0))
+		check(math.Nextafter(v, 1e20))
+		check(v + 0.0005)
+		check(math.Nextafter(v+0.0005, 0))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		check(math.Pow(10, rng.Float64()*13-4) * rng.Float64())
 	}
 }
