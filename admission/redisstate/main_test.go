@@ -9,7 +9,7 @@ import (
 
 // TestMain runs up to 4 of the package's parallel tests at once (not
 // under -race): they wait on Redis processes and on calls' timeouts (a
-// TLS handshake to a plaintext Redis waits out 1 s) far more than they
+// TLS handshake to a plaintext Redis waits out 2 s) far more than they
 // compute: the package's wall time 3.5–3.9 s instead of 5.3–5.8 (load
 // 15–20).
 func TestMain(m *testing.M) {
