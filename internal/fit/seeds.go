@@ -31,18 +31,10 @@ const sameWave = 100 * time.Millisecond
 // those A covered. The refill is taken as too slow to matter before the
 // first refusal (the main job's is in its first wave).
 type firstRefusal struct {
-	events []levelEvent // in time order
+	events []runEvent // in time order (admissions only before the refusal)
 	// at is the first refusal's time (seconds), wait its advised wait
 	// (seconds), cost its estimated cost.
 	at, wait, cost float64
-}
-
-// levelEvent is an admission (arrival true: its estimate added, the
-// allowance spent when over C) or a completion (delta, the actual cost
-// less the estimate) at t seconds.
-type levelEvent struct {
-	t, delta float64
-	arrival  bool
 }
 
 // readFirstRefusal reads the first run's first plan up to its first
@@ -64,12 +56,12 @@ func readFirstRefusal(w *workload, outputWeight float64) (firstRefusal, bool) {
 			continue
 		}
 		t := min(snd.At.Seconds(), fr.at)
-		fr.events = append(fr.events, levelEvent{t: t, delta: cost(snd), arrival: true})
+		fr.events = append(fr.events, runEvent{t: t, cost: cost(snd), arrival: true})
 		if end := t + snd.took/1000; snd.completion > 0 && snd.took > 0 && end < fr.at {
-			fr.events = append(fr.events, levelEvent{t: end, delta: outputWeight * float64(snd.completion-snd.MaxTokens)})
+			fr.events = append(fr.events, runEvent{t: end, cost: outputWeight * float64(snd.completion-snd.MaxTokens)})
 		}
 	}
-	slices.SortStableFunc(fr.events, func(a, b levelEvent) int { return cmp.Compare(a.t, b.t) })
+	slices.SortStableFunc(fr.events, func(a, b runEvent) int { return cmp.Compare(a.t, b.t) })
 	return fr, len(fr.events) > 0
 }
 
@@ -82,9 +74,9 @@ func (fr firstRefusal) levelAt(d, capacity float64) (level, spent float64) {
 		level = max(0, level-d*(e.t-last))
 		last = e.t
 		if e.arrival && capacity > 0 && level > capacity {
-			spent += e.delta
+			spent += e.cost
 		}
-		level = max(0, level+e.delta)
+		level = max(0, level+e.cost)
 	}
 	return max(0, level-d*(fr.at-last)), spent
 }
@@ -269,8 +261,10 @@ func logSteps(lo, hi, step float64) []float64 {
 
 // runEvent is one event of a run as the level sees it, at t seconds
 // from the run's start: an arrival of estimated cost (refused or
-// admitted), or an admitted send's completion, which gives back delta
-// (its actual cost less the estimate).
+// admitted; its estimate added, the allowance spent when over the
+// bucket's capacity), or an admitted send's completion, whose cost is
+// its actual cost less the estimate. The first refusal's line
+// (firstRefusal) and the run's refill (refillAt) both play them.
 type runEvent struct {
 	t, cost float64
 	arrival bool
