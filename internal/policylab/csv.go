@@ -190,24 +190,28 @@ type csvLine struct {
 // recommends the row, and the row's grade there.
 func csvLines(s Sweep) []csvLine {
 	groups := judge(s)
+	type cell struct {
+		load    string
+		clients int
+	}
 	type key struct {
-		policy, load        string
-		clients             int
+		cell
+		policy              string
 		sdkCap, coordinated bool
 	}
-	keyOf := func(r *Row, sdkCap bool) key { return key{r.Policy, r.Load, r.Clients, sdkCap, r.Coordinated} }
+	keyOf := func(r *Row, sdkCap bool) key { return key{cell{r.Load, r.Clients}, r.Policy, sdkCap, r.Coordinated} }
 	var lines []csvLine
 	at := map[key]int{}
-	sdkGroup := map[string]bool{}
+	sdkGroup := map[cell]bool{}
 	for _, g := range groups {
 		if g.SDKCap {
-			sdkGroup[fmt.Sprintf("%s\x00%d", g.Load, g.Clients)] = true
+			sdkGroup[cell{g.Load, g.Clients}] = true
 		}
 	}
 	for i := range s.Rows {
 		r := &s.Rows[i]
 		caps := []bool{r.SDKCap}
-		if r.OwnCaps && !r.SDKCap && sdkGroup[fmt.Sprintf("%s\x00%d", r.Load, r.Clients)] {
+		if r.OwnCaps && !r.SDKCap && sdkGroup[cell{r.Load, r.Clients}] {
 			caps = append(caps, true)
 		}
 		for _, c := range caps {
