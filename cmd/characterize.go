@@ -89,6 +89,9 @@ func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !ch.skipBurst && ch.sf.defaulted() {
+			p = campaign.SizedByBurst(p, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, ch.rf.maxRequests)
+		}
 		plans = append(plans, p)
 	}
 	return plans, nil
