@@ -89,7 +89,8 @@ func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !ch.skipBurst && ch.sf.defaulted() {
+		// A fleet sends one plan on a common timeline: as given.
+		if !ch.skipBurst && ch.sf.defaulted() && ch.rf.fleet.shard == "" && ch.rf.fleet.startAt == "" {
 			p = campaign.SizedByBurst(p, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, ch.rf.maxRequests)
 		}
 		plans = append(plans, p)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestDryRunSendsNothing: every traffic command's --dry-run against a
@@ -42,6 +43,9 @@ func TestDryRunSendsNothing(t *testing.T) {
 				"in all: 331 requests (first attempts; at most 487 as the burst plan sizes the ramp, within --max-requests 10000)"}},
 		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp"}},
+		// A fleet's plan is as given: the scheduled plan's line ends there.
+		{[]string{"characterize", "--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--out-dir", filepath.Join(dir, "c")},
+			[]string{"ramp 12s from 3/s to 24/s: 171 requests, peak 24/s, spans 15s\n", "in all: 331 requests (first attempts), expected"}},
 		{[]string{"calibrate", "--min-rate", "1/s", "--max-rate", "4/s", "--probe-duration", "2s", "--depth", "1", "--pause", "1s", "-o", filepath.Join(dir, "cal.csv")},
 			[]string{"grid: 1/s, 2/s, 4/s, each probe 2s; then up to 1 bisection probes (at most 4 probes)", "at most about 11s"}},
 		{[]string{"policies", "--capacity", "4", "--load", "1x,2/s", "--policy", "honor", "--policy", "pace", "--repeat", "1", "--duration", "10s",
