@@ -89,6 +89,10 @@ func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A fleet sends one plan on a common timeline: as given.
+		if !ch.skipBurst && ch.sf.defaulted() && ch.rf.fleet.shard == "" && ch.rf.fleet.startAt == "" {
+			p = campaign.SizedByBurst(p, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, ch.rf.maxRequests)
+		}
 		plans = append(plans, p)
 	}
 	return plans, nil
@@ -101,10 +105,10 @@ func init() {
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
 			Long: `characterize is the main job: a burst plan, then a scheduled plan (by default
-` + strings.Join(charplan.PhaseSpecs(), " ") + `; --replay: a trace), every attempt in OUT-DIR/results.csv
-(replaced unless --append); then the report in OUT-DIR (CSVs, charts, summary.md,
-analysis.json, report.html), the table, any --fail-if threshold checked (exit 3
-on a breach). It says how long it should take; --dry-run sends nothing.
+` + strings.Join(charplan.PhaseSpecs(), " ") + `, its top sized by the waves: see --dry-run;
+--replay: a trace), every attempt in OUT-DIR/results.csv (replaced unless
+--append); then the report in OUT-DIR (CSVs, charts, summary.md, analysis.json,
+report.html), the table, --fail-if checked (exit 3); --dry-run sends nothing.
 
 Given no target, it runs the simulator's documents profile, fitted to the
 published waits ('ptuprobe help simulator'): mostly tens of milliseconds, a

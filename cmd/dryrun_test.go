@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestDryRunSendsNothing: every traffic command's --dry-run against a
@@ -34,6 +35,17 @@ func TestDryRunSendsNothing(t *testing.T) {
 			nil}, // refused: the start is more than a day ahead (checked as a run would)
 		{[]string{"characterize", "--burst-size", "2", "--burst-waves", "1", "--rate", "2/s", "--duration", "3s", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"burst plan: 1 wave of 2 requests", "scheduled plan (constant arrivals): constant 3s at 2/s: 6 requests", "in all: 8 requests", "(replaced)"}},
+		// The main job's default phases: the ramp sized by the burst plan,
+		// its bounds stated (2.5 × 40 ÷ 2 s; --max-requests 400 leaves the
+		// ramp 231 requests).
+		{[]string{"characterize", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"ramp 12s from 3/s to 24/s: 171 requests", "sized by the burst plan: its ramp phase's top raised to 2.5× the most first attempts a wave after the first admitted ÷ 2s, when that is more than 24/s: at most 50/s, 327 requests",
+				"in all: 331 requests (first attempts; at most 487 as the burst plan sizes the ramp, within --max-requests 10000)"}},
+		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp"}},
+		// A fleet's plan is as given: the scheduled plan's line ends there.
+		{[]string{"characterize", "--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--out-dir", filepath.Join(dir, "c")},
+			[]string{"ramp 12s from 3/s to 24/s: 171 requests, peak 24/s, spans 15s\n", "in all: 331 requests (first attempts), expected"}},
 		{[]string{"calibrate", "--min-rate", "1/s", "--max-rate", "4/s", "--probe-duration", "2s", "--depth", "1", "--pause", "1s", "-o", filepath.Join(dir, "cal.csv")},
 			[]string{"grid: 1/s, 2/s, 4/s, each probe 2s; then up to 1 bisection probes (at most 4 probes)", "at most about 11s"}},
 		{[]string{"policies", "--capacity", "4", "--load", "1x,2/s", "--policy", "honor", "--policy", "pace", "--repeat", "1", "--duration", "10s",

@@ -93,6 +93,12 @@ func (s *scheduleFlags) scaledPlan(defaults []schedule.Phase, scale float64) (ca
 	return p, settingError(err, scheduleFlagNames)
 }
 
+// defaulted says whether the last plan was the defaults' phases (no
+// --rate, --phase or --replay given).
+func (s *scheduleFlags) defaulted() bool {
+	return s.replay.file == "" && s.rate == "" && len(s.phases) == 0
+}
+
 type scheduleCmd struct {
 	tf targetFlags
 	rf runFlags

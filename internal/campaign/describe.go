@@ -95,7 +95,20 @@ func (j *Job) Describe() []string {
 		lines = append(lines, p.Description)
 	}
 	lines = append(lines, j.describeTokens()...)
-	lines = append(lines, fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span())))
+	most := 0
+	for _, p := range j.Plans {
+		if p.Sizing != nil {
+			_, n := p.Sizing.Most()
+			most += n
+		} else {
+			most += p.Planned
+		}
+	}
+	line := fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span()))
+	if most > j.Planned() {
+		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as the burst plan sizes the ramp, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, j.Options.MaxRequests, num.About(j.Span()))
+	}
+	lines = append(lines, line)
 	if o := j.Options; !o.Shard.Whole() {
 		line := fmt.Sprintf("this worker (%s) sends its share, about %d requests", o.Shard, o.Shard.Share(j.Planned()))
 		if !o.Start.IsZero() {

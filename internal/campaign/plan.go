@@ -33,6 +33,10 @@ type Plan struct {
 	// Shapes, when set, sizes the plan's requests (a replayed trace's
 	// rows, TraceShapes) instead of the target's sizes.
 	Shapes client.Shaper
+	// Sizing, when set, sizes a scheduled plan from the burst plan run
+	// before it (RampSizing; RunPlans, when the run keeps no common
+	// timeline and sends the whole plan).
+	Sizing *RampSizing
 	// Description is the plan in one line for a reader (a dry run): its
 	// shape as configured, then what it needs — its requests, its peak
 	// rate, its span. Planned and Span are those needs in numbers.

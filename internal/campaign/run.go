@@ -80,7 +80,12 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		at = o.Start.Add(o.Offset)
 		started = at
 	}
-	for _, p := range plans {
+	var waves *waveAdmissions // the last burst plan's, for a sized plan after it
+	for k, p := range plans {
+		p, err := waves.size(p, at.IsZero() && o.Shard.Whole())
+		if err != nil {
+			return total, err
+		}
 		var budget time.Duration
 		if o.Budget > 0 {
 			// On a timeline the budget left is the same on every worker.
@@ -103,18 +108,12 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if o.Watch != nil {
 			observe, done = o.Watch(p)
 		}
-		sender := s
-		if p.Shapes != nil {
-			sh, ok := s.(interface {
-				shaped(client.Shaper) (dispatch.Sender, error)
-			})
-			if !ok {
-				return total, errors.New("campaign: a plan's sizes need the client's sender")
-			}
-			var err error
-			if sender, err = sh.shaped(p.Shapes); err != nil {
-				return total, err
-			}
+		sender, err := planSender(s, p)
+		if err != nil {
+			return total, err
+		}
+		if w := countWaves(p, plans[k+1:]); w != nil {
+			waves, observe = w, alsoObserve(observe, w.observe)
 		}
 		if o.Metrics != nil {
 			m := o.Metrics.Plan(group, o.Shard.Share(p.Planned)) // this worker's share
@@ -132,14 +131,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if done != nil {
 			done(out)
 		}
-		total.Plans = append(total.Plans, out)
-		total.Sent += out.Sent
-		total.Retries += out.Retries
-		total.Written += out.Written
-		total.Interrupted = total.Interrupted || out.Interrupted
-		if out.CappedBy != dispatch.NoCap {
-			total.CappedBy = out.CappedBy
-		}
+		total.add(out)
 		if err != nil {
 			return total, err
 		}
@@ -148,6 +140,33 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		return total, dispatch.ErrInterrupted
 	}
 	return total, nil
+}
+
+// planSender is s, or for a plan that sizes its own requests (Shapes)
+// the client's sender sized by them.
+func planSender(s dispatch.Sender, p Plan) (dispatch.Sender, error) {
+	if p.Shapes == nil {
+		return s, nil
+	}
+	sh, ok := s.(interface {
+		shaped(client.Shaper) (dispatch.Sender, error)
+	})
+	if !ok {
+		return nil, errors.New("campaign: a plan's sizes need the client's sender")
+	}
+	return sh.shaped(p.Shapes)
+}
+
+// add counts one plan's outcome into the run's.
+func (total *Outcome) add(out dispatch.Outcome) {
+	total.Plans = append(total.Plans, out)
+	total.Sent += out.Sent
+	total.Retries += out.Retries
+	total.Written += out.Written
+	total.Interrupted = total.Interrupted || out.Interrupted
+	if out.CappedBy != dispatch.NoCap {
+		total.CappedBy = out.CappedBy
+	}
 }
 
 // alsoObserve is observe followed by more; more alone when observe is nil.

@@ -18,6 +18,9 @@ import (
 // requests/s of the default request), then ramps to four times it. On the
 // documents profile, characterize's default, the waves give about 120 and
 // the ramp about 15. The simulator's package doc explains the arithmetic.
+// characterize raises the ramp's top from the waves' admissions
+// (campaign.RampSizing) on a deployment whose waves admit more than
+// 24 ÷ 2.5 requests a second.
 const (
 	BurstSize  = 40
 	BurstWaves = 4

@@ -511,6 +511,9 @@ func (f *fitter) fit(ctx context.Context, model string) (modelFit, error) {
 		at[i] = p.written(best.cfg)
 	}
 	best.pts, best.ranges = all, valueRanges(at, best.score, f.quality(best.score), all)
+	if i, r, ok := f.refillRange(best); ok {
+		best.ranges[i] = r
+	}
 	return best, nil
 }
 

@@ -3,9 +3,12 @@ package fit
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -260,4 +263,79 @@ func (f *fitter) quality(sc score) string {
 // would).
 func pinned(v float64, r [2]float64) bool {
 	return r[0] >= (1-percentileTolerance)*v && r[1] <= (1+percentileTolerance)*v
+}
+
+// refillRange is the refill's entry of mf's ranges (its row, i) as the
+// run's sends tell it: the judgement's tolerance (fits) holds a refill
+// its sends contradict by one or two, a run's whole evidence of it
+// (served target b, 45 s: every refill from 17.7 s to the search's
+// bound of 1 h fitted good, its objective 0.0019 from 23.5 to 46 s and
+// 0.0109 past them, one send's 429 apart). So the range is, over the
+// points that fit the run (as valueRanges), each at its PTU, depth and
+// allowance, the refills from least to most that its sends contradict
+// the fewest (refillRun), where that fewest is no more than at mf's own
+// point; with mf's refill. The allowance's own range moves the refill's
+// with it (the run tells the rate the allowance comes back at, allowance
+// ÷ refill): b's fitted 589.4% puts the run's most at 44.7 s, the
+// truth's 600% at 45.5 s. ok is false when the run does not tell the
+// refill (no send bounds it at mf's point): the range is the
+// judgement's.
+func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
+	i = slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
+	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
+		return 0, r, false
+	}
+	row := func(field string) int {
+		return slices.IndexFunc(mf.params, func(p param) bool { return p.Field == field })
+	}
+	ptu, depth, pct := row("PTU"), row("BucketDepth"), row("BurstPct")
+	if ptu < 0 || depth < 0 || pct < 0 {
+		return 0, r, false
+	}
+	run := readRun(f.sends, mf.cfg.OutputWeight)
+	lo, hi := mf.params[i].Min, mf.params[i].Max
+	at := func(v [3]float64) (runsRefills, bool) {
+		c := mf.cfg
+		c.PTU, c.BucketDepth, c.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
+		capacity := c.CapacityTokens()
+		return refillRun(run, c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, lo, hi)
+	}
+	own, ok := at([3]float64{mf.cfg.PTU, mf.cfg.BucketDepth.Seconds(), mf.cfg.BurstPct})
+	if !ok {
+		return 0, r, false
+	}
+	// The points that fit, once each for their PTU, depth and allowance.
+	bestQuality := f.quality(mf.score)
+	seen := map[[3]float64]bool{}
+	var others [][3]float64
+	mf.pts.mu.Lock()
+	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
+		t := mf.pts.m[k]
+		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
+		if fits(t, mf.score, bestQuality) && !seen[v] {
+			seen[v] = true
+			others = append(others, v)
+		}
+	}
+	mf.pts.mu.Unlock()
+	found := make([]runsRefills, len(others))
+	told := make([]bool, len(others))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < len(others); k += workers {
+				found[k], told[k] = at(others[k])
+			}
+		})
+	}
+	wg.Wait()
+	v := mf.params[i].written(mf.cfg)
+	r = [2]float64{min(own.least, v), max(own.most, v)}
+	for k := range others {
+		if told[k] && found[k].fewest <= own.fewest {
+			r[0], r[1] = min(r[0], found[k].least), max(r[1], found[k].most)
+		}
+	}
+	return i, r, true
 }

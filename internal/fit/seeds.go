@@ -331,20 +331,53 @@ func readRun(w *workload, outputWeight float64) []runEvent {
 // steps and one step either side (a factor of some 1.04 apart).
 const refillSteps = 25
 
+// refillEdgeBisections is how many times refillAt halves, in the
+// logarithm, the fine pass's step at each end of its run of ties (the
+// last refill of the run and the next one out): six put each end within
+// 0.07% of the refill where the run's sends begin to contradict it.
+const refillEdgeBisections = 6
+
 // refillAt is the refill (seconds, within lo–hi) that contradicts the
 // fewest of the run's sends at drain d, capacity and allowance (tokens):
 // the geometric middle of the first run of refills that tie, and that
-// run's ends (least, most); ok is false when every refill contradicts
-// as many (no send bounds it).
+// run's ends (least, most), each bisected to the refill where the
+// sends begin to contradict (refillEdgeBisections): every refill between
+// them contradicts as few, and the run tells none of them from another.
+// ok is false when every refill contradicts as many (no send bounds it).
+//
+// The ends are the run's, not the fine pass's steps: served target b
+// (45 s) is told by one admission over 100% some 5.3 s after a refusal
+// (one send's cost back, so a refill of at most 45.6 s) and one refusal
+// 0.18 s after it (not two sends', so more than 23.5 s); the fine
+// pass's steps put the run's most at 44.5 s, short of the truth.
 func refillAt(events []runEvent, d, capacity, allowance, lo, hi float64) (refill, least, most float64, ok bool) {
+	r, ok := refillRun(events, d, capacity, allowance, lo, hi)
+	return r.refill, r.least, r.most, ok
+}
+
+// runsRefills is refillAt's answer, with how many of the run's sends
+// its refills contradict (fewest).
+type runsRefills struct {
+	refill, least, most float64
+	fewest              int
+}
+
+// refillRun is refillAt.
+func refillRun(events []runEvent, d, capacity, allowance, lo, hi float64) (runsRefills, bool) {
 	if allowance <= 0 || len(events) == 0 {
-		return 0, 0, 0, false
+		return runsRefills{}, false
 	}
-	pass := func(lo, hi float64) (a, b, in, out float64, flat bool) {
+	count := func(refill float64) int { return contradictions(events, d, capacity, allowance, allowance/refill) }
+	type run struct {
+		a, b, in, out float64 // a step out, the run's ends, a step out
+		fewest        int
+		flat          bool
+	}
+	pass := func(lo, hi float64) run {
 		at := func(k int) float64 { return lo * math.Pow(hi/lo, float64(k)/float64(refillSteps-1)) }
 		counts := make([]int, refillSteps)
 		for k := range counts {
-			counts[k] = contradictions(events, d, capacity, allowance, allowance/at(k))
+			counts[k] = count(at(k))
 		}
 		fewest := slices.Min(counts)
 		from := slices.Index(counts, fewest)
@@ -352,14 +385,30 @@ func refillAt(events []runEvent, d, capacity, allowance, lo, hi float64) (refill
 		for to+1 < len(counts) && counts[to+1] == fewest {
 			to++
 		}
-		return at(max(from-1, 0)), at(min(to+1, refillSteps-1)), at(from), at(to), fewest == slices.Max(counts)
+		return run{at(max(from-1, 0)), at(min(to+1, refillSteps-1)), at(from), at(to), fewest, fewest == slices.Max(counts)}
 	}
-	a, b, _, _, flat := pass(lo, hi)
-	if flat {
-		return 0, 0, 0, false
+	coarse := pass(lo, hi)
+	if coarse.flat {
+		return runsRefills{}, false
 	}
-	a, b, least, most, _ = pass(a, b)
-	return math.Sqrt(a * b), least, most, true
+	fine := pass(coarse.a, coarse.b)
+	// edge bisects between a refill of the run (in) and the next one out
+	// (out), keeping in on the run's side.
+	edge := func(in, out float64) float64 {
+		if in == out {
+			return in
+		}
+		for range refillEdgeBisections {
+			mid := math.Sqrt(in * out)
+			if count(mid) == fine.fewest {
+				in = mid
+			} else {
+				out = mid
+			}
+		}
+		return in
+	}
+	return runsRefills{math.Sqrt(fine.a * fine.b), edge(fine.in, fine.a), edge(fine.out, fine.b), fine.fewest}, true
 }
 
 // contradictions plays the events at drain d, capacity and allowance

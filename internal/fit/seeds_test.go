@@ -110,9 +110,44 @@ func TestRunsRefill(t *testing.T) {
 	}
 }
 
-// TestServedTargetsFindTheirSettings: two recordings of round 9 fit
-// good with each of the four settings within 25% and no cold forecast
-// (neither target has one). Target d's (testdata/served-d.csv: 150 PTU,
+// TestRunsRefillEndsHoldTheRun: served target b's run (bench/twin-unseen.sh's
+// b: 90 PTU, a 0.5 s bucket, 600%, a 45 s refill; recorded at 20:15 on
+// 2026-12-06, load 4.6) tells its refill by one admission over 100%
+// 5.29 s after a refusal, one send's cost (1,307 tokens of 11,250) back
+// (so at most 45.5 s), and one refusal 0.18 s later, not two sends'
+// (more than 23.5 s). The full replay at the truth's other settings
+// agrees: objective 0.0019 at every refill from 24 to 46 s, 0.0109 (one
+// send's 429 apart) from 47 s on. refillAt's ends are those of the run,
+// the truth inside; they were the fine pass's steps, 24.5 and 44.5 s,
+// and the fit's range the judgement's, 14.4 s – 1 h.
+func TestRunsRefillEndsHoldTheRun(t *testing.T) {
+	t.Parallel()
+	cfg := sim.DefaultConfig()
+	cfg.PTU, cfg.BucketDepth, cfg.BurstPct = 90, 500*time.Millisecond, 600
+	capacity := cfg.CapacityTokens()
+	run := readRun(workloadOf(t, "testdata/served-b.csv"), cfg.OutputWeight)
+	got, least, most, ok := refillAt(run, cfg.DrainTokensPerSecond(), capacity, capacity*cfg.BurstPct/100, 1, 3600)
+	t.Logf("refill %.2f s, the run's %.2f–%.2f s (truth 45 s)", got, least, most)
+	if !ok || least > 45 || most < 45 || most/least > 2 {
+		t.Errorf("refill %.2f s from %.2f to %.2f s (ok %v): want 45 s inside, at most 2× wide", got, least, most, ok)
+	}
+	// The ends are where the sends begin to contradict: a refill 1% past
+	// each contradicts more.
+	fewest := contradictions(run, cfg.DrainTokensPerSecond(), capacity, capacity*cfg.BurstPct/100, capacity*cfg.BurstPct/100/got)
+	for _, r := range []float64{least / 1.01, most * 1.01} {
+		if n := contradictions(run, cfg.DrainTokensPerSecond(), capacity, capacity*cfg.BurstPct/100, capacity*cfg.BurstPct/100/r); n <= fewest {
+			t.Errorf("a refill of %.2f s contradicts %d sends, as few as %.2f s's %d: the ends are not the run's", r, n, got, fewest)
+		}
+	}
+}
+
+// TestServedTargetsFindTheirSettings: three recordings fit good with
+// each of the four settings within 25%, or inside a range no wider than
+// 20× (the measure), and no cold forecast (no target has one).
+// Target b's (testdata/served-b.csv: 90 PTU, 0.5 s, 600%, 45 s) refill
+// fitted 32.3 s, its range 14.4 s – 1 h, before the range was the
+// run's sends' (refillRange): the run tells it between 23.5 and 45.5 s
+// and no nearer. Target d's (testdata/served-d.csv: 150 PTU,
 // a 1.5 s bucket, 300%, a 20 s refill) fitted poor before the line's
 // refills were the run's own (refillAt): 122.3 PTU, 3.07 s, 161%,
 // objective 0.143 against the truth's 0.014. Target a's second
@@ -127,7 +162,7 @@ func TestServedTargetsFindTheirSettings(t *testing.T) {
 	for _, c := range []struct {
 		file                    string
 		ptu, depth, pct, refill float64
-	}{{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}} {
+	}{{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}, {"testdata/served-b.csv", 90, 0.5, 600, 45}} {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
 			r := fitModels(t, defaultBudget, []string{sim.ProfilePTU}, nil, c.file)
@@ -143,8 +178,11 @@ func TestServedTargetsFindTheirSettings(t *testing.T) {
 				name      string
 				got, want float64
 			}{{"ptu", got.PTU, c.ptu}, {"bucket-depth", got.BucketDepth.Seconds(), c.depth}, {"burst-pct", got.BurstPct, c.pct}, {"burst-refill", got.BurstRefill.Seconds(), c.refill}} {
-				if math.Abs(s.got/s.want-1) > percentileTolerance {
-					t.Errorf("%s %v: want within 25%% of %v", s.name, s.got, s.want)
+				// The measure: within 25%, or inside a range no
+				// wider than 20×.
+				rg := r.ranges[s.name]
+				if math.Abs(s.got/s.want-1) > percentileTolerance && (s.want < rg[0] || s.want > rg[1] || rg[1] > 20*rg[0]) {
+					t.Errorf("%s %v, range %v: want within 25%% of %v, or it inside a range no wider than 20×", s.name, s.got, rg, s.want)
 				}
 			}
 		})
