@@ -23,6 +23,25 @@ func TestReads(t *testing.T) {
 	}
 }
 
+// TestReadsEveryFieldInAnyCase: the initial-letter filter in front of the
+// look-up passes every field retryafter reads, whatever the case of its
+// name as received (HTTP/2 sends names in lower case), and "" is none.
+func TestReadsEveryFieldInAnyCase(t *testing.T) {
+	t.Parallel()
+	for _, names := range [][]string{RetryFields[:], OpenAIFields[:], AnthropicFields[:], IETFFields[:], AzureFields[:]} {
+		for _, n := range names {
+			for _, name := range []string{n, strings.ToLower(n), strings.ToUpper(n)} {
+				if !Reads(name) {
+					t.Errorf("Reads(%q) = false", name)
+				}
+			}
+		}
+	}
+	if Reads("") {
+		t.Error(`Reads("") = true`)
+	}
+}
+
 func TestNumber(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
