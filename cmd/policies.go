@@ -61,6 +61,9 @@ type policiesCmd struct {
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	if pc.from != "" && (pc.tf.endpoint != "" || pc.tf.url != "") {
+		return usageError("--from fits a twin and runs the lab on it: give no --endpoint or --url")
+	}
 	job, err := pc.job(c.Flags())
 	if err != nil {
 		return err
@@ -127,6 +130,7 @@ func (pc *policiesCmd) names() flagNames {
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
 		"SLO": "--slo", "Warmup": "--warmup", "Tail": "--tail", "StoreDelay": "--store-delay", "Arrival": "--arrival",
+		"Inputs": "--from: the results files", // the fit's, under --from
 	})
 }
 
