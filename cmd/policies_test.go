@@ -153,6 +153,9 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--load", "100x", "--duration", "1h"}, "--load"},
 		{[]string{"--clients", "0"}, "--clients"},
 		{[]string{"--clients", "many"}, "--clients"},
+		// a fleet size given twice ran twice, its lines doubled in
+		// policies.csv, the second without a grade (round 10's audit)
+		{[]string{"--clients", "1,1", "--policy", "none", "--load", "1.5x", "--repeat", "1", "--duration", "1s", "--warmup", "0s", "--tail", "0s"}, "--clients"},
 		{[]string{"--duration", "0s"}, "--duration"},
 		{[]string{"--arrival", "bursty"}, "--arrival"},
 		{[]string{"--grid", "everything"}, "--grid"},
