@@ -61,6 +61,9 @@ type policiesCmd struct {
 
 func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	if err := pc.fromConflicts(c.Flags()); err != nil {
+		return err
+	}
 	job, err := pc.job(c.Flags())
 	if err != nil {
 		return err
@@ -84,9 +87,6 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	}
 	if pc.from != "" {
 		fs := c.Flags()
-		if fs.Changed("sim-profile") {
-			return usageError("--from fits the twin the lab runs on: give no --sim-profile")
-		}
 		r, err := job.Lab.FitFrom(c.Context(), policylab.From{File: pc.from, Arrival: !fs.Changed("arrival"), Prompt: !fs.Changed("prompt-tokens"), MaxTokens: !fs.Changed("max-tokens"), Stderr: stderr, Quiet: pc.quiet})
 		if err != nil {
 			if c.Context().Err() != nil {
@@ -120,6 +120,21 @@ func (pc *policiesCmd) run(c *cobra.Command, _ []string) error {
 	return nil
 }
 
+// fromConflicts refuses what --from cannot go with, before any other
+// check: a named target (the lab runs on the twin) and --sim-profile (the
+// twin is the profile).
+func (pc *policiesCmd) fromConflicts(fs *pflag.FlagSet) error {
+	switch {
+	case pc.from == "":
+		return nil
+	case pc.tf.endpoint != "" || pc.tf.url != "":
+		return usageError("--from fits a twin and runs the lab on it: give no --endpoint or --url")
+	case fs.Changed("sim-profile"):
+		return usageError("--from fits the twin the lab runs on: give no --sim-profile")
+	}
+	return nil
+}
+
 func (pc *policiesCmd) names() flagNames {
 	return merge(targetNames(pc.tf.endpoint == "" && pc.tf.url == ""), flagNames{
 		"Capacity": "--capacity", "Pause": "--pause", "MaxRequests": "--max-requests", "MaxWork": "--max-work", "FallbackDeployment": "--fallback-deployment",
@@ -127,6 +142,7 @@ func (pc *policiesCmd) names() flagNames {
 		"MaxAttempts": "--max-attempts", "Duration": "--duration", "PromptTokens": "--prompt-tokens",
 		"MaxTokens": "--max-tokens", "OutDir": "--out-dir", "Coordinate": "--coordinate",
 		"SLO": "--slo", "Warmup": "--warmup", "Tail": "--tail", "StoreDelay": "--store-delay", "Arrival": "--arrival",
+		"Inputs": "--from: the results files", // the fit's, under --from
 	})
 }
 

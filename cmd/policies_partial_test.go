@@ -24,7 +24,7 @@ func TestPoliciesInterruptedSayPartial(t *testing.T) {
 		t.Fatalf("exit %d, want %d: %s", code, ExitInterrupted, stderr)
 	}
 	// Two policies, each also under the SDKs' cap.
-	if !strings.HasPrefix(stdout, "partial: interrupted after 0 of 4 runs") || !strings.Contains(stdout, "none: interrupted: honor, pace unfinished") {
+	if !strings.HasPrefix(stdout, "partial: interrupted after 0 of 4 runs") || !strings.Contains(stdout, "nothing recommended: interrupted: honor, pace unfinished") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	if want := "partial: interrupted after 0 of 4 runs: the 0 rows completed are in " + dir + "\n"; !strings.HasSuffix(stderr, want) || strings.Count(stderr, "\n") != 1 {

@@ -123,6 +123,12 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	empty, headerOnly, other := filepath.Join(dir, "empty.csv"), filepath.Join(dir, "header.csv"), filepath.Join(dir, "other.csv")
+	for f, text := range map[string]string{empty: "", headerOnly: "run_id,shape,group,seq,attempt,wave,intended_ms,sent_ms,ttfb_ms,latency_ms,status\n", other: "a,b,c\n1,2,3\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -147,6 +153,9 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--load", "100x", "--duration", "1h"}, "--load"},
 		{[]string{"--clients", "0"}, "--clients"},
 		{[]string{"--clients", "many"}, "--clients"},
+		// a fleet size given twice ran twice, its lines doubled in
+		// policies.csv, the second without a grade (round 10's audit)
+		{[]string{"--clients", "1,1", "--policy", "none", "--load", "1.5x", "--repeat", "1", "--duration", "1s", "--warmup", "0s", "--tail", "0s"}, "--clients"},
 		{[]string{"--duration", "0s"}, "--duration"},
 		{[]string{"--arrival", "bursty"}, "--arrival"},
 		{[]string{"--grid", "everything"}, "--grid"},
@@ -166,6 +175,14 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		{[]string{"--policy", "slots", "--coordinate", "http://127.0.0.1:1"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "redis://:hunter2@127.0.0.1:1/0"}, "--coordinate"},
 		{[]string{"--policy", "slots", "--coordinate", "redis://127.0.0.1:1/0", "--coordinate-password-env", ""}, "--coordinate-password-env"},
+		// --from's file, refused by the fit, is named by its flag, never
+		// by the fit's Go field (round 10's audit: "Inputs empty.csv is
+		// not a ptuprobe results file").
+		{[]string{"--from", empty}, "--from"},
+		{[]string{"--from", headerOnly}, "--from"},
+		{[]string{"--from", other}, "--from"},
+		{[]string{"--from", empty, "--sim-profile", "documents"}, "--from"},
+		{[]string{"--from", headerOnly, "--endpoint", "https://x.example", "--deployment", "d", "--api-key-env", "HOME", "--load", "5/s"}, "--from"},
 	} {
 		out := filepath.Join(dir, "lab")
 		code, _, stderr := runCLI(context.Background(), append([]string{"policies", "--out-dir", out, "--quiet"}, tt.args...)...)
@@ -174,6 +191,9 @@ func TestPoliciesRefuseBadInputBeforeTraffic(t *testing.T) {
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: wrote %s before refusing", tt.args, out)
+		}
+		if strings.Contains(stderr, "Inputs") {
+			t.Errorf("%v: a Go field's name in the error: %q", tt.args, stderr)
 		}
 		if strings.Contains(stderr, "hunter2") {
 			t.Errorf("%v: the password is in the output: %q", tt.args, stderr)

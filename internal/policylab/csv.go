@@ -261,21 +261,33 @@ const gridHeader = "condition,policy,load,load_x,clients,max_attempts,sdk_cap,re
 // interval, the load, the condition's best and whether the row is among
 // its best equivalents (TOST). holds_in and worst_regret_pct of
 // policies.csv follow from it: the share of a row's conditions with
-// best_equivalent true, its largest best_pct − success_in_slo_pct.
+// best_equivalent true, its largest best_pct − success_in_slo_pct. A
+// coordinated row (ranked apart) has its lines too, after the
+// independent rows, against their best.
 func writeGridCSV(w io.Writer, s Sweep) error {
 	var b strings.Builder
 	b.WriteString(gridHeader)
 	for _, g := range judge(s) {
 		for _, v := range g.views(&s) {
-			for _, r := range v.rows {
-				best, bestPct := "", ""
-				if v.lead != nil {
-					best, bestPct = csvText(v.lead.Policy), known(v.lead.SuccessInSLOPct, 2)
-				}
+			best, bestPct := "", ""
+			if v.lead != nil {
+				best, bestPct = csvText(v.lead.Policy), known(v.lead.SuccessInSLOPct, 2)
+			}
+			line := func(r *Row, eq bool) {
 				fmt.Fprintf(&b, "%s,%s,%s,%s,%d,%d,%t,%d,%s,%s,%s,%s,%t,%s,%s,%t\n",
 					csvText(v.name), csvText(r.Policy), csvText(r.Load), known(r.LoadX, 3), r.Clients, g.MaxAttempts, g.SDKCap, r.Repeats,
 					known(r.SuccessInSLOPct, 2), known(r.CILow, 2), known(r.CIHigh, 2), known(r.AttemptsPerRequest, 3),
-					eligible(r), best, bestPct, slices.Contains(v.eq, r))
+					eligible(r), best, bestPct, eq)
+			}
+			for _, r := range v.rows {
+				line(r, slices.Contains(v.eq, r))
+			}
+			// The coordinated rows, graded against the independent rows'
+			// best (gradeOne), never the best themselves.
+			for _, r := range v.coordinated {
+				if candidate(r) {
+					line(r, v.lead != nil && equivalent(v.lead, r))
+				}
 			}
 		}
 	}

@@ -67,10 +67,15 @@ func (l *Lab) Validate() error {
 		}
 		seen[s.Name] = true
 	}
+	fleets := map[int]bool{}
 	for _, n := range l.Clients {
 		if n < 1 || n > MaxClients {
 			return valid.Errorf("Clients", "each fleet size must be from 1 to %d", MaxClients)
 		}
+		if fleets[n] {
+			return valid.Errorf("Clients", "%d is given twice", n)
+		}
+		fleets[n] = true
 	}
 	if l.Coordinate != nil && l.CoordinatedPolicies() == 0 {
 		return valid.Errorf("Coordinate", "shares a retry owner's cooldown, slots or pace, which none of the policies has: name slots, pace, cooldown or a custom spec with slots, pace or cooldown on")

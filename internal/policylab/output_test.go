@@ -143,6 +143,28 @@ func TestPrintTable(t *testing.T) {
 	t.Log("\n" + b.String())
 }
 
+// TestPrintTableSaysNothingNotNone: a group that recommends nothing says
+// "nothing recommended" on the terminal, never "none", which since
+// round 6 is a policy that can be recommended (round 10's audit: with
+// --repeat 1 the table read "0.8x, 16 clients: none: 1 repeat: …").
+func TestPrintTableSaysNothingNotNone(t *testing.T) {
+	t.Parallel()
+	s := fixtureSweep()
+	for i := range s.Rows {
+		s.Rows[i].Repeats = 1
+	}
+	var b bytes.Buffer
+	if err := PrintTable(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for _, line := range lines[1:4] {
+		if !strings.Contains(line, " clients: nothing recommended: 1 repeat: a recommendation needs at least 3") || strings.Contains(line, ": none:") {
+			t.Errorf("a group without a recommendation: %q", line)
+		}
+	}
+}
+
 // TestRealTarget: against a real target without a capacity, the shares
 // are empty, the frontier plots goodput, and the method says wall clock.
 func TestRealTarget(t *testing.T) {

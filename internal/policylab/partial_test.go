@@ -72,7 +72,7 @@ func TestInterruptedLabIsPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(term.String(), "\n")
-	if !status.MatchString(first) || strings.Count(term.String(), "none: interrupted") != 2*len(l.Loads) {
+	if !status.MatchString(first) || strings.Count(term.String(), "nothing recommended: interrupted") != 2*len(l.Loads) {
 		t.Errorf("the terminal table:\n%s", term.String())
 	}
 }
@@ -135,7 +135,7 @@ func TestUnfinishedGroupRecommendsNothing(t *testing.T) {
 	if err := writeMarkdown(&md, s); err != nil || !strings.Contains(md.String(), "### 8/s, 16 clients\n\nNothing to recommend: the lab was interrupted") {
 		t.Errorf("policies.md: %v\n%s", err, md.String())
 	}
-	if err := PrintTable(&table, s); err != nil || !strings.Contains(table.String(), "  8/s, 16 clients: none: interrupted: slots unfinished\n") {
+	if err := PrintTable(&table, s); err != nil || !strings.Contains(table.String(), "  8/s, 16 clients: nothing recommended: interrupted: slots unfinished\n") {
 		t.Errorf("the terminal: %v\n%s", err, table.String())
 	}
 }

@@ -25,7 +25,7 @@ func PrintTable(w io.Writer, s Sweep) error {
 		g := &groups[i]
 		recs := g.Recommendations()
 		if len(recs) == 0 {
-			fmt.Fprintf(&b, "  %s: none: %s\n", g.Name(), g.noneReason())
+			fmt.Fprintf(&b, "  %s: nothing recommended: %s\n", g.Name(), g.noneReason())
 			continue
 		}
 		var outcomes []string
@@ -113,7 +113,7 @@ func (g *verdictGroup) noneReason() string {
 	if len(g.Unfinished) == 0 {
 		return g.Why
 	}
-	if named := "interrupted: " + strings.Join(g.Unfinished, ", ") + " unfinished"; utf8.RuneCountInString(g.Name())+len("  : none: ")+utf8.RuneCountInString(named) <= 100 {
+	if named := "interrupted: " + strings.Join(g.Unfinished, ", ") + " unfinished"; utf8.RuneCountInString(g.Name())+len("  : nothing recommended: ")+utf8.RuneCountInString(named) <= 100 {
 		return named
 	}
 	return fmt.Sprintf("interrupted: %d policies unfinished", len(g.Unfinished))
