@@ -83,7 +83,7 @@ func TestDrawnSizesArriveAsCounted(t *testing.T) {
 	t.Parallel()
 	srv, seen := countingServer(t)
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions", "--rate", "600/s", "--duration", "500ms",
+	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions", "--rate", "1200/s", "--duration", "250ms",
 		"--prompt-tokens", "lognormal:800,0.5", "--max-tokens", "uniform:50-150", "--seed", "7", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
