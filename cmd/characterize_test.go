@@ -19,8 +19,8 @@ func TestCharacterizeSmallOnSimulator(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "report")
 	args := []string{"characterize", "--out-dir", dir, "--quiet",
-		"--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms",
-		"--rate", "160/s", "--duration", "250ms", "--sim-time-scale", "50"}
+		"--burst-size", "30", "--burst-waves", "2", "--burst-gap", "50ms",
+		"--rate", "320/s", "--duration", "125ms", "--sim-time-scale", "50"}
 	code, stdout, stderr := runCLI(context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -100,7 +100,7 @@ func TestCharacterizeRejectsBadInputBeforeRunning(t *testing.T) {
 // probes of calibrate at 20/s for 300 ms (6 requests) are admitted and
 // those at 40/s (12) refused, however loaded the machine. It once was the
 // simulator at 20× time, whose 429s a loaded machine's late sends missed.
-// Calibrate's knee against the simulator is calibrate's own
+// Calibrate's knee against the simulator is internal/campaign's
 // TestKneeMatchesSimulatorCapacity, on a fake clock.
 func kneeTarget(t *testing.T, admit int64) *httptest.Server {
 	t.Helper()
