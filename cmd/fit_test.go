@@ -204,7 +204,7 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 		// nothing whatever their number.
 		repeat := map[bool]string{true: "3", false: "1"}[quality == sim.FitGood]
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", dir, "--sim-profile", file,
-			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", repeat, "--clients", "2")
+			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", repeat, "--clients", "2")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", quality, code, stderr)
 		}
