@@ -118,7 +118,7 @@ func TestSimProfileEverywhere(t *testing.T) {
 		{[]string{"schedule", "--dry-run", "--rate", "2", "--duration", "1s"}, nil},
 		{[]string{"characterize", "--dry-run"}, nil},
 		{[]string{"calibrate", "--dry-run"}, nil},
-		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "1"}, nil},
+		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", "1", "--clients", "1"}, nil},
 		// referee: TestSimProfileReferee, not in parallel.
 	} {
 		ctx := cmd.ctx
@@ -244,7 +244,7 @@ func fewRefusalsRecommendNothing(t *testing.T, fitted, twin string) {
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
 	code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
-		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
+		"--policy", "honor", "--load", "1.5x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", "3", "--clients", "2")
 	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
 	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
 		t.Errorf("policies: exit %d: %s%s\n%s", code, stdout, stderr, md)

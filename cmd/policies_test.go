@@ -26,7 +26,7 @@ func TestPoliciesOnSimulator(t *testing.T) {
 	for run := range 2 {
 		dir := filepath.Join(t.TempDir(), "lab")
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
-			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "2s", "--warmup", "2s", "--tail", "2s", "--repeat", "2", "--clients", "4")
+			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "2", "--clients", "4")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
