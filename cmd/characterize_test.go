@@ -19,8 +19,8 @@ func TestCharacterizeSmallOnSimulator(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "report")
 	args := []string{"characterize", "--out-dir", dir, "--quiet",
-		"--burst-size", "30", "--burst-waves", "2", "--burst-gap", "100ms",
-		"--rate", "160/s", "--duration", "250ms", "--sim-time-scale", "50"}
+		"--burst-size", "30", "--burst-waves", "2", "--burst-gap", "50ms",
+		"--rate", "320/s", "--duration", "125ms", "--sim-time-scale", "50"}
 	code, stdout, stderr := runCLI(context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -97,10 +97,10 @@ func TestCharacterizeRejectsBadInputBeforeRunning(t *testing.T) {
 
 // kneeTarget admits the first admit requests and refuses every later one
 // (429, 100 ms advised): a knee by count, whatever the clock, so that the
-// probes of calibrate at 20/s for 300 ms (6 requests) are admitted and
-// those at 40/s (12) refused, however loaded the machine. It once was the
+// probes of calibrate at 40/s for 150 ms (6 requests) are admitted and
+// those at 80/s (12) refused, however loaded the machine. It once was the
 // simulator at 20× time, whose 429s a loaded machine's late sends missed.
-// Calibrate's knee against the simulator is calibrate's own
+// Calibrate's knee against the simulator is internal/campaign's
 // TestKneeMatchesSimulatorCapacity, on a fake clock.
 func kneeTarget(t *testing.T, admit int64) *httptest.Server {
 	t.Helper()
@@ -118,11 +118,11 @@ func kneeTarget(t *testing.T, admit int64) *httptest.Server {
 	return srv
 }
 
-// kneeArgs are calibrate's flags for kneeTarget(t, 8): rates 20/s to 80/s,
-// probes of 300 ms, one step of refinement.
+// kneeArgs are calibrate's flags for kneeTarget(t, 8): rates 40/s to 160/s,
+// probes of 150 ms, one step of refinement.
 func kneeArgs(srv *httptest.Server) []string {
-	return []string{"calibrate", "--url", srv.URL, "--api", "openai", "--api-key-env", testKeyEnv, "--min-rate", "20/s", "--max-rate", "80/s",
-		"--probe-duration", "300ms", "--depth", "1", "--pause", "50ms"}
+	return []string{"calibrate", "--url", srv.URL, "--api", "openai", "--api-key-env", testKeyEnv, "--min-rate", "40/s", "--max-rate", "160/s",
+		"--probe-duration", "150ms", "--depth", "1", "--pause", "50ms"}
 }
 
 func TestCalibrateCLI(t *testing.T) {
@@ -134,7 +134,7 @@ func TestCalibrateCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "knee: 20/s admitted without 429s") || !strings.Contains(stdout, "verdict") {
+	if !strings.Contains(stdout, "knee: 40/s admitted without 429s") || !strings.Contains(stdout, "verdict") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
 	b, err := os.ReadFile(evidence)

@@ -90,7 +90,7 @@ func TestCalibrateKeepsItsOwnOutputOnly(t *testing.T) {
 	res := filepath.Join(dir, "results.csv")
 	writeResultsFile(t, res, 3)
 	args := []string{"calibrate", "--quiet", "--sim-time-scale", "50", "--min-rate", "20/s", "--max-rate", "40/s",
-		"--probe-duration", "200ms", "--depth", "0", "--pause", "10ms", "-o", evidence, "--results", res}
+		"--probe-duration", "100ms", "--depth", "0", "--pause", "10ms", "-o", evidence, "--results", res}
 	for run := 1; run <= 2; run++ {
 		if code, _, stderr := runCLI(context.Background(), args...); code != 0 {
 			t.Fatalf("run %d: exit %d: %s", run, code, stderr)

@@ -118,7 +118,7 @@ func TestSimProfileEverywhere(t *testing.T) {
 		{[]string{"schedule", "--dry-run", "--rate", "2", "--duration", "1s"}, nil},
 		{[]string{"characterize", "--dry-run"}, nil},
 		{[]string{"calibrate", "--dry-run"}, nil},
-		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "1"}, nil},
+		{[]string{"policies", "--quiet", "--out-dir", filepath.Join(dir, "lab"), "--policy", "none", "--load", "1x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", "1", "--clients", "1"}, nil},
 		// referee: TestSimProfileReferee, not in parallel.
 	} {
 		ctx := cmd.ctx
@@ -204,7 +204,7 @@ func TestPoliciesRefusePoorFit(t *testing.T) {
 		// nothing whatever their number.
 		repeat := map[bool]string{true: "3", false: "1"}[quality == sim.FitGood]
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", dir, "--sim-profile", file,
-			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", repeat, "--clients", "2")
+			"--policy", "honor", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", repeat, "--clients", "2")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", quality, code, stderr)
 		}
@@ -244,7 +244,7 @@ func fewRefusalsRecommendNothing(t *testing.T, fitted, twin string) {
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
 	code, stdout, stderr := runCLI(context.Background(), "policies", "--quiet", "--out-dir", lab, "--sim-profile", twin,
-		"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "3", "--clients", "2")
+		"--policy", "honor", "--load", "1.5x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", "3", "--clients", "2")
 	md, _ := os.ReadFile(filepath.Join(lab, "policies.md"))
 	if code != 0 || !strings.Contains(string(md), "Nothing to recommend: the simulator's profile twin.json was fitted to too few refusals to be judged (insufficient) (the fitted groups hold ") {
 		t.Errorf("policies: exit %d: %s%s\n%s", code, stdout, stderr, md)
@@ -300,15 +300,20 @@ func writeLines(t *testing.T, lines []string) string {
 	return file
 }
 
-// TestFitWarnsOfDuplicates: a file given twice is fitted, with one
-// warning on stderr, even under -q (issue 35).
+// TestFitWarnsOfDuplicates: a file given twice is warned of on stderr,
+// even under -q, in one line (issue 35). That the fit then goes on is
+// internal/fit's TestDuplicatesWarned; here --hold-out of a group the run
+// lacks refuses it after the warning and before any replay, so the
+// warning is seen without a second fit in this package's tests (issue 39).
 func TestFitWarnsOfDuplicates(t *testing.T) {
 	t.Parallel()
 	run := smallRun(t)
 	rows := len(testkit.ReadRecords(t, run)) // every row of the small run was sent
-	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", run, run)
-	if code != 0 || !strings.HasPrefix(stderr, fmt.Sprintf("warning: %d rows repeat a row already read", rows)) || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q", code, stderr)
+	code, _, stderr := runCLI(context.Background(), "fit", "-q", "-o", "", "--hold-out", "nope", run, run)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != ExitUsage || len(lines) != 2 || !strings.HasPrefix(lines[0], fmt.Sprintf("warning: %d rows repeat a row already read", rows)) ||
+		!strings.Contains(lines[1], `--hold-out "nope": no such group`) {
+		t.Errorf("exit %d, stderr %q; want exit 2, the warning, then --hold-out's refusal", code, stderr)
 	}
 }
 

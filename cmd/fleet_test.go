@@ -96,7 +96,7 @@ func TestFleetOfFourSendsOnePlan(t *testing.T) {
 	dir := t.TempDir()
 	plan := []string{"characterize", "--endpoint", srv.URL, "--deployment", deployment, "--api-key-env", testKeyEnv,
 		"--burst-size", "12", "--burst-waves", "3", "--burst-gap", fmt.Sprint(fleetGap),
-		"--rate", "40/s", "--duration", "600ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
+		"--rate", "80/s", "--duration", "300ms", "--arrival", "poisson", "--seed", "7", "--quiet"}
 	// A start ahead, so that each worker waits for it; a worker that began
 	// more than campaign.StartTolerance (1 s) past it would be refused.
 	start := time.Now().Add(200 * time.Millisecond)

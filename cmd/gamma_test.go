@@ -25,12 +25,12 @@ func TestScheduleGammaArrivals(t *testing.T) {
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions",
-		"--rate", "100/s", "--duration", "500ms", "--arrival", "gamma:3", "--seed", "9", "-o", out, "--quiet")
+		"--rate", "200/s", "--duration", "250ms", "--arrival", "gamma:3", "--seed", "9", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var want []float64
-	for p := schedule.NewPlan(schedule.Config{Phases: []schedule.Phase{{Name: "constant", Duration: 500 * time.Millisecond, From: 100, To: 100}}, Arrival: "gamma:3", Seed: 9}); ; {
+	for p := schedule.NewPlan(schedule.Config{Phases: []schedule.Phase{{Name: "constant", Duration: 250 * time.Millisecond, From: 200, To: 200}}, Arrival: "gamma:3", Seed: 9}); ; {
 		at, _, ok := p.Next()
 		if !ok {
 			break

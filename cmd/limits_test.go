@@ -193,7 +193,7 @@ func TestHardeningLimits(t *testing.T) {
 			code: 0},
 		{name: "SIGINT during analyze", args: []string{"analyze", events, "--out-dir", reportDir},
 			sig: syscall.SIGINT, code: ExitInterrupted, want: "interrupted", ready: func(string) bool { return streamed.Load() > 1<<20 }},
-		{name: "SIGTERM with requests that never answer", args: []string{"schedule", "--url", silent, "--rate", "50/s", "--duration", "30s", "--quiet", "--grace", "500ms", "-o", filepath.Join(dir, "c.csv")},
+		{name: "SIGTERM with requests that never answer", args: []string{"schedule", "--url", silent, "--rate", "50/s", "--duration", "30s", "--quiet", "--grace", "100ms", "-o", filepath.Join(dir, "c.csv")},
 			sig: syscall.SIGTERM, code: ExitInterrupted, want: "interrupted", ready: func(string) bool { return connected.Load() > 0 }},
 	}
 	for _, tt := range tests {

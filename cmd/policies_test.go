@@ -26,7 +26,7 @@ func TestPoliciesOnSimulator(t *testing.T) {
 	for run := range 2 {
 		dir := filepath.Join(t.TempDir(), "lab")
 		code, stdout, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
-			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "2s", "--warmup", "2s", "--tail", "2s", "--repeat", "2", "--clients", "4")
+			"--policy", "none", "--policy", "patient=honor,attempts=4", "--load", "1.5x", "--duration", "1s", "--warmup", "1s", "--tail", "1s", "--repeat", "2", "--clients", "4")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -64,7 +64,7 @@ func TestPoliciesArrivals(t *testing.T) {
 	dir := t.TempDir()
 	recorded := filepath.Join(dir, "results.csv")
 	code, _, stderr := runCLI(context.Background(), "burst", "-o", recorded, "--quiet",
-		"--burst-size", "10", "--burst-waves", "2", "--burst-gap", "200ms", "--sim-ttft", "0", "--sim-tpot", "0")
+		"--burst-size", "10", "--burst-waves", "2", "--burst-gap", "50ms", "--sim-ttft", "0", "--sim-tpot", "0")
 	if code != 0 {
 		t.Fatalf("burst: exit %d: %s", code, stderr)
 	}
@@ -74,7 +74,7 @@ func TestPoliciesArrivals(t *testing.T) {
 	} {
 		out := filepath.Join(dir, "lab")
 		code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", out, "--quiet", "--arrival", tc.arrival,
-			"--policy", "honor", "--load", "1.5x", "--duration", "2s", "--warmup", "1s", "--tail", "1s", "--repeat", "1", "--clients", "2")
+			"--policy", "honor", "--load", "1.5x", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--repeat", "1", "--clients", "2")
 		if code != 0 {
 			t.Fatalf("--arrival %s: exit %d: %s", tc.arrival, code, stderr)
 		}

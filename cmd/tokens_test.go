@@ -83,7 +83,7 @@ func TestDrawnSizesArriveAsCounted(t *testing.T) {
 	t.Parallel()
 	srv, seen := countingServer(t)
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions", "--rate", "600/s", "--duration", "500ms",
+	code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions", "--rate", "1200/s", "--duration", "250ms",
 		"--prompt-tokens", "lognormal:800,0.5", "--max-tokens", "uniform:50-150", "--seed", "7", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -119,7 +119,7 @@ func TestDrawnSizesArriveAsCounted(t *testing.T) {
 // its row's size exactly (the measure: within 3%), its max_tokens the
 // output length (× --max-tokens-factor), in the trace's order. (The
 // timing, within 15 ms of the trace's clock, is bench/replay.sh's: a
-// unit test does not wait on a wall clock; here the trace runs 20 times
+// unit test does not wait on a wall clock; here the trace runs 50 times
 // faster.)
 func TestReplayedTracesArriveAsWritten(t *testing.T) {
 	t.Parallel()
@@ -140,7 +140,7 @@ func TestReplayedTracesArriveAsWritten(t *testing.T) {
 			srv, seen := countingServer(t)
 			out := filepath.Join(t.TempDir(), "results.csv")
 			code, _, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions", "--replay", path,
-				"--replay-time-scale", "0.05", "--max-tokens-factor", "2", "-o", out, "--quiet")
+				"--replay-time-scale", "0.02", "--max-tokens-factor", "2", "-o", out, "--quiet")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -154,7 +154,7 @@ func TestReplayedTracesArriveAsWritten(t *testing.T) {
 				if r.PromptTokensSent != row.InputTokens+7 || r.MaxTokens != 2*row.OutputTokens {
 					t.Errorf("row %d: sent %d tokens, max_tokens %d; want %d + 7 and %d", r.Seq, r.PromptTokensSent, r.MaxTokens, row.InputTokens, 2*row.OutputTokens)
 				}
-				if want := float64(row.Offset) * 0.05 / float64(time.Millisecond); math.Abs(r.IntendedMS-want) > 0.01 {
+				if want := float64(row.Offset) * 0.02 / float64(time.Millisecond); math.Abs(r.IntendedMS-want) > 0.01 {
 					t.Errorf("row %d intended at %.3f ms, want %.3f", r.Seq, r.IntendedMS, want)
 				}
 			}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,7 +18,7 @@ import (
 
 func init() {
 	register(func() *cobra.Command {
-		return &cobra.Command{Use: "simulator", Short: "The embedded simulator and its --sim-* flags", Long: simulatorHelp()}
+		return &cobra.Command{Use: "simulator", Short: "The embedded simulator and its --sim-* flags", Long: simulatorTopic()}
 	})
 	register(func() *cobra.Command {
 		return &cobra.Command{Use: "fleet", Short: "N workers sending one plan: --shard, --start-at, --coordinate", Long: fleetHelp}
@@ -37,6 +38,11 @@ every refusal (sim/doc.go, "What a refusal costs"; no source gives F, so
 the default is 0 and the policy lab's grid varies it).
 
 `
+
+// simulatorTopic is simulatorHelp's text, written once a process: the
+// root command is built on every run (each test of cmd's builds it several
+// times), and the topic's flag set and wrapping were a third of that.
+var simulatorTopic = sync.OnceValue(simulatorHelp)
 
 // simulatorHelp is the simulator topic: what it is, then every --sim-*
 // flag in full.

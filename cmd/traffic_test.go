@@ -146,7 +146,7 @@ func TestScheduleConstantRate(t *testing.T) {
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	code, stdout, stderr := runCLI(context.Background(), "schedule", "--url", srv.URL+"/v1/chat/completions",
-		"--rate", "100/s", "--duration", "500ms", "-o", out, "--group", "night-run", "--quiet")
+		"--rate", "200/s", "--duration", "250ms", "-o", out, "--group", "night-run", "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -158,7 +158,7 @@ func TestScheduleConstantRate(t *testing.T) {
 		if r.Shape != "scheduled" || r.Group != "night-run" || r.Wave != results.None || r.WaitMS != 7 {
 			t.Fatalf("row %+v", r)
 		}
-		if want := float64(r.Seq) * 10; r.IntendedMS < want-0.001 || r.IntendedMS > want+0.001 {
+		if want := float64(r.Seq) * 5; r.IntendedMS < want-0.001 || r.IntendedMS > want+0.001 {
 			t.Fatalf("seq %d intended %v, want %v", r.Seq, r.IntendedMS, want)
 		}
 		if r.SentMS < r.IntendedMS {
