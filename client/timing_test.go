@@ -472,8 +472,13 @@ func TestStreamTimingOnLoopback(t *testing.T) {
 			if testkit.Race {
 				return
 			}
-			if float64(within) < 0.95*float64(judged) {
-				t.Fatalf("%d of %d answers within 3 ms of the server's times (want ≥ 95%%; %d more answers, whose server woke late, not judged): %s", within, judged, answered-judged, strings.Join(worst, "; "))
+			// A reader that times the wrong thing (the role chunk for the
+			// first token, two events read as one) is off on every answer;
+			// one answer off in a sample of 18 judged is a load's outlier
+			// (17 of 18 failed at load 3.6 when 95% was asked of any
+			// sample), so one miss is allowed however few are judged.
+			if misses := judged - within; misses > max(1, judged/20) {
+				t.Fatalf("%d of %d answers within 3 ms of the server's times (want ≥ 95%%, or all but one; %d more answers, whose server woke late, not judged): %s", within, judged, answered-judged, strings.Join(worst, "; "))
 			}
 		})
 	}
