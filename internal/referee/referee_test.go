@@ -89,12 +89,12 @@ func playClient(mode string) int {
 						time.Sleep(time.Duration(ms) * time.Millisecond)
 					}
 				case "stacked":
-					for range 5 { // an application's loop around an SDK
-						if ms := sdkCall(body, 1); ms == 0 {
+					for n := range 5 { // an application's loop around an SDK
+						ms := sdkCall(body, 1)
+						if ms == 0 || n == 4 {
 							break
-						} else {
-							time.Sleep(time.Duration(ms) * time.Millisecond)
 						}
+						time.Sleep(time.Duration(ms) * time.Millisecond)
 					}
 				}
 			}
