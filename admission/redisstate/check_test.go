@@ -39,12 +39,13 @@ func TestCheckRefusesWhatCannotServe(t *testing.T) {
 		// answered nothing in 3 s, nor a PING sent after the ClientHello:
 		// it reads an inline command, whose line a NUL byte keeps from
 		// ending): Check waits out the call's timeout, then tries a PING
-		// without TLS within the same timeout. The handshake's timeout is the outcome, so a short
-		// one is tried first; a PING it misses (a loaded machine) leaves
-		// Check saying only that nothing answered, and the case is tried
-		// again at 2 s (heard would be 5 s of waiting; 2 s, not 1, which a
-		// PING at load 10 on two cores can miss).
-		{"rediss://" + srv.Addr + "/0", "rediss:// names a Redis that answers without TLS", []time.Duration{100 * time.Millisecond, 2 * time.Second}},
+		// without TLS within the same timeout. The handshake's timeout is
+		// the outcome, so a short one is tried first; a PING it misses (a
+		// loaded machine) leaves Check saying only that nothing answered,
+		// and the case is tried again with more time, last at 2 s (heard
+		// would be 5 s of waiting; 2 s, not 1, which a PING at load 10 on
+		// two cores can miss).
+		{"rediss://" + srv.Addr + "/0", "rediss:// names a Redis that answers without TLS", []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}},
 		{"redis://" + tlsSrv.Listener.Addr().String() + "/0", "redis:// names a server that speaks TLS", []time.Duration{heard}},
 		{"redis://" + down + "/0", "", []time.Duration{heard}},
 	} {
