@@ -2,8 +2,10 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +13,6 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -122,73 +123,125 @@ func TestBodyTailReadFrom(t *testing.T) {
 }
 
 // TestStreamTTFBIsTheHeaders: every answer's ttfb_ms is the time to its
-// headers (sent at once here, the first token 300 ms later), a streamed
-// one's too since issue 37; a streamed answer's ttft_ms is its first
-// token, and no other row has one (a whole answer, a refusal).
+// headers (sent at once here, the rest held back until the client reads
+// past them), a streamed one's too since issue 37; a streamed answer's
+// ttft_ms is its first token, and no other row has one (a whole answer,
+// a refusal).
+//
+// The server holds the body until the client's connection is read past
+// the headers (bodyWatch): the attempt has taken its time to the headers
+// by then, on any machine at any load, and the body is written hold
+// later. The client's times are read against the server's on one clock:
+// its start lies between began (before send) and the request's arrival,
+// so began+ttfb is at or before the client's time to the headers, which
+// must be at or before the body was asked for, and arrival+ttft at or
+// after its first token, which must be at or after the token was written.
+// A client that took either at the other end is caught unless this
+// process stalled for hold between began and the request's arrival.
 func TestStreamTTFBIsTheHeaders(t *testing.T) {
 	t.Parallel()
-	// The headers' time must come before the first token's: on a loaded
-	// machine under -race the headers took 815 ms to be read, so under
-	// -race the first token waits 1.5 s (the subtests run at once).
-	// Without it 300 ms, and headers read as late as the first token are
-	// not judged when this process stalled over 100 ms meanwhile
-	// (testkit.Stalls): the machine, not the client, was late.
-	firstToken := 300 * time.Millisecond
-	if testkit.Race {
-		firstToken = 1500 * time.Millisecond
-	}
-	stalls := testkit.WatchStalls(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/refuse") {
-			w.Header().Set("Retry-After-Ms", "5")
-			w.WriteHeader(http.StatusTooManyRequests)
-			w.(http.Flusher).Flush()
-			time.Sleep(firstToken)
-			io.WriteString(w, `{"error":{"code":"429"}}`)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		time.Sleep(firstToken)
-		io.WriteString(w, `data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}`+"\n\n")
-		io.WriteString(w, `data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
+	const hold = 50 * time.Millisecond
 	for _, tc := range []struct {
-		name           string
-		path           string
-		stream, atBody bool
+		name   string
+		path   string
+		stream bool
 	}{
-		{"streamed", "", true, false},
-		{"whole", "", false, false},
-		{"streamed, refused", "/refuse", true, false},
+		{"streamed", "", true},
+		{"whole", "", false},
+		{"streamed, refused", "/refuse", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// The server's times: the request's arrival, the body asked
+			// for, the body written.
+			type times struct{ arrived, asked, written time.Time }
+			served := make(chan times, 1)
+			wants := &bodyWatch{asked: make(chan struct{})}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var at times
+				defer func() { served <- at }()
+				at.arrived = time.Now()
+				if strings.HasPrefix(r.URL.Path, "/refuse") {
+					w.Header().Set("Retry-After-Ms", "5")
+					w.WriteHeader(http.StatusTooManyRequests)
+				} else {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-wants.asked:
+				case <-r.Context().Done():
+					return
+				}
+				at.asked = wants.at
+				time.Sleep(hold)
+				at.written = time.Now()
+				if strings.HasPrefix(r.URL.Path, "/refuse") {
+					io.WriteString(w, `{"error":{"code":"429"}}`)
+					return
+				}
+				io.WriteString(w, `data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}`+"\n\n")
+				io.WriteString(w, `data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+			}))
+			defer srv.Close()
 			tg, err := New(Config{API: APIAzure, Endpoint: srv.URL + tc.path, Deployment: "d", Key: "sk-canary", KeyHeader: "api-key",
-				PromptTokens: 5, MaxTokens: 1, Stream: tc.stream, Timeout: 5 * time.Second})
+				PromptTokens: 5, MaxTokens: 1, Stream: tc.stream, Timeout: 5 * time.Second,
+				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+					if err != nil {
+						return nil, err
+					}
+					wants.Conn = c
+					return wants, nil
+				}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tg.Close()
 			began := time.Now()
 			r := send(tg)
-			if r.LatencyMS < ms(firstToken) || r.TTFBMS > r.LatencyMS {
-				t.Fatalf("ttfb %v ms, latency %v ms: %+v", r.TTFBMS, r.LatencyMS, r)
+			st := <-served
+			arrived, asked, written := st.arrived, st.asked, st.written
+			at := func(from time.Time, msec float64) time.Time {
+				return from.Add(time.Duration(msec * float64(time.Millisecond)))
 			}
-			atBody := r.TTFBMS >= ms(firstToken)
-			if stalled := stalls.Worst(began, time.Now()); atBody && !tc.atBody && stalled > 100*time.Millisecond {
-				t.Skipf("ttfb %v ms, latency %v ms, while this process stalled %v: the machine is too busy to tell the headers from the first token", r.TTFBMS, r.LatencyMS, stalled)
+			if written.IsZero() || r.TTFBMS > r.LatencyMS || at(arrived, r.LatencyMS).Before(written) {
+				t.Fatalf("ttfb %v ms, latency %v ms (the body written %v after the request arrived): %+v", r.TTFBMS, r.LatencyMS, written.Sub(arrived), r)
 			}
-			if atBody != tc.atBody {
-				t.Errorf("ttfb %v ms, latency %v ms: want it at the first token %v", r.TTFBMS, r.LatencyMS, tc.atBody)
+			if at(began, r.TTFBMS).After(asked) {
+				t.Errorf("ttfb %v ms, after the client read past the headers (%v after send began): want the headers' time", r.TTFBMS, asked.Sub(began))
 			}
-			if ok := r.Status == 200; tc.stream && ok != (r.TTFTMS >= ms(firstToken) && r.TTFTMS <= r.LatencyMS) || !(tc.stream && ok) && r.TTFTMS != results.None {
-				t.Errorf("ttft %v ms, latency %v ms: a streamed answer's is its first token, no other row has one", r.TTFTMS, r.LatencyMS)
+			if ok := r.Status == 200; tc.stream && ok != (!at(arrived, r.TTFTMS).Before(written) && r.TTFTMS <= r.LatencyMS) || !(tc.stream && ok) && r.TTFTMS != results.None {
+				t.Errorf("ttft %v ms, latency %v ms (the token written %v after the request arrived): a streamed answer's is its first token, no other row has one", r.TTFTMS, r.LatencyMS, written.Sub(arrived))
 			}
 		})
 	}
+}
+
+// bodyWatch is one connection of a client's that closes asked (once) at
+// the first read after the bytes it has read hold the end of a response's
+// headers, and notes when: the client reads the body.
+type bodyWatch struct {
+	net.Conn
+	asked   chan struct{}
+	at      time.Time
+	last    []byte // the last bytes read, to find "\r\n\r\n" across reads
+	headers bool
+}
+
+func (c *bodyWatch) Read(p []byte) (int, error) {
+	if c.headers && c.at.IsZero() {
+		c.at = time.Now()
+		close(c.asked)
+	}
+	n, err := c.Conn.Read(p)
+	if !c.headers {
+		c.last = append(c.last, p[:n]...)
+		c.headers = bytes.Contains(c.last, []byte("\r\n\r\n"))
+		c.last = c.last[max(0, len(c.last)-3):]
+	}
+	return n, err
 }
 
 // TestStreamRowsWithSmallBuffers: through the connection's small read

@@ -75,8 +75,10 @@ func TestADrippedBodyIsCutOff(t *testing.T) {
 
 // TestALongAnswerOutlivesTheReadTimeout: the read timeout bounds the
 // request, not the answer: one that takes several times longer (a time
-// to first token of 300 ms against 100 ms to read the request), streamed
-// or not, arrives whole.
+// to first token of 300 ms against 100 ms to read the request; a server
+// whose read deadline outlived the request would end the answer's
+// context 200 ms before its first token), streamed or not, arrives
+// whole.
 func TestALongAnswerOutlivesTheReadTimeout(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()

@@ -225,46 +225,51 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 	var warnings []error
 	var mu sync.Mutex
 	// The calls to a Redis that answers must be heard (the default 50 ms
-	// was missed under load); the held one waits out the deadline.
+	// was missed under load); the held one waits out its deadline, its
+	// context's 50 ms, whose end is the outcome (a shorter wait can only
+	// end the same way; CallTimeout's own bound on a held call is
+	// TestSlowRedisDoesNotHoldRequests').
 	h := hold(t, srv.Addr)
 	c := openAddr(t, h.Addr, Options{Deployment: "d", Now: func() time.Time { return time.Unix(0, now.Load()) }, CallTimeout: time.Second,
 		Warn: func(err error) { mu.Lock(); warnings = append(warnings, err); mu.Unlock() }})
-	read := func() (time.Duration, error) {
-		start := time.Now()
+	read := func(ctx context.Context) error {
 		_, _, err := c.Cooldown(ctx, time.Time{}, "")
-		return time.Since(start), err
+		return err
 	}
-	if _, err := read(); err != nil {
+	if err := read(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	// Slow: Redis held; the call ends at its deadline, while it holds.
 	h.Hold()
-	if _, err := read(); err == nil {
+	held, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	err := read(held)
+	cancel()
+	if err == nil {
 		t.Fatal("a call to a held Redis: no error; want one at its deadline")
 	}
-	if _, err := read(); !errors.Is(err, errSkipped) {
+	if err := read(ctx); !errors.Is(err, errSkipped) {
 		t.Errorf("within Retry of a failure: %v, want no call (errSkipped)", err)
 	}
 	h.Release()
 	now.Add(int64(2 * DefaultRetry))
-	if _, err := read(); err != nil {
+	if err := read(ctx); err != nil {
 		t.Fatalf("Redis answers again: %v", err)
 	}
 
 	// Lost: killed, then restarted on the same port.
 	srv.Stop()
 	now.Add(int64(2 * DefaultRetry))
-	if _, err := read(); err == nil {
+	if err := read(ctx); err == nil {
 		t.Fatal("a call to a killed Redis succeeded")
 	}
 	now.Add(int64(2 * DefaultRetry))
-	if _, err := read(); err == nil {
+	if err := read(ctx); err == nil {
 		t.Fatal("a call to a killed Redis succeeded")
 	}
 	srv.Restart()
 	now.Add(int64(2 * DefaultRetry))
-	if _, err := read(); err != nil {
+	if err := read(ctx); err != nil {
 		t.Fatalf("after the restart: %v", err)
 	}
 	mu.Lock()
@@ -279,13 +284,15 @@ func TestFaultsFallBackAndRejoin(t *testing.T) {
 
 // TestTransportsShareThroughRedis: two admission Transports (two
 // processes) with a shared cooldown through Redis: one refusal advising
-// 600 ms holds the other's requests. Then Redis is killed: every request
-// still completes within its budget, on the process's own state.
+// 300 ms holds the other's requests, sent while the first waits it out.
+// Then Redis is killed: every request still completes within its budget,
+// on the process's own state.
 func TestTransportsShareThroughRedis(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t)
 	var refusals, admitted atomic.Int64
-	// Closed for 600 ms from the first request, whenever a loaded
+	refused := make(chan struct{})
+	// Closed for 300 ms from the first request, whenever a loaded
 	// machine sends it (from the test's start, a late first request was
 	// admitted, and nothing was shared).
 	var mu sync.Mutex
@@ -293,12 +300,14 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		if open0.IsZero() {
-			open0 = time.Now().Add(600 * time.Millisecond)
+			open0 = time.Now().Add(300 * time.Millisecond)
 		}
 		left := time.Until(open0)
 		mu.Unlock()
 		if left > 0 {
-			refusals.Add(1)
+			if refusals.Add(1) == 1 {
+				close(refused)
+			}
 			w.Header().Set("Retry-After-Ms", strconv.FormatInt(left.Milliseconds()+1, 10))
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
@@ -328,10 +337,26 @@ func TestTransportsShareThroughRedis(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	get(owners[0])
+	// The second sends once the first's refusal is in Redis, while the
+	// first waits it out: held, it is not refused. (A second sent after
+	// the window, late on a loaded machine, is admitted all the same.)
+	first := make(chan struct{})
+	go func() { defer close(first); get(owners[0]) }()
+	<-refused
+	for begun := time.Now(); ; {
+		end, _, err := coords[1].Cooldown(context.Background(), time.Time{}, "")
+		if err == nil && !end.IsZero() {
+			break
+		}
+		if time.Since(begun) > heard {
+			t.Fatalf("the refusal's cooldown not in Redis after %v: %v", heard, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	for range 3 {
 		get(owners[1])
 	}
+	<-first
 	if refusals.Load() != 1 || admitted.Load() != 4 {
 		t.Errorf("through Redis: %d refusals, %d admitted; want the one refusal", refusals.Load(), admitted.Load())
 	}

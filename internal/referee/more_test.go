@@ -25,8 +25,8 @@ var moreClients = map[string]func() int{
 	"jitter":          jitteredCalls,
 	"stdin":           readStdin,
 	"backoff":         func() int { return workers(4, backoffCall) },
-	"gateway-stack":   func() int { return workers(4, func(body string) { sdkBehind(body, gatewayBackoff) }) },
-	"gateway-at-once": func() int { return workers(4, func(body string) { sdkBehind(body, gatewayAtOnce) }) },
+	"gateway-stack":   func() int { return workers(4, func(body string) { sdkBehind(body, gatewayBackoff, 1) }) },
+	"gateway-at-once": func() int { return workers(4, func(body string) { sdkBehind(body, gatewayAtOnce, 2) }) },
 	"urllib3":         func() int { return workers(4, urllib3Call) },
 	"langchain":       func() int { return workers(4, langchainCall) },
 	"fixed":           func() int { return workers(4, fixedCall) },
@@ -179,8 +179,8 @@ func readStdin() int {
 // backoffCall is an SDK that ignores the advice: up to 5 attempts,
 // 150 ms apart, whatever the 429 says.
 func backoffCall(body string) {
-	for n := range 5 {
-		if status, _ := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n)); status != http.StatusTooManyRequests {
+	for n := 0; ; n++ {
+		if status, _ := send(body, "X-Stainless-Retry-Count", strconv.Itoa(n)); status != http.StatusTooManyRequests || n == 4 {
 			return
 		}
 		time.Sleep(150 * time.Millisecond)
@@ -214,13 +214,14 @@ func gatewayAtOnce(body string) (int, int) {
 	return status, ms
 }
 
-// sdkBehind is openai-node behind a gateway: 2 retries, each after the
-// advised wait when it is at most a minute, else its own first backoff,
-// 500 ms.
-func sdkBehind(body string, gateway func(string) (int, int)) {
-	for range 3 {
+// sdkBehind is openai-node behind a gateway: retries retries (its
+// default is 2), each after the advised wait when it is at most a
+// minute, else its own first backoff, 500 ms; the last refusal is the
+// call's answer, not waited out.
+func sdkBehind(body string, gateway func(string) (int, int), retries int) {
+	for n := 0; ; n++ {
 		status, ms := gateway(body)
-		if status != http.StatusTooManyRequests {
+		if status != http.StatusTooManyRequests || n == retries {
 			return
 		}
 		if ms == 0 || ms > 60_000 {
@@ -276,21 +277,6 @@ func TestForeignKeysFail(t *testing.T) {
 	}
 	if c := check(t, v, CheckForeignKeys); c.Value != 1 || c.Pass || v.Pass || v.Admitted != 1 || !strings.HasPrefix(Summary(v), "FAIL (foreign_keys)") {
 		t.Errorf("foreign_keys %+v, %s", c, Summary(v))
-	}
-}
-
-// cut off by the timeout in long-wait, is incomplete and not over budget.
-func TestGivenUpIsNotOverBudget(t *testing.T) {
-	t.Parallel()
-	j := helperJob(t, "dropper")
-	j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
-	j.Budget, j.Timeout = 100*time.Millisecond, 600*time.Millisecond
-	v, _, err := Run(t.Context(), j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := check(t, v, CheckOverBudget); c.Value != 0 || !c.Pass || !v.TimedOut || check(t, v, CheckIncomplete).Value == 0 || v.Retries != 0 {
-		t.Errorf("over_budget %+v: %+v", c, v)
 	}
 }
 
@@ -354,8 +340,11 @@ func TestStormNeighbour(t *testing.T) {
 
 // TestOwnersBehindAGateway: an SDK behind a gateway that drops its
 // retry header, all undeclared, is two owners: in long-wait by the
-// gateway's bursts (70 ms apart) between the SDK's 500 ms backoffs, in
-// the storm because the gateway repeats at once what the SDK waits out.
+// gateway's bursts (70 ms apart) around the SDK's 500 ms backoff, in the
+// storm because the gateway repeats at once what the SDK waits out. (In
+// long-wait the SDK retries once, not twice, its default: the burst after
+// its backoff is the one that shows a backoff starting over, and a third
+// burst 0.7 s later shows nothing more.)
 func TestOwnersBehindAGateway(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
