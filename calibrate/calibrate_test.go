@@ -99,7 +99,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 type slowSender struct{}
 
 func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
-	r := *req.First
+	r := req.First()
 	if req.Seq%3 == 0 {
 		r.Status = 200
 	} else {
@@ -112,7 +112,7 @@ func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*
 type targetSender struct{ t *client.Target }
 
 func (s targetSender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
-	s.t.SendFirst(ctx, req.First, req.Start, req.Run, record)
+	s.t.SendHead(ctx, client.Head{Row: req.Row, Seq: req.Seq, Wave: req.Wave, IntendedMS: req.IntendedMS, SentMS: req.SentMS}, req.Start, req.Run, record)
 }
 
 func TestSlowTargetIsNotCapacity(t *testing.T) {
@@ -170,7 +170,7 @@ type phasedSender struct {
 func (s *phasedSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := *req.First
+	r := req.First()
 	defer record(&r)
 	if s.n > 0 {
 		s.n--

@@ -20,17 +20,17 @@ type Pacer interface {
 }
 
 // Request is one request a Sender performs: its sequence number in the
-// plan, the run's start (the zero of intended_ms and sent_ms) and the
-// Record of its first attempt, with the identity and schedule fields set.
-// First is the Sender's for the request's life: it may fill it as the
-// first attempt's row and hand it to record (by pointer, so that an open
-// stream's goroutine holds no copy of a Record on its stack). It is the
-// engine's again once Send returns (the next request's): neither the
-// Sender nor the Sink nor Options.Observe may keep it past its call.
+// plan, the run's start (the zero of intended_ms and sent_ms) and what its
+// first attempt's row takes from the plan: Row, the run's row (its
+// identity fields and attempt 1 set, the rest results.Blank's; shared by
+// every request of the run: read only), and the first attempt's Wave,
+// IntendedMS and SentMS. A request holds these, not a Record, while it is
+// open: the Sender builds each attempt's row when the attempt ends (First
+// is the first attempt's as the plan fills it), so that an open stream
+// holds no Record (bench/README.md, memory per open stream).
 type Request struct {
 	Seq   int
 	Start time.Time
-	First *results.Record
 	// Run is done when the run is canceled (its Err is context.Canceled)
 	// or when Options.MaxDuration has passed since Start (its Deadline;
 	// its Err is then context.DeadlineExceeded): a Sender starts no
@@ -40,13 +40,26 @@ type Request struct {
 	// request that waited for a worker) or a retry, is given up locally:
 	// its row is not sent (results.DecisionGiveUpLocal, error class
 	// results.ClassTimeout), so that every planned request has a row and
-	// none is sent past the cap. client.Target.Send does so.
+	// none is sent past the cap. client.Target.SendHead does so.
 	Run context.Context
+
+	Row        *results.Record
+	Wave       int
+	IntendedMS float64
+	SentMS     float64
+}
+
+// First is the Record of req's first attempt as the plan fills it: Row
+// with Seq, Wave, IntendedMS and SentMS set.
+func (req *Request) First() results.Record {
+	r := *req.Row
+	r.Seq, r.Wave, r.IntendedMS, r.SentMS = req.Seq, req.Wave, req.IntendedMS, req.SentMS
+	return r
 }
 
 // Sender performs one request, every attempt its retry owner makes
 // included, and hands each attempt's Record to record, in order, from the
-// calling goroutine. The first carries Request.First's fields; a later
+// calling goroutine. The first carries Request.First()'s fields; a later
 // one the same identity, the next Attempt, and its own IntendedMS and
 // SentMS since Request.Start. client.Target does not satisfy it: its Send
 // takes the request's fields apart, so that client need not import
@@ -56,8 +69,8 @@ type Sender interface {
 }
 
 // Sink receives each completed Record, from many workers at once: it must be
-// safe for concurrent use, and must not keep rec past Write (a request's
-// first Record is reused once its request has ended). results.Writer
+// safe for concurrent use, and must not keep rec past Write (a Sender may
+// reuse it once it is recorded: client.Target.SendHead). results.Writer
 // satisfies it.
 type Sink interface {
 	Write(rec *results.Record) error
@@ -236,6 +249,7 @@ type engine struct {
 	waves    waveBarrier
 	rec      recorder
 	record   func(*results.Record) // recordAttempt, bound once
+	row      results.Record        // Request.Row: the run's row
 	spacing  spacing               // of the arrivals lately, for the pace window
 }
 
@@ -264,6 +278,9 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 		rec:     recorder{sink: sink, observe: o.Observe},
 	}
 	e.record = e.recordAttempt
+	e.row = results.Blank()
+	e.row.RunID, e.row.Shape, e.row.Group, e.row.Worker = o.RunID, o.Shape, o.Group, o.Shard.String()
+	e.row.Attempt = 1
 	return e
 }
 
@@ -456,35 +473,15 @@ func (e *engine) worker(a arrival) {
 // past it is not sent, its row a local give-up).
 //
 // The worker's stack is what an open stream holds beyond its heap: this
-// frame and the Sender's stay small (the Record on the heap, by pointer;
-// no Record-sized temporary), so that a stream's deepest path, the send
+// frame and the Sender's stay small (no Record: the Sender builds each
+// row when its attempt ends), so that a stream's deepest path, the send
 // through net/http's Transport, fits the goroutine's first 4 KiB stack
 // instead of doubling it (bench/README.md, memory per open stream).
 func (e *engine) request(a arrival) {
-	first := e.first(a)
-	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.stop}, e.record)
-	records.Put(first)
-}
-
-// blank is results.Blank(), copied into each request's first Record.
-var blank = results.Blank()
-
-// records holds the first Records of requests that have ended, for the
-// next: a Record is 392 bytes with pointers, allocated and scanned per
-// request (2% of the CPU at 5,000/s, bench/README.md). Nothing keeps one
-// past Send (Request.First, Sink, Options.Observe).
-var records = sync.Pool{New: func() any { return new(results.Record) }}
-
-// first is the Record of a's first attempt, on the heap.
-//
-//go:noinline
-func (e *engine) first(a arrival) *results.Record {
-	first := records.Get().(*results.Record)
-	*first = blank
-	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
-	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
-	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
-	return first
+	e.sender.Send(e.reqCtx, Request{
+		Seq: a.seq, Start: e.start, Run: e.stop,
+		Row: &e.row, Wave: a.wave, IntendedMS: ms(a.intended), SentMS: ms(e.elapsed()),
+	}, e.record)
 }
 
 // recordAttempt writes one attempt's row (a Sender's record function,
