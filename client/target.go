@@ -969,7 +969,6 @@ type reading struct {
 	lat   float64
 	rerr  error // the body's read
 	body  responseBody
-	tail  bodyTail // a whole body's storage (not a stream's)
 }
 
 // exchange performs one attempt of request seq into a: its round trip
@@ -992,9 +991,9 @@ func (t *Target) readAnswer(a *reading) {
 	if t.cfg.Stream && ok2xx(resp.StatusCode) {
 		a.body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
 	} else {
-		a.tail = t.newBody()
-		a.tail.fromPool()
-		a.body.tail = &a.tail
+		tail := t.newBody()
+		tail.fromPool()
+		a.body.tail = &tail
 	}
 	a.rerr = a.body.readFrom(resp.Body)
 	resp.Body.Close()
@@ -1006,8 +1005,8 @@ func ok2xx(status int) bool { return status >= 200 && status < 300 }
 // fillAnswer fills rec's response fields from a, an attempt whose answer
 // has been read (or that had none), and gives back its body's storage.
 func (t *Target) fillAnswer(ctx context.Context, a *reading, rec *results.Record) {
-	if a.body.tail == &a.tail {
-		defer a.tail.release()
+	if a.body.tail != nil {
+		defer a.body.tail.release()
 	}
 	if a.err != nil {
 		rec.LatencyMS = a.lat
