@@ -112,7 +112,7 @@ func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*
 type targetSender struct{ t *client.Target }
 
 func (s targetSender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
-	s.t.SendHead(ctx, client.Head{Row: req.Row, Seq: req.Seq, Wave: req.Wave, IntendedMS: req.IntendedMS, SentMS: req.SentMS}, req.Start, req.Run, record)
+	s.t.SendHead(ctx, &client.Head{Row: &req.Row, Seq: req.Seq, Wave: req.Wave, IntendedMS: req.IntendedMS, SentMS: req.SentMS}, req.Start, req.Run, record)
 }
 
 func TestSlowTargetIsNotCapacity(t *testing.T) {

@@ -58,7 +58,7 @@ func BenchmarkOpenStreamHeap(b *testing.B) {
 	for i := range n {
 		go func() {
 			defer done.Done()
-			tg.SendHead(ctx, Head{Row: &row, Seq: i, Wave: results.None}, start, ctx, func(*results.Record) {})
+			tg.SendHead(ctx, &Head{Row: &row, Seq: i, Wave: results.None}, start, ctx, func(*results.Record) {})
 		}()
 	}
 	opened.Wait()

@@ -624,7 +624,7 @@ func (t *Target) requestHeader() http.Header {
 // Send is SendHead from first, for a caller that holds the Record by
 // value: every row of the request starts from first.
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
-	t.SendHead(ctx, Head{Row: &first, Seq: first.Seq, Wave: first.Wave, IntendedMS: first.IntendedMS, SentMS: first.SentMS}, start, stop, record)
+	t.SendHead(ctx, &Head{Row: &first, Seq: first.Seq, Wave: first.Wave, IntendedMS: first.IntendedMS, SentMS: first.SentMS}, start, stop, record)
 }
 
 // Head is what a request's rows take from its plan: Row, the row every
@@ -661,12 +661,12 @@ var rows = sync.Pool{New: func() any { return new(results.Record) }}
 // Record is held while an answer is read, on the heap or on the stack of
 // the goroutine that holds an open stream (bench/README.md, memory per
 // open stream).
-func (t *Target) SendHead(ctx context.Context, h Head, start time.Time, stop context.Context, record func(*results.Record)) {
+func (t *Target) SendHead(ctx context.Context, h *Head, start time.Time, stop context.Context, record func(*results.Record)) {
 	switch {
 	case pastCap(stop):
 		t.givenUpAtCap(h, start, record)
 	case t.cfg.Owner == nil:
-		t.sendOnce(ctx, &h, record)
+		t.sendOnce(ctx, h, record)
 	default:
 		t.sendOwned(ctx, h, start, stop, record)
 	}
@@ -677,10 +677,19 @@ func (t *Target) SendHead(ctx context.Context, h Head, start time.Time, stop con
 func (t *Target) sendOnce(ctx context.Context, h *Head, record func(*results.Record)) {
 	var a reading
 	t.exchange(ctx, h.Seq, &a)
+	t.recordOnce(ctx, h, &a, record)
+}
+
+// recordOnce builds and records the row of sendOnce's attempt, read into
+// a. Not inlined: its work would take room in sendOnce's frame, which is
+// on the stack under every open stream's read.
+//
+//go:noinline
+func (t *Target) recordOnce(ctx context.Context, h *Head, a *reading, record func(*results.Record)) {
 	rec := rows.Get().(*results.Record)
 	h.first(rec)
 	rec.PromptTokensSent, rec.MaxTokens = t.sizes(h.Seq)
-	t.fillAnswer(ctx, &a, rec)
+	t.fillAnswer(ctx, a, rec)
 	record(rec)
 	rows.Put(rec)
 }
@@ -690,16 +699,16 @@ func (t *Target) sendOnce(ctx context.Context, h *Head, record func(*results.Rec
 // its Attempt would take room in SendFirst's frame.
 //
 //go:noinline
-func (t *Target) givenUpAtCap(h Head, start time.Time, record func(*results.Record)) {
-	o := &owned{t: t, head: h, start: start, record: record}
+func (t *Target) givenUpAtCap(h *Head, start time.Time, record func(*results.Record)) {
+	o := &owned{t: t, head: *h, start: start, record: record}
 	o.notSent(admission.Attempt{Decision: admission.Decision{Action: admission.ActionGiveUp, Err: admission.ClassTimeout}})
 }
 
 // sendOwned is SendHead through the retry owner; a function of its own,
 // so that a request without one keeps its frame small (the stack an open
 // stream holds).
-func (t *Target) sendOwned(ctx context.Context, h Head, start time.Time, stop context.Context, record func(*results.Record)) {
-	o := &owned{t: t, head: h, start: start, record: record}
+func (t *Target) sendOwned(ctx context.Context, h *Head, start time.Time, stop context.Context, record func(*results.Record)) {
+	o := &owned{t: t, head: *h, start: start, record: record}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A stop while no attempt is on the wire (the owner holds the request

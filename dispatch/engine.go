@@ -20,16 +20,25 @@ type Pacer interface {
 }
 
 // Request is one request a Sender performs: its sequence number in the
-// plan, the run's start (the zero of intended_ms and sent_ms) and what its
-// first attempt's row takes from the plan: Row, the run's row (its
-// identity fields and attempt 1 set, the rest results.Blank's; shared by
-// every request of the run: read only), and the first attempt's Wave,
-// IntendedMS and SentMS. A request holds these, not a Record, while it is
-// open: the Sender builds each attempt's row when the attempt ends (First
-// is the first attempt's as the plan fills it), so that an open stream
-// holds no Record (bench/README.md, memory per open stream).
+// plan and what its first attempt's row takes from the plan (Wave,
+// IntendedMS, SentMS), with what every request of the run shares
+// (*Shared: the run's start, its stop and its Row). A request holds these,
+// not a Record, while it is open: the Sender builds each attempt's row
+// when the attempt ends (First is the first attempt's as the plan fills
+// it), so that an open stream holds no Record, and the Request passed by
+// value down the Sender's calls stays small (the stack a stream's
+// goroutine holds: bench/README.md, memory per open stream).
 type Request struct {
-	Seq   int
+	*Shared
+	Seq        int
+	Wave       int
+	IntendedMS float64
+	SentMS     float64
+}
+
+// Shared is what every Request of a run shares, by pointer: read only.
+type Shared struct {
+	// Start is the run's start, the zero of intended_ms and sent_ms.
 	Start time.Time
 	// Run is done when the run is canceled (its Err is context.Canceled)
 	// or when Options.MaxDuration has passed since Start (its Deadline;
@@ -42,17 +51,16 @@ type Request struct {
 	// results.ClassTimeout), so that every planned request has a row and
 	// none is sent past the cap. client.Target.SendHead does so.
 	Run context.Context
-
-	Row        *results.Record
-	Wave       int
-	IntendedMS float64
-	SentMS     float64
+	// Row is the run's row, every request's first row starts from: its
+	// identity fields (RunID, Shape, Group, Worker) and attempt 1 set, the
+	// rest results.Blank's.
+	Row results.Record
 }
 
 // First is the Record of req's first attempt as the plan fills it: Row
 // with Seq, Wave, IntendedMS and SentMS set.
 func (req *Request) First() results.Record {
-	r := *req.Row
+	r := req.Row
 	r.Seq, r.Wave, r.IntendedMS, r.SentMS = req.Seq, req.Wave, req.IntendedMS, req.SentMS
 	return r
 }
@@ -208,6 +216,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		e.stop, stopSending = context.WithDeadline(ctx, e.start.Add(o.MaxDuration))
 		defer stopSending()
 	}
+	e.shared.Start, e.shared.Run = e.start, e.stop
 
 	// A row that cannot be recorded stops the pacing at once.
 	paceCtx, stopPacing := context.WithCancel(ctx)
@@ -249,7 +258,7 @@ type engine struct {
 	waves    waveBarrier
 	rec      recorder
 	record   func(*results.Record) // recordAttempt, bound once
-	row      results.Record        // Request.Row: the run's row
+	shared   Shared                // Request.Shared
 	spacing  spacing               // of the arrivals lately, for the pace window
 }
 
@@ -278,9 +287,10 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 		rec:     recorder{sink: sink, observe: o.Observe},
 	}
 	e.record = e.recordAttempt
-	e.row = results.Blank()
-	e.row.RunID, e.row.Shape, e.row.Group, e.row.Worker = o.RunID, o.Shape, o.Group, o.Shard.String()
-	e.row.Attempt = 1
+	row := &e.shared.Row
+	*row = results.Blank()
+	row.RunID, row.Shape, row.Group, row.Worker = o.RunID, o.Shape, o.Group, o.Shard.String()
+	row.Attempt = 1
 	return e
 }
 
@@ -478,10 +488,7 @@ func (e *engine) worker(a arrival) {
 // through net/http's Transport, fits the goroutine's first 4 KiB stack
 // instead of doubling it (bench/README.md, memory per open stream).
 func (e *engine) request(a arrival) {
-	e.sender.Send(e.reqCtx, Request{
-		Seq: a.seq, Start: e.start, Run: e.stop,
-		Row: &e.row, Wave: a.wave, IntendedMS: ms(a.intended), SentMS: ms(e.elapsed()),
-	}, e.record)
+	e.sender.Send(e.reqCtx, Request{Shared: &e.shared, Seq: a.seq, Wave: a.wave, IntendedMS: ms(a.intended), SentMS: ms(e.elapsed())}, e.record)
 }
 
 // recordAttempt writes one attempt's row (a Sender's record function,

@@ -185,7 +185,7 @@ func TestSenderCountsSentAndInFlight(t *testing.T) {
 		wg.Go(func() {
 			first := results.Blank()
 			first.Group, first.Attempt = "burst-shaped", 1
-			s.Send(context.Background(), dispatch.Request{Row: &first, Wave: first.Wave}, g.Observe)
+			s.Send(context.Background(), dispatch.Request{Shared: &dispatch.Shared{Row: first}, Wave: first.Wave}, g.Observe)
 		})
 	}
 	for range 3 {
