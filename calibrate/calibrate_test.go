@@ -20,7 +20,7 @@ import (
 type slowSender struct{}
 
 func (s *slowSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
-	r := *req.First
+	r := req.First()
 	if req.Seq%3 == 0 {
 		r.Status = 200
 	} else {
@@ -84,7 +84,7 @@ type phasedSender struct {
 func (s *phasedSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := *req.First
+	r := req.First()
 	defer record(&r)
 	if s.n > 0 {
 		s.n--

@@ -7,8 +7,9 @@
 // read from the environment through an injectable getenv, an "@path" body
 // loaded from a regular file of at most MaxBodyFileBytes, headers split),
 // and New turns the Config into a Target. dispatch reaches a Target only
-// through its Sender interface, which *Target satisfies without either
-// package importing the other.
+// through its Sender interface, which internal/campaign adapts to
+// Target.SendHead (a request's Head: the run's shared row and the first
+// attempt's plan fields), so that neither package imports the other.
 //
 // A setting it refuses is a *valid.Error naming the Go field of Spec or
 // Config (Endpoint, URL, PromptTokens, Headers, APIKeyEnv, …), in words that

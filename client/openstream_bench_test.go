@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -50,13 +52,13 @@ func BenchmarkOpenStreamHeap(b *testing.B) {
 	done.Add(n)
 	ctx := context.Background()
 	start := time.Now()
+	row := results.Blank() // the run's, shared as dispatch shares its
+	row.Attempt = 1
 	b.ResetTimer()
 	for i := range n {
 		go func() {
 			defer done.Done()
-			rec := results.Blank()
-			rec.Seq = i
-			tg.SendFirst(ctx, &rec, start, ctx, func(*results.Record) {})
+			tg.SendHead(ctx, &Head{Row: &row, Seq: i, Wave: results.None}, start, ctx, func(*results.Record) {})
 		}()
 	}
 	opened.Wait()
@@ -64,7 +66,25 @@ func BenchmarkOpenStreamHeap(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	b.StopTimer()
+	if path := os.Getenv("OPEN_STREAM_HEAP_PROFILE"); path != "" {
+		writeHeapProfile(b, path)
+	}
 	b.ReportMetric(float64(int64(ms.HeapAlloc)-int64(before))/float64(n), "heap-bytes/stream")
 	close(release)
 	done.Wait()
+}
+
+// writeHeapProfile writes the live heap, as of the last collection, to
+// path: with OPEN_STREAM_HEAP_PROFILE=path and -test.memprofilerate=1,
+// BenchmarkOpenStreamHeap's streams while they are open, every
+// allocation sampled (bench/README.md, memory per open stream).
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }

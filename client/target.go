@@ -621,45 +621,104 @@ func (t *Target) requestHeader() http.Header {
 // once when its planned time is known to fall past it, and a stop that
 // ends at its deadline is no interruption.
 //
-// Send is SendFirst on a copy of first, for a caller that holds the
-// Record by value.
+// Send is SendHead from first, for a caller that holds the Record by
+// value: every row of the request starts from first.
 func (t *Target) Send(ctx context.Context, first results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
-	t.SendFirst(ctx, &first, start, stop, record)
+	t.SendHead(ctx, &Head{Row: &first, Seq: first.Seq, Wave: first.Wave, IntendedMS: first.IntendedMS, SentMS: first.SentMS}, start, stop, record)
 }
 
-// SendFirst is Send with the first attempt's Record by pointer, which
-// the request keeps for its life: without a retry owner it is filled in
-// place as the first attempt's row and handed to record; with one, each
-// attempt's row is a copy of it. Nothing of a Record is copied onto the
-// stack of the goroutine that holds an open stream (dispatch.Request's
-// First; bench/README.md, memory per open stream).
-func (t *Target) SendFirst(ctx context.Context, first *results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
+// Head is what a request's rows take from its plan: Row, the row every
+// row of the run starts from (its identity fields and attempt 1 set, the
+// rest results.Blank's; shared by the run's requests and never written),
+// and the first attempt's seq, wave, intended_ms and sent_ms. A request
+// holds it, not a Record, while it is open: each attempt's row is built
+// when the attempt ends (its body read), so that an open stream holds no
+// Record (bench/README.md, memory per open stream).
+type Head struct {
+	Row        *results.Record
+	Seq, Wave  int
+	IntendedMS float64
+	SentMS     float64
+}
+
+// first sets rec to the first attempt's row as far as the plan fills it.
+func (h *Head) first(rec *results.Record) {
+	*rec = *h.Row
+	rec.Seq, rec.Wave = h.Seq, h.Wave
+	rec.IntendedMS, rec.SentMS = h.IntendedMS, h.SentMS
+}
+
+// rows holds the rows of requests without a retry owner once recorded,
+// for the next: a Record is 416 bytes with pointers, allocated and
+// scanned per request. record must not keep the one it is given past
+// its call (dispatch.Sink's contract).
+var rows = sync.Pool{New: func() any { return new(results.Record) }}
+
+// SendHead is Send for a request its plan describes by h: without a
+// retry owner its one row is built once its answer has been read and is
+// handed to record (and reused after: record must not keep it); with
+// one, each attempt's row is built as the attempt ends. Nothing of a
+// Record is held while an answer is read, on the heap or on the stack of
+// the goroutine that holds an open stream (bench/README.md, memory per
+// open stream).
+func (t *Target) SendHead(ctx context.Context, h *Head, start time.Time, stop context.Context, record func(*results.Record)) {
 	switch {
 	case pastCap(stop):
-		t.givenUpAtCap(first, start, record)
+		t.givenUpAtCap(h, start, record)
 	case t.cfg.Owner == nil:
-		t.attempt(ctx, first.Seq, first)
-		record(first)
+		t.sendOnce(ctx, h, record)
 	default:
-		t.sendOwned(ctx, first, start, stop, record)
+		t.sendOwned(ctx, h, start, stop, record)
 	}
+}
+
+// sendOnce is SendHead without a retry owner: one attempt, its row built
+// from h once its answer is read. Its frame and exchange's are on the
+// stack of every open stream: keep them small.
+func (t *Target) sendOnce(ctx context.Context, h *Head, record func(*results.Record)) {
+	a := readings.Get().(*reading)
+	t.exchange(ctx, h.Seq, a)
+	t.recordOnce(ctx, h, a, record)
+	*a = reading{}
+	readings.Put(a)
+}
+
+// readings holds the reading states of ended attempts, for the next. A
+// reading is on the heap, not in sendOnce's frame: 96 bytes more of
+// frame under an open stream's read grew every worker's stack from 4 KiB
+// to 8 KiB (bench/streams.sh: 45.5 and 46.1 KB a stream against 39.7;
+// bench/README.md, round 10, memory a stream).
+var readings = sync.Pool{New: func() any { return new(reading) }}
+
+// recordOnce builds and records the row of sendOnce's attempt, read into
+// a. Not inlined: its work would take room in sendOnce's frame, which is
+// on the stack under every open stream's read.
+//
+//go:noinline
+func (t *Target) recordOnce(ctx context.Context, h *Head, a *reading, record func(*results.Record)) {
+	rec := rows.Get().(*results.Record)
+	h.first(rec)
+	rec.PromptTokensSent, rec.MaxTokens = t.sizes(h.Seq)
+	t.fillAnswer(ctx, a, rec)
+	record(rec)
+	rows.Put(rec)
 }
 
 // givenUpAtCap records the request as given up locally, not sent: the
 // run's cap on the time spent sending passed before it left. Not inlined:
-// its Attempt would take room in SendFirst's frame.
+// its Attempt would take room in SendHead's frame.
 //
 //go:noinline
-func (t *Target) givenUpAtCap(first *results.Record, start time.Time, record func(*results.Record)) {
-	o := &owned{t: t, first: first, start: start, record: record}
+func (t *Target) givenUpAtCap(h *Head, start time.Time, record func(*results.Record)) {
+	o := &owned{t: t, head: *h, start: start, record: record}
 	o.notSent(admission.Attempt{Decision: admission.Decision{Action: admission.ActionGiveUp, Err: admission.ClassTimeout}})
 }
 
-// sendOwned is SendFirst through the retry owner; a function of its own,
+// sendOwned is SendHead through the retry owner; a function of its own,
 // so that a request without one keeps its frame small (the stack an open
 // stream holds).
-func (t *Target) sendOwned(ctx context.Context, first *results.Record, start time.Time, stop context.Context, record func(*results.Record)) {
-	o := &owned{t: t, first: first, start: start, record: record}
+func (t *Target) sendOwned(ctx context.Context, h *Head, start time.Time, stop context.Context, record func(*results.Record)) {
+	o := &owned{t: t, head: *h, start: start, record: record}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A stop while no attempt is on the wire (the owner holds the request
@@ -690,7 +749,7 @@ func (t *Target) sendOwned(ctx context.Context, first *results.Record, start tim
 // retry loop, and the final one once its body is read.
 type owned struct {
 	t      *Target
-	first  *results.Record // read only: each attempt's row is a copy
+	head   Head // each attempt's row starts from it
 	start  time.Time
 	record func(*results.Record)
 	stop   context.Context
@@ -762,7 +821,7 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 	o.onWire = false
 	o.mu.Unlock()
 	ctx = context.WithValue(admission.WithAttemptObserver(ctx, o.observe), onWireKey{}, o)
-	req := t.newRequest(ctx, o.first.Seq)
+	req := t.newRequest(ctx, o.head.Seq)
 	if t.cfg.MarkSDKRetries {
 		req.Header = req.Header.Clone() // the template's is shared
 		req.Header.Set(admission.SDKRetryHeader, "0")
@@ -778,9 +837,9 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 		}
 		return false
 	}
-	rec := o.next(f.Planned, f.Sent)
-	rec.Decision, rec.Fallback = string(f.Action), f.Fallback
 	if err != nil {
+		rec := o.next(f.Planned, f.Sent)
+		rec.Decision, rec.Fallback = string(f.Action), f.Fallback
 		rec.LatencyMS = sinceMS(f.Sent)
 		rec.Error = Classify(ctx, err)
 		var giveUp *admission.GiveUpError
@@ -790,7 +849,14 @@ func (o *owned) call(ctx context.Context) (refused bool) {
 		o.record(rec)
 		return false
 	}
-	t.readResponse(ctx, resp, f.Sent, rec)
+	// The attempt's number is taken as its answer comes, its row built
+	// once the body is read: no Record is held while a stream is open.
+	n := o.number()
+	a := reading{resp: resp, start: f.Sent}
+	t.readAnswer(&a)
+	rec := o.row(n, f.Planned, f.Sent)
+	rec.Decision, rec.Fallback = string(f.Action), f.Fallback
+	t.fillAnswer(ctx, &a, rec)
 	o.record(rec)
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
 }
@@ -866,12 +932,21 @@ func (o *owned) notSent(a admission.Attempt) {
 // attempt number, its planned and actual send time (zero: not sent, and
 // so no sent_ms and no latency_ms).
 func (o *owned) next(planned, sent time.Time) *results.Record {
+	return o.row(o.number(), planned, sent)
+}
+
+// number takes the next attempt's number.
+func (o *owned) number() int {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.n++
-	n := o.n
-	o.mu.Unlock()
+	return o.n
+}
+
+// row is the Record of attempt n (see next).
+func (o *owned) row(n int, planned, sent time.Time) *results.Record {
 	rec := new(results.Record)
-	*rec = *o.first
+	o.head.first(rec)
 	rec.Attempt = n
 	if n > 1 && !planned.IsZero() {
 		rec.IntendedMS = ms(planned.Sub(o.start))
@@ -897,37 +972,73 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // PromptTokensSent.
 func (t *Target) attempt(ctx context.Context, seq int, rec *results.Record) {
 	rec.PromptTokensSent, rec.MaxTokens = t.sizes(seq)
-	start := time.Now()
-	resp, err := answered(t.attempts.send(ctx, func(ctx context.Context) *http.Request { return t.newRequest(ctx, seq) }))
-	if err != nil {
-		rec.LatencyMS = sinceMS(start)
-		rec.Error = Classify(ctx, err)
-		return
-	}
-	t.readResponse(ctx, resp, start, rec)
+	var a reading
+	t.exchange(ctx, seq, &a)
+	t.fillAnswer(ctx, &a, rec)
 }
 
-// readResponse reads resp's body (bounded) and fills rec's response
-// fields; start is when the attempt was sent.
-func (t *Target) readResponse(ctx context.Context, resp *http.Response, start time.Time, rec *results.Record) {
-	rec.TTFBMS = sinceMS(start)
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	var body responseBody
-	if t.cfg.Stream && ok {
-		body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
+// reading is one attempt's exchange as it goes: what its row takes from
+// it once its body has ended (fillAnswer). It stands in for the row while
+// the body is read, a stream's whole life.
+type reading struct {
+	start time.Time // when the attempt was sent
+	resp  *http.Response
+	err   error // the round trip's, when no response came
+	ttfb  float64
+	lat   float64
+	rerr  error // the body's read
+	body  responseBody
+}
+
+// exchange performs one attempt of request seq into a: its round trip
+// and, when a response came, the reading of its body.
+func (t *Target) exchange(ctx context.Context, seq int, a *reading) {
+	a.start = time.Now()
+	resp, err := answered(t.attempts.send(ctx, func(ctx context.Context) *http.Request { return t.newRequest(ctx, seq) }))
+	if err != nil {
+		a.err, a.lat = err, sinceMS(a.start)
+		return
+	}
+	a.resp = resp
+	t.readAnswer(a)
+}
+
+// readAnswer reads a.resp's body (bounded), sent at a.start, into a.
+func (t *Target) readAnswer(a *reading) {
+	resp := a.resp
+	a.ttfb = sinceMS(a.start)
+	if t.cfg.Stream && ok2xx(resp.StatusCode) {
+		a.body.stream = &streamBody{usage: t.usageFor(), newTail: t.newBody}
 	} else {
 		tail := t.newBody()
 		tail.fromPool()
-		defer tail.release()
-		body.tail = &tail
+		a.body.tail = &tail
 	}
-	rerr := body.readFrom(resp.Body)
+	a.rerr = a.body.readFrom(resp.Body)
 	resp.Body.Close()
-	rec.LatencyMS = sinceMS(start)
+	a.lat = sinceMS(a.start)
+}
+
+func ok2xx(status int) bool { return status >= 200 && status < 300 }
+
+// fillAnswer fills rec's response fields from a, an attempt whose answer
+// has been read (or that had none), and gives back its body's storage.
+func (t *Target) fillAnswer(ctx context.Context, a *reading, rec *results.Record) {
+	if a.body.tail != nil {
+		defer a.body.tail.release()
+	}
+	if a.err != nil {
+		rec.LatencyMS = a.lat
+		rec.Error = Classify(ctx, a.err)
+		return
+	}
+	resp := a.resp
+	rec.TTFBMS = a.ttfb
+	rec.LatencyMS = a.lat
 	rec.Status = resp.StatusCode
-	switch n := body.n(); {
-	case rerr != nil:
-		rec.Error = Classify(ctx, rerr)
+	switch n := a.body.n(); {
+	case a.rerr != nil:
+		rec.Error = Classify(ctx, a.rerr)
 		if rec.Error == results.ClassOther {
 			rec.Error = results.ClassBody
 		}
@@ -936,14 +1047,14 @@ func (t *Target) readResponse(ctx context.Context, resp *http.Response, start ti
 		// request until the timeout, nor usage be parsed from a part.
 		rec.Error = results.ClassBody
 	}
-	t.captureHeaders(resp.Header, body.whole(rec.Error == ""), rec)
-	if ok && rec.Error == "" {
-		body.parseUsage(t, rec)
+	t.captureHeaders(resp.Header, a.body.whole(rec.Error == ""), rec)
+	if ok2xx(resp.StatusCode) && rec.Error == "" {
+		a.body.parseUsage(t, rec)
 	}
-	if body.stream != nil {
+	if a.body.stream != nil {
 		// A streamed answer's token-level timing, from its content
 		// events; ttfb_ms stays the time to its headers.
-		body.stream.timing.fill(start, rec)
+		a.body.stream.timing.fill(a.start, rec)
 	}
 }
 

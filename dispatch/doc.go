@@ -38,7 +38,9 @@
 //     stops the pacing at once;
 //   - one request per worker: the `Sender` performs the whole request —
 //     every attempt its retry owner makes — and hands each attempt's Record
-//     back, as a row (same `seq`, next `attempt`). dispatch has no retry loop
+//     back, as a row (same `seq`, next `attempt`), built when the attempt
+//     ends from the run's shared `Request.Row` and the request's few plan
+//     fields: an open stream holds no Record. dispatch has no retry loop
 //     of its own: ptuprobe's retries are the `admission` library's, inside
 //     the client (`--max-attempts`, and every policy of `ptuprobe policies`).
 //     The Sender is told when the run is canceled, and starts no retry after;

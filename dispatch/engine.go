@@ -20,17 +20,26 @@ type Pacer interface {
 }
 
 // Request is one request a Sender performs: its sequence number in the
-// plan, the run's start (the zero of intended_ms and sent_ms) and the
-// Record of its first attempt, with the identity and schedule fields set.
-// First is the Sender's for the request's life: it may fill it as the
-// first attempt's row and hand it to record (by pointer, so that an open
-// stream's goroutine holds no copy of a Record on its stack). It is the
-// engine's again once Send returns (the next request's): neither the
-// Sender nor the Sink nor Options.Observe may keep it past its call.
+// plan and what its first attempt's row takes from the plan (Wave,
+// IntendedMS, SentMS), with what every request of the run shares
+// (*Shared: the run's start, its stop and its Row). A request holds these,
+// not a Record, while it is open: the Sender builds each attempt's row
+// when the attempt ends (First is the first attempt's as the plan fills
+// it), so that an open stream holds no Record, and the Request passed by
+// value down the Sender's calls stays small (the stack a stream's
+// goroutine holds: bench/README.md, memory per open stream).
 type Request struct {
-	Seq   int
+	*Shared
+	Seq        int
+	Wave       int
+	IntendedMS float64
+	SentMS     float64
+}
+
+// Shared is what every Request of a run shares, by pointer: read only.
+type Shared struct {
+	// Start is the run's start, the zero of intended_ms and sent_ms.
 	Start time.Time
-	First *results.Record
 	// Run is done when the run is canceled (its Err is context.Canceled)
 	// or when Options.MaxDuration has passed since Start (its Deadline;
 	// its Err is then context.DeadlineExceeded): a Sender starts no
@@ -40,13 +49,25 @@ type Request struct {
 	// request that waited for a worker) or a retry, is given up locally:
 	// its row is not sent (results.DecisionGiveUpLocal, error class
 	// results.ClassTimeout), so that every planned request has a row and
-	// none is sent past the cap. client.Target.Send does so.
+	// none is sent past the cap. client.Target.SendHead does so.
 	Run context.Context
+	// Row is the run's row, every request's first row starts from: its
+	// identity fields (RunID, Shape, Group, Worker) and attempt 1 set, the
+	// rest results.Blank's.
+	Row results.Record
+}
+
+// First is the Record of req's first attempt as the plan fills it: Row
+// with Seq, Wave, IntendedMS and SentMS set.
+func (req *Request) First() results.Record {
+	r := req.Row
+	r.Seq, r.Wave, r.IntendedMS, r.SentMS = req.Seq, req.Wave, req.IntendedMS, req.SentMS
+	return r
 }
 
 // Sender performs one request, every attempt its retry owner makes
 // included, and hands each attempt's Record to record, in order, from the
-// calling goroutine. The first carries Request.First's fields; a later
+// calling goroutine. The first carries Request.First()'s fields; a later
 // one the same identity, the next Attempt, and its own IntendedMS and
 // SentMS since Request.Start. client.Target does not satisfy it: its Send
 // takes the request's fields apart, so that client need not import
@@ -56,8 +77,8 @@ type Sender interface {
 }
 
 // Sink receives each completed Record, from many workers at once: it must be
-// safe for concurrent use, and must not keep rec past Write (a request's
-// first Record is reused once its request has ended). results.Writer
+// safe for concurrent use, and must not keep rec past Write (a Sender may
+// reuse it once it is recorded: client.Target.SendHead). results.Writer
 // satisfies it.
 type Sink interface {
 	Write(rec *results.Record) error
@@ -195,6 +216,7 @@ func Run(ctx context.Context, p Pacer, s Sender, sink Sink, o Options) (Outcome,
 		e.stop, stopSending = context.WithDeadline(ctx, e.start.Add(o.MaxDuration))
 		defer stopSending()
 	}
+	e.shared.Start, e.shared.Run = e.start, e.stop
 
 	// A row that cannot be recorded stops the pacing at once.
 	paceCtx, stopPacing := context.WithCancel(ctx)
@@ -236,6 +258,7 @@ type engine struct {
 	waves    waveBarrier
 	rec      recorder
 	record   func(*results.Record) // recordAttempt, bound once
+	shared   Shared                // Request.Shared
 	spacing  spacing               // of the arrivals lately, for the pace window
 }
 
@@ -264,6 +287,10 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 		rec:     recorder{sink: sink, observe: o.Observe},
 	}
 	e.record = e.recordAttempt
+	row := &e.shared.Row
+	*row = results.Blank()
+	row.RunID, row.Shape, row.Group, row.Worker = o.RunID, o.Shape, o.Group, o.Shard.String()
+	row.Attempt = 1
 	return e
 }
 
@@ -456,35 +483,12 @@ func (e *engine) worker(a arrival) {
 // past it is not sent, its row a local give-up).
 //
 // The worker's stack is what an open stream holds beyond its heap: this
-// frame and the Sender's stay small (the Record on the heap, by pointer;
-// no Record-sized temporary), so that a stream's deepest path, the send
+// frame and the Sender's stay small (no Record: the Sender builds each
+// row when its attempt ends), so that a stream's deepest path, the send
 // through net/http's Transport, fits the goroutine's first 4 KiB stack
 // instead of doubling it (bench/README.md, memory per open stream).
 func (e *engine) request(a arrival) {
-	first := e.first(a)
-	e.sender.Send(e.reqCtx, Request{Seq: a.seq, Start: e.start, First: first, Run: e.stop}, e.record)
-	records.Put(first)
-}
-
-// blank is results.Blank(), copied into each request's first Record.
-var blank = results.Blank()
-
-// records holds the first Records of requests that have ended, for the
-// next: a Record is 392 bytes with pointers, allocated and scanned per
-// request (2% of the CPU at 5,000/s, bench/README.md). Nothing keeps one
-// past Send (Request.First, Sink, Options.Observe).
-var records = sync.Pool{New: func() any { return new(results.Record) }}
-
-// first is the Record of a's first attempt, on the heap.
-//
-//go:noinline
-func (e *engine) first(a arrival) *results.Record {
-	first := records.Get().(*results.Record)
-	*first = blank
-	first.RunID, first.Shape, first.Group = e.o.RunID, e.o.Shape, e.o.Group
-	first.Seq, first.Attempt, first.Wave, first.Worker = a.seq, 1, a.wave, e.o.Shard.String()
-	first.IntendedMS, first.SentMS = ms(a.intended), ms(e.elapsed())
-	return first
+	e.sender.Send(e.reqCtx, Request{Shared: &e.shared, Seq: a.seq, Wave: a.wave, IntendedMS: ms(a.intended), SentMS: ms(e.elapsed())}, e.record)
 }
 
 // recordAttempt writes one attempt's row (a Sender's record function,

@@ -64,7 +64,7 @@ func (s *fakeSender) Send(ctx context.Context, req Request, record func(*results
 	defer s.now.Add(-1)
 	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
 	}
-	r := *req.First
+	r := req.First()
 	defer record(&r)
 	if s.block {
 		<-ctx.Done()
@@ -297,7 +297,7 @@ func TestWaitPreciseOnTheRealClock(t *testing.T) {
 type nopSender struct{}
 
 func (nopSender) Send(_ context.Context, req Request, record func(*results.Record)) {
-	r := *req.First
+	r := req.First()
 	r.Status = 200
 	record(&r)
 }
@@ -308,13 +308,13 @@ func (nopSender) Send(_ context.Context, req Request, record func(*results.Recor
 type retrySender struct{}
 
 func (retrySender) Send(ctx context.Context, req Request, record func(*results.Record)) {
-	r := *req.First
+	r := req.First()
 	r.Status, r.WaitMS = 429, 100
 	record(&r)
 	if sleep.For(req.Run, 100*time.Millisecond) != nil {
 		return
 	}
-	r2 := *req.First
+	r2 := req.First()
 	r2.Attempt, r2.Status, r2.WaitMS = 2, 200, results.None
 	r2.IntendedMS = ms(time.Since(req.Start))
 	r2.SentMS = r2.IntendedMS
@@ -536,7 +536,7 @@ func (s *goroutineSender) Send(_ context.Context, req Request, record func(*resu
 	s.mu.Lock()
 	s.ids[id] = true
 	s.mu.Unlock()
-	r := *req.First
+	r := req.First()
 	r.Status = 200
 	record(&r)
 }

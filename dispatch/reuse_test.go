@@ -7,26 +7,26 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// dirtySender fills each request's first Record in place with an answer
-// of every kind of field, after checking that it came blank but for the
-// engine's own fields: a first Record reused from an ended request must
-// carry nothing of it.
+// dirtySender writes into each request's row an answer of every kind of
+// field, after checking that its first Record came blank but for the
+// engine's own fields: the run's Row is shared by every request, and a
+// Sender's row (a copy, as client.Target builds it) must leave it as it was.
 type dirtySender struct{ t *testing.T }
 
 func (s dirtySender) Send(_ context.Context, req Request, record func(*results.Record)) {
 	want := results.Blank()
 	want.RunID, want.Shape, want.Group, want.Seq, want.Attempt, want.Wave, want.Worker =
-		"r", "scheduled", "g", req.Seq, 1, req.First.Wave, req.First.Worker
-	want.IntendedMS, want.SentMS = req.First.IntendedMS, req.First.SentMS
-	if *req.First != want {
-		s.t.Errorf("seq %d: first Record %+v, want %+v", req.Seq, *req.First, want)
+		"r", "scheduled", "g", req.Seq, 1, req.Wave, ""
+	want.IntendedMS, want.SentMS = req.IntendedMS, req.SentMS
+	if r := req.First(); r != want {
+		s.t.Errorf("seq %d: first Record %+v, want %+v", req.Seq, r, want)
 	}
-	r := req.First
+	r := req.First()
 	r.Status, r.Error, r.RetryAfter, r.WaitMS, r.LatencyMS, r.PromptTokens = 500, results.ClassBody, "7", 7000, 12, 99
-	record(r)
+	record(&r)
 }
 
-func TestFirstRecordReusedBlank(t *testing.T) {
+func TestFirstRecordBlankEveryRequest(t *testing.T) {
 	t.Parallel()
 	sink := &memSink{}
 	p := &offsets{at: msList(0, 100, 200, 300, 400, 500), wave: []int{results.None, results.None, results.None, results.None, results.None, results.None}}

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"math"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/client"
-	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/memnet"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -70,7 +68,7 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 		res, err := calibrate.Run(t.Context(), calibrate.Config{
 			MinRate: want / 6.3, MaxRate: want * 4, Factor: 2, ProbeDuration: 30 * time.Second, Depth: 4,
 			Cooldown: 5 * time.Second, MaxInFlight: 128, RunID: "cal", Group: "calibrate", Wait: sleep.Until,
-		}, targetSender{tg}, w)
+		}, sender{tg}, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,11 +93,4 @@ func TestKneeMatchesSimulatorCapacity(t *testing.T) {
 			t.Fatalf("calibrate.csv: %v %v", rows, err)
 		}
 	})
-}
-
-// targetSender is a client.Target as the engine's Sender.
-type targetSender struct{ t *client.Target }
-
-func (s targetSender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
-	s.t.SendFirst(ctx, req.First, req.Start, req.Run, record)
 }

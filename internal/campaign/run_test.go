@@ -18,7 +18,7 @@ type okSender struct{ latency time.Duration }
 
 func (s okSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	time.Sleep(s.latency)
-	r := *req.First
+	r := req.First()
 	r.Status = 200
 	record(&r)
 }

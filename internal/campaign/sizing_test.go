@@ -72,7 +72,7 @@ type admitSender struct {
 func (s *admitSender) Send(_ context.Context, req dispatch.Request, record func(*results.Record)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := *req.First
+	r := req.First()
 	r.Status = 200
 	if r.Wave >= 0 {
 		if s.n[r.Wave] <= 0 {

@@ -160,7 +160,7 @@ func (t *Target) Open(ctx context.Context) (dispatch.Sender, func(), error) {
 type sender struct{ t *client.Target }
 
 func (s sender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
-	s.t.SendFirst(ctx, req.First, req.Start, req.Run, record)
+	s.t.SendHead(ctx, &client.Head{Row: &req.Row, Seq: req.Seq, Wave: req.Wave, IntendedMS: req.IntendedMS, SentMS: req.SentMS}, req.Start, req.Run, record)
 }
 
 // shaped is the sender of a plan with sizes of its own (a replayed

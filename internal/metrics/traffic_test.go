@@ -167,7 +167,7 @@ func (s instant) Send(_ context.Context, req dispatch.Request, record func(*resu
 		s.entered <- struct{}{}
 		<-s.release
 	}
-	r := *req.First
+	r := req.First()
 	r.Status = 200
 	record(&r)
 }
@@ -185,7 +185,7 @@ func TestSenderCountsSentAndInFlight(t *testing.T) {
 		wg.Go(func() {
 			first := results.Blank()
 			first.Group, first.Attempt = "burst-shaped", 1
-			s.Send(context.Background(), dispatch.Request{First: &first}, g.Observe)
+			s.Send(context.Background(), dispatch.Request{Shared: &dispatch.Shared{Row: first}, Wave: first.Wave}, g.Observe)
 		})
 	}
 	for range 3 {
