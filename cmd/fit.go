@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,6 +9,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/analyze"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/fit"
+	"github.com/ptuprobe/ptuprobe/results"
 )
 
 // DefaultTwinFile is where fit writes the twin's profile.
@@ -48,6 +50,11 @@ func (fc *fitCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		if c.Context().Err() != nil {
 			return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: no profile written")}
+		}
+		if errors.Is(err, results.ErrNotResults) {
+			// fit's own way in for waits that are not ptuprobe's rows
+			// (policies --from, which has no such flags, says nothing of it).
+			return usageError("%s; to fit published waits, give them with --events under --plan characterize", settingError(err, fitFlagNames))
 		}
 		return settingError(err, fitFlagNames)
 	}

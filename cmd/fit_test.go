@@ -79,7 +79,7 @@ func TestFitCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fit", foreign}, "not a ptuprobe results file"},
+		{[]string{"fit", foreign}, "not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize"},
 		{[]string{"fit", run, "--hold-out", "nope"}, `--hold-out "nope": no such group`},
 		{[]string{"fit", run, "--threshold", "0"}, "--threshold 0"},
 		{[]string{"fit"}, "the results files are missing"},

@@ -148,7 +148,7 @@ func fromResults(ctx context.Context, inputs []input, defaultPrompt, defaultMax,
 	for _, in := range inputs {
 		tl, err := b.readFile(ctx, in, limit-b.sent, rows)
 		if errors.Is(err, results.ErrNotResults) {
-			return workload{}, valid.Errorf("Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms); to fit published waits, give them with --events under --plan characterize", in.Name)
+			return workload{}, valid.Wrapf(err, "Inputs", "%s is not a ptuprobe results file: a replay needs each send's time (sent_ms)", in.Name)
 		}
 		if errors.Is(err, results.ErrTooManyRows) {
 			return workload{}, fmt.Errorf("%w: more than %d sent attempts", errTooMuchWork, limit)

@@ -17,12 +17,24 @@ import (
 type Error struct {
 	Name   string // the Go field name of the setting, e.g. "Size"
 	Reason string // e.g. "must be at least 1", "must be less than {PromptTokens}"
+	// Err, when set, is the cause errors.Is and errors.As find beneath
+	// (e.g. results.ErrNotResults), so that a caller can add what only it
+	// knows (its own flags) without reading the reason's words.
+	Err error
 }
 
 // Errorf returns an *Error for field with a formatted reason.
 func Errorf(field, format string, a ...any) error {
 	return &Error{Name: field, Reason: fmt.Sprintf(format, a...)}
 }
+
+// Wrapf is Errorf with a cause that errors.Is and errors.As find.
+func Wrapf(err error, field, format string, a ...any) error {
+	return &Error{Name: field, Reason: fmt.Sprintf(format, a...), Err: err}
+}
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Field returns the Go name of the refused setting.
 func (e *Error) Field() string { return e.Name }
