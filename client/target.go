@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -1072,13 +1073,41 @@ func sinceMS(t time.Time) float64 {
 func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record) {
 	rec.RetryAfterMS = t.recordHeader(httpfield.Field(h, "Retry-After-Ms"))
 	rec.RetryAfter = t.recordHeader(httpfield.Field(h, "Retry-After"))
-	a := retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
+	var a retryafter.Advice
+	if s := silentAdvice(rec.Status, h, body); s != nil {
+		a = *s
+	} else {
+		a = retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
+	}
 	rec.WaitMS, rec.WaitSource, rec.Dialect = a.Wait.MS, a.Wait.Source, a.Dialect
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
 	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
 	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
 	rec.UtilizationPct = a.UtilizationPct
 	rec.Spillover = spilled(h)
+}
+
+// silentAdvices holds what an empty header advises, by status (from 100
+// to 599), each read once: silentAdvice's answers.
+var silentAdvices [500]atomic.Pointer[retryafter.Advice]
+
+// silentAdvice is the advice of an answer of status whose header h
+// retryafter would not read (httpfield.Silent) and whose body it would
+// not either (no RetryInfo): what an empty header advises, read once per
+// status, so that such an answer is not read at all (a success from a
+// target that sends no rate-limit fields: 40% of bench/race.sh's
+// answers; bench/README.md, round 11). Nil when the answer must be read.
+func silentAdvice(status int, h http.Header, body []byte) *retryafter.Advice {
+	if status < 100 || status >= 600 || !httpfield.Silent(h) || bytes.Contains(body, retryInfo) {
+		return nil
+	}
+	slot := &silentAdvices[status-100]
+	if a := slot.Load(); a != nil {
+		return a
+	}
+	a := retryafter.FromResponse(status, nil, nil, time.Time{})
+	slot.Store(&a)
+	return &a
 }
 
 // spilled reports whether h has an x-ms-spillover-from-* field. Not
