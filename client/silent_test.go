@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/retryafter"
 )
 
@@ -15,6 +16,12 @@ import (
 func TestSilentAnswerIsNotRead(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 20, 33, 9, 0, time.UTC)
+	tg, err := New(Config{API: APIRaw, URL: "http://127.0.0.1:1/v1/chat/completions", Method: http.MethodPost,
+		Body: []byte(`{"max_tokens":1}`), Headers: []Header{{"Content-Type", "application/json"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
 	plain := http.Header{"Content-Type": {"application/json"}, "Date": {"Sun, 06 Dec 2026 20:33:09 GMT"}, "Content-Length": {"57"}}
 	for _, c := range []struct {
 		status int
@@ -31,7 +38,11 @@ func TestSilentAnswerIsNotRead(t *testing.T) {
 		{200, http.Header{"Apim-Request-Id": {"7"}}, "", false},
 		{600, http.Header{}, "", false},
 	} {
-		s := silentAdvice(c.status, c.h, []byte(c.body))
+		silent := tg.scanHeader(c.h)&headerLoud == 0
+		if silent != httpfield.Silent(c.h) {
+			t.Errorf("%v: scanHeader's silent %v, httpfield.Silent's %v", c.h, silent, !silent)
+		}
+		s := silentAdvice(c.status, silent, []byte(c.body))
 		if (s != nil) != c.silent {
 			t.Errorf("status %d, %v: silent %v, want %v", c.status, c.h, s != nil, c.silent)
 			continue
@@ -40,7 +51,7 @@ func TestSilentAnswerIsNotRead(t *testing.T) {
 			if want := retryafter.FromResponse(c.status, c.h, []byte(c.body), now); *s != want {
 				t.Errorf("status %d, %v: %+v, read %+v", c.status, c.h, *s, want)
 			}
-			if again := silentAdvice(c.status, c.h, nil); again != s {
+			if again := silentAdvice(c.status, true, nil); again != s {
 				t.Errorf("status %d: read twice", c.status)
 			}
 		}

@@ -85,21 +85,29 @@ const PresenceField = "Apim-Request-Id"
 // FuzzFromResponse holds the two to agree), so a caller may take that
 // advice without reading the header: a success from a target that sends
 // no rate-limit fields, for one (bench/README.md, round 11).
-//
-// A name whose first letter, in either case, begins none of those fields
-// (Content-Type, Content-Length) is passed over at once.
 func Silent(h http.Header) bool {
 	for k := range h {
-		if k == "" || !silentInitials[k[0]] || len(k) == len("Date") && equalFold(k, "Date") {
-			continue
-		}
-		if Reads(k) || len(k) == len(PresenceField) && equalFold(k, PresenceField) {
+		if !SilentField(k) {
 			return false
 		}
-		for _, p := range PresenceFields {
-			if len(k) >= len(p) && equalFold(k[:len(p)], p) {
-				return false
-			}
+	}
+	return true
+}
+
+// SilentField reports whether retryafter.FromResponse reads nothing of a
+// field named name (Silent: all of a header's fields are silent), in any
+// case: a name whose first letter begins none of the fields it reads or
+// looks for (Content-Type, Content-Length) is answered at once.
+func SilentField(name string) bool {
+	if name == "" || !silentInitials[name[0]] || len(name) == len("Date") && equalFold(name, "Date") {
+		return true
+	}
+	if Reads(name) || len(name) == len(PresenceField) && equalFold(name, PresenceField) {
+		return false
+	}
+	for _, p := range PresenceFields {
+		if len(name) >= len(p) && equalFold(name[:len(p)], p) {
+			return false
 		}
 	}
 	return true
