@@ -30,8 +30,11 @@ CATEGORIES = [
     ("pacing: other", ["dispatch.(*engine).pace", "=github.com/tsenart/vegeta/v12/lib.(*Attacker).Attack.func1"]),
     # The row: ptuprobe's results.Writer and live tally; vegeta's encoder.
     ("the row (write, tally / encode)", ["dispatch.(*engine).recordAttempt", "lib.NewEncoder", "encoding/gob"]),
-    # Reading the answer: ptuprobe's body, advice and usage; vegeta's io.ReadAll.
-    ("reading the answer (own)", ["client.(*Target).readResponse", "io.ReadAll"]),
+    # Reading the answer: ptuprobe's body (readAnswer), advice and usage
+    # (fillAnswer); vegeta's io.ReadAll. (Until round 11 the rule named
+    # readResponse, a function round 10 had split in two: those samples
+    # fell to the round trip and the worker.)
+    ("reading the answer (own)", ["client.(*Target).readAnswer", "client.(*Target).fillAnswer", "io.ReadAll"]),
     # net/http's own goroutines (vegeta takes its HTTP/2 client from
     # golang.org/x/net/http2, ptuprobe net/http's bundled copy).
     ("net/http HTTP/2 per-request goroutine (doRequest)", ["http2clientStream).doRequest", "http2.(*clientStream).doRequest"]),

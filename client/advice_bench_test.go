@@ -36,3 +36,24 @@ func BenchmarkCaptureHeaders(b *testing.B) {
 		b.Fatalf("wait %v, want 43", rec.WaitMS)
 	}
 }
+
+func BenchmarkCaptureHeaders200(b *testing.B) {
+	tg, err := New(Config{API: APIRaw, URL: "http://127.0.0.1:1/v1/chat/completions", Method: http.MethodPost,
+		Body: []byte(`{"max_tokens":1}`), Headers: []Header{{"Content-Type", "application/json"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	h := http.Header{
+		"Content-Type":   {"application/json"},
+		"Date":           {"Sun, 06 Dec 2026 20:33:09 GMT"},
+		"Content-Length": {"57"},
+	}
+	b.ReportAllocs()
+	var rec results.Record
+	for b.Loop() {
+		rec = results.Blank()
+		rec.Status = http.StatusOK
+		tg.captureHeaders(h, nil, &rec)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -1072,53 +1073,99 @@ func sinceMS(t time.Time) float64 {
 func (t *Target) captureHeaders(h http.Header, body []byte, rec *results.Record) {
 	rec.RetryAfterMS = t.recordHeader(httpfield.Field(h, "Retry-After-Ms"))
 	rec.RetryAfter = t.recordHeader(httpfield.Field(h, "Retry-After"))
-	a := retryafter.FromResponse(rec.Status, t.vetted(h), t.vettedBody(body), t.now())
+	f := t.scanHeader(h)
+	var a retryafter.Advice
+	if s := silentAdvice(rec.Status, f&headerLoud == 0, body); s != nil {
+		a = *s
+	} else {
+		a = retryafter.FromResponse(rec.Status, t.vetted(h, f&headerLeaks != 0), t.vettedBody(body), t.now())
+	}
 	rec.WaitMS, rec.WaitSource, rec.Dialect = a.Wait.MS, a.Wait.Source, a.Dialect
 	rec.RatelimitRemainingRequests, rec.RatelimitRemainingTokens = a.RemainingRequests, a.RemainingTokens
 	rec.LimitRequests, rec.LimitTokens = a.LimitRequests, a.LimitTokens
 	rec.ResetRequestsMS, rec.ResetTokensMS = a.ResetRequestsMS, a.ResetTokensMS
 	rec.UtilizationPct = a.UtilizationPct
-	rec.Spillover = spilled(h)
+	rec.Spillover = f&headerSpilled != 0
 }
 
-// spilled reports whether h has an x-ms-spillover-from-* field. Not
-// inlined: a map iterator would take room in captureHeaders' frame,
-// which is on the stack of every request (bench/README.md).
+// What scanHeader finds in an answer's header.
+const (
+	headerLoud    = 1 << iota // a field retryafter reads (Date aside) or looks for: !httpfield.Silent
+	headerLeaks               // a value of a field retryafter reads carries a secret
+	headerSpilled             // an x-ms-spillover-from-* field
+)
+
+// scanHeader is one pass over h for what captureHeaders needs before it
+// reads the advice: whether retryafter would read any of it, whether a
+// value it would read carries a secret (vetted), and whether the answer
+// spilled over. Not inlined: a map iterator would take room in
+// captureHeaders' frame, which is on the stack of every request
+// (bench/README.md).
 //
 //go:noinline
-func spilled(h http.Header) bool {
+func (t *Target) scanHeader(h http.Header) int {
 	const spill = "x-ms-spillover-from-"
-	for k := range h {
+	f, vet := 0, !t.secrets.none()
+	for k, vs := range h {
 		if len(k) >= len(spill) && strings.EqualFold(k[:len(spill)], spill) {
-			return true
+			f |= headerSpilled
+		}
+		if !httpfield.SilentField(k) {
+			f |= headerLoud
+		}
+		if vet && f&headerLeaks == 0 && httpfield.Reads(k) {
+			for _, v := range vs {
+				if t.secrets.leaks(v) {
+					f |= headerLeaks
+					break
+				}
+			}
 		}
 	}
-	return false
+	return f
+}
+
+// silentAdvices holds what an empty header advises, by status (from 100
+// to 599), each read once: silentAdvice's answers.
+var silentAdvices [500]atomic.Pointer[retryafter.Advice]
+
+// silentAdvice is the advice of an answer of status whose header
+// retryafter would not read (silent: httpfield.Silent) and whose body it
+// would not either (no RetryInfo): what an empty header advises, read
+// once per status, so that such an answer is not read at all (a success
+// from a target that sends no rate-limit fields: 40% of bench/race.sh's
+// answers; bench/README.md, round 11). Nil when the answer must be read.
+func silentAdvice(status int, silent bool, body []byte) *retryafter.Advice {
+	if !silent || status < 100 || status >= 600 || bytes.Contains(body, retryInfo) {
+		return nil
+	}
+	slot := &silentAdvices[status-100]
+	if a := slot.Load(); a != nil {
+		return a
+	}
+	a := retryafter.FromResponse(status, nil, nil, time.Time{})
+	slot.Store(&a)
+	return &a
 }
 
 // vetted is h as retryafter may read it: every value of a field it reads
 // (httpfield.Reads) that carries a secret is Redacted, which reads as no
-// number and no date. It is h itself when no value does, as is usual.
-func (t *Target) vetted(h http.Header) http.Header {
-	if t.secrets.none() {
+// number and no date. It is h itself when no value does (leaks false,
+// from scanHeader), as is usual.
+func (t *Target) vetted(h http.Header, leaks bool) http.Header {
+	if !leaks {
 		return h
 	}
-	var out http.Header
-	for k, vs := range h {
+	out := h.Clone()
+	for k, vs := range out {
 		if !httpfield.Reads(k) {
 			continue
 		}
 		for i, v := range vs {
 			if t.secrets.leaks(v) {
-				if out == nil {
-					out = h.Clone()
-				}
-				out[k][i] = Redacted
+				vs[i] = Redacted
 			}
 		}
-	}
-	if out == nil {
-		return h
 	}
 	return out
 }

@@ -31,9 +31,14 @@ const prSetTimerSlack = 29
 // Before the nanosleep the thread's timer slack is set to 1 ns: the
 // kernel lets a sleep of a thread with the default slack end up to 50 µs
 // late, which was most of the median lateness (0.069 against 0.025 ms at
-// 5,000/s, bench/README.md), and a goroutine does not keep its thread, so
-// the slack is set on every wait, one raw prctl(2). A cancel seen before
-// the last stretch wins.
+// 5,000/s, bench/README.md). A goroutine does not keep its thread, and
+// reading which thread it is on costs a system call too, so the slack is
+// set after a raw sleep that ended more than slackLate late, as one on a
+// thread with the default slack does (at 300 µs, 90% of them 52–80 µs
+// late, against 8–19 µs with a slack of 1 ns): one prctl(2) a thread,
+// and one after a wake-up the machine's load made late, where setting it
+// on every wait was one a request (bench/README.md, round 11). A cancel
+// seen before the last stretch wins.
 func newPreciseWait() (WaitFunc, func()) { return preciseWait, func() {} }
 
 func preciseWait(ctx context.Context, t time.Time) bool {
@@ -51,9 +56,17 @@ func preciseWait(ctx context.Context, t time.Time) bool {
 			}
 			continue
 		}
-		syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
 		ts := syscall.NsecToTimespec(int64(d))
 		// EINTR: loop and recompute.
 		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if time.Since(t) > slackLate {
+			syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
+		}
 	}
 }
+
+// slackLate is how late a raw sleep ends before the thread's timer slack
+// is set: past what a slack of 1 ns gives on an idle machine (8–19 µs at
+// the 10th to 90th percentile), short of what the default 50 µs gives
+// (52–80 µs).
+const slackLate = 30 * time.Microsecond

@@ -1,11 +1,13 @@
 package retryafter
 
 import (
+	"bytes"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/httpfield"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -42,7 +44,8 @@ var sourceDialect = map[string]string{
 // two consistent; no wait (results.None) for none and invalid; reset
 // sources only for a 429 or 503, Gemini's only for an error status;
 // numbers absent or in range; a field whose value Reads does not claim
-// cannot change the advice; and a family skipped for want of a key with
+// cannot change the advice; a header httpfield.Silent calls silent
+// advises as an empty one; and a family skipped for want of a key with
 // its prefix reads as the same family read in full.
 func FuzzFromResponse(f *testing.F) {
 	seeds := []struct {
@@ -65,6 +68,11 @@ func FuzzFromResponse(f *testing.F) {
 		{429, "X-Ms-Retry-After-Ms: 400\nRetry-After: 3", ""},
 		{200, "Azure-Openai-Deployment-Utilization: 87.5%\nX-Ratelimit-Remaining-Tokens: 1200", ""},
 		{429, "Ratelimit: (1 2);r=0, \"a\";r=0;t=1.5\nX-Ratelimit-Reset-Requests: 6m0s", ""},
+		{200, "Content-Type: application/json\nDate: Sun, 06 Dec 2026 20:33:09 GMT\nContent-Length: 57", `{"usage":{"prompt_tokens":1000}}`},
+		{429, "date: soon\nX-Request-Id: 7\nServer: gw", `{"error":{"code":"429"}}`},
+		{503, "Apim-Request-Id: 7\nDate: Sun, 06 Dec 2026 20:33:09 GMT", ""},
+		{429, "x-ms-region: East US", ""},
+		{429, "RATELIMITX: 1", ""},
 	}
 	for _, s := range seeds {
 		f.Add(s.status, s.header, []byte(s.body))
@@ -135,6 +143,14 @@ func FuzzFromResponse(f *testing.F) {
 		}
 		if b := FromResponse(status, masked, body, testNow); b != a {
 			t.Fatalf("a field Reads does not claim changed the advice:\n%+v\n%+v", a, b)
+		}
+		// A header httpfield.Silent calls silent, with a body that holds
+		// no RetryInfo, advises what an empty header does, whatever the
+		// clock: the client takes that advice without reading the answer.
+		if httpfield.Silent(h) && !bytes.Contains(body, []byte("google.rpc.RetryInfo")) {
+			if b := FromResponse(status, nil, nil, time.Time{}); b != a {
+				t.Fatalf("a header Silent calls silent advised otherwise than an empty one:\n%+v\n%+v", a, b)
+			}
 		}
 		var b Advice
 		if fromResponse(&b, status, h, body, testNow, scanKeys(h)|keyFamilies); b != a {

@@ -65,3 +65,71 @@ var readFields, readInitials = func() (map[string]bool, [256]bool) {
 	}
 	return m, initials
 }()
+
+// PresenceFields are the fields retryafter.FromResponse reads for their
+// presence alone, by the start of their names, case aside: the rate-limit
+// families' (X-Ratelimit-*, Anthropic-Ratelimit-*, Ratelimit*) and Azure
+// OpenAI's own (X-Ms-*, Azure-Openai-*); and one by its whole name,
+// PresenceField.
+var PresenceFields = [...]string{"X-Ratelimit-", "Anthropic-Ratelimit-", "Ratelimit", "X-Ms-", "Azure-Openai-"}
+
+// PresenceField is the one field retryafter.FromResponse reads for its
+// presence by its whole name (Azure OpenAI's).
+const PresenceField = "Apim-Request-Id"
+
+// Silent reports whether retryafter.FromResponse reads nothing of h: no
+// field whose value it reads (Reads) but Date, which dates the others,
+// and none it reads for its presence (PresenceFields, PresenceField),
+// whatever the case of the names. Such a header advises what an empty one
+// does, with the same status and a body it does not read (retryafter's
+// FuzzFromResponse holds the two to agree), so a caller may take that
+// advice without reading the header: a success from a target that sends
+// no rate-limit fields, for one (bench/README.md, round 11).
+func Silent(h http.Header) bool {
+	for k := range h {
+		if !SilentField(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// SilentField reports whether retryafter.FromResponse reads nothing of a
+// field named name (Silent: all of a header's fields are silent), in any
+// case: a name whose first letter begins none of the fields it reads or
+// looks for (Content-Type, Content-Length) is answered at once.
+func SilentField(name string) bool {
+	if name == "" || !silentInitials[name[0]] || len(name) == len("Date") && equalFold(name, "Date") {
+		return true
+	}
+	if Reads(name) || len(name) == len(PresenceField) && equalFold(name, PresenceField) {
+		return false
+	}
+	for _, p := range PresenceFields {
+		if len(name) >= len(p) && equalFold(name[:len(p)], p) {
+			return false
+		}
+	}
+	return true
+}
+
+// silentInitials are the first letters, in either case, of the fields
+// Silent looks at: those Reads claims and the presence fields.
+var silentInitials = func() [256]bool {
+	initials := readInitials
+	for _, n := range append(PresenceFields[:], PresenceField) {
+		initials[n[0]] = true
+		initials[n[0]|0x20] = true
+	}
+	return initials
+}()
+
+// equalFold is strings.EqualFold for ASCII names of equal length.
+func equalFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i]|0x20 != b[i]|0x20 {
+			return false
+		}
+	}
+	return true
+}

@@ -138,3 +138,33 @@ func TestNumberIsParseFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestSilent: a header is silent when it holds no field retryafter reads
+// (Date aside) nor one it reads for its presence, in any case.
+func TestSilent(t *testing.T) {
+	t.Parallel()
+	silent := []http.Header{
+		nil, {},
+		{"Content-Type": {"application/json"}, "Content-Length": {"57"}, "Date": {"Sun, 06 Dec 2026 20:33:09 GMT"}},
+		{"date": {"soon"}, "X-Request-Id": {"7"}, "Server": {"gw"}, "Apim-Request": {"x"}, "": {"x"}, "Rate": {"1"}},
+	}
+	for _, h := range silent {
+		if !Silent(h) {
+			t.Errorf("Silent(%v) = false", h)
+		}
+	}
+	var loud []http.Header
+	for _, names := range [][]string{RetryFields[:], OpenAIFields[:], AnthropicFields[:], IETFFields[:], AzureFields[:], PresenceFields[:], {PresenceField, "x-ms-region", "X-Ratelimit-Foo", "RateLimitX"}} {
+		for _, n := range names {
+			if n == "Date" {
+				continue
+			}
+			loud = append(loud, http.Header{n: {"1"}}, http.Header{strings.ToLower(n): {"1"}}, http.Header{"Content-Type": {"a"}, strings.ToUpper(n): {"1"}})
+		}
+	}
+	for _, h := range loud {
+		if Silent(h) {
+			t.Errorf("Silent(%v) = true", h)
+		}
+	}
+}
