@@ -1,6 +1,8 @@
 // Package charplan is the one source of the main job's default plans: the
 // burst and the scheduled plan that `ptuprobe characterize` sends when
-// told nothing else, and that the simulator's long-tail test plays. It
+// told nothing else, and that the simulator's long-tail test plays, and
+// the rest before the refill probe that follows them
+// (campaign.RefillSizing). It
 // imports only the shape packages, so the simulator's own tests can use it.
 package charplan
 
@@ -27,6 +29,20 @@ const (
 	BurstGap   = 2 * time.Second
 	// Cap is the default bound on the time the main job spends sending.
 	Cap = 10 * time.Minute
+	// RefillRest is the rest before the main job's refill probe: one wave
+	// after the scheduled plan, sized by the burst plan's waves
+	// (campaign.RefillSizing). A PTU deployment earns its burst
+	// allowance back at allowance ÷ refill a second after a refusal
+	// forfeits it, so the probe's wave, admitted over 100% or not, tells
+	// whether a send's cost came back in the rest: none back puts the
+	// refill at least RefillRest × allowance ÷ a send's cost, and the
+	// fit's range then runs from there to its bound of an hour. The
+	// simulator's defaults (an allowance of some 9 sends, a 5-minute
+	// refill) regain 0.6 of a send in 20 s: a refill of at least 180 s,
+	// a range 20× wide; a larger allowance (bench/twin-unseen.sh's
+	// targets c and e: 20 and more sends) pins it within 2×. The main
+	// job takes the rest and the wave's answers longer: some 22 s.
+	RefillRest = 20 * time.Second
 )
 
 // Burst returns the default burst plan.
