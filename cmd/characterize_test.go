@@ -171,8 +171,8 @@ func TestRefillProbeRule(t *testing.T) {
 		{[]string{"--size", "10"}, 0, false, ""}, // the old name names the plan too
 		{[]string{"--rate", "2/s", "--duration", "5s"}, 0, false, ""},
 		{[]string{"--rate", "2/s", "--duration", "5s", "--refill-rest", "10s"}, 0, true, "a rest of 10s"},
-		{[]string{"--max-duration", "30s"}, 0, false, "refill probe: off: its rest of 20s after the plan's 21s would pass the time cap of 30s"},
-		{[]string{"--refill-rest", "20s", "--max-duration", "30s"}, ExitUsage, false, "--max-duration is 30s, but the plan and its refill probe's rest span"},
+		{[]string{"--max-duration", "30s"}, 0, false, "refill probe: off: its 22s after the plan's 21s would pass the time cap of 30s"},
+		{[]string{"--refill-rest", "20s", "--max-duration", "30s"}, ExitUsage, false, "--max-duration is 30s, but the plan and its refill probe span"},
 		{[]string{"--refill-rest", "20s", "--group", "x"}, ExitUsage, false, "--refill-rest goes not with --group"},
 		{[]string{"--refill-rest", "20s", "--skip-burst"}, ExitUsage, false, "--refill-rest needs the burst plan before it"},
 		{[]string{"--refill-rest", "-1s"}, ExitUsage, false, "--refill-rest must not be negative"},

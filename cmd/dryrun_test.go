@@ -41,12 +41,12 @@ func TestDryRunSendsNothing(t *testing.T) {
 		// 20 s), which --max-requests 400 leaves off.
 		{[]string{"characterize", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"ramp 12s from 3/s to 24/s: 171 requests", "sized by the burst plan: its ramp phase's top raised to 2.5× the most first attempts a wave after the first admitted ÷ 2s, when that is more than 24/s: at most 50/s, 327 requests",
-				"refill probe (group refill-probe): a rest of 20s after the plans before it, then one wave of the most first attempts a burst wave admitted and 25% more (80 when a wave admitted all or none did): at most 80 requests",
-				"in all: 411 requests (first attempts; at most 567 as the burst plan's waves size what follows it, within --max-requests 10000), expected duration about 41s"}},
+				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests 25ms apart until the first 429 comes back: at most 80 requests, 2s",
+				"in all: 411 requests (first attempts; at most 567 as the burst plan sizes the ramp, within --max-requests 10000), expected duration about 43s"}},
 		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan's waves size what follows it", "refill probe: off: 80 requests more than the plan's 331 would pass the bound of 400"}},
+			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp", "refill probe: off: its 80 requests more than the plan's 331 would pass the bound of 400"}},
 		{[]string{"characterize", "--max-requests", "420", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"at most 25.5/s, 180 requests", "at most 80 requests", "at most 420 as the burst plan's waves size what follows it"}},
+			[]string{"at most 25.5/s, 180 requests", "at most 80 requests", "at most 420 as the burst plan sizes the ramp"}},
 		{[]string{"characterize", "--refill-rest", "45s", "--burst-size", "10", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"refill probe (group refill-probe): a rest of 45s", "at most 20 requests"}},
 		// A fleet's plan is as given: the scheduled plan's line ends there.

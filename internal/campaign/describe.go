@@ -98,14 +98,15 @@ func (j *Job) Describe() []string {
 	most := 0
 	for _, p := range j.Plans {
 		if p.Sizing != nil {
-			most += p.Sizing.MostRequests()
+			_, n := p.Sizing.Most()
+			most += n
 		} else {
 			most += p.Planned
 		}
 	}
 	line := fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span()))
 	if most > j.Planned() {
-		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as the burst plan's waves size what follows it, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, j.Options.MaxRequests, num.About(j.Span()))
+		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as the burst plan sizes the ramp, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, j.Options.MaxRequests, num.About(j.Span()))
 	}
 	lines = append(lines, line)
 	if o := j.Options; !o.Shard.Whole() {

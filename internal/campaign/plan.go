@@ -33,23 +33,14 @@ type Plan struct {
 	// Shapes, when set, sizes the plan's requests (a replayed trace's
 	// rows, TraceShapes) instead of the target's sizes.
 	Shapes client.Shaper
-	// Sizing, when set, sizes the plan from the burst plan run before it
-	// (the main job's ramp, RampSizing, and its refill probe,
-	// RefillSizing; RunPlans, when the run keeps no common timeline and
-	// sends the whole plan).
-	Sizing Sizer
+	// Sizing, when set, sizes a scheduled plan from the burst plan run
+	// before it (RampSizing; RunPlans, when the run keeps no common
+	// timeline and sends the whole plan).
+	Sizing *RampSizing
 	// Description is the plan in one line for a reader (a dry run): its
 	// shape as configured, then what it needs — its requests, its peak
 	// rate, its span. Planned and Span are those needs in numbers.
 	Description string
-}
-
-// Sizer sizes a plan from the first attempts each wave of the burst
-// plan before it admitted (by wave, from the first).
-type Sizer interface {
-	Plan(admitted []int) (Plan, error)
-	// MostRequests is the most requests the sized plan can send.
-	MostRequests() int
 }
 
 // BurstPlan validates c and returns its plan.

@@ -2,7 +2,7 @@ package campaign
 
 import (
 	"fmt"
-	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/num"
@@ -10,106 +10,84 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// ProbeMargin is the share of the most first attempts a wave of the
-// burst plan admitted that the refill probe's wave sends past it
-// (RefillSizing). A rested deployment admits at most its bucket and its
-// whole burst allowance, which is what the burst plan's first wave met
-// when it refused any; after the rest the probe meets the bucket and
-// only what of the allowance came back, so that many and a quarter
-// more (at least 2) overrun both, and the probe's first send refused
-// over 100% bounds the refill. Each refusal past it says nothing more
-// and advises the same wait (one overshoot): served target a's probe
-// of twice the most (78) refused 58 at 507 ms, 29% of its run's 429s,
-// which moved its Overall p50 from 31 to 83 ms.
-const ProbeMargin = 0.25
+// ProbeSpacing is the time between the refill probe's sends: 40 a
+// second, faster than the deployments the main job overruns drain (the
+// served targets of bench/twin-unseen.sh drain 5 to 15 of its requests a
+// second), so the probe fills the bucket in a second or less and the
+// rest of the allowance's refill hardly moves meanwhile; and more than
+// the 20 ms within which fit takes sends for one instant (its admitted
+// first), so each send keeps its place.
+const ProbeSpacing = 25 * time.Millisecond
 
-// ProbeFactor is how many times the burst plan's wave size the refill
-// probe sends when a wave admitted every send: the bucket and the
-// allowance were not found, so the probe is larger than any wave.
+// ProbeFactor bounds the refill probe: at most this many times the burst
+// plan's wave size, more than a wave meets (a rested deployment admits
+// at most its bucket and its whole allowance, which the first wave met).
 const ProbeFactor = 2
 
-// RefillSizing sizes the main job's refill probe from the burst plan run
-// before it: after the plans before it end, a rest of Rest, then one
-// wave of the most first attempts a wave of the burst plan admitted
-// (2xx) and ProbeMargin of it more (at least 2 more), or ProbeFactor ×
-// the wave's Size when a wave admitted all of its sends or none
-// admitted any. The rest is what the probe reads: a PTU deployment
-// forfeits its burst allowance at a refusal and earns it back at
-// allowance ÷ refill a second, so the sends the probe's wave admits over
-// 100% say how much came back in the rest. With none back, the refill
-// is at least Rest × allowance ÷ a send's cost; with k sends back, it
-// lies within a factor (k+1) ÷ k. docs/fit.md has the numbers.
-type RefillSizing struct {
-	Rest time.Duration // the rest before the wave, from the plan before's last answer
-	Size int           // the burst plan's wave size
-}
-
-// Most is the most requests the probe sends.
-func (s RefillSizing) Most() int { return ProbeFactor * s.Size }
-
-// MostRequests is Most (Sizer).
-func (s RefillSizing) MostRequests() int { return s.Most() }
-
-// Wave is the probe's wave size given the first attempts each wave of
-// the burst plan admitted (by wave, from the first).
-func (s RefillSizing) Wave(admitted []int) int {
-	most := 0
-	for _, a := range admitted {
-		most = max(most, a)
-	}
-	if most == 0 || most >= s.Size {
-		return s.Most()
-	}
-	return min(most+max(2, int(math.Ceil(ProbeMargin*float64(most)))), s.Most())
-}
-
-// Plan is the probe for the burst plan's admissions by wave.
-func (s RefillSizing) Plan(admitted []int) (Plan, error) {
-	return s.plan(s.Wave(admitted))
-}
-
-// RefillProbe is the main job's refill probe at its largest, sized by
-// RunPlans from the burst plan before it (RefillSizing); rest must be
-// positive and size at least 1.
+// RefillProbe is the main job's refill probe: after the plans before it
+// end, a rest, then sends ProbeSpacing apart, at most ProbeFactor × the
+// burst plan's wave size, until the first refusal (429) comes back. A
+// PTU deployment forfeits its burst allowance at a refusal and earns it
+// back at allowance ÷ refill a second, so after the rest the probe's
+// sends fill the drained bucket and then ride what of the allowance came
+// back: the first refused over 100% tells how much (fit reads the
+// refill from it: with none back, the refill is at least the rest ×
+// allowance ÷ a send's cost; with k sends back, it lies within a factor
+// (k+1) ÷ k). The sends after it would tell nothing more and would each
+// advise the same wait (one overshoot): a wave of twice the most a burst
+// wave admitted refused 58 at 507 ms on served target a, 29% of its
+// run's 429s, and moved its Overall p50 from 31 to 83 ms; so the probe
+// stops, refusing only what it sent before the first refusal came back.
+// rest must be positive and size at least 1.
 func RefillProbe(rest time.Duration, size int) (Plan, error) {
-	return RefillSizing{Rest: rest, Size: size}.plan(ProbeFactor * size)
-}
-
-func (s RefillSizing) plan(n int) (Plan, error) {
 	switch {
-	case s.Rest <= 0:
-		return Plan{}, fmt.Errorf("refill probe: the rest must be positive, not %s", s.Rest)
-	case s.Size < 1:
-		return Plan{}, fmt.Errorf("refill probe: the wave size must be at least 1, not %d", s.Size)
+	case rest <= 0:
+		return Plan{}, fmt.Errorf("refill probe: the rest must be positive, not %s", rest)
+	case size < 1:
+		return Plan{}, fmt.Errorf("refill probe: the wave size must be at least 1, not %d", size)
 	}
+	n := ProbeFactor * size
+	span := rest + time.Duration(n-1)*ProbeSpacing
 	p := Plan{
-		Shape: results.ShapeBurst, Group: results.GroupRefillProbe, Pacer: &restThenWave{rest: s.Rest, size: n},
-		Planned: n, Span: s.Rest, Slot: s.Rest, Sizing: s,
+		Shape: results.ShapeBurst, Group: results.GroupRefillProbe, Pacer: &probePacer{rest: rest, n: n},
+		Planned: n, Span: span, Slot: span + ProbeSpacing,
 	}
-	p.Description = fmt.Sprintf("refill probe (group %s): a rest of %s after the plans before it, then one wave of the most first attempts a burst wave admitted and %g%% more (%d when a wave admitted all or none did): at most %d requests",
-		results.GroupRefillProbe, num.About(s.Rest), 100*ProbeMargin, s.Most(), s.Most())
+	p.Description = fmt.Sprintf("refill probe (group %s): a rest of %s after the plans before it, then requests %s apart until the first 429 comes back: at most %d requests, %s",
+		results.GroupRefillProbe, num.About(rest), num.About(ProbeSpacing), n, num.About(span-rest))
 	return p, nil
 }
 
-// restThenWave is the probe's pacer: size sends at one instant, rest
-// after the plan's start.
-type restThenWave struct {
+// probePacer is the probe's pacer: n sends ProbeSpacing apart from rest
+// after the plan's start, ending once a refusal is seen (seeAnswer).
+type probePacer struct {
 	rest    time.Duration
-	size, i int
+	n, i    int
+	refused atomic.Bool
 }
 
-func (w *restThenWave) Next() (time.Duration, int, bool) {
-	if w.i >= w.size {
+func (p *probePacer) Next() (time.Duration, int, bool) {
+	if p.i >= p.n || p.refused.Load() {
 		return 0, 0, false
 	}
-	w.i++
-	return w.rest, 0, true
+	at := p.rest + time.Duration(p.i)*ProbeSpacing
+	p.i++
+	return at, 0, true
 }
 
+// seeAnswer is told every completed attempt of the plan (RunPlans).
+func (p *probePacer) seeAnswer(rec *results.Record) {
+	if rec.Status == 429 {
+		p.refused.Store(true)
+	}
+}
+
+// answerPacer is a pacer that ends on what the plan's answers say.
+type answerPacer interface{ seeAnswer(*results.Record) }
+
 // RefillChoice is how a main job asks for its refill probe
-// (RefillSizing): the rest, and what decides whether the probe runs.
+// (RefillProbe): the rest, and what decides whether the probe runs.
 type RefillChoice struct {
-	// Rest is the rest before the probe's wave; 0 turns the probe off.
+	// Rest is the rest before the probe; 0 turns the probe off.
 	Rest time.Duration
 	// Given: the rest was asked for by name, so the probe follows any
 	// burst plan, and a job it cannot follow is refused. Otherwise it
@@ -121,8 +99,7 @@ type RefillChoice struct {
 	// meaning its settings give it, without a probe unless Given.
 	Named bool
 	// Fleet: the plans go on a common timeline or in shares (Options'
-	// Start, Shard), which send a plan as given: the probe is sized by
-	// this worker's own waves.
+	// Start, Shard): each worker would stop at its own share's refusal.
 	Fleet bool
 	// Group: every row's group label is set (Options.Group), which
 	// would put the probe's rows in the burst plan's timeline.
@@ -135,11 +112,10 @@ type RefillChoice struct {
 }
 
 // Probe is the refill probe to append to plans (which run before it, the
-// burst plan first), when its most fits in MaxRequests and its rest in
-// Budget. on is false
-// when the probe is not run; note then says why when the caps, not the
-// choice, left it off ("" otherwise). A probe Given that cannot run is a
-// *valid.Error naming RefillRest.
+// burst plan first), when its most fits in MaxRequests and its span in
+// Budget. on is false when the probe is not run; note then says why when
+// the caps, not the choice, left it off ("" otherwise). A probe Given
+// that cannot run is a *valid.Error.
 func (c RefillChoice) Probe(plans []Plan) (p Plan, on bool, note string, err error) {
 	if c.Rest < 0 {
 		return Plan{}, false, "", valid.Errorf("RefillRest", "must not be negative (0 turns the probe off)")
@@ -155,9 +131,9 @@ func (c RefillChoice) Probe(plans []Plan) (p Plan, on bool, note string, err err
 	}
 	switch {
 	case len(plans) == 0 || plans[0].Shape != results.ShapeBurst:
-		return refuse("needs the burst plan before it: its waves size the probe")
+		return refuse("needs the burst plan before it: its wave size bounds the probe")
 	case c.Fleet:
-		return refuse("goes not with {Start} or {Shard}: each worker would size the probe by its own share's waves")
+		return refuse("goes not with {Start} or {Shard}: each worker would stop at its own share's first refusal")
 	case c.Group:
 		return refuse("goes not with {Group}: the probe's rows need a group of their own")
 	}
@@ -175,12 +151,12 @@ func (c RefillChoice) Probe(plans []Plan) (p Plan, on bool, note string, err err
 		if c.Given {
 			return Plan{}, false, "", valid.Errorf("MaxRequests", "is %d, but the plan and its refill probe have %d requests; raise it deliberately if you mean it", c.MaxRequests, planned+probe.Planned)
 		}
-		return Plan{}, false, fmt.Sprintf("refill probe: off: %d requests more than the plan's %d would pass the bound of %d", probe.Planned, planned, c.MaxRequests), nil
+		return Plan{}, false, fmt.Sprintf("refill probe: off: its %d requests more than the plan's %d would pass the bound of %d", probe.Planned, planned, c.MaxRequests), nil
 	case c.Budget > 0 && span >= c.Budget:
 		if c.Given {
-			return Plan{}, false, "", valid.Errorf("Budget", "is %s, but the plan and its refill probe's rest span %s; raise it deliberately if you mean it", c.Budget, span)
+			return Plan{}, false, "", valid.Errorf("Budget", "is %s, but the plan and its refill probe span %s; raise it deliberately if you mean it", c.Budget, span)
 		}
-		return Plan{}, false, fmt.Sprintf("refill probe: off: its rest of %s after the plan's %s would pass the time cap of %s", num.About(c.Rest), num.About(span-c.Rest), num.About(c.Budget)), nil
+		return Plan{}, false, fmt.Sprintf("refill probe: off: its %s after the plan's %s would pass the time cap of %s", num.About(probe.Span), num.About(span-probe.Span), num.About(c.Budget)), nil
 	}
 	return probe, true, "", nil
 }

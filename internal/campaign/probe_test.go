@@ -8,41 +8,43 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// TestRefillSizing: the probe's wave is the most a burst wave admitted
-// and a quarter more (at least 2 more), twice the wave size when a wave
-// admitted every send (the bucket and the allowance not found) or none
-// admitted any, never more than that.
-func TestRefillSizing(t *testing.T) {
+// TestRefillProbe: the probe's sends go ProbeSpacing apart from the
+// rest's end, at most twice the wave size, and end once a refusal is
+// seen; what else is answered does not end them.
+func TestRefillProbe(t *testing.T) {
 	t.Parallel()
-	s := RefillSizing{Rest: charplan.RefillRest, Size: 40}
-	for _, c := range []struct {
-		admitted []int
-		want     int
-	}{
-		{[]int{39, 12, 16, 14}, 49}, // served target a: 39 + 10
-		{[]int{10, 2, 2}, 13},       // b: 10 + 3
-		{[]int{4, 1}, 6},            // at least 2 more
-		{[]int{40, 23, 21}, 80},     // c: its first wave admitted all 40
-		{[]int{0, 0, 0, 0}, 80},     // none admitted
-		{nil, 80},
-	} {
-		if got := s.Wave(c.admitted); got != c.want {
-			t.Errorf("admitted %v: wave %d, want %d", c.admitted, got, c.want)
-		}
-	}
-	p, err := s.Plan([]int{39, 12})
-	if err != nil || p.Planned != 49 || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest {
+	p, err := RefillProbe(charplan.RefillRest, 40)
+	if err != nil || p.Planned != 80 || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+79*ProbeSpacing {
 		t.Fatalf("plan %+v, %v", p, err)
 	}
-	// Every send at the rest's end, one wave.
-	for i := range 49 {
+	a := p.Pacer.(answerPacer)
+	for i := range 10 {
 		at, wave, ok := p.Pacer.Next()
-		if !ok || at != charplan.RefillRest || wave != 0 {
+		if !ok || at != charplan.RefillRest+time.Duration(i)*ProbeSpacing || wave != 0 {
 			t.Fatalf("send %d: %v wave %d ok %v", i, at, wave, ok)
 		}
+		a.seeAnswer(&results.Record{Status: 200})
+		a.seeAnswer(&results.Record{Status: 500})
 	}
-	if _, _, ok := p.Pacer.Next(); ok {
-		t.Error("a 50th send")
+	a.seeAnswer(&results.Record{Status: 429})
+	if at, _, ok := p.Pacer.Next(); ok {
+		t.Errorf("a send at %v after a refusal", at)
+	}
+	q, _ := RefillProbe(time.Second, 2)
+	n := 0
+	for _, _, ok := q.Pacer.Next(); ok; _, _, ok = q.Pacer.Next() {
+		n++
+	}
+	if n != 4 {
+		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want 4", n)
+	}
+	for _, bad := range []struct {
+		rest time.Duration
+		size int
+	}{{0, 40}, {time.Second, 0}} {
+		if _, err := RefillProbe(bad.rest, bad.size); err == nil {
+			t.Errorf("RefillProbe(%v, %d): no error", bad.rest, bad.size)
+		}
 	}
 }
 

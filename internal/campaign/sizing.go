@@ -80,12 +80,6 @@ func (s RampSizing) Most() (top float64, requests int) {
 	return s.capped(), c.Total()
 }
 
-// MostRequests is the requests of the plan at its largest (Sizer).
-func (s RampSizing) MostRequests() int {
-	_, n := s.Most()
-	return n
-}
-
 // at is the plan with its last phase's top rate at top.
 func (s RampSizing) at(top float64) schedule.Config {
 	c := s.Config

@@ -29,19 +29,21 @@ const (
 	BurstGap   = 2 * time.Second
 	// Cap is the default bound on the time the main job spends sending.
 	Cap = 10 * time.Minute
-	// RefillRest is the rest before the main job's refill probe: one wave
-	// after the scheduled plan, sized by the burst plan's waves
-	// (campaign.RefillSizing). A PTU deployment earns its burst
-	// allowance back at allowance ÷ refill a second after a refusal
-	// forfeits it, so the probe's wave, admitted over 100% or not, tells
-	// whether a send's cost came back in the rest: none back puts the
-	// refill at least RefillRest × allowance ÷ a send's cost, and the
-	// fit's range then runs from there to its bound of an hour. The
-	// simulator's defaults (an allowance of some 9 sends, a 5-minute
-	// refill) regain 0.6 of a send in 20 s: a refill of at least 180 s,
-	// a range 20× wide; a larger allowance (bench/twin-unseen.sh's
-	// targets c and e: 20 and more sends) pins it within 2×. The main
-	// job takes the rest and the wave's answers longer: some 22 s.
+	// RefillRest is the rest before the main job's refill probe: after
+	// the scheduled plan, requests until the first refusal
+	// (campaign.RefillProbe). A PTU deployment earns its burst allowance
+	// back at allowance ÷ refill a second after a refusal forfeits it, so
+	// the probe's first send refused over 100% tells how much came back
+	// in the rest: none puts the refill at least RefillRest × allowance ÷
+	// a send's cost, and the fit's range then runs from there to its
+	// bound of an hour (within 20× only when the allowance is 9 sends or
+	// more); k sends back put it within (k+1) ÷ k. bench/twin-unseen.sh's
+	// target e (an allowance of some 28 sends, a 5-minute refill) is
+	// pinned within 3×; the simulator's defaults (a 5-minute refill)
+	// regain less than a send in 20 s, and their run's range at the truth
+	// is 110 s – 1 h. A longer rest pins more and makes every main job
+	// longer: 20 s (and the probe's second or two) is what the CI's runs
+	// of the main job can spend (docs/fit.md).
 	RefillRest = 20 * time.Second
 )
 
