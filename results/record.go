@@ -21,9 +21,9 @@ const (
 const (
 	GroupBurst     = "burst-shaped"
 	GroupScheduled = "scheduled-shaped"
-	// GroupRefillProbe is the main job's refill probe's: one burst-shaped
-	// wave after a rest, run after the scheduled plan, in a group of its
-	// own so the burst group's waits stay the burst plan's.
+	// GroupRefillProbe is the main job's refill probe's: burst-shaped
+	// sends after a rest that follows the scheduled plan, in a group of
+	// its own so that the burst group's waits stay the burst plan's.
 	GroupRefillProbe = "refill-probe"
 )
 
