@@ -94,7 +94,7 @@ func TestRefillProbeBoundsTheRefill(t *testing.T) {
 // e, fitted whole: without the probe the fit's refill (826.6 s) misses
 // the truth (5 min) and its range (32 s – 1 h) is too wide to count;
 // with it the refill is within 25% or inside a range no wider than 20×
-// (255.8 s, 192.7–621.5 s).
+// (261.3 s, in 191.8 s – 1 h).
 func TestRefillProbeNarrowsTheFit(t *testing.T) {
 	long(t, "two whole fits")
 	t.Parallel()
