@@ -8,8 +8,8 @@
 # twin, and each of PTU, bucket depth, burst allowance and refill: the
 # truth, the fitted value and the fit's range (fit.ranges), marked ok when
 # the value is within 25% of the truth or the truth lies inside a range no
-# wider than 20×. Wall time: about a minute a target (two characterize runs
-# of ~25 s and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
+# wider than 20×. Wall time: about a minute and a half a target (two
+# characterize runs of ~45 s, the refill probe's rest included, and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
