@@ -10,10 +10,12 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// DefaultLabels maps the default group of each shape to its published label.
+// DefaultLabels maps the default group of each shape, and the main job's
+// refill probe's, to its published label.
 var DefaultLabels = map[string]string{
-	"burst-shaped":     "Burst-shaped source",
-	"scheduled-shaped": "Scheduled-shaped source",
+	"burst-shaped":           "Burst-shaped source",
+	"scheduled-shaped":       "Scheduled-shaped source",
+	results.GroupRefillProbe: "Refill probe", // the main job's
 }
 
 // labelError words a results.ValidateGroup error about a label being

@@ -8,8 +8,8 @@
 # twin, and each of PTU, bucket depth, burst allowance and refill: the
 # truth, the fitted value and the fit's range (fit.ranges), marked ok when
 # the value is within 25% of the truth or the truth lies inside a range no
-# wider than 20×. Wall time: about a minute a target (two characterize runs
-# of ~25 s and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
+# wider than 20×. Wall time: about a minute and a half a target (two
+# characterize runs of ~45 s, the refill probe's rest included, and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
@@ -21,6 +21,7 @@ targets=(
   "b|--sim-ptu 90 --sim-bucket-depth 500ms --sim-burst-pct 600 --sim-burst-refill 45s --sim-seed 5"
   "c|--sim-ptu 400 --sim-bucket-depth 3s --sim-burst-pct 50 --sim-burst-refill 10m --sim-seed 9"
   "d|--sim-ptu 150 --sim-bucket-depth 1500ms --sim-burst-pct 300 --sim-burst-refill 20s --sim-ttft 300ms --sim-seed 11"
+  "e|--sim-ptu 300 --sim-bucket-depth 1s --sim-burst-pct 175 --sim-burst-refill 5m --sim-seed 13"
 )
 port=18931
 echo "| target | flags | fit (KS; * untested) | Overall p50, p90, p99 recorded → twin (ms) | PTU | bucket depth (s) | burst-pct | refill (s) | fit time | all four |"

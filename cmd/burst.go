@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
@@ -37,6 +38,17 @@ func (b *burstFlags) names() flagNames {
 }
 
 func (b *burstFlags) plan() (campaign.Plan, error) { return b.scaledPlan(1) }
+
+// given says whether any of the burst plan's flags was given (by its
+// name or its old one).
+func (b *burstFlags) given(fs *pflag.FlagSet) bool {
+	for _, name := range []string{"size", "waves", "gap", "spread", "wait-wave"} {
+		if fs.Changed(b.prefix + name) {
+			return true
+		}
+	}
+	return false
+}
 
 // scaledPlan is the plan with its times divided by scale: what a simulator
 // running scale times faster must see to see the plan as written.

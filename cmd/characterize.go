@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
@@ -24,6 +25,8 @@ type characterizeCmd struct {
 	skipSchedule bool
 	appendRows   bool
 	maxDuration  time.Duration
+	refillRest   time.Duration
+	probeNote    string // why the refill probe is off, when the caps left it off
 }
 
 // run checks every flag (the analysis's too) before sending anything, sends
@@ -37,9 +40,9 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	if ch.maxDuration <= 0 {
 		return usageError("--max-duration must be positive")
 	}
-	plans, err := ch.plans()
+	plans, err := ch.plans(c.Flags())
 	if err != nil {
-		return err
+		return settingError(err, characterizeNames)
 	}
 	path := filepath.Join(ch.af.outDir, "results.csv")
 	analysis, err := ch.af.job([]string{path}, stderr)
@@ -55,6 +58,9 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	r.job.Replace = !ch.appendRows
 	if ch.rf.dryRun {
 		r.writeDryRun(stdout, &ch.tf)
+		if ch.probeNote != "" {
+			fmt.Fprintln(stdout, ch.probeNote)
+		}
 		fmt.Fprintf(stdout, "report: %s\n", ch.af.outDir)
 		return nil
 	}
@@ -74,8 +80,14 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	return runAnalyze(c.Context(), analysis, stdout, stderr)
 }
 
-// plans are the burst and scheduled plans the flags ask for.
-func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
+// characterizeNames are the flags characterize's own settings are
+// refused by.
+var characterizeNames = flagNames{"RefillRest": "--refill-rest", "MaxRequests": "--max-requests", "Budget": "--max-duration", "Start": "--start-at", "Shard": "--shard", "Group": "--group"}
+
+// plans are the burst and scheduled plans the flags ask for, and the
+// refill probe after them (campaign.RefillChoice: the default plans', or
+// any burst plan's when --refill-rest is given).
+func (ch *characterizeCmd) plans(fs *pflag.FlagSet) ([]campaign.Plan, error) {
 	var plans []campaign.Plan
 	if !ch.skipBurst {
 		p, err := ch.bf.plan()
@@ -84,16 +96,35 @@ func (ch *characterizeCmd) plans() ([]campaign.Plan, error) {
 		}
 		plans = append(plans, p)
 	}
+	var sched campaign.Plan
 	if !ch.skipSchedule {
 		p, err := ch.sf.plan(charplan.Phases())
 		if err != nil {
 			return nil, err
 		}
-		// A fleet sends one plan on a common timeline: as given.
-		if !ch.skipBurst && ch.sf.defaulted() && ch.rf.fleet.shard == "" && ch.rf.fleet.startAt == "" {
-			p = campaign.SizedByBurst(p, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, ch.rf.maxRequests)
-		}
+		sched = p
 		plans = append(plans, p)
+	}
+	fleet := ch.rf.fleet.shard != "" || ch.rf.fleet.startAt != ""
+	choice := campaign.RefillChoice{
+		Rest: ch.refillRest, Given: fs.Changed("refill-rest"), Named: ch.bf.given(fs) || !ch.sf.defaulted(),
+		Fleet: fleet, Group: ch.rf.group != "", Size: ch.bf.size, MaxRequests: ch.rf.maxRequests, Budget: ch.maxDuration,
+	}
+	probe, on, note, err := choice.Probe(plans)
+	if err != nil {
+		return nil, err
+	}
+	ch.probeNote = note
+	maxRequests := ch.rf.maxRequests
+	if on {
+		maxRequests -= probe.Planned
+	}
+	// A fleet sends one plan on a common timeline: as given.
+	if !ch.skipBurst && !ch.skipSchedule && ch.sf.defaulted() && !fleet {
+		plans[1] = campaign.SizedByBurst(sched, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, maxRequests)
+	}
+	if on {
+		plans = append(plans, probe)
 	}
 	return plans, nil
 }
@@ -104,11 +135,11 @@ func init() {
 		c := &cobra.Command{
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
-			Long: `characterize is the main job: a burst plan, then a scheduled plan (by default
-` + strings.Join(charplan.PhaseSpecs(), " ") + `, its top sized by the waves: see --dry-run;
---replay: a trace), every attempt in OUT-DIR/results.csv (replaced unless
---append); then the report in OUT-DIR (CSVs, charts, summary.md, analysis.json,
-report.html), the table, --fail-if checked (exit 3); --dry-run sends nothing.
+			Long: `characterize is the main job: a burst plan, a scheduled plan (by default
+` + strings.Join(charplan.PhaseSpecs(), " ") + `, sized by the waves; --replay: a trace), a
+refill probe (--refill-rest); every attempt in OUT-DIR/results.csv (replaced
+unless --append); the report in OUT-DIR (CSVs, charts, summary.md, analysis.json,
+report.html), the table, --fail-if checked (exit 3); --dry-run: the plan, no sends.
 
 Given no target, it runs the simulator's documents profile, fitted to the
 published waits ('ptuprobe help simulator'): mostly tens of milliseconds, a
@@ -130,6 +161,7 @@ few long waits of seconds (--sim-profile ptu: the earlier model).`,
 		fs.BoolVar(&ch.skipSchedule, "skip-schedule", false, "run only the burst plan")
 		fs.BoolVar(&ch.appendRows, "append", false, "append to OUT-DIR/results.csv instead of replacing it (the report then covers every run in it)")
 		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending: no attempt, retries included, goes past it")
+		fs.DurationVar(&ch.refillRest, "refill-rest", charplan.RefillRest, "the rest before the refill probe, one wave after the default plans sized by the burst waves (0: off; given, it follows any burst plan; docs/fit.md)")
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
 		ch.rf.addFleet(fs)

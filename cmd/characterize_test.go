@@ -150,3 +150,36 @@ func TestCalibrateCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestRefillProbeRule: the main job's refill probe follows the default
+// plans; a plan named by its flags keeps its meaning (no probe) unless
+// --refill-rest is given; --refill-rest 0 turns it off; given where it
+// cannot run, it is refused (exit 2) naming the flag.
+func TestRefillProbeRule(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := []string{"--dry-run", "--out-dir", filepath.Join(dir, "c")}
+	for _, c := range []struct {
+		args  []string
+		code  int
+		probe bool
+		say   string
+	}{
+		{nil, 0, true, "refill probe (group refill-probe): a rest of 20s"},
+		{[]string{"--refill-rest", "0"}, 0, false, ""},
+		{[]string{"--burst-size", "10"}, 0, false, ""},
+		{[]string{"--size", "10"}, 0, false, ""}, // the old name names the plan too
+		{[]string{"--rate", "2/s", "--duration", "5s"}, 0, false, ""},
+		{[]string{"--rate", "2/s", "--duration", "5s", "--refill-rest", "10s"}, 0, true, "a rest of 10s"},
+		{[]string{"--max-duration", "30s"}, 0, false, "refill probe: off: its 22s after the plan's 21s would pass the time cap of 30s"},
+		{[]string{"--refill-rest", "20s", "--max-duration", "30s"}, ExitUsage, false, "--max-duration is 30s, but the plan and its refill probe span"},
+		{[]string{"--refill-rest", "20s", "--group", "x"}, ExitUsage, false, "--refill-rest goes not with --group"},
+		{[]string{"--refill-rest", "20s", "--skip-burst"}, ExitUsage, false, "--refill-rest needs the burst plan before it"},
+		{[]string{"--refill-rest", "-1s"}, ExitUsage, false, "--refill-rest must not be negative"},
+	} {
+		code, stdout, stderr := runCLI(context.Background(), append(append([]string{"characterize"}, c.args...), out...)...)
+		if code != c.code || strings.Contains(stdout, "refill probe (group") != c.probe || !strings.Contains(stdout+stderr, c.say) {
+			t.Errorf("%v: exit %d (want %d), probe %v (want %v), want %q in:\n%s%s", c.args, code, c.code, !c.probe, c.probe, c.say, stdout, stderr)
+		}
+	}
+}

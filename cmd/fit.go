@@ -108,9 +108,9 @@ anything and refused past --max-work (the default is some 5,500 sends,
 and Ctrl-C stops it within a second.
 
 --plan characterize --events EVENTS.csv fits published waits instead: the
-sends are the main job's default plan, the targets the events' waits per
-group (--label maps the events' groups onto burst-shaped and
-scheduled-shaped), fitted on --fit-group, the other groups held out.
+sends are the main job's burst and scheduled plans as given (no refill
+probe), the targets the events' waits per group (--label maps them onto
+burst-shaped and scheduled-shaped), fitted on --fit-group, the others held out.
 docs/fit.md has the method, the objective and the file format.`
 
 const fitExample = `  ptuprobe characterize --endpoint https://NAME.openai.azure.com --deployment D --out-dir run

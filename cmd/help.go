@@ -26,7 +26,7 @@ var helpGroups = []struct {
 	{"Traffic", []string{
 		"burst-size", "burst-waves", "burst-gap", "burst-spread", "burst-wait-wave", "rate", "duration", "phase", "arrival", "replay", "seed",
 		"replay-format", "replay-time-scale", "replay-window", "max-tokens-factor",
-		"skip-burst", "skip-schedule", "min-rate", "max-rate", "factor", "probe-duration", "depth", "pause", "max-pause",
+		"skip-burst", "skip-schedule", "refill-rest", "min-rate", "max-rate", "factor", "probe-duration", "depth", "pause", "max-pause",
 		"load", "clients", "repeat", "capacity", "max-duration", "max-requests", "max-work", "max-in-flight", "abort-on-fail", "pace-window", "pace-fixed", "grace", "dry-run"}},
 	{"Target (none: the embedded simulator, see 'ptuprobe help simulator')", []string{
 		"endpoint", "deployment", "url", "model", "api", "api-key-env", "stream", "prompt-tokens", "max-tokens", "prompts", "timeout",
@@ -45,7 +45,7 @@ var helpMore = map[string]bool{
 	"pace-window": true, "pace-fixed": true, "grace": true, "progress-every": true, "metrics-linger": true, "coordinate-password-env": true, "coordinate-timeout": true,
 	"api-version": true, "anthropic-version": true, "max-tokens-field": true, "shared-prefix-tokens": true, "method": true, "body": true,
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "replay-format": true, "replay-time-scale": true, "replay-window": true,
-	"max-tokens-factor": true, "tokenizer": true, "prompts-order": true, "skip-burst": true, "skip-schedule": true,
+	"max-tokens-factor": true, "tokenizer": true, "prompts-order": true, "skip-burst": true, "skip-schedule": true, "refill-rest": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,
 	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true, "baseline": true, "group-by": true,
 }

@@ -21,6 +21,10 @@ const (
 const (
 	GroupBurst     = "burst-shaped"
 	GroupScheduled = "scheduled-shaped"
+	// GroupRefillProbe is the main job's refill probe's: burst-shaped
+	// sends after a rest that follows the scheduled plan, in a group of
+	// its own so that the burst group's waits stay the burst plan's.
+	GroupRefillProbe = "refill-probe"
 )
 
 // Error classes for attempts that got no complete response.

@@ -112,6 +112,9 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if err != nil {
 			return total, err
 		}
+		if a, ok := p.Pacer.(answerPacer); ok {
+			observe = alsoObserve(observe, a.seeAnswer)
+		}
 		if w := countWaves(p, plans[k+1:]); w != nil {
 			waves, observe = w, alsoObserve(observe, w.observe)
 		}

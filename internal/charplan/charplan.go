@@ -1,6 +1,8 @@
 // Package charplan is the one source of the main job's default plans: the
 // burst and the scheduled plan that `ptuprobe characterize` sends when
-// told nothing else, and that the simulator's long-tail test plays. It
+// told nothing else, and that the simulator's long-tail test plays, and
+// the rest before the refill probe that follows them
+// (campaign.RefillSizing). It
 // imports only the shape packages, so the simulator's own tests can use it.
 package charplan
 
@@ -27,6 +29,22 @@ const (
 	BurstGap   = 2 * time.Second
 	// Cap is the default bound on the time the main job spends sending.
 	Cap = 10 * time.Minute
+	// RefillRest is the rest before the main job's refill probe: after
+	// the scheduled plan, requests until the first refusal
+	// (campaign.RefillProbe). A PTU deployment earns its burst allowance
+	// back at allowance ÷ refill a second after a refusal forfeits it, so
+	// the probe's first send refused over 100% tells how much came back
+	// in the rest: none puts the refill at least RefillRest × allowance ÷
+	// a send's cost, and the fit's range then runs from there to its
+	// bound of an hour (within 20× only when the allowance is 9 sends or
+	// more); k sends back put it within (k+1) ÷ k. bench/twin-unseen.sh's
+	// target e (an allowance of some 28 sends, a 5-minute refill) is
+	// pinned within 3×; the simulator's defaults (a 5-minute refill)
+	// regain less than a send in 20 s, and their run's range at the truth
+	// is 110 s – 1 h. A longer rest pins more and makes every main job
+	// longer: 20 s (and the probe's second or two) is what the CI's runs
+	// of the main job can spend (docs/fit.md).
+	RefillRest = 20 * time.Second
 )
 
 // Burst returns the default burst plan.

@@ -323,8 +323,8 @@ func (b *recordedRuns) add(file string, t *results.Timeline, rec *results.Timeli
 
 // sends orders what was read, canonically, so that a fit is a function
 // of the rows and not of their order in the file: the runs by file and
-// run_id, a run's plans by shape (burst before scheduled, as
-// characterize runs them; others by name) and group, a plan's sends by
+// run_id, a run's plans by shape and group as characterize runs them
+// (comparePlans), a plan's sends by
 // time (the admitted first at one instant), seq and attempt, and the
 // groups by name; the unknown prompts and caps filled in.
 func (b *recordedRuns) sends(defaultPrompt, defaultMax int) (workload, error) {
@@ -433,19 +433,23 @@ func exchange(s []send) {
 	}
 }
 
-// comparePlans orders a run's plans: burst, then scheduled, then any
-// other shape by name; then by group.
+// comparePlans orders a run's plans as characterize runs them: burst,
+// then scheduled, then the refill probe (a burst-shaped wave in a group
+// of its own, after a rest: campaign.RefillSizing), then any other shape
+// by name; then by group.
 func comparePlans(a, b planKey) int {
-	rank := func(shape string) int {
-		switch shape {
-		case results.ShapeBurst:
+	rank := func(k planKey) int {
+		switch {
+		case k.shape == results.ShapeBurst && k.group == results.GroupRefillProbe:
+			return 2
+		case k.shape == results.ShapeBurst:
 			return 0
-		case results.ShapeScheduled:
+		case k.shape == results.ShapeScheduled:
 			return 1
 		}
-		return 2
+		return 3
 	}
-	return cmp.Or(cmp.Compare(rank(a.shape), rank(b.shape)), cmp.Compare(a.shape, b.shape), cmp.Compare(a.group, b.group))
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.shape, b.shape), cmp.Compare(a.group, b.group))
 }
 
 // compareSends orders a plan's sends: by time, the admitted first at one

@@ -1,0 +1,92 @@
+package campaign
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// TestRefillProbe: the probe's sends go ProbeSpacing apart from the
+// rest's end, at most twice the wave size, and end once a refusal is
+// seen; what else is answered does not end them.
+func TestRefillProbe(t *testing.T) {
+	t.Parallel()
+	p, err := RefillProbe(charplan.RefillRest, 40)
+	if err != nil || p.Planned != 80 || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+79*ProbeSpacing {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	a := p.Pacer.(answerPacer)
+	for i := range 10 {
+		at, wave, ok := p.Pacer.Next()
+		if !ok || at != charplan.RefillRest+time.Duration(i)*ProbeSpacing || wave != 0 {
+			t.Fatalf("send %d: %v wave %d ok %v", i, at, wave, ok)
+		}
+		a.seeAnswer(&results.Record{Status: 200})
+		a.seeAnswer(&results.Record{Status: 500})
+	}
+	a.seeAnswer(&results.Record{Status: 429})
+	if at, _, ok := p.Pacer.Next(); ok {
+		t.Errorf("a send at %v after a refusal", at)
+	}
+	q, _ := RefillProbe(time.Second, 2)
+	n := 0
+	for _, _, ok := q.Pacer.Next(); ok; _, _, ok = q.Pacer.Next() {
+		n++
+	}
+	if n != 4 {
+		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want 4", n)
+	}
+	for _, bad := range []struct {
+		rest time.Duration
+		size int
+	}{{0, 40}, {time.Second, 0}} {
+		if _, err := RefillProbe(bad.rest, bad.size); err == nil {
+			t.Errorf("RefillProbe(%v, %d): no error", bad.rest, bad.size)
+		}
+	}
+}
+
+// TestRefillChoice: the probe follows the default plans within the caps
+// (left off with a note where they leave no room), a named plan only
+// when asked for, and is refused, asked for where it cannot run.
+func TestRefillChoice(t *testing.T) {
+	t.Parallel()
+	b, err := BurstPlan(charplan.Burst(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := []Plan{b}
+	base := RefillChoice{Rest: 20 * time.Second, Size: 40, MaxRequests: 10_000, Budget: 10 * time.Minute}
+	for _, c := range []struct {
+		name   string
+		change func(*RefillChoice)
+		on     bool
+		note   bool
+		err    string
+	}{
+		{"default", func(*RefillChoice) {}, true, false, ""},
+		{"off", func(c *RefillChoice) { c.Rest = 0 }, false, false, ""},
+		{"named", func(c *RefillChoice) { c.Named = true }, false, false, ""},
+		{"named, given", func(c *RefillChoice) { c.Named, c.Given = true, true }, true, false, ""},
+		{"no room", func(c *RefillChoice) { c.MaxRequests = 200 }, false, true, ""},
+		{"no time", func(c *RefillChoice) { c.Budget = 25 * time.Second }, false, true, ""},
+		{"no room, given", func(c *RefillChoice) { c.MaxRequests, c.Given = 200, true }, false, false, "MaxRequests"},
+		{"fleet", func(c *RefillChoice) { c.Fleet = true }, false, false, ""},
+		{"fleet, given", func(c *RefillChoice) { c.Fleet, c.Given = true, true }, false, false, "RefillRest"},
+		{"group, given", func(c *RefillChoice) { c.Group, c.Given = true, true }, false, false, "RefillRest"},
+		{"negative", func(c *RefillChoice) { c.Rest = -time.Second }, false, false, "RefillRest"},
+	} {
+		rc := base
+		c.change(&rc)
+		p, on, note, err := rc.Probe(plans)
+		field := ""
+		if f, ok := err.(interface{ Field() string }); ok {
+			field = f.Field()
+		}
+		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80 {
+			t.Errorf("%s: on %v note %q err %v planned %d", c.name, on, note, err, p.Planned)
+		}
+	}
+}
