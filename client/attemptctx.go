@@ -43,7 +43,7 @@ type attemptCtx struct {
 func newAttemptCtx(parent context.Context, d time.Duration, q *deadlines) *attemptCtx {
 	c := &attemptCtx{parent: parent, queue: q, done: make(chan struct{})}
 	if err := parent.Err(); err != nil {
-		c.err, c.deadline = err, time.Now().Sub(q.base)+d
+		c.err, c.deadline = err, time.Since(q.base)+d
 		close(c.done)
 		return c
 	}
