@@ -487,8 +487,8 @@ func (e *engine) worker(a arrival) {
 // row when its attempt ends), so that the worker's deepest path fits its
 // first 4 KiB stack instead of doubling it. That path is the reading of
 // an answer's advice once its body has ended (client's captureHeaders,
-// retryafter's parse under it), with 128–192 bytes to spare; the send
-// through net/http's Transport and a stream's read have 512–1,024
+// retryafter's parse under it); it, the send through net/http's
+// Transport and a stream's read each have 512 bytes or more to spare
 // (internal/campaign's TestOpenStreamStack guards it; bench/README.md,
 // round 11, memory a stream).
 func (e *engine) request(a arrival) {
