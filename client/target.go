@@ -676,9 +676,10 @@ func (t *Target) SendHead(ctx context.Context, h *Head, start time.Time, stop co
 // from h once its answer is read. Its frame and exchange's are on the
 // stack of every open stream: keep them small. The reading state is in
 // this frame (88 bytes more of it), not on the heap, where it was 96
-// bytes live for a stream's life: the worker's paths have 512 bytes or
-// more to spare under its first 4 KiB stack since retryafter's families
-// left their frame (round 10 pooled it when that margin was 128–192:
+// bytes live for a stream's life: the worker's paths have some 384 bytes
+// or more to spare under its first 4 KiB stack with it here, since
+// retryafter's families left their frame (round 10 pooled it when that
+// margin was 128–192:
 // bench/README.md, round 11; internal/campaign's TestOpenStreamStack
 // guards the margin).
 func (t *Target) sendOnce(ctx context.Context, h *Head, record func(*results.Record)) {

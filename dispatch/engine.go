@@ -488,7 +488,7 @@ func (e *engine) worker(a arrival) {
 // first 4 KiB stack instead of doubling it. That path is the reading of
 // an answer's advice once its body has ended (client's captureHeaders,
 // retryafter's parse under it); it, the send through net/http's
-// Transport and a stream's read each have 512 bytes or more to spare
+// Transport and a stream's read each have some 384 bytes or more to spare
 // (internal/campaign's TestOpenStreamStack guards it; bench/README.md,
 // round 11, memory a stream).
 func (e *engine) request(a arrival) {

@@ -50,7 +50,7 @@ const stackWhole = 3
 // deepest path from dispatch.(*engine).request down has been: the send
 // through net/http's Transport, the body's read and, once an answer has
 // ended, its row (client's captureHeaders and retryafter's parse under
-// it, the deepest), each with 512 bytes or more of frame to spare
+// it, the deepest), each with some 384 bytes or more of frame to spare
 // (bench/README.md, round 11). Those fit the worker's 4 KiB; a frame grown past
 // the margin doubles every worker's stack to 8 KiB, 4 KB more a stream
 // (45.5–46.1 KB against 39.7 in round 10's streams.sh runs,
@@ -82,8 +82,8 @@ func TestOpenStreamStack(t *testing.T) {
 		t.Logf("stack bytes a stream: net/http's bare Transport %.0f, ptuprobe's worker path %.0f", ref, ours)
 		// A worker that needs 8 KiB where the reference needs 4 adds
 		// 4,096 bytes a stream; a frame just past the margin doubles
-		// most of them (768 bytes more in client's sendOnce: 3.6–3.8 KB
-		// more a stream in three runs; 512 bytes more: no change), and
+		// most of them (512 bytes more in client's sendOnce: 2.4–3.6 KB
+		// more a stream in three runs; 384 bytes more: −0.3 to +0.5), and
 		// the two sides differ by −1.2 to +0.4 KB from run to run when
 		// nothing changed (bench/README.md, round 11).
 		if ours-ref > 1024 {
