@@ -70,8 +70,9 @@ const stackWhole = 3
 // of two its deepest path needed, not the average the last collection
 // saw. Round 10's builds agree with it: the reading state on sendOnce's
 // stack (88 bytes more) doubled the stack in streams.sh only while the
-// Request was 80 bytes by value (9990222), not with it at 40 (1af31b9);
-// the test, on today's tree, passes with that state on the stack too.
+// Request was 80 bytes by value (9990222), not with it at 40 (1af31b9),
+// and the test passed with it there on round 11's tree before the
+// state went back there for good.
 func TestOpenStreamStack(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation grows every frame")
