@@ -130,6 +130,37 @@ func TestAttemptCtxParent(t *testing.T) {
 	})
 }
 
+// TestAttemptCtxAfterFuncs: of the functions AfterFunc registered (the
+// first in its own field, the rest behind a pointer), the ones not
+// stopped run once at the attempt's end, the stopped ones never, and a
+// stop after the end reports false.
+func TestAttemptCtxAfterFuncs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newDeadlines()
+		c := newAttemptCtx(context.Background(), time.Minute, q)
+		c.body = io.NopCloser(strings.NewReader(""))
+		var ran [4]int
+		var stops [4]func() bool
+		for i := range ran {
+			stops[i] = c.AfterFunc(func() { ran[i]++ })
+		}
+		if !stops[2]() || stops[2]() {
+			t.Fatal("stop of the third: want true once")
+		}
+		if !stops[0]() {
+			t.Fatal("stop of the first: want true")
+		}
+		c.Close()
+		synctest.Wait()
+		if ran != [4]int{0, 1, 0, 1} {
+			t.Fatalf("ran %v, want [0 1 0 1]", ran)
+		}
+		if stops[1]() || stops[3]() {
+			t.Fatal("a stop after the end reported true")
+		}
+	})
+}
+
 // queued is q's attempts, first to last, and checks the links both ways.
 func queued(q *deadlines) []*attemptCtx {
 	q.mu.Lock()

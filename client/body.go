@@ -128,7 +128,7 @@ func (a *responseBody) readFrom(body io.Reader) error {
 		_, err := a.tail.readFrom(io.LimitReader(body, MaxBodyBytes+1))
 		return err
 	}
-	return a.stream.readFrom(io.LimitReader(body, MaxBodyBytes+1))
+	return a.stream.readFrom(body) // bounded by the stream itself
 }
 
 // n is how many bytes of the body were read.

@@ -260,17 +260,28 @@ const streamPeek = 24 // the streamBody 256 bytes, an allocator size class (with
 
 var readRooms = sync.Pool{New: func() any { return new([streamRead]byte) }}
 
-// readFrom reads r to its end.
+// readFrom reads r to its end, or to MaxBodyBytes and one byte more,
+// as through io.LimitReader (whose 16 bytes an open stream then held).
+// The bound is kept here, not in a function of its own: a frame more
+// under the read is on the stack of every open stream
+// (TestOpenStreamStack, internal/campaign).
 func (s *streamBody) readFrom(r io.Reader) error {
 	for {
-		n, err := r.Read(s.peek[:])
+		var n int
+		err := io.EOF
+		if k := s.left(len(s.peek)); k > 0 {
+			n, err = r.Read(s.peek[:k])
+		}
 		if n > 0 {
 			s.timing.newRead()
 			s.write(s.peek[:n])
 		}
 		if n == len(s.peek) && err == nil {
 			room := readRooms.Get().(*[streamRead]byte)
-			n, err = r.Read(room[:])
+			n, err = 0, io.EOF
+			if k := s.left(streamRead); k > 0 {
+				n, err = r.Read(room[:k])
+			}
 			if n > 0 {
 				s.timing.newRead() // this read may have waited
 				s.write(room[:n])
@@ -285,6 +296,12 @@ func (s *streamBody) readFrom(r io.Reader) error {
 			return err
 		}
 	}
+}
+
+// left is how many of want bytes the body may still read: up to
+// MaxBodyBytes+1 in all.
+func (s *streamBody) left(want int) int {
+	return int(min(int64(want), MaxBodyBytes+1-s.n))
 }
 
 // write takes the body's next bytes.

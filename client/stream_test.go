@@ -3,11 +3,13 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/results"
@@ -401,5 +403,41 @@ func TestStreamBetweenEventsHoldsNoRoom(t *testing.T) {
 	s.write([]byte(event[30:]))
 	if s.events.buf != nil {
 		t.Fatal("an event ended across reads kept its room")
+	}
+}
+
+// TestStreamBodyBound: a streamed body is read to MaxBodyBytes and one
+// byte more, no further, whatever the reader's pieces, as through
+// io.LimitReader (which streamBody.readFrom no longer allocates; past
+// MaxBodyBytes the row's error is body); a body of MaxBodyBytes is read
+// whole.
+func TestStreamBodyBound(t *testing.T) {
+	t.Parallel()
+	event := []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lorem ipsum \"}}]}\n\n")
+	over := bytes.Repeat(event, MaxBodyBytes/len(event)+2)
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"halves":   iotest.HalfReader,
+		"data+EOF": iotest.DataErrReader,
+	}
+	for _, size := range []int{MaxBodyBytes - 1, MaxBodyBytes, MaxBodyBytes + 1, len(over)} {
+		for name, wrap := range readers {
+			t.Run(fmt.Sprint(name, size), func(t *testing.T) {
+				t.Parallel()
+				tg := &Target{cfg: Config{API: APIOpenAI, Stream: true}}
+				b := responseBody{stream: &streamBody{usage: tg.usageFor(), newTail: tg.newBody}}
+				src := bytes.NewReader(over[:size])
+				if err := b.readFrom(wrap(src)); err != nil {
+					t.Fatal(err)
+				}
+				read := int64(size) - int64(src.Len())
+				if name == "data+EOF" {
+					read = b.n() // iotest.DataErrReader reads one piece ahead
+				}
+				if want := min(int64(size), MaxBodyBytes+1); b.n() != want || read != want {
+					t.Fatalf("%d bytes counted, %d read, want %d", b.n(), read, want)
+				}
+			})
+		}
 	}
 }

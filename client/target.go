@@ -675,21 +675,19 @@ func (t *Target) SendHead(ctx context.Context, h *Head, start time.Time, stop co
 
 // sendOnce is SendHead without a retry owner: one attempt, its row built
 // from h once its answer is read. Its frame and exchange's are on the
-// stack of every open stream: keep them small.
+// stack of every open stream: keep them small. The reading state is in
+// this frame (88 bytes more of it), not on the heap, where it was 96
+// bytes live for a stream's life: the worker's paths have some 384 bytes
+// or more to spare under its first 4 KiB stack with it here, since
+// retryafter's families left their frame (round 10 pooled it when that
+// margin was 128–192:
+// bench/README.md, round 11; internal/campaign's TestOpenStreamStack
+// guards the margin).
 func (t *Target) sendOnce(ctx context.Context, h *Head, record func(*results.Record)) {
-	a := readings.Get().(*reading)
-	t.exchange(ctx, h.Seq, a)
-	t.recordOnce(ctx, h, a, record)
-	*a = reading{}
-	readings.Put(a)
+	var a reading
+	t.exchange(ctx, h.Seq, &a)
+	t.recordOnce(ctx, h, &a, record)
 }
-
-// readings holds the reading states of ended attempts, for the next. A
-// reading is on the heap, not in sendOnce's frame: 96 bytes more of
-// frame under an open stream's read grew every worker's stack from 4 KiB
-// to 8 KiB (bench/streams.sh: 45.5 and 46.1 KB a stream against 39.7;
-// bench/README.md, round 10, memory a stream).
-var readings = sync.Pool{New: func() any { return new(reading) }}
 
 // recordOnce builds and records the row of sendOnce's attempt, read into
 // a. Not inlined: its work would take room in sendOnce's frame, which is

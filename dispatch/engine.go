@@ -484,9 +484,13 @@ func (e *engine) worker(a arrival) {
 //
 // The worker's stack is what an open stream holds beyond its heap: this
 // frame and the Sender's stay small (no Record: the Sender builds each
-// row when its attempt ends), so that a stream's deepest path, the send
-// through net/http's Transport, fits the goroutine's first 4 KiB stack
-// instead of doubling it (bench/README.md, memory per open stream).
+// row when its attempt ends), so that the worker's deepest path fits its
+// first 4 KiB stack instead of doubling it. That path is the reading of
+// an answer's advice once its body has ended (client's captureHeaders,
+// retryafter's parse under it); it, the send through net/http's
+// Transport and a stream's read each have some 384 bytes or more to spare
+// (internal/campaign's TestOpenStreamStack guards it; bench/README.md,
+// round 11, memory a stream).
 func (e *engine) request(a arrival) {
 	e.sender.Send(e.reqCtx, Request{Shared: &e.shared, Seq: a.seq, Wave: a.wave, IntendedMS: ms(a.intended), SentMS: ms(e.elapsed())}, e.record)
 }

@@ -3,6 +3,7 @@ package retryafter
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/httpfield"
@@ -69,8 +70,12 @@ func fromResponse(a *Advice, status int, h http.Header, body []byte, now time.Ti
 	}
 	// Each family is read into its place: a family returned by value took
 	// a temporary of its own in this frame, 2.5 KB in all, which pushed
-	// the stack of a client's request past its first 4 KiB.
-	var fams [5]family
+	// the stack of a client's request past its first 4 KiB. The places
+	// are pooled, not in this frame either: their 640 bytes here left a
+	// client's worker 128–192 bytes of frame from doubling its stack, on
+	// the deepest path it takes (bench/README.md, round 11). Every family
+	// function sets the whole of its place.
+	fams := familyPool.Get().(*[5]family)
 	if keys&keyXRatelimit != 0 {
 		openAIFamily(&fams[0], h)
 		xRateLimitFamily(&fams[4], h, clk)
@@ -111,7 +116,11 @@ func fromResponse(a *Advice, status int, h http.Header, body []byte, now time.Ti
 		a.Wait = Wait{MS: results.None, Source: results.WaitNone}
 	}
 	a.Dialect = dialect(h, a.Wait.Source, fams[:], g.present, keys&keyAzure != 0)
+	familyPool.Put(fams)
 }
+
+// familyPool holds the families' places of fromResponse.
+var familyPool = sync.Pool{New: func() any { return new([5]family) }}
 
 // clock is the time a response's dates and resets are measured against:
 // its Date header when that parses, else now. The Date is parsed once,
