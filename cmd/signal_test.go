@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	// rasterizing and compressing them at 96 was half this package's CPU
 	// (report's own tests draw them at full size).
 	report.SetPNGResolutionForTests(24)
+	// Their whole reports and simulated runs allocate much and keep
+	// little: the collector was a tenth of this package's CPU (issue 39).
+	testkit.LessGC()
 	os.Exit(m.Run())
 }
 
