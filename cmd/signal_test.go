@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	// of tests that run in parallel, so cannot t.Setenv: they name it with
 	// --api-key-env testKeyEnv.
 	os.Setenv(testKeyEnv, "test-key")
+	os.Setenv(canaryKeyEnv, canaryKey) // the same for the tests that watch a key for leaks
 	testkit.WaitBound(4) // they wait on subprocesses, simulators and timers more than they compute
 	// Their reports' PNG charts at 24 dpi, a sixteenth of the pixels:
 	// rasterizing and compressing them at 96 was half this package's CPU
@@ -48,6 +49,11 @@ func TestMain(m *testing.M) {
 
 // testKeyEnv holds a key in every test of this package (TestMain).
 const testKeyEnv = "PTUPROBE_TEST_KEY"
+
+// canaryKeyEnv holds canaryKey in every test of this package (TestMain):
+// the tests that look for it in what a run wrote name it with
+// --api-key-env, and so run in parallel.
+const canaryKeyEnv = "PTUPROBE_TEST_CANARY_KEY"
 
 // TestSIGINTKeepsEveryCompletedRow sends a real SIGINT to a running
 // schedule: exit 130, and every request the target answered is in the file.
