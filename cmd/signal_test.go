@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 	// of tests that run in parallel, so cannot t.Setenv: they name it with
 	// --api-key-env testKeyEnv.
 	os.Setenv(testKeyEnv, "test-key")
-	os.Setenv(canaryKeyEnv, canaryKey) // the same for the tests that watch a key for leaks
+	// The same for the tests that watch a key for leaks.
+	os.Setenv(canaryKeyEnv, canaryKey)
 	testkit.WaitBound(4) // they wait on subprocesses, simulators and timers more than they compute
 	// Their reports' PNG charts at 24 dpi, a sixteenth of the pixels:
 	// rasterizing and compressing them at 96 was half this package's CPU
