@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -71,12 +72,16 @@ func (m *metricsFlags) url() string {
 }
 
 // traffic is the traffic metrics to count a run with; nil without
-// --metrics-addr.
-func (m *metricsFlags) traffic() (*metrics.Traffic, error) {
+// --metrics-addr (a nil interface: campaign tests it against nil).
+func (m *metricsFlags) traffic() (campaign.Meter, error) {
 	if m.ep == nil {
 		return nil, nil
 	}
-	return m.ep.Traffic()
+	t, err := m.ep.Traffic()
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // simulator exposes a simulator's stats on the endpoint, if any.

@@ -171,7 +171,7 @@ func value(m *dto.Metric) float64 {
 // counters equal the rows of the results file; no key, host, deployment or
 // echoed secret appears in the metrics.
 func TestMetricsEqualTheRows(t *testing.T) {
-	t.Setenv("AZURE_OPENAI_API_KEY", canaryKey)
+	t.Parallel()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -196,7 +196,7 @@ func TestMetricsEqualTheRows(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "results.csv")
-	r := startWithMetrics(t, "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
+	r := startWithMetrics(t, "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment, "--api-key-env", canaryKeyEnv,
 		"--burst-size", "20", "--burst-waves", "2", "--burst-gap", "300ms", "--max-attempts", "3", "--retry-jitter", "0",
 		"--group", "metrics-check", "-o", out, "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m")
 	text, lingered := r.finalScrape(t)

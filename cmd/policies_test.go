@@ -86,7 +86,8 @@ func TestPoliciesArrivals(t *testing.T) {
 }
 
 // TestPoliciesOnANamedTarget: the same lab against a target on loopback,
-// on the wall clock: a row per policy, and the method says so.
+// on the wall clock: a row per policy, and the method says so. Phases of
+// labPhase at 16/s: the four requests a policy of a second at 4/s sent.
 func TestPoliciesOnANamedTarget(t *testing.T) {
 	t.Parallel()
 	cfg := sim.DefaultConfig()
@@ -100,7 +101,7 @@ func TestPoliciesOnANamedTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lab")
 	code, _, stderr := runCLI(context.Background(), "policies", "--out-dir", dir, "--quiet",
 		"--endpoint", srv.URL, "--deployment", sim.DefaultDeployment, "--api-key-env", "HOME",
-		"--policy", "honor", "--policy", "pace", "--load", "4/s", "--duration", "1s", "--warmup", "0s", "--tail", "0s", "--arrival", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
+		"--policy", "honor", "--policy", "pace", "--load", "16/s", "--duration", labPhase.String(), "--warmup", "0s", "--tail", "0s", "--arrival", "constant", "--repeat", "1", "--clients", "2", "--pause", "0s", "--max-tokens", "20")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

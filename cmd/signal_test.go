@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/internal/policylab"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/report"
 )
@@ -35,16 +36,32 @@ func TestMain(m *testing.M) {
 	// of tests that run in parallel, so cannot t.Setenv: they name it with
 	// --api-key-env testKeyEnv.
 	os.Setenv(testKeyEnv, "test-key")
+	// The same for the tests that watch a key for leaks.
+	os.Setenv(canaryKeyEnv, canaryKey)
 	testkit.WaitBound(4) // they wait on subprocesses, simulators and timers more than they compute
 	// Their reports' PNG charts at 24 dpi, a sixteenth of the pixels:
 	// rasterizing and compressing them at 96 was half this package's CPU
 	// (report's own tests draw them at full size).
 	report.SetPNGResolutionForTests(24)
+	// The labs on the wall clock run phases of labPhase, not the second
+	// a user's are at least: their tests check what the lab writes.
+	policylab.SetMinDurationForTests(labPhase)
+	// Their whole reports and simulated runs allocate much and keep
+	// little: the collector was a tenth of this package's CPU (issue 39).
+	testkit.LessGC()
 	os.Exit(m.Run())
 }
 
+// labPhase is the shortest lab phase this package's tests run (TestMain).
+const labPhase = 250 * time.Millisecond
+
 // testKeyEnv holds a key in every test of this package (TestMain).
 const testKeyEnv = "PTUPROBE_TEST_KEY"
+
+// canaryKeyEnv holds canaryKey in every test of this package (TestMain):
+// the tests that look for it in what a run wrote name it with
+// --api-key-env, and so run in parallel.
+const canaryKeyEnv = "PTUPROBE_TEST_CANARY_KEY"
 
 // TestSIGINTKeepsEveryCompletedRow sends a real SIGINT to a running
 // schedule: exit 130, and every request the target answered is in the file.

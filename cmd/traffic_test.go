@@ -70,10 +70,10 @@ const canaryKey = "canary-key-7f3a9b"
 const canaryDeployment = "canary-deployment-x1"
 
 func TestBurstAgainstScriptedTarget(t *testing.T) {
-	t.Setenv("AZURE_OPENAI_API_KEY", canaryKey)
+	t.Parallel()
 	srv, _ := scripted(t)
 	out := filepath.Join(t.TempDir(), "results.csv")
-	code, stdout, stderr := runCLI(context.Background(), "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment,
+	code, stdout, stderr := runCLI(context.Background(), "burst", "--endpoint", srv.URL, "--deployment", canaryDeployment, "--api-key-env", canaryKeyEnv,
 		"--burst-size", "14", "--burst-waves", "2", "--burst-gap", "200ms", "--max-in-flight", "1", "-o", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

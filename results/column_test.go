@@ -258,6 +258,7 @@ func FuzzAppendDecimal(f *testing.F) {
 // thousandth from 0 to 20, values near each rounding edge, and random
 // values on every scale up to 1e13.
 func TestAppendDecimalIsNum(t *testing.T) {
+	t.Parallel()
 	check := func(v float64) {
 		if got, want := string(appendDecimal(nil, v)), string(num.AppendDecimal(nil, v, decimals)); got != want {
 			t.Fatalf("appendDecimal(%v) = %q, want %q", v, got, want)

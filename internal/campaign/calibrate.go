@@ -5,7 +5,6 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/calibrate"
 	"github.com/ptuprobe/ptuprobe/dispatch"
-	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
@@ -19,7 +18,7 @@ type Calibration struct {
 	Results  string // empty: the probes' rows are not kept
 	// Metrics, when set, counts every probe's requests and Records live,
 	// each probe as a plan of Config.Group.
-	Metrics *metrics.Traffic
+	Metrics Meter
 }
 
 // Validate checks every setting and the target, without side effects.
@@ -71,8 +70,7 @@ func Calibrate(ctx context.Context, c Calibration) (calibrate.Result, error) {
 	}
 	if m := c.Metrics; m != nil {
 		c.Config.Instrument = func(planned int, s dispatch.Sender) (dispatch.Sender, func(*results.Record)) {
-			p := m.Plan(c.Config.Group, planned)
-			return p.Sender(s), p.Observe
+			return m.Meter(c.Config.Group, planned, s)
 		}
 	}
 	res, runErr := calibrate.Run(ctx, c.Config, s, sink)

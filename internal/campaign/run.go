@@ -7,7 +7,6 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
-	"github.com/ptuprobe/ptuprobe/internal/metrics"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -52,7 +51,7 @@ type Options struct {
 	Shard dispatch.Shard
 	// Metrics, when set, counts every plan's requests and Records live
 	// (--metrics-addr).
-	Metrics *metrics.Traffic
+	Metrics Meter
 }
 
 // Outcome is what Run sent and recorded over every plan.
@@ -119,8 +118,9 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 			waves, observe = w, alsoObserve(observe, w.observe)
 		}
 		if o.Metrics != nil {
-			m := o.Metrics.Plan(group, o.Shard.Share(p.Planned)) // this worker's share
-			sender, observe = m.Sender(s), alsoObserve(observe, m.Observe)
+			var count func(*results.Record)
+			sender, count = o.Metrics.Meter(group, o.Shard.Share(p.Planned), s) // this worker's share
+			observe = alsoObserve(observe, count)
 		}
 		out, err := dispatch.Run(ctx, p.Pacer, sender, sink, dispatch.Options{
 			RunID: o.RunID, Shape: p.Shape, Group: group,

@@ -21,9 +21,11 @@ import (
 )
 
 // TestCapacityOnTheWallClock: against a named target that streams its
-// first four answers and refuses the rest, the ramp's first step (4/s)
-// passes, the second (8/s) fails and stops at its first judged refusal,
-// and json holds the two steps and a capacity between them.
+// first four answers and refuses the rest, the ramp's first step (four
+// requests) passes, the second (eight) fails and stops at its first
+// judged refusal, and json holds the two steps and a capacity between
+// them. Steps of testMinStep: 16/s and 32/s plan the four and eight
+// requests 4/s and 8/s did in a second.
 func TestCapacityOnTheWallClock(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
@@ -49,8 +51,8 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	job := Job{
-		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
-			StepDuration: time.Second, Depth: 0, Repeats: 1},
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 16, MaxRate: 32, Factor: 2,
+			StepDuration: testMinStep, Depth: 0, Repeats: 1},
 		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
 			PromptTokens: 10, MaxTokens: 5}},
 		OutDir: dir, MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",
@@ -65,7 +67,7 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 	if len(res.Steps) != 2 || !res.Steps[0].Passed || res.Steps[1].Passed || res.Steps[1].StoppedEarly == "" {
 		t.Fatalf("steps %+v", res.Steps)
 	}
-	if res.Verdict != VerdictFound || !(res.Max > 4 && res.Max < 8) || res.Steps[0].TokensPerRequest != 12 {
+	if res.Verdict != VerdictFound || !(res.Max > 16 && res.Max < 32) || res.Steps[0].TokensPerRequest != 12 {
 		t.Errorf("%s %g/s, %g tokens a request", res.Verdict, res.Max, res.Steps[0].TokensPerRequest)
 	}
 	if got := n.Load(); got >= 4+8 {
@@ -79,14 +81,14 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 		Max   float64           `json:"max_rate_per_s"`
 		Steps []json.RawMessage `json:"steps"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 4 {
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Steps) != 2 || doc.Max <= 16 {
 		t.Errorf("json: %v %+v", err, doc)
 	}
 }
 
 // TestCapacityRefusesAnUntimedSLO: an SLO on ttft against answers whose
 // first token the client did not time ends the search with an error,
-// not a capacity of 0.
+// not a capacity of 0 (a step of testMinStep, four requests).
 func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,8 +98,8 @@ func TestCapacityRefusesAnUntimedSLO(t *testing.T) {
 	}))
 	defer srv.Close()
 	job := Job{
-		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 4, MaxRate: 8, Factor: 2,
-			StepDuration: time.Second, Depth: 0, Repeats: 1, SLO: analyze.SLO{TTFT: time.Second}},
+		Config: Config{Goodput: 0.95, Max429Share: 0.05, MinRate: 16, MaxRate: 32, Factor: 2,
+			StepDuration: testMinStep, Depth: 0, Repeats: 1, SLO: analyze.SLO{TTFT: time.Second}},
 		Target: campaign.Target{Spec: client.Spec{URL: srv.URL + "/v1/chat/completions", KeyOptional: true, Timeout: 10 * time.Second,
 			PromptTokens: 10, MaxTokens: 5}},
 		OutDir: t.TempDir(), MaxInFlight: 16, RunID: "capacity-test", Group: "capacity",

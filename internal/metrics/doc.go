@@ -31,7 +31,8 @@
 // Prometheus metrics from `internal/metrics` on a private registry; the
 // names, types and labels are in `docs/metrics.md`. The traffic metrics hook
 // where the rows are made: `campaign.RunPlans` resolves a group's series once
-// per plan (`metrics.Traffic.Plan`), wraps the plan's `Sender` (requests
+// per plan (`metrics.Traffic.Meter`, the `campaign.Meter` cmd gives it:
+// campaign itself links no Prometheus client), wraps the plan's `Sender` (requests
 // sent and in flight) and chains the group's `Observe` after `Watch`'s on
 // `dispatch.Options.Observe`, called once per completed Record
 // (`campaign.Calibrate` does the same for each probe, through

@@ -141,6 +141,13 @@ func (t *Traffic) Plan(group string, planned int) *Group {
 	return g
 }
 
+// Meter is Plan, its Group's Sender wrapping s and its Observe: what
+// internal/campaign counts a plan with (campaign.Meter).
+func (t *Traffic) Meter(group string, planned int, s dispatch.Sender) (dispatch.Sender, func(*results.Record)) {
+	g := t.Plan(group, planned)
+	return g.Sender(s), g.Observe
+}
+
 // group returns the series of a group label, creating them on first use.
 func (t *Traffic) group(name string) *Group {
 	t.mu.Lock()

@@ -22,6 +22,17 @@ const (
 	maxLabDuration = time.Hour
 )
 
+// minLabDuration is the shortest Duration a lab takes: a second, unless
+// a test lowered it (SetMinDurationForTests).
+var minLabDuration = time.Second
+
+// SetMinDurationForTests lets every lab validated after it run phases as
+// short as d (a user's are a second at least): for the tests of a
+// package that runs labs on the wall clock to check what they write, not
+// what a second of traffic shows (cmd's: a lab against a named target
+// waited out a second a policy). Call it from TestMain, before any lab.
+func SetMinDurationForTests(d time.Duration) { minLabDuration = d }
+
 // Validate checks every setting of the lab before anything runs; each
 // error is a *valid.Error naming the Lab field.
 func (l *Lab) Validate() error {
@@ -40,8 +51,8 @@ func (l *Lab) Validate() error {
 		return valid.Errorf("Budget", "must be positive and at most 1h")
 	case l.MaxAttempts < 1 || l.MaxAttempts > policy.MaxAttempts:
 		return valid.Errorf("MaxAttempts", "must be from 1 to %d", policy.MaxAttempts)
-	case l.Duration < time.Second || l.Duration > maxLabDuration:
-		return valid.Errorf("Duration", "must be from 1s to %v", maxLabDuration)
+	case l.Duration < minLabDuration || l.Duration > maxLabDuration:
+		return valid.Errorf("Duration", "must be from %v to %v", minLabDuration, maxLabDuration)
 	case l.Warmup < 0 || l.Warmup > maxLabDuration:
 		return valid.Errorf("Warmup", "must be from 0 to %v (the {Budget} is recommended)", maxLabDuration)
 	case l.Tail < 0 || l.Tail > maxLabDuration:

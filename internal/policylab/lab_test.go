@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/internal/policy"
+	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -343,5 +344,22 @@ func TestRepeatsAreRaced(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a.Rows[0].Measures[:raceRepeats], c.Rows[0].Measures) {
 		t.Error("the finalist's first repeats differ from a lab of as many repeats")
+	}
+}
+
+// TestDurationFloor: a lab's phases are a second at least (cmd's tests
+// lower the floor with SetMinDurationForTests; this package's do not),
+// and a shorter one is refused naming Duration.
+func TestDurationFloor(t *testing.T) {
+	t.Parallel()
+	l := smallLab(t, sim.ProfilePTU, "honor")
+	l.Duration = time.Second - time.Millisecond
+	var ve *valid.Error
+	if err := l.Validate(); !errors.As(err, &ve) || ve.Name != "Duration" || !strings.Contains(err.Error(), "1s") {
+		t.Errorf("a phase of 999ms: %v, want Duration's error naming 1s", err)
+	}
+	l.Duration = time.Second
+	if err := l.Validate(); err != nil {
+		t.Errorf("a phase of 1s: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/report"
 )
 
@@ -13,5 +14,6 @@ import (
 // TestCharts checks report.PNGSize).
 func TestMain(m *testing.M) {
 	report.SetPNGResolutionForTests(24)
+	testkit.LessGC() // the lab's own GOGC is set during a lab; its tests' other work too: 1.52 -> 1.37 s CPU (medians of four by turns, load 1.2)
 	os.Exit(m.Run())
 }

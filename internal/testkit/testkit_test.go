@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -131,5 +132,24 @@ func TestStallsOverlap(t *testing.T) {
 		if w, tot := s.Worst(at(c.from), at(c.to)), s.Total(at(c.from), at(c.to)); w != c.worst || tot != c.total {
 			t.Errorf("[%d, %d] ms: worst %v total %v, want %v %v", c.from, c.to, w, tot, c.worst, c.total)
 		}
+	}
+}
+
+// TestLessGC: the collector's target is raised to LessGCPercent unless
+// GOGC is set in the environment. Not parallel: it sets the process's
+// collector and environment.
+func TestLessGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	LessGC()
+	if got := debug.SetGCPercent(100); got != LessGCPercent {
+		t.Errorf("GOGC %d after LessGC, want %d", got, LessGCPercent)
+	}
+	t.Setenv("GOGC", "100")
+	LessGC()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC %d after LessGC with GOGC=100 set, want 100", got)
 	}
 }
