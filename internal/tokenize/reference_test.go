@@ -76,7 +76,6 @@ func vocabularyFile(t testing.TB, c tokenizer.Codec) []byte {
 // reference that changes a table fails here), or with -update rewrites
 // them: `go generate ./internal/tokenize` runs that.
 func TestVocabularyFilesAreTiktokenGos(t *testing.T) {
-	t.Parallel()
 	for _, name := range Names() {
 		want := vocabularyFile(t, reference(t, name))
 		file := name + ".vocab"

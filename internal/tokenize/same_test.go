@@ -180,7 +180,6 @@ func clientPrompt(n int, seed uint64) string {
 }
 
 func TestSameAsTiktokenGoOnHardTexts(t *testing.T) {
-	t.Parallel()
 	for _, name := range Names() {
 		eachMerge(func(mode string) {
 			skipped := 0
@@ -206,7 +205,6 @@ func TestSameAsTiktokenGoOnHardTexts(t *testing.T) {
 // symbols) and the shared fixtures where present, each file's first
 // 1 KB (the volume is the fuzz target's and the benchmarks').
 func TestSameAsTiktokenGoOnFiles(t *testing.T) {
-	t.Parallel()
 	compared := 0
 	files := moduleFiles(t)
 	for _, p := range files {
@@ -310,7 +308,6 @@ func categoryPairs() []string {
 // whitespace run can span the two; a whitespace run cannot span three,
 // the "x" in each line ends it).
 func TestSameAsTiktokenGoOnEveryCategory(t *testing.T) {
-	t.Parallel()
 	var b strings.Builder
 	prev, kept, all := "", 0, categoryPairs()
 	for _, line := range all {
