@@ -10,6 +10,7 @@
 # the value is within 25% of the truth or the truth lies inside a range no
 # wider than 20×. Wall time: about a minute and a half a target (two
 # characterize runs of ~45 s, the refill probe's rest included, and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
+# TARGETS=c,e runs only the targets named (all of them by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
@@ -30,6 +31,7 @@ echo "load before: $(cat /proc/loadavg)"
 for t in "${targets[@]}"; do
   name=${t%%|*}
   flags=${t#*|}
+  if [[ -n ${TARGETS:-} && ",$TARGETS," != *",$name,"* ]]; then continue; fi
   dir="$out/$name"
   mkdir -p "$dir"
   port=$((port + 1))
