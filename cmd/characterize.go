@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -125,6 +126,14 @@ func (ch *characterizeCmd) plans(fs *pflag.FlagSet) ([]campaign.Plan, error) {
 	}
 	if on {
 		plans = append(plans, probe)
+	}
+	// The default burst plan grows its waves to first contact, within
+	// what the plans after it leave of the caps; a fleet's is as given.
+	if !ch.skipBurst && !ch.bf.given(fs) && !fleet {
+		c := burst.Config{Size: ch.bf.size, Waves: ch.bf.waves, Gap: ch.bf.gap, Spread: ch.bf.spread}
+		if plans[0], err = campaign.GrowFirstContact(c, ch.bf.waitWave, plans[1:], ch.rf.maxRequests, ch.rf.maxInFlight); err != nil {
+			return nil, err
+		}
 	}
 	return plans, nil
 }
