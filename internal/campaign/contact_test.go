@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,10 +10,13 @@ import (
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // waveSizes drains p's pacer, telling it, as each wave's send past
@@ -180,4 +185,85 @@ func TestRunPlansGrowsTheWaves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFirstContactLeavesTheDocumentsPlan: on the embedded documents
+// profile (characterize's default target, its seed) the main job's first
+// wave is refused in part, so the waves never grow: the run's results
+// file, the same run id, has byte for byte the rows of the plan's as
+// given (canonical: which seq of a wave sent at one instant drew which
+// answer is the scheduler's order, which differs between two runs of
+// one plan too).
+func TestFirstContactLeavesTheDocumentsPlan(t *testing.T) {
+	t.Parallel()
+	docs, err := sim.OpenProfile(sim.ProfileDocuments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(grow bool) string {
+		out := filepath.Join(t.TempDir(), "results.csv")
+		synctest.Test(t, func(t *testing.T) {
+			b := charplan.Burst()
+			bp, err := BurstPlan(b, false)
+			if grow {
+				bp, err = FirstContact(b, 10_000, 512).Plan(false)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if grow != (bp.Contact != nil) {
+				t.Fatalf("grow %v: the plan's rule %v", grow, bp.Contact)
+			}
+			sp, err := SchedulePlan(schedule.Config{Phases: charplan.Phases()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := Job{
+				Plans:  []Plan{bp, sp},
+				Output: out,
+				Target: Target{Spec: client.Spec{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens, Timeout: time.Minute},
+					Sim: docs.Config, InMemory: true},
+				Options: Options{RunID: "docs", MaxInFlight: 512, MaxRequests: 1000, Wait: sleep.Until},
+			}
+			if _, err := Run(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return out
+	}
+	givenFile, grownFile := run(false), run(true)
+	if given, grown := canonical(t, givenFile), canonical(t, grownFile); !slices.Equal(given, grown) {
+		t.Errorf("the results differ: %d rows as given, %d with the rule", len(given), len(grown))
+	}
+	refused := 0
+	for _, r := range testkit.ReadRecords(t, grownFile) {
+		if r.Shape == results.ShapeBurst && r.Wave == 0 && r.Attempt == 1 && r.Status == 429 {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("the first wave was admitted whole: the rule would fire here")
+	}
+	t.Logf("the first wave: %d of 40 refused", refused)
+}
+
+// canonical is a results file's lines, the seq column blanked, sorted.
+func canonical(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	seq := slices.Index(strings.Split(lines[0], ","), "seq")
+	if seq < 0 {
+		t.Fatalf("no seq column: %s", lines[0])
+	}
+	for i, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		f[seq] = ""
+		lines[i+1] = strings.Join(f, ",")
+	}
+	slices.Sort(lines[1:])
+	return lines
 }
