@@ -144,11 +144,11 @@ func init() {
 		c := &cobra.Command{
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
-			Long: `characterize is the main job: a burst plan, a scheduled plan (by default
-` + strings.Join(charplan.PhaseSpecs(), " ") + `, sized by the waves; --replay: a trace), a
-refill probe (--refill-rest); every attempt in OUT-DIR/results.csv (replaced
-unless --append); the report in OUT-DIR (CSVs, charts, summary.md, analysis.json,
-report.html), the table, --fail-if checked (exit 3); --dry-run: the plan, no sends.
+			Long: `characterize is the main job: a burst plan (waves grown to first contact), a
+scheduled plan (` + strings.Join(charplan.PhaseSpecs(), " ") + `, sized by the waves; --replay:
+a trace), a refill probe (--refill-rest); each attempt in OUT-DIR/results.csv
+(replaced unless --append); the report in OUT-DIR (CSVs, charts, summary.md,
+analysis.json, report.html), the table, --fail-if (exit 3); --dry-run: the plan.
 
 Given no target, it runs the simulator's documents profile, fitted to the
 published waits ('ptuprobe help simulator'): mostly tens of milliseconds, a
