@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -108,13 +109,19 @@ func FirstContact(c burst.Config, room, maxInFlight int) Contact {
 
 // GrowFirstContact is the main job's burst plan c (waitWave as
 // BurstPlan's) growing to first contact (FirstContact) within what the
-// plans after it leave of maxRequests at their most, and maxInFlight.
+// plans after it leave of maxRequests at their most, and maxInFlight;
+// its Description says so when those leave the waves no room to grow.
 func GrowFirstContact(c burst.Config, waitWave bool, later []Plan, maxRequests, maxInFlight int) (Plan, error) {
 	room := maxRequests
 	for _, p := range later {
 		room -= p.Most()
 	}
-	return FirstContact(c, room, maxInFlight).Plan(waitWave)
+	f := FirstContact(c, room, maxInFlight)
+	p, err := f.Plan(waitWave)
+	if err == nil && !f.Grows() && c.Waves > 1 && c.Size >= 2 && c.Spread == 0 {
+		p.Description += fmt.Sprintf("; its waves do not grow to first contact: --max-requests %d and --max-in-flight %d leave no room", maxRequests, maxInFlight)
+	}
+	return p, err
 }
 
 // Plan is the growing burst plan (BurstPlan's, its pacer the rule's, its
