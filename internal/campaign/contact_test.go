@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
@@ -138,9 +140,21 @@ func TestFirstContactBounds(t *testing.T) {
 	}
 }
 
+// lateSender is admitSender answering late: as a deployment's refusal
+// comes back after a round trip, not as its wave is sent.
+type lateSender struct {
+	admitSender
+	late time.Duration
+}
+
+func (s *lateSender) Send(ctx context.Context, req dispatch.Request, record func(*results.Record)) {
+	time.Sleep(s.late)
+	s.admitSender.Send(ctx, req, record)
+}
+
 // TestRunPlansGrowsTheWaves: through the dispatch engine (its one
 // arrival read ahead, pacing window on and off, waves waited for or
-// not), waves of 4 a second apart admitted whole grow to 8 and 16; the
+// not), each answer 100 ms after its send, waves of 4 a second apart admitted whole grow to 8 and 16; the
 // third, refused in part (10 of 16 admitted), sends the fourth at 4;
 // and the ramp after them is sized from the waves as sent: the most a
 // wave after the first admitted (10) counts as 4 at most, a top of
@@ -164,7 +178,7 @@ func TestRunPlansGrowsTheWaves(t *testing.T) {
 			}
 			s = SizedByBurst(s, sc, b, 4, time.Second, 1000)
 			sink := &memSink{}
-			admit := &admitSender{n: map[int]int{0: 4, 1: 8, 2: 10, 3: 100}}
+			admit := &lateSender{admitSender{n: map[int]int{0: 4, 1: 8, 2: 10, 3: 100}}, 100 * time.Millisecond}
 			if _, err := RunPlans(t.Context(), []Plan{b, s}, admit, sink, Options{RunID: "r", Wait: sleep.Until, PaceWindow: o.window}); err != nil {
 				t.Fatal(err)
 			}
