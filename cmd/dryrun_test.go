@@ -37,18 +37,19 @@ func TestDryRunSendsNothing(t *testing.T) {
 			[]string{"burst plan: 1 wave of 2 requests", "scheduled plan (constant arrivals): constant 3s at 2/s: 6 requests", "in all: 8 requests", "(replaced)"}},
 		// The main job's default phases: the ramp sized by the burst plan,
 		// its bounds stated (2.5 × 40 ÷ 2 s; --max-requests 400 leaves the
-		// ramp 231 requests), then the refill probe (2 × 40 at most, after
-		// 20 s), which --max-requests 400 leaves off.
+		// ramp 231 requests), then the refill probe (4 × 2 × 40 at most, a
+		// quarter of a request each, after 20 s), which --max-requests 400
+		// leaves off.
 		{[]string{"characterize", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"ramp 12s from 3/s to 24/s: 171 requests", "sized by the burst plan: its ramp phase's top raised to 2.5× the most first attempts a wave after the first admitted ÷ 2s, when that is more than 24/s: at most 50/s, 327 requests",
-				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests 25ms apart until the first 429 comes back: at most 80 requests, 2s",
-				"in all: 411 requests (first attempts; at most 567 as the burst plan sizes the ramp, within --max-requests 10000), expected duration about 43s"}},
+				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests of a quarter of the job's prompt and max_tokens 6.25ms apart until the first 429 comes back: at most 320 requests, 2s (a raw body or a prompts file, which cannot be cut: the job's requests 25ms apart, at most 80)",
+				"in all: 651 requests (first attempts; at most 807 as the burst plan sizes the ramp, within --max-requests 10000), expected duration about 43s"}},
 		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp", "refill probe: off: its 80 requests more than the plan's 331 would pass the bound of 400"}},
-		{[]string{"characterize", "--max-requests", "420", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"at most 25.5/s, 180 requests", "at most 80 requests", "at most 420 as the burst plan sizes the ramp"}},
+			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp", "refill probe: off: its 320 requests more than the plan's 331 would pass the bound of 400"}},
+		{[]string{"characterize", "--max-requests", "660", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"at most 25.5/s, 180 requests", "at most 320 requests", "at most 660 as the burst plan sizes the ramp"}},
 		{[]string{"characterize", "--refill-rest", "45s", "--burst-size", "10", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"refill probe (group refill-probe): a rest of 45s", "at most 20 requests"}},
+			[]string{"refill probe (group refill-probe): a rest of 45s", "at most 80 requests"}},
 		// A fleet's plan is as given: the scheduled plan's line ends there.
 		{[]string{"characterize", "--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--out-dir", filepath.Join(dir, "c")},
 			[]string{"ramp 12s from 3/s to 24/s: 171 requests, peak 24/s, spans 15s\n", "in all: 331 requests (first attempts), expected"}},

@@ -8,19 +8,20 @@ import (
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// TestRefillProbe: the probe's sends go ProbeSpacing apart from the
-// rest's end, at most twice the wave size, and end once a refusal is
-// seen; what else is answered does not end them.
+// TestRefillProbe: the probe's sends go ProbeSpacing ÷ ProbeUnits apart
+// from the rest's end, at most ProbeUnits × twice the wave size, and end
+// once a refusal is seen; what else is answered does not end them.
 func TestRefillProbe(t *testing.T) {
 	t.Parallel()
 	p, err := RefillProbe(charplan.RefillRest, 40)
-	if err != nil || p.Planned != 80 || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+79*ProbeSpacing {
+	step := ProbeSpacing / ProbeUnits
+	if err != nil || p.Planned != 80*ProbeUnits || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+time.Duration(80*ProbeUnits-1)*step {
 		t.Fatalf("plan %+v, %v", p, err)
 	}
 	a := p.Pacer.(answerPacer)
 	for i := range 10 {
 		at, wave, ok := p.Pacer.Next()
-		if !ok || at != charplan.RefillRest+time.Duration(i)*ProbeSpacing || wave != 0 {
+		if !ok || at != charplan.RefillRest+time.Duration(i)*step || wave != 0 {
 			t.Fatalf("send %d: %v wave %d ok %v", i, at, wave, ok)
 		}
 		a.seeAnswer(&results.Record{Status: 200})
@@ -35,8 +36,22 @@ func TestRefillProbe(t *testing.T) {
 	for _, _, ok := q.Pacer.Next(); ok; _, _, ok = q.Pacer.Next() {
 		n++
 	}
-	if n != 4 {
-		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want 4", n)
+	if n != 4*ProbeUnits {
+		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want %d", n, 4*ProbeUnits)
+	}
+	// Turned to the job's whole requests (a target they cannot be cut
+	// for): a ProbeUnits-th as many, ProbeSpacing apart.
+	w, _ := RefillProbe(time.Second, 2)
+	pp := w.Pacer.(*probePacer)
+	if s := pp.sender(nil); s != nil {
+		t.Errorf("a sender that cannot cut: %v, want it unchanged", s)
+	}
+	var ats []time.Duration
+	for at, _, ok := pp.Next(); ok; at, _, ok = pp.Next() {
+		ats = append(ats, at)
+	}
+	if len(ats) != 4 || ats[1]-ats[0] != ProbeSpacing {
+		t.Errorf("whole requests: sent at %v, want 4 ProbeSpacing apart", ats)
 	}
 	for _, bad := range []struct {
 		rest time.Duration
@@ -85,7 +100,7 @@ func TestRefillChoice(t *testing.T) {
 		if f, ok := err.(interface{ Field() string }); ok {
 			field = f.Field()
 		}
-		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80 {
+		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80*ProbeUnits {
 			t.Errorf("%s: on %v note %q err %v planned %d", c.name, on, note, err, p.Planned)
 		}
 	}

@@ -330,10 +330,21 @@ func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 		})
 	}
 	wg.Wait()
-	v := mf.params[i].written(mf.cfg)
-	r = [2]float64{min(own.least, v), max(own.most, v)}
+	// The fewest any point that fits contradicts: the points that
+	// contradict more are told apart from them by the run's sends.
+	fewest := own.fewest
 	for k := range others {
-		if told[k] && found[k].fewest <= own.fewest {
+		if told[k] {
+			fewest = min(fewest, found[k].fewest)
+		}
+	}
+	v := mf.params[i].written(mf.cfg)
+	r = [2]float64{v, v}
+	if own.fewest == fewest {
+		r = [2]float64{min(own.least, v), max(own.most, v)}
+	}
+	for k := range others {
+		if told[k] && found[k].fewest == fewest {
 			r[0], r[1] = min(r[0], found[k].least), max(r[1], found[k].most)
 		}
 	}
