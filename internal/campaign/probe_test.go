@@ -1,11 +1,21 @@
 package campaign
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // TestRefillProbe: the probe's sends go ProbeSpacing ÷ ProbeUnits apart
@@ -102,6 +112,62 @@ func TestRefillChoice(t *testing.T) {
 		}
 		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80*ProbeUnits {
 			t.Errorf("%s: on %v note %q err %v planned %d", c.name, on, note, err, p.Planned)
+		}
+	}
+}
+
+// TestRefillProbeSendsQuarters: after a burst plan on the embedded
+// simulator, the probe's requests carry a quarter of the job's prompt
+// and max_tokens, and end at the first 429; with a prompts file (whose
+// lines cannot be cut) they are the job's own requests.
+func TestRefillProbeSendsQuarters(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prompts := filepath.Join(dir, "p.jsonl")
+	line := `{"prompt":"` + strings.Repeat("the ", 1000) + `"}` + "\n" // some 1,000 tokens
+	if err := os.WriteFile(prompts, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prompts        string
+		prompt, output int // of every probe row: prompt_tokens_sent, max_tokens
+	}{{"", 1000/ProbeUnits + 7, 100 / ProbeUnits}, {prompts, -1, 100}} {
+		out := filepath.Join(dir, fmt.Sprintf("results-%v.csv", c.prompts != ""))
+		synctest.Test(t, func(t *testing.T) {
+			bp, err := BurstPlan(burst.Config{Size: 40, Waves: 1, Gap: time.Second}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe, err := RefillProbe(2*time.Second, 40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := Job{
+				Plans: []Plan{bp, probe}, Output: out,
+				Target: Target{Spec: client.Spec{PromptTokens: 1000, MaxTokens: 100, Timeout: time.Minute}, Prompts: c.prompts,
+					Sim: sim.DefaultConfig(), InMemory: true},
+				Options: Options{MaxInFlight: 512, MaxRequests: 1000, Wait: sleep.Until},
+			}
+			if _, err := Run(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+		})
+		n, refused := 0, 0
+		for _, r := range testkit.ReadRecords(t, out) {
+			if r.Group != results.GroupRefillProbe {
+				continue
+			}
+			n++
+			if r.Status == 429 {
+				refused++
+			}
+			if c.prompt >= 0 && r.PromptTokensSent != c.prompt || r.MaxTokens != c.output {
+				t.Fatalf("prompts %q: a probe row of prompt %d, max_tokens %d; want %d and %d", c.prompts, r.PromptTokensSent, r.MaxTokens, c.prompt, c.output)
+			}
+		}
+		t.Logf("prompts %q: %d probe rows, %d refused", c.prompts, n, refused)
+		if refused < 1 || n-refused < 2 || n >= ProbeUnits*ProbeFactor*40 {
+			t.Errorf("prompts %q: %d probe rows, %d refused: want the bucket filled, then a refusal ending it", c.prompts, n, refused)
 		}
 	}
 }
