@@ -38,11 +38,11 @@ func TestDryRunSendsNothing(t *testing.T) {
 		// The main job's default phases: the ramp sized by the burst plan,
 		// its bounds stated (2.5 × 40 ÷ 2 s; --max-requests 400 leaves the
 		// ramp 231 requests), then the refill probe (4 × 2 × 40 at most, a
-		// quarter of a request each, after 20 s), which --max-requests 400
-		// leaves off.
+		// quarter of a request each at most, after 20 s), which
+		// --max-requests 400 leaves off.
 		{[]string{"characterize", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"ramp 12s from 3/s to 24/s: 171 requests", "sized by the burst plan: its ramp phase's top raised to 2.5× the most first attempts a wave after the first admitted ÷ 2s, when that is more than 24/s: at most 50/s, 327 requests",
-				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests of a quarter of the job's prompt and max_tokens 6.25ms apart until the first 429 comes back: at most 320 requests, 2s (a raw body or a prompts file, which cannot be cut: the job's requests 25ms apart, at most 80)",
+				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests of a u-th of the job's prompt and max_tokens 25ms ÷ u apart until the first 429 comes back, u = 120 ÷ what the burst plan's first wave admitted, from 1 to 4 (4 if none; 1 if the whole wave, or with a raw body or a prompts file, which cannot be cut): at most 320 requests, 2s",
 				"in all: 651 requests (first attempts; at most 807 as the burst plan sizes the ramp, within --max-requests 10000), expected duration about 43s"}},
 		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp", "refill probe: off: its 320 requests more than the plan's 331 would pass the bound of 400"}},

@@ -18,8 +18,8 @@ import (
 // job overruns drain (the served targets of bench/twin-unseen.sh drain 5
 // to 15 of its requests a second), so the probe fills the bucket in a
 // second or less and the rest of the allowance's refill hardly moves
-// meanwhile. Its sends of ProbeUnits go ProbeSpacing ÷ ProbeUnits apart:
-// the same tokens a second.
+// meanwhile. Its sends of a u-th of the request (RefillProbe) go
+// ProbeSpacing ÷ u apart: the same tokens a second.
 const ProbeSpacing = 25 * time.Millisecond
 
 // ProbeUnits is how many of the refill probe's sends make one of the
@@ -36,18 +36,44 @@ const ProbeSpacing = 25 * time.Millisecond
 const ProbeUnits = 4
 
 // ProbeFactor bounds the refill probe: at most this many times the burst
-// plan's wave size of the job's requests (ProbeUnits sends each), more
-// than a wave meets (a rested deployment admits at most its bucket and
-// its whole allowance, which the first wave met).
+// plan's wave size of the job's requests (u sends each: RefillProbe),
+// more than a wave meets (a rested deployment admits at most its bucket
+// and its whole allowance, which the first wave met).
 const ProbeFactor = 2
 
+// ProbeSends is about the most sends the probe's units aim at: it cuts
+// the job's request into ProbeSends ÷ (what the burst plan's first wave
+// admitted) units, at most ProbeUnits and at least 1 (probeUnitsFor). A
+// rested deployment's first wave admits its bucket and its allowance,
+// which the probe's sends fill again, so the probe sends some units ×
+// that: on served target c (400 PTU, a 3 s bucket; its first wave of 40
+// admitted whole, the bucket holding more) quarters took 244 sends, and
+// its fit took 15.2 s of CPU against 8.7 without the probe's rows (load
+// 9), where e's (26 admitted) took 56.
+const ProbeSends = 120
+
+// probeUnitsFor is the probe's units after a first burst wave of size
+// that admitted first: ProbeSends ÷ first, within 1–ProbeUnits
+// (ProbeUnits when none was admitted); 1 when the wave was admitted whole
+// (the bucket may hold far more than it) or is not known (first < 0).
+func probeUnitsFor(first, size int) int {
+	switch {
+	case first < 0 || first >= size:
+		return 1
+	case first == 0:
+		return ProbeUnits
+	}
+	return min(max(ProbeSends/first, 1), ProbeUnits)
+}
+
 // RefillProbe is the main job's refill probe: after the plans before it
-// end, a rest, then sends of a ProbeUnits-th of the job's request
-// ProbeSpacing ÷ ProbeUnits apart, at most ProbeUnits × ProbeFactor × the
-// burst plan's wave size, until the first refusal (429) comes back. A
-// target whose requests cannot be cut (a raw body, a prompts file) is
-// sent the job's requests ProbeSpacing apart instead, at most
-// ProbeFactor × the wave size. A PTU deployment forfeits its burst
+// end, a rest, then sends of a u-th of the job's request (its prompt and
+// max_tokens ÷ u) ProbeSpacing ÷ u apart, at most u × ProbeFactor × the
+// burst plan's wave size, until the first refusal (429) comes back; u is
+// ProbeUnits, or fewer where the burst plan's first wave admitted more
+// than ProbeSends ÷ ProbeUnits (probeUnitsFor). A target whose requests
+// cannot be cut (a raw body, a prompts file) is sent the job's requests
+// ProbeSpacing apart (u = 1). A PTU deployment forfeits its burst
 // allowance at a refusal and earns it back at allowance ÷ refill a
 // second, so after the rest the probe's sends fill the drained bucket and
 // then ride what of the allowance came back: the first refused over
@@ -66,27 +92,15 @@ func RefillProbe(rest time.Duration, size int) (Plan, error) {
 	case size < 1:
 		return Plan{}, fmt.Errorf("refill probe: the wave size must be at least 1, not %d", size)
 	}
-	pp := &probePacer{rest: rest, n: ProbeUnits * ProbeFactor * size, units: ProbeUnits}
+	pp := &probePacer{rest: rest, size: size, n: ProbeUnits * ProbeFactor * size, units: ProbeUnits}
 	span := rest + time.Duration(pp.n-1)*pp.spacing()
 	p := Plan{
 		Shape: results.ShapeBurst, Group: results.GroupRefillProbe, Pacer: pp,
 		Planned: pp.n, Span: span, Slot: span + pp.spacing(),
 	}
-	p.Description = fmt.Sprintf("refill probe (group %s): a rest of %s after the plans before it, then requests of a %s of the job's prompt and max_tokens %s apart until the first 429 comes back: at most %d requests, %s (a raw body or a prompts file, which cannot be cut: the job's requests %s apart, at most %d)",
-		results.GroupRefillProbe, num.About(rest), unitName(ProbeUnits), pp.spacing(), pp.n, num.About(span-rest), num.About(ProbeSpacing), pp.n/ProbeUnits)
+	p.Description = fmt.Sprintf("refill probe (group %s): a rest of %s after the plans before it, then requests of a u-th of the job's prompt and max_tokens %s ÷ u apart until the first 429 comes back, u = %d ÷ what the burst plan's first wave admitted, from 1 to %d (%d if none; 1 if the whole wave, or with a raw body or a prompts file, which cannot be cut): at most %d requests, %s",
+		results.GroupRefillProbe, num.About(rest), num.About(ProbeSpacing), ProbeSends, ProbeUnits, ProbeUnits, pp.n, num.About(span-rest))
 	return p, nil
-}
-
-// unitName is "quarter" for 4: the share of a request the probe's sends
-// carry, for the dry run's line.
-func unitName(units int) string {
-	switch units {
-	case 2:
-		return "half"
-	case 4:
-		return "quarter"
-	}
-	return fmt.Sprintf("1/%d", units)
 }
 
 // probePacer is the probe's pacer: n sends spacing() apart from rest
@@ -95,6 +109,7 @@ func unitName(units int) string {
 // apart.
 type probePacer struct {
 	rest    time.Duration
+	size    int // the burst plan's wave size
 	n, i    int
 	units   int
 	refused atomic.Bool
@@ -102,10 +117,25 @@ type probePacer struct {
 
 func (p *probePacer) spacing() time.Duration { return ProbeSpacing / time.Duration(p.units) }
 
+// cutTo sends units of a u-th of the job's request: n the bound for
+// them (RunPlans, before the plan's first send).
+func (p *probePacer) cutTo(u int) {
+	p.n, p.units = u*ProbeFactor*p.size, u
+}
+
 // whole sends the job's own requests: a target whose requests cannot be
-// cut (RunPlans, before the plan's first send).
-func (p *probePacer) whole() {
-	p.n, p.units = max(p.n/p.units, 1), 1
+// cut.
+func (p *probePacer) whole() { p.cutTo(1) }
+
+// choose sets the units from the burst plan's first wave's admissions
+// (counts, by wave: waveAdmissions; none known, the job's whole
+// requests).
+func (p *probePacer) choose(counts []int) {
+	first := -1
+	if len(counts) > 0 {
+		first = counts[0]
+	}
+	p.cutTo(probeUnitsFor(first, p.size))
 }
 
 func (p *probePacer) Next() (time.Duration, int, bool) {
@@ -119,8 +149,8 @@ func (p *probePacer) Next() (time.Duration, int, bool) {
 
 // sender is s sending the probe's requests: the job's cut into units
 // (probeShapes), or, where s cannot cut them (a raw body, a prompts
-// file, a sender not the client's), s itself with the pacer turned to
-// the job's whole requests.
+// file, a sender not the client's) or there is one unit, s itself with
+// the pacer turned to the job's whole requests.
 func (p *probePacer) sender(s dispatch.Sender) dispatch.Sender {
 	if p.units > 1 {
 		if c, ok := s.(interface {

@@ -116,6 +116,26 @@ func TestRefillChoice(t *testing.T) {
 	}
 }
 
+// TestProbeUnitsFor: the probe cuts the job's request into ProbeSends ÷
+// the first wave's admissions, within 1–ProbeUnits; whole requests after
+// a wave admitted whole, or none counted.
+func TestProbeUnitsFor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ first, size, want int }{
+		{26, 40, 4}, {15, 40, 4}, {30, 40, 4}, {31, 40, 3}, {39, 40, 3}, {40, 40, 1}, {0, 40, 4}, {-1, 40, 1}, {57, 80, 2}, {100, 160, 1},
+	} {
+		if got := probeUnitsFor(c.first, c.size); got != c.want {
+			t.Errorf("probeUnitsFor(%d, %d) = %d, want %d", c.first, c.size, got, c.want)
+		}
+	}
+	p, _ := RefillProbe(time.Second, 40)
+	pp := p.Pacer.(*probePacer)
+	pp.choose([]int{35, 12, 11})
+	if pp.units != 3 || pp.n != 3*ProbeFactor*40 || pp.spacing() != ProbeSpacing/3 {
+		t.Errorf("after a first wave of 35: %d units, at most %d, %v apart", pp.units, pp.n, pp.spacing())
+	}
+}
+
 // TestRefillProbeSendsQuarters: after a burst plan on the embedded
 // simulator, the probe's requests carry a quarter of the job's prompt
 // and max_tokens, and end at the first 429; with a prompts file (whose

@@ -112,6 +112,11 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 			return total, err
 		}
 		if pp, ok := p.Pacer.(*probePacer); ok {
+			var counts []int
+			if waves != nil {
+				counts = waves.counts()
+			}
+			pp.choose(counts)
 			sender = pp.sender(sender)
 		}
 		if a, ok := p.Pacer.(answerPacer); ok {
