@@ -174,7 +174,8 @@
 //     last admitted request's overshoot: 0–184 ms, mostly tens of ms;
 //   - characterize then rests (--refill-rest, 20 s: charplan.RefillRest)
 //     and sends its refill probe, requests of a quarter of the main
-//     job's 6.25 ms apart until the first 429 comes back
+//     job's 6.25 ms apart (its first wave admitted ~15, at most 30)
+//     until the first 429 comes back
 //     (campaign.RefillProbe, group refill-probe, not played by this
 //     package's tests): the bucket has drained, so ~25 fill it, then
 //     they ride what of the allowance came back since the ramp's last

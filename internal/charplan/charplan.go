@@ -37,7 +37,8 @@ const (
 	// in the rest: none puts the refill at least RefillRest × allowance ÷
 	// a send's cost, and the fit's range then runs from there to its
 	// bound of an hour; k sends back put it within (k+1) ÷ k. The probe's
-	// sends are quarters of the job's request (campaign.ProbeUnits), so
+	// sends are quarters of the job's request where the first burst wave
+	// admitted 30 or fewer (campaign.ProbeUnits, ProbeSends), so
 	// the simulator's defaults (175%, a 5-minute refill), which regain
 	// some 0.7 of a whole request in 20 s (their run's range at the truth
 	// 196 s – 1 h in whole requests), regain two or three of them: 256–384
