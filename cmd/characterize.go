@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/sim"
@@ -126,6 +127,14 @@ func (ch *characterizeCmd) plans(fs *pflag.FlagSet) ([]campaign.Plan, error) {
 	if on {
 		plans = append(plans, probe)
 	}
+	// The default burst plan grows its waves to first contact, within
+	// what the plans after it leave of the caps; a fleet's is as given.
+	if !ch.skipBurst && !ch.bf.given(fs) && !fleet {
+		c := burst.Config{Size: ch.bf.size, Waves: ch.bf.waves, Gap: ch.bf.gap, Spread: ch.bf.spread}
+		if plans[0], err = campaign.GrowFirstContact(c, ch.bf.waitWave, plans[1:], ch.rf.maxRequests, ch.rf.maxInFlight); err != nil {
+			return nil, err
+		}
+	}
 	return plans, nil
 }
 
@@ -135,11 +144,11 @@ func init() {
 		c := &cobra.Command{
 			Use:   "characterize",
 			Short: "Run a burst plan, then a scheduled plan, and write the whole report",
-			Long: `characterize is the main job: a burst plan, a scheduled plan (by default
-` + strings.Join(charplan.PhaseSpecs(), " ") + `, sized by the waves; --replay: a trace), a
-refill probe (--refill-rest); every attempt in OUT-DIR/results.csv (replaced
-unless --append); the report in OUT-DIR (CSVs, charts, summary.md, analysis.json,
-report.html), the table, --fail-if checked (exit 3); --dry-run: the plan, no sends.
+			Long: `characterize is the main job: a burst plan (waves grown to first contact), a
+scheduled plan (` + strings.Join(charplan.PhaseSpecs(), " ") + `, sized by the waves; --replay:
+a trace), a refill probe (--refill-rest); each attempt in OUT-DIR/results.csv
+(replaced unless --append); the report in OUT-DIR (CSVs, charts, summary.md,
+analysis.json, report.html), the table, --fail-if (exit 3); --dry-run: the plan.
 
 Given no target, it runs the simulator's documents profile, fitted to the
 published waits ('ptuprobe help simulator'): mostly tens of milliseconds, a

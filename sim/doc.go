@@ -163,7 +163,8 @@
 // The characterize plan (internal/charplan, its one source: 4 waves × 40
 // requests 2 s apart, then 3 s at 3/s and a 12 s ramp from 3 to 24
 // requests/s; characterize raises the ramp's top where the later waves
-// admit more than 9.6 requests a second, campaign.RampSizing, not here):
+// admit more than 9.6 requests a second, campaign.RampSizing, and grows
+// a wave after one admitted whole, campaign.FirstContact, not here):
 //   - wave 1 meets an idle deployment: ~6 requests fill it to 100%, 9
 //     more ride the allowance, the other ~25 are refused with ≈ 1.6–1.9 s
 //     (the allowance plus one overshoot, drained at D): the long tail;

@@ -28,6 +28,13 @@ func describeBurst(c burst.Config, waitWave bool, p Plan) string {
 		p.Planned, peak, num.About(p.Span))
 }
 
+// describe is a growing burst plan's Description: the plan as given,
+// then its rule and its bounds.
+func (c Contact) describe(p Plan) string {
+	return fmt.Sprintf("%s; growing to first contact: a wave after the first is %d× the one before while no first attempt of the waves before it was refused (a 429 by its time), then %d again: waves of at most %d (%d× %d, within --max-requests and --max-in-flight), at most %d requests, peak %d at once",
+		p.Description, GrowFactor, c.Config.Size, c.Most, GrowBound, c.Config.Size, c.MostRequests(), c.Peak())
+}
+
 // describeSchedule is a scheduled plan's Description: its phases,
 // count, peak and span.
 func describeSchedule(c schedule.Config, p Plan) string {
@@ -95,18 +102,22 @@ func (j *Job) Describe() []string {
 		lines = append(lines, p.Description)
 	}
 	lines = append(lines, j.describeTokens()...)
-	most := 0
+	most, grows, sizes := 0, false, false
 	for _, p := range j.Plans {
-		if p.Sizing != nil {
-			_, n := p.Sizing.Most()
-			most += n
-		} else {
-			most += p.Planned
-		}
+		most += p.Most()
+		grows = grows || p.Contact != nil
+		sizes = sizes || p.Sizing != nil
 	}
 	line := fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span()))
 	if most > j.Planned() {
-		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as the burst plan sizes the ramp, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, j.Options.MaxRequests, num.About(j.Span()))
+		as := "the burst plan sizes the ramp"
+		switch {
+		case grows && sizes:
+			as = "the burst waves grow and size the ramp"
+		case grows:
+			as = "the burst waves grow"
+		}
+		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as %s, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, as, j.Options.MaxRequests, num.About(j.Span()))
 	}
 	lines = append(lines, line)
 	if o := j.Options; !o.Shard.Whole() {

@@ -37,10 +37,27 @@ type Plan struct {
 	// before it (RampSizing; RunPlans, when the run keeps no common
 	// timeline and sends the whole plan).
 	Sizing *RampSizing
+	// Contact, when set, is the rule a burst plan's waves grow by
+	// (FirstContact): Planned is its waves as given, Contact's
+	// MostRequests the most it may send.
+	Contact *Contact
 	// Description is the plan in one line for a reader (a dry run): its
 	// shape as configured, then what it needs — its requests, its peak
 	// rate, its span. Planned and Span are those needs in numbers.
 	Description string
+}
+
+// Most is the most requests p may send: Planned, or at its largest when
+// its waves grow (Contact) or the burst plan before it sizes it (Sizing).
+func (p Plan) Most() int {
+	switch {
+	case p.Contact != nil:
+		return p.Contact.MostRequests()
+	case p.Sizing != nil:
+		_, n := p.Sizing.Most()
+		return n
+	}
+	return p.Planned
 }
 
 // BurstPlan validates c and returns its plan.

@@ -33,7 +33,12 @@ const RampFactor = 2.5
 // RampFactor × the wave's size ÷ the gap (every send admitted) and at
 // most what keeps the plan within MaxRequests, so a run never sends more
 // than the bounds its dry run states (Most). A burst plan of one wave,
-// or waves no gap apart, leaves the plan as given.
+// or waves no gap apart, leaves the plan as given. Waves that grew to
+// first contact (Contact) differ in size: a grown wave's admissions
+// count as Size at most, as a whole wave of Size, since what it
+// admitted past Size met a deployment under 100% or its allowance not
+// yet spent, not the drain (served target c's waves of 40, 80, 40 and
+// 40 admitted 40, 46, 11 and 26: a top of 50/s, as before they grew).
 type RampSizing struct {
 	Config      schedule.Config // the plan as given; its last phase is the ramp
 	Size        int             // the burst plan's wave size
