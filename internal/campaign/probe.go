@@ -165,6 +165,22 @@ func (p *probePacer) sender(s dispatch.Sender) dispatch.Sender {
 	return s
 }
 
+// probeSender is s for plan p (RunPlans): for the refill probe, its
+// units chosen from the burst plan's first wave (waves: nil, none
+// counted) and s cutting the job's requests into them.
+func probeSender(p Plan, s dispatch.Sender, waves *waveAdmissions) dispatch.Sender {
+	pp, ok := p.Pacer.(*probePacer)
+	if !ok {
+		return s
+	}
+	var counts []int
+	if waves != nil {
+		counts = waves.counts()
+	}
+	pp.choose(counts)
+	return pp.sender(s)
+}
+
 // probeShapes are the probe's requests: request seq of t with its
 // prompt's text and its max_tokens ÷ units, at least 1 each.
 type probeShapes struct {

@@ -111,14 +111,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if err != nil {
 			return total, err
 		}
-		if pp, ok := p.Pacer.(*probePacer); ok {
-			var counts []int
-			if waves != nil {
-				counts = waves.counts()
-			}
-			pp.choose(counts)
-			sender = pp.sender(sender)
-		}
+		sender = probeSender(p, sender, waves)
 		if a, ok := p.Pacer.(answerPacer); ok {
 			observe = alsoObserve(observe, a.seeAnswer)
 		}
