@@ -7,7 +7,6 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
-
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
@@ -22,17 +21,17 @@ import (
 // ProbeSpacing ÷ u apart: the same tokens a second.
 const ProbeSpacing = 25 * time.Millisecond
 
-// ProbeUnits is how many of the refill probe's sends make one of the
-// job's requests: each carries the job's prompt and max_tokens ÷
-// ProbeUnits (at least 1 each). Over 100% a deployment admits a request
-// only if its unspent allowance covers the request's whole cost, so the
-// probe's sends over 100% count what came back in the rest in quarters
-// of a request: the simulator's defaults (175%, 5 minutes) give back
-// some 0.7 of a request in the rest, none in whole requests (their run's
-// refill 103 s – 1 h at the default rest, a miss) and two or three in
-// quarters. Sends within fit's instant (20 ms) are taken as one instant,
-// admitted first, which is the order they were decided in: none is
-// admitted over 100% after the first refusal.
+// ProbeUnits is the most parts the refill probe cuts the job's request
+// into: each of its sends carries the job's prompt and max_tokens ÷ u
+// (at least 1 each; u: probeUnitsFor). Over 100% a deployment admits a
+// request only if its unspent allowance covers the request's whole
+// cost, so the probe's sends over 100% count what came back in the rest
+// in parts of a request: the simulator's defaults (175%, 5 minutes)
+// give back some 0.7 of a request in the rest, none in whole requests
+// (main's served run: 826.6 s in 102.6 s – 1 h, a miss) and two or three
+// in quarters. Sends within fit's instant (20 ms) are taken as one
+// instant, admitted first, which is the order they were decided in: none
+// is admitted over 100% after the first refusal.
 const ProbeUnits = 4
 
 // ProbeFactor bounds the refill probe: at most this many times the burst
