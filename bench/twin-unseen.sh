@@ -10,7 +10,8 @@
 # the value is within 25% of the truth or the truth lies inside a range no
 # wider than 20×. Wall time: about a minute and a half a target (two
 # characterize runs of ~45 s, the refill probe's rest included, and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
-# TARGETS=c,e runs only the targets named (all of them by default).
+# TARGETS=c,e runs only the targets named (all of them by default). Target f
+# is the simulator's defaults (170 PTU, 1 s, 175%, 5 min) with a seed of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
@@ -23,8 +24,13 @@ targets=(
   "c|--sim-ptu 400 --sim-bucket-depth 3s --sim-burst-pct 50 --sim-burst-refill 10m --sim-seed 9"
   "d|--sim-ptu 150 --sim-bucket-depth 1500ms --sim-burst-pct 300 --sim-burst-refill 20s --sim-ttft 300ms --sim-seed 11"
   "e|--sim-ptu 300 --sim-bucket-depth 1s --sim-burst-pct 175 --sim-burst-refill 5m --sim-seed 13"
+  "f|--sim-seed 17"
 )
-port=18931
+# PORT=N: the first target's port is N+1 (each next one more); two runs
+# at once (two engineers' worktrees) need bases apart, or the second's
+# main job would be sent to the first's target: a port already answering
+# ends the script.
+port=${PORT:-18931}
 echo "| target | flags | fit (KS; * untested) | Overall p50, p90, p99 recorded → twin (ms) | PTU | bucket depth (s) | burst-pct | refill (s) | fit time | all four |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 echo "load before: $(cat /proc/loadavg)"
@@ -35,6 +41,10 @@ for t in "${targets[@]}"; do
   dir="$out/$name"
   mkdir -p "$dir"
   port=$((port + 1))
+  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+    echo "port $port already answers (another run's target?): set PORT to another base" >&2
+    exit 2
+  fi
   # shellcheck disable=SC2086
   "$bin" serve --addr "127.0.0.1:$port" $flags >"$dir/serve.log" 2>&1 &
   pid=$!

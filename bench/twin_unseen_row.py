@@ -16,7 +16,8 @@ def dur(v):
     return total
 
 
-truth = {"ptu": 170.0, "bucket-depth": 1.0, "burst-pct": 100.0, "burst-refill": 300.0}
+# The simulator's defaults (sim.DefaultConfig), for a flag not given.
+truth = {"ptu": 170.0, "bucket-depth": 1.0, "burst-pct": 175.0, "burst-refill": 300.0}
 for k, v in re.findall(r"--sim-(\S+) (\S+)", flags):
     if k in truth:
         truth[k] = dur(v)
@@ -25,7 +26,7 @@ fit, settings = prof["fit"], prof["settings"]
 ranges = fit.get("ranges", {})
 cells, ok_all = [], True
 for k in ["ptu", "bucket-depth", "burst-pct", "burst-refill"]:
-    got = dur(settings.get(k, {"ptu": 170, "bucket-depth": "1s", "burst-pct": 100, "burst-refill": "5m"}[k]))
+    got = dur(settings.get(k, {"ptu": 170, "bucket-depth": "1s", "burst-pct": 175, "burst-refill": "5m"}[k]))
     t = truth[k]
     within = abs(got - t) <= 0.25 * t
     rng = ranges.get(k)

@@ -170,7 +170,7 @@ few long waits of seconds (--sim-profile ptu: the earlier model).`,
 		fs.BoolVar(&ch.skipSchedule, "skip-schedule", false, "run only the burst plan")
 		fs.BoolVar(&ch.appendRows, "append", false, "append to OUT-DIR/results.csv instead of replacing it (the report then covers every run in it)")
 		fs.DurationVar(&ch.maxDuration, "max-duration", charplan.Cap, "safety cap on the time spent sending: no attempt, retries included, goes past it")
-		fs.DurationVar(&ch.refillRest, "refill-rest", charplan.RefillRest, "the rest before the refill probe, one wave after the default plans sized by the burst waves (0: off; given, it follows any burst plan; docs/fit.md)")
+		fs.DurationVar(&ch.refillRest, "refill-rest", charplan.RefillRest, "the rest before the refill probe after the default plans: parts of the job's request until the first 429, their size set by the first burst wave (0: off; given, it follows any burst plan; docs/fit.md)")
 		ch.rf.add(fs, false)
 		ch.rf.addRetry(fs)
 		ch.rf.addFleet(fs)

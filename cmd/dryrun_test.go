@@ -39,30 +39,30 @@ func TestDryRunSendsNothing(t *testing.T) {
 		// contact (40, 80, 160, 160 at most), the ramp sized by the burst
 		// plan, its bounds stated (2.5 × 40 ÷ 2 s; --max-requests 400
 		// leaves the ramp 231 requests and the waves no room to grow), then
-		// the refill probe (2 × 40 at most, after 20 s), which
-		// --max-requests 400 leaves off.
+		// the refill probe (4 × 2 × 40 at most, a quarter of a request each
+		// at most, after 20 s), which --max-requests 400 leaves off.
 		{[]string{"characterize", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"burst plan: 4 waves of 40 requests, 2s apart, each at one instant: 160 requests, peak 40 at once, spans 6s; growing to first contact: a wave after the first is 2× the one before while no first attempt of the waves before it was refused (a 429 by its time), then 40 again: waves of at most 160 (4× 40, within --max-requests and --max-in-flight), at most 440 requests, peak 160 at once\n",
 				"ramp 12s from 3/s to 24/s: 171 requests", "sized by the burst plan: its ramp phase's top raised to 2.5× the most first attempts a wave after the first admitted ÷ 2s, when that is more than 24/s: at most 50/s, 327 requests",
-				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests 25ms apart until the first 429 comes back: at most 80 requests, 2s",
-				"in all: 411 requests (first attempts; at most 847 as the burst waves grow and size the ramp, within --max-requests 10000), expected duration about 43s"}},
+				"refill probe (group refill-probe): a rest of 20s after the plans before it, then requests of a u-th of the job's prompt and max_tokens 25ms ÷ u apart until the first 429 comes back, u = 120 ÷ what the burst plan's first wave admitted, from 1 to 4 (4 if none; 1 if the whole wave, or with a raw body or a prompts file, which cannot be cut): at most 320 requests, 2s",
+				"in all: 651 requests (first attempts; at most 1087 as the burst waves grow and size the ramp, within --max-requests 10000), expected duration about 43s"}},
 		// Within the caps: --max-in-flight 100 holds a wave of 100 at
-		// once; --max-requests 600 leaves the waves 600 − 80 − 327 − 40 =
+		// once; --max-requests 840 leaves the waves 840 − 320 − 327 − 40 =
 		// 153 for three (51 each at most).
 		{[]string{"characterize", "--max-in-flight", "100", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"waves of at most 100 (4× 40, within --max-requests and --max-in-flight), at most 320 requests, peak 100 at once", "at most 727 as the burst waves grow"}},
-		{[]string{"characterize", "--max-requests", "600", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"waves of at most 51 (4× 40, within --max-requests and --max-in-flight), at most 193 requests", "at most 600 as the burst waves grow and size the ramp"}},
+			[]string{"waves of at most 100 (4× 40, within --max-requests and --max-in-flight), at most 320 requests, peak 100 at once", "at most 967 as the burst waves grow"}},
+		{[]string{"characterize", "--max-requests", "840", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"waves of at most 51 (4× 40, within --max-requests and --max-in-flight), at most 193 requests", "at most 840 as the burst waves grow and size the ramp"}},
 		// Named waves are as given.
 		{[]string{"characterize", "--burst-size", "40", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"burst plan: 4 waves of 40 requests, 2s apart, each at one instant: 160 requests, peak 40 at once, spans 6s\n"}},
 		{[]string{"characterize", "--max-requests", "400", "--out-dir", filepath.Join(dir, "c")},
 			[]string{"at most 35.5/s, 240 requests", "at most 400 as the burst plan sizes the ramp",
-				"spans 6s; its waves do not grow to first contact: --max-requests 400 and --max-in-flight 256 leave no room\n", "refill probe: off: its 80 requests more than the plan's 331 would pass the bound of 400"}},
-		{[]string{"characterize", "--max-requests", "420", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"at most 25.5/s, 180 requests", "at most 80 requests", "at most 420 as the burst plan sizes the ramp"}},
+				"spans 6s; its waves do not grow to first contact: --max-requests 400 and --max-in-flight 256 leave no room\n", "refill probe: off: its 320 requests more than the plan's 331 would pass the bound of 400"}},
+		{[]string{"characterize", "--max-requests", "660", "--out-dir", filepath.Join(dir, "c")},
+			[]string{"at most 25.5/s, 180 requests", "at most 320 requests", "at most 660 as the burst plan sizes the ramp"}},
 		{[]string{"characterize", "--refill-rest", "45s", "--burst-size", "10", "--out-dir", filepath.Join(dir, "c")},
-			[]string{"refill probe (group refill-probe): a rest of 45s", "at most 20 requests"}},
+			[]string{"refill probe (group refill-probe): a rest of 45s", "at most 80 requests"}},
 		// A fleet's plan is as given: the scheduled plan's line ends there.
 		{[]string{"characterize", "--shard", "1/2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--out-dir", filepath.Join(dir, "c")},
 			[]string{"ramp 12s from 3/s to 24/s: 171 requests, peak 24/s, spans 15s\n", "in all: 331 requests (first attempts), expected"}},

@@ -174,13 +174,15 @@
 //     rest of its course, each refusal waiting for what is left of the
 //     last admitted request's overshoot: 0–184 ms, mostly tens of ms;
 //   - characterize then rests (--refill-rest, 20 s: charplan.RefillRest)
-//     and sends its refill probe, requests 25 ms apart until the first
-//     429 comes back (campaign.RefillProbe, group refill-probe, not
-//     played by this package's tests): the bucket has drained, so ~6
-//     fill it, then they ride what of the allowance came back since the
-//     ramp's last refusal forfeited it (allowance ÷ refill a second: 0.6
-//     of a send in 20 s at the 5-minute default); the first refused over
-//     100% is what fit reads the refill from.
+//     and sends its refill probe, requests of a quarter of the main
+//     job's 6.25 ms apart (its first wave admitted ~15, at most 30)
+//     until the first 429 comes back
+//     (campaign.RefillProbe, group refill-probe, not played by this
+//     package's tests): the bucket has drained, so ~25 fill it, then
+//     they ride what of the allowance came back since the ramp's last
+//     refusal forfeited it (allowance ÷ refill a second: 0.6 of a whole
+//     request, two quarters, in 20 s at the 5-minute default); the
+//     first refused over 100% is what fit reads the refill from.
 //
 // Result (TestDefaultsMakeALongTail, 24 runs varying seed, prompt size
 // and wave spread): ~130 burst and 84–90 scheduled 429s, p50 ≈ 40–140 ms,

@@ -1,26 +1,37 @@
 package campaign
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
+	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// TestRefillProbe: the probe's sends go ProbeSpacing apart from the
-// rest's end, at most twice the wave size, and end once a refusal is
-// seen; what else is answered does not end them.
+// TestRefillProbe: the probe's sends go ProbeSpacing ÷ ProbeUnits apart
+// from the rest's end, at most ProbeUnits × twice the wave size, and end
+// once a refusal is seen; what else is answered does not end them.
 func TestRefillProbe(t *testing.T) {
 	t.Parallel()
 	p, err := RefillProbe(charplan.RefillRest, 40)
-	if err != nil || p.Planned != 80 || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+79*ProbeSpacing {
+	step := ProbeSpacing / ProbeUnits
+	if err != nil || p.Planned != 80*ProbeUnits || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+time.Duration(80*ProbeUnits-1)*step {
 		t.Fatalf("plan %+v, %v", p, err)
 	}
 	a := p.Pacer.(answerPacer)
 	for i := range 10 {
 		at, wave, ok := p.Pacer.Next()
-		if !ok || at != charplan.RefillRest+time.Duration(i)*ProbeSpacing || wave != 0 {
+		if !ok || at != charplan.RefillRest+time.Duration(i)*step || wave != 0 {
 			t.Fatalf("send %d: %v wave %d ok %v", i, at, wave, ok)
 		}
 		a.seeAnswer(&results.Record{Status: 200})
@@ -35,8 +46,22 @@ func TestRefillProbe(t *testing.T) {
 	for _, _, ok := q.Pacer.Next(); ok; _, _, ok = q.Pacer.Next() {
 		n++
 	}
-	if n != 4 {
-		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want 4", n)
+	if n != 4*ProbeUnits {
+		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want %d", n, 4*ProbeUnits)
+	}
+	// Turned to the job's whole requests (a target they cannot be cut
+	// for): a ProbeUnits-th as many, ProbeSpacing apart.
+	w, _ := RefillProbe(time.Second, 2)
+	pp := w.Pacer.(*probePacer)
+	if s := pp.sender(nil); s != nil {
+		t.Errorf("a sender that cannot cut: %v, want it unchanged", s)
+	}
+	var ats []time.Duration
+	for at, _, ok := pp.Next(); ok; at, _, ok = pp.Next() {
+		ats = append(ats, at)
+	}
+	if len(ats) != 4 || ats[1]-ats[0] != ProbeSpacing {
+		t.Errorf("whole requests: sent at %v, want 4 ProbeSpacing apart", ats)
 	}
 	for _, bad := range []struct {
 		rest time.Duration
@@ -85,8 +110,84 @@ func TestRefillChoice(t *testing.T) {
 		if f, ok := err.(interface{ Field() string }); ok {
 			field = f.Field()
 		}
-		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80 {
+		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80*ProbeUnits {
 			t.Errorf("%s: on %v note %q err %v planned %d", c.name, on, note, err, p.Planned)
+		}
+	}
+}
+
+// TestProbeUnitsFor: the probe cuts the job's request into ProbeSends ÷
+// the first wave's admissions, within 1–ProbeUnits; whole requests after
+// a wave admitted whole, or none counted.
+func TestProbeUnitsFor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ first, size, want int }{
+		{26, 40, 4}, {15, 40, 4}, {30, 40, 4}, {31, 40, 3}, {39, 40, 3}, {40, 40, 1}, {0, 40, 4}, {-1, 40, 1}, {57, 80, 2}, {100, 160, 1},
+	} {
+		if got := probeUnitsFor(c.first, c.size); got != c.want {
+			t.Errorf("probeUnitsFor(%d, %d) = %d, want %d", c.first, c.size, got, c.want)
+		}
+	}
+	p, _ := RefillProbe(time.Second, 40)
+	pp := p.Pacer.(*probePacer)
+	pp.choose([]int{35, 12, 11})
+	if pp.units != 3 || pp.n != 3*ProbeFactor*40 || pp.spacing() != ProbeSpacing/3 {
+		t.Errorf("after a first wave of 35: %d units, at most %d, %v apart", pp.units, pp.n, pp.spacing())
+	}
+}
+
+// TestRefillProbeSendsQuarters: after a burst plan on the embedded
+// simulator, the probe's requests carry a quarter of the job's prompt
+// and max_tokens, and end at the first 429; with a prompts file (whose
+// lines cannot be cut) they are the job's own requests.
+func TestRefillProbeSendsQuarters(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prompts := filepath.Join(dir, "p.jsonl")
+	line := `{"prompt":"` + strings.Repeat("the ", 1000) + `"}` + "\n" // some 1,000 tokens
+	if err := os.WriteFile(prompts, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prompts        string
+		prompt, output int // of every probe row: prompt_tokens_sent, max_tokens
+	}{{"", 1000/ProbeUnits + 7, 100 / ProbeUnits}, {prompts, -1, 100}} {
+		out := filepath.Join(dir, fmt.Sprintf("results-%v.csv", c.prompts != ""))
+		synctest.Test(t, func(t *testing.T) {
+			bp, err := BurstPlan(burst.Config{Size: 40, Waves: 1, Gap: time.Second}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe, err := RefillProbe(2*time.Second, 40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := Job{
+				Plans: []Plan{bp, probe}, Output: out,
+				Target: Target{Spec: client.Spec{PromptTokens: 1000, MaxTokens: 100, Timeout: time.Minute}, Prompts: c.prompts,
+					Sim: sim.DefaultConfig(), InMemory: true},
+				Options: Options{MaxInFlight: 512, MaxRequests: 1000, Wait: sleep.Until},
+			}
+			if _, err := Run(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+		})
+		n, refused := 0, 0
+		for _, r := range testkit.ReadRecords(t, out) {
+			if r.Group != results.GroupRefillProbe {
+				continue
+			}
+			n++
+			if r.Status == 429 {
+				refused++
+			}
+			if c.prompt >= 0 && r.PromptTokensSent != c.prompt || r.MaxTokens != c.output {
+				t.Fatalf("prompts %q: a probe row of prompt %d, max_tokens %d; want %d and %d", c.prompts, r.PromptTokensSent, r.MaxTokens, c.prompt, c.output)
+			}
+		}
+		t.Logf("prompts %q: %d probe rows, %d refused", c.prompts, n, refused)
+		if refused < 1 || n-refused < 2 || n >= ProbeUnits*ProbeFactor*40 {
+			t.Errorf("prompts %q: %d probe rows, %d refused: want the bucket filled, then a refusal ending it", c.prompts, n, refused)
 		}
 	}
 }

@@ -111,6 +111,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if err != nil {
 			return total, err
 		}
+		sender = probeSender(p, sender, waves)
 		if a, ok := p.Pacer.(answerPacer); ok {
 			observe = alsoObserve(observe, a.seeAnswer)
 		}
@@ -119,7 +120,7 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		}
 		if o.Metrics != nil {
 			var count func(*results.Record)
-			sender, count = o.Metrics.Meter(group, o.Shard.Share(p.Planned), s) // this worker's share
+			sender, count = o.Metrics.Meter(group, o.Shard.Share(p.Planned), sender) // this worker's share
 			observe = alsoObserve(observe, count)
 		}
 		out, err := dispatch.Run(ctx, p.Pacer, sender, sink, dispatch.Options{

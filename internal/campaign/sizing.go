@@ -148,9 +148,14 @@ func SizedByBurst(sched Plan, c schedule.Config, burst Plan, size int, gap time.
 }
 
 // countWaves counts the admissions of burst plan p's waves when a plan
-// after it (later) is sized by them; nil otherwise.
+// after it (later) is sized by them (a ramp's Sizing, the refill probe's
+// units); nil otherwise.
 func countWaves(p Plan, later []Plan) *waveAdmissions {
-	if p.Shape != results.ShapeBurst || !slices.ContainsFunc(later, func(q Plan) bool { return q.Sizing != nil }) {
+	sized := func(q Plan) bool {
+		_, probe := q.Pacer.(*probePacer)
+		return q.Sizing != nil || probe
+	}
+	if p.Shape != results.ShapeBurst || !slices.ContainsFunc(later, sized) {
 		return nil
 	}
 	return &waveAdmissions{}

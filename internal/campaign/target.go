@@ -170,6 +170,16 @@ func (s sender) shaped(shapes client.Shaper) (dispatch.Sender, error) {
 	return sender{t}, err
 }
 
+// cut is the sender of the refill probe's requests: the job's, each
+// with its prompt and max_tokens ÷ units (probeShapes); an error where
+// the requests are not synthetic prompts (a raw body, a prompts file).
+func (s sender) cut(units int) (dispatch.Sender, error) {
+	if p, _ := s.t.Sizes(0); p == results.None {
+		return nil, errors.New("campaign: a raw body cannot be cut")
+	}
+	return s.shaped(probeShapes{t: s.t, units: units})
+}
+
 func (t *Target) named() (*client.Target, error) {
 	cfg, err := client.Resolve(t.Spec, t.Getenv)
 	if err != nil {

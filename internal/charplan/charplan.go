@@ -36,14 +36,16 @@ const (
 	// the probe's first send refused over 100% tells how much came back
 	// in the rest: none puts the refill at least RefillRest × allowance ÷
 	// a send's cost, and the fit's range then runs from there to its
-	// bound of an hour (within 20× only when the allowance is 9 sends or
-	// more); k sends back put it within (k+1) ÷ k. bench/twin-unseen.sh's
-	// target e (an allowance of some 28 sends, a 5-minute refill) is
-	// pinned within 3×; the simulator's defaults (a 5-minute refill)
-	// regain less than a send in 20 s, and their run's range at the truth
-	// is 110 s – 1 h. A longer rest pins more and makes every main job
-	// longer: 20 s (and the probe's second or two) is what the CI's runs
-	// of the main job can spend (docs/fit.md).
+	// bound of an hour; k sends back put it within (k+1) ÷ k. The probe's
+	// sends are quarters of the job's request where the first burst wave
+	// admitted 30 or fewer (campaign.ProbeUnits, ProbeSends), so
+	// the simulator's defaults (175%, a 5-minute refill), which regain
+	// some 0.7 of a whole request in 20 s (their run's range at the truth
+	// 196 s – 1 h in whole requests), regain two or three of them: 256–384
+	// s; bench/twin-unseen.sh's target e (300 PTU, the same refill)
+	// 280–349 s. A longer rest pins more and makes every main job longer:
+	// 20 s (and the probe's second or two) is what the CI's runs of the
+	// main job can spend (docs/fit.md).
 	RefillRest = 20 * time.Second
 )
 

@@ -273,13 +273,18 @@ func pinned(v float64, r [2]float64) bool {
 // 0.0109 past them, one send's 429 apart). So the range is, over the
 // points that fit the run (as valueRanges), each at its PTU, depth and
 // allowance, the refills from least to most that its sends contradict
-// the fewest (refillRun), where that fewest is no more than at mf's own
-// point; with mf's refill. The allowance's own range moves the refill's
-// with it (the run tells the rate the allowance comes back at, allowance
-// ÷ refill): b's fitted 589.4% puts the run's most at 44.7 s, the
-// truth's 600% at 45.5 s. ok is false when the run does not tell the
-// refill (no send bounds it at mf's point): the range is the
-// judgement's.
+// the fewest (refillRun), where that fewest is the least of any of
+// them (a point whose sends contradict more is told apart from those by
+// the run); with mf's refill. The allowance's own range moves the
+// refill's with it (the run tells the rate the allowance comes back at,
+// allowance ÷ refill): b's fitted 589.4% puts the run's most at 44.7 s,
+// the truth's 600% at 45.5 s. Served target e's run (testdata/served-e.csv:
+// 300 PTU, 1 s, 175%, 5 minutes) fitted a point whose split of bucket
+// and allowance contradicts 11 of its sends (the refill probe's
+// admissions); over every point that fits and contradicts no more, its
+// range was 6.2 s – 1 h, over those that contradict none 187.9 s – 1 h.
+// ok is false when the run does not tell the refill (no send bounds it
+// at mf's point): the range is the judgement's.
 func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 	i = slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
 	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
@@ -330,10 +335,21 @@ func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 		})
 	}
 	wg.Wait()
-	v := mf.params[i].written(mf.cfg)
-	r = [2]float64{min(own.least, v), max(own.most, v)}
+	// The fewest any point that fits contradicts: the points that
+	// contradict more are told apart from them by the run's sends.
+	fewest := own.fewest
 	for k := range others {
-		if told[k] && found[k].fewest <= own.fewest {
+		if told[k] {
+			fewest = min(fewest, found[k].fewest)
+		}
+	}
+	v := mf.params[i].written(mf.cfg)
+	r = [2]float64{v, v}
+	if own.fewest == fewest {
+		r = [2]float64{min(own.least, v), max(own.most, v)}
+	}
+	for k := range others {
+		if told[k] && found[k].fewest == fewest {
 			r[0], r[1] = min(r[0], found[k].least), max(r[1], found[k].most)
 		}
 	}

@@ -155,14 +155,19 @@ func TestRunsRefillEndsHoldTheRun(t *testing.T) {
 // forecast of 93.3% after 100 ms before the last point put it off where
 // the run cannot tell it (plainest: objective 0.0221 with it, 0.0250
 // without), and its twin's main job gave Overall p50 and p90 of 67 and
-// 685 ms against the recorded 30 and 564.
+// 685 ms against the recorded 30 and 564. Target e's
+// (testdata/served-e.csv: 300 PTU, 1 s, 175%, 5 min; main's probe of
+// whole requests, one back in the rest) refill fitted 195.2 s, its range
+// 6.2 s – 1 h, while it was over every point that fits and contradicts
+// no more of the run's sends than the fitted one (11): the points that
+// contradict none tell 187.9 s – 1 h (refillRange).
 func TestServedTargetsFindTheirSettings(t *testing.T) {
 	long(t, "whole fits")
 	t.Parallel()
 	for _, c := range []struct {
 		file                    string
 		ptu, depth, pct, refill float64
-	}{{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}, {"testdata/served-b.csv", 90, 0.5, 600, 45}} {
+	}{{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}, {"testdata/served-b.csv", 90, 0.5, 600, 45}, {"testdata/served-e.csv", 300, 1, 175, 300}} {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
 			r := fitModels(t, defaultBudget, []string{sim.ProfilePTU}, nil, c.file)
