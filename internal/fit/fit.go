@@ -529,13 +529,10 @@ func settingsKey(params []param, c sim.Config, phase time.Duration) string {
 	return b.String()
 }
 
-// fitTable searches model's parameters, the rows params, from the
-// defaults.
-//
-// A table whose first refusal's line (seedLine) holds a point the
-// judgement calls good is searched on the budget's seeded share, and so
-// are the tables after it when its fit is good too.
-func (f *fitter) fitTable(ctx context.Context, model string, params []param, b budget) (modelFit, *search, bool, error) {
+// tableSearch is the search of model's rows params on budget b, each
+// point it scores kept in pts, and the point it starts from (the
+// defaults).
+func (f *fitter) tableSearch(model string, params []param, b budget) (*search, *triedPoints, []float64) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -590,6 +587,17 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		keep(u, c, phase, sc)
 		return sc.objective, true, nil
 	}
+	return s, pts, start
+}
+
+// fitTable searches model's parameters, the rows params, from the
+// defaults.
+//
+// A table whose first refusal's line (seedLine) holds a point the
+// judgement calls good is searched on the budget's seeded share, and so
+// are the tables after it when its fit is good too.
+func (f *fitter) fitTable(ctx context.Context, model string, params []param, b budget) (modelFit, *search, bool, error) {
+	s, pts, start := f.tableSearch(model, params, b)
 	seededGood := false
 	if s.b.seeds && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth }) {
 		s.memo = map[string]float64{}
