@@ -608,6 +608,9 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		if seededGood = pts.anyGood(); seededGood {
 			s.b = s.b.seeded()
 		}
+		if err := s.searchTeeth(ctx, params); err != nil {
+			return modelFit{}, nil, false, err
+		}
 	}
 	f.job.status.model.Store(&model)
 	best, sc, err := s.run(ctx, start)

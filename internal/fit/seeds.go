@@ -97,6 +97,48 @@ func (fr firstRefusal) settingsAt(d float64) (depth, allowance float64, ok bool)
 	return capacity / d, (spent + fr.cost/2) / d, true
 }
 
+// mostDrain is the drain (tokens a second) at which the run's level at
+// its first refusal is what drains in the refusal's advised wait: a
+// bucket of no depth; at any faster drain no depth fits (settingsAt).
+// The level falls as the drain quickens, the wait's drain rises, so the
+// two meet once, found by halving (mostHalvings, in the logarithm) from
+// the level without drain drained in the time to the refusal and its
+// wait, where they meet when the level never empties before the
+// refusal (the main job's first wave) and below which they never do: a
+// run whose first refusal comes after an idle gap (waves of 40 a minute
+// apart against a deep allowance, TestSuggestedPlanNarrowsTheAllowance's:
+// the first refusal in the third wave) drains its level to nothing in
+// each gap, and that bound (2.9 PTU against its 60) put the whole line
+// below the truth.
+func (fr firstRefusal) mostDrain() float64 {
+	total, _ := fr.levelAt(0, 0)
+	lo := total / (fr.at + fr.wait)
+	over := func(d float64) bool {
+		level, _ := fr.levelAt(d, 0)
+		return level > d*fr.wait
+	}
+	if lo <= 0 || !over(lo*(1+1e-9)) {
+		return lo
+	}
+	hi := lo * 2
+	for over(hi) && hi < lo*1e9 {
+		hi *= 2
+	}
+	for range mostHalvings {
+		mid := math.Sqrt(lo * hi)
+		if over(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// mostHalvings puts mostDrain within 2^(1/2^20) of where the level and the
+// wait's drain meet: far closer than the line's steps (seedStep).
+const mostHalvings = 40
+
 // The first refusal's line (lineSeeds): the PTU from the most the run
 // allows (a bucket of no depth: the level at the first refusal drained
 // in the time to it and its advised wait) down to seedSpan times less,
@@ -157,15 +199,33 @@ func (f *fitter) seedLine(ctx context.Context, s *search, model string, params [
 			out = append(out, u)
 		}
 	}
-	swept, err := s.batch(ctx, out[len(line):])
-	if err != nil {
+	if _, err := s.batch(ctx, out[len(line):]); err != nil {
 		return nil, err
 	}
-	found, err := s.descendTeeth(ctx, out, append(scores, swept...), params)
-	if err != nil {
-		return nil, err
+	return out, nil
+}
+
+// searchTeeth adds to s's seeds (seedLine's points, scored in its memo)
+// the points its line's teeth descend to (descendTeeth). It runs once
+// the seeded share is decided: that is the line's own say (a line point
+// judged good), as before the teeth.
+func (s *search) searchTeeth(ctx context.Context, params []param) error {
+	scores := make([]float64, len(s.seeds))
+	s.mu.Lock()
+	for k, u := range s.seeds {
+		sc, ok := s.memo[s.key(u)]
+		if !ok {
+			sc = inf
+		}
+		scores[k] = sc
 	}
-	return append(out, found...), nil
+	s.mu.Unlock()
+	found, err := s.descendTeeth(ctx, s.seeds, scores, params)
+	if err != nil {
+		return err
+	}
+	s.seeds = append(s.seeds, found...)
+	return nil
 }
 
 // The line's teeth (descendTeeth): the truth's basin is a thin set next
@@ -331,10 +391,9 @@ func (f *fitter) lineSeeds(model string, params []param) [][]float64 {
 	if !ok {
 		return nil
 	}
-	// The most: the level at the first refusal without drain, drained
-	// in the time to it and its wait.
-	total, _ := fw.levelAt(0, 0)
-	most := total / (fw.at + fw.wait) * 60 / base.TokensPerPTU
+	// The most: the drain at which the level at the first refusal is
+	// all drained in its wait (a bucket of no depth: mostDrain).
+	most := fw.mostDrain() * 60 / base.TokensPerPTU
 	type linePoint struct{ ptu, depth, allowance, refill float64 }
 	var line []linePoint
 	for _, ptu := range logSteps(most/seedSpan, most, seedStep)[:maxSeeds] {
