@@ -64,10 +64,10 @@ type Job struct {
 
 // DefaultMaxWork is the fit's default cap on its work: sends replayed,
 // summed over every point tried. The main job's results (331 sends,
-// about 4,550 points over the three models, the first refusal's line
-// included) are some 1,500,000; a send replayed costs 4–9 µs of a core
-// (docs/fit.md), so the default, 16 times that, is some 2 to 4 minutes
-// of a core: a file of up to about 5,500 sends. Job.MaxWork (--max-work) raises it deliberately.
+// about 5,000 points over the three models, the first refusal's line
+// and its teeth included) are some 1,660,000; a send replayed costs
+// 4–9 µs of a core (docs/fit.md), so the default, 15 times that, is
+// some 2 to 4 minutes of a core: a file of up to about 5,000 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
 // progress is a running fit's advance, safe to read while it runs.
