@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -273,5 +275,29 @@ func TestTeethReachTheTruth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLineAfterAnIdleGap: a run whose first refusal comes after its
+// level has drained to nothing (TestSuggestedPlanNarrowsTheAllowance's
+// deep allowance, 60 PTU, 1 s, 6,000%, under waves of 40 a minute
+// apart: first refused in its third wave) still has the truth on its
+// line. The line ran from the level without drain over the time to the
+// first refusal and its wait, 2.9 PTU there, every point below the
+// truth (its fit ended poor at 63.7 PTU, 663 ms, 415%).
+func TestLineAfterAnIdleGap(t *testing.T) {
+	t.Parallel()
+	truth := deepAllowance()
+	file := runBurst(t, campaign.Target{Sim: truth, InMemory: true, Spec: defaultSpec()}, burst.Config{Size: 40, Waves: 4, Gap: time.Minute})
+	f := &fitter{job: &Job{}, sends: workloadOf(t, file)}
+	params := tables(sim.ProfilePTU)[0]
+	var near []float64
+	for _, u := range f.lineSeeds(sim.ProfilePTU, params) {
+		if v := params[0].value(u[0]); math.Abs(v/truth.PTU-1) <= seedStep {
+			near = append(near, v)
+		}
+	}
+	if len(near) == 0 {
+		t.Errorf("no point of the line within %g of %v PTU", seedStep, truth.PTU)
 	}
 }
