@@ -26,11 +26,6 @@ targets=(
   "e|--sim-ptu 300 --sim-bucket-depth 1s --sim-burst-pct 175 --sim-burst-refill 5m --sim-seed 13"
   "f|--sim-seed 17"
 )
-# PORT=N: the first target's port is N+1 (each next one more); two runs
-# at once (two engineers' worktrees) need bases apart, or the second's
-# main job would be sent to the first's target: a port already answering
-# ends the script.
-port=${PORT:-18931}
 echo "| target | flags | fit (KS; * untested) | Overall p50, p90, p99 recorded → twin (ms) | PTU | bucket depth (s) | burst-pct | refill (s) | fit time | all four |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 echo "load before: $(cat /proc/loadavg)"
@@ -40,19 +35,37 @@ for t in "${targets[@]}"; do
   if [[ -n ${TARGETS:-} && ",$TARGETS," != *",$name,"* ]]; then continue; fi
   dir="$out/$name"
   mkdir -p "$dir"
-  port=$((port + 1))
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    echo "port $port already answers (another run's target?): set PORT to another base" >&2
-    exit 2
-  fi
+  # A port of the system's choosing, read from serve's first line (its
+  # URL): a fixed port is shared with any other run of this script on
+  # the machine, whose serve then fails to bind and whose main job
+  # sends to this one's target (round 12: a recording of d took another
+  # run's 165 requests, and its fit missed every setting).
   # shellcheck disable=SC2086
-  "$bin" serve --addr "127.0.0.1:$port" $flags >"$dir/serve.log" 2>&1 &
+  "$bin" serve --addr "127.0.0.1:0" $flags >"$dir/serve.log" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-  AZURE_OPENAI_API_KEY=unused "$bin" characterize --endpoint "http://127.0.0.1:$port" --deployment sim-ptu \
+  url=
+  for _ in $(seq 100); do
+    url=$(head -n 1 "$dir/serve.log" 2>/dev/null)
+    [[ $url == http://* ]] && curl -s -o /dev/null "$url/" && break
+    url=
+    sleep 0.1
+  done
+  if [[ -z $url ]]; then
+    echo "target $name: serve did not start (see $dir/serve.log)" >&2
+    kill "$pid" 2>/dev/null || true
+    continue
+  fi
+  AZURE_OPENAI_API_KEY=unused "$bin" characterize --endpoint "$url" --deployment sim-ptu \
     --out-dir "$dir/recorded" -q >"$dir/recorded.log" 2>&1 || true
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
+  # The target's own count of requests (its last line) against the rows
+  # recorded: any other sender to it makes the recording not this run's.
+  served=$(sed -n 's/^key-0: \([0-9]*\) requests.*/\1/p' "$dir/serve.log" | tail -n 1)
+  rows=$(($(wc -l <"$dir/recorded/results.csv" 2>/dev/null || echo 1) - 1))
+  if [[ -n $served && $served != "$rows" ]]; then
+    echo "target $name: the target served $served requests, the recording holds $rows rows: another sender reached it" >&2
+  fi
   start=$(date +%s.%N)
   "$bin" fit "$dir/recorded/results.csv" -q -o "$dir/twin.json" >"$dir/fit.txt" 2>&1 || true
   end=$(date +%s.%N)

@@ -102,8 +102,8 @@ order (duplicated rows: a warning).
 A row past a request's bounds (prompt_tokens, max_tokens or
 completion_tokens over 1,000,000, latency_ms over 1 h, sent_ms over 8
 days) is refused, one line, exit 2. The fit's work, the sends replayed
-times the points tried (about 4,550), is estimated before it replays
-anything and refused past --max-work (the default is some 5,500 sends,
+times the points tried (about 5,000), is estimated before it replays
+anything and refused past --max-work (the default is some 5,000 sends,
 2 to 4 minutes of a core); a progress line comes every 2 s (-q: none),
 and Ctrl-C stops it within a second.
 

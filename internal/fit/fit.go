@@ -64,10 +64,10 @@ type Job struct {
 
 // DefaultMaxWork is the fit's default cap on its work: sends replayed,
 // summed over every point tried. The main job's results (331 sends,
-// about 4,550 points over the three models, the first refusal's line
-// included) are some 1,500,000; a send replayed costs 4–9 µs of a core
-// (docs/fit.md), so the default, 16 times that, is some 2 to 4 minutes
-// of a core: a file of up to about 5,500 sends. Job.MaxWork (--max-work) raises it deliberately.
+// about 5,000 points over the three models, the first refusal's line
+// and its teeth included) are some 1,660,000; a send replayed costs
+// 4–9 µs of a core (docs/fit.md), so the default, 15 times that, is
+// some 2 to 4 minutes of a core: a file of up to about 5,000 sends. Job.MaxWork (--max-work) raises it deliberately.
 const DefaultMaxWork = 25_000_000
 
 // progress is a running fit's advance, safe to read while it runs.
@@ -529,13 +529,10 @@ func settingsKey(params []param, c sim.Config, phase time.Duration) string {
 	return b.String()
 }
 
-// fitTable searches model's parameters, the rows params, from the
-// defaults.
-//
-// A table whose first refusal's line (seedLine) holds a point the
-// judgement calls good is searched on the budget's seeded share, and so
-// are the tables after it when its fit is good too.
-func (f *fitter) fitTable(ctx context.Context, model string, params []param, b budget) (modelFit, *search, bool, error) {
+// tableSearch is the search of model's rows params on budget b, each
+// point it scores kept in pts, and the point it starts from (the
+// defaults).
+func (f *fitter) tableSearch(model string, params []param, b budget) (*search, *triedPoints, []float64) {
 	base := f.base(model)
 	start := make([]float64, len(params))
 	var offAtMax []int
@@ -590,6 +587,17 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		keep(u, c, phase, sc)
 		return sc.objective, true, nil
 	}
+	return s, pts, start
+}
+
+// fitTable searches model's parameters, the rows params, from the
+// defaults.
+//
+// A table whose first refusal's line (seedLine) holds a point the
+// judgement calls good is searched on the budget's seeded share, and so
+// are the tables after it when its fit is good too.
+func (f *fitter) fitTable(ctx context.Context, model string, params []param, b budget) (modelFit, *search, bool, error) {
+	s, pts, start := f.tableSearch(model, params, b)
 	seededGood := false
 	if s.b.seeds && slices.ContainsFunc(params, func(p param) bool { return p.PerDepth }) {
 		s.memo = map[string]float64{}
@@ -599,6 +607,9 @@ func (f *fitter) fitTable(ctx context.Context, model string, params []param, b b
 		}
 		if seededGood = pts.anyGood(); seededGood {
 			s.b = s.b.seeded()
+		}
+		if err := s.searchTeeth(ctx, params); err != nil {
+			return modelFit{}, nil, false, err
 		}
 	}
 	f.job.status.model.Store(&model)

@@ -71,7 +71,7 @@ const seededGlobal = 20
 func (b budget) evaluations(n int) int {
 	seeds := 0
 	if b.seeds {
-		seeds = maxSeeds
+		seeds = maxSeeds + teethPoints
 	}
 	return 1 + seeds + b.global*n + b.starts*(b.simplex+n) + b.passes*n*finePoints + b.lines*scanPoints(n) + b.hops*(1+b.hopEval+n)
 }
@@ -339,18 +339,34 @@ func (s *search) simplex(ctx context.Context, u0 []float64, f0 float64) (point, 
 // simplexFrom is Nelder–Mead from u0, its first simplex step[i] along
 // each coordinate, for at most budget evaluations.
 func (s *search) simplexFrom(ctx context.Context, u0 []float64, f0 float64, step []float64, budget int) (point, error) {
+	edges := make([][]float64, s.n)
+	for i := range edges {
+		edges[i] = make([]float64, s.n)
+		if u0[i]+step[i] <= 1 {
+			edges[i][i] = step[i]
+		} else {
+			edges[i][i] = -step[i]
+		}
+	}
+	return s.simplexAlong(ctx, u0, f0, edges, budget)
+}
+
+// simplexAlong is Nelder–Mead from u0, its first simplex u0 and u0 +
+// each of edges (as many as the directions it searches: fewer than the
+// coordinates leave the others where u0 has them), for at most budget
+// evaluations.
+func (s *search) simplexAlong(ctx context.Context, u0 []float64, f0 float64, edges [][]float64, budget int) (point, error) {
 	evals := 0
 	f := func(u []float64) (float64, error) {
 		evals++
 		return s.one(ctx, u)
 	}
+	n := len(edges)
 	simp := []point{{clampUnit(u0), f0}}
-	for i := 0; i < s.n; i++ {
-		u := append([]float64(nil), u0...)
-		if u[i]+step[i] <= 1 {
-			u[i] += step[i]
-		} else {
-			u[i] -= step[i]
+	for _, e := range edges {
+		u := slices.Clone(u0)
+		for i := range u {
+			u[i] += e[i]
 		}
 		sc, err := f(u)
 		if err != nil {
@@ -360,8 +376,8 @@ func (s *search) simplexFrom(ctx context.Context, u0 []float64, f0 float64, step
 	}
 	for evals < budget {
 		slices.SortStableFunc(simp, func(a, b point) int { return cmp.Compare(a.score, b.score) })
-		worst := simp[s.n]
-		c := centroid(simp[:s.n])
+		worst := simp[n]
+		c := centroid(simp[:n])
 		r := clampUnit(along(c, worst.u, -1))
 		fr, err := f(r)
 		if err != nil {
@@ -375,12 +391,12 @@ func (s *search) simplexFrom(ctx context.Context, u0 []float64, f0 float64, step
 				return point{}, err
 			}
 			if fe < fr {
-				simp[s.n] = point{e, fe}
+				simp[n] = point{e, fe}
 			} else {
-				simp[s.n] = point{r, fr}
+				simp[n] = point{r, fr}
 			}
-		case fr < simp[s.n-1].score:
-			simp[s.n] = point{r, fr}
+		case fr < simp[n-1].score:
+			simp[n] = point{r, fr}
 		default:
 			k := clampUnit(along(c, worst.u, 0.5))
 			fk, err := f(k)
@@ -388,10 +404,10 @@ func (s *search) simplexFrom(ctx context.Context, u0 []float64, f0 float64, step
 				return point{}, err
 			}
 			if fk < worst.score {
-				simp[s.n] = point{k, fk}
+				simp[n] = point{k, fk}
 				continue
 			}
-			for i := 1; i <= s.n; i++ {
+			for i := 1; i <= n; i++ {
 				u := along(simp[0].u, simp[i].u, 0.5)
 				sc, err := f(u)
 				if err != nil {

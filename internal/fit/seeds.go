@@ -3,6 +3,7 @@ package fit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -96,6 +97,48 @@ func (fr firstRefusal) settingsAt(d float64) (depth, allowance float64, ok bool)
 	return capacity / d, (spent + fr.cost/2) / d, true
 }
 
+// mostDrain is the drain (tokens a second) at which the run's level at
+// its first refusal is what drains in the refusal's advised wait: a
+// bucket of no depth; at any faster drain no depth fits (settingsAt).
+// The level falls as the drain quickens, the wait's drain rises, so the
+// two meet once, found by halving (mostHalvings, in the logarithm) from
+// the level without drain drained in the time to the refusal and its
+// wait, where they meet when the level never empties before the
+// refusal (the main job's first wave) and below which they never do: a
+// run whose first refusal comes after an idle gap (waves of 40 a minute
+// apart against a deep allowance, TestSuggestedPlanNarrowsTheAllowance's:
+// the first refusal in the third wave) drains its level to nothing in
+// each gap, and that bound (2.9 PTU against its 60) put the whole line
+// below the truth.
+func (fr firstRefusal) mostDrain() float64 {
+	total, _ := fr.levelAt(0, 0)
+	lo := total / (fr.at + fr.wait)
+	over := func(d float64) bool {
+		level, _ := fr.levelAt(d, 0)
+		return level > d*fr.wait
+	}
+	if lo <= 0 || !over(lo*(1+1e-9)) {
+		return lo
+	}
+	hi := lo * 2
+	for over(hi) && hi < lo*1e9 {
+		hi *= 2
+	}
+	for range mostHalvings {
+		mid := math.Sqrt(lo * hi)
+		if over(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// mostHalvings puts mostDrain within 2^(1/2^20) of where the level and the
+// wait's drain meet: far closer than the line's steps (seedStep).
+const mostHalvings = 40
+
 // The first refusal's line (lineSeeds): the PTU from the most the run
 // allows (a bucket of no depth: the level at the first refusal drained
 // in the time to it and its advised wait) down to seedSpan times less,
@@ -162,6 +205,180 @@ func (f *fitter) seedLine(ctx context.Context, s *search, model string, params [
 	return out, nil
 }
 
+// searchTeeth adds to s's seeds (seedLine's points, scored in its memo)
+// the points its line's teeth descend to (descendTeeth). It runs once
+// the seeded share is decided: that is the line's own say (a line point
+// judged good), as before the teeth.
+func (s *search) searchTeeth(ctx context.Context, params []param) error {
+	scores := make([]float64, len(s.seeds))
+	s.mu.Lock()
+	for k, u := range s.seeds {
+		sc, ok := s.memo[s.key(u)]
+		if !ok {
+			sc = inf
+		}
+		scores[k] = sc
+	}
+	s.mu.Unlock()
+	found, err := s.descendTeeth(ctx, s.seeds, scores, params)
+	if err != nil {
+		return err
+	}
+	s.seeds = append(s.seeds, found...)
+	return nil
+}
+
+// The line's teeth (descendTeeth): the truth's basin is a thin set next
+// to the first refusal's line, not on it (the line's depth and
+// allowance are the first refusal's to within a send's cost, its refill
+// a few sends' reading), so the line's point nearest the truth can score
+// worse than a point of a neighbouring tooth (some 5% of the PTU apart:
+// a send's cost moved from the allowance to the depth) that the line
+// crosses nearer its floor. Served target d's recording of round 11
+// (testdata/served-d2.csv) scores 0.096 on the line at 150 PTU, 1.503 s,
+// 299%, and 0.0216 at 162.4 PTU, 1.038 s, 437%, where the fit ended;
+// but 0.0102 at 148.6 PTU, 1.514 s, 301%. The search's other stages
+// start from its best points (Nelder–Mead, grids, hops of 10%), all in
+// the one tooth, and move the table's coordinates, each of which moves
+// the capacity. So each of the best teethBest points of the line (its
+// refills swept included) that lie more than teethGap apart in the PTU
+// (each another tooth) is searched near: a grid in the drain and the
+// capacity (teethGridDrain, teethGridCapacity steps each way), then a
+// Nelder–Mead of teethEval evaluations from the grid's best along the
+// run's own directions (toothEdges), teethWidth at once.
+const (
+	teethBest  = 4
+	teethGap   = 0.02
+	teethEval  = 40
+	teethWidth = 4
+)
+
+// descendTeeth searches near the best of pts (scores) that lie in
+// distinct teeth of the line, whose PTU is more than teethGap from every
+// one picked before (the constants above), and returns the points the
+// searches end at. Each is a function of its start alone, so the result
+// is the same whatever order the workers finish in.
+func (s *search) descendTeeth(ctx context.Context, pts [][]float64, scores []float64, params []param) ([][]float64, error) {
+	edges, i := s.toothEdges(params)
+	if edges == nil {
+		return nil, nil
+	}
+	order := make([]int, len(pts))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
+	var picked []int
+	for _, k := range order {
+		if len(picked) == teethBest || math.IsInf(scores[k], 1) {
+			break
+		}
+		v := params[i].value(pts[k][i])
+		if !slices.ContainsFunc(picked, func(j int) bool { return math.Abs(v/params[i].value(pts[j][i])-1) <= teethGap }) {
+			picked = append(picked, k)
+		}
+	}
+	// Each tooth's grid in the drain and the capacity (teethGrid), in one
+	// batch; its descent starts from the grid's best.
+	var grid [][]float64
+	for _, k := range picked {
+		for a := -teethGridDrain; a <= teethGridDrain; a++ {
+			for b := -teethGridCapacity; b <= teethGridCapacity; b++ {
+				u := slices.Clone(pts[k])
+				for i := range u {
+					u[i] += float64(a)*edges[0][i] + float64(b)*edges[1][i]
+				}
+				grid = append(grid, clampUnit(u))
+			}
+		}
+	}
+	gs, err := s.batch(ctx, grid)
+	if err != nil {
+		return nil, err
+	}
+	per := len(grid) / max(len(picked), 1)
+	starts := make([]point, len(picked))
+	for j, k := range picked {
+		starts[j] = point{pts[k], scores[k]}
+		for g := j * per; g < (j+1)*per; g++ {
+			if gs[g] < starts[j].score {
+				starts[j] = point{grid[g], gs[g]}
+			}
+		}
+	}
+	found := make([][]float64, len(picked))
+	for h := 0; h < len(picked); h += teethWidth {
+		end := min(h+teethWidth, len(picked))
+		errs := make([]error, end-h)
+		var wg sync.WaitGroup
+		for j := h; j < end; j++ {
+			wg.Go(func() {
+				q, err := s.simplexAlong(ctx, slices.Clone(starts[j].u), starts[j].score, edges, teethEval)
+				found[j], errs[j-h] = q.u, err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// The first simplex of a tooth's descent (toothEdges), as shares of
+// each setting: the drain up by teethDrain with the bucket's capacity
+// and the allowance in tokens held (the PTU up, the depth and the
+// allowance in seconds of drain down by as much); the capacity up by
+// teethCapacity (the depth); the allowance by teethAllowance; the
+// refill by teethRefill. A tooth's floor is a thin set in the capacity
+// (served target d's recording of round 11: 0.0065 at 150 PTU and
+// 1.49 s, 0.033 at 1.48 s or 150.4 PTU, some 0.5% either way), where a
+// step of the table's coordinates moves the capacity with the PTU.
+const (
+	teethDrain     = 0.005
+	teethCapacity  = 0.005
+	teethAllowance = 0.01
+	teethRefill    = 0.02
+)
+
+// teethGridDrain and teethGridCapacity: a tooth's grid (descendTeeth)
+// is its point moved by up to that many of the first simplex's drain
+// and capacity edges, each way.
+const (
+	teethGridDrain    = 2
+	teethGridCapacity = 3
+)
+
+// teethPoints bounds how many points descendTeeth tries: each tooth's
+// grid, its first simplex's other vertices and its descent.
+const teethPoints = teethBest * ((2*teethGridDrain+1)*(2*teethGridCapacity+1) + 4 + teethEval)
+
+// toothEdges are the edges of a tooth's first simplex in s's unit box
+// (the constants above), and the PTU row's index; nil without the PTU
+// model's rows searched as the allowance (PerDepth).
+func (s *search) toothEdges(params []param) ([][]float64, int) {
+	row := func(field string) int {
+		return slices.IndexFunc(params, func(p param) bool { return p.Field == field })
+	}
+	ptu, depth, allowance, refill := row("PTU"), row("BucketDepth"), row("BurstPct"), row("BurstRefill")
+	if ptu < 0 || depth < 0 || allowance < 0 || refill < 0 || !params[allowance].PerDepth {
+		return nil, 0
+	}
+	edge := func(moves map[int]float64) []float64 {
+		e := make([]float64, s.n)
+		for i, rel := range moves {
+			e[i] = math.Copysign(s.unitOf(i, math.Abs(rel)), rel)
+		}
+		return e
+	}
+	return [][]float64{
+		edge(map[int]float64{ptu: teethDrain, depth: -teethDrain, allowance: -teethDrain}),
+		edge(map[int]float64{depth: teethCapacity}),
+		edge(map[int]float64{allowance: teethAllowance}),
+		edge(map[int]float64{refill: teethRefill}),
+	}, ptu
+}
+
 // lineSeeds are unit points of the PTU model's table params along the
 // first refusal's line (the constants above). None when the run does
 // not say (readFirstRefusal) or the model is not the PTU's.
@@ -174,10 +391,9 @@ func (f *fitter) lineSeeds(model string, params []param) [][]float64 {
 	if !ok {
 		return nil
 	}
-	// The most: the level at the first refusal without drain, drained
-	// in the time to it and its wait.
-	total, _ := fw.levelAt(0, 0)
-	most := total / (fw.at + fw.wait) * 60 / base.TokensPerPTU
+	// The most: the drain at which the level at the first refusal is
+	// all drained in its wait (a bucket of no depth: mostDrain).
+	most := fw.mostDrain() * 60 / base.TokensPerPTU
 	type linePoint struct{ ptu, depth, allowance, refill float64 }
 	var line []linePoint
 	for _, ptu := range logSteps(most/seedSpan, most, seedStep)[:maxSeeds] {
