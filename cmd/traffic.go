@@ -293,7 +293,8 @@ func (r *trafficRun) watch(total *runTally, window *campaign.Abort) func(campaig
 		if !r.rf.quiet {
 			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
 		}
-		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, shard.Share(p.Planned), p.Start, r.rf.progress, plan)
+		n, most := p.Bound()
+		prog := newProgress(r.stderr, r.rf.quiet, p.Label(), shard.Share(n), most, p.Start, r.rf.progress, plan)
 		return func(rec *results.Record) {
 				if !r.rf.quiet {
 					// Read by the progress and the plan's summary only,
