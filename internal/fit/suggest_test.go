@@ -4,13 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -87,5 +90,39 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 	}
 	if narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
 		t.Errorf("the suggested plan's range %v is not narrower than half the default's %v", narrow, wide)
+	}
+}
+
+// TestSuggestionWeighsThePlanSent: --suggest-plan weighs its candidates
+// against the plan the run sent (its recorded sends), and says so: on
+// target c (its first wave of 40 admitted whole) the main job's waves
+// grew to 80 and its refill probe sent whole requests; on target e (26
+// of 40 admitted first) its waves stayed 40 and its probe sent quarters.
+// It weighed 4 waves of 40 and no probe before, and said "the main
+// job's default plan".
+func TestSuggestionWeighsThePlanSent(t *testing.T) {
+	t.Parallel()
+	w := workloadOf(t, mainJob(t, targetE(), charplan.RefillRest))
+	// The probe's count varies by a send or two with the order its
+	// answers come in.
+	if got := sentPlan(w, client.DefaultMaxTokens); !regexp.MustCompile(`^burst waves of 40, 40, 40, 40; 171 scheduled sends; a refill probe of 5\d sends, each a quarter of the request$`).MatchString(got) {
+		t.Errorf("e: the plan sent %q, want waves of 40, the probe's quarters", got)
+	}
+	r := fitSuggest(t, tiny, mainJob(t, targetC(), charplan.RefillRest))
+	var b strings.Builder
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	t.Logf("c: %s", text[strings.Index(text, "quality:"):])
+	if r.suggestion == nil || len(r.suggestion.Settings) == 0 {
+		t.Fatalf("c: no setting left open: %+v", r.suggestion)
+	}
+	sent := regexp.MustCompile(`(weighed against|better than) the plan this run sent \(burst waves of 40, 80, 40, 40; 327 scheduled sends; a refill probe of \d+ sends, each whole requests\)\n`)
+	if !sent.MatchString(text) {
+		t.Errorf("c: the suggestion does not say it weighs against the plan the run sent, %s", sent)
+	}
+	if !strings.Contains(text, "apart under the plan this run sent, ") {
+		t.Errorf("c: the settings' separations do not say they are the plan sent's")
 	}
 }
