@@ -68,7 +68,7 @@ func (ch *characterizeCmd) run(c *cobra.Command, _ []string) error {
 	defer r.stopMetrics()
 	r.perPlan = true
 	if !ch.rf.quiet {
-		fmt.Fprintf(stderr, "characterize: %d requests in %d plans, expected to take about %s, then the report\n", r.job.Planned(), len(plans), about(r.job.Span()))
+		fmt.Fprintf(stderr, "characterize: %s, expected to take about %s, then the report\n", r.job.Count(), about(r.job.Span()))
 	}
 	out, _, err := r.run(c.Context())
 	if err != nil {

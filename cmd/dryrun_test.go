@@ -162,3 +162,18 @@ func connCounter(t *testing.T) (addr string, conns *atomic.Int64) {
 	}()
 	return ln.Addr().String(), conns
 }
+
+// TestCharacterizeNamesTheProbe: characterize's start line counts to the
+// most a refill probe may send, and the probe's summary is the refill
+// probe's, not a second burst plan's (it is burst-shaped).
+func TestCharacterizeNamesTheProbe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr := runCLI(context.Background(), "characterize", "--burst-size", "4", "--burst-waves", "1", "--skip-schedule", "--refill-rest", "100ms",
+		"--sim-time-scale", "50", "--out-dir", filepath.Join(dir, "c"))
+	for _, want := range []string{"characterize: at most 36 requests in 2 plans (the refill probe ends at its first 429), expected to take about", "\nburst plan: requests: 4 planned", "\nrefill probe: requests: "} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+}

@@ -92,9 +92,9 @@ For every fitted setting the profile's fit.ranges holds the range of
 values that fit the run as well as the twin (points the judgement calls
 good too; for a poor fit, within 0.05 of its objective); the output marks
 each setting pinned (its range within 25% of the value) or not.
---suggest-plan proposes the characterize plan (--burst-size, --burst-waves,
---burst-gap) under which the ends of the settings not pinned would answer
-most differently: run it, and fit its results, to narrow them.
+--suggest-plan proposes the characterize plan (burst flags) under which the
+ends of the settings not pinned answer most differently, weighed against
+the plan the run sent: run it, and fit its results, to narrow them.
 --hold-out GROUP fits on the other groups and reports the held-out one's
 distance. Deterministic: the same rows give the same twin, in whatever
 order (duplicated rows: a warning).

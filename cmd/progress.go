@@ -56,10 +56,17 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress starts the progress of total requests; with a start ahead
-// (a common timeline) it says it waits for it until then.
-func newProgress(w io.Writer, quiet bool, label string, total int, startAt time.Time, every time.Duration, tally *runTally) *progress {
+// newProgress starts the progress of total requests (most: at most
+// total, the plan may grow to it or end short of it: campaign's
+// Plan.Bound); with a start ahead (a common timeline) it says it waits
+// for it until then.
+func newProgress(w io.Writer, quiet bool, label string, total int, most bool, startAt time.Time, every time.Duration, tally *runTally) *progress {
 	p := &progress{tally: tally, start: time.Now(), label: label}
+	of := fmt.Sprintf("/%d", total)
+	if most {
+		p.label = fmt.Sprintf("%s (at most %d)", label, total)
+		of = fmt.Sprintf(" of at most %d", total)
+	}
 	if startAt.After(p.start) {
 		p.start = startAt
 	}
@@ -67,7 +74,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, startAt time.
 		return p
 	}
 	if isTerminal(w) {
-		desc := label
+		desc := p.label
 		if time.Now().Before(p.start) {
 			desc += ": waiting for the start"
 		}
@@ -96,7 +103,7 @@ func newProgress(w io.Writer, quiet bool, label string, total int, startAt time.
 					continue
 				}
 				done, n429 := tally.counts()
-				fmt.Fprintf(w, "%s: %d/%d done, %d 429s, %s elapsed\n", label, done, total, n429, time.Since(p.start).Round(time.Second))
+				fmt.Fprintf(w, "%s: %d%s done, %d 429s, %s elapsed\n", label, done, of, n429, time.Since(p.start).Round(time.Second))
 			case <-p.stop:
 				return
 			}

@@ -290,10 +290,15 @@ func (r *trafficRun) watch(total *runTally, window *campaign.Abort) func(campaig
 	shard := r.job.Options.Shard
 	return func(p campaign.Plan) (func(*results.Record), func(dispatch.Outcome)) {
 		plan := newRunTally(r.rf.slo)
-		if !r.rf.quiet {
-			announceStart(r.stderr, p.Shape+" plan", p.Start, shard)
+		name := p.Shape + " plan" // the refill probe is burst-shaped: its own name
+		if p.Label() != p.Shape {
+			name = p.Label()
 		}
-		prog := newProgress(r.stderr, r.rf.quiet, p.Shape, shard.Share(p.Planned), p.Start, r.rf.progress, plan)
+		if !r.rf.quiet {
+			announceStart(r.stderr, name, p.Start, shard)
+		}
+		n, most := p.Bound()
+		prog := newProgress(r.stderr, r.rf.quiet, p.Label(), shard.Share(n), most, p.Start, r.rf.progress, plan)
 		return func(rec *results.Record) {
 				if !r.rf.quiet {
 					// Read by the progress and the plan's summary only,
@@ -309,7 +314,7 @@ func (r *trafficRun) watch(total *runTally, window *campaign.Abort) func(campaig
 			}, func(dispatch.Outcome) {
 				prog.finish()
 				if r.perPlan && !r.rf.quiet {
-					fmt.Fprintf(r.stderr, "%s plan: ", p.Shape)
+					fmt.Fprintf(r.stderr, "%s: ", name)
 					plan.writeSummary(r.stderr)
 				}
 			}

@@ -102,21 +102,8 @@ func (j *Job) Describe() []string {
 		lines = append(lines, p.Description)
 	}
 	lines = append(lines, j.describeTokens()...)
-	most, grows, sizes := 0, false, false
-	for _, p := range j.Plans {
-		most += p.Most()
-		grows = grows || p.Contact != nil
-		sizes = sizes || p.Sizing != nil
-	}
 	line := fmt.Sprintf("in all: %d requests (first attempts), expected duration about %s plus the last answers", j.Planned(), num.About(j.Span()))
-	if most > j.Planned() {
-		as := "the burst plan sizes the ramp"
-		switch {
-		case grows && sizes:
-			as = "the burst waves grow and size the ramp"
-		case grows:
-			as = "the burst waves grow"
-		}
+	if most, as := j.most(); most > j.Planned() {
 		line = fmt.Sprintf("in all: %d requests (first attempts; at most %d as %s, within --max-requests %d), expected duration about %s plus the last answers", j.Planned(), most, as, j.Options.MaxRequests, num.About(j.Span()))
 	}
 	lines = append(lines, line)
@@ -128,6 +115,52 @@ func (j *Job) Describe() []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// most is the most requests j's plans may send (Plan.Most), and why it
+// is more than they plan ("" when it is not).
+func (j *Job) most() (int, string) {
+	most, grows, sizes := 0, false, false
+	for _, p := range j.Plans {
+		most += p.Most()
+		grows = grows || p.Contact != nil
+		sizes = sizes || p.Sizing != nil
+	}
+	if most <= j.Planned() {
+		return most, ""
+	}
+	switch {
+	case grows && sizes:
+		return most, "the burst waves grow and size the ramp"
+	case grows:
+		return most, "the burst waves grow"
+	}
+	return most, "the burst plan sizes the ramp"
+}
+
+// Count is the job's requests for a reader as it starts: "N requests in
+// K plans", or, where the plans may send more than they plan or end at a
+// refusal (Plan.Bound: growing waves, a ramp sized by them, the refill
+// probe), "at most N requests in K plans" and why.
+func (j *Job) Count() string {
+	most, as := j.most()
+	var why []string
+	if as != "" {
+		why = append(why, as)
+	}
+	for _, p := range j.Plans {
+		if _, probe := p.Pacer.(*probePacer); probe {
+			why = append(why, "the refill probe ends at its first 429")
+		}
+	}
+	plans := fmt.Sprintf("%d plans", len(j.Plans))
+	if len(j.Plans) == 1 {
+		plans = "1 plan"
+	}
+	if len(why) == 0 {
+		return fmt.Sprintf("%d requests in %s", j.Planned(), plans)
+	}
+	return fmt.Sprintf("at most %d requests in %s (%s)", most, plans, strings.Join(why, "; "))
 }
 
 // DescribeResults is where a job's rows go, for a reader.

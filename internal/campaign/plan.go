@@ -60,6 +60,28 @@ func (p Plan) Most() int {
 	return p.Planned
 }
 
+// Bound is what a reader of p's progress counts to, as RunPlans starts
+// it (Options.Watch: a ramp sized by then, the refill probe's units
+// chosen): n its requests, and most true when n is a bound, not a count
+// (a burst plan whose waves grow to first contact, at its largest; the
+// refill probe, which ends at its first refusal).
+func (p Plan) Bound() (n int, most bool) {
+	if p.Contact != nil {
+		return p.Contact.MostRequests(), true
+	}
+	_, probe := p.Pacer.(*probePacer)
+	return p.Planned, probe
+}
+
+// Label names p for a reader of its progress: its shape, or "refill
+// probe" for the refill probe (a burst plan's shape, a group of its own).
+func (p Plan) Label() string {
+	if _, probe := p.Pacer.(*probePacer); probe {
+		return "refill probe"
+	}
+	return p.Shape
+}
+
 // BurstPlan validates c and returns its plan.
 func BurstPlan(c burst.Config, waitWave bool) (Plan, error) {
 	if err := c.Validate(); err != nil {

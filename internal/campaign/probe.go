@@ -166,18 +166,21 @@ func (p *probePacer) sender(s dispatch.Sender) dispatch.Sender {
 
 // probeSender is s for plan p (RunPlans): for the refill probe, its
 // units chosen from the burst plan's first wave (waves: nil, none
-// counted) and s cutting the job's requests into them.
-func probeSender(p Plan, s dispatch.Sender, waves *waveAdmissions) dispatch.Sender {
+// counted) and s cutting the job's requests into them, and p with its
+// Planned their most (u × ProbeFactor × the wave size).
+func probeSender(p Plan, s dispatch.Sender, waves *waveAdmissions) (dispatch.Sender, Plan) {
 	pp, ok := p.Pacer.(*probePacer)
 	if !ok {
-		return s
+		return s, p
 	}
 	var counts []int
 	if waves != nil {
 		counts = waves.counts()
 	}
 	pp.choose(counts)
-	return pp.sender(s)
+	s = pp.sender(s)
+	p.Planned = pp.n
+	return s, p
 }
 
 // probeShapes are the probe's requests: request seq of t with its

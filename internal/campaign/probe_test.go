@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/internal/testkit"
@@ -168,8 +170,22 @@ func TestRefillProbeSendsQuarters(t *testing.T) {
 					Sim: sim.DefaultConfig(), InMemory: true},
 				Options: Options{MaxInFlight: 512, MaxRequests: 1000, Wait: sleep.Until},
 			}
+			var bounds []string // what each plan's progress counts to
+			job.Options.Watch = func(p Plan) (func(*results.Record), func(dispatch.Outcome)) {
+				n, most := p.Bound()
+				bounds = append(bounds, fmt.Sprintf("%s %d %v", p.Label(), n, most))
+				return nil, nil
+			}
 			if _, err := Run(t.Context(), job); err != nil {
 				t.Fatal(err)
+			}
+			// The probe's progress counts to its most as cut: u × 80.
+			units := ProbeUnits
+			if c.prompts != "" {
+				units = 1
+			}
+			if want := []string{"burst 40 false", fmt.Sprintf("refill probe %d true", units*ProbeFactor*40)}; !slices.Equal(bounds, want) {
+				t.Errorf("prompts %q: the plans' bounds as they start %q, want %q", c.prompts, bounds, want)
 			}
 		})
 		n, refused := 0, 0
@@ -188,6 +204,41 @@ func TestRefillProbeSendsQuarters(t *testing.T) {
 		t.Logf("prompts %q: %d probe rows, %d refused", c.prompts, n, refused)
 		if refused < 1 || n-refused < 2 || n >= ProbeUnits*ProbeFactor*40 {
 			t.Errorf("prompts %q: %d probe rows, %d refused: want the bucket filled, then a refusal ending it", c.prompts, n, refused)
+		}
+	}
+}
+
+// TestJobCountSaysAtMost: the count characterize announces on stderr as
+// it starts is the most the job may send, and says why, when its waves
+// grow and size the ramp and the refill probe ends at its first 429 (the
+// default main job: 160 as planned, at most 440 with its waves grown); a
+// plan of fixed size is counted as it is.
+func TestJobCountSaysAtMost(t *testing.T) {
+	t.Parallel()
+	bc := charplan.Burst()
+	b, err := FirstContact(bc, 10_000, 256).Plan(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := RefillProbe(charplan.RefillRest, bc.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := BurstPlan(bc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		plans []Plan
+		want  string
+	}{
+		{[]Plan{b, probe}, fmt.Sprintf("at most %d requests in 2 plans (the burst waves grow; the refill probe ends at its first 429)", 440+ProbeUnits*ProbeFactor*bc.Size)},
+		{[]Plan{b}, "at most 440 requests in 1 plan (the burst waves grow)"},
+		{[]Plan{plain}, "160 requests in 1 plan"},
+	} {
+		j := Job{Plans: c.plans}
+		if got := j.Count(); got != c.want {
+			t.Errorf("Count %q, want %q", got, c.want)
 		}
 	}
 }

@@ -28,7 +28,8 @@ type Options struct {
 	// PaceWindow and PaceFixed are dispatch.Options'.
 	PaceWindow time.Duration
 	PaceFixed  bool
-	// Watch, when set, is told as each plan starts; it returns what sees
+	// Watch, when set, is told as each plan starts (Plan.Bound: what its
+	// progress counts to); it returns what sees
 	// the plan's Records (safe for concurrent use) and what is told when
 	// the plan ends. Either may be nil.
 	Watch func(Plan) (observe func(*results.Record), done func(dispatch.Outcome))
@@ -102,16 +103,16 @@ func RunPlans(ctx context.Context, plans []Plan, s dispatch.Sender, sink dispatc
 		if group == "" {
 			group = p.Group
 		}
+		sender, err := planSender(s, p)
+		if err != nil {
+			return total, err
+		}
+		sender, p = probeSender(p, sender, waves)
 		var observe func(*results.Record)
 		var done func(dispatch.Outcome)
 		if o.Watch != nil {
 			observe, done = o.Watch(p)
 		}
-		sender, err := planSender(s, p)
-		if err != nil {
-			return total, err
-		}
-		sender = probeSender(p, sender, waves)
 		if a, ok := p.Pacer.(answerPacer); ok {
 			observe = alsoObserve(observe, a.seeAnswer)
 		}

@@ -2,7 +2,7 @@
 // burst and the scheduled plan that `ptuprobe characterize` sends when
 // told nothing else, and that the simulator's long-tail test plays, and
 // the rest before the refill probe that follows them
-// (campaign.RefillSizing). It
+// (campaign.RefillProbe). It
 // imports only the shape packages, so the simulator's own tests can use it.
 package charplan
 
@@ -16,7 +16,8 @@ import (
 // On the embedded simulator's ptu profile these plans give each group well
 // over 50 429s with a usable wait in about 23 s: four waves of 40 overrun
 // the bucket and its burst allowance (the first wave's refusals make the
-// long tail); the schedule warms up under the sustainable rate (about 5.9
+// long tail; refused in part, it keeps the waves from growing to first
+// contact, campaign.FirstContact); the schedule warms up under the sustainable rate (about 5.9
 // requests/s of the default request), then ramps to four times it. On the
 // documents profile, characterize's default, the waves give about 120 and
 // the ramp about 15. The simulator's package doc explains the arithmetic.

@@ -1,28 +1,37 @@
 package fit
 
 import (
+	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
 // mainJob runs the main job's default plans as characterize sends them
 // against an embedded simulator of cfg (in a synctest bubble, on an
-// in-memory network): the burst plan, the ramp sized by its waves, and,
-// with rest > 0, the refill probe after them (campaign.RefillChoice).
-// It returns the results file.
+// in-memory network), within characterize's default caps
+// (dispatch.DefaultMaxRequests, DefaultMaxInFlight): the burst plan, its
+// waves growing to first contact (campaign.GrowFirstContact), the ramp
+// sized by its waves, and, with rest > 0, the refill probe after them
+// (campaign.RefillChoice), in parts of the job's request. It returns the
+// results file.
 func mainJob(t *testing.T, cfg sim.Config, rest time.Duration) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
-		const maxRequests = 10_000
+		const maxRequests, maxInFlight = dispatch.DefaultMaxRequests, dispatch.DefaultMaxInFlight
 		bc := charplan.Burst()
 		b, err := campaign.BurstPlan(bc, false)
 		if err != nil {
@@ -41,14 +50,17 @@ func mainJob(t *testing.T, cfg sim.Config, rest time.Duration) string {
 		room := maxRequests
 		if on {
 			room -= probe.Planned
-			plans[1] = campaign.SizedByBurst(s, sc, b, bc.Size, bc.Gap, room)
+		}
+		plans[1] = campaign.SizedByBurst(s, sc, b, bc.Size, bc.Gap, room)
+		if on {
 			plans = append(plans, probe)
-		} else {
-			plans[1] = campaign.SizedByBurst(s, sc, b, bc.Size, bc.Gap, room)
+		}
+		if plans[0], err = campaign.GrowFirstContact(bc, false, plans[1:], maxRequests, maxInFlight); err != nil {
+			t.Fatal(err)
 		}
 		job := campaign.Job{
 			Plans: plans, Output: out, Replace: true, Target: campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()},
-			Options: campaign.Options{MaxInFlight: 512, MaxRequests: maxRequests, Wait: sleep.Until},
+			Options: campaign.Options{MaxInFlight: maxInFlight, MaxRequests: maxRequests, Wait: sleep.Until},
 		}
 		if _, err := campaign.Run(t.Context(), job); err != nil {
 			t.Fatal(err)
@@ -126,6 +138,54 @@ func TestRefillProbeNarrowsTheFit(t *testing.T) {
 			if ok != (rest > 0) {
 				t.Errorf("%s, rest %v: %s, refill %.1f s [%.1f, %.1f]: want good and within 25%% of %g s or inside a range no wider than 20×, only with the probe", target.name, rest, r.Profile.Fit.Quality, got, rng[0], rng[1], truth)
 			}
+		}
+	}
+}
+
+// TestMainJobAsCharacterizeSendsIt: mainJob sends what characterize sends. On
+// target c its first wave of 40 is admitted whole, so its second grows to
+// 80 (campaign.GrowFirstContact); its refill probe, after a first wave
+// admitted whole, sends the job's whole requests, and on target e (26 of
+// 40 admitted first) a u-th of them, u = 120 ÷ 26 = 4: a quarter of
+// max_tokens.
+func TestMainJobAsCharacterizeSendsIt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		cfg     sim.Config
+		wave1   int // the burst plan's second wave's first attempts
+		tokensU int // the job's max_tokens ÷ the probe's
+	}{{"c", targetC(), 80, 1}, {"e", targetE(), 40, 4}} {
+		fh, err := os.Open(mainJob(t, c.cfg, charplan.RefillRest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := results.NewReader(fh, "results.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waves := map[int]int{}
+		probeTokens := map[int]int{}
+		for {
+			var r results.Record
+			if err := rd.Read(&r); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case r.Attempt != 1:
+			case r.Group == results.GroupBurst:
+				waves[r.Wave]++
+			case r.Group == results.GroupRefillProbe:
+				probeTokens[r.MaxTokens]++
+			}
+		}
+		fh.Close()
+		t.Logf("%s: burst waves %v, the probe's max_tokens %v", c.name, waves, probeTokens)
+		want := client.DefaultMaxTokens / c.tokensU
+		if waves[0] != 40 || waves[1] != c.wave1 || len(probeTokens) != 1 || probeTokens[want] == 0 {
+			t.Errorf("%s: burst waves %v, the probe's max_tokens %v: want 40 then %d, the probe's all %d", c.name, waves, probeTokens, c.wave1, want)
 		}
 	}
 }

@@ -434,8 +434,8 @@ func exchange(s []send) {
 }
 
 // comparePlans orders a run's plans as characterize runs them: burst,
-// then scheduled, then the refill probe (a burst-shaped wave in a group
-// of its own, after a rest: campaign.RefillSizing), then any other shape
+// then scheduled, then the refill probe (burst-shaped sends in a group of
+// their own, after a rest: campaign.RefillProbe), then any other shape
 // by name; then by group.
 func comparePlans(a, b planKey) int {
 	rank := func(k planKey) int {

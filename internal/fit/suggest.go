@@ -21,21 +21,29 @@ import (
 // the ends of each one's range (the least and the most of it), replays
 // each candidate characterize plan's sends under both, and proposes the
 // plan under which the two answer most differently: a plan whose run
-// would tell them apart. The candidates are the main job's schedule after
-// burst plans of larger waves (to spend an allowance the default waves
-// leave), more of them, and longer gaps (to let an allowance refill
-// between them, which shows its refill), none longer than the main job's
-// cap.
+// would tell them apart. The first candidate is the plan as the run sent
+// it (its recorded sends: the burst waves as they grew to first contact,
+// the ramp as they sized it, the refill probe's parts of a request); the
+// others are the main job's schedule after burst plans given by their
+// flags (which keep their size: given waves do not grow, and no refill
+// probe follows them) of larger waves (to spend an allowance the run's
+// waves leave), more of them, and longer gaps (to let an allowance
+// refill between them, which shows its refill), none longer than the
+// main job's cap.
 
 // suggestion is the plan proposed and what it separates.
 type suggestion struct {
 	// Flags are characterize's flags for the plan (the burst plan's; the
-	// schedule is the default's). Empty when every setting is pinned.
+	// schedule is the default's). Empty when every setting is pinned, or
+	// when no candidate tells them apart better than the plan the run
+	// sent.
 	Flags []string
 	// Settings are the settings not pinned, each with its range's ends
-	// and how far apart the two ends answer under the recorded run's
-	// plan's default and under the suggested plan.
+	// and how far apart the two ends answer under the plan the run sent
+	// and under the suggested plan.
 	Settings []separation
+	// Sent is the plan the run sent, for a reader (sentPlan).
+	Sent string
 }
 
 // separation is one setting not pinned: its range and how far apart the
@@ -43,20 +51,21 @@ type suggestion struct {
 // the resolution, or the share their 429 counts differ by, whichever
 // is more: 0, alike; 1, nothing alike).
 type separation struct {
-	Name               string
-	Low, High          float64
-	Default, Suggested float64
+	Name            string
+	Low, High       float64
+	Sent, Suggested float64
 }
 
-// candidateBursts are the burst plans weighed, the default's first (a
-// tie keeps the earlier: the default, then the shorter plans).
+// candidateBursts are the burst plans weighed after the plan the run
+// sent (a tie keeps the earlier: the run's, then the shorter plans). The
+// default's flags are among them: given, its waves stay 40.
 func candidateBursts() []burst.Config {
-	out := []burst.Config{charplan.Burst()}
+	var out []burst.Config
 	for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
 		for _, waves := range []int{4, 8} {
 			for _, size := range []int{40, 80, 160} {
 				b := burst.Config{Size: size, Waves: waves, Gap: gap}
-				if b == charplan.Burst() || time.Duration(waves-1)*gap > charplan.Cap/2 {
+				if time.Duration(waves-1)*gap > charplan.Cap/2 {
 					continue
 				}
 				out = append(out, b)
@@ -125,39 +134,52 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 		return out, nil
 	}
 	cands := candidateBursts()
-	sep := make([][]float64, len(cands)) // candidate → setting → separation
-	for k, b := range cands {
+	// Candidate 0 is the plan the run sent (its recorded sends, f.rp);
+	// candidate k > 0 is cands[k-1].
+	sep := make([][]float64, len(cands)+1) // candidate → setting → separation
+	for k := range sep {
+		rp := f.rp
+		if k > 0 {
+			rp = burstReplayer(cands[k-1], f.job.PromptTokens, f.job.MaxTokens)
+		}
 		var err error
-		if sep[k], err = f.separations(ctx, mf, b, open); err != nil {
+		if sep[k], err = f.separations(ctx, mf, rp, open); err != nil {
 			return nil, err
 		}
 	}
 	// The plan whose least separation is the most (every setting told
 	// apart), then whose mean is; a tie keeps the earlier.
 	best := 0
-	for k := range cands {
+	for k := range sep {
 		if cmpSep(sep[k], sep[best]) > 0 {
 			best = k
 		}
 	}
-	out.Flags = burstFlags(cands[best])
+	out.Sent = sentPlan(f.sends, f.job.MaxTokens)
+	if best > 0 {
+		out.Flags = burstFlags(cands[best-1])
+	}
 	for j, e := range open {
 		p := mf.params[e.i]
-		out.Settings = append(out.Settings, separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Default: round6(sep[0][j]), Suggested: round6(sep[best][j])})
+		out.Settings = append(out.Settings, separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Sent: round6(sep[0][j]), Suggested: round6(sep[best][j])})
 	}
 	return out, nil
 }
 
-// separations replays the plan of burst b (then the main job's schedule)
-// under each open setting's two ends, and returns how far apart each
-// pair answers: the KS of their waits at the resolution or the share
-// their 429 counts differ by, whichever is more.
-func (f *fitter) separations(ctx context.Context, mf modelFit, b burst.Config, open []ends) ([]float64, error) {
+// burstReplayer replays the plan of burst b given by its flags (its
+// waves as given), then the main job's schedule, of the job's requests.
+func burstReplayer(b burst.Config, prompt, maxTokens int) *replayer {
 	run := timeline{Plans: []sendPlan{
-		offsets(burst.NewPlan(b), results.GroupBurst, f.job.PromptTokens, f.job.MaxTokens),
-		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, f.job.PromptTokens, f.job.MaxTokens),
+		offsets(burst.NewPlan(b), results.GroupBurst, prompt, maxTokens),
+		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, prompt, maxTokens),
 	}}
-	rp := newReplayer(&workload{Runs: []timeline{run}})
+	return newReplayer(&workload{Runs: []timeline{run}})
+}
+
+// separations replays rp's sends under each open setting's two ends, and
+// returns how far apart each pair answers: the KS of their waits at the
+// resolution or the share their 429 counts differ by, whichever is more.
+func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, open []ends) ([]float64, error) {
 	var out []float64
 	for _, e := range open {
 		var waits [2][]float64
@@ -210,6 +232,77 @@ func cmpSep(a, b []float64) int {
 	return 0
 }
 
+// sentPlan words the plan w's first run sent, for a reader: its burst
+// waves' first attempts, wave by wave (a wave's sends go at one instant:
+// a pause of over waveBreak starts the next), its scheduled sends, and
+// its refill probe's sends with the part of the job's request
+// (maxTokens) each carried; "" when w is no recorded run.
+func sentPlan(w *workload, maxTokens int) string {
+	if !w.Replay || len(w.Runs) == 0 {
+		return ""
+	}
+	const waveBreak = 500 * time.Millisecond
+	var waves []int
+	var last time.Duration
+	scheduled, probe, probeTokens := 0, 0, 0
+	for _, p := range w.Runs[0].Plans {
+		for _, snd := range p.Sends {
+			if snd.attempt > 1 {
+				continue
+			}
+			switch snd.Group {
+			case results.GroupBurst:
+				if len(waves) == 0 || snd.At-last > waveBreak {
+					waves = append(waves, 0)
+				}
+				waves[len(waves)-1]++
+				last = snd.At
+			case results.GroupRefillProbe:
+				probe++
+				probeTokens = max(probeTokens, snd.MaxTokens)
+			default:
+				scheduled++
+			}
+		}
+	}
+	var parts []string
+	if len(waves) > 0 {
+		sizes := make([]string, len(waves))
+		for i, n := range waves {
+			sizes[i] = strconv.Itoa(n)
+		}
+		parts = append(parts, "burst waves of "+strings.Join(sizes, ", "))
+	}
+	if scheduled > 0 {
+		parts = append(parts, fmt.Sprintf("%d scheduled sends", scheduled))
+	}
+	if probe > 0 {
+		part := "whole requests"
+		if u := maxTokens / max(probeTokens, 1); probeTokens > 0 && u > 1 {
+			part = fmt.Sprintf("a %s of the request", ordinal(u))
+		}
+		parts = append(parts, fmt.Sprintf("a refill probe of %d sends, each %s", probe, part))
+	}
+	if len(w.Runs) > 1 {
+		parts = append(parts, fmt.Sprintf("its first run of %d", len(w.Runs)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ordinal words the part 1/u of a request: "half", "third", "quarter",
+// else "u-th".
+func ordinal(u int) string {
+	switch u {
+	case 2:
+		return "half"
+	case 3:
+		return "third"
+	case 4:
+		return "quarter"
+	}
+	return fmt.Sprintf("%d-th", u)
+}
+
 // printSuggestion writes the suggested plan for a person.
 func printSuggestion(w *strings.Builder, s *suggestion) {
 	if s == nil {
@@ -219,10 +312,19 @@ func printSuggestion(w *strings.Builder, s *suggestion) {
 		w.WriteString("suggested plan: none needed: the run pins every fitted setting within 25%\n")
 		return
 	}
-	fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s\n", strings.Join(s.Flags, " "))
+	sent := "the plan this run sent"
+	if s.Sent != "" {
+		sent += " (" + s.Sent + ")"
+	}
+	if len(s.Flags) == 0 {
+		fmt.Fprintf(w, "suggested plan: none tells apart what this run cannot better than %s\n", sent)
+	} else {
+		fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s (its waves as given: they do not grow, and no refill probe follows them)\n", strings.Join(s.Flags, " "))
+		fmt.Fprintf(w, "  weighed against %s\n", sent)
+	}
 	for _, e := range s.Settings {
-		fmt.Fprintf(w, "  %s from %s to %s: its ends answer %s apart under the main job's default plan, %s under this one\n",
-			e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtFloat(e.Default), fmtFloat(e.Suggested))
+		fmt.Fprintf(w, "  %s from %s to %s: its ends answer %s apart under the plan this run sent, %s under the suggested one\n",
+			e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtFloat(e.Sent), fmtFloat(e.Suggested))
 	}
 }
 

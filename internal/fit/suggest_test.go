@@ -4,13 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -87,5 +90,68 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 	}
 	if narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
 		t.Errorf("the suggested plan's range %v is not narrower than half the default's %v", narrow, wide)
+	}
+}
+
+// TestSentPlanWords: --suggest-plan words the plan the run sent from its
+// recorded sends: on target c (its first wave of 40 admitted whole) the
+// main job's waves grew to 80 and its refill probe sent whole requests;
+// on target e (26 of 40 admitted first) its waves stayed 40 and its
+// probe sent quarters. The suggestion's text says what it weighed its
+// candidates against (it said "the main job's default plan" and weighed
+// four waves of 40 and no probe before).
+func TestSentPlanWords(t *testing.T) {
+	t.Parallel()
+	// The probe's count varies by a send or two with the order its
+	// answers come in.
+	for _, c := range []struct {
+		name string
+		cfg  sim.Config
+		want string
+	}{
+		{"c", targetC(), `^burst waves of 40, 80, 40, 40; 327 scheduled sends; a refill probe of \d+ sends, each whole requests$`},
+		{"e", targetE(), `^burst waves of 40, 40, 40, 40; 171 scheduled sends; a refill probe of 5\d sends, each a quarter of the request$`},
+	} {
+		w := workloadOf(t, mainJob(t, c.cfg, charplan.RefillRest))
+		if got := sentPlan(w, client.DefaultMaxTokens); !regexp.MustCompile(c.want).MatchString(got) {
+			t.Errorf("%s: the plan sent %q, want %s", c.name, got, c.want)
+		}
+	}
+	var b strings.Builder
+	printSuggestion(&b, &suggestion{Flags: burstFlags(burst.Config{Size: 160, Waves: 4, Gap: time.Minute}), Sent: "burst waves of 40, 80, 40, 40",
+		Settings: []separation{{Name: "burst-pct", Low: 36.75, High: 209.6, Sent: 0.1, Suggested: 0.7}}})
+	want := `suggested plan, to tell apart what this run cannot: ptuprobe characterize --burst-size 160 --burst-waves 4 --burst-gap 1m0s (its waves as given: they do not grow, and no refill probe follows them)
+  weighed against the plan this run sent (burst waves of 40, 80, 40, 40)
+  burst-pct from 36.75 to 209.6: its ends answer 0.100 apart under the plan this run sent, 0.700 under the suggested one
+`
+	if b.String() != want {
+		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	printSuggestion(&b, &suggestion{Sent: "burst waves of 40, 80, 40, 40", Settings: []separation{{Name: "burst-pct", Low: 36.75, High: 209.6, Sent: 0.7, Suggested: 0.7}}})
+	if !strings.HasPrefix(b.String(), "suggested plan: none tells apart what this run cannot better than the plan this run sent (burst waves of 40, 80, 40, 40)\n") {
+		t.Errorf("no candidate better: the suggestion reads\n%s", b.String())
+	}
+}
+
+// TestSuggestionWeighsThePlanSent: fitted, target c's main job (its waves
+// grown to 80, its probe's whole requests) gets a suggestion weighed
+// against its recorded sends, which says so.
+func TestSuggestionWeighsThePlanSent(t *testing.T) {
+	long(t, "a fit and its suggestion's replays")
+	t.Parallel()
+	r := fitSuggest(t, tiny, mainJob(t, targetC(), charplan.RefillRest))
+	var b strings.Builder
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	t.Logf("c: %s", text[strings.Index(text, "quality:"):])
+	if r.suggestion == nil || len(r.suggestion.Settings) == 0 {
+		t.Fatalf("c: no setting left open: %+v", r.suggestion)
+	}
+	sent := regexp.MustCompile(`(weighed against|better than) the plan this run sent \(burst waves of 40, 80, 40, 40; 327 scheduled sends; a refill probe of \d+ sends, each whole requests\)\n`)
+	if !sent.MatchString(text) {
+		t.Errorf("c: the suggestion does not say it weighs against the plan the run sent, %s", sent)
 	}
 }
