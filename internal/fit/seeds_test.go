@@ -200,7 +200,10 @@ func TestRefusalsForfeitAtEveryLevel(t *testing.T) {
 // teeth were descended (descendTeeth): 161.5 PTU, 1.067 s, 430.7%
 // (objective 0.018) and 162.7 PTU, 1.038 s, 435.3% (0.0199), their
 // depth and percent outside their ranges, where points within 2% of the
-// truth score 0.0102 and 0.0032.
+// truth score 0.0102 and 0.0032. Target c's (testdata/served-c.csv: 400
+// PTU, 3 s, 50%, 10 min) refill fitted 1,204.7 s, its range 95.6 s – 1 h
+// (37.7× wide), while a refusal the level put under 100% at a point told
+// nothing of the refill there (TestRefusalsForfeitAtEveryLevel).
 func TestServedTargetsFindTheirSettings(t *testing.T) {
 	long(t, "whole fits")
 	t.Parallel()
@@ -210,6 +213,7 @@ func TestServedTargetsFindTheirSettings(t *testing.T) {
 	}{
 		{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}, {"testdata/served-b.csv", 90, 0.5, 600, 45},
 		{"testdata/served-d2.csv", 150, 1.5, 300, 20}, {"testdata/served-d3.csv", 150, 1.5, 300, 20}, {"testdata/served-e.csv", 300, 1, 175, 300},
+		{"testdata/served-c.csv", 400, 3, 50, 600},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
