@@ -465,8 +465,8 @@ func logSteps(lo, hi, step float64) []float64 {
 // allowance, it comes back at allowance ÷ refill a second, and the run
 // says how fast. Each admission the level puts over 100% was covered by
 // what had come back since (the allowance spent, spent + its cost, at
-// most the allowance), and each refusal over 100% was not (more than the
-// allowance), so at one drain, depth and allowance each such send bounds
+// most the allowance), and each refusal was not (more than the
+// allowance; at whatever level, see contradictions), so at one drain, depth and allowance each such send bounds
 // the refill one way: its own threshold, the same whatever the others'
 // (the allowance spent at any instant falls as the refill quickens). The
 // refill that contradicts the fewest of them is the run's, found on a
