@@ -465,8 +465,8 @@ func logSteps(lo, hi, step float64) []float64 {
 // allowance, it comes back at allowance ÷ refill a second, and the run
 // says how fast. Each admission the level puts over 100% was covered by
 // what had come back since (the allowance spent, spent + its cost, at
-// most the allowance), and each refusal over 100% was not (more than the
-// allowance), so at one drain, depth and allowance each such send bounds
+// most the allowance), and each refusal was not (more than the
+// allowance; at whatever level, see contradictions), so at one drain, depth and allowance each such send bounds
 // the refill one way: its own threshold, the same whatever the others'
 // (the allowance spent at any instant falls as the refill quickens). The
 // refill that contradicts the fewest of them is the run's, found on a
@@ -630,7 +630,12 @@ func refillRun(events []runEvent, d, capacity, allowance, lo, hi float64) (runsR
 // contradictions plays the events at drain d, capacity and allowance
 // (tokens), the allowance coming back at rate tokens a second, and
 // counts the admissions over 100% it would not have covered and the
-// refusals over 100% it would have.
+// refusals it would have. Every refusal counts and forfeits the
+// allowance, whatever level the point's drain puts it at: a deployment
+// refuses only over 100%, and forfeits at each (sim/bucket.go admit), so
+// a refusal the level puts a few tokens under 100% is one the drain is
+// that little off on, not one that tells nothing of the refill (served
+// target c's probe refusal: TestRefusalsForfeitAtEveryLevel).
 func contradictions(events []runEvent, d, capacity, allowance, rate float64) int {
 	level, spent, last, n := 0.0, 0.0, 0.0, 0
 	for _, e := range events {
@@ -644,12 +649,10 @@ func contradictions(events []runEvent, d, capacity, allowance, rate float64) int
 		case !e.arrival:
 			level = max(0, level+e.cost)
 		case e.refused:
-			if over && spent+e.cost <= allowance {
+			if spent+e.cost <= allowance {
 				n++
 			}
-			if over {
-				spent = max(spent, allowance)
-			}
+			spent = max(spent, allowance)
 		default:
 			if over {
 				if spent+e.cost > allowance {

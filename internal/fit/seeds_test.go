@@ -145,6 +145,36 @@ func TestRunsRefillEndsHoldTheRun(t *testing.T) {
 	}
 }
 
+// TestRefusalsForfeitAtEveryLevel: served target c's run (bench/twin-unseen.sh's
+// c: 400 PTU, a 3 s bucket, 50%, a 10 min refill; recorded 2026-12-07
+// 02:05, round 12's merged tree, testdata/served-c.csv) tells the
+// refill by the refill probe's one refusal after its 20 s rest: the
+// first send over 100% found the allowance not back by a send's cost
+// (1,307 tokens of some 25,500), so the refill is more than some 430 s.
+// At the fitted point (400.2 PTU, 3.023 s, 50.6%) the level there is
+// 196 tokens over the bucket; at a neighbour that fits as well (401.7
+// PTU, 3.024 s, 50.58%) it is a few tokens under, and a refusal the
+// level put under 100% neither bounded the refill nor forfeited the
+// allowance, so the neighbour's sends contradicted no refill from
+// 95.6 s and the fit's range was 95.6 s – 1 h (37.7× wide). The
+// simulator refuses only over 100% and forfeits at every refusal
+// (sim/bucket.go admit): every recorded refusal says the allowance did
+// not cover it, whatever level a point's drain puts it at.
+func TestRefusalsForfeitAtEveryLevel(t *testing.T) {
+	t.Parallel()
+	run := readRun(workloadOf(t, "testdata/served-c.csv"), sim.DefaultConfig().OutputWeight)
+	for _, v := range [][3]float64{{400.2, 3.023, 50.6}, {401.7, 3.024, 50.58}, {400, 3, 50}} {
+		cfg := sim.DefaultConfig()
+		cfg.PTU, cfg.BucketDepth, cfg.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
+		capacity := cfg.CapacityTokens()
+		r, ok := refillRun(run, cfg.DrainTokensPerSecond(), capacity, capacity*v[2]/100, 1, 3600)
+		t.Logf("%v: refill %.1f s, the run's %.1f–%.1f s, %d contradicted (truth 600 s)", v, r.refill, r.least, r.most, r.fewest)
+		if !ok || r.least > 600 || r.most < 600 || r.least < 400 {
+			t.Errorf("%v: the run's refills %.1f–%.1f s (ok %v): want 600 s inside, from at least 400 s (the probe's refusal)", v, r.least, r.most, ok)
+		}
+	}
+}
+
 // TestServedTargetsFindTheirSettings: three recordings fit good with
 // each of the four settings within 25%, or inside a range no wider than
 // 20× (the measure), and no cold forecast (no target has one).
@@ -170,7 +200,10 @@ func TestRunsRefillEndsHoldTheRun(t *testing.T) {
 // teeth were descended (descendTeeth): 161.5 PTU, 1.067 s, 430.7%
 // (objective 0.018) and 162.7 PTU, 1.038 s, 435.3% (0.0199), their
 // depth and percent outside their ranges, where points within 2% of the
-// truth score 0.0102 and 0.0032.
+// truth score 0.0102 and 0.0032. Target c's (testdata/served-c.csv: 400
+// PTU, 3 s, 50%, 10 min) refill fitted 1,204.7 s, its range 95.6 s – 1 h
+// (37.7× wide), while a refusal the level put under 100% at a point told
+// nothing of the refill there (TestRefusalsForfeitAtEveryLevel).
 func TestServedTargetsFindTheirSettings(t *testing.T) {
 	long(t, "whole fits")
 	t.Parallel()
@@ -180,6 +213,7 @@ func TestServedTargetsFindTheirSettings(t *testing.T) {
 	}{
 		{"testdata/served-d.csv", 150, 1.5, 300, 20}, {"testdata/served-a2.csv", 250, 2, 150, 120}, {"testdata/served-b.csv", 90, 0.5, 600, 45},
 		{"testdata/served-d2.csv", 150, 1.5, 300, 20}, {"testdata/served-d3.csv", 150, 1.5, 300, 20}, {"testdata/served-e.csv", 300, 1, 175, 300},
+		{"testdata/served-c.csv", 400, 3, 50, 600},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
