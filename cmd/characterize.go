@@ -89,53 +89,38 @@ var characterizeNames = flagNames{"RefillRest": "--refill-rest", "MaxRequests": 
 // refill probe after them (campaign.RefillChoice: the default plans', or
 // any burst plan's when --refill-rest is given).
 func (ch *characterizeCmd) plans(fs *pflag.FlagSet) ([]campaign.Plan, error) {
-	var plans []campaign.Plan
+	fleet := ch.rf.fleet.shard != "" || ch.rf.fleet.startAt != ""
+	m := campaign.MainPlans{
+		Wave:     burst.Config{Size: ch.bf.size, Waves: ch.bf.waves, Gap: ch.bf.gap, Spread: ch.bf.spread},
+		WaitWave: ch.bf.waitWave,
+		// The default burst plan grows its waves to first contact and
+		// sizes the default ramp; a fleet's plans, on a common
+		// timeline, are as given.
+		Grow:     !ch.bf.given(fs) && !fleet,
+		SizeRamp: ch.sf.defaulted() && !fleet,
+		Refill: campaign.RefillChoice{
+			Rest: ch.refillRest, Given: fs.Changed("refill-rest"), Named: ch.bf.given(fs) || !ch.sf.defaulted(),
+			Fleet: fleet, Group: ch.rf.group != "", Size: ch.bf.size, MaxRequests: ch.rf.maxRequests, Budget: ch.maxDuration,
+		},
+		MaxRequests: ch.rf.maxRequests, MaxInFlight: ch.rf.maxInFlight,
+	}
 	if !ch.skipBurst {
 		p, err := ch.bf.plan()
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, p)
+		m.Burst = &p
 	}
-	var sched campaign.Plan
 	if !ch.skipSchedule {
 		p, err := ch.sf.plan(charplan.Phases())
 		if err != nil {
 			return nil, err
 		}
-		sched = p
-		plans = append(plans, p)
+		m.Sched, m.Schedule = &p, ch.sf.built
 	}
-	fleet := ch.rf.fleet.shard != "" || ch.rf.fleet.startAt != ""
-	choice := campaign.RefillChoice{
-		Rest: ch.refillRest, Given: fs.Changed("refill-rest"), Named: ch.bf.given(fs) || !ch.sf.defaulted(),
-		Fleet: fleet, Group: ch.rf.group != "", Size: ch.bf.size, MaxRequests: ch.rf.maxRequests, Budget: ch.maxDuration,
-	}
-	probe, on, note, err := choice.Probe(plans)
-	if err != nil {
-		return nil, err
-	}
+	plans, note, err := m.Plans()
 	ch.probeNote = note
-	maxRequests := ch.rf.maxRequests
-	if on {
-		maxRequests -= probe.Planned
-	}
-	// A fleet sends one plan on a common timeline: as given.
-	if !ch.skipBurst && !ch.skipSchedule && ch.sf.defaulted() && !fleet {
-		plans[1] = campaign.SizedByBurst(sched, ch.sf.built, plans[0], ch.bf.size, ch.bf.gap, maxRequests)
-	}
-	if on {
-		plans = append(plans, probe)
-	}
-	// The default burst plan grows its waves to first contact, within
-	// what the plans after it leave of the caps; a fleet's is as given.
-	if !ch.skipBurst && !ch.bf.given(fs) && !fleet {
-		c := burst.Config{Size: ch.bf.size, Waves: ch.bf.waves, Gap: ch.bf.gap, Spread: ch.bf.spread}
-		if plans[0], err = campaign.GrowFirstContact(c, ch.bf.waitWave, plans[1:], ch.rf.maxRequests, ch.rf.maxInFlight); err != nil {
-			return nil, err
-		}
-	}
-	return plans, nil
+	return plans, err
 }
 
 func init() {

@@ -29,9 +29,18 @@ import (
 // results file.
 func mainJob(t *testing.T, cfg sim.Config, rest time.Duration) string {
 	t.Helper()
+	return runMainJob(t, cfg, rest, true, dispatch.DefaultMaxRequests, dispatch.DefaultMaxInFlight)
+}
+
+// runMainJob runs the main job's default plans in the order characterize
+// puts them (campaign.MainPlans) against an embedded simulator of cfg,
+// in a synctest bubble on an in-memory network, within the caps given:
+// the refill probe on with rest > 0, the waves grown to first contact
+// when grow. It returns the results file.
+func runMainJob(t *testing.T, cfg sim.Config, rest time.Duration, grow bool, maxRequests, maxInFlight int) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
-		const maxRequests, maxInFlight = dispatch.DefaultMaxRequests, dispatch.DefaultMaxInFlight
 		bc := charplan.Burst()
 		b, err := campaign.BurstPlan(bc, false)
 		if err != nil {
@@ -42,20 +51,12 @@ func mainJob(t *testing.T, cfg sim.Config, rest time.Duration) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans := []campaign.Plan{b, s}
-		probe, on, _, err := campaign.RefillChoice{Rest: rest, Size: bc.Size, MaxRequests: maxRequests, Budget: charplan.Cap}.Probe(plans)
+		plans, _, err := campaign.MainPlans{
+			Burst: &b, Wave: bc, Grow: grow, Sched: &s, Schedule: sc, SizeRamp: true,
+			Refill:      campaign.RefillChoice{Rest: rest, Size: bc.Size, MaxRequests: maxRequests, Budget: charplan.Cap},
+			MaxRequests: maxRequests, MaxInFlight: maxInFlight,
+		}.Plans()
 		if err != nil {
-			t.Fatal(err)
-		}
-		room := maxRequests
-		if on {
-			room -= probe.Planned
-		}
-		plans[1] = campaign.SizedByBurst(s, sc, b, bc.Size, bc.Gap, room)
-		if on {
-			plans = append(plans, probe)
-		}
-		if plans[0], err = campaign.GrowFirstContact(bc, false, plans[1:], maxRequests, maxInFlight); err != nil {
 			t.Fatal(err)
 		}
 		job := campaign.Job{

@@ -94,38 +94,7 @@ func targetC() sim.Config {
 // or as given.
 func contactJob(t *testing.T, cfg sim.Config, grow bool) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "results.csv")
-	synctest.Test(t, func(t *testing.T) {
-		const maxRequests, maxInFlight = 10_000, 512
-		bc := charplan.Burst()
-		b, err := campaign.BurstPlan(bc, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := schedule.Config{Phases: charplan.Phases()}
-		s, err := campaign.SchedulePlan(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		probe, err := campaign.RefillProbe(charplan.RefillRest, bc.Size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans := []campaign.Plan{b, campaign.SizedByBurst(s, sc, b, bc.Size, bc.Gap, maxRequests-probe.Planned), probe}
-		if grow {
-			if plans[0], err = campaign.GrowFirstContact(bc, false, plans[1:], maxRequests, maxInFlight); err != nil {
-				t.Fatal(err)
-			}
-		}
-		job := campaign.Job{
-			Plans: plans, Output: out, Replace: true, Target: campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()},
-			Options: campaign.Options{MaxInFlight: maxInFlight, MaxRequests: maxRequests, Wait: sleep.Until},
-		}
-		if _, err := campaign.Run(t.Context(), job); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return out
+	return runMainJob(t, cfg, charplan.RefillRest, grow, 10_000, 512)
 }
 
 // TestFirstContactTellsTheAllowance is the hidden measure on
