@@ -19,12 +19,16 @@ import (
 //     points), not assumed from a difference that is merely unclear;
 //  2. the smallest worst-case regret: each row's largest shortfall, in
 //     points, against the best of any condition (worst_regret_pct);
-//  3. among the rows within equivalenceMargin of that, the fewest
-//     attempts per offered request (within loadTolerance), then the
-//     simpler policy (simplicity);
+//  3. among the rows within equivalenceMargin of that which step 4's test
+//     keeps, the fewest attempts per offered request (within
+//     loadTolerance), then the simpler policy (simplicity);
 //  4. a policy that retries is recommended only where it answers at least
-//     retryGain points more than none at the given conditions; otherwise
-//     none, or an equivalent of none's with no more attempts per request.
+//     retryGain points more than none at the given conditions, or is an
+//     equivalent of none's with no more attempts per request: the test is
+//     applied to each of step 3's rows, before step 3 picks the lightest,
+//     so that a row that passes is never set aside for a lighter one that
+//     fails. Where none of step 3's rows passes: none, or the lightest of
+//     its equivalents with no more attempts per request.
 //
 // The measure counts every offered request: one refused, given up or
 // answered past the SLO is a miss, so latency is judged over what was
@@ -271,27 +275,56 @@ func reference(rows []*Row) *Row {
 	return other
 }
 
-// gainOrNone is step 4 at one condition: pick if it does not retry or
-// answers at least retryGain points more than the reference there; else
-// the reference, or the lightest of its equivalents with no more attempts
-// per request. It says which it kept, and why.
-func gainOrNone(pick *Row, rows []*Row) (*Row, string) {
-	ref := reference(rows)
+// passes is step 4's test of one row at a condition whose reference is
+// ref: a row that does not retry, that answers at least retryGain points
+// more than ref, or that is ref's equivalent with no more attempts per
+// request passes; it says which, or why not.
+func passes(r, ref *Row) (bool, string) {
 	switch {
-	case pick == nil || !retries(pick):
-		return pick, ""
+	case !retries(r):
+		return true, r.Policy + " does not retry: kept"
 	case ref == nil:
-		return pick, "none was not run: a retrier is not checked against it"
+		return true, r.Policy + " retries; none was not run, so it is not checked against none: kept"
 	}
-	gain := pick.SuccessInSLOPct - ref.SuccessInSLOPct
-	if gain >= retryGain {
-		return pick, fmt.Sprintf("%s answers %s more than %s (at least %s): kept", pick.Policy, pp(gain), ref.Policy, pp(retryGain))
+	gain := r.SuccessInSLOPct - ref.SuccessInSLOPct
+	switch {
+	case gain >= retryGain:
+		return true, fmt.Sprintf("%s answers %s more than %s (at least %s): kept", r.Policy, pp(gain), ref.Policy, pp(retryGain))
+	case equivalent(ref, r) && r.AttemptsPerRequest <= ref.AttemptsPerRequest:
+		return true, fmt.Sprintf("%s retries and answers %s against %s, its equivalent with no more attempts per request (%s against %s): kept",
+			r.Policy, pp(gain), ref.Policy, ratio(r.AttemptsPerRequest), ratio(ref.AttemptsPerRequest))
+	}
+	return false, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): set aside", r.Policy, pp(gain), ref.Policy, pp(retryGain))
+}
+
+// gainOrNone is steps 3 and 4 at one condition whose rows are rows: of
+// step 3's candidates cands, those step 4's test keeps (passes), and of
+// them the lightest; when it keeps none, the reference, or the lightest
+// of its equivalents with no more attempts per request. It returns the
+// choice, the rows it was chosen among, and step 4's sentence.
+func gainOrNone(cands, rows []*Row) (*Row, []*Row, string) {
+	if len(cands) == 0 {
+		return nil, nil, ""
+	}
+	ref := reference(rows)
+	var kept []*Row
+	var said []string
+	for _, r := range cands {
+		ok, why := passes(r, ref)
+		if ok {
+			kept = append(kept, r)
+		}
+		said = append(said, why)
+	}
+	why := strings.Join(said, "; ")
+	if len(kept) > 0 {
+		return lightest(kept), kept, why
 	}
 	alts := filter(rows, func(r *Row) bool {
 		return r == ref || equivalent(ref, r) && r.AttemptsPerRequest <= ref.AttemptsPerRequest
 	})
 	alt := lightest(alts)
-	return alt, fmt.Sprintf("%s retries and answers %s against %s (less than %s more): the lightest of %s and its equivalents with no more attempts per request, %s", pick.Policy, pp(gain), ref.Policy, pp(retryGain), ref.Policy, alt.Policy)
+	return alt, alts, fmt.Sprintf("%s; none of them kept: the lightest of %s and its equivalents with no more attempts per request, %s", why, ref.Policy, alt.Policy)
 }
 
 // choose picks the group's recommendation over its conditions (the four
@@ -328,14 +361,19 @@ func (g *verdictGroup) choose(views []condView) (int, string) {
 	least := slices.MinFunc(graded, func(a, b *Row) int { return cmp.Compare(regret(a), regret(b)) })
 	g.Steps = append(g.Steps, fmt.Sprintf("(2) smallest worst-case regret: %s, %s points", least.Policy, num2(regret(least))))
 	near := filter(graded, func(r *Row) bool { return regret(r) <= regret(least)+equivalenceMargin })
-	pick := lightest(near)
-	g.Steps = append(g.Steps, fmt.Sprintf("(3) within %s points of it: %s; the fewest attempts per request, then the simpler: %s (%s attempts per request)",
-		num2(equivalenceMargin), policyLabels(near), pick.Policy, ratio(pick.AttemptsPerRequest)))
-	final, why := gainOrNone(pick, views[0].rows)
-	if why == "" {
-		why = pick.Policy + " does not retry"
+	final, kept, why := gainOrNone(near, views[0].rows)
+	g.kept = nil
+	for _, r := range kept {
+		g.kept = append(g.kept, r.Policy)
 	}
-	g.Steps = append(g.Steps, "(4) against none at the given conditions: "+why)
+	three := fmt.Sprintf("(3) within %s points of it: %s; ", num2(equivalenceMargin), policyLabels(near))
+	if slices.Contains(near, final) {
+		three += fmt.Sprintf("of those step (4) keeps, the fewest attempts per request, then the simpler: %s (%s attempts per request)", final.Policy, ratio(final.AttemptsPerRequest))
+	} else {
+		three += "step (4) keeps none of them"
+	}
+	g.Steps = append(g.Steps, three)
+	g.Steps = append(g.Steps, "(4) against none at the given conditions, on each of step (3)'s rows: "+why)
 	if !final.Steady {
 		return -1, fmt.Sprintf("the measure of %s (%s between the window's halves) still moved within the window, and it is the choice: a longer --duration could rank it otherwise.", final.Policy, pp(final.DriftPts))
 	}
@@ -343,7 +381,7 @@ func (g *verdictGroup) choose(views []condView) (int, string) {
 		if v.lead == nil {
 			continue
 		}
-		local, _ := gainOrNone(lightest(v.eq), v.rows)
+		local, _, _ := gainOrNone(v.eq, v.rows)
 		if local != nil && local.Policy != final.Policy {
 			g.Flips = append(g.Flips, fmt.Sprintf("%s: %s", v.name, local.Policy))
 		}

@@ -66,6 +66,11 @@ type verdictGroup struct {
 	Steps, Flips []string
 	// conditions counts the conditions the choice weighed.
 	conditions int
+	// kept are the policies the choice was made among at the given
+	// conditions (step 3's rows that step 4 kept, or none's fallbacks):
+	// a row tied with the choice in the ranking is ranked with it only
+	// if it is one of them.
+	kept []string
 	// unfit: nothing is recommended because of the profile's fit (Why
 	// quotes it; policies.md escapes it).
 	unfit bool
@@ -349,7 +354,8 @@ func rank(rows []placed) {
 }
 
 // lead moves the recommendation, at i of Ranked, to the first place,
-// with the rows the steps did not tell apart from it (its tier, =1): rank
+// with the rows the steps did not tell apart from it (its tier, =1, of
+// the rows step 4 kept at the given conditions: g.kept): rank
 // 1 is the choice of the four steps, the rest keep the order of steps 2
 // and 3 (rank), ranked after it. It returns the recommendation's new
 // index, 0.
@@ -360,14 +366,14 @@ func (g *verdictGroup) lead(i int) int {
 	for k, p := range g.Ranked {
 		switch {
 		case k == i:
-		case p.Rank == pick.Rank && p.Tie && pick.Tie:
+		case p.Rank == pick.Rank && p.Tie && pick.Tie && slices.Contains(g.kept, p.Policy):
 			first = append(first, p)
 		default:
 			rest = append(rest, p)
 		}
 	}
 	for k := range first {
-		first[k].Rank = 1
+		first[k].Rank, first[k].Tie = 1, len(first) > 1
 	}
 	orig := make([]int, len(rest))
 	for k := range rest {
