@@ -433,19 +433,22 @@ func (g *verdictGroup) coordinationPays() []int {
 	if len(near) == 0 {
 		return nil
 	}
-	// Step 4: a coordinated retrier that does not answer retryGain points
-	// more than none at the given conditions, for more load, is not worth
-	// its store.
-	pick := lightest(near)
+	// Step 4, as choose applies it, on each of near's rows before the
+	// lightest is taken: a coordinated retrier that neither answers
+	// retryGain points more than none at the given conditions nor is
+	// none's equivalent with no more attempts is not worth its store.
 	var given []*Row
 	for i := range g.Ranked {
 		if r := &g.Ranked[i].Row; candidate(r) {
 			given = append(given, r)
 		}
 	}
-	if ref := reference(given); ref != nil && retries(pick) && pick.SuccessInSLOPct-ref.SuccessInSLOPct < retryGain && pick.AttemptsPerRequest > ref.AttemptsPerRequest {
+	ref := reference(given)
+	near = filter(near, func(r *Row) bool { ok, _ := passes(r, ref); return ok })
+	if len(near) == 0 {
 		return nil
 	}
+	pick := lightest(near)
 	var out []int
 	for _, i := range at {
 		if &g.Coordinated[i].Row == pick {

@@ -284,3 +284,23 @@ func TestFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatedStepFourFiltersFirst: coordinationPays applies step 4
+// as choose does, to each coordinated row within the regret margin before
+// the lightest is taken: a lighter coordinated row that gains too little
+// over none does not hide a heavier one that gains enough.
+func TestCoordinatedStepFourFiltersFirst(t *testing.T) {
+	t.Parallel()
+	steady := func(r Row) Row {
+		r.Steady, r.DriftPts, r.Coordinated = true, 0, true
+		return r
+	}
+	light := steady(mrow("slots", five(61.5, 4), five(1.05, 0), 1000))
+	honor := mrow("honor", five(63, 4), five(3, 0), 1000)
+	honor.Steady, honor.DriftPts = true, 0
+	heavy := steady(mrow("pace", five(63, 4), five(1.3, 0), 1000))
+	g := judgeOne(t, noneRow(five(60, 4)), honor, light, heavy)
+	if picked(g) != "honor" || len(g.CoordinatedPick) != 1 || g.Coordinated[g.CoordinatedPick[0]].Policy != "pace" {
+		t.Fatalf("recommended %q; coordinated slots (+1.5 pp, 1.05 attempts) and pace (+3 pp, 1.3): picked %v: %s", picked(g), g.CoordinatedPick, g.coordinatedLine())
+	}
+}
