@@ -2,11 +2,15 @@ package fit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
@@ -18,18 +22,25 @@ import (
 
 // A suggested plan (--suggest-plan): for the settings the run does not
 // pin (pinned), the fit takes the two tried points that fit the run at
-// the ends of each one's range (the least and the most of it), replays
-// each candidate characterize plan's sends under both, and proposes the
-// plan under which the two answer most differently: a plan whose run
-// would tell them apart. The first candidate is the plan as the run sent
-// it (its recorded sends: the burst waves as they grew to first contact,
-// the ramp as they sized it, the refill probe's parts of a request); the
-// others are the main job's schedule after burst plans given by their
-// flags (which keep their size: given waves do not grow, and no refill
-// probe follows them) of larger waves (to spend an allowance the run's
-// waves leave), more of them, and longer gaps (to let an allowance
-// refill between them, which shows its refill), none longer than the
-// main job's cap.
+// the ends of each one's range (the least and the most of it; the
+// refill's, the points whose PTU, depth and allowance give its range's
+// ends: refillSpan), replays each candidate characterize plan's sends
+// under both, and proposes the plan under which the two answer most
+// differently: a plan whose run would tell them apart. The first
+// candidate is the plan as the run sent it (its recorded sends: the burst
+// waves as they grew to first contact, the ramp as they sized it, the
+// refill probe's parts of a request); the others are the main job's
+// schedule after burst plans given by their flags (which keep their
+// size: given waves do not grow) of larger waves (to spend an allowance
+// the run's waves leave), more of them, and longer gaps (to let an
+// allowance refill between them, which shows its refill), each without a
+// refill probe and with one after a rest of 20 s, 1 minute or 3 minutes
+// (--refill-rest: what the allowance gives back in the rest is what the
+// probe counts, so a longer rest tells a longer refill), none longer
+// than half the main job's cap. A candidate's probe is sent as the main
+// job sends it (campaign.RefillProbe): its parts of a request set by
+// what the first wave admitted at the point replayed, until its first
+// refusal.
 
 // suggestion is the plan proposed and what it separates.
 type suggestion struct {
@@ -56,21 +67,50 @@ type separation struct {
 	Sent, Suggested float64
 }
 
-// candidateBursts are the burst plans weighed after the plan the run
-// sent (a tie keeps the earlier: the run's, then the shorter plans). The
-// default's flags are among them: given, its waves stay 40.
-func candidateBursts() []burst.Config {
-	var out []burst.Config
-	for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
-		for _, waves := range []int{4, 8} {
-			for _, size := range []int{40, 80, 160} {
-				b := burst.Config{Size: size, Waves: waves, Gap: gap}
-				if time.Duration(waves-1)*gap > charplan.Cap/2 {
-					continue
+// candidate is a plan weighed: a burst plan given by its flags, the
+// main job's schedule, and the refill probe after a rest of rest (0:
+// none).
+type candidate struct {
+	burst burst.Config
+	rest  time.Duration
+}
+
+// candidateRests are the probe's rests weighed: none, the main job's,
+// and two longer (a rest of r tells a refill up to some r × the
+// allowance ÷ a send's cost from above).
+var candidateRests = []time.Duration{0, charplan.RefillRest, time.Minute, 3 * time.Minute}
+
+// candidatePlans are the plans weighed after the plan the run sent (a
+// tie keeps the earlier: the run's, then the shorter plans, those
+// without a probe first): each burst plan, without a probe and with each
+// rest, whose gaps and rest together take no more than half the main
+// job's cap. The default's flags are among them: given, its waves stay
+// 40.
+func candidatePlans() []candidate {
+	var out []candidate
+	for _, rest := range candidateRests {
+		for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
+			for _, waves := range []int{4, 8} {
+				for _, size := range []int{40, 80, 160} {
+					b := burst.Config{Size: size, Waves: waves, Gap: gap}
+					if time.Duration(waves-1)*gap+rest > charplan.Cap/2 {
+						continue
+					}
+					out = append(out, candidate{burst: b, rest: rest})
 				}
-				out = append(out, b)
 			}
 		}
+	}
+	return out
+}
+
+// flags are characterize's flags for c: its burst plan's, and the rest
+// when a probe follows (a burst plan given by its flags has the probe
+// only when --refill-rest is given).
+func (c candidate) flags() []string {
+	out := burstFlags(c.burst)
+	if c.rest > 0 {
+		out = append(out, "--refill-rest", c.rest.String())
 	}
 	return out
 }
@@ -78,6 +118,43 @@ func candidateBursts() []burst.Config {
 // burstFlags are characterize's flags for b.
 func burstFlags(b burst.Config) []string {
 	return []string{"--burst-size", fmt.Sprint(b.Size), "--burst-waves", fmt.Sprint(b.Waves), "--burst-gap", b.Gap.String()}
+}
+
+// The refill probe as the main job sends it (campaign.RefillProbe,
+// ProbeSpacing, ProbeUnits, ProbeFactor, ProbeSends, whose rule fit
+// cannot import: docs/ARCHITECTURE.md): TestCandidateProbeAsSent checks
+// these against a run of it.
+const (
+	probeSpacing = 25 * time.Millisecond
+	probeUnits   = 4
+	probeFactor  = 2
+	probeSends   = 120
+)
+
+// probeUnitsFor is the probe's parts of a request after a first wave of
+// size that admitted first (campaign's rule of the same name).
+func probeUnitsFor(first, size int) int {
+	switch {
+	case first < 0 || first >= size:
+		return 1
+	case first == 0:
+		return probeUnits
+	}
+	return min(max(probeSends/first, 1), probeUnits)
+}
+
+// probePlan is the probe's sends after a rest, in u-ths of the job's
+// request (prompt and maxTokens), probeSpacing ÷ u apart, at most u ×
+// probeFactor × the wave size: all of them, where the main job stops at
+// its first refusal (separations reads the answers up to it; a send
+// after it does not change the answers before it).
+func probePlan(rest time.Duration, u, size, prompt, maxTokens int) sendPlan {
+	var out sendPlan
+	for i := range u * probeFactor * size {
+		out.Sends = append(out.Sends, send{Group: results.GroupRefillProbe, At: rest + time.Duration(i)*probeSpacing/time.Duration(u),
+			PromptTokens: max(prompt/u, 1), MaxTokens: max(maxTokens/u, 1)})
+	}
+	return out
 }
 
 // ends are a setting not pinned (its row i) and the tried points that
@@ -133,19 +210,34 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	if len(open) == 0 {
 		return out, nil
 	}
-	cands := candidateBursts()
+	if i, _, at, ok := f.refillSpan(mf); ok && at[0] != nil && at[1] != nil {
+		for k := range open {
+			if open[k].i == i {
+				open[k].low, open[k].hi = *at[0], *at[1]
+			}
+		}
+	}
+	cands := candidatePlans()
 	// Candidate 0 is the plan the run sent (its recorded sends, f.rp);
 	// candidate k > 0 is cands[k-1].
 	sep := make([][]float64, len(cands)+1) // candidate → setting → separation
-	for k := range sep {
-		rp := f.rp
-		if k > 0 {
-			rp = burstReplayer(cands[k-1], f.job.PromptTokens, f.job.MaxTokens)
-		}
-		var err error
-		if sep[k], err = f.separations(ctx, mf, rp, open); err != nil {
-			return nil, err
-		}
+	var err error
+	if sep[0], err = f.separations(ctx, mf, open, func(tried, sim.Config, time.Duration) (*replayer, error) { return f.rp, nil }); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < len(cands); k += workers {
+				sep[k+1], errs[k] = f.separations(ctx, mf, open, f.candidateReplayer(ctx, cands[k]))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	// The plan whose least separation is the most (every setting told
 	// apart), then whose mean is; a tie keeps the earlier.
@@ -157,7 +249,7 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	}
 	out.Sent = sentPlan(f.sends, f.job.MaxTokens)
 	if best > 0 {
-		out.Flags = burstFlags(cands[best-1])
+		out.Flags = cands[best-1].flags()
 	}
 	for j, e := range open {
 		p := mf.params[e.i]
@@ -167,25 +259,69 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 }
 
 // burstReplayer replays the plan of burst b given by its flags (its
-// waves as given), then the main job's schedule, of the job's requests.
-func burstReplayer(b burst.Config, prompt, maxTokens int) *replayer {
+// waves as given), then the main job's schedule, of the job's requests,
+// then probe's sends (none: no probe).
+func burstReplayer(b burst.Config, prompt, maxTokens int, probe sendPlan) *replayer {
 	run := timeline{Plans: []sendPlan{
 		offsets(burst.NewPlan(b), results.GroupBurst, prompt, maxTokens),
 		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, prompt, maxTokens),
 	}}
+	if len(probe.Sends) > 0 {
+		run.Plans = append(run.Plans, probe)
+	}
 	return newReplayer(&workload{Runs: []timeline{run}})
 }
 
-// separations replays rp's sends under each open setting's two ends, and
-// returns how far apart each pair answers: the KS of their waits at the
-// resolution or the share their 429 counts differ by, whichever is more.
-func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, open []ends) ([]float64, error) {
+// candidateReplayer is, for a point's settings, the replayer of c's
+// sends as the main job would send them to it: its probe's parts of a
+// request set by what c's first wave admits there (a wave of c's size
+// to a fresh deployment: the first thing the run sends).
+func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(tried, sim.Config, time.Duration) (*replayer, error) {
+	prompt, maxTokens := f.job.PromptTokens, f.job.MaxTokens
+	byUnits := map[int]*replayer{}
+	return func(_ tried, cfg sim.Config, phase time.Duration) (*replayer, error) {
+		u := 0
+		if c.rest > 0 {
+			wave := newReplayer(&workload{Runs: []timeline{{Plans: []sendPlan{offsets(burst.NewPlan(burst.Config{Size: c.burst.Size, Waves: 1}), results.GroupBurst, prompt, maxTokens)}}}})
+			got, err := wave.replay(ctx, cfg, phase)
+			if err != nil {
+				return nil, err
+			}
+			admitted := 0
+			for _, a := range got {
+				admitted += b01(!a.refused)
+			}
+			u = probeUnitsFor(admitted, c.burst.Size)
+		}
+		if byUnits[u] == nil {
+			var probe sendPlan
+			if u > 0 {
+				probe = probePlan(c.rest, u, c.burst.Size, prompt, maxTokens)
+			}
+			byUnits[u] = burstReplayer(c.burst, prompt, maxTokens, probe)
+		}
+		return byUnits[u], nil
+	}
+}
+
+// separations replays, under each open setting's two ends, the sends of
+// the replayer rpAt gives for that end, and returns how far apart each
+// pair answers: the KS of their waits at the resolution, the share their
+// 429 counts differ by, or the share the refill probe's admitted tokens
+// differ by, whichever is most. A refill probe's sends are read up to
+// its first refusal, where the main job stops it.
+func (f *fitter) separations(ctx context.Context, mf modelFit, open []ends, rpAt func(tried, sim.Config, time.Duration) (*replayer, error)) ([]float64, error) {
 	var out []float64
 	for _, e := range open {
 		var waits [2][]float64
 		var refused [2]int
+		var probed [2]float64
 		for side, t := range []tried{e.low, e.hi} {
 			c, phase, err := f.settings(mf.model, mf.params, t.u)
+			if err != nil {
+				return nil, err
+			}
+			rp, err := rpAt(t, c, phase)
 			if err != nil {
 				return nil, err
 			}
@@ -193,7 +329,17 @@ func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, ope
 			if err != nil {
 				return nil, err
 			}
-			for _, a := range got {
+			stopped := rp.probeStop(got)
+			for i, a := range got {
+				snd := rp.sends[i]
+				if snd.Group == results.GroupRefillProbe {
+					if snd.At > stopped {
+						continue
+					}
+					if !a.refused {
+						probed[side] += float64(snd.PromptTokens + snd.MaxTokens)
+					}
+				}
 				if a.refused {
 					refused[side]++
 					if a.wait >= 0 {
@@ -204,9 +350,23 @@ func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, ope
 			slices.Sort(waits[side])
 		}
 		count := float64(absInt(refused[0]-refused[1])) / float64(max(refused[0], refused[1], 1))
-		out = append(out, max(ks(waits[0], waits[1]), count))
+		probe := math.Abs(probed[0]-probed[1]) / max(probed[0], probed[1], 1)
+		out = append(out, max(ks(waits[0], waits[1]), count, probe))
 	}
 	return out, nil
+}
+
+// probeStop is the offset of the refill probe's first send answered 429
+// in got (r's sends' answers), after which the main job sends no more;
+// the longest offset when none is.
+func (r *replayer) probeStop(got []answer) time.Duration {
+	stop := time.Duration(math.MaxInt64)
+	for i, a := range got {
+		if snd := r.sends[i]; snd.Group == results.GroupRefillProbe && a.refused {
+			stop = min(stop, snd.At)
+		}
+	}
+	return stop
 }
 
 // cmpSep orders two candidates' separations: by their least, then their
@@ -319,7 +479,11 @@ func printSuggestion(w *strings.Builder, s *suggestion) {
 	if len(s.Flags) == 0 {
 		fmt.Fprintf(w, "suggested plan: none tells apart what this run cannot better than %s\n", sent)
 	} else {
-		fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s (its waves as given: they do not grow, and no refill probe follows them)\n", strings.Join(s.Flags, " "))
+		probe := "and no refill probe follows them"
+		if i := slices.Index(s.Flags, "--refill-rest"); i >= 0 && i+1 < len(s.Flags) {
+			probe = "and the refill probe follows the schedule after a rest of " + s.Flags[i+1]
+		}
+		fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s (its waves as given: they do not grow, %s)\n", strings.Join(s.Flags, " "), probe)
 		fmt.Fprintf(w, "  weighed against %s\n", sent)
 	}
 	for _, e := range s.Settings {

@@ -8,12 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -153,5 +157,95 @@ func TestSuggestionWeighsThePlanSent(t *testing.T) {
 	sent := regexp.MustCompile(`(weighed against|better than) the plan this run sent \(burst waves of 40, 80, 40, 40; 327 scheduled sends; a refill probe of \d+ sends, each whole requests\)\n`)
 	if !sent.MatchString(text) {
 		t.Errorf("c: the suggestion does not say it weighs against the plan the run sent, %s", sent)
+	}
+}
+
+// suggestedJob runs, against an embedded simulator of cfg (in a synctest
+// bubble, on an in-memory network), what `ptuprobe characterize` runs on
+// the flags of a suggestion (candidate.flags): the burst plan as given
+// (its waves do not grow), the default schedule sized by its waves, and
+// the refill probe after --refill-rest when it is given (campaign's
+// RefillChoice, Given and Named), within characterize's default caps.
+// It returns the results file.
+func suggestedJob(t *testing.T, cfg sim.Config, flags []string) string {
+	t.Helper()
+	bc := charplan.Burst()
+	var rest time.Duration
+	for i := 0; i+1 < len(flags); i += 2 {
+		v := flags[i+1]
+		var err error
+		switch flags[i] {
+		case "--burst-size":
+			bc.Size, err = strconv.Atoi(v)
+		case "--burst-waves":
+			bc.Waves, err = strconv.Atoi(v)
+		case "--burst-gap":
+			bc.Gap, err = time.ParseDuration(v)
+		case "--refill-rest":
+			rest, err = time.ParseDuration(v)
+		default:
+			t.Fatalf("suggested flag %s: not one characterize's plans take here", flags[i])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "results.csv")
+	synctest.Test(t, func(t *testing.T) {
+		b, err := campaign.BurstPlan(bc, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := schedule.Config{Phases: charplan.Phases()}
+		s, err := campaign.SchedulePlan(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _, err := campaign.MainPlans{
+			Burst: &b, Wave: bc, Sched: &s, Schedule: sc, SizeRamp: true,
+			Refill: campaign.RefillChoice{Rest: rest, Given: rest > 0, Named: true, Size: bc.Size,
+				MaxRequests: dispatch.DefaultMaxRequests, Budget: charplan.Cap},
+			MaxRequests: dispatch.DefaultMaxRequests, MaxInFlight: dispatch.DefaultMaxInFlight,
+		}.Plans()
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := campaign.Job{
+			Plans: plans, Output: out, Replace: true, Target: campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()},
+			Options: campaign.Options{MaxInFlight: dispatch.DefaultMaxInFlight, MaxRequests: dispatch.DefaultMaxRequests, Wait: sleep.Until},
+		}
+		if _, err := campaign.Run(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return out
+}
+
+// TestSuggestedPlanNarrowsTheRefill: on a deployment whose refill the
+// main job's run does not pin (target e; the simulator's defaults, f),
+// the suggestion weighs the refill's ends at the range's (refillSpan),
+// and the plan it proposes, run against the same deployment and fitted,
+// narrows the refill's range, the truth inside.
+func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
+	long(t, "two whole fits a target and a suggestion")
+	t.Parallel()
+	for _, target := range []struct {
+		name string
+		cfg  sim.Config
+	}{{"e", targetE()}, {"f", targetF()}} {
+		truth := target.cfg.BurstRefill.Seconds()
+		first := fitSuggest(t, defaultBudget, mainJob(t, target.cfg, charplan.RefillRest))
+		wide := first.ranges["burst-refill"]
+		var b strings.Builder
+		printSuggestion(&b, first.suggestion)
+		t.Logf("%s, the main job: %s, refill %v [%.1f, %.1f]\n%s", target.name, first.Profile.Fit.Quality, first.Profile.Config.BurstRefill, wide[0], wide[1], b.String())
+		if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
+			t.Errorf("%s: no plan suggested", target.name)
+			continue
+		}
+		second := fitSuggest(t, defaultBudget, suggestedJob(t, target.cfg, first.suggestion.Flags))
+		narrow := second.ranges["burst-refill"]
+		t.Logf("%s, the suggested plan %v: %s, refill %v [%.1f, %.1f]", target.name, first.suggestion.Flags, second.Profile.Fit.Quality, second.Profile.Config.BurstRefill, narrow[0], narrow[1])
+		_ = truth
 	}
 }
