@@ -286,25 +286,16 @@ func pinned(v float64, r [2]float64) bool {
 // ok is false when the run does not tell the refill (no send bounds it
 // at mf's point): the range is the judgement's.
 func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
-	i, r, _, ok = f.refillSpan(mf)
-	return i, r, ok
-}
-
-// refillSpan is refillRange with the points at its two ends (--suggest-
-// plan weighs them): the tried point that fits whose PTU, depth and
-// allowance give the range's least (most) refill, with that refill; nil
-// where the end is the fitted point's own and it was not tried as such.
-func (f *fitter) refillSpan(mf modelFit) (i int, r [2]float64, ends [2]*tried, ok bool) {
 	i = slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
 	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
-		return 0, r, ends, false
+		return 0, r, false
 	}
 	row := func(field string) int {
 		return slices.IndexFunc(mf.params, func(p param) bool { return p.Field == field })
 	}
 	ptu, depth, pct := row("PTU"), row("BucketDepth"), row("BurstPct")
 	if ptu < 0 || depth < 0 || pct < 0 {
-		return 0, r, ends, false
+		return 0, r, false
 	}
 	run := readRun(f.sends, mf.cfg.OutputWeight)
 	lo, hi := mf.params[i].Min, mf.params[i].Max
@@ -316,13 +307,12 @@ func (f *fitter) refillSpan(mf modelFit) (i int, r [2]float64, ends [2]*tried, o
 	}
 	own, ok := at([3]float64{mf.cfg.PTU, mf.cfg.BucketDepth.Seconds(), mf.cfg.BurstPct})
 	if !ok {
-		return 0, r, ends, false
+		return 0, r, false
 	}
 	// The points that fit, once each for their PTU, depth and allowance.
 	bestQuality := f.quality(mf.score)
 	seen := map[[3]float64]bool{}
 	var others [][3]float64
-	var src []tried
 	mf.pts.mu.Lock()
 	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
 		t := mf.pts.m[k]
@@ -330,7 +320,6 @@ func (f *fitter) refillSpan(mf modelFit) (i int, r [2]float64, ends [2]*tried, o
 		if fits(t, mf.score, bestQuality) && !seen[v] {
 			seen[v] = true
 			others = append(others, v)
-			src = append(src, t)
 		}
 	}
 	mf.pts.mu.Unlock()
@@ -364,18 +353,5 @@ func (f *fitter) refillSpan(mf modelFit) (i int, r [2]float64, ends [2]*tried, o
 			r[0], r[1] = min(r[0], found[k].least), max(r[1], found[k].most)
 		}
 	}
-	for k := range others {
-		if !told[k] || found[k].fewest != fewest {
-			continue
-		}
-		for side, refill := range []float64{found[k].least, found[k].most} {
-			if ends[side] == nil && refill == r[side] {
-				t := src[k]
-				t.u, t.values = slices.Clone(t.u), slices.Clone(t.values)
-				t.u[i], t.values[i] = mf.params[i].unit(refill), refill
-				ends[side] = &t
-			}
-		}
-	}
-	return i, r, ends, true
+	return i, r, true
 }

@@ -65,6 +65,10 @@ type separation struct {
 	Name            string
 	Low, High       float64
 	Sent, Suggested float64
+	// SentTold and SuggestedTold are, for the refill, the refills the
+	// plan's run tells (refillReading; the suggested plan's replayed at
+	// the fitted settings); zero for another setting.
+	SentTold, SuggestedTold [2]float64
 }
 
 // candidate is a plan weighed: a burst plan given by its flags, the
@@ -210,19 +214,28 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	if len(open) == 0 {
 		return out, nil
 	}
-	if i, _, at, ok := f.refillSpan(mf); ok && at[0] != nil && at[1] != nil {
+	refill, reads := f.newRefillReading(mf)
+	if reads {
+		// The refill's row spans fit.ranges' entry (the run's sends',
+		// refillRange), not the tried points' extent.
 		for k := range open {
-			if open[k].i == i {
-				open[k].low, open[k].hi = *at[0], *at[1]
+			if open[k].i == refill.i {
+				open[k].low.values = slices.Clone(open[k].low.values)
+				open[k].hi.values = slices.Clone(open[k].hi.values)
+				open[k].low.values[refill.i], open[k].hi.values[refill.i] = mf.ranges[refill.i][0], mf.ranges[refill.i][1]
 			}
 		}
+	} else {
+		refill = nil
 	}
 	cands := candidatePlans()
 	// Candidate 0 is the plan the run sent (its recorded sends, f.rp);
 	// candidate k > 0 is cands[k-1].
 	sep := make([][]float64, len(cands)+1) // candidate → setting → separation
+	told := make([][2]float64, len(cands)+1)
 	var err error
-	if sep[0], err = f.separations(ctx, mf, open, func(tried, sim.Config, time.Duration) (*replayer, error) { return f.rp, nil }); err != nil {
+	sent := func(bool, sim.Config, time.Duration) (*replayer, error) { return f.rp, nil }
+	if sep[0], told[0], err = f.separations(ctx, mf, open, sent, refill, func() ([]runEvent, error) { return readRun(f.sends, mf.cfg.OutputWeight), nil }); err != nil {
 		return nil, err
 	}
 	errs := make([]error, len(cands))
@@ -231,7 +244,21 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	for w := range workers {
 		wg.Go(func() {
 			for k := w; k < len(cands); k += workers {
-				sep[k+1], errs[k] = f.separations(ctx, mf, open, f.candidateReplayer(ctx, cands[k]))
+				rpAt := f.candidateReplayer(ctx, cands[k])
+				// The run the candidate would record were the fitted
+				// settings the truth.
+				run := func() ([]runEvent, error) {
+					rp, err := rpAt(true, mf.cfg, mf.phase)
+					if err != nil {
+						return nil, err
+					}
+					got, err := rp.replay(ctx, mf.cfg, mf.phase)
+					if err != nil {
+						return nil, err
+					}
+					return readRun(rp.recorded(got, mf.cfg), mf.cfg.OutputWeight), nil
+				}
+				sep[k+1], told[k+1], errs[k] = f.separations(ctx, mf, open, rpAt, refill, run)
 			}
 		})
 	}
@@ -253,21 +280,137 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	}
 	for j, e := range open {
 		p := mf.params[e.i]
-		out.Settings = append(out.Settings, separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Sent: round6(sep[0][j]), Suggested: round6(sep[best][j])})
+		s := separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Sent: round6(sep[0][j]), Suggested: round6(sep[best][j])}
+		if refill != nil && e.i == refill.i {
+			s.SentTold, s.SuggestedTold = roundRange(told[0]), roundRange(told[best])
+		}
+		out.Settings = append(out.Settings, s)
 	}
 	return out, nil
 }
 
+func roundRange(r [2]float64) [2]float64 { return [2]float64{round6(r[0]), round6(r[1])} }
+
+// refillReading reads the refill a run's sends tell as fit.ranges does
+// (refillRange): over the points that fit this run (the fitted one
+// first), each at its PTU, depth and allowance, the refills its sends
+// contradict the fewest (refillRun), where that fewest is the least of
+// any point's.
+type refillReading struct {
+	i      int // the refill's row
+	lo, hi float64
+	cfg    sim.Config
+	points [][3]float64 // PTU, depth (s), allowance (%)
+}
+
+// newRefillReading is mf's refill reading; false when mf's run does not
+// tell the refill (refillRange's conditions).
+func (f *fitter) newRefillReading(mf modelFit) (*refillReading, bool) {
+	i := slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
+	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
+		return nil, false
+	}
+	row := func(field string) int {
+		return slices.IndexFunc(mf.params, func(p param) bool { return p.Field == field })
+	}
+	ptu, depth, pct := row("PTU"), row("BucketDepth"), row("BurstPct")
+	if ptu < 0 || depth < 0 || pct < 0 {
+		return nil, false
+	}
+	rr := &refillReading{i: i, lo: mf.params[i].Min, hi: mf.params[i].Max, cfg: mf.cfg}
+	rr.points = append(rr.points, [3]float64{mf.cfg.PTU, mf.cfg.BucketDepth.Seconds(), mf.cfg.BurstPct})
+	seen := map[[3]float64]bool{rr.points[0]: true}
+	bestQuality := f.quality(mf.score)
+	mf.pts.mu.Lock()
+	defer mf.pts.mu.Unlock()
+	var all [][3]float64
+	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
+		t := mf.pts.m[k]
+		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
+		if fits(t, mf.score, bestQuality) && !seen[v] {
+			seen[v] = true
+			all = append(all, v)
+		}
+	}
+	// At most refillPoints of them, evenly over their order: each
+	// candidate reads its run at every one.
+	for k := range min(len(all), refillPoints) {
+		rr.points = append(rr.points, all[k*len(all)/min(len(all), refillPoints)])
+	}
+	return rr, true
+}
+
+// refillPoints is the most points that fit (besides the fitted one) at
+// which refillReading reads a candidate's run: read at all of them
+// (served target e's run: N), --suggest-plan took N s.
+const refillPoints = 64
+
+// span is the refills run tells (refillReading); ok is false when no
+// send bounds it at any point.
+func (rr *refillReading) span(run []runEvent) (r [2]float64, ok bool) {
+	fewest := -1
+	for _, v := range rr.points {
+		c := rr.cfg
+		c.PTU, c.BucketDepth, c.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
+		capacity := c.CapacityTokens()
+		got, told := refillRun(run, c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, rr.lo, rr.hi)
+		switch {
+		case !told:
+		case fewest < 0 || got.fewest < fewest:
+			fewest, r = got.fewest, [2]float64{got.least, got.most}
+		case got.fewest == fewest:
+			r = [2]float64{min(r[0], got.least), max(r[1], got.most)}
+		}
+	}
+	return r, fewest >= 0
+}
+
+// recorded is r's first run as a recorded run whose sends were answered
+// got (a replay's) by a deployment of cfg: each send's refusal, an
+// admitted one's time to its last token (cfg's TTFT and TPOT for its
+// max_tokens: readRun starts each plan at the one before it's last
+// answer), a refill probe's sends to its first refusal.
+func (r *replayer) recorded(got []answer, cfg sim.Config) *workload {
+	stop := r.probeStop(got)
+	var run timeline
+	for _, plan := range r.runs[0] {
+		var sp sendPlan
+		for _, i := range plan {
+			s := r.sends[i]
+			if s.Group == results.GroupRefillProbe && s.At > stop {
+				continue
+			}
+			s.Refused = got[i].refused
+			s.answered, s.took, s.completion = 0, 0, 0
+			if !s.Refused {
+				s.took = float64(cfg.TTFT+time.Duration(s.MaxTokens)*cfg.TPOT) / float64(time.Millisecond)
+			}
+			sp.Sends = append(sp.Sends, s)
+		}
+		run.Plans = append(run.Plans, sp)
+	}
+	return &workload{Replay: true, Runs: []timeline{run}}
+}
+
 // burstReplayer replays the plan of burst b given by its flags (its
 // waves as given), then the main job's schedule, of the job's requests,
-// then probe's sends (none: no probe).
-func burstReplayer(b burst.Config, prompt, maxTokens int, probe sendPlan) *replayer {
+// then probe's sends (none: no probe). whole: each send admitted is
+// answered its whole max_tokens (not a length drawn), so the answers read
+// as a recorded run (replayer.recorded) hold their cost.
+func burstReplayer(b burst.Config, prompt, maxTokens int, probe sendPlan, whole bool) *replayer {
 	run := timeline{Plans: []sendPlan{
 		offsets(burst.NewPlan(b), results.GroupBurst, prompt, maxTokens),
 		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, prompt, maxTokens),
 	}}
 	if len(probe.Sends) > 0 {
-		run.Plans = append(run.Plans, probe)
+		run.Plans = append(run.Plans, sendPlan{Sends: slices.Clone(probe.Sends)})
+	}
+	if whole {
+		for _, p := range run.Plans {
+			for i := range p.Sends {
+				p.Sends[i].completion = p.Sends[i].MaxTokens
+			}
+		}
 	}
 	return newReplayer(&workload{Runs: []timeline{run}})
 }
@@ -275,11 +418,12 @@ func burstReplayer(b burst.Config, prompt, maxTokens int, probe sendPlan) *repla
 // candidateReplayer is, for a point's settings, the replayer of c's
 // sends as the main job would send them to it: its probe's parts of a
 // request set by what c's first wave admits there (a wave of c's size
-// to a fresh deployment: the first thing the run sends).
-func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(tried, sim.Config, time.Duration) (*replayer, error) {
+// to a fresh deployment: the first thing the run sends); whole as
+// burstReplayer's.
+func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(bool, sim.Config, time.Duration) (*replayer, error) {
 	prompt, maxTokens := f.job.PromptTokens, f.job.MaxTokens
-	byUnits := map[int]*replayer{}
-	return func(_ tried, cfg sim.Config, phase time.Duration) (*replayer, error) {
+	byUnits := map[[2]int]*replayer{}
+	return func(whole bool, cfg sim.Config, phase time.Duration) (*replayer, error) {
 		u := 0
 		if c.rest > 0 {
 			wave := newReplayer(&workload{Runs: []timeline{{Plans: []sendPlan{offsets(burst.NewPlan(burst.Config{Size: c.burst.Size, Waves: 1}), results.GroupBurst, prompt, maxTokens)}}}})
@@ -293,14 +437,15 @@ func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(tried,
 			}
 			u = probeUnitsFor(admitted, c.burst.Size)
 		}
-		if byUnits[u] == nil {
+		k := [2]int{u, b01(whole)}
+		if byUnits[k] == nil {
 			var probe sendPlan
 			if u > 0 {
 				probe = probePlan(c.rest, u, c.burst.Size, prompt, maxTokens)
 			}
-			byUnits[u] = burstReplayer(c.burst, prompt, maxTokens, probe)
+			byUnits[k] = burstReplayer(c.burst, prompt, maxTokens, probe, whole)
 		}
-		return byUnits[u], nil
+		return byUnits[k], nil
 	}
 }
 
@@ -309,25 +454,47 @@ func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(tried,
 // pair answers: the KS of their waits at the resolution, the share their
 // 429 counts differ by, or the share the refill probe's admitted tokens
 // differ by, whichever is most. A refill probe's sends are read up to
-// its first refusal, where the main job stops it.
-func (f *fitter) separations(ctx context.Context, mf modelFit, open []ends, rpAt func(tried, sim.Config, time.Duration) (*replayer, error)) ([]float64, error) {
-	var out []float64
+// its first refusal, where the main job stops it. The refill's row
+// (refill's, when it reads one) is instead how narrowly the run that
+// run gives tells it (refillReading): the least ÷ the most refill it
+// leaves (1: pinned; 0 when it bounds none); told is that range. Two points at
+// the ends of the refill's range differ in their allowance or their
+// cold drain too, and a plan of idle gaps tells those apart, not their
+// refills: under 160 sends 8 times 20 s apart, served target e's ends
+// (169.5% and 151.2%, a cold drain of 92.5% and 96%) answered 0.87
+// apart, and the plan's run, fitted, left served f's refill 174 s – 1 h.
+func (f *fitter) separations(ctx context.Context, mf modelFit, open []ends, rpAt func(bool, sim.Config, time.Duration) (*replayer, error), refill *refillReading, run func() ([]runEvent, error)) (out []float64, told [2]float64, err error) {
 	for _, e := range open {
+		if refill != nil && e.i == refill.i {
+			events, err := run()
+			if err != nil {
+				return nil, told, err
+			}
+			r, ok := refill.span(events)
+			sep := 0.0
+			if ok {
+				told, sep = r, r[0]/r[1]
+			} else {
+				told = [2]float64{refill.lo, refill.hi}
+			}
+			out = append(out, sep)
+			continue
+		}
 		var waits [2][]float64
 		var refused [2]int
 		var probed [2]float64
 		for side, t := range []tried{e.low, e.hi} {
 			c, phase, err := f.settings(mf.model, mf.params, t.u)
 			if err != nil {
-				return nil, err
+				return nil, told, err
 			}
-			rp, err := rpAt(t, c, phase)
+			rp, err := rpAt(false, c, phase)
 			if err != nil {
-				return nil, err
+				return nil, told, err
 			}
 			got, err := rp.replay(ctx, c, phase)
 			if err != nil {
-				return nil, err
+				return nil, told, err
 			}
 			stopped := rp.probeStop(got)
 			for i, a := range got {
@@ -353,7 +520,7 @@ func (f *fitter) separations(ctx context.Context, mf modelFit, open []ends, rpAt
 		probe := math.Abs(probed[0]-probed[1]) / max(probed[0], probed[1], 1)
 		out = append(out, max(ks(waits[0], waits[1]), count, probe))
 	}
-	return out, nil
+	return out, told, nil
 }
 
 // probeStop is the offset of the refill probe's first send answered 429
@@ -487,6 +654,12 @@ func printSuggestion(w *strings.Builder, s *suggestion) {
 		fmt.Fprintf(w, "  weighed against %s\n", sent)
 	}
 	for _, e := range s.Settings {
+		if e.SentTold != [2]float64{} {
+			fmt.Fprintf(w, "  %s from %s to %s: the sends of the plan this run sent tell it from %s to %s, the suggested one's (replayed at the fitted settings) from %s to %s\n",
+				e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtSetting(e.Name, e.SentTold[0]), fmtSetting(e.Name, e.SentTold[1]),
+				fmtSetting(e.Name, e.SuggestedTold[0]), fmtSetting(e.Name, e.SuggestedTold[1]))
+			continue
+		}
 		fmt.Fprintf(w, "  %s from %s to %s: its ends answer %s apart under the plan this run sent, %s under the suggested one\n",
 			e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtFloat(e.Sent), fmtFloat(e.Suggested))
 	}
