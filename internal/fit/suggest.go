@@ -332,28 +332,73 @@ func (f *fitter) newRefillReading(mf modelFit) (*refillReading, bool) {
 			all = append(all, v)
 		}
 	}
-	// At most refillPoints of them, evenly over their order: each
-	// candidate reads its run at every one.
-	for k := range min(len(all), refillPoints) {
-		rr.points = append(rr.points, all[k*len(all)/min(len(all), refillPoints)])
+	// Each candidate reads its run at every point kept: the points whose
+	// refills give this run's range its ends (read here at all of them),
+	// and at most refillPoints more, evenly over their order.
+	rr.points = append(rr.points, all...)
+	run := readRun(f.sends, mf.cfg.OutputWeight)
+	found := make([]runsRefills, len(rr.points))
+	told := make([]bool, len(rr.points))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < len(rr.points); k += workers {
+				found[k], told[k] = rr.at(k, run)
+			}
+		})
 	}
+	wg.Wait()
+	fewest := -1
+	r := [2]float64{math.Inf(1), math.Inf(-1)}
+	for k := range found {
+		if told[k] && (fewest < 0 || found[k].fewest < fewest) {
+			fewest = found[k].fewest
+		}
+	}
+	for k := range found {
+		if told[k] && found[k].fewest == fewest {
+			r = [2]float64{min(r[0], found[k].least), max(r[1], found[k].most)}
+		}
+	}
+	keep := []bool{true} // the fitted point
+	for k := 1; k < len(rr.points); k++ {
+		keep = append(keep, told[k] && found[k].fewest == fewest && (found[k].least == r[0] || found[k].most == r[1]))
+	}
+	for k := range min(len(all), refillPoints) {
+		keep[1+k*len(all)/min(len(all), refillPoints)] = true
+	}
+	var kept [][3]float64
+	for k, v := range rr.points {
+		if keep[k] {
+			kept = append(kept, v)
+		}
+	}
+	rr.points = kept
 	return rr, true
 }
 
-// refillPoints is the most points that fit (besides the fitted one) at
-// which refillReading reads a candidate's run: read at all of them
-// (served target e's run: N), --suggest-plan took N s.
+// at is refillRun of run at rr's point k.
+func (rr *refillReading) at(k int, run []runEvent) (runsRefills, bool) {
+	v := rr.points[k]
+	c := rr.cfg
+	c.PTU, c.BucketDepth, c.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
+	capacity := c.CapacityTokens()
+	return refillRun(run, c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, rr.lo, rr.hi)
+}
+
+// refillPoints is how many more of the points that fit refillReading
+// reads a candidate's run at, besides the fitted one and those at this
+// run's range's ends: at all 691 of served target e's run's, its
+// --suggest-plan took some 4.5 s more (N s at N).
 const refillPoints = 64
 
 // span is the refills run tells (refillReading); ok is false when no
 // send bounds it at any point.
 func (rr *refillReading) span(run []runEvent) (r [2]float64, ok bool) {
 	fewest := -1
-	for _, v := range rr.points {
-		c := rr.cfg
-		c.PTU, c.BucketDepth, c.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
-		capacity := c.CapacityTokens()
-		got, told := refillRun(run, c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, rr.lo, rr.hi)
+	for k := range rr.points {
+		got, told := rr.at(k, run)
 		switch {
 		case !told:
 		case fewest < 0 || got.fewest < fewest:

@@ -169,27 +169,7 @@ func TestSuggestionWeighsThePlanSent(t *testing.T) {
 // It returns the results file.
 func suggestedJob(t *testing.T, cfg sim.Config, flags []string) string {
 	t.Helper()
-	bc := charplan.Burst()
-	var rest time.Duration
-	for i := 0; i+1 < len(flags); i += 2 {
-		v := flags[i+1]
-		var err error
-		switch flags[i] {
-		case "--burst-size":
-			bc.Size, err = strconv.Atoi(v)
-		case "--burst-waves":
-			bc.Waves, err = strconv.Atoi(v)
-		case "--burst-gap":
-			bc.Gap, err = time.ParseDuration(v)
-		case "--refill-rest":
-			rest, err = time.ParseDuration(v)
-		default:
-			t.Fatalf("suggested flag %s: not one characterize's plans take here", flags[i])
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	bc, rest := suggestedPlan(t, flags)
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
 		b, err := campaign.BurstPlan(bc, false)
@@ -221,11 +201,48 @@ func suggestedJob(t *testing.T, cfg sim.Config, flags []string) string {
 	return out
 }
 
+// suggestedPlan is the burst plan and the probe's rest (0: none) of a
+// suggestion's flags, the default's where not given.
+func suggestedPlan(t *testing.T, flags []string) (burst.Config, time.Duration) {
+	t.Helper()
+	bc := charplan.Burst()
+	var rest time.Duration
+	for i := 0; i+1 < len(flags); i += 2 {
+		v := flags[i+1]
+		var err error
+		switch flags[i] {
+		case "--burst-size":
+			bc.Size, err = strconv.Atoi(v)
+		case "--burst-waves":
+			bc.Waves, err = strconv.Atoi(v)
+		case "--burst-gap":
+			bc.Gap, err = time.ParseDuration(v)
+		case "--refill-rest":
+			rest, err = time.ParseDuration(v)
+		default:
+			t.Fatalf("suggested flag %s: not one characterize's plans take here", flags[i])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(flags)%2 != 0 {
+		t.Fatalf("suggested flags %v: a flag without its value", flags)
+	}
+	return bc, rest
+}
+
 // TestSuggestedPlanNarrowsTheRefill: on a deployment whose refill the
 // main job's run does not pin (target e; the simulator's defaults, f),
-// the suggestion weighs the refill's ends at the range's (refillSpan),
-// and the plan it proposes, run against the same deployment and fitted,
-// narrows the refill's range, the truth inside.
+// the suggestion weighs plans with the refill probe after longer rests
+// by the refill range each one's run would tell (refillReading), and
+// proposes one that rests longer than the main job's 20 s before the
+// probe or between its waves; run against the same deployment and
+// fitted, that plan narrows the refill's range to less than half its
+// ratio, the truth inside. Before (round 12's candidates: no probe, the
+// refill weighed at two points that differ in their allowance and cold
+// drain too) e's suggestion was 160 sends 8 times 20 s apart, whose run
+// left f's refill 174 s – 1 h (20.7×).
 func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
 	long(t, "two whole fits a target and a suggestion")
 	t.Parallel()
@@ -239,13 +256,23 @@ func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
 		var b strings.Builder
 		printSuggestion(&b, first.suggestion)
 		t.Logf("%s, the main job: %s, refill %v [%.1f, %.1f]\n%s", target.name, first.Profile.Fit.Quality, first.Profile.Config.BurstRefill, wide[0], wide[1], b.String())
+		if wide[1]/wide[0] < 4 {
+			t.Errorf("%s: the main job's refill range [%.1f, %.1f] is not wide (want a ratio of 4 or more)", target.name, wide[0], wide[1])
+		}
 		if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
 			t.Errorf("%s: no plan suggested", target.name)
 			continue
 		}
+		bc, rest := suggestedPlan(t, first.suggestion.Flags)
+		if rest <= charplan.RefillRest && (bc.Waves < 2 || bc.Gap <= charplan.RefillRest) {
+			t.Errorf("%s: the suggestion %v rests no longer than the main job's %v", target.name, first.suggestion.Flags, charplan.RefillRest)
+		}
 		second := fitSuggest(t, defaultBudget, suggestedJob(t, target.cfg, first.suggestion.Flags))
 		narrow := second.ranges["burst-refill"]
 		t.Logf("%s, the suggested plan %v: %s, refill %v [%.1f, %.1f]", target.name, first.suggestion.Flags, second.Profile.Fit.Quality, second.Profile.Config.BurstRefill, narrow[0], narrow[1])
-		_ = truth
+		if second.Profile.Fit.Quality != sim.FitGood || narrow[0] > truth || truth > narrow[1] || narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
+			t.Errorf("%s: the suggested plan's run fits %s, refill [%.1f, %.1f]: want good, %g s inside, and a ratio under half the main job's [%.1f, %.1f]",
+				target.name, second.Profile.Fit.Quality, narrow[0], narrow[1], truth, wide[0], wide[1])
+		}
 	}
 }
