@@ -17,6 +17,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/results"
 	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
@@ -74,21 +75,9 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 	if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
 		t.Fatalf("no plan suggested: %+v", first.suggestion)
 	}
-	bc := burst.Config{}
-	for i := 0; i+1 < len(first.suggestion.Flags); i += 2 {
-		v := first.suggestion.Flags[i+1]
-		switch first.suggestion.Flags[i] {
-		case "--burst-size":
-			bc.Size, _ = strconv.Atoi(v)
-		case "--burst-waves":
-			bc.Waves, _ = strconv.Atoi(v)
-		case "--burst-gap":
-			bc.Gap, _ = time.ParseDuration(v)
-		}
-	}
-	second := fitSuggest(t, defaultBudget, runBurst(t, target, bc))
+	second := fitSuggest(t, defaultBudget, suggestedJob(t, target.Sim, first.suggestion.Flags))
 	narrow := second.ranges["burst-pct"]
-	t.Logf("suggested plan %v: %s; burst-pct %v range %v", bc, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
+	t.Logf("suggested plan %v: %s; burst-pct %v range %v", first.suggestion.Flags, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
 	if wide[1]/wide[0] < 3 {
 		t.Errorf("the default plan's burst-pct range %v is not wide (want a ratio of 3 or more)", wide)
 	}
@@ -127,6 +116,16 @@ func TestSentPlanWords(t *testing.T) {
 	want := `suggested plan, to tell apart what this run cannot: ptuprobe characterize --burst-size 160 --burst-waves 4 --burst-gap 1m0s (its waves as given: they do not grow, and no refill probe follows them)
   weighed against the plan this run sent (burst waves of 40, 80, 40, 40)
   burst-pct from 36.75 to 209.6: its ends answer 0.100 apart under the plan this run sent, 0.700 under the suggested one
+`
+	if b.String() != want {
+		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	printSuggestion(&b, &suggestion{Flags: candidate{burst: burst.Config{Size: 160, Waves: 4, Gap: 20 * time.Second}, rest: 3 * time.Minute}.flags(), Sent: "burst waves of 40, 40, 40, 40",
+		Settings: []separation{{Name: "burst-refill", Low: 187.145, High: 3600, Sent: 0.052, Suggested: 0.83, SentTold: [2]float64{187.145, 3600}, SuggestedTold: [2]float64{243.823, 293.188}}}})
+	want = `suggested plan, to tell apart what this run cannot: ptuprobe characterize --burst-size 160 --burst-waves 4 --burst-gap 20s --refill-rest 3m0s (its waves as given: they do not grow, and the refill probe follows the schedule after a rest of 3m0s)
+  weighed against the plan this run sent (burst waves of 40, 40, 40, 40)
+  burst-refill from 3m7.145s to 1h0m0s: the sends of the plan this run sent tell it from 3m7.145s to 1h0m0s, the suggested one's (replayed at the fitted settings) from 4m3.823s to 4m53.188s
 `
 	if b.String() != want {
 		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
@@ -273,6 +272,64 @@ func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
 		if second.Profile.Fit.Quality != sim.FitGood || narrow[0] > truth || truth > narrow[1] || narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
 			t.Errorf("%s: the suggested plan's run fits %s, refill [%.1f, %.1f]: want good, %g s inside, and a ratio under half the main job's [%.1f, %.1f]",
 				target.name, second.Profile.Fit.Quality, narrow[0], narrow[1], truth, wide[0], wide[1])
+		}
+	}
+}
+
+// TestCandidateProbeAsSent: the refill probe --suggest-plan replays for
+// a candidate (candidateReplayer: probePlan, probeUnitsFor, fit's copy
+// of campaign's rule, which fit cannot import) is the one characterize
+// sends on the candidate's flags: on target e (26 of a first wave of 40
+// admitted) a quarter of the request 6.25 ms apart after the rest, on
+// target c (its first wave admitted whole) the job's whole requests
+// 25 ms apart.
+func TestCandidateProbeAsSent(t *testing.T) {
+	t.Parallel()
+	if probeSpacing != campaign.ProbeSpacing || probeUnits != campaign.ProbeUnits || probeFactor != campaign.ProbeFactor || probeSends != campaign.ProbeSends {
+		t.Fatalf("fit's probe (%v, %d, %d, %d) is not campaign's (%v, %d, %d, %d)", probeSpacing, probeUnits, probeFactor, probeSends,
+			campaign.ProbeSpacing, campaign.ProbeUnits, campaign.ProbeFactor, campaign.ProbeSends)
+	}
+	c := candidate{burst: charplan.Burst(), rest: time.Minute}
+	for _, target := range []struct {
+		name string
+		cfg  sim.Config
+		u    int
+	}{{"e", targetE(), 4}, {"c", targetC(), 1}} {
+		w := workloadOf(t, suggestedJob(t, target.cfg, c.flags()))
+		var sent []send
+		for _, p := range w.Runs[0].Plans {
+			for _, s := range p.Sends {
+				if s.Group == results.GroupRefillProbe && s.attempt == 1 {
+					sent = append(sent, s)
+				}
+			}
+		}
+		f := &fitter{job: &Job{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens}}
+		rp, err := f.candidateReplayer(t.Context(), c)(false, target.cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var replayed []send
+		for _, s := range rp.sends {
+			if s.Group == results.GroupRefillProbe {
+				replayed = append(replayed, s)
+			}
+		}
+		if len(sent) < 2 || len(replayed) < len(sent) {
+			t.Fatalf("%s: the probe sent %d, the replay has %d", target.name, len(sent), len(replayed))
+		}
+		spacing := probeSpacing / time.Duration(target.u)
+		for i, s := range sent {
+			r := replayed[i]
+			if s.MaxTokens != r.MaxTokens || s.MaxTokens != max(client.DefaultMaxTokens/target.u, 1) {
+				t.Errorf("%s: probe send %d asked %d tokens, the replay's %d, want %d", target.name, i, s.MaxTokens, r.MaxTokens, client.DefaultMaxTokens/target.u)
+			}
+			if d := s.At - r.At; d < -20*time.Millisecond || d > 20*time.Millisecond {
+				t.Errorf("%s: probe send %d went at %v after its plan's start, the replay's at %v", target.name, i, s.At, r.At)
+			}
+		}
+		if r := replayed[0]; r.At != c.rest || replayed[1].At-r.At != spacing || len(replayed) != target.u*probeFactor*c.burst.Size {
+			t.Errorf("%s: the replayed probe starts at %v, %v apart, %d sends: want %v, %v, %d", target.name, r.At, replayed[1].At-r.At, len(replayed), c.rest, spacing, target.u*probeFactor*c.burst.Size)
 		}
 	}
 }
