@@ -22,11 +22,12 @@ import (
 
 // A suggested plan (--suggest-plan): for the settings the run does not
 // pin (pinned), the fit takes the two tried points that fit the run at
-// the ends of each one's range (the least and the most of it; the
-// refill's, the points whose PTU, depth and allowance give its range's
-// ends: refillSpan), replays each candidate characterize plan's sends
-// under both, and proposes the plan under which the two answer most
-// differently: a plan whose run would tell them apart. The first
+// the ends of each one's range (the least and the most of it), replays
+// each candidate characterize plan's sends under both, and proposes the
+// plan under which the two answer most differently: a plan whose run
+// would tell them apart. The refill is weighed instead by the range the
+// plan's run would tell it in (refillReading: the plan replayed at the
+// fitted settings, read as fit.ranges reads a run). The first
 // candidate is the plan as the run sent it (its recorded sends: the burst
 // waves as they grew to first contact, the ramp as they sized it, the
 // refill probe's parts of a request); the others are the main job's
