@@ -85,20 +85,35 @@ type candidate struct {
 // allowance ÷ a send's cost from above).
 var candidateRests = []time.Duration{0, charplan.RefillRest, time.Minute, 3 * time.Minute}
 
+// maxCandidateSends bounds a candidate's sends: a fit's time grows with
+// the sends it replays, and a plan's run must fit within fit's 10 s.
+// Served target e's main job (some 390 sends) fitted in 4.5–9.2 s; its
+// round-13 suggestion, 160 sends 8 times 20 s apart and a probe after 20
+// s (1,508 sends, 1,222 refused), in 24.8 s (load 0.8–1.8), and fitted
+// its allowance 69.8–10,000% where the main job's run had 118.3–309.6%.
+const maxCandidateSends = 800
+
 // candidatePlans are the plans weighed after the plan the run sent (a
 // tie keeps the earlier: the run's, then the shorter plans, those
 // without a probe first): each burst plan, without a probe and with each
 // rest, whose gaps and rest together take no more than half the main
-// job's cap. The default's flags are among them: given, its waves stay
-// 40.
+// job's cap, and whose sends (its waves', the schedule's, and probeSends
+// for a probe, which stops at its first refusal) are at most
+// maxCandidateSends. The default's flags are among them: given, its
+// waves stay 40.
 func candidatePlans() []candidate {
+	scheduled := len(offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, 1, 1).Sends)
 	var out []candidate
 	for _, rest := range candidateRests {
 		for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
 			for _, waves := range []int{4, 8} {
 				for _, size := range []int{40, 80, 160} {
 					b := burst.Config{Size: size, Waves: waves, Gap: gap}
-					if time.Duration(waves-1)*gap+rest > charplan.Cap/2 {
+					sends := waves*size + scheduled
+					if rest > 0 {
+						sends += probeSends
+					}
+					if time.Duration(waves-1)*gap+rest > charplan.Cap/2 || sends > maxCandidateSends {
 						continue
 					}
 					out = append(out, candidate{burst: b, rest: rest})
