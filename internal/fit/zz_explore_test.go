@@ -26,3 +26,5 @@ func TestZZExplore(t *testing.T) {
 		}
 	}
 }
+
+func TestZZCount(t *testing.T) { t.Log(len(candidatePlans())) }
