@@ -38,7 +38,7 @@ import (
 // refill probe and with one after a rest of 20 s, 1 minute or 3 minutes
 // (--refill-rest: what the allowance gives back in the rest is what the
 // probe counts, so a longer rest tells a longer refill), none longer
-// than half the main job's cap. A candidate's probe is sent as the main
+// than half the main job's cap nor of more than maxCandidateSends sends. A candidate's probe is sent as the main
 // job sends it (campaign.RefillProbe): its parts of a request set by
 // what the first wave admitted at the point replayed, until its first
 // refusal.
