@@ -92,11 +92,9 @@ For every fitted setting the profile's fit.ranges holds the range of
 values that fit the run as well as the twin (points the judgement calls
 good too; for a poor fit, within 0.05 of its objective); the output marks
 each setting pinned (its range within 25% of the value) or not.
---suggest-plan proposes the characterize plan (burst flags, and
---refill-rest when a refill probe follows) under which the ends of the
-settings not pinned answer most differently, and whose run would tell the
-refill in the narrowest range, weighed against the plan the run sent: run
-it, and fit its results, to narrow them.
+--suggest-plan proposes the characterize plan (burst flags, --refill-rest)
+that tells apart the ends of the settings not pinned, and the refill, best,
+weighed against the plan the run sent: run it, and fit its results.
 --hold-out GROUP fits on the other groups and reports the held-out one's
 distance. Deterministic: the same rows give the same twin, in whatever
 order (duplicated rows: a warning).
