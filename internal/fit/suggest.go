@@ -2,11 +2,15 @@ package fit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
@@ -21,15 +25,23 @@ import (
 // the ends of each one's range (the least and the most of it), replays
 // each candidate characterize plan's sends under both, and proposes the
 // plan under which the two answer most differently: a plan whose run
-// would tell them apart. The first candidate is the plan as the run sent
-// it (its recorded sends: the burst waves as they grew to first contact,
-// the ramp as they sized it, the refill probe's parts of a request); the
-// others are the main job's schedule after burst plans given by their
-// flags (which keep their size: given waves do not grow, and no refill
-// probe follows them) of larger waves (to spend an allowance the run's
-// waves leave), more of them, and longer gaps (to let an allowance
-// refill between them, which shows its refill), none longer than the
-// main job's cap.
+// would tell them apart. The refill is weighed instead by the range the
+// plan's run would tell it in (refillReading: the plan replayed at the
+// fitted settings, read as fit.ranges reads a run). The first
+// candidate is the plan as the run sent it (its recorded sends: the burst
+// waves as they grew to first contact, the ramp as they sized it, the
+// refill probe's parts of a request); the others are the main job's
+// schedule after burst plans given by their flags (which keep their
+// size: given waves do not grow) of larger waves (to spend an allowance
+// the run's waves leave), more of them, and longer gaps (to let an
+// allowance refill between them, which shows its refill), each without a
+// refill probe and with one after a rest of 20 s, 1 minute or 3 minutes
+// (--refill-rest: what the allowance gives back in the rest is what the
+// probe counts, so a longer rest tells a longer refill), none longer
+// than half the main job's cap nor of more than maxCandidateSends
+// sends. A candidate's probe is sent as the main job sends it
+// (campaign.RefillProbe): its parts of a request set by what the first
+// wave admitted at the point replayed, until its first refusal.
 
 // suggestion is the plan proposed and what it separates.
 type suggestion struct {
@@ -54,23 +66,71 @@ type separation struct {
 	Name            string
 	Low, High       float64
 	Sent, Suggested float64
+	// SentTold and SuggestedTold are, for the refill, the refills the
+	// plan's run tells (refillReading; the suggested plan's replayed at
+	// the fitted settings); zero for another setting.
+	SentTold, SuggestedTold [2]float64
 }
 
-// candidateBursts are the burst plans weighed after the plan the run
-// sent (a tie keeps the earlier: the run's, then the shorter plans). The
-// default's flags are among them: given, its waves stay 40.
-func candidateBursts() []burst.Config {
-	var out []burst.Config
-	for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
-		for _, waves := range []int{4, 8} {
-			for _, size := range []int{40, 80, 160} {
-				b := burst.Config{Size: size, Waves: waves, Gap: gap}
-				if time.Duration(waves-1)*gap > charplan.Cap/2 {
-					continue
+// candidate is a plan weighed: a burst plan given by its flags, the
+// main job's schedule, and the refill probe after a rest of rest (0:
+// none).
+type candidate struct {
+	burst burst.Config
+	rest  time.Duration
+}
+
+// candidateRests are the probe's rests weighed: none, the main job's,
+// and two longer (a rest of r tells a refill up to some r × the
+// allowance ÷ a send's cost from above).
+var candidateRests = []time.Duration{0, charplan.RefillRest, time.Minute, 3 * time.Minute}
+
+// maxCandidateSends bounds a candidate's sends: a fit's time grows with
+// the sends it replays, and a plan's run must fit within fit's 10 s.
+// Served target e's main job (some 390 sends) fitted in 4.5–9.2 s; its
+// round-13 suggestion, 160 sends 8 times 20 s apart and a probe after 20
+// s (1,508 sends, 1,222 refused), in 24.8 s (load 0.8–1.8), and fitted
+// its allowance 69.8–10,000% where the main job's run had 118.3–309.6%.
+const maxCandidateSends = 800
+
+// candidatePlans are the plans weighed after the plan the run sent (a
+// tie keeps the earlier: the run's, then the shorter plans, those
+// without a probe first): each burst plan, without a probe and with each
+// rest, whose gaps and rest together take no more than half the main
+// job's cap, and whose sends (its waves', the schedule's, and probeSends
+// for a probe, which stops at its first refusal) are at most
+// maxCandidateSends. The default's flags are among them: given, its
+// waves stay 40.
+func candidatePlans() []candidate {
+	scheduled := len(offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, 1, 1).Sends)
+	var out []candidate
+	for _, rest := range candidateRests {
+		for _, gap := range []time.Duration{charplan.BurstGap, 20 * time.Second, time.Minute} {
+			for _, waves := range []int{4, 8} {
+				for _, size := range []int{40, 80, 160} {
+					b := burst.Config{Size: size, Waves: waves, Gap: gap}
+					sends := waves*size + scheduled
+					if rest > 0 {
+						sends += probeSends
+					}
+					if time.Duration(waves-1)*gap+rest > charplan.Cap/2 || sends > maxCandidateSends {
+						continue
+					}
+					out = append(out, candidate{burst: b, rest: rest})
 				}
-				out = append(out, b)
 			}
 		}
+	}
+	return out
+}
+
+// flags are characterize's flags for c: its burst plan's, and the rest
+// when a probe follows (a burst plan given by its flags has the probe
+// only when --refill-rest is given).
+func (c candidate) flags() []string {
+	out := burstFlags(c.burst)
+	if c.rest > 0 {
+		out = append(out, "--refill-rest", c.rest.String())
 	}
 	return out
 }
@@ -78,6 +138,43 @@ func candidateBursts() []burst.Config {
 // burstFlags are characterize's flags for b.
 func burstFlags(b burst.Config) []string {
 	return []string{"--burst-size", fmt.Sprint(b.Size), "--burst-waves", fmt.Sprint(b.Waves), "--burst-gap", b.Gap.String()}
+}
+
+// The refill probe as the main job sends it (campaign.RefillProbe,
+// ProbeSpacing, ProbeUnits, ProbeFactor, ProbeSends, whose rule fit
+// cannot import: docs/ARCHITECTURE.md): TestCandidateProbeAsSent checks
+// these against a run of it.
+const (
+	probeSpacing = 25 * time.Millisecond
+	probeUnits   = 4
+	probeFactor  = 2
+	probeSends   = 120
+)
+
+// probeUnitsFor is the probe's parts of a request after a first wave of
+// size that admitted first (campaign's rule of the same name).
+func probeUnitsFor(first, size int) int {
+	switch {
+	case first < 0 || first >= size:
+		return 1
+	case first == 0:
+		return probeUnits
+	}
+	return min(max(probeSends/first, 1), probeUnits)
+}
+
+// probePlan is the probe's sends after a rest, in u-ths of the job's
+// request (prompt and maxTokens), probeSpacing ÷ u apart, at most u ×
+// probeFactor × the wave size: all of them, where the main job stops at
+// its first refusal (separations reads the answers up to it; a send
+// after it does not change the answers before it).
+func probePlan(rest time.Duration, u, size, prompt, maxTokens int) sendPlan {
+	var out sendPlan
+	for i := range u * probeFactor * size {
+		out.Sends = append(out.Sends, send{Group: results.GroupRefillProbe, At: rest + time.Duration(i)*probeSpacing/time.Duration(u),
+			PromptTokens: max(prompt/u, 1), MaxTokens: max(maxTokens/u, 1)})
+	}
+	return out
 }
 
 // ends are a setting not pinned (its row i) and the tried points that
@@ -133,19 +230,57 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	if len(open) == 0 {
 		return out, nil
 	}
-	cands := candidateBursts()
+	refill, reads := f.newRefillReading(mf)
+	if reads {
+		// The refill's row spans fit.ranges' entry (the run's sends',
+		// refillRange), not the tried points' extent.
+		for k := range open {
+			if open[k].i == refill.i {
+				open[k].low.values = slices.Clone(open[k].low.values)
+				open[k].hi.values = slices.Clone(open[k].hi.values)
+				open[k].low.values[refill.i], open[k].hi.values[refill.i] = mf.ranges[refill.i][0], mf.ranges[refill.i][1]
+			}
+		}
+	} else {
+		refill = nil
+	}
+	cands := candidatePlans()
 	// Candidate 0 is the plan the run sent (its recorded sends, f.rp);
 	// candidate k > 0 is cands[k-1].
 	sep := make([][]float64, len(cands)+1) // candidate → setting → separation
-	for k := range sep {
-		rp := f.rp
-		if k > 0 {
-			rp = burstReplayer(cands[k-1], f.job.PromptTokens, f.job.MaxTokens)
-		}
-		var err error
-		if sep[k], err = f.separations(ctx, mf, rp, open); err != nil {
-			return nil, err
-		}
+	told := make([][2]float64, len(cands)+1)
+	var err error
+	sent := func(bool, sim.Config, time.Duration) (*replayer, error) { return f.rp, nil }
+	if sep[0], told[0], err = f.separations(ctx, mf, open, sent, refill, func() ([]runEvent, error) { return readRun(f.sends, mf.cfg.OutputWeight), nil }); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < len(cands); k += workers {
+				rpAt := f.candidateReplayer(ctx, cands[k])
+				// The run the candidate would record were the fitted
+				// settings the truth.
+				run := func() ([]runEvent, error) {
+					rp, err := rpAt(true, mf.cfg, mf.phase)
+					if err != nil {
+						return nil, err
+					}
+					got, err := rp.replay(ctx, mf.cfg, mf.phase)
+					if err != nil {
+						return nil, err
+					}
+					return readRun(rp.recorded(got, mf.cfg), mf.cfg.OutputWeight), nil
+				}
+				sep[k+1], told[k+1], errs[k] = f.separations(ctx, mf, open, rpAt, refill, run)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	// The plan whose least separation is the most (every setting told
 	// apart), then whose mean is; a tie keeps the earlier.
@@ -157,43 +292,283 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 	}
 	out.Sent = sentPlan(f.sends, f.job.MaxTokens)
 	if best > 0 {
-		out.Flags = burstFlags(cands[best-1])
+		out.Flags = cands[best-1].flags()
 	}
 	for j, e := range open {
 		p := mf.params[e.i]
-		out.Settings = append(out.Settings, separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Sent: round6(sep[0][j]), Suggested: round6(sep[best][j])})
+		s := separation{Name: p.Name, Low: e.low.values[e.i], High: e.hi.values[e.i], Sent: round6(sep[0][j]), Suggested: round6(sep[best][j])}
+		if refill != nil && e.i == refill.i {
+			s.SentTold, s.SuggestedTold = roundRange(told[0]), roundRange(told[best])
+		}
+		out.Settings = append(out.Settings, s)
 	}
 	return out, nil
 }
 
+func roundRange(r [2]float64) [2]float64 { return [2]float64{round6(r[0]), round6(r[1])} }
+
+// refillReading reads the refill a run's sends tell as fit.ranges does
+// (refillRange): over the points that fit this run (the fitted one
+// first), each at its PTU, depth and allowance, the refills its sends
+// contradict the fewest (refillRun), where that fewest is the least of
+// any point's.
+type refillReading struct {
+	i      int // the refill's row
+	lo, hi float64
+	cfg    sim.Config
+	points [][3]float64 // PTU, depth (s), allowance (%)
+}
+
+// newRefillReading is mf's refill reading; false when mf's run does not
+// tell the refill (refillRange's conditions).
+func (f *fitter) newRefillReading(mf modelFit) (*refillReading, bool) {
+	i := slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
+	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
+		return nil, false
+	}
+	row := func(field string) int {
+		return slices.IndexFunc(mf.params, func(p param) bool { return p.Field == field })
+	}
+	ptu, depth, pct := row("PTU"), row("BucketDepth"), row("BurstPct")
+	if ptu < 0 || depth < 0 || pct < 0 {
+		return nil, false
+	}
+	rr := &refillReading{i: i, lo: mf.params[i].Min, hi: mf.params[i].Max, cfg: mf.cfg}
+	rr.points = append(rr.points, [3]float64{mf.cfg.PTU, mf.cfg.BucketDepth.Seconds(), mf.cfg.BurstPct})
+	seen := map[[3]float64]bool{rr.points[0]: true}
+	bestQuality := f.quality(mf.score)
+	mf.pts.mu.Lock()
+	defer mf.pts.mu.Unlock()
+	var all [][3]float64
+	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
+		t := mf.pts.m[k]
+		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
+		if fits(t, mf.score, bestQuality) && !seen[v] {
+			seen[v] = true
+			all = append(all, v)
+		}
+	}
+	// Each candidate reads its run at every point kept: the points whose
+	// refills give this run's range its ends (read here at all of them),
+	// and at most refillPoints more, evenly over their order.
+	rr.points = append(rr.points, all...)
+	run := readRun(f.sends, mf.cfg.OutputWeight)
+	found := make([]runsRefills, len(rr.points))
+	told := make([]bool, len(rr.points))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < len(rr.points); k += workers {
+				found[k], told[k] = rr.at(k, run)
+			}
+		})
+	}
+	wg.Wait()
+	fewest := -1
+	r := [2]float64{math.Inf(1), math.Inf(-1)}
+	for k := range found {
+		if told[k] && (fewest < 0 || found[k].fewest < fewest) {
+			fewest = found[k].fewest
+		}
+	}
+	for k := range found {
+		if told[k] && found[k].fewest == fewest {
+			r = [2]float64{min(r[0], found[k].least), max(r[1], found[k].most)}
+		}
+	}
+	keep := []bool{true} // the fitted point
+	for k := 1; k < len(rr.points); k++ {
+		keep = append(keep, told[k] && found[k].fewest == fewest && (found[k].least == r[0] || found[k].most == r[1]))
+	}
+	for k := range min(len(all), refillPoints) {
+		keep[1+k*len(all)/min(len(all), refillPoints)] = true
+	}
+	var kept [][3]float64
+	for k, v := range rr.points {
+		if keep[k] {
+			kept = append(kept, v)
+		}
+	}
+	rr.points = kept
+	return rr, true
+}
+
+// at is refillRun of run at rr's point k.
+func (rr *refillReading) at(k int, run []runEvent) (runsRefills, bool) {
+	v := rr.points[k]
+	c := rr.cfg
+	c.PTU, c.BucketDepth, c.BurstPct = v[0], time.Duration(v[1]*float64(time.Second)), v[2]
+	capacity := c.CapacityTokens()
+	return refillRun(run, c.DrainTokensPerSecond(), capacity, capacity*c.BurstPct/100, rr.lo, rr.hi)
+}
+
+// refillPoints is how many more of the points that fit refillReading
+// reads a candidate's run at, besides the fitted one and those at this
+// run's range's ends: at all 691 of testdata/served-e.csv's,
+// --suggest-plan took 11.4 s (21.5 s of CPU, load 2.0), at 64 of them
+// 6.5 s (11.7 s, load 1.7), the fit alone some 3 s.
+const refillPoints = 64
+
+// span is the refills run tells (refillReading); ok is false when no
+// send bounds it at any point.
+func (rr *refillReading) span(run []runEvent) (r [2]float64, ok bool) {
+	fewest := -1
+	for k := range rr.points {
+		got, told := rr.at(k, run)
+		switch {
+		case !told:
+		case fewest < 0 || got.fewest < fewest:
+			fewest, r = got.fewest, [2]float64{got.least, got.most}
+		case got.fewest == fewest:
+			r = [2]float64{min(r[0], got.least), max(r[1], got.most)}
+		}
+	}
+	return r, fewest >= 0
+}
+
+// recorded is r's first run as a recorded run whose sends were answered
+// got (a replay's) by a deployment of cfg: each send's refusal, an
+// admitted one's time to its last token (cfg's TTFT and TPOT for its
+// max_tokens: readRun starts each plan at the one before it's last
+// answer), a refill probe's sends to its first refusal.
+func (r *replayer) recorded(got []answer, cfg sim.Config) *workload {
+	stop := r.probeStop(got)
+	var run timeline
+	for _, plan := range r.runs[0] {
+		var sp sendPlan
+		for _, i := range plan {
+			s := r.sends[i]
+			if s.Group == results.GroupRefillProbe && s.At > stop {
+				continue
+			}
+			s.Refused = got[i].refused
+			s.answered, s.took, s.completion = 0, 0, 0
+			if !s.Refused {
+				s.took = float64(cfg.TTFT+time.Duration(s.MaxTokens)*cfg.TPOT) / float64(time.Millisecond)
+			}
+			sp.Sends = append(sp.Sends, s)
+		}
+		run.Plans = append(run.Plans, sp)
+	}
+	return &workload{Replay: true, Runs: []timeline{run}}
+}
+
 // burstReplayer replays the plan of burst b given by its flags (its
-// waves as given), then the main job's schedule, of the job's requests.
-func burstReplayer(b burst.Config, prompt, maxTokens int) *replayer {
+// waves as given), then the main job's schedule, of the job's requests,
+// then probe's sends (none: no probe). whole: each send admitted is
+// answered its whole max_tokens (not a length drawn), so the answers read
+// as a recorded run (replayer.recorded) hold their cost.
+func burstReplayer(b burst.Config, prompt, maxTokens int, probe sendPlan, whole bool) *replayer {
 	run := timeline{Plans: []sendPlan{
 		offsets(burst.NewPlan(b), results.GroupBurst, prompt, maxTokens),
 		offsets(schedule.NewPlan(schedule.Config{Phases: charplan.Phases()}), results.GroupScheduled, prompt, maxTokens),
 	}}
+	if len(probe.Sends) > 0 {
+		run.Plans = append(run.Plans, sendPlan{Sends: slices.Clone(probe.Sends)})
+	}
+	if whole {
+		for _, p := range run.Plans {
+			for i := range p.Sends {
+				p.Sends[i].completion = p.Sends[i].MaxTokens
+			}
+		}
+	}
 	return newReplayer(&workload{Runs: []timeline{run}})
 }
 
-// separations replays rp's sends under each open setting's two ends, and
-// returns how far apart each pair answers: the KS of their waits at the
-// resolution or the share their 429 counts differ by, whichever is more.
-func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, open []ends) ([]float64, error) {
-	var out []float64
+// candidateReplayer is, for a point's settings, the replayer of c's
+// sends as the main job would send them to it: its probe's parts of a
+// request set by what c's first wave admits there (a wave of c's size
+// to a fresh deployment: the first thing the run sends); whole as
+// burstReplayer's.
+func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(bool, sim.Config, time.Duration) (*replayer, error) {
+	prompt, maxTokens := f.job.PromptTokens, f.job.MaxTokens
+	byUnits := map[[2]int]*replayer{}
+	return func(whole bool, cfg sim.Config, phase time.Duration) (*replayer, error) {
+		u := 0
+		if c.rest > 0 {
+			wave := newReplayer(&workload{Runs: []timeline{{Plans: []sendPlan{offsets(burst.NewPlan(burst.Config{Size: c.burst.Size, Waves: 1}), results.GroupBurst, prompt, maxTokens)}}}})
+			got, err := wave.replay(ctx, cfg, phase)
+			if err != nil {
+				return nil, err
+			}
+			admitted := 0
+			for _, a := range got {
+				admitted += b01(!a.refused)
+			}
+			u = probeUnitsFor(admitted, c.burst.Size)
+		}
+		k := [2]int{u, b01(whole)}
+		if byUnits[k] == nil {
+			var probe sendPlan
+			if u > 0 {
+				probe = probePlan(c.rest, u, c.burst.Size, prompt, maxTokens)
+			}
+			byUnits[k] = burstReplayer(c.burst, prompt, maxTokens, probe, whole)
+		}
+		return byUnits[k], nil
+	}
+}
+
+// separations replays, under each open setting's two ends, the sends of
+// the replayer rpAt gives for that end, and returns how far apart each
+// pair answers: the KS of their waits at the resolution, the share their
+// 429 counts differ by, or the share the refill probe's admitted tokens
+// differ by, whichever is most. A refill probe's sends are read up to
+// its first refusal, where the main job stops it. The refill's row
+// (refill's, when it reads one) is instead how narrowly the run that
+// run gives tells it (refillReading): the least ÷ the most refill it
+// leaves (1: pinned; 0 when it bounds none); told is that range. Two points at
+// the ends of the refill's range differ in their allowance or their
+// cold drain too, and a plan of idle gaps tells those apart, not their
+// refills: under 160 sends 8 times 20 s apart, served target e's ends
+// (169.5% and 151.2%, a cold drain of 92.5% and 96%) answered 0.87
+// apart, and the plan's run, fitted, left served f's refill 174 s – 1 h.
+func (f *fitter) separations(ctx context.Context, mf modelFit, open []ends, rpAt func(bool, sim.Config, time.Duration) (*replayer, error), refill *refillReading, run func() ([]runEvent, error)) (out []float64, told [2]float64, err error) {
 	for _, e := range open {
+		if refill != nil && e.i == refill.i {
+			events, err := run()
+			if err != nil {
+				return nil, told, err
+			}
+			r, ok := refill.span(events)
+			sep := 0.0
+			if ok {
+				told, sep = r, r[0]/r[1]
+			} else {
+				told = [2]float64{refill.lo, refill.hi}
+			}
+			out = append(out, sep)
+			continue
+		}
 		var waits [2][]float64
 		var refused [2]int
+		var probed [2]float64
 		for side, t := range []tried{e.low, e.hi} {
 			c, phase, err := f.settings(mf.model, mf.params, t.u)
 			if err != nil {
-				return nil, err
+				return nil, told, err
+			}
+			rp, err := rpAt(false, c, phase)
+			if err != nil {
+				return nil, told, err
 			}
 			got, err := rp.replay(ctx, c, phase)
 			if err != nil {
-				return nil, err
+				return nil, told, err
 			}
-			for _, a := range got {
+			stopped := rp.probeStop(got)
+			for i, a := range got {
+				snd := rp.sends[i]
+				if snd.Group == results.GroupRefillProbe {
+					if snd.At > stopped {
+						continue
+					}
+					if !a.refused {
+						probed[side] += float64(snd.PromptTokens + snd.MaxTokens)
+					}
+				}
 				if a.refused {
 					refused[side]++
 					if a.wait >= 0 {
@@ -204,9 +579,23 @@ func (f *fitter) separations(ctx context.Context, mf modelFit, rp *replayer, ope
 			slices.Sort(waits[side])
 		}
 		count := float64(absInt(refused[0]-refused[1])) / float64(max(refused[0], refused[1], 1))
-		out = append(out, max(ks(waits[0], waits[1]), count))
+		probe := math.Abs(probed[0]-probed[1]) / max(probed[0], probed[1], 1)
+		out = append(out, max(ks(waits[0], waits[1]), count, probe))
 	}
-	return out, nil
+	return out, told, nil
+}
+
+// probeStop is the offset of the refill probe's first send answered 429
+// in got (r's sends' answers), after which the main job sends no more;
+// the longest offset when none is.
+func (r *replayer) probeStop(got []answer) time.Duration {
+	stop := time.Duration(math.MaxInt64)
+	for i, a := range got {
+		if snd := r.sends[i]; snd.Group == results.GroupRefillProbe && a.refused {
+			stop = min(stop, snd.At)
+		}
+	}
+	return stop
 }
 
 // cmpSep orders two candidates' separations: by their least, then their
@@ -319,10 +708,20 @@ func printSuggestion(w *strings.Builder, s *suggestion) {
 	if len(s.Flags) == 0 {
 		fmt.Fprintf(w, "suggested plan: none tells apart what this run cannot better than %s\n", sent)
 	} else {
-		fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s (its waves as given: they do not grow, and no refill probe follows them)\n", strings.Join(s.Flags, " "))
+		probe := "and no refill probe follows them"
+		if i := slices.Index(s.Flags, "--refill-rest"); i >= 0 && i+1 < len(s.Flags) {
+			probe = "and the refill probe follows the schedule after a rest of " + s.Flags[i+1]
+		}
+		fmt.Fprintf(w, "suggested plan, to tell apart what this run cannot: ptuprobe characterize %s (its waves as given: they do not grow, %s)\n", strings.Join(s.Flags, " "), probe)
 		fmt.Fprintf(w, "  weighed against %s\n", sent)
 	}
 	for _, e := range s.Settings {
+		if e.SentTold != [2]float64{} {
+			fmt.Fprintf(w, "  %s from %s to %s: the sends of the plan this run sent tell it from %s to %s, the suggested one's (replayed at the fitted settings) from %s to %s\n",
+				e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtSetting(e.Name, e.SentTold[0]), fmtSetting(e.Name, e.SentTold[1]),
+				fmtSetting(e.Name, e.SuggestedTold[0]), fmtSetting(e.Name, e.SuggestedTold[1]))
+			continue
+		}
 		fmt.Fprintf(w, "  %s from %s to %s: its ends answer %s apart under the plan this run sent, %s under the suggested one\n",
 			e.Name, fmtSetting(e.Name, e.Low), fmtSetting(e.Name, e.High), fmtFloat(e.Sent), fmtFloat(e.Suggested))
 	}

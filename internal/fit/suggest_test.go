@@ -8,12 +8,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
+	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
+	"github.com/ptuprobe/ptuprobe/internal/sleep"
+	"github.com/ptuprobe/ptuprobe/results"
+	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -70,21 +75,9 @@ func TestSuggestedPlanNarrowsTheAllowance(t *testing.T) {
 	if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
 		t.Fatalf("no plan suggested: %+v", first.suggestion)
 	}
-	bc := burst.Config{}
-	for i := 0; i+1 < len(first.suggestion.Flags); i += 2 {
-		v := first.suggestion.Flags[i+1]
-		switch first.suggestion.Flags[i] {
-		case "--burst-size":
-			bc.Size, _ = strconv.Atoi(v)
-		case "--burst-waves":
-			bc.Waves, _ = strconv.Atoi(v)
-		case "--burst-gap":
-			bc.Gap, _ = time.ParseDuration(v)
-		}
-	}
-	second := fitSuggest(t, defaultBudget, runBurst(t, target, bc))
+	second := fitSuggest(t, defaultBudget, suggestedJob(t, target.Sim, first.suggestion.Flags))
 	narrow := second.ranges["burst-pct"]
-	t.Logf("suggested plan %v: %s; burst-pct %v range %v", bc, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
+	t.Logf("suggested plan %v: %s; burst-pct %v range %v", first.suggestion.Flags, second.Profile.Fit.Quality, second.Profile.Config.BurstPct, narrow)
 	if wide[1]/wide[0] < 3 {
 		t.Errorf("the default plan's burst-pct range %v is not wide (want a ratio of 3 or more)", wide)
 	}
@@ -128,6 +121,16 @@ func TestSentPlanWords(t *testing.T) {
 		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
+	printSuggestion(&b, &suggestion{Flags: candidate{burst: burst.Config{Size: 160, Waves: 4, Gap: 20 * time.Second}, rest: 3 * time.Minute}.flags(), Sent: "burst waves of 40, 40, 40, 40",
+		Settings: []separation{{Name: "burst-refill", Low: 187.145, High: 3600, Sent: 0.052, Suggested: 0.83, SentTold: [2]float64{187.145, 3600}, SuggestedTold: [2]float64{243.823, 293.188}}}})
+	want = `suggested plan, to tell apart what this run cannot: ptuprobe characterize --burst-size 160 --burst-waves 4 --burst-gap 20s --refill-rest 3m0s (its waves as given: they do not grow, and the refill probe follows the schedule after a rest of 3m0s)
+  weighed against the plan this run sent (burst waves of 40, 40, 40, 40)
+  burst-refill from 3m7.145s to 1h0m0s: the sends of the plan this run sent tell it from 3m7.145s to 1h0m0s, the suggested one's (replayed at the fitted settings) from 4m3.823s to 4m53.188s
+`
+	if b.String() != want {
+		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
 	printSuggestion(&b, &suggestion{Sent: "burst waves of 40, 80, 40, 40", Settings: []separation{{Name: "burst-pct", Low: 36.75, High: 209.6, Sent: 0.7, Suggested: 0.7}}})
 	if !strings.HasPrefix(b.String(), "suggested plan: none tells apart what this run cannot better than the plan this run sent (burst waves of 40, 80, 40, 40)\n") {
 		t.Errorf("no candidate better: the suggestion reads\n%s", b.String())
@@ -153,5 +156,180 @@ func TestSuggestionWeighsThePlanSent(t *testing.T) {
 	sent := regexp.MustCompile(`(weighed against|better than) the plan this run sent \(burst waves of 40, 80, 40, 40; 327 scheduled sends; a refill probe of \d+ sends, each whole requests\)\n`)
 	if !sent.MatchString(text) {
 		t.Errorf("c: the suggestion does not say it weighs against the plan the run sent, %s", sent)
+	}
+}
+
+// suggestedJob runs, against an embedded simulator of cfg (in a synctest
+// bubble, on an in-memory network), what `ptuprobe characterize` runs on
+// the flags of a suggestion (candidate.flags): the burst plan as given
+// (its waves do not grow), the default schedule sized by its waves, and
+// the refill probe after --refill-rest when it is given (campaign's
+// RefillChoice, Given and Named), within characterize's default caps.
+// It returns the results file.
+func suggestedJob(t *testing.T, cfg sim.Config, flags []string) string {
+	t.Helper()
+	bc, rest := suggestedPlan(t, flags)
+	out := filepath.Join(t.TempDir(), "results.csv")
+	synctest.Test(t, func(t *testing.T) {
+		b, err := campaign.BurstPlan(bc, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := schedule.Config{Phases: charplan.Phases()}
+		s, err := campaign.SchedulePlan(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _, err := campaign.MainPlans{
+			Burst: &b, Wave: bc, Sched: &s, Schedule: sc, SizeRamp: true,
+			Refill: campaign.RefillChoice{Rest: rest, Given: rest > 0, Named: true, Size: bc.Size,
+				MaxRequests: dispatch.DefaultMaxRequests, Budget: charplan.Cap},
+			MaxRequests: dispatch.DefaultMaxRequests, MaxInFlight: dispatch.DefaultMaxInFlight,
+		}.Plans()
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := campaign.Job{
+			Plans: plans, Output: out, Replace: true, Target: campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()},
+			Options: campaign.Options{MaxInFlight: dispatch.DefaultMaxInFlight, MaxRequests: dispatch.DefaultMaxRequests, Wait: sleep.Until},
+		}
+		if _, err := campaign.Run(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return out
+}
+
+// suggestedPlan is the burst plan and the probe's rest (0: none) of a
+// suggestion's flags, the default's where not given.
+func suggestedPlan(t *testing.T, flags []string) (burst.Config, time.Duration) {
+	t.Helper()
+	bc := charplan.Burst()
+	var rest time.Duration
+	for i := 0; i+1 < len(flags); i += 2 {
+		v := flags[i+1]
+		var err error
+		switch flags[i] {
+		case "--burst-size":
+			bc.Size, err = strconv.Atoi(v)
+		case "--burst-waves":
+			bc.Waves, err = strconv.Atoi(v)
+		case "--burst-gap":
+			bc.Gap, err = time.ParseDuration(v)
+		case "--refill-rest":
+			rest, err = time.ParseDuration(v)
+		default:
+			t.Fatalf("suggested flag %s: not one characterize's plans take here", flags[i])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(flags)%2 != 0 {
+		t.Fatalf("suggested flags %v: a flag without its value", flags)
+	}
+	return bc, rest
+}
+
+// TestSuggestedPlanNarrowsTheRefill: on a deployment whose refill the
+// main job's run does not pin (target e; the simulator's defaults, f),
+// the suggestion weighs plans with the refill probe after longer rests
+// by the refill range each one's run would tell (refillReading), and
+// proposes one that rests longer than the main job's 20 s before the
+// probe or between its waves; run against the same deployment and
+// fitted, that plan narrows the refill's range to less than half its
+// ratio, the truth inside. Before (round 12's candidates: no probe, the
+// refill weighed at two points that differ in their allowance and cold
+// drain too) e's suggestion was 160 sends 8 times 20 s apart, whose run
+// left f's refill 174 s – 1 h (20.7×).
+func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
+	long(t, "two whole fits a target and a suggestion")
+	t.Parallel()
+	for _, target := range []struct {
+		name string
+		cfg  sim.Config
+	}{{"e", targetE()}, {"f", targetF()}} {
+		truth := target.cfg.BurstRefill.Seconds()
+		first := fitSuggest(t, defaultBudget, mainJob(t, target.cfg, charplan.RefillRest))
+		wide := first.ranges["burst-refill"]
+		var b strings.Builder
+		printSuggestion(&b, first.suggestion)
+		t.Logf("%s, the main job: %s, refill %v [%.1f, %.1f]\n%s", target.name, first.Profile.Fit.Quality, first.Profile.Config.BurstRefill, wide[0], wide[1], b.String())
+		if wide[1]/wide[0] < 4 {
+			t.Errorf("%s: the main job's refill range [%.1f, %.1f] is not wide (want a ratio of 4 or more)", target.name, wide[0], wide[1])
+		}
+		if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
+			t.Errorf("%s: no plan suggested", target.name)
+			continue
+		}
+		bc, rest := suggestedPlan(t, first.suggestion.Flags)
+		if rest <= charplan.RefillRest && (bc.Waves < 2 || bc.Gap <= charplan.RefillRest) {
+			t.Errorf("%s: the suggestion %v rests no longer than the main job's %v", target.name, first.suggestion.Flags, charplan.RefillRest)
+		}
+		second := fitSuggest(t, defaultBudget, suggestedJob(t, target.cfg, first.suggestion.Flags))
+		narrow := second.ranges["burst-refill"]
+		t.Logf("%s, the suggested plan %v: %s, refill %v [%.1f, %.1f]", target.name, first.suggestion.Flags, second.Profile.Fit.Quality, second.Profile.Config.BurstRefill, narrow[0], narrow[1])
+		if second.Profile.Fit.Quality != sim.FitGood || narrow[0] > truth || truth > narrow[1] || narrow[1]/narrow[0] >= wide[1]/wide[0]/2 {
+			t.Errorf("%s: the suggested plan's run fits %s, refill [%.1f, %.1f]: want good, %g s inside, and a ratio under half the main job's [%.1f, %.1f]",
+				target.name, second.Profile.Fit.Quality, narrow[0], narrow[1], truth, wide[0], wide[1])
+		}
+	}
+}
+
+// TestCandidateProbeAsSent: the refill probe --suggest-plan replays for
+// a candidate (candidateReplayer: probePlan, probeUnitsFor, fit's copy
+// of campaign's rule, which fit cannot import) is the one characterize
+// sends on the candidate's flags: on target e (26 of a first wave of 40
+// admitted) a quarter of the request 6.25 ms apart after the rest, on
+// target c (its first wave admitted whole) the job's whole requests
+// 25 ms apart.
+func TestCandidateProbeAsSent(t *testing.T) {
+	t.Parallel()
+	if probeSpacing != campaign.ProbeSpacing || probeUnits != campaign.ProbeUnits || probeFactor != campaign.ProbeFactor || probeSends != campaign.ProbeSends {
+		t.Fatalf("fit's probe (%v, %d, %d, %d) is not campaign's (%v, %d, %d, %d)", probeSpacing, probeUnits, probeFactor, probeSends,
+			campaign.ProbeSpacing, campaign.ProbeUnits, campaign.ProbeFactor, campaign.ProbeSends)
+	}
+	c := candidate{burst: charplan.Burst(), rest: time.Minute}
+	for _, target := range []struct {
+		name string
+		cfg  sim.Config
+		u    int
+	}{{"e", targetE(), 4}, {"c", targetC(), 1}} {
+		w := workloadOf(t, suggestedJob(t, target.cfg, c.flags()))
+		var sent []send
+		for _, p := range w.Runs[0].Plans {
+			for _, s := range p.Sends {
+				if s.Group == results.GroupRefillProbe && s.attempt == 1 {
+					sent = append(sent, s)
+				}
+			}
+		}
+		f := &fitter{job: &Job{PromptTokens: client.DefaultPromptTokens, MaxTokens: client.DefaultMaxTokens}}
+		rp, err := f.candidateReplayer(t.Context(), c)(false, target.cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var replayed []send
+		for _, s := range rp.sends {
+			if s.Group == results.GroupRefillProbe {
+				replayed = append(replayed, s)
+			}
+		}
+		if len(sent) < 2 || len(replayed) < len(sent) {
+			t.Fatalf("%s: the probe sent %d, the replay has %d", target.name, len(sent), len(replayed))
+		}
+		spacing := probeSpacing / time.Duration(target.u)
+		for i, s := range sent {
+			r := replayed[i]
+			if s.MaxTokens != r.MaxTokens || s.MaxTokens != max(client.DefaultMaxTokens/target.u, 1) {
+				t.Errorf("%s: probe send %d asked %d tokens, the replay's %d, want %d", target.name, i, s.MaxTokens, r.MaxTokens, client.DefaultMaxTokens/target.u)
+			}
+			if d := s.At - r.At; d < -20*time.Millisecond || d > 20*time.Millisecond {
+				t.Errorf("%s: probe send %d went at %v after its plan's start, the replay's at %v", target.name, i, s.At, r.At)
+			}
+		}
+		if r := replayed[0]; r.At != c.rest || replayed[1].At-r.At != spacing || len(replayed) != target.u*probeFactor*c.burst.Size {
+			t.Errorf("%s: the replayed probe starts at %v, %v apart, %d sends: want %v, %v, %d", target.name, r.At, replayed[1].At-r.At, len(replayed), c.rest, spacing, target.u*probeFactor*c.burst.Size)
+		}
 	}
 }
