@@ -7,72 +7,20 @@ import (
 
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
+	"github.com/ptuprobe/ptuprobe/internal/charplan"
 	"github.com/ptuprobe/ptuprobe/internal/num"
 	"github.com/ptuprobe/ptuprobe/internal/valid"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
-// ProbeSpacing is the time between the refill probe's sends of the
-// job's whole request: 40 a second, faster than the deployments the main
-// job overruns drain (the served targets of bench/twin-unseen.sh drain 5
-// to 15 of its requests a second), so the probe fills the bucket in a
-// second or less and the rest of the allowance's refill hardly moves
-// meanwhile. Its sends of a u-th of the request (RefillProbe) go
-// ProbeSpacing ÷ u apart: the same tokens a second.
-const ProbeSpacing = 25 * time.Millisecond
-
-// ProbeUnits is the most parts the refill probe cuts the job's request
-// into: each of its sends carries the job's prompt and max_tokens ÷ u
-// (at least 1 each; u: probeUnitsFor). Over 100% a deployment admits a
-// request only if its unspent allowance covers the request's whole
-// cost, so the probe's sends over 100% count what came back in the rest
-// in parts of a request: the simulator's defaults (175%, 5 minutes)
-// give back some 0.7 of a request in the rest, none in whole requests
-// (main's served run: 826.6 s in 102.6 s – 1 h, a miss) and two or three
-// in quarters. Sends within fit's instant (20 ms) are taken as one
-// instant, admitted first, which is the order they were decided in: none
-// is admitted over 100% after the first refusal.
-const ProbeUnits = 4
-
-// ProbeFactor bounds the refill probe: at most this many times the burst
-// plan's wave size of the job's requests (u sends each: RefillProbe),
-// more than a wave meets (a rested deployment admits at most its bucket
-// and its whole allowance, which the first wave met).
-const ProbeFactor = 2
-
-// ProbeSends is about the most sends the probe's units aim at: it cuts
-// the job's request into ProbeSends ÷ (what the burst plan's first wave
-// admitted) units, at most ProbeUnits and at least 1 (probeUnitsFor). A
-// rested deployment's first wave admits its bucket and its allowance,
-// which the probe's sends fill again, so the probe sends some units ×
-// that: on served target c (400 PTU, a 3 s bucket; its first wave of 40
-// admitted whole, the bucket holding more) quarters took 244 sends, and
-// its fit took 15.2 s of CPU against 8.7 without the probe's rows (load
-// 9), where e's (26 admitted) took 56.
-const ProbeSends = 120
-
-// probeUnitsFor is the probe's units after a first burst wave of size
-// that admitted first: ProbeSends ÷ first, within 1–ProbeUnits
-// (ProbeUnits when none was admitted); 1 when the wave was admitted whole
-// (the bucket may hold far more than it) or is not known (first < 0).
-func probeUnitsFor(first, size int) int {
-	switch {
-	case first < 0 || first >= size:
-		return 1
-	case first == 0:
-		return ProbeUnits
-	}
-	return min(max(ProbeSends/first, 1), ProbeUnits)
-}
-
 // RefillProbe is the main job's refill probe: after the plans before it
 // end, a rest, then sends of a u-th of the job's request (its prompt and
-// max_tokens ÷ u) ProbeSpacing ÷ u apart, at most u × ProbeFactor × the
+// max_tokens ÷ u) charplan.ProbeSpacing ÷ u apart, at most u × charplan.ProbeFactor × the
 // burst plan's wave size, until the first refusal (429) comes back; u is
-// ProbeUnits, or fewer where the burst plan's first wave admitted more
-// than ProbeSends ÷ ProbeUnits (probeUnitsFor). A target whose requests
+// charplan.ProbeUnits, or fewer where the burst plan's first wave admitted more
+// than charplan.ProbeSends ÷ charplan.ProbeUnits (charplan.ProbeUnitsFor). A target whose requests
 // cannot be cut (a raw body, a prompts file) is sent the job's requests
-// ProbeSpacing apart (u = 1). A PTU deployment forfeits its burst
+// charplan.ProbeSpacing apart (u = 1). A PTU deployment forfeits its burst
 // allowance at a refusal and earns it back at allowance ÷ refill a
 // second, so after the rest the probe's sends fill the drained bucket and
 // then ride what of the allowance came back: the first refused over
@@ -91,20 +39,20 @@ func RefillProbe(rest time.Duration, size int) (Plan, error) {
 	case size < 1:
 		return Plan{}, fmt.Errorf("refill probe: the wave size must be at least 1, not %d", size)
 	}
-	pp := &probePacer{rest: rest, size: size, n: ProbeUnits * ProbeFactor * size, units: ProbeUnits}
+	pp := &probePacer{rest: rest, size: size, n: charplan.ProbeUnits * charplan.ProbeFactor * size, units: charplan.ProbeUnits}
 	span := rest + time.Duration(pp.n-1)*pp.spacing()
 	p := Plan{
 		Shape: results.ShapeBurst, Group: results.GroupRefillProbe, Pacer: pp,
 		Planned: pp.n, Span: span, Slot: span + pp.spacing(),
 	}
 	p.Description = fmt.Sprintf("refill probe (group %s): a rest of %s after the plans before it, then requests of a u-th of the job's prompt and max_tokens %s ÷ u apart until the first 429 comes back, u = %d ÷ what the burst plan's first wave admitted, from 1 to %d (%d if none; 1 if the whole wave, or with a raw body or a prompts file, which cannot be cut): at most %d requests, %s",
-		results.GroupRefillProbe, num.About(rest), num.About(ProbeSpacing), ProbeSends, ProbeUnits, ProbeUnits, pp.n, num.About(span-rest))
+		results.GroupRefillProbe, num.About(rest), num.About(charplan.ProbeSpacing), charplan.ProbeSends, charplan.ProbeUnits, charplan.ProbeUnits, pp.n, num.About(span-rest))
 	return p, nil
 }
 
 // probePacer is the probe's pacer: n sends spacing() apart from rest
 // after the plan's start, ending once a refusal is seen (seeAnswer).
-// whole turns it to the job's own requests: n ÷ units sends ProbeSpacing
+// whole turns it to the job's own requests: n ÷ units sends charplan.ProbeSpacing
 // apart.
 type probePacer struct {
 	rest    time.Duration
@@ -114,12 +62,12 @@ type probePacer struct {
 	refused atomic.Bool
 }
 
-func (p *probePacer) spacing() time.Duration { return ProbeSpacing / time.Duration(p.units) }
+func (p *probePacer) spacing() time.Duration { return charplan.ProbeSpacing / time.Duration(p.units) }
 
 // cutTo sends units of a u-th of the job's request: n the bound for
 // them (RunPlans, before the plan's first send).
 func (p *probePacer) cutTo(u int) {
-	p.n, p.units = u*ProbeFactor*p.size, u
+	p.n, p.units = u*charplan.ProbeFactor*p.size, u
 }
 
 // whole sends the job's own requests: a target whose requests cannot be
@@ -134,7 +82,7 @@ func (p *probePacer) choose(counts []int) {
 	if len(counts) > 0 {
 		first = counts[0]
 	}
-	p.cutTo(probeUnitsFor(first, p.size))
+	p.cutTo(charplan.ProbeUnitsFor(first, p.size))
 }
 
 func (p *probePacer) Next() (time.Duration, int, bool) {
@@ -167,7 +115,7 @@ func (p *probePacer) sender(s dispatch.Sender) dispatch.Sender {
 // probeSender is s for plan p (RunPlans): for the refill probe, its
 // units chosen from the burst plan's first wave (waves: nil, none
 // counted) and s cutting the job's requests into them, and p with its
-// Planned their most (u × ProbeFactor × the wave size).
+// Planned their most (u × charplan.ProbeFactor × the wave size).
 func probeSender(p Plan, s dispatch.Sender, waves *waveAdmissions) (dispatch.Sender, Plan) {
 	pp, ok := p.Pacer.(*probePacer)
 	if !ok {

@@ -20,14 +20,14 @@ import (
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
-// TestRefillProbe: the probe's sends go ProbeSpacing ÷ ProbeUnits apart
-// from the rest's end, at most ProbeUnits × twice the wave size, and end
+// TestRefillProbe: the probe's sends go charplan.ProbeSpacing ÷ charplan.ProbeUnits apart
+// from the rest's end, at most charplan.ProbeUnits × twice the wave size, and end
 // once a refusal is seen; what else is answered does not end them.
 func TestRefillProbe(t *testing.T) {
 	t.Parallel()
 	p, err := RefillProbe(charplan.RefillRest, 40)
-	step := ProbeSpacing / ProbeUnits
-	if err != nil || p.Planned != 80*ProbeUnits || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+time.Duration(80*ProbeUnits-1)*step {
+	step := charplan.ProbeSpacing / charplan.ProbeUnits
+	if err != nil || p.Planned != 80*charplan.ProbeUnits || p.Group != results.GroupRefillProbe || p.Shape != results.ShapeBurst || p.Span != charplan.RefillRest+time.Duration(80*charplan.ProbeUnits-1)*step {
 		t.Fatalf("plan %+v, %v", p, err)
 	}
 	a := p.Pacer.(answerPacer)
@@ -48,11 +48,11 @@ func TestRefillProbe(t *testing.T) {
 	for _, _, ok := q.Pacer.Next(); ok; _, _, ok = q.Pacer.Next() {
 		n++
 	}
-	if n != 4*ProbeUnits {
-		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want %d", n, 4*ProbeUnits)
+	if n != 4*charplan.ProbeUnits {
+		t.Errorf("unanswered, the probe of a wave of 2 sent %d, want %d", n, 4*charplan.ProbeUnits)
 	}
 	// Turned to the job's whole requests (a target they cannot be cut
-	// for): a ProbeUnits-th as many, ProbeSpacing apart.
+	// for): a charplan.ProbeUnits-th as many, charplan.ProbeSpacing apart.
 	w, _ := RefillProbe(time.Second, 2)
 	pp := w.Pacer.(*probePacer)
 	if s := pp.sender(nil); s != nil {
@@ -62,8 +62,8 @@ func TestRefillProbe(t *testing.T) {
 	for at, _, ok := pp.Next(); ok; at, _, ok = pp.Next() {
 		ats = append(ats, at)
 	}
-	if len(ats) != 4 || ats[1]-ats[0] != ProbeSpacing {
-		t.Errorf("whole requests: sent at %v, want 4 ProbeSpacing apart", ats)
+	if len(ats) != 4 || ats[1]-ats[0] != charplan.ProbeSpacing {
+		t.Errorf("whole requests: sent at %v, want 4 charplan.ProbeSpacing apart", ats)
 	}
 	for _, bad := range []struct {
 		rest time.Duration
@@ -112,28 +112,20 @@ func TestRefillChoice(t *testing.T) {
 		if f, ok := err.(interface{ Field() string }); ok {
 			field = f.Field()
 		}
-		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80*ProbeUnits {
+		if on != c.on || (note != "") != c.note || field != c.err || (err != nil) != (c.err != "") || on && p.Planned != 80*charplan.ProbeUnits {
 			t.Errorf("%s: on %v note %q err %v planned %d", c.name, on, note, err, p.Planned)
 		}
 	}
 }
 
-// TestProbeUnitsFor: the probe cuts the job's request into ProbeSends ÷
-// the first wave's admissions, within 1–ProbeUnits; whole requests after
-// a wave admitted whole, or none counted.
-func TestProbeUnitsFor(t *testing.T) {
+// TestProbeUnitsChosen: after a first wave of 35 of 40 admitted, the
+// pacer cuts the job's request into charplan.ProbeUnitsFor's units.
+func TestProbeUnitsChosen(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ first, size, want int }{
-		{26, 40, 4}, {15, 40, 4}, {30, 40, 4}, {31, 40, 3}, {39, 40, 3}, {40, 40, 1}, {0, 40, 4}, {-1, 40, 1}, {57, 80, 2}, {100, 160, 1},
-	} {
-		if got := probeUnitsFor(c.first, c.size); got != c.want {
-			t.Errorf("probeUnitsFor(%d, %d) = %d, want %d", c.first, c.size, got, c.want)
-		}
-	}
 	p, _ := RefillProbe(time.Second, 40)
 	pp := p.Pacer.(*probePacer)
 	pp.choose([]int{35, 12, 11})
-	if pp.units != 3 || pp.n != 3*ProbeFactor*40 || pp.spacing() != ProbeSpacing/3 {
+	if pp.units != 3 || pp.n != 3*charplan.ProbeFactor*40 || pp.spacing() != charplan.ProbeSpacing/3 {
 		t.Errorf("after a first wave of 35: %d units, at most %d, %v apart", pp.units, pp.n, pp.spacing())
 	}
 }
@@ -153,7 +145,7 @@ func TestRefillProbeSendsQuarters(t *testing.T) {
 	for _, c := range []struct {
 		prompts        string
 		prompt, output int // of every probe row: prompt_tokens_sent, max_tokens
-	}{{"", 1000/ProbeUnits + 7, 100 / ProbeUnits}, {prompts, -1, 100}} {
+	}{{"", 1000/charplan.ProbeUnits + 7, 100 / charplan.ProbeUnits}, {prompts, -1, 100}} {
 		out := filepath.Join(dir, fmt.Sprintf("results-%v.csv", c.prompts != ""))
 		synctest.Test(t, func(t *testing.T) {
 			bp, err := BurstPlan(burst.Config{Size: 40, Waves: 1, Gap: time.Second}, false)
@@ -180,11 +172,11 @@ func TestRefillProbeSendsQuarters(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The probe's progress counts to its most as cut: u × 80.
-			units := ProbeUnits
+			units := charplan.ProbeUnits
 			if c.prompts != "" {
 				units = 1
 			}
-			if want := []string{"burst 40 false", fmt.Sprintf("refill probe %d true", units*ProbeFactor*40)}; !slices.Equal(bounds, want) {
+			if want := []string{"burst 40 false", fmt.Sprintf("refill probe %d true", units*charplan.ProbeFactor*40)}; !slices.Equal(bounds, want) {
 				t.Errorf("prompts %q: the plans' bounds as they start %q, want %q", c.prompts, bounds, want)
 			}
 		})
@@ -202,7 +194,7 @@ func TestRefillProbeSendsQuarters(t *testing.T) {
 			}
 		}
 		t.Logf("prompts %q: %d probe rows, %d refused", c.prompts, n, refused)
-		if refused < 1 || n-refused < 2 || n >= ProbeUnits*ProbeFactor*40 {
+		if refused < 1 || n-refused < 2 || n >= charplan.ProbeUnits*charplan.ProbeFactor*40 {
 			t.Errorf("prompts %q: %d probe rows, %d refused: want the bucket filled, then a refusal ending it", c.prompts, n, refused)
 		}
 	}
@@ -232,7 +224,7 @@ func TestJobCountSaysAtMost(t *testing.T) {
 		plans []Plan
 		want  string
 	}{
-		{[]Plan{b, probe}, fmt.Sprintf("at most %d requests in 2 plans (the burst waves grow; the refill probe ends at its first 429)", 440+ProbeUnits*ProbeFactor*bc.Size)},
+		{[]Plan{b, probe}, fmt.Sprintf("at most %d requests in 2 plans (the burst waves grow; the refill probe ends at its first 429)", 440+charplan.ProbeUnits*charplan.ProbeFactor*bc.Size)},
 		{[]Plan{b}, "at most 440 requests in 1 plan (the burst waves grow)"},
 		{[]Plan{plain}, "160 requests in 1 plan"},
 	} {

@@ -97,7 +97,7 @@ const maxCandidateSends = 800
 // tie keeps the earlier: the run's, then the shorter plans, those
 // without a probe first): each burst plan, without a probe and with each
 // rest, whose gaps and rest together take no more than half the main
-// job's cap, and whose sends (its waves', the schedule's, and probeSends
+// job's cap, and whose sends (its waves', the schedule's, and charplan.ProbeSends
 // for a probe, which stops at its first refusal) are at most
 // maxCandidateSends. The default's flags are among them: given, its
 // waves stay 40.
@@ -111,7 +111,7 @@ func candidatePlans() []candidate {
 					b := burst.Config{Size: size, Waves: waves, Gap: gap}
 					sends := waves*size + scheduled
 					if rest > 0 {
-						sends += probeSends
+						sends += charplan.ProbeSends
 					}
 					if time.Duration(waves-1)*gap+rest > charplan.Cap/2 || sends > maxCandidateSends {
 						continue
@@ -140,38 +140,15 @@ func burstFlags(b burst.Config) []string {
 	return []string{"--burst-size", fmt.Sprint(b.Size), "--burst-waves", fmt.Sprint(b.Waves), "--burst-gap", b.Gap.String()}
 }
 
-// The refill probe as the main job sends it (campaign.RefillProbe,
-// ProbeSpacing, ProbeUnits, ProbeFactor, ProbeSends, whose rule fit
-// cannot import: docs/ARCHITECTURE.md): TestCandidateProbeAsSent checks
-// these against a run of it.
-const (
-	probeSpacing = 25 * time.Millisecond
-	probeUnits   = 4
-	probeFactor  = 2
-	probeSends   = 120
-)
-
-// probeUnitsFor is the probe's parts of a request after a first wave of
-// size that admitted first (campaign's rule of the same name).
-func probeUnitsFor(first, size int) int {
-	switch {
-	case first < 0 || first >= size:
-		return 1
-	case first == 0:
-		return probeUnits
-	}
-	return min(max(probeSends/first, 1), probeUnits)
-}
-
 // probePlan is the probe's sends after a rest, in u-ths of the job's
-// request (prompt and maxTokens), probeSpacing ÷ u apart, at most u ×
-// probeFactor × the wave size: all of them, where the main job stops at
+// request (prompt and maxTokens), charplan.ProbeSpacing ÷ u apart, at most u ×
+// charplan.ProbeFactor × the wave size: all of them, where the main job stops at
 // its first refusal (separations reads the answers up to it; a send
 // after it does not change the answers before it).
 func probePlan(rest time.Duration, u, size, prompt, maxTokens int) sendPlan {
 	var out sendPlan
-	for i := range u * probeFactor * size {
-		out.Sends = append(out.Sends, send{Group: results.GroupRefillProbe, At: rest + time.Duration(i)*probeSpacing/time.Duration(u),
+	for i := range u * charplan.ProbeFactor * size {
+		out.Sends = append(out.Sends, send{Group: results.GroupRefillProbe, At: rest + time.Duration(i)*charplan.ProbeSpacing/time.Duration(u),
 			PromptTokens: max(prompt/u, 1), MaxTokens: max(maxTokens/u, 1)})
 	}
 	return out
@@ -497,7 +474,7 @@ func (f *fitter) candidateReplayer(ctx context.Context, c candidate) func(bool, 
 			for _, a := range got {
 				admitted += b01(!a.refused)
 			}
-			u = probeUnitsFor(admitted, c.burst.Size)
+			u = charplan.ProbeUnitsFor(admitted, c.burst.Size)
 		}
 		k := [2]int{u, b01(whole)}
 		if byUnits[k] == nil {

@@ -277,18 +277,14 @@ func TestSuggestedPlanNarrowsTheRefill(t *testing.T) {
 }
 
 // TestCandidateProbeAsSent: the refill probe --suggest-plan replays for
-// a candidate (candidateReplayer: probePlan, probeUnitsFor, fit's copy
-// of campaign's rule, which fit cannot import) is the one characterize
+// a candidate (candidateReplayer: probePlan, over charplan's constants
+// and ProbeUnitsFor, which campaign's pacer uses too) is the one characterize
 // sends on the candidate's flags: on target e (26 of a first wave of 40
 // admitted) a quarter of the request 6.25 ms apart after the rest, on
 // target c (its first wave admitted whole) the job's whole requests
 // 25 ms apart.
 func TestCandidateProbeAsSent(t *testing.T) {
 	t.Parallel()
-	if probeSpacing != campaign.ProbeSpacing || probeUnits != campaign.ProbeUnits || probeFactor != campaign.ProbeFactor || probeSends != campaign.ProbeSends {
-		t.Fatalf("fit's probe (%v, %d, %d, %d) is not campaign's (%v, %d, %d, %d)", probeSpacing, probeUnits, probeFactor, probeSends,
-			campaign.ProbeSpacing, campaign.ProbeUnits, campaign.ProbeFactor, campaign.ProbeSends)
-	}
 	c := candidate{burst: charplan.Burst(), rest: time.Minute}
 	for _, target := range []struct {
 		name string
@@ -318,7 +314,7 @@ func TestCandidateProbeAsSent(t *testing.T) {
 		if len(sent) < 2 || len(replayed) < len(sent) {
 			t.Fatalf("%s: the probe sent %d, the replay has %d", target.name, len(sent), len(replayed))
 		}
-		spacing := probeSpacing / time.Duration(target.u)
+		spacing := charplan.ProbeSpacing / time.Duration(target.u)
 		for i, s := range sent {
 			r := replayed[i]
 			if s.MaxTokens != r.MaxTokens || s.MaxTokens != max(client.DefaultMaxTokens/target.u, 1) {
@@ -328,8 +324,8 @@ func TestCandidateProbeAsSent(t *testing.T) {
 				t.Errorf("%s: probe send %d went at %v after its plan's start, the replay's at %v", target.name, i, s.At, r.At)
 			}
 		}
-		if r := replayed[0]; r.At != c.rest || replayed[1].At-r.At != spacing || len(replayed) != target.u*probeFactor*c.burst.Size {
-			t.Errorf("%s: the replayed probe starts at %v, %v apart, %d sends: want %v, %v, %d", target.name, r.At, replayed[1].At-r.At, len(replayed), c.rest, spacing, target.u*probeFactor*c.burst.Size)
+		if r := replayed[0]; r.At != c.rest || replayed[1].At-r.At != spacing || len(replayed) != target.u*charplan.ProbeFactor*c.burst.Size {
+			t.Errorf("%s: the replayed probe starts at %v, %v apart, %d sends: want %v, %v, %d", target.name, r.At, replayed[1].At-r.At, len(replayed), c.rest, spacing, target.u*charplan.ProbeFactor*c.burst.Size)
 		}
 	}
 }
