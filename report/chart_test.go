@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"image/color"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// TestPNGChartIsGonums: a PNG chart as save and saveStacked draw it (on
+// pooled pixels, the plot's white ground left out) is, byte for byte,
+// the chart gonum/plot draws on a canvas of its own (vgimg.NewWith, the
+// ground painted): curves, markers, bars, text and legend; a second
+// chart drawn on the pixels the first gave back; a plot whose ground is
+// not white keeps it.
+func TestPNGChartIsGonums(t *testing.T) {
+	a := upstreamAnalysis(t)
+	build := func(ground color.Color) *plot.Plot {
+		p := newChart(ECDFTitle, "advised wait (ms)", "share of 429s ≤ wait")
+		p.BackgroundColor = ground
+		n := a.Overall.Count()
+		floor := waitAxis(&p.X, smallestPositive(a.Overall.Waits), a.Overall.Waits[n-1], false)
+		p.Y.Min, p.Y.Max = 0, 1
+		p.Y.Tick.Marker = shareTicks{}
+		for k := range a.Groups {
+			if err := addECDF(p, &a.Groups[k], groupStyleFor(k), floor); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := addECDF(p, &a.Overall, combinedStyle, floor); err != nil {
+			t.Fatal(err)
+		}
+		pts := plotter.XYs{{X: 10, Y: 0.2}, {X: 100, Y: 0.5}, {X: 1000, Y: 0.9}}
+		s, err := plotter.NewScatter(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: groupColors[1], Shape: draw.TriangleGlyph{}, Radius: vg.Points(5)}
+		p.Add(s)
+		p.Legend.Add("markers", s)
+		bars, err := plotter.NewBarChart(plotter.Values{0.3, 0.6}, vg.Points(20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bars.Color = color.RGBA{0xCC, 0x79, 0xA7, 0x80} // translucent
+		p.Add(bars)
+		return p
+	}
+	wPt, hPt := vg.Length(ChartWidthPx)*vg.Inch/chartDPI, vg.Length(ChartHeightPx)*vg.Inch/chartDPI
+	gonums := func(paint func(draw.Canvas)) []byte {
+		t.Helper()
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
+		paint(draw.New(c))
+		var b bytes.Buffer
+		if err := encodePNG(&b, c.Image()); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12)}
+	for _, ground := range []color.Color{color.White, color.Gray{Y: 0xF0}} {
+		for turn := range 3 {
+			var got bytes.Buffer
+			if err := save(&got, build(ground), PNG); err != nil {
+				t.Fatal(err)
+			}
+			want := gonums(func(dc draw.Canvas) { build(ground).Draw(dc) })
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("ground %v, chart %d: save's PNG differs from gonum's (%d bytes, %d)", ground, turn, got.Len(), len(want))
+			}
+			got.Reset()
+			if err := saveStacked(&got, build(ground), build(ground), PNG); err != nil {
+				t.Fatal(err)
+			}
+			want = gonums(func(dc draw.Canvas) {
+				top, bottom := build(ground), build(ground)
+				cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
+				top.Draw(cs[0][0])
+				bottom.Draw(cs[1][0])
+			})
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("ground %v, stacked chart %d: saveStacked's PNG differs from gonum's (%d bytes, %d)", ground, turn, got.Len(), len(want))
+			}
+		}
+	}
+}
