@@ -207,10 +207,10 @@ func saveStacked(w io.Writer, top, bottom *plot.Plot, format ImageFormat) error 
 // savePNG draws on a white canvas of wPt × hPt at pngDPI (pngCanvas) and
 // writes it as PNG.
 func savePNG(w io.Writer, wPt, hPt vg.Length, paint func(draw.Canvas)) error {
-	c, release := pngCanvas(wPt, hPt)
+	c, img, release := pngCanvas(wPt, hPt)
 	defer release()
 	paint(draw.New(c))
-	return encodePNG(w, c.Image())
+	return encodePNG(w, img)
 }
 
 // chartPixels keeps a PNG chart's pixels (3.2 MB at 96 dpi) for the next
@@ -218,31 +218,33 @@ func savePNG(w io.Writer, wPt, hPt vg.Length, paint func(draw.Canvas)) error {
 var chartPixels sync.Pool // *image.RGBA
 
 // pngCanvas is vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI)),
-// a white canvas, without its two allocations of the pixels (NewWith
-// makes an image, and gg copies it into one of its own) when the canvas
-// is a whole number of pixels wide and high (at 96 dpi, always): its
-// pixels then come from chartPixels, to go back there by release once
-// the image is encoded. The canvas is the same, size, transform and all
+// a white canvas, and its image, without its two allocations of the
+// pixels (NewWith makes an image, and gg copies it into one of its own)
+// when the canvas is a whole number of pixels wide and high (at 96 dpi,
+// always): its pixels then come from chartPixels, to go back there by
+// release once the image is encoded, and it draws its upright texts
+// itself (pngTextCanvas). The chart is the same, pixel for pixel
 // (TestPNGChartIsGonums).
-func pngCanvas(wPt, hPt vg.Length) (c *vgimg.Canvas, release func()) {
+func pngCanvas(wPt, hPt vg.Length) (c vg.CanvasSizer, img image.Image, release func()) {
 	wDots, hDots := wPt.Dots(float64(pngDPI)), hPt.Dots(float64(pngDPI))
 	if wDots == math.Trunc(wDots) && hDots == math.Trunc(hDots) && wDots > 0 && hDots > 0 {
-		img, _ := chartPixels.Get().(*image.RGBA)
-		if img == nil || img.Rect != image.Rect(0, 0, int(wDots), int(hDots)) {
-			img = image.NewRGBA(image.Rect(0, 0, int(wDots), int(hDots)))
+		rgba, _ := chartPixels.Get().(*image.RGBA)
+		if rgba == nil || rgba.Rect != image.Rect(0, 0, int(wDots), int(hDots)) {
+			rgba = image.NewRGBA(image.Rect(0, 0, int(wDots), int(hDots)))
 		}
 		// As NewWith sets up the context it makes.
-		ctx := gg.NewContextForRGBA(img)
+		ctx := gg.NewContextForRGBA(rgba)
 		ctx.SetLineCapButt()
 		ctx.InvertY()
 		// NewWith paints the image white (its background), whatever the
 		// last chart left on it.
-		c := vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(pngDPI))
-		if w, h := c.Size(); w == wPt && h == hPt {
-			return c, func() { chartPixels.Put(img) }
+		vc := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(pngDPI))
+		if w, h := vc.Size(); w == wPt && h == hPt {
+			return newPNGTextCanvas(vc, ctx, rgba), rgba, func() { chartPixels.Put(rgba) }
 		}
 	}
-	return vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI)), func() {}
+	vc := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
+	return vc, vc.Image(), func() {}
 }
 
 // onWhite is p to be drawn on a PNG canvas, which is white before

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"image"
+	"image/color"
+	"math"
+
+	"git.sr.ht/~sbinet/gg"
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/font"
+	"golang.org/x/image/math/f64"
+	"golang.org/x/image/math/fixed"
+	plotfont "gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// pngTextCanvas is a PNG chart's canvas (vgimg's, on pixels of
+// pngCanvas's) that draws its upright texts itself, to the same pixels.
+// vgimg draws a text with gg, which lays every glyph's coverage over the
+// chart through golang.org/x/image/draw's BiLinear Transform, the matrix
+// an identity and the offset whole pixels: its generic path, every pixel
+// through interfaces and float arithmetic, a tenth of a report's CPU.
+// With that matrix each chart pixel reads one pixel of the glyph at a
+// weight of exactly 1, so the float arithmetic is integer arithmetic:
+// drawGlyphs does it directly. A rotated text (the y axis's label) is
+// vgimg's, as before. TestPNGChartIsGonums compares the two.
+type pngTextCanvas struct {
+	*vgimg.Canvas
+	ctx    *gg.Context
+	img    *image.RGBA
+	h      vg.Length     // the canvas's height, as vgimg has it
+	colors []color.Color // the colour set, per Push, as vgimg keeps it
+}
+
+func newPNGTextCanvas(c *vgimg.Canvas, ctx *gg.Context, img *image.RGBA) *pngTextCanvas {
+	_, h := c.Size()
+	return &pngTextCanvas{Canvas: c, ctx: ctx, img: img, h: h, colors: []color.Color{color.Black}}
+}
+
+func (c *pngTextCanvas) SetColor(clr color.Color) {
+	c.Canvas.SetColor(clr)
+	if clr == nil {
+		clr = color.Black
+	}
+	c.colors[len(c.colors)-1] = clr
+}
+
+func (c *pngTextCanvas) Push() {
+	c.Canvas.Push()
+	c.colors = append(c.colors, c.colors[len(c.colors)-1])
+}
+
+func (c *pngTextCanvas) Pop() {
+	c.Canvas.Pop()
+	c.colors = c.colors[:len(c.colors)-1]
+}
+
+// FillString is vgimg's: the context's matrix flipped once more (it is
+// then the identity unless the text is rotated) and the text drawn at
+// (x, h−y) in pixels, through gg's DrawString.
+func (c *pngTextCanvas) FillString(fnt plotfont.Face, pt vg.Point, str string) {
+	if fnt.Font.Size == 0 {
+		return
+	}
+	c.ctx.Push()
+	c.ctx.InvertY()
+	upright := isIdentity(c.ctx)
+	c.ctx.Pop()
+	if !upright {
+		c.Canvas.FillString(fnt, pt, str)
+		return
+	}
+	dpi := c.DPI()
+	face := fnt.FontFace(dpi)
+	defer face.Close()
+	drawGlyphs(c.img, face, c.colors[len(c.colors)-1], pt.X.Dots(dpi), c.h.Dots(dpi)-pt.Y.Dots(dpi), str)
+}
+
+// isIdentity reports whether ctx's matrix is the identity, exactly.
+func isIdentity(ctx *gg.Context) bool {
+	for _, p := range [][2]float64{{0, 0}, {1, 0}, {0, 1}} {
+		if x, y := ctx.TransformPoint(p[0], p[1]); x != p[0] || y != p[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// drawGlyphs is gg's drawString (git.sr.ht/~sbinet/gg v0.7.0) under the
+// identity matrix: the glyphs of s from the dot (x, y), kerned, each laid
+// over dst in clr as x/image/draw's BiLinear.Transform lays it with a
+// whole-pixel offset (transform_Image_Image_Over, whose weights are then
+// 1 and 0): a glyph not given as an *image.Alpha goes to Transform.
+func drawGlyphs(dst *image.RGBA, face font.Face, clr color.Color, x, y float64, s string) {
+	cr, cg, cb, ca := clr.RGBA()
+	dot := fixed.Point26_6{X: fixed.Int26_6(math.Round(x * 64)), Y: fixed.Int26_6(math.Round(y * 64))}
+	prev := rune(-1)
+	for _, r := range s {
+		if prev >= 0 {
+			dot.X += face.Kern(prev, r)
+		}
+		dr, mask, mp, advance, ok := face.Glyph(dot, r)
+		if !ok {
+			continue
+		}
+		if alpha, isAlpha := mask.(*image.Alpha); isAlpha {
+			overGlyph(dst, dr, alpha, mp, cr, cg, cb, ca)
+		} else {
+			s2d := f64.Aff3{1, 0, float64(dr.Min.X), 0, 1, float64(dr.Min.Y)}
+			xdraw.BiLinear.Transform(dst, s2d, image.NewUniform(clr), dr.Sub(dr.Min), xdraw.Over, &xdraw.Options{SrcMask: mask, SrcMaskP: mp})
+		}
+		dot.X += advance
+		prev = r
+	}
+}
+
+// overGlyph lays colour (cr, cg, cb, ca) over dst's pixels of dr,
+// through the coverage in mask from mp, with transform_Image_Image_Over's
+// arithmetic at weight 1: the colour scaled by the coverage (16-bit,
+// truncated), each channel at most the alpha, then dst·(1−α) + colour,
+// stored as image.RGBA stores a 16-bit colour.
+func overGlyph(dst *image.RGBA, dr image.Rectangle, mask *image.Alpha, mp image.Point, cr, cg, cb, ca uint32) {
+	adr := dst.Bounds().Intersect(dr)
+	for py := adr.Min.Y; py < adr.Max.Y; py++ {
+		for px := adr.Min.X; px < adr.Max.X; px++ {
+			ma := uint32(mask.AlphaAt(mp.X+px-dr.Min.X, mp.Y+py-dr.Min.Y).A)
+			ma |= ma << 8
+			pa := ca * ma / 0xffff
+			pr, pg, pb := min(cr*ma/0xffff, pa), min(cg*ma/0xffff, pa), min(cb*ma/0xffff, pa)
+			pa1 := 0xffff - pa
+			i := dst.PixOffset(px, py)
+			q := dst.Pix[i : i+4 : i+4]
+			qr, qg, qb, qa := uint32(q[0])*0x101, uint32(q[1])*0x101, uint32(q[2])*0x101, uint32(q[3])*0x101
+			q[0] = uint8(uint16(qr*pa1/0xffff+pr) >> 8)
+			q[1] = uint8(uint16(qg*pa1/0xffff+pg) >> 8)
+			q[2] = uint8(uint16(qb*pa1/0xffff+pb) >> 8)
+			q[3] = uint8(uint16(qa*pa1/0xffff+pa) >> 8)
+		}
+	}
+}
