@@ -78,33 +78,32 @@ func TestPNGChartIsGonums(t *testing.T) {
 		return b.Bytes()
 	}
 	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12)}
-	for _, ground := range []color.Color{color.White, color.Gray{Y: 0xF0}} {
-		turns := 2 // the second on the pixels the first gave back
-		if ground != color.White {
-			turns = 1
-		}
-		for turn := range turns {
-			var got bytes.Buffer
-			if err := save(&got, build(ground), PNG); err != nil {
+	// A white ground twice (the second chart on the pixels the first gave
+	// back), stacked, and a ground not white.
+	for _, c := range []struct {
+		ground  color.Color
+		stacked bool
+	}{{color.White, false}, {color.White, false}, {color.White, true}, {color.Gray{Y: 0xF0}, false}} {
+		var got bytes.Buffer
+		var want []byte
+		if !c.stacked {
+			if err := save(&got, build(c.ground), PNG); err != nil {
 				t.Fatal(err)
 			}
-			want := gonums(func(dc draw.Canvas) { build(ground).Draw(dc) })
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("ground %v, chart %d: save's PNG differs from gonum's (%d bytes, %d)", ground, turn, got.Len(), len(want))
-			}
-			got.Reset()
-			if err := saveStacked(&got, build(ground), build(ground), PNG); err != nil {
+			want = gonums(func(dc draw.Canvas) { build(c.ground).Draw(dc) })
+		} else {
+			if err := saveStacked(&got, build(c.ground), build(c.ground), PNG); err != nil {
 				t.Fatal(err)
 			}
 			want = gonums(func(dc draw.Canvas) {
-				top, bottom := build(ground), build(ground)
+				top, bottom := build(c.ground), build(c.ground)
 				cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
 				top.Draw(cs[0][0])
 				bottom.Draw(cs[1][0])
 			})
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("ground %v, stacked chart %d: saveStacked's PNG differs from gonum's (%d bytes, %d)", ground, turn, got.Len(), len(want))
-			}
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("ground %v, stacked %t: the PNG differs from gonum's (%d bytes, %d)", c.ground, c.stacked, got.Len(), len(want))
 		}
 	}
 }
