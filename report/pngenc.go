@@ -50,15 +50,22 @@ func encodePNG(w io.Writer, img image.Image) error {
 	var above []byte // the row above, RGBA; none above the first (Up then subtracts 0)
 	for y := range height {
 		row := rgba.Pix[y*rgba.Stride : y*rgba.Stride+4*width]
-		switch {
-		case above == nil:
-			upFilter(filtered[1:], row, make([]byte, len(row)))
-		case string(row) == string(above):
-			// A row as the one above (most of a chart's margins and
-			// plain ground): all zeros, without the subtraction.
-			clear(filtered[1:])
-		default:
-			upFilter(filtered[1:], row, above)
+		f := filtered[1:]
+		if above == nil {
+			upFilter(f, row, make([]byte, len(row)))
+		} else {
+			// Zeros where the row is as the one above: the whole row in
+			// most of a chart's margins and plain ground, and on either
+			// side of what changes from one row to the next (a curve,
+			// a marker, a letter) in most others.
+			lo, hi := samePrefix(row, above)/4, width-sameSuffix(row, above)/4
+			if lo >= hi {
+				clear(f)
+			} else {
+				clear(f[:3*lo])
+				upFilter(f[3*lo:3*hi], row[4*lo:4*hi], above[4*lo:4*hi])
+				clear(f[3*hi:])
+			}
 		}
 		if _, err := zw.Write(filtered); err != nil {
 			return err
@@ -84,6 +91,30 @@ func upFilter(dst, row, above []byte) {
 		dst[0], dst[1], dst[2] = row[0]-above[0], row[1]-above[1], row[2]-above[2]
 		dst, row, above = dst[3:], row[4:], above[4:]
 	}
+}
+
+// samePrefix is how many bytes a and b (of one length) have the same
+// from their start; sameSuffix from their end.
+func samePrefix(a, b []byte) int {
+	n := 0
+	for len(a)-n >= 8 && binary.LittleEndian.Uint64(a[n:]) == binary.LittleEndian.Uint64(b[n:]) {
+		n += 8
+	}
+	for n < len(a) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func sameSuffix(a, b []byte) int {
+	n := 0
+	for len(a)-n >= 8 && binary.LittleEndian.Uint64(a[len(a)-n-8:]) == binary.LittleEndian.Uint64(b[len(b)-n-8:]) {
+		n += 8
+	}
+	for n < len(a) && a[len(a)-n-1] == b[len(b)-n-1] {
+		n++
+	}
+	return n
 }
 
 // zlibWriters keeps deflate's state (some 1 MB, zeroed at each
