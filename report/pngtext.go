@@ -4,10 +4,13 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
+	"sync"
 
 	"git.sr.ht/~sbinet/gg"
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/font"
+	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/f64"
 	"golang.org/x/image/math/fixed"
 	plotfont "gonum.org/v1/plot/font"
@@ -74,7 +77,8 @@ func (c *pngTextCanvas) FillString(fnt plotfont.Face, pt vg.Point, str string) {
 	dpi := c.DPI()
 	face := fnt.FontFace(dpi)
 	defer face.Close()
-	drawGlyphs(c.img, face, c.colors[len(c.colors)-1], pt.X.Dots(dpi), c.h.Dots(dpi)-pt.Y.Dots(dpi), str)
+	glyphs := glyphSource{face: face, key: glyphKey{font: fnt.Font, otf: fnt.Face, dpi: dpi}}
+	drawGlyphs(c.img, &glyphs, c.colors[len(c.colors)-1], pt.X.Dots(dpi), c.h.Dots(dpi)-pt.Y.Dots(dpi), str)
 }
 
 // isIdentity reports whether ctx's matrix is the identity, exactly.
@@ -92,15 +96,15 @@ func isIdentity(ctx *gg.Context) bool {
 // over dst in clr as x/image/draw's BiLinear.Transform lays it with a
 // whole-pixel offset (transform_Image_Image_Over, whose weights are then
 // 1 and 0): a glyph not given as an *image.Alpha goes to Transform.
-func drawGlyphs(dst *image.RGBA, face font.Face, clr color.Color, x, y float64, s string) {
+func drawGlyphs(dst *image.RGBA, glyphs *glyphSource, clr color.Color, x, y float64, s string) {
 	cr, cg, cb, ca := clr.RGBA()
 	dot := fixed.Point26_6{X: fixed.Int26_6(math.Round(x * 64)), Y: fixed.Int26_6(math.Round(y * 64))}
 	prev := rune(-1)
 	for _, r := range s {
 		if prev >= 0 {
-			dot.X += face.Kern(prev, r)
+			dot.X += glyphs.face.Kern(prev, r)
 		}
-		dr, mask, mp, advance, ok := face.Glyph(dot, r)
+		dr, mask, mp, advance, ok := glyphs.glyph(dot, r)
 		if !ok {
 			continue
 		}
@@ -113,6 +117,76 @@ func drawGlyphs(dst *image.RGBA, face font.Face, clr color.Color, x, y float64, 
 		dot.X += advance
 		prev = r
 	}
+}
+
+// glyphSource is a face's glyphs, through the memo of rasterized glyphs.
+type glyphSource struct {
+	face font.Face
+	key  glyphKey // its font and resolution; rune and offsets set per glyph
+}
+
+// glyphKey names a rasterized glyph: a face's glyph of a rune depends on
+// the dot only through its sub-pixel offsets (opentype.Face.Glyph
+// rasterizes it at them, and shifts the result by the dot's whole
+// pixels), so a chart's many digits and letters are rasterized once per
+// offset.
+type glyphKey struct {
+	font   plotfont.Font
+	otf    *opentype.Font
+	dpi    float64
+	r      rune
+	fx, fy fixed.Int26_6 // the dot's sub-pixel offsets, 0–63
+}
+
+// cachedGlyph is what opentype.Face.Glyph returned, dr relative to the
+// dot's whole pixel, the mask a copy (the face reuses its own).
+type cachedGlyph struct {
+	dr      image.Rectangle
+	mask    *image.Alpha
+	mp      image.Point
+	advance fixed.Int26_6
+	ok      bool
+}
+
+// glyphMemo holds rasterized glyphs for every chart; past maxGlyphs it
+// starts again empty.
+var glyphMemo = struct {
+	sync.Mutex
+	m map[glyphKey]*cachedGlyph
+}{m: map[glyphKey]*cachedGlyph{}}
+
+const maxGlyphs = 1 << 13
+
+// glyph is g.face.Glyph(dot, r), from the memo when it was rasterized at
+// the same offsets before. A mask that is not an *image.Alpha is not kept.
+func (g *glyphSource) glyph(dot fixed.Point26_6, r rune) (dr image.Rectangle, mask image.Image, mp image.Point, advance fixed.Int26_6, ok bool) {
+	k := g.key
+	k.r, k.fx, k.fy = r, dot.X&63, dot.Y&63
+	whole := image.Point{X: dot.X.Floor(), Y: dot.Y.Floor()}
+	glyphMemo.Lock()
+	c := glyphMemo.m[k]
+	glyphMemo.Unlock()
+	if c == nil {
+		dr, mask, mp, advance, ok = g.face.Glyph(dot, r)
+		alpha, isAlpha := mask.(*image.Alpha)
+		if !isAlpha && ok {
+			return dr, mask, mp, advance, ok
+		}
+		c = &cachedGlyph{dr: dr.Sub(whole), mp: mp, advance: advance, ok: ok}
+		if ok {
+			c.mask = &image.Alpha{Pix: slices.Clone(alpha.Pix), Stride: alpha.Stride, Rect: alpha.Rect}
+		}
+		glyphMemo.Lock()
+		if len(glyphMemo.m) >= maxGlyphs {
+			clear(glyphMemo.m)
+		}
+		glyphMemo.m[k] = c
+		glyphMemo.Unlock()
+	}
+	if !c.ok {
+		return image.Rectangle{}, nil, image.Point{}, c.advance, false
+	}
+	return c.dr.Add(whole), c.mask, c.mp, c.advance, true
 }
 
 // overGlyph lays colour (cr, cg, cb, ca) over dst's pixels of dr,
