@@ -207,7 +207,7 @@ func saveStacked(w io.Writer, top, bottom *plot.Plot, format ImageFormat) error 
 // savePNG draws on a white canvas of wPt × hPt at pngDPI (pngCanvas) and
 // writes it as PNG.
 func savePNG(w io.Writer, wPt, hPt vg.Length, paint func(draw.Canvas)) error {
-	c, img, release := pngCanvas(wPt, hPt)
+	c, img, release := pngCanvas(wPt, hPt, pngDPI)
 	defer release()
 	paint(draw.New(c))
 	return encodePNG(w, img)
@@ -217,16 +217,15 @@ func savePNG(w io.Writer, wPt, hPt vg.Length, paint func(draw.Canvas)) error {
 // one: a report draws three or more at once.
 var chartPixels sync.Pool // *image.RGBA
 
-// pngCanvas is vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI)),
-// a white canvas, and its image, without its two allocations of the
-// pixels (NewWith makes an image, and gg copies it into one of its own)
-// when the canvas is a whole number of pixels wide and high (at 96 dpi,
-// always): its pixels then come from chartPixels, to go back there by
-// release once the image is encoded, and it draws its upright texts
-// itself (pngTextCanvas). The chart is the same, pixel for pixel
-// (TestPNGChartIsGonums).
-func pngCanvas(wPt, hPt vg.Length) (c vg.CanvasSizer, img image.Image, release func()) {
-	wDots, hDots := wPt.Dots(float64(pngDPI)), hPt.Dots(float64(pngDPI))
+// pngCanvas is vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(dpi)), a
+// white canvas, drawing its upright texts itself (pngTextCanvas), and its
+// image. When the canvas is a whole number of pixels wide and high (at 96
+// dpi, always) it is made without NewWith's two allocations of the pixels
+// (it makes an image, and gg copies it into one of its own): they come
+// from chartPixels, to go back there by release once the image is
+// encoded. The chart is the same, pixel for pixel (TestPNGChartIsGonums).
+func pngCanvas(wPt, hPt vg.Length, dpi int) (c vg.CanvasSizer, img image.Image, release func()) {
+	wDots, hDots := wPt.Dots(float64(dpi)), hPt.Dots(float64(dpi))
 	if wDots == math.Trunc(wDots) && hDots == math.Trunc(hDots) && wDots > 0 && hDots > 0 {
 		rgba, _ := chartPixels.Get().(*image.RGBA)
 		if rgba == nil || rgba.Rect != image.Rect(0, 0, int(wDots), int(hDots)) {
@@ -238,13 +237,13 @@ func pngCanvas(wPt, hPt vg.Length) (c vg.CanvasSizer, img image.Image, release f
 		ctx.InvertY()
 		// NewWith paints the image white (its background), whatever the
 		// last chart left on it.
-		vc := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(pngDPI))
+		vc := vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(dpi))
 		if w, h := vc.Size(); w == wPt && h == hPt {
-			return newPNGTextCanvas(vc, ctx, rgba), rgba, func() { chartPixels.Put(rgba) }
+			return newPNGTextCanvas(vc), rgba, func() { chartPixels.Put(rgba) }
 		}
 	}
-	vc := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
-	return vc, vc.Image(), func() {}
+	vc := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(dpi))
+	return newPNGTextCanvas(vc), vc.Image(), func() {}
 }
 
 // onWhite is p to be drawn on a PNG canvas, which is white before

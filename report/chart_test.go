@@ -67,9 +67,9 @@ func TestPNGChartIsGonums(t *testing.T) {
 		return p
 	}
 	wPt, hPt := vg.Length(ChartWidthPx)*vg.Inch/chartDPI, vg.Length(ChartHeightPx)*vg.Inch/chartDPI
-	gonums := func(paint func(draw.Canvas)) []byte {
+	gonums := func(paint func(draw.Canvas), dpi int) []byte {
 		t.Helper()
-		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(pngDPI))
+		c := vgimg.NewWith(vgimg.UseWH(wPt, hPt), vgimg.UseDPI(dpi))
 		paint(draw.New(c))
 		var b bytes.Buffer
 		if err := encodePNG(&b, c.Image()); err != nil {
@@ -90,7 +90,7 @@ func TestPNGChartIsGonums(t *testing.T) {
 			if err := save(&got, build(c.ground), PNG); err != nil {
 				t.Fatal(err)
 			}
-			want = gonums(func(dc draw.Canvas) { build(c.ground).Draw(dc) })
+			want = gonums(func(dc draw.Canvas) { build(c.ground).Draw(dc) }, pngDPI)
 		} else {
 			if err := saveStacked(&got, build(c.ground), build(c.ground), PNG); err != nil {
 				t.Fatal(err)
@@ -100,10 +100,22 @@ func TestPNGChartIsGonums(t *testing.T) {
 				cs := plot.Align([][]*plot.Plot{{top}, {bottom}}, tiles, dc)
 				top.Draw(cs[0][0])
 				bottom.Draw(cs[1][0])
-			})
+			}, pngDPI)
 		}
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("ground %v, stacked %t: the PNG differs from gonum's (%d bytes, %d)", c.ground, c.stacked, got.Len(), len(want))
 		}
+	}
+	// At 24 dpi (SetPNGResolutionForTests's), 168.75 pixels high: the
+	// canvas is NewWith's, its texts pngTextCanvas's.
+	c, img, release := pngCanvas(wPt, hPt, 24)
+	onWhite(build(color.White)).Draw(draw.New(c))
+	var got bytes.Buffer
+	if err := encodePNG(&got, img); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if want := gonums(func(dc draw.Canvas) { build(color.White).Draw(dc) }, 24); !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("at 24 dpi: the PNG differs from gonum's (%d bytes, %d)", got.Len(), len(want))
 	}
 }

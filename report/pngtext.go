@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"git.sr.ht/~sbinet/gg"
 	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/opentype"
@@ -18,59 +17,86 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// pngTextCanvas is a PNG chart's canvas (vgimg's, on pixels of
-// pngCanvas's) that draws its upright texts itself, to the same pixels.
-// vgimg draws a text with gg, which lays every glyph's coverage over the
-// chart through golang.org/x/image/draw's BiLinear Transform, the matrix
-// an identity and the offset whole pixels: its generic path, every pixel
-// through interfaces and float arithmetic, a tenth of a report's CPU.
-// With that matrix each chart pixel reads one pixel of the glyph at a
-// weight of exactly 1, so the float arithmetic is integer arithmetic:
-// drawGlyphs does it directly. A rotated text (the y axis's label) is
-// vgimg's, as before. TestPNGChartIsGonums compares the two.
+// pngTextCanvas is a PNG chart's canvas (vgimg's) that draws its upright
+// texts itself, to the same pixels. vgimg draws a text with gg, which
+// lays every glyph's coverage over the chart through
+// golang.org/x/image/draw's BiLinear Transform, the matrix an identity
+// and the offset whole pixels: its generic path, every pixel through
+// interfaces and float arithmetic, a tenth of a report's CPU. With that
+// matrix each chart pixel reads one pixel of the glyph at a weight of
+// exactly 1, so the float arithmetic is integer arithmetic: drawGlyphs
+// does it directly. The matrix is the identity when nothing rotated,
+// moved or scaled the canvas since it was made: vgimg makes its context
+// with the y axis flipped over the image's height (a whole number of
+// pixels) and flips it back for a text, products of whole numbers, exact.
+// Any other text (the y axis's label, rotated) is vgimg's, as before.
+// TestPNGChartIsGonums compares the two.
 type pngTextCanvas struct {
 	*vgimg.Canvas
-	ctx    *gg.Context
 	img    *image.RGBA
-	h      vg.Length     // the canvas's height, as vgimg has it
-	colors []color.Color // the colour set, per Push, as vgimg keeps it
+	h      vg.Length   // the canvas's height, as vgimg has it
+	states []textState // per Push, as vgimg keeps its colour
 }
 
-func newPNGTextCanvas(c *vgimg.Canvas, ctx *gg.Context, img *image.RGBA) *pngTextCanvas {
-	_, h := c.Size()
-	return &pngTextCanvas{Canvas: c, ctx: ctx, img: img, h: h, colors: []color.Color{color.Black}}
+type textState struct {
+	color color.Color
+	moved bool // rotated, translated or scaled since the canvas was made
 }
+
+// newPNGTextCanvas returns c drawing its upright texts itself, or c when
+// its image is not an *image.RGBA (vgimg's always is).
+func newPNGTextCanvas(c *vgimg.Canvas) vg.CanvasSizer {
+	img, ok := c.Image().(*image.RGBA)
+	if !ok {
+		return c
+	}
+	_, h := c.Size()
+	return &pngTextCanvas{Canvas: c, img: img, h: h, states: []textState{{color: color.Black}}}
+}
+
+func (c *pngTextCanvas) top() *textState { return &c.states[len(c.states)-1] }
 
 func (c *pngTextCanvas) SetColor(clr color.Color) {
 	c.Canvas.SetColor(clr)
 	if clr == nil {
 		clr = color.Black
 	}
-	c.colors[len(c.colors)-1] = clr
+	c.top().color = clr
 }
 
 func (c *pngTextCanvas) Push() {
 	c.Canvas.Push()
-	c.colors = append(c.colors, c.colors[len(c.colors)-1])
+	c.states = append(c.states, *c.top())
 }
 
 func (c *pngTextCanvas) Pop() {
 	c.Canvas.Pop()
-	c.colors = c.colors[:len(c.colors)-1]
+	c.states = c.states[:len(c.states)-1]
 }
 
-// FillString is vgimg's: the context's matrix flipped once more (it is
-// then the identity unless the text is rotated) and the text drawn at
-// (x, h−y) in pixels, through gg's DrawString.
+func (c *pngTextCanvas) Rotate(t float64) {
+	c.Canvas.Rotate(t)
+	c.top().moved = true
+}
+
+func (c *pngTextCanvas) Translate(pt vg.Point) {
+	c.Canvas.Translate(pt)
+	c.top().moved = true
+}
+
+func (c *pngTextCanvas) Scale(x, y float64) {
+	c.Canvas.Scale(x, y)
+	c.top().moved = true
+}
+
+// FillString is vgimg's: the text drawn at (x, h−y) in pixels, through
+// gg's DrawString under the identity matrix when nothing moved the
+// canvas.
 func (c *pngTextCanvas) FillString(fnt plotfont.Face, pt vg.Point, str string) {
 	if fnt.Font.Size == 0 {
 		return
 	}
-	c.ctx.Push()
-	c.ctx.InvertY()
-	upright := isIdentity(c.ctx)
-	c.ctx.Pop()
-	if !upright {
+	if c.top().moved {
 		c.Canvas.FillString(fnt, pt, str)
 		return
 	}
@@ -78,17 +104,7 @@ func (c *pngTextCanvas) FillString(fnt plotfont.Face, pt vg.Point, str string) {
 	face := fnt.FontFace(dpi)
 	defer face.Close()
 	glyphs := glyphSource{face: face, key: glyphKey{font: fnt.Font, otf: fnt.Face, dpi: dpi}}
-	drawGlyphs(c.img, &glyphs, c.colors[len(c.colors)-1], pt.X.Dots(dpi), c.h.Dots(dpi)-pt.Y.Dots(dpi), str)
-}
-
-// isIdentity reports whether ctx's matrix is the identity, exactly.
-func isIdentity(ctx *gg.Context) bool {
-	for _, p := range [][2]float64{{0, 0}, {1, 0}, {0, 1}} {
-		if x, y := ctx.TransformPoint(p[0], p[1]); x != p[0] || y != p[1] {
-			return false
-		}
-	}
-	return true
+	drawGlyphs(c.img, &glyphs, c.top().color, pt.X.Dots(dpi), c.h.Dots(dpi)-pt.Y.Dots(dpi), str)
 }
 
 // drawGlyphs is gg's drawString (git.sr.ht/~sbinet/gg v0.7.0) under the
