@@ -196,3 +196,21 @@ func benchAnalysis(b *testing.B, path string, usable int) *analyze.Analysis {
 	}
 	return a
 }
+
+// BenchmarkReport writes a whole report (Write: its three PNG charts, its
+// SVGs, report.html and the tables) of a run the size of the main job's
+// (2,000 requests, 500 of them 429s with a wait), as characterize writes
+// it at its end: its CPU is most of the main job's own, besides the
+// traffic's waits.
+func BenchmarkReport(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "results.csv")
+	WriteBenchResults(b, path, 2000)
+	a := benchAnalysis(b, path, 500)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Write(context.Background(), dir, a, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

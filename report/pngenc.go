@@ -45,21 +45,32 @@ func encodePNG(w io.Writer, img image.Image) error {
 	zw := zlibWriters.Get().(*zlib.Writer)
 	defer zlibWriters.Put(zw)
 	zw.Reset(idat)
-	rowLen := 1 + 3*width
-	prev, cur, filtered := make([]byte, rowLen), make([]byte, rowLen), make([]byte, rowLen)
-	filtered[0] = 2 // Up
+	filtered := make([]byte, 1+3*width)
+	filtered[0] = 2  // Up
+	var above []byte // the row above, RGBA; none above the first (Up then subtracts 0)
 	for y := range height {
-		pix := rgba.Pix[y*rgba.Stride : y*rgba.Stride+4*width]
-		for x, o := 0, 1; x < width; x, o = x+1, o+3 {
-			cur[o], cur[o+1], cur[o+2] = pix[4*x], pix[4*x+1], pix[4*x+2]
-		}
-		for i := 1; i < rowLen; i++ {
-			filtered[i] = cur[i] - prev[i]
+		row := rgba.Pix[y*rgba.Stride : y*rgba.Stride+4*width]
+		f := filtered[1:]
+		if above == nil {
+			upFilter(f, row, make([]byte, len(row)))
+		} else {
+			// Zeros where the row is as the one above: the whole row in
+			// most of a chart's margins and plain ground, and on either
+			// side of what changes from one row to the next (a curve,
+			// a marker, a letter) in most others.
+			lo, hi := samePrefix(row, above)/4, width-sameSuffix(row, above)/4
+			if lo >= hi {
+				clear(f)
+			} else {
+				clear(f[:3*lo])
+				upFilter(f[3*lo:3*hi], row[4*lo:4*hi], above[4*lo:4*hi])
+				clear(f[3*hi:])
+			}
 		}
 		if _, err := zw.Write(filtered); err != nil {
 			return err
 		}
-		prev, cur = cur, prev
+		above = row
 	}
 	if err := zw.Close(); err != nil {
 		return err
@@ -71,6 +82,39 @@ func encodePNG(w io.Writer, img image.Image) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// upFilter writes into dst (3 bytes a pixel) the RGB of row less that of
+// above, byte by byte, both RGBA rows of one width.
+func upFilter(dst, row, above []byte) {
+	for len(row) >= 4 && len(above) >= 4 && len(dst) >= 3 {
+		dst[0], dst[1], dst[2] = row[0]-above[0], row[1]-above[1], row[2]-above[2]
+		dst, row, above = dst[3:], row[4:], above[4:]
+	}
+}
+
+// samePrefix is how many bytes a and b (of one length) have the same
+// from their start; sameSuffix from their end.
+func samePrefix(a, b []byte) int {
+	n := 0
+	for len(a)-n >= 8 && binary.LittleEndian.Uint64(a[n:]) == binary.LittleEndian.Uint64(b[n:]) {
+		n += 8
+	}
+	for n < len(a) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func sameSuffix(a, b []byte) int {
+	n := 0
+	for len(a)-n >= 8 && binary.LittleEndian.Uint64(a[len(a)-n-8:]) == binary.LittleEndian.Uint64(b[len(b)-n-8:]) {
+		n += 8
+	}
+	for n < len(a) && a[len(a)-n-1] == b[len(b)-n-1] {
+		n++
+	}
+	return n
 }
 
 // zlibWriters keeps deflate's state (some 1 MB, zeroed at each
@@ -85,10 +129,16 @@ func isOpaque(img *image.RGBA) bool {
 	b := img.Bounds()
 	for y := range b.Dy() {
 		row := img.Pix[y*img.Stride : y*img.Stride+4*b.Dx()]
-		for i := 3; i < len(row); i += 4 {
-			if row[i] != 0xff {
+		// Two pixels at a time: their alpha bytes all ones.
+		const alphas = 0xff000000_ff000000
+		for len(row) >= 8 {
+			if binary.LittleEndian.Uint64(row)&alphas != alphas {
 				return false
 			}
+			row = row[8:]
+		}
+		if len(row) == 4 && row[3] != 0xff {
+			return false
 		}
 	}
 	return true

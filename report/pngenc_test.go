@@ -11,7 +11,8 @@ import (
 
 // TestEncodePNGIsLossless: what encodePNG writes decodes, with
 // image/png, to the very pixels it was given: a chart as the report
-// draws it, and opaque images of any size and noise; a translucent one
+// draws it, rows that change in one pixel, and opaque images of any size
+// and noise; a translucent one
 // goes to image/png and decodes as image/png's own would.
 func TestEncodePNGIsLossless(t *testing.T) {
 	t.Parallel()
@@ -40,7 +41,16 @@ func TestEncodePNGIsLossless(t *testing.T) {
 			flat.Set(x, y, drawn.At(x, y))
 		}
 	}
-	for _, img := range []*image.RGBA{flat, noise(1, 1, false), noise(7, 3, false), noise(300, 41, false), noise(64, 64, true)} {
+	// Rows as the one above but for one pixel, first to last, or for
+	// none: what the Up filter leaves zero on either side of a change.
+	sparse := noise(7, 9, false)
+	for y := 1; y < 9; y++ {
+		copy(sparse.Pix[y*sparse.Stride:], sparse.Pix[:4*7])
+		if x := y - 1; x < 7 {
+			sparse.Pix[y*sparse.Stride+4*x+y%3] ^= 0x5a
+		}
+	}
+	for _, img := range []*image.RGBA{flat, sparse, noise(1, 1, false), noise(7, 3, false), noise(300, 41, false), noise(64, 64, true)} {
 		var buf bytes.Buffer
 		if err := encodePNG(&buf, img); err != nil {
 			t.Fatal(err)
