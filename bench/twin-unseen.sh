@@ -12,6 +12,14 @@
 # characterize runs of ~45 s, the refill probe's rest included, and a fit). Usage: bench/twin-unseen.sh [OUT_DIR]
 # TARGETS=c,e runs only the targets named (all of them by default). Target f
 # is the simulator's defaults (170 PTU, 1 s, 175%, 5 min) with a seed of its own.
+# SAME_SEED=1 also runs the main job on the twin at the truth's --sim-seed
+# (a twin knows no seed: its own run is on the simulator's default, 1) and
+# prints that run's Overall p50, p90, p99 on a row of its own: a wave's
+# refusals share one wait, the last admission's overshoot, which the
+# completions' lengths (the seed) move by up to a request's cost ÷ drain,
+# so a p50 on such a wave differs between seeds on the truth itself
+# (docs/fit.md, Unseen targets, round 13); at the same seed the difference
+# is the fit's. About 45 s more a target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
@@ -70,6 +78,12 @@ for t in "${targets[@]}"; do
   "$bin" fit "$dir/recorded/results.csv" -q -o "$dir/twin.json" >"$dir/fit.txt" 2>&1 || true
   end=$(date +%s.%N)
   "$bin" characterize --sim-profile "$dir/twin.json" --out-dir "$dir/twin" -q >"$dir/twin.log" 2>&1 || true
+  rm -rf "$dir/twin-seed" # an earlier run's, in a reused OUT_DIR
+  if [[ -n ${SAME_SEED:-} ]]; then
+    seed=$(sed -n 's/.*--sim-seed \([0-9][0-9]*\).*/\1/p' <<<"$flags")
+    "$bin" characterize --sim-profile "$dir/twin.json" --sim-seed "${seed:-1}" \
+      --out-dir "$dir/twin-seed" -q >"$dir/twin-seed.log" 2>&1 || true
+  fi
   python3 bench/twin_unseen_row.py "$name" "$flags" "$dir" "$(echo "$end - $start" | bc)"
 done
 echo "load after: $(cat /proc/loadavg)"

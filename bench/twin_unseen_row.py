@@ -44,9 +44,24 @@ try:
     twin = json.load(open(f"{d}/twin/analysis.json"))["overall"]["stats"]
 except (OSError, KeyError):
     twin = {}
-pct = []
-for p in ["p50_ms", "p90_ms", "p99_ms"]:
-    r, w = rec.get(p), twin.get(p)
-    mark = "" if (r and w and abs(w - r) <= 0.25 * r) else "!"
-    pct.append(f"{r:.0f}→{w:.0f}{mark}" if r is not None and w is not None else f"{r}→{w}!")
-print(f"| {name} | `{flags}` | {fit['quality']} ({ks}) | {', '.join(pct)} | " + " | ".join(cells) + f" | {secs:.1f} s | {'ok' if ok_all else 'miss'} |")
+
+
+def pcts(twin):
+    out = []
+    for p in ["p50_ms", "p90_ms", "p99_ms"]:
+        r, w = rec.get(p), twin.get(p)
+        mark = "" if (r and w and abs(w - r) <= 0.25 * r) else "!"
+        out.append(f"{r:.0f}→{w:.0f}{mark}" if r is not None and w is not None else f"{r}→{w}!")
+    return ", ".join(out)
+
+
+print(f"| {name} | `{flags}` | {fit['quality']} ({ks}) | {pcts(twin)} | " + " | ".join(cells) + f" | {secs:.1f} s | {'ok' if ok_all else 'miss'} |")
+# SAME_SEED's run: the twin at the truth's seed (the simulator's default, 1,
+# when the flags give none), on a row of its own.
+try:
+    seeded = json.load(open(f"{d}/twin-seed/analysis.json"))["overall"]["stats"]
+except (OSError, KeyError):
+    seeded = None
+if seeded is not None:
+    m = re.search(r"--sim-seed (\d+)", flags)
+    print(f"| {name}, the twin at the truth's seed ({m.group(1) if m else 1}) |  |  | {pcts(seeded)} |  |  |  |  |  |  |")
