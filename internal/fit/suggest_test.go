@@ -329,3 +329,30 @@ func TestCandidateProbeAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestedPlanKeepsTheAllowanceTold: --suggest-plan weighs each
+// setting it does not pin by the range a candidate's run would tell it
+// (toldRanges), so the plan it proposes on served target e's main job
+// (testdata/served-e.csv; target e, 300 PTU, 1 s, 175%, 5 minutes), run
+// against e and fitted, tells the allowance (burst-pct) no more widely
+// than the main job's run: weighed instead by how far apart the two
+// points at each end of the range answered a plan, the suggestion was
+// 80 sends 4 times 20 s apart and the probe after 3 minutes, whose run
+// left the allowance wider.
+func TestSuggestedPlanKeepsTheAllowanceTold(t *testing.T) {
+	long(t, "two whole fits and a suggestion")
+	t.Parallel()
+	first := fitSuggest(t, defaultBudget, "testdata/served-e.csv")
+	var b strings.Builder
+	printSuggestion(&b, first.suggestion)
+	t.Logf("served e: %s, ranges %v\n%s", first.Profile.Fit.Quality, first.ranges, b.String())
+	if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
+		t.Fatalf("no plan suggested: %+v", first.suggestion)
+	}
+	second := fitSuggest(t, defaultBudget, suggestedJob(t, targetE(), first.suggestion.Flags))
+	t.Logf("the suggested plan %v: %s, ranges %v", first.suggestion.Flags, second.Profile.Fit.Quality, second.ranges)
+	wide, told := first.ranges["burst-pct"], second.ranges["burst-pct"]
+	if told[1]/told[0] > wide[1]/wide[0] {
+		t.Errorf("the suggested plan's run tells burst-pct %v, wider than the main job's %v", told, wide)
+	}
+}
