@@ -705,12 +705,20 @@ func (f *fitter) toldRanges(ctx context.Context, open []ends, skip int, rp *repl
 		fitsRun[k] = done && fits(tried{objective: sc.objective, quality: f.quality(sc)}, best, bestQuality)
 		return fitsRun[k], nil
 	}
-	// A walk is one end of one setting's range: the points in its order
-	// from that end, and how far in it has come. The walks take turns,
-	// a replay each, until each has found a point that fits or replays
-	// are spent; a walk stopped there ends at the point
-	// it would try next (as though that one fits: its range no narrower
-	// than the run would tell).
+	replayed := func(k int) bool { _, ok := fitsRun[k]; return ok }
+	return walkEnds(open, skip, pts, fitsAt, replayed, replays)
+}
+
+// walkEnds are, for each open setting but skip, the least and the most
+// of it over the points pts that fit (fitsAt; replayed says a point
+// was), each end walked in from the outermost point. A walk is one end
+// of one setting's range: the points in its order from that end, and
+// how far in it has come. The walks take turns, a replay each, until
+// each has found a point that fits or replays are spent; a walk stopped
+// there ends at the point it would try next (as though that one fits:
+// its range no narrower than the run would tell). pts[0] fits, so every
+// walk ends.
+func walkEnds(open []ends, skip int, pts []toldPoint, fitsAt func(int) (bool, error), replayed func(int) bool, replays int) ([][2]float64, error) {
 	type walk struct {
 		j, side int
 		order   []int
@@ -718,6 +726,7 @@ func (f *fitter) toldRanges(ctx context.Context, open []ends, skip int, rp *repl
 		done    bool
 	}
 	out := make([][2]float64, len(open))
+	spent := 1 // pts[0], fitting
 	var walks []*walk
 	for j, e := range open {
 		if e.i == skip {
@@ -737,10 +746,11 @@ func (f *fitter) toldRanges(ctx context.Context, open []ends, skip int, rp *repl
 		for _, w := range walks {
 			for !w.done {
 				k := w.order[w.at]
-				if _, tried := fitsRun[k]; !tried && len(fitsRun) > replays {
+				if !replayed(k) && spent > replays {
 					w.done = true // stopped: it ends here
 					break
 				}
+				spent += 1 - b01(replayed(k))
 				ok, err := fitsAt(k)
 				if err != nil {
 					return nil, err
@@ -751,7 +761,7 @@ func (f *fitter) toldRanges(ctx context.Context, open []ends, skip int, rp *repl
 				}
 				w.at++
 				left = true
-				if _, tried := fitsRun[w.order[w.at]]; !tried {
+				if !replayed(w.order[w.at]) {
 					break // its turn's replay is spent
 				}
 			}
@@ -764,10 +774,12 @@ func (f *fitter) toldRanges(ctx context.Context, open []ends, skip int, rp *repl
 }
 
 // maxToldReplays bounds the points toldRanges replays for a candidate
-// weighed (not for the one proposed, whose ranges are printed): the walks in from the ends of served target c's ranges
+// weighed (not for the one proposed, whose ranges are printed): unbounded,
+// the walks in from the ends of served target c's ranges
 // (testdata/served-c.csv: 996 points that fit) replayed up to 715 of
 // them for one candidate, and --suggest-plan took 14–17 s (25–31 s of
-// CPU, load 1.8) where it had taken 6 s (11 s).
+// CPU, load 1.8) where it had taken 6 s (11 s); bounded, 8.4–9.9 s
+// (15–18 s), its suggestion and the ranges printed the same.
 const maxToldReplays = 160
 
 // probeStop is the offset of the refill probe's first send answered 429
