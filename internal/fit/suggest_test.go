@@ -112,10 +112,10 @@ func TestSentPlanWords(t *testing.T) {
 	}
 	var b strings.Builder
 	printSuggestion(&b, &suggestion{Flags: burstFlags(burst.Config{Size: 160, Waves: 4, Gap: time.Minute}), Sent: "burst waves of 40, 80, 40, 40",
-		Settings: []separation{{Name: "burst-pct", Low: 36.75, High: 209.6, Sent: 0.1, Suggested: 0.7}}})
+		Settings: []separation{{Name: "burst-pct", Low: 36.75, High: 209.6, Sent: 0.175, Suggested: 0.7, SentTold: [2]float64{36.75, 209.6}, SuggestedTold: [2]float64{70, 100}}}})
 	want := `suggested plan, to tell apart what this run cannot: ptuprobe characterize --burst-size 160 --burst-waves 4 --burst-gap 1m0s (its waves as given: they do not grow, and no refill probe follows them)
   weighed against the plan this run sent (burst waves of 40, 80, 40, 40)
-  burst-pct from 36.75 to 209.6: its ends answer 0.100 apart under the plan this run sent, 0.700 under the suggested one
+  burst-pct from 36.75 to 209.6: the sends of the plan this run sent tell it from 36.75 to 209.6, the suggested one's (replayed at the fitted settings) from 70 to 100
 `
 	if b.String() != want {
 		t.Errorf("the suggestion reads\n%s\nwant\n%s", b.String(), want)
@@ -326,6 +326,42 @@ func TestCandidateProbeAsSent(t *testing.T) {
 		}
 		if r := replayed[0]; r.At != c.rest || replayed[1].At-r.At != spacing || len(replayed) != target.u*charplan.ProbeFactor*c.burst.Size {
 			t.Errorf("%s: the replayed probe starts at %v, %v apart, %d sends: want %v, %v, %d", target.name, r.At, replayed[1].At-r.At, len(replayed), c.rest, spacing, target.u*charplan.ProbeFactor*c.burst.Size)
+		}
+	}
+}
+
+// TestSuggestedPlanDoesNotWidenTheAllowance: --suggest-plan weighs each setting it
+// does not pin by the range a candidate's run would tell it
+// (toldRanges), so the plan it proposes on served target e's main job
+// (testdata/served-e.csv; target e, 300 PTU, 1 s, 175%, 5 minutes), run
+// against e and fitted, tells the allowance (the bucket's depth and the
+// percent of it: bucket-depth, burst-pct) no more widely than the main
+// job's run did (0.342–1.341 s, 95.79–508.4%), and the refill more
+// narrowly. Weighed instead by how far apart the two points at each end
+// of a range answered a plan (round 13), the suggestion was 80 sends 4
+// times 20 s apart and the probe after 3 minutes, whose run told the
+// depth 0.437–2.006 s or 0.437–2.136 s (its run varies run to run), the
+// PTU 224.5–415.5 or 223.1–427 (238.2–411.3). The PTU is not held here:
+// the suggested plan's run is fitted by a search of its own, which finds
+// points the main job's fit never tried (toldRanges weighs only those),
+// and told it 257.3–353.7 or 257.3–453.9.
+func TestSuggestedPlanDoesNotWidenTheAllowance(t *testing.T) {
+	long(t, "two whole fits and a suggestion")
+	t.Parallel()
+	first := fitSuggest(t, defaultBudget, "testdata/served-e.csv")
+	var b strings.Builder
+	printSuggestion(&b, first.suggestion)
+	t.Logf("served e: %s, ranges %v\n%s", first.Profile.Fit.Quality, first.ranges, b.String())
+	if first.suggestion == nil || len(first.suggestion.Flags) == 0 {
+		t.Fatalf("no plan suggested: %+v", first.suggestion)
+	}
+	second := fitSuggest(t, defaultBudget, suggestedJob(t, targetE(), first.suggestion.Flags))
+	t.Logf("the suggested plan %v: %s, ranges %v", first.suggestion.Flags, second.Profile.Fit.Quality, second.ranges)
+	ratio := func(r [2]float64) float64 { return r[1] / r[0] }
+	for _, name := range []string{"bucket-depth", "burst-pct", "burst-refill"} {
+		wide, told := first.ranges[name], second.ranges[name]
+		if wide[0] <= 0 || told[0] <= 0 || ratio(told) > ratio(wide) || name == "burst-refill" && ratio(told) >= ratio(wide)/2 {
+			t.Errorf("the suggested plan's run tells %s %v, the main job's %v", name, told, wide)
 		}
 	}
 }
