@@ -93,7 +93,7 @@ values that fit the run as well as the twin (points the judgement calls
 good too; for a poor fit, within 0.05 of its objective); the output marks
 each setting pinned (its range within 25% of the value) or not.
 --suggest-plan proposes the characterize plan (burst flags, --refill-rest)
-that tells apart the ends of the settings not pinned, and the refill, best,
+whose run would tell the settings not pinned in the narrowest ranges,
 weighed against the plan the run sent: run it, and fit its results.
 --hold-out GROUP fits on the other groups and reports the held-out one's
 distance. Deterministic: the same rows give the same twin, in whatever
@@ -143,7 +143,7 @@ func init() {
 		f.IntVar(&fc.maxTokens, "max-tokens", client.DefaultMaxTokens, "output cap of the plan's sends, and of a recorded send whose row says none")
 		f.Int64Var(&fc.maxWork, "max-work", fit.DefaultMaxWork, "most sends the fit may replay, summed over the points it tries, estimated before it replays any (raise it deliberately)")
 		f.BoolVarP(&fc.quiet, "quiet", "q", false, "print no progress")
-		f.BoolVar(&fc.suggestPlan, "suggest-plan", false, "propose the characterize plan (burst flags, --refill-rest) that would tell apart the settings this run does not pin")
+		f.BoolVar(&fc.suggestPlan, "suggest-plan", false, "propose the characterize plan (burst flags, --refill-rest) whose run would tell the settings this run does not pin in the narrowest ranges")
 		return c
 	})
 }
