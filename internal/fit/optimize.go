@@ -612,3 +612,19 @@ func linspace(a, b float64, n int) []float64 {
 
 // inf is the objective of settings the simulator refuses.
 var inf = math.Inf(1)
+
+// onEveryCore calls fn(k) for each k in [0, n), on GOMAXPROCS goroutines
+// taking every GOMAXPROCS-th k, and returns when every call has; fn
+// writes only what is k's, so the result does not depend on the order.
+func onEveryCore(n int, fn func(k int)) {
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for k := w; k < n; k += workers {
+				fn(k)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ptuprobe/ptuprobe/burst"
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
@@ -39,9 +40,19 @@ func mainJob(t *testing.T, cfg sim.Config, rest time.Duration) string {
 // when grow. It returns the results file.
 func runMainJob(t *testing.T, cfg sim.Config, rest time.Duration, grow bool, maxRequests, maxInFlight int) string {
 	t.Helper()
+	return runMainPlans(t, cfg, charplan.Burst(), grow, campaign.RefillChoice{Rest: rest, Size: charplan.BurstSize, MaxRequests: maxRequests, Budget: charplan.Cap},
+		maxRequests, maxInFlight)
+}
+
+// runMainPlans runs the burst plan bc (grown to first contact when grow),
+// the default schedule sized by its waves and the refill probe refill
+// chooses, put in order by campaign.MainPlans as characterize puts them,
+// against an embedded simulator of cfg, in a synctest bubble on an
+// in-memory network, within the caps given. It returns the results file.
+func runMainPlans(t *testing.T, cfg sim.Config, bc burst.Config, grow bool, refill campaign.RefillChoice, maxRequests, maxInFlight int) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "results.csv")
 	synctest.Test(t, func(t *testing.T) {
-		bc := charplan.Burst()
 		b, err := campaign.BurstPlan(bc, false)
 		if err != nil {
 			t.Fatal(err)
@@ -53,8 +64,7 @@ func runMainJob(t *testing.T, cfg sim.Config, rest time.Duration, grow bool, max
 		}
 		plans, _, err := campaign.MainPlans{
 			Burst: &b, Wave: bc, Grow: grow, Sched: &s, Schedule: sc, SizeRamp: true,
-			Refill:      campaign.RefillChoice{Rest: rest, Size: bc.Size, MaxRequests: maxRequests, Budget: charplan.Cap},
-			MaxRequests: maxRequests, MaxInFlight: maxInFlight,
+			Refill: refill, MaxRequests: maxRequests, MaxInFlight: maxInFlight,
 		}.Plans()
 		if err != nil {
 			t.Fatal(err)

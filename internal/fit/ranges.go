@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -325,16 +324,7 @@ func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 	mf.pts.mu.Unlock()
 	found := make([]runsRefills, len(others))
 	told := make([]bool, len(others))
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Go(func() {
-			for k := w; k < len(others); k += workers {
-				found[k], told[k] = at(others[k])
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(others), func(k int) { found[k], told[k] = at(others[k]) })
 	// The fewest any point that fits contradicts: the points that
 	// contradict more are told apart from them by the run's sends.
 	fewest := own.fewest

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -407,21 +406,14 @@ func (f *fitter) lineSeeds(model string, params []param) [][]float64 {
 	// every core: some 40 plays of the run a point.
 	if r := slices.IndexFunc(params, func(p param) bool { return p.Field == "BurstRefill" }); r >= 0 {
 		run := readRun(f.sends, base.OutputWeight)
-		var wg sync.WaitGroup
-		workers := runtime.GOMAXPROCS(0)
-		for w := range workers {
-			wg.Go(func() {
-				for k := w; k < len(line); k += workers {
-					c := base
-					c.PTU = line[k].ptu
-					d := c.DrainTokensPerSecond()
-					if v, _, _, ok := refillAt(run, d, line[k].depth*d, line[k].allowance*d, params[r].Min, params[r].Max); ok {
-						line[k].refill = v
-					}
-				}
-			})
-		}
-		wg.Wait()
+		onEveryCore(len(line), func(k int) {
+			c := base
+			c.PTU = line[k].ptu
+			d := c.DrainTokensPerSecond()
+			if v, _, _, ok := refillAt(run, d, line[k].depth*d, line[k].allowance*d, params[r].Min, params[r].Max); ok {
+				line[k].refill = v
+			}
+		})
 	}
 	var out [][]float64
 	for _, lp := range line {

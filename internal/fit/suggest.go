@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
@@ -235,21 +233,14 @@ func (f *fitter) suggest(ctx context.Context, mf modelFit) (*suggestion, error) 
 		return nil, err
 	}
 	errs := make([]error, len(cands))
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Go(func() {
-			for k := w; k < len(cands); k += workers {
-				run, err := f.candidateRun(ctx, mf, cands[k])
-				if err != nil {
-					errs[k] = err
-					continue
-				}
-				sep[k+1], told[k+1], errs[k] = f.separations(ctx, mf, open, wholeReplayer(run), run, refill, pts, maxToldReplays)
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(cands), func(k int) {
+		run, err := f.candidateRun(ctx, mf, cands[k])
+		if err != nil {
+			errs[k] = err
+			return
+		}
+		sep[k+1], told[k+1], errs[k] = f.separations(ctx, mf, open, wholeReplayer(run), run, refill, pts, maxToldReplays)
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -332,16 +323,7 @@ func (f *fitter) newRefillReading(mf modelFit) (*refillReading, bool) {
 	run := readRun(f.sends, mf.cfg.OutputWeight)
 	found := make([]runsRefills, len(rr.points))
 	told := make([]bool, len(rr.points))
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Go(func() {
-			for k := w; k < len(rr.points); k += workers {
-				found[k], told[k] = rr.at(k, run)
-			}
-		})
-	}
-	wg.Wait()
+	onEveryCore(len(rr.points), func(k int) { found[k], told[k] = rr.at(k, run) })
 	fewest := -1
 	r := [2]float64{math.Inf(1), math.Inf(-1)}
 	for k := range found {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/ptuprobe/ptuprobe/burst"
@@ -16,9 +15,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
 	"github.com/ptuprobe/ptuprobe/internal/charplan"
-	"github.com/ptuprobe/ptuprobe/internal/sleep"
 	"github.com/ptuprobe/ptuprobe/results"
-	"github.com/ptuprobe/ptuprobe/schedule"
 	"github.com/ptuprobe/ptuprobe/sim"
 )
 
@@ -169,35 +166,8 @@ func TestSuggestionWeighsThePlanSent(t *testing.T) {
 func suggestedJob(t *testing.T, cfg sim.Config, flags []string) string {
 	t.Helper()
 	bc, rest := suggestedPlan(t, flags)
-	out := filepath.Join(t.TempDir(), "results.csv")
-	synctest.Test(t, func(t *testing.T) {
-		b, err := campaign.BurstPlan(bc, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := schedule.Config{Phases: charplan.Phases()}
-		s, err := campaign.SchedulePlan(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans, _, err := campaign.MainPlans{
-			Burst: &b, Wave: bc, Sched: &s, Schedule: sc, SizeRamp: true,
-			Refill: campaign.RefillChoice{Rest: rest, Given: rest > 0, Named: true, Size: bc.Size,
-				MaxRequests: dispatch.DefaultMaxRequests, Budget: charplan.Cap},
-			MaxRequests: dispatch.DefaultMaxRequests, MaxInFlight: dispatch.DefaultMaxInFlight,
-		}.Plans()
-		if err != nil {
-			t.Fatal(err)
-		}
-		job := campaign.Job{
-			Plans: plans, Output: out, Replace: true, Target: campaign.Target{Sim: cfg, InMemory: true, Spec: defaultSpec()},
-			Options: campaign.Options{MaxInFlight: dispatch.DefaultMaxInFlight, MaxRequests: dispatch.DefaultMaxRequests, Wait: sleep.Until},
-		}
-		if _, err := campaign.Run(t.Context(), job); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return out
+	return runMainPlans(t, cfg, bc, false, campaign.RefillChoice{Rest: rest, Given: rest > 0, Named: true, Size: bc.Size,
+		MaxRequests: dispatch.DefaultMaxRequests, Budget: charplan.Cap}, dispatch.DefaultMaxRequests, dispatch.DefaultMaxInFlight)
 }
 
 // suggestedPlan is the burst plan and the probe's rest (0: none) of a
