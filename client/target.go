@@ -355,13 +355,16 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 		DisableCompression: true,
 	}
 	var gate *dialGate
-	if direct(target) {
+	var next pool = tr
+	if plainDirect(target) {
+		next = newH1Transport(plainDial(dial), cfg.MaxConns)
+	} else if direct(target) {
 		// Through a proxy the Transport makes the TLS connection itself
 		// (over the tunnel), without the gate.
 		gate = newDialGate(dial, tr.TLSClientConfig)
 		tr.DialTLSContext = gate.DialTLSContext
 	}
-	at = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate, queue: newDeadlines()}
+	at = attemptTimeout{d: cfg.Timeout, next: next, gate: gate, queue: newDeadlines()}
 	if cfg.Owner == nil {
 		return at, at, nil
 	}
@@ -399,6 +402,18 @@ func answered(resp *http.Response, err error) (*http.Response, error) {
 	return resp, nil
 }
 
+// plainDirect reports whether requests to the http URL target go
+// straight to its host (no proxy from the environment): through the
+// client's own HTTP/1.1 round tripper (h1Transport).
+func plainDirect(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
+	return err == nil && p == nil
+}
+
 // direct reports whether requests to the https URL target go straight to
 // its host (no proxy from the environment), so that its TLS connections
 // are the client's own to make: through the dial gate.
@@ -418,10 +433,17 @@ func direct(target string) bool {
 // pass through the Transport (roundTrip), which the gate reads.
 type attemptTimeout struct {
 	d    time.Duration
-	next *http.Transport
+	next pool
 	gate *dialGate // nil: the Transport dials its own
 	// The attempts' deadlines, under one timer (attemptCtx).
 	queue *deadlines
+}
+
+// pool is the round tripper below the attempts: net/http's Transport,
+// or an h1Transport for a plain http:// target.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {

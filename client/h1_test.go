@@ -1,0 +1,251 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ptuprobe/ptuprobe/results"
+)
+
+// connCounter is an httptest server answering handler, counting the
+// connections it accepted.
+func connCounter(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(handler)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func newTestH1(max int) *h1Transport {
+	return newH1Transport(plainDial((&net.Dialer{Timeout: 5 * time.Second}).DialContext), max)
+}
+
+// get sends a GET through tr and reads its body to the end, or n bytes of it
+// when n >= 0, and closes it.
+func get(t *testing.T, tr http.RoundTripper, ctx context.Context, url string, n int) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	if n < 0 {
+		b, err = io.ReadAll(resp.Body)
+	} else {
+		b = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, b)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// TestH1KeepsConnectionsAlive: answers of every framing, read to their
+// end, leave their connection for the next request; one closed before its
+// end, or that asks for the close, does not.
+func TestH1KeepsConnectionsAlive(t *testing.T) {
+	t.Parallel()
+	srv, conns := connCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/chunked":
+			io.WriteString(w, "part one,")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "part two")
+		case "/length":
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "fixed")
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/early":
+			w.WriteHeader(http.StatusEarlyHints)
+			io.WriteString(w, "after 103")
+		case "/close":
+			w.Header().Set("Connection", "close")
+			io.WriteString(w, "bye")
+		case "/big":
+			io.WriteString(w, strings.Repeat("x", 100<<10))
+		}
+	})
+	tr := newTestH1(4)
+	defer tr.CloseIdleConnections()
+	ctx := context.Background()
+	steps := []struct {
+		path, body string
+		conns      int64 // accepted after the step
+	}{
+		{"/chunked", "part one,part two", 1},
+		{"/length", "fixed", 1},
+		{"/empty", "", 1},
+		{"/early", "after 103", 1},
+		{"/close", "bye", 1},
+		{"/length", "fixed", 2}, // the close was kept
+		{"/big", "", 2},         // closed after 10 bytes
+		{"/length", "fixed", 3},
+	}
+	for _, s := range steps {
+		n := -1
+		if s.path == "/big" {
+			n = 10
+		}
+		resp, body := get(t, tr, ctx, srv.URL+s.path, n)
+		if n < 0 && body != s.body {
+			t.Fatalf("%s: body %q, want %q", s.path, body, s.body)
+		}
+		if s.path == "/early" && resp.StatusCode != 200 {
+			t.Fatalf("%s: status %d, want the final 200", s.path, resp.StatusCode)
+		}
+		if got := conns.Load(); got != s.conns {
+			t.Fatalf("after %s: %d connections, want %d", s.path, got, s.conns)
+		}
+	}
+	head, err := http.NewRequest("HEAD", srv.URL+"/length", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(head)
+	if err != nil || resp.ContentLength != 5 {
+		t.Fatalf("HEAD: %v, %+v", err, resp)
+	}
+	resp.Body.Close()
+	if _, body := get(t, tr, ctx, srv.URL+"/length", -1); body != "fixed" || conns.Load() != 3 {
+		t.Fatalf("after HEAD: %q on %d connections, want fixed on 3", body, conns.Load())
+	}
+}
+
+// TestH1PoolIsLIFOAndBounded: of two idle connections the newest carries
+// the next request, and no more than the pool's size is kept.
+func TestH1PoolIsLIFOAndBounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := connCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	})
+	tr := newTestH1(1)
+	defer tr.CloseIdleConnections()
+	ctx := context.Background()
+	// Two at once: two connections, one kept when both are done.
+	req1, _ := http.NewRequest("GET", srv.URL, nil)
+	req2, _ := http.NewRequest("GET", srv.URL, nil)
+	r1, err := tr.RoundTrip(req1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := tr.RoundTrip(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, _ := io.ReadAll(r1.Body)
+	a2, _ := io.ReadAll(r2.Body)
+	r1.Body.Close()
+	r2.Body.Close()
+	if string(a1) == string(a2) {
+		t.Fatalf("two requests at once shared connection %s", a1)
+	}
+	if tr.nIdle != 1 {
+		t.Fatalf("%d idle, want the pool's size, 1", tr.nIdle)
+	}
+	if _, from := get(t, tr, ctx, srv.URL, -1); from != string(a1) {
+		t.Fatalf("the kept connection is %s, want the first given back, %s", from, a1)
+	}
+}
+
+// TestH1StaleConnectionIsRetried: a server that closed a kept-alive
+// connection while it was idle costs no row: the request, body and all,
+// goes again on a new connection. A reset after the request was read is
+// recorded as it is.
+func TestH1StaleConnectionIsRetried(t *testing.T) {
+	t.Parallel()
+	var reset atomic.Bool
+	srv, conns := connCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if reset.Load() {
+			c, _, _ := w.(http.Hijacker).Hijack()
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+			return
+		}
+		io.WriteString(w, `{"usage":{"prompt_tokens":`+strconv.Itoa(len(b))+`,"completion_tokens":1}}`)
+	})
+	tg, err := New(Config{API: APIOpenAI, URL: srv.URL + "/v1/chat/completions", PromptTokens: 10, MaxTokens: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	first := send(tg)
+	srv.CloseClientConnections()
+	again := send(tg)
+	if first.Error != "" || again.Error != "" || again.Status != 200 || again.PromptTokens != first.PromptTokens || first.PromptTokens < 10 {
+		t.Fatalf("rows %+v and %+v, want both 200 with the whole body", first, again)
+	}
+	if conns.Load() != 2 {
+		t.Fatalf("%d connections, want 2", conns.Load())
+	}
+	reset.Store(true)
+	if r := send(tg); r.Error != results.ClassReset {
+		t.Fatalf("row %+v, want error %s", r, results.ClassReset)
+	}
+}
+
+// TestH1CancelEndsTheRoundTrip: the request's context ending closes the
+// connection, and the read waiting on it returns the context's error.
+func TestH1CancelEndsTheRoundTrip(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv, _ := connCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/body" {
+			io.WriteString(w, "head of the body")
+			w.(http.Flusher).Flush()
+		}
+		<-release
+	})
+	defer close(release)
+	tr := newTestH1(2)
+	defer tr.CloseIdleConnections()
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/header", nil)
+	time.AfterFunc(50*time.Millisecond, func() { cancel(context.Canceled) })
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting for the header: %v, want %v", err, context.Canceled)
+	}
+
+	ctx, cancel2 := context.WithTimeout(context.Background(), time.Hour)
+	req, _ = http.NewRequestWithContext(ctx, "GET", srv.URL+"/body", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, len("head of the body"))
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		t.Fatal(err)
+	}
+	cancel2()
+	if _, err := resp.Body.Read(b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("reading the body: %v, want %v", err, context.Canceled)
+	}
+	resp.Body.Close()
+	if tr.nIdle != 0 {
+		t.Fatalf("%d idle, want none: a canceled connection is closed", tr.nIdle)
+	}
+}
