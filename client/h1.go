@@ -130,9 +130,11 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if again || !pc.reused || !retryable(err) || ctx.Err() != nil {
 			return nil, err
 		}
-		if req, err = rewound(req); err != nil {
+		again, rerr := rewound(req)
+		if rerr != nil {
 			return nil, err
 		}
+		req = again
 	}
 }
 
@@ -169,13 +171,15 @@ type stale struct{ err error }
 func (s stale) Error() string { return s.err.Error() }
 func (s stale) Unwrap() error { return s.err }
 
-// rewound is req with its body again (req.GetBody), to be sent anew.
+// rewound is req with its body again (req.GetBody), to be sent anew; an
+// error when it has a body and no GetBody (the round trip's own error is
+// then returned).
 func rewound(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
 	}
 	if req.GetBody == nil {
-		return nil, errors.New("net/http: cannot rewind body after connection loss")
+		return nil, errors.New("no GetBody to send the body again")
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -230,6 +234,12 @@ func (t *h1Transport) takeIdle(addr string) *h1Conn {
 func (t *h1Transport) put(pc *h1Conn) {
 	pc.idleAt = time.Now()
 	pc.reused = true
+	if pc.br.Buffered() > 0 {
+		// Bytes past the answer's end: not an answer to the next
+		// request (net/http drops such a connection too).
+		pc.conn.Close()
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.nIdle >= t.maxIdle {

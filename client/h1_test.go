@@ -84,6 +84,11 @@ func TestH1KeepsConnectionsAlive(t *testing.T) {
 		case "/close":
 			w.Header().Set("Connection", "close")
 			io.WriteString(w, "bye")
+		case "/extra":
+			c, buf, _ := w.(http.Hijacker).Hijack()
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 204 No Content\r\n\r\n")
+			buf.Flush()
+			t.Cleanup(func() { c.Close() })
 		case "/big":
 			io.WriteString(w, strings.Repeat("x", 100<<10))
 		}
@@ -103,6 +108,8 @@ func TestH1KeepsConnectionsAlive(t *testing.T) {
 		{"/length", "fixed", 2}, // the close was kept
 		{"/big", "", 2},         // closed after 10 bytes
 		{"/length", "fixed", 3},
+		{"/extra", "ok", 3},
+		{"/length", "fixed", 4}, // bytes past the answer: the connection was dropped
 	}
 	for _, s := range steps {
 		n := -1
@@ -129,8 +136,8 @@ func TestH1KeepsConnectionsAlive(t *testing.T) {
 		t.Fatalf("HEAD: %v, %+v", err, resp)
 	}
 	resp.Body.Close()
-	if _, body := get(t, tr, ctx, srv.URL+"/length", -1); body != "fixed" || conns.Load() != 3 {
-		t.Fatalf("after HEAD: %q on %d connections, want fixed on 3", body, conns.Load())
+	if _, body := get(t, tr, ctx, srv.URL+"/length", -1); body != "fixed" || conns.Load() != 4 {
+		t.Fatalf("after HEAD: %q on %d connections, want fixed on 4", body, conns.Load())
 	}
 }
 
