@@ -256,3 +256,45 @@ func TestH1CancelEndsTheRoundTrip(t *testing.T) {
 		t.Fatalf("%d idle, want none: a canceled connection is closed", tr.nIdle)
 	}
 }
+
+// answerConn is a connection whose far side has sent answer and closed,
+// and reads whatever is written to it.
+type answerConn struct {
+	net.Conn // nil: the methods below are all a round trip calls
+	answer   *strings.Reader
+}
+
+func (c *answerConn) Read(p []byte) (int, error)  { return c.answer.Read(p) }
+func (c *answerConn) Write(p []byte) (int, error) { return len(p), nil }
+func (c *answerConn) Close() error                { return nil }
+
+// FuzzH1Answer: whatever bytes a server answers, a round trip ends in a
+// response whose body reads to an end, or in an error; never a panic or
+// a hang, and a header past the limit is refused in net/http's words.
+func FuzzH1Answer(f *testing.F) {
+	f.Add("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	f.Add("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+	f.Add("HTTP/1.0 200 OK\r\n\r\nread to the close")
+	f.Add("HTTP/1.1 200 OK\r\nX: " + strings.Repeat("y", 300) + "\r\n\r\n")
+	f.Add("garbage\r\n\r\n")
+	f.Fuzz(func(t *testing.T, answer string) {
+		tr := newH1Transport(func(context.Context, string, string) (net.Conn, error) {
+			return &answerConn{answer: strings.NewReader(answer)}, nil
+		}, 1)
+		tr.maxHeader = 256
+		req, _ := http.NewRequest("POST", "http://fuzz.invalid/v1", strings.NewReader("{}"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			limit := strings.HasPrefix(err.Error(), "net/http: server response headers exceeded 256 bytes")
+			if errors.Is(err, errHeaderLimit) || limit != (len(answer) >= 256 && Classify(context.Background(), err) == results.ClassHeaders) {
+				t.Fatalf("an answer of %d bytes: %v", len(answer), err)
+			}
+			return
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n > int64(len(answer)) {
+			t.Fatalf("a body of %d bytes from an answer of %d", n, len(answer))
+		}
+	})
+}
