@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -138,10 +139,15 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// canonicalAddr is req's host:port, the port 80 when its URL has none.
+// canonicalAddr is req's host:port, the port 80 (443 for https) when
+// its URL has none.
 func canonicalAddr(req *http.Request) string {
 	port := req.URL.Port()
-	if port == "" {
+	switch {
+	case port != "":
+	case req.URL.Scheme == "https":
+		port = "443"
+	default:
 		port = "80"
 	}
 	return net.JoinHostPort(req.URL.Hostname(), port)
@@ -399,5 +405,24 @@ func (b *h1Body) end() {
 	if b.done.CompareAndSwap(false, true) {
 		b.stop()
 		b.pc.conn.Close()
+	}
+}
+
+// http1Dial is dial with a TLS connection made over each connection,
+// offering HTTP/1.1 alone (Config.HTTP1), as a bodyConn: bodyConn writes
+// a generated prompt's header and body in one TLS record's write.
+func http1Dial(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	g := &dialGate{dial: dial, tls: cfg}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		tc, err := g.handshake(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &bodyConn{Conn: tc}, nil
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,4 +299,42 @@ func FuzzH1Answer(f *testing.F) {
 			t.Fatalf("a body of %d bytes from an answer of %d", n, len(answer))
 		}
 	})
+}
+
+// TestH1OverTLS: with HTTP1, an https:// target that offers HTTP/2 is
+// spoken to in HTTP/1.1 over one kept-alive TLS connection.
+func TestH1OverTLS(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int64
+	var protos sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.Proto, true)
+		io.WriteString(w, `{"usage":{"prompt_tokens":3,"completion_tokens":1}}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	tg, err := New(Config{API: APIOpenAI, URL: srv.URL + "/v1/chat/completions", PromptTokens: 10, MaxTokens: 1,
+		Timeout: 5 * time.Second, RootCAs: roots, HTTP1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	for range 3 {
+		if r := send(tg); r.Status != 200 || r.Error != "" || r.PromptTokens != 3 {
+			t.Fatalf("row %+v", r)
+		}
+	}
+	var seen []string
+	protos.Range(func(k, _ any) bool { seen = append(seen, k.(string)); return true })
+	if len(seen) != 1 || seen[0] != "HTTP/1.1" || conns.Load() != 1 {
+		t.Fatalf("protocols %v on %d connections, want HTTP/1.1 on 1", seen, conns.Load())
+	}
 }

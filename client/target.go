@@ -151,6 +151,10 @@ type Config struct {
 	// InsecureSkipVerify skips the verification of the target's
 	// certificate (Spec.Insecure).
 	InsecureSkipVerify bool
+	// HTTP1 speaks HTTP/1.1 to an https:// target (ALPN http/1.1 only,
+	// as the Python and Node SDKs do) through the client's own round
+	// tripper, where it would otherwise offer HTTP/2 (Spec.HTTP1).
+	HTTP1 bool
 
 	// Now is the clock used for HTTP-date waits without a Date header.
 	Now func() time.Time
@@ -358,6 +362,8 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 	var next pool = tr
 	if plainDirect(target) {
 		next = newH1Transport(plainDial(dial), cfg.MaxConns)
+	} else if cfg.HTTP1 && direct(target) {
+		next = newH1Transport(http1Dial(dial, tr.TLSClientConfig), cfg.MaxConns)
 	} else if direct(target) {
 		// Through a proxy the Transport makes the TLS connection itself
 		// (over the tunnel), without the gate.
