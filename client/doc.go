@@ -164,7 +164,9 @@
 // once more on a new connection (nothing of its answer came; its body is
 // rebuilt). An https:// target, or one through a proxy, goes through
 // net/http's Transport (HTTP/2 where the server offers it, through the
-// dial gate).
+// dial gate), unless Config.HTTP1 (`--http1`) asks for HTTP/1.1 alone
+// over TLS, what the Python and Node SDKs speak: then through the same
+// round tripper, each connection's TLS offering http/1.1 only.
 //
 // # Under a retry owner
 //
