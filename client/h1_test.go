@@ -22,16 +22,22 @@ import (
 // connections it accepted.
 func connCounter(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(handler)
+	conns := countConns(srv)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, conns
+}
+
+// countConns counts the connections srv, not yet started, will accept.
+func countConns(srv *httptest.Server) *atomic.Int64 {
+	var conns atomic.Int64
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
 		}
 	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, &conns
+	return &conns
 }
 
 func newTestH1(max int) *h1Transport {
@@ -305,18 +311,13 @@ func FuzzH1Answer(f *testing.F) {
 // spoken to in HTTP/1.1 over one kept-alive TLS connection.
 func TestH1OverTLS(t *testing.T) {
 	t.Parallel()
-	var conns atomic.Int64
 	var protos sync.Map
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos.Store(r.Proto, true)
 		io.WriteString(w, `{"usage":{"prompt_tokens":3,"completion_tokens":1}}`)
 	}))
 	srv.EnableHTTP2 = true
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	conns := countConns(srv)
 	srv.StartTLS()
 	defer srv.Close()
 	roots := x509.NewCertPool()

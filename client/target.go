@@ -330,9 +330,11 @@ func (cfg *Config) checkHeaders() error {
 	return nil
 }
 
-// newRoundTripper is a keep-alive Transport sized to cfg.MaxConns, under
-// at, which bounds each attempt by cfg.Timeout, body included; with an
-// Owner, attempts go through its admission.Transport (rt), else rt is at.
+// newRoundTripper is a keep-alive pool sized to cfg.MaxConns (the
+// client's own HTTP/1.1 round tripper for a direct http:// target, else
+// net/http's Transport), under at, which bounds each attempt by
+// cfg.Timeout, body included; with an Owner, attempts go through its
+// admission.Transport (rt), else rt is at.
 func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemptTimeout, err error) {
 	dial := cfg.DialContext
 	if dial == nil {
@@ -360,11 +362,12 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 	}
 	var gate *dialGate
 	var next pool = tr
-	if plainDirect(target) {
+	switch {
+	case direct(target, "http"):
 		next = newH1Transport(plainDial(dial), cfg.MaxConns)
-	} else if cfg.HTTP1 && direct(target) {
+	case cfg.HTTP1 && direct(target, "https"):
 		next = newH1Transport(http1Dial(dial, tr.TLSClientConfig), cfg.MaxConns)
-	} else if direct(target) {
+	case direct(target, "https"):
 		// Through a proxy the Transport makes the TLS connection itself
 		// (over the tunnel), without the gate.
 		gate = newDialGate(dial, tr.TLSClientConfig)
@@ -408,24 +411,14 @@ func answered(resp *http.Response, err error) (*http.Response, error) {
 	return resp, nil
 }
 
-// plainDirect reports whether requests to the http URL target go
-// straight to its host (no proxy from the environment): through the
-// client's own HTTP/1.1 round tripper (h1Transport).
-func plainDirect(target string) bool {
+// direct reports whether requests to target, a URL of the given scheme,
+// go straight to its host (no proxy from the environment), so that its
+// connections are the client's own to make: an http:// target's through
+// the client's own HTTP/1.1 round tripper (h1Transport), an https://
+// target's through the dial gate (or, with Config.HTTP1, h1Transport).
+func direct(target, scheme string) bool {
 	u, err := url.Parse(target)
-	if err != nil || u.Scheme != "http" {
-		return false
-	}
-	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
-	return err == nil && p == nil
-}
-
-// direct reports whether requests to the https URL target go straight to
-// its host (no proxy from the environment), so that its TLS connections
-// are the client's own to make: through the dial gate.
-func direct(target string) bool {
-	u, err := url.Parse(target)
-	if err != nil || u.Scheme != "https" {
+	if err != nil || u.Scheme != scheme {
 		return false
 	}
 	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
