@@ -131,11 +131,11 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if again || !pc.reused || !retryable(err) || ctx.Err() != nil {
 			return nil, err
 		}
-		again, rerr := rewound(req)
+		next, rerr := rewound(req)
 		if rerr != nil {
 			return nil, err
 		}
-		req = again
+		req = next
 	}
 }
 
@@ -215,6 +215,8 @@ func (t *h1Transport) conn(ctx context.Context, addr string, fresh bool) (*h1Con
 	return pc, nil
 }
 
+// takeIdle is the newest idle connection to addr, or nil; it closes
+// them all when that one has been idle longer than idleTimeout.
 func (t *h1Transport) takeIdle(addr string) *h1Conn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -227,8 +229,12 @@ func (t *h1Transport) takeIdle(addr string) *h1Conn {
 	t.idle[addr] = s[:len(s)-1]
 	t.nIdle--
 	if time.Since(pc.idleAt) > t.idleTimeout {
-		// The newest is too old: so are all the others.
-		t.closeIdleLocked()
+		// The newest is too old: so are all the others to addr.
+		for _, o := range t.idle[addr] {
+			o.conn.Close()
+		}
+		t.nIdle -= len(t.idle[addr])
+		delete(t.idle, addr)
 		pc.conn.Close()
 		return nil
 	}
@@ -248,10 +254,6 @@ func (t *h1Transport) put(pc *h1Conn) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.nIdle >= t.maxIdle {
-		pc.conn.Close()
-		return
-	}
 	s := t.idle[pc.addr]
 	old := 0
 	for old < len(s) && pc.idleAt.Sub(s[old].idleAt) > t.idleTimeout {
@@ -261,6 +263,11 @@ func (t *h1Transport) put(pc *h1Conn) {
 	if old > 0 {
 		s = append(s[:0], s[old:]...)
 		t.nIdle -= old
+	}
+	if t.nIdle >= t.maxIdle {
+		t.idle[pc.addr] = s
+		pc.conn.Close()
+		return
 	}
 	t.idle[pc.addr] = append(s, pc)
 	t.nIdle++

@@ -183,6 +183,11 @@ func TestH1PoolIsLIFOAndBounded(t *testing.T) {
 	if _, from := get(t, tr, ctx, srv.URL, -1); from != string(a1) {
 		t.Fatalf("the kept connection is %s, want the first given back, %s", from, a1)
 	}
+	// Every idle connection past its time: the next request dials.
+	tr.idleTimeout = -1
+	if _, from := get(t, tr, ctx, srv.URL, -1); from == string(a1) || from == string(a2) {
+		t.Fatalf("a connection idle past the timeout (%s) was used again", from)
+	}
 }
 
 // TestH1StaleConnectionIsRetried: a server that closed a kept-alive
