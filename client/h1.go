@@ -38,13 +38,16 @@ import (
 // bytes fail with net/http's words (Classify reads them); 1xx answers
 // but 101 are skipped.
 //
-// What it does not do as net/http does: a connection kept idle is not
-// watched (net/http's readLoop sees a server close it while idle and
-// drops it), so a server's keep-alive timeout is found at the next use;
-// such a request is sent again once, on a new connection, when nothing
-// of its answer came and its body can be had again (retryable). And the
-// request is written in full before its answer is read, where net/http
-// reads while it writes.
+// What it does differently: a connection kept idle is not watched
+// (net/http's readLoop sees a server close it while idle and drops it);
+// it is peeked once, without waiting, when it is taken from the pool
+// (alive), and dropped if the server closed it or sent anything. A
+// request is sent again once, on a new connection, by net/http's rules
+// (stale): when writing it met a closed connection, or when it is
+// replayable and its kept-alive connection ended before any byte of the
+// answer; a POST written and then met by an end of file is recorded,
+// never sent twice. And the request is written in full before its
+// answer is read, where net/http reads while it writes.
 type h1Transport struct {
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxIdle     int           // idle connections kept, over all hosts
@@ -200,8 +203,11 @@ func rewound(req *http.Request) (*http.Request, error) {
 // (unless fresh), or a new one.
 func (t *h1Transport) conn(ctx context.Context, addr string, fresh bool) (*h1Conn, error) {
 	if !fresh {
-		if pc := t.takeIdle(addr); pc != nil {
-			return pc, nil
+		for pc := t.takeIdle(addr); pc != nil; pc = t.takeIdle(addr) {
+			if pc.alive() {
+				return pc, nil
+			}
+			pc.conn.Close()
 		}
 	}
 	c, err := t.dial(ctx, "tcp", addr)
@@ -308,17 +314,17 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request) (*http.Respo
 	// is flushed apart, before its body, which bodyConn holds to write
 	// with the body, in one write(2) (client/bodyconn.go).
 	if err := req.Write(pc.bw); err != nil {
-		return fail(pc.stale(err))
+		return fail(pc.stale(req, err, true))
 	}
 	if err := pc.bw.Flush(); err != nil {
-		return fail(pc.stale(err))
+		return fail(pc.stale(req, err, true))
 	}
 	resp, err := pc.readResponse(req)
 	if err != nil {
 		if pc.in.n <= 0 {
 			err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", pc.t.maxHeader)
 		}
-		return fail(pc.stale(err))
+		return fail(pc.stale(req, err, false))
 	}
 	pc.in.n = math.MaxInt64
 	keep := !resp.Close && !req.Close && resp.StatusCode >= 200
@@ -349,16 +355,41 @@ func (pc *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 }
 
 // stale marks err as a connection found gone, when pc had carried a
-// request before and no byte of this one's answer came: its end (the
-// server's close while it was idle, read before the reset our request
-// drew), or a broken pipe writing. A reset read is not: a server that
-// read the request and reset the connection is recorded as it is.
-func (pc *h1Conn) stale(err error) error {
-	if pc.reused && !pc.in.read && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.EPIPE)) {
+// request before and no byte of this one's answer came, so that req may
+// be sent again on a new connection, as net/http's Transport would: a
+// reset or broken pipe while writing (the server had closed the
+// connection: nothing of the request was read), or, for a replayable
+// request (GET, HEAD, OPTIONS, TRACE, or one with an idempotency key,
+// its body to be had again), an end of file before the answer. A POST
+// that went out and met an end of file, or a reset read, is a server
+// that read it and did not answer: it is recorded as it is, never sent
+// twice (the pool's peek, alive, drops a connection the server closed
+// while it was idle before it is used).
+func (pc *h1Conn) stale(req *http.Request, err error, writing bool) error {
+	if !pc.reused || pc.in.read {
+		return err
+	}
+	if writing && (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) ||
+		replayable(req) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 		return stale{err}
 	}
 	return err
+}
+
+// replayable reports whether req may be sent twice, by net/http's rule:
+// its method is idempotent and it has no body to lose, or it carries an
+// idempotency key.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
 }
 
 // h1Body is an answer's body on its connection: read to its end, it

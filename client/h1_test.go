@@ -214,6 +214,7 @@ func TestH1StaleConnectionIsRetried(t *testing.T) {
 	defer tg.Close()
 	first := send(tg)
 	srv.CloseClientConnections()
+	waitIdleClosed(t, tg)
 	again := send(tg)
 	if first.Error != "" || again.Error != "" || again.Status != 200 || again.PromptTokens != first.PromptTokens || first.PromptTokens < 10 {
 		t.Fatalf("rows %+v and %+v, want both 200 with the whole body", first, again)
@@ -224,6 +225,69 @@ func TestH1StaleConnectionIsRetried(t *testing.T) {
 	reset.Store(true)
 	if r := send(tg); r.Error != results.ClassReset {
 		t.Fatalf("row %+v, want error %s", r, results.ClassReset)
+	}
+}
+
+// waitIdleClosed waits until the far side's close of every idle
+// connection of tg's has reached its socket (a close on loopback is not
+// seen at once), so that the pool's peek finds it.
+func waitIdleClosed(t *testing.T, tg *Target) {
+	t.Helper()
+	tr := tg.rt.(attemptTimeout).next.(*h1Transport)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		tr.mu.Lock()
+		open := 0
+		for _, s := range tr.idle {
+			for _, pc := range s {
+				if pc.alive() {
+					open++
+				}
+			}
+		}
+		tr.mu.Unlock()
+		if open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle connections still open 5 s after the server closed them", open)
+		}
+	}
+}
+
+// TestH1PostIsNeverSentTwice: a server that reads a POST on a kept-alive
+// connection and closes it without an answer gets it once; the attempt
+// is recorded as failed, not sent again on a new connection (net/http's
+// Transport does not replay a POST either). A connection the server
+// closed while idle is found by the pool's peek before it is used.
+func TestH1PostIsNeverSentTwice(t *testing.T) {
+	t.Parallel()
+	var drop atomic.Bool
+	var calls atomic.Int64
+	srv, conns := connCounter(t, func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.Copy(io.Discard, r.Body)
+		if drop.Load() {
+			c, _, _ := w.(http.Hijacker).Hijack()
+			c.Close()
+			return
+		}
+		io.WriteString(w, `{"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
+	})
+	tg, err := New(Config{API: APIOpenAI, URL: srv.URL + "/v1/chat/completions", PromptTokens: 10, MaxTokens: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if r := send(tg); r.Status != 200 {
+		t.Fatalf("row %+v, want a 200", r)
+	}
+	drop.Store(true)
+	r := send(tg)
+	if r.Status == 200 || r.Error == "" {
+		t.Fatalf("row %+v, want a failed attempt", r)
+	}
+	if calls.Load() != 2 || conns.Load() != 1 {
+		t.Fatalf("the server read %d requests on %d connections, want 2 on 1: the POST was sent again", calls.Load(), conns.Load())
 	}
 }
 
