@@ -25,6 +25,8 @@
 #   ROUNDS=N repeats every rate and transport N times (default 1), the
 #     tools' order reversed in every even round (vegeta first);
 #   ARGS="--pace-fixed" adds flags to this tree's ptuprobe (not REF's);
+#   VEGETA_ARGS="-http2=false" adds flags to vegeta's (HTTPS rounds
+#     against ARGS=--http1: both tools on HTTP/1.1 over TLS);
 #   REFUSE_PCT=60 (the default) has the server answer that share of the
 #     requests with a 429 and its advice (retry-after-ms, retry-after), the
 #     rest with a 200 and its usage (0: every answer a 200, as before
@@ -83,7 +85,7 @@ for transport in "${transports[@]}"; do
       pcpus[$i]="$pcpu $pp50 $pp99 $prss"
     }
     run_vegeta() { # sets vcpu vp50 vp99 vrss
-      measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} > '$work/v$rate.bin'"
+      measure v sh -c "echo 'POST $url' | '$vegeta' attack -rate $rate/s -duration $duration -body '$work/body.json' -header 'Content-Type: application/json' -max-workers 1024 ${vtls[*]} ${VEGETA_ARGS:-} > '$work/v$rate.bin'"
       [ -s "$work/v$rate.bin" ] || { echo "vegeta wrote no results at $rate/s" >&2; cat "$work/v.time" >&2; exit 1; }
       read -r vu vs vrss < "$work/v.time"
       read -r vp50 vp99 vrows _ < <(lateness_vegeta "$work/v$rate.bin" "$rate")

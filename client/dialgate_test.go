@@ -2,7 +2,6 @@ package client
 
 import (
 	"crypto/x509"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -17,7 +16,7 @@ import (
 // connections it accepts.
 func stalledH2(t *testing.T, streams, want int) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	var conns, in atomic.Int64
+	var in atomic.Int64
 	release := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if in.Add(1) == int64(want) {
@@ -28,14 +27,10 @@ func stalledH2(t *testing.T, streams, want int) (*httptest.Server, *atomic.Int64
 	}))
 	srv.EnableHTTP2 = true
 	srv.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: streams}
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	conns := countConns(srv)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return srv, &conns
+	return srv, conns
 }
 
 // TestHTTP2DialsOnlyTheConnectionsNeeded: requests that find every HTTP/2

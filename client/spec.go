@@ -95,6 +95,8 @@ type Spec struct {
 	// on the path could read and answer the requests, key included. It
 	// cannot go with CACert.
 	Insecure bool
+	// HTTP1 speaks HTTP/1.1 alone to an https:// target (Config.HTTP1).
+	HTTP1 bool
 }
 
 // Resolve turns s into a Config: it picks the API, reads the key through
@@ -172,12 +174,13 @@ func resolve(s Spec, getenv func(string) string) (Config, error) {
 	return c, err
 }
 
-// resolveTLS reads s's CA file into c.RootCAs and copies Insecure.
+// resolveTLS reads s's CA file into c.RootCAs and copies Insecure and
+// HTTP1.
 func resolveTLS(s Spec, c *Config) error {
 	if s.Insecure && s.CACert != "" {
 		return valid.Errorf("Insecure", "cannot go with {CACert}: a certificate not verified is verified against no CA")
 	}
-	c.InsecureSkipVerify = s.Insecure
+	c.InsecureSkipVerify, c.HTTP1 = s.Insecure, s.HTTP1
 	if s.CACert == "" {
 		return nil
 	}

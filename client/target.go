@@ -151,6 +151,10 @@ type Config struct {
 	// InsecureSkipVerify skips the verification of the target's
 	// certificate (Spec.Insecure).
 	InsecureSkipVerify bool
+	// HTTP1 speaks HTTP/1.1 to an https:// target (ALPN http/1.1 only,
+	// as the Python and Node SDKs do) through the client's own round
+	// tripper, where it would otherwise offer HTTP/2 (Spec.HTTP1).
+	HTTP1 bool
 
 	// Now is the clock used for HTTP-date waits without a Date header.
 	Now func() time.Time
@@ -326,9 +330,11 @@ func (cfg *Config) checkHeaders() error {
 	return nil
 }
 
-// newRoundTripper is a keep-alive Transport sized to cfg.MaxConns, under
-// at, which bounds each attempt by cfg.Timeout, body included; with an
-// Owner, attempts go through its admission.Transport (rt), else rt is at.
+// newRoundTripper is a keep-alive pool sized to cfg.MaxConns (the
+// client's own HTTP/1.1 round tripper for a direct http:// target, else
+// net/http's Transport), under at, which bounds each attempt by
+// cfg.Timeout, body included; with an Owner, attempts go through its
+// admission.Transport (rt), else rt is at.
 func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemptTimeout, err error) {
 	dial := cfg.DialContext
 	if dial == nil {
@@ -355,13 +361,19 @@ func newRoundTripper(cfg Config, target string) (rt http.RoundTripper, at attemp
 		DisableCompression: true,
 	}
 	var gate *dialGate
-	if direct(target) {
+	var next pool = tr
+	switch {
+	case direct(target, "http"):
+		next = newH1Transport(plainDial(dial), cfg.MaxConns)
+	case cfg.HTTP1 && direct(target, "https"):
+		next = newH1Transport(http1Dial(dial, tr.TLSClientConfig), cfg.MaxConns)
+	case direct(target, "https"):
 		// Through a proxy the Transport makes the TLS connection itself
 		// (over the tunnel), without the gate.
 		gate = newDialGate(dial, tr.TLSClientConfig)
 		tr.DialTLSContext = gate.DialTLSContext
 	}
-	at = attemptTimeout{d: cfg.Timeout, next: tr, gate: gate, queue: newDeadlines()}
+	at = attemptTimeout{d: cfg.Timeout, next: next, gate: gate, queue: newDeadlines()}
 	if cfg.Owner == nil {
 		return at, at, nil
 	}
@@ -399,12 +411,14 @@ func answered(resp *http.Response, err error) (*http.Response, error) {
 	return resp, nil
 }
 
-// direct reports whether requests to the https URL target go straight to
-// its host (no proxy from the environment), so that its TLS connections
-// are the client's own to make: through the dial gate.
-func direct(target string) bool {
+// direct reports whether requests to target, a URL of the given scheme,
+// go straight to its host (no proxy from the environment), so that its
+// connections are the client's own to make: an http:// target's through
+// the client's own HTTP/1.1 round tripper (h1Transport), an https://
+// target's through the dial gate (or, with Config.HTTP1, h1Transport).
+func direct(target, scheme string) bool {
 	u, err := url.Parse(target)
-	if err != nil || u.Scheme != "https" {
+	if err != nil || u.Scheme != scheme {
 		return false
 	}
 	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
@@ -418,10 +432,17 @@ func direct(target string) bool {
 // pass through the Transport (roundTrip), which the gate reads.
 type attemptTimeout struct {
 	d    time.Duration
-	next *http.Transport
+	next pool
 	gate *dialGate // nil: the Transport dials its own
 	// The attempts' deadlines, under one timer (attemptCtx).
 	queue *deadlines
+}
+
+// pool is the round tripper below the attempts: net/http's Transport,
+// or an h1Transport for a plain http:// target.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
 }
 
 func (a attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {

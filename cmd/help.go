@@ -32,7 +32,7 @@ var helpGroups = []struct {
 		"endpoint", "deployment", "url", "model", "api", "api-key-env", "stream", "prompt-tokens", "max-tokens", "prompts", "timeout",
 		"tokenizer", "prompts-order",
 		"header", "method", "body", "api-version", "anthropic-version", "max-tokens-field", "shared-prefix-tokens", "fallback-deployment",
-		"ca-cert", "insecure"}},
+		"ca-cert", "insecure", "http1"}},
 	{"Retries", []string{"max-attempts", "policy", "retry-budget", "retry-jitter", "retry-max-wait"}},
 	{"Outputs", []string{
 		"output", "out-dir", "results", "append", "fail-if", "slo", "baseline", "allow-failures", "group", "group-by", "quiet", "metrics-addr", "progress-every", "metrics-linger",
@@ -47,7 +47,7 @@ var helpMore = map[string]bool{
 	"retry-jitter": true, "retry-max-wait": true, "seed": true, "replay-format": true, "replay-time-scale": true, "replay-window": true,
 	"max-tokens-factor": true, "tokenizer": true, "prompts-order": true, "skip-burst": true, "skip-schedule": true, "refill-rest": true,
 	"label": true, "columns": true, "log-x": true, "min-group": true, "timeline": true, "value-column": true, "group-column": true, "load-window": true,
-	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true, "baseline": true, "group-by": true,
+	"value-unit": true, "status-column": true, "ca-cert": true, "insecure": true, "http1": true, "baseline": true, "group-by": true,
 }
 
 // simAnnotation marks the simulator's flags, listed in 'ptuprobe help

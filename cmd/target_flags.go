@@ -128,5 +128,5 @@ var targetFlagNames = flagNames{
 	"MaxTokens": "--max-tokens", "MaxTokensField": "--max-tokens-field", "Stream": "--stream",
 	"Timeout": "--timeout", "MaxConns": "--max-in-flight",
 	"Tokenizer": "--tokenizer", "Prompts": "--prompts", "PromptsOrder": "--prompts-order", "MaxTokensFactor": "--max-tokens-factor",
-	"CACert": "--ca-cert", "Insecure": "--insecure",
+	"CACert": "--ca-cert", "Insecure": "--insecure", "HTTP1": "--http1",
 }
