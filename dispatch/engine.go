@@ -402,9 +402,9 @@ func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Dura
 // than half the arrivals are late, so the median send lateness stays an
 // on-time send's, and the wake-ups are two in three: each wake-up is a
 // thread switch of the pacing loop's and, for the request it sends, one
-// of the target's (at 2,000/s over HTTPS, 0.86x the CPU of a wake-up per
-// arrival, the lateness p50 and p99 about twice as high, still under
-// half of vegeta's: bench/README.md, round 14).
+// of the target's (at 2,000/s over HTTPS, 0.84-0.86x the CPU of a
+// wake-up per arrival, the median lateness 1.4-1.5x, under half of
+// vegeta's: bench/README.md, round 14).
 const heldEvery = 3
 
 // rationFloor is the least spacing of evenly spaced arrivals one in
