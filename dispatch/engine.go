@@ -373,9 +373,9 @@ func (e *engine) send(ctx context.Context, a arrival, out *Outcome) bool {
 // next one's time, when that falls within PaceWindow and either within
 // half the mean spacing (arrivals bunched closer than their rate) or,
 // rationFloor or more away, heldEvery arrivals after the last one held
-// (arrivals evenly spaced; every time, when PaceFixed); else 0. A lone arrival is never held, nor
-// one whose next is past a cap (it would not be sent), and waves waited
-// for are never coalesced.
+// (arrivals evenly spaced; every time, when PaceFixed); else 0. A lone
+// arrival is never held, nor one whose next is past a cap (it would not
+// be sent), and waves waited for are never coalesced.
 func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
 	if e.o.PaceWindow <= 0 || e.o.WaitWave {
 		return 0
