@@ -126,14 +126,20 @@ type Options struct {
 	// testing/synctest pass a runtime-timer wait (internal/sleep.Until).
 	Wait WaitFunc
 	// PaceWindow bounds how late an arrival may go so that the next one
-	// goes with it, on one wake-up (each wake-up costs thread switches).
-	// The window follows the arrivals' spacing: an arrival waits for the
-	// next only when that one is due within min(PaceWindow, half the mean
-	// spacing of the arrivals lately), and only until the next one's time.
-	// Arrivals evenly spaced are then each sent at its time, and only
-	// arrivals bunched closer than their rate (a Poisson plan's) share a
-	// wake-up: a fixed window sent arrivals 200 µs apart in threes, the
-	// first 500 µs late. A lone arrival is never held; 0 paces every
+	// goes with it, on one wake-up (each wake-up costs thread switches,
+	// the pacing loop's and the target's). An arrival waits for the next
+	// only when that one is due within PaceWindow, and only until the
+	// next one's time: always when the next is due within half the mean
+	// spacing of the arrivals lately (arrivals bunched closer than their
+	// rate, a Poisson plan's), else only when it is due 400 µs or more
+	// later (2,500/s or less) and neither of the two arrivals before it
+	// was held. Arrivals evenly spaced that far apart within the window
+	// then go two at their own time and the third with the one after it,
+	// a spacing late: fewer than half are late, so the median send
+	// lateness stays near an on-time send's, on two wake-ups in three
+	// (less CPU: bench/README.md, round 14). Closer ones each go at their
+	// time (a fixed window sent arrivals 200 µs apart in threes, the
+	// first 500 µs late). A lone arrival is never held; 0 paces every
 	// arrival on its own.
 	PaceWindow time.Duration
 	// PaceFixed makes PaceWindow a fixed window: an arrival waits for the
@@ -260,6 +266,9 @@ type engine struct {
 	record   func(*results.Record) // recordAttempt, bound once
 	shared   Shared                // Request.Shared
 	spacing  spacing               // of the arrivals lately, for the pace window
+	// sinceHeld counts the arrivals since the last one held for the
+	// next (the pace window's ration, heldEvery).
+	sinceHeld int
 }
 
 // arrival is one request handed from the pacing loop to a worker.
@@ -296,10 +305,14 @@ func newEngine(s Sender, sink Sink, o Options) *engine {
 
 // pace is the pacing loop: for each arrival, in order, it checks the caps,
 // lets the wave barrier shift the plan, waits for the intended time and
-// hands the arrival to a worker. ctx ends on a cancel or a failed write.
+// hands the arrival to a worker. An arrival the pace window holds for the
+// next goes right after it, on the same wake-up. ctx ends on a cancel or
+// a failed write.
 func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 	var out Outcome
 	la := &lookahead{p: p, shard: e.o.Shard, limit: e.o.MaxRequests}
+	var held arrival
+	holding := false
 	for !e.rec.failed() {
 		seq, offset, wave, ok := la.next()
 		if !ok {
@@ -319,47 +332,88 @@ func (e *engine) pace(ctx context.Context, p Pacer) Outcome {
 			out.CappedBy = CapMaxDuration
 			return out
 		}
+		a := arrival{seq: seq, wave: wave, intended: intended}
 		// The window is reckoned for every arrival, so that the mean
 		// spacing is the plan's, whether the loop runs on time or not.
 		at, hold := e.start.Add(intended), e.window(la, offset, wave)
-		if time.Now().Before(at) {
-			at = at.Add(hold)
+		if hold > 0 && !holding && time.Now().Before(at) {
+			held, holding = a, true
+			e.sinceHeld = 0
+			continue
 		}
-		if !e.o.Wait(ctx, at) ||
-			!e.handOff(ctx, arrival{seq: seq, wave: wave, intended: intended}) {
+		e.sinceHeld++
+		// The arrival on time first, its worker started (yield) before
+		// the held one is handed off: a wake-up's second send waits for
+		// the first's worker or for another thread, and the held arrival
+		// is late already. (Handed off after the held one, the arrival
+		// on time went 0.13 ms late at the median, a lone one 0.06:
+		// bench/README.md, round 14.)
+		if !e.o.Wait(ctx, at) || !e.send(ctx, a, &out) || holding && !e.send(ctx, held, &out) {
 			out.Interrupted = !e.rec.failed()
 			return out
 		}
-		out.Sent++
-		e.yield()
+		holding = false
 	}
 	return out
 }
 
+// send hands a to a worker and lets it start (yield); false if ctx
+// ended first.
+func (e *engine) send(ctx context.Context, a arrival, out *Outcome) bool {
+	if !e.handOff(ctx, a) {
+		return false
+	}
+	out.Sent++
+	e.yield()
+	return true
+}
+
 // window is how much later than its time the arrival at offset may be
 // sent so that the next arrival goes with it, on one wake-up: until the
-// next one's time, when that falls within min(PaceWindow, half the mean
-// spacing) (within PaceWindow when PaceFixed), else 0 (a lone arrival is
-// never held). Waves waited for are never coalesced.
+// next one's time, when that falls within PaceWindow and either within
+// half the mean spacing (arrivals bunched closer than their rate) or,
+// rationFloor or more away, heldEvery arrivals after the last one held
+// (arrivals evenly spaced; every time, when PaceFixed); else 0. A lone
+// arrival is never held, nor one whose next is past a cap (it would not
+// be sent), and waves waited for are never coalesced.
 func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Duration {
 	if e.o.PaceWindow <= 0 || e.o.WaitWave {
 		return 0
 	}
-	_, next, nextWave, ok := la.peek()
-	if !ok || nextWave != wave || next <= offset {
+	nextSeq, next, nextWave, ok := la.peek()
+	if !ok || nextWave != wave || next <= offset || nextSeq >= e.o.MaxRequests ||
+		e.o.MaxDuration > 0 && next >= e.o.MaxDuration {
 		return 0
 	}
 	gap := next - offset
 	e.spacing.observe(gap)
-	limit := min(e.o.PaceWindow, e.spacing.mean/2)
-	if e.o.PaceFixed {
-		limit = e.o.PaceWindow
-	}
-	if gap > limit {
+	switch {
+	case gap > e.o.PaceWindow:
 		return 0
+	case e.o.PaceFixed, gap <= e.spacing.mean/2, gap >= rationFloor && e.sinceHeld >= heldEvery-1:
+		return gap
 	}
-	return gap
+	return 0
 }
+
+// heldEvery is how many arrivals one in goes with the next when they
+// are evenly spaced within PaceWindow: after an arrival held for the
+// next, that next one and the one after it each go at their time. Fewer
+// than half the arrivals are late, so the median send lateness stays an
+// on-time send's, and the wake-ups are two in three: each wake-up is a
+// thread switch of the pacing loop's and, for the request it sends, one
+// of the target's (at 2,000/s over HTTPS, 0.84-0.86x the CPU of a
+// wake-up per arrival, the median lateness 1.4-1.5x, under half of
+// vegeta's: bench/README.md, round 14).
+const heldEvery = 3
+
+// rationFloor is the least spacing of evenly spaced arrivals one in
+// heldEvery of which is held (2,500 arrivals a second or fewer). Closer,
+// a second send on the same wake-up comes as late as the spacing itself
+// on a 2-core machine that a request's CPU keeps busy: at 5,000/s the
+// median lateness went from 0.06-0.07 to 0.24-0.25 ms, above vegeta's
+// 0.09 over HTTPS (bench/README.md, round 14).
+const rationFloor = 400 * time.Microsecond
 
 // spacing is the mean gap between consecutive arrivals, over about the
 // last spacingSpan of them (an exponential moving average, the plain mean

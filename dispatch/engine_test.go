@@ -407,14 +407,19 @@ func sendTimes(t *testing.T, p *offsets, window time.Duration) map[float64]int {
 }
 
 // TestPaceWindowFollowsTheSpacing: an arrival waits for the next only
-// when that one is due within min(PaceWindow, half the mean spacing), and
-// only until its time. Evenly spaced arrivals (5,000/s: 200 µs apart, and
-// 1,000/s) each go at their own time, which a fixed 500 µs window broke
-// (the first of each three went 500 µs late); arrivals in pairs 50 µs
-// apart, a millisecond between pairs, go pair by pair at the second one's
-// time once the mean spacing has seen a long gap (the first pair's is all
-// it knows at first: 50 µs, so it is not held); a pair after a long pause
-// goes together too; window 0 holds nothing.
+// when that one is due within PaceWindow and either within half the mean
+// spacing (bunched) or 400 µs or more away and at least two arrivals
+// after the last one held (evenly spaced: one in three goes with the
+// next), and only until its time. Evenly spaced arrivals 500 µs apart
+// (2,000/s) go two at their own time, then one held for the next; 200 µs
+// apart (5,000/s, under the floor) each at its own, which a fixed 500 µs
+// window broke (the first of each three went 500 µs late); 1,000/s (past
+// the window) each at its own; arrivals in pairs 50 µs apart, a
+// millisecond between pairs,
+// go pair by pair at the second one's time once the mean spacing has
+// seen a long gap (the first pair's is all it knows at first: 50 µs, so
+// it is not held, and the ration has not yet passed two arrivals); a pair
+// after a long pause goes together too; window 0 holds nothing.
 func TestPaceWindowFollowsTheSpacing(t *testing.T) {
 	t.Parallel()
 	const window = 500 * time.Microsecond
@@ -431,6 +436,7 @@ func TestPaceWindowFollowsTheSpacing(t *testing.T) {
 		want map[float64]int
 	}{
 		{"5000/s", even(6, 200*time.Microsecond), map[float64]int{1: 1, 1.2: 1, 1.4: 1, 1.6: 1, 1.8: 1, 2: 1}},
+		{"2000/s", even(7, 500*time.Microsecond), map[float64]int{1: 1, 1.5: 1, 2.5: 2, 3: 1, 4: 2}},
 		{"1000/s", even(4, time.Millisecond), map[float64]int{1: 1, 2: 1, 3: 1, 4: 1}},
 		{"pairs", &offsets{at: us(1000, 1050, 2000, 2050, 3000, 3050)}, map[float64]int{1: 1, 1.05: 1, 2.05: 2, 3.05: 2}},
 		{"a pause, then a pair", &offsets{at: us(1000, 1100, 1200, 1300, 20000, 30000, 30300)},
@@ -449,6 +455,28 @@ func TestPaceWindowFollowsTheSpacing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPaceWindowHoldsNoneForACappedNext: an arrival whose next is past
+// MaxRequests or MaxDuration (it will not be sent) goes at its own time,
+// where the ration would have held it: 2,000/s, the third arrival the
+// last one sent.
+func TestPaceWindowHoldsNoneForACappedNext(t *testing.T) {
+	t.Parallel()
+	for _, o := range []Options{{MaxRequests: 3}, {MaxDuration: 2200 * time.Microsecond}} {
+		o.PaceWindow = 500 * time.Microsecond
+		sink := &memSink{}
+		if _, err := run(t, &offsets{at: us(1000, 1500, 2000, 2500, 3000)}, &fakeSender{}, sink, o); err != nil {
+			t.Fatal(err)
+		}
+		sent := map[float64]int{}
+		for _, r := range sink.bySeq() {
+			sent[r.SentMS]++
+		}
+		if want := map[float64]int{1: 1, 1.5: 1, 2: 1}; !maps.Equal(sent, want) {
+			t.Fatalf("%+v: send times %v, want %v", o, sent, want)
+		}
 	}
 }
 
