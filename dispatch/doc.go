@@ -23,13 +23,12 @@
 //     go with it on one wake, only when that one is due within `PaceWindow`
 //     (`--pace-window`, default 500 µs), and only until its time, each
 //     stamped with its own `sent_ms`: bunched arrivals (within half the mean
-//     spacing of the last ~32: Poisson) share wakes, evenly spaced ones at
-//     least 400 µs apart (2,500/s or less) go two at their time and the
-//     third with the next, after it, a spacing late (fewer than half late,
+//     spacing of the last ~32: Poisson) share wakes, evenly spaced ones go
+//     two at their time and the third with the next, after it, a spacing late (fewer than half late,
 //     so the median lateness stays near an on-time send's, on two wakes in
 //     three: at 2,000/s over HTTPS 0.84–0.86× the CPU of a wake per
-//     arrival, lateness p99 about a spacing; bench/README.md, round 14),
-//     closer ones each at its time; a lone arrival is never held
+//     arrival, lateness p99 about a spacing; bench/README.md, round 14);
+//     a lone arrival is never held
 //     (`--pace-fixed` makes the window fixed: evenly spaced arrivals within
 //     it go in pairs, on half the wakes, for less CPU still;
 //     bench/README.md measures the trade); the sender hands an arrival

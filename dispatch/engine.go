@@ -131,16 +131,14 @@ type Options struct {
 	// only when that one is due within PaceWindow, and only until the
 	// next one's time: always when the next is due within half the mean
 	// spacing of the arrivals lately (arrivals bunched closer than their
-	// rate, a Poisson plan's), else only when it is due 400 µs or more
-	// later (2,500/s or less) and neither of the two arrivals before it
-	// was held. Arrivals evenly spaced that far apart within the window
-	// then go two at their own time and the third with the one after it,
-	// a spacing late: fewer than half are late, so the median send
-	// lateness stays near an on-time send's, on two wake-ups in three
-	// (less CPU: bench/README.md, round 14). Closer ones each go at their
-	// time (a fixed window sent arrivals 200 µs apart in threes, the
-	// first 500 µs late). A lone arrival is never held; 0 paces every
-	// arrival on its own.
+	// rate, a Poisson plan's), else only when neither of the two
+	// arrivals before it was held. Arrivals evenly spaced within the
+	// window then go two at their own time and the third with the one
+	// after it, a spacing late: fewer than half are late, so the median
+	// send lateness stays near an on-time send's, on two wake-ups in
+	// three (less CPU: bench/README.md, round 14; a fixed window sent
+	// arrivals 200 µs apart in threes, the first 500 µs late). A lone
+	// arrival is never held; 0 paces every arrival on its own.
 	PaceWindow time.Duration
 	// PaceFixed makes PaceWindow a fixed window: an arrival waits for the
 	// next whenever that one is due within PaceWindow, however evenly
@@ -371,8 +369,8 @@ func (e *engine) send(ctx context.Context, a arrival, out *Outcome) bool {
 // window is how much later than its time the arrival at offset may be
 // sent so that the next arrival goes with it, on one wake-up: until the
 // next one's time, when that falls within PaceWindow and either within
-// half the mean spacing (arrivals bunched closer than their rate) or,
-// rationFloor or more away, heldEvery arrivals after the last one held
+// half the mean spacing (arrivals bunched closer than their rate) or
+// heldEvery arrivals after the last one held
 // (arrivals evenly spaced; every time, when PaceFixed); else 0. A lone
 // arrival is never held, nor one whose next is past a cap (it would not
 // be sent), and waves waited for are never coalesced.
@@ -390,7 +388,7 @@ func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Dura
 	switch {
 	case gap > e.o.PaceWindow:
 		return 0
-	case e.o.PaceFixed, gap <= e.spacing.mean/2, gap >= rationFloor && e.sinceHeld >= heldEvery-1:
+	case e.o.PaceFixed, gap <= e.spacing.mean/2, e.sinceHeld >= heldEvery-1:
 		return gap
 	}
 	return 0
@@ -404,16 +402,12 @@ func (e *engine) window(la *lookahead, offset time.Duration, wave int) time.Dura
 // thread switch of the pacing loop's and, for the request it sends, one
 // of the target's (at 2,000/s over HTTPS, 0.84-0.86x the CPU of a
 // wake-up per arrival, the median lateness 1.4-1.5x, under half of
-// vegeta's: bench/README.md, round 14).
+// vegeta's; at 5,000/s 0.85-0.88x, the median 0.044-0.054 -> 0.085 ms,
+// over HTTPS above vegeta's 0.072: bench/README.md, round 14). A
+// rationFloor that left arrivals under 400 µs apart each at its time
+// was tried and dropped: the ration's CPU is most worth having at the
+// highest rates, and the window (--pace-window) is the user's bound.
 const heldEvery = 3
-
-// rationFloor is the least spacing of evenly spaced arrivals one in
-// heldEvery of which is held (2,500 arrivals a second or fewer). Closer,
-// a second send on the same wake-up comes as late as the spacing itself
-// on a 2-core machine that a request's CPU keeps busy: at 5,000/s the
-// median lateness went from 0.06-0.07 to 0.24-0.25 ms, above vegeta's
-// 0.09 over HTTPS (bench/README.md, round 14).
-const rationFloor = 400 * time.Microsecond
 
 // spacing is the mean gap between consecutive arrivals, over about the
 // last spacingSpan of them (an exponential moving average, the plain mean

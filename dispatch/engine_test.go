@@ -408,12 +408,12 @@ func sendTimes(t *testing.T, p *offsets, window time.Duration) map[float64]int {
 
 // TestPaceWindowFollowsTheSpacing: an arrival waits for the next only
 // when that one is due within PaceWindow and either within half the mean
-// spacing (bunched) or 400 µs or more away and at least two arrivals
-// after the last one held (evenly spaced: one in three goes with the
-// next), and only until its time. Evenly spaced arrivals 500 µs apart
-// (2,000/s) go two at their own time, then one held for the next; 200 µs
-// apart (5,000/s, under the floor) each at its own, which a fixed 500 µs
-// window broke (the first of each three went 500 µs late); 1,000/s (past
+// spacing (bunched) or at least two arrivals after the last one held
+// (evenly spaced: one in three goes with the next), and only until its
+// time. Evenly spaced arrivals 500 µs apart (2,000/s) and 200 µs apart
+// (5,000/s) go two at their own time, then one held for the next (a
+// fixed 500 µs window sent 5,000/s in threes, the first 500 µs late);
+// 1,000/s (past
 // the window) each at its own; arrivals in pairs 50 µs apart, a
 // millisecond between pairs,
 // go pair by pair at the second one's time once the mean spacing has
@@ -435,12 +435,12 @@ func TestPaceWindowFollowsTheSpacing(t *testing.T) {
 		p    *offsets
 		want map[float64]int
 	}{
-		{"5000/s", even(6, 200*time.Microsecond), map[float64]int{1: 1, 1.2: 1, 1.4: 1, 1.6: 1, 1.8: 1, 2: 1}},
+		{"5000/s", even(6, 200*time.Microsecond), map[float64]int{1: 1, 1.2: 1, 1.6: 2, 1.8: 1, 2: 1}},
 		{"2000/s", even(7, 500*time.Microsecond), map[float64]int{1: 1, 1.5: 1, 2.5: 2, 3: 1, 4: 2}},
 		{"1000/s", even(4, time.Millisecond), map[float64]int{1: 1, 2: 1, 3: 1, 4: 1}},
 		{"pairs", &offsets{at: us(1000, 1050, 2000, 2050, 3000, 3050)}, map[float64]int{1: 1, 1.05: 1, 2.05: 2, 3.05: 2}},
 		{"a pause, then a pair", &offsets{at: us(1000, 1100, 1200, 1300, 20000, 30000, 30300)},
-			map[float64]int{1: 1, 1.1: 1, 1.2: 1, 1.3: 1, 20: 1, 30.3: 2}},
+			map[float64]int{1: 1, 1.1: 1, 1.3: 2, 20: 1, 30.3: 2}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
