@@ -284,6 +284,26 @@ func pinned(v float64, r [2]float64) bool {
 // range was 6.2 s – 1 h, over those that contradict none 187.9 s – 1 h.
 // ok is false when the run does not tell the refill (no send bounds it
 // at mf's point): the range is the judgement's.
+// fittingSplits is the points of mf's search that fit, once each for
+// their PTU, depth and allowance (the values in rows ptu, depth and pct),
+// in the order of their keys, leaving out those already seen (which it
+// marks).
+func (f *fitter) fittingSplits(mf modelFit, ptu, depth, pct int, seen map[[3]float64]bool) [][3]float64 {
+	bestQuality := f.quality(mf.score)
+	var splits [][3]float64
+	mf.pts.mu.Lock()
+	defer mf.pts.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
+		t := mf.pts.m[k]
+		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
+		if fits(t, mf.score, bestQuality) && !seen[v] {
+			seen[v] = true
+			splits = append(splits, v)
+		}
+	}
+	return splits
+}
+
 func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 	i = slices.IndexFunc(mf.params, func(p param) bool { return p.Field == "BurstRefill" })
 	if mf.model != sim.ProfilePTU || i < 0 || !f.sends.Replay || mf.pts == nil {
@@ -308,20 +328,7 @@ func (f *fitter) refillRange(mf modelFit) (i int, r [2]float64, ok bool) {
 	if !ok {
 		return 0, r, false
 	}
-	// The points that fit, once each for their PTU, depth and allowance.
-	bestQuality := f.quality(mf.score)
-	seen := map[[3]float64]bool{}
-	var others [][3]float64
-	mf.pts.mu.Lock()
-	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
-		t := mf.pts.m[k]
-		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
-		if fits(t, mf.score, bestQuality) && !seen[v] {
-			seen[v] = true
-			others = append(others, v)
-		}
-	}
-	mf.pts.mu.Unlock()
+	others := f.fittingSplits(mf, ptu, depth, pct, map[[3]float64]bool{})
 	found := make([]runsRefills, len(others))
 	told := make([]bool, len(others))
 	onEveryCore(len(others), func(k int) { found[k], told[k] = at(others[k]) })

@@ -303,19 +303,7 @@ func (f *fitter) newRefillReading(mf modelFit) (*refillReading, bool) {
 	}
 	rr := &refillReading{i: i, lo: mf.params[i].Min, hi: mf.params[i].Max, cfg: mf.cfg}
 	rr.points = append(rr.points, [3]float64{mf.cfg.PTU, mf.cfg.BucketDepth.Seconds(), mf.cfg.BurstPct})
-	seen := map[[3]float64]bool{rr.points[0]: true}
-	bestQuality := f.quality(mf.score)
-	mf.pts.mu.Lock()
-	defer mf.pts.mu.Unlock()
-	var all [][3]float64
-	for _, k := range slices.Sorted(maps.Keys(mf.pts.m)) {
-		t := mf.pts.m[k]
-		v := [3]float64{t.values[ptu], t.values[depth], t.values[pct]}
-		if fits(t, mf.score, bestQuality) && !seen[v] {
-			seen[v] = true
-			all = append(all, v)
-		}
-	}
+	all := f.fittingSplits(mf, ptu, depth, pct, map[[3]float64]bool{rr.points[0]: true})
 	// Each candidate reads its run at every point kept: the points whose
 	// refills give this run's range its ends (read here at all of them),
 	// and at most refillPoints more, evenly over their order.
