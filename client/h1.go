@@ -82,6 +82,7 @@ type h1Conn struct {
 	idleAt time.Time // when it was put back in the pool
 	reused bool      // it has carried a request before
 	cancel func()    // closes conn: made once, not a request
+	peek   peeker    // the socket alive asks, kept from its first reuse
 }
 
 // limitedConn is a connection's reading side as the bufio.Reader sees
