@@ -38,6 +38,15 @@ import (
 // bytes fail with net/http's words (Classify reads them); 1xx answers
 // but 101 are skipped.
 //
+// An idle connection is closed when its idleTimeout passes, as the
+// Transport's are, by one timer for the pool (sweep) where the Transport
+// has one a connection: the Transport resets its connection's timer
+// each time the connection is put back and stops it each time it is
+// taken, two timer operations a request; this one is armed when the
+// first connection goes idle, for the oldest's end, and only rearmed
+// when it fires, so a busy pool pays a boolean a request and a firing
+// each idleTimeout (bench/README.md, round 15).
+//
 // What it does differently: a connection kept idle is not watched
 // (net/http's readLoop sees a server close it while idle and drops it);
 // it is peeked once, without waiting, when it is taken from the pool
@@ -56,9 +65,11 @@ type h1Transport struct {
 	readSize    int           // each connection's read buffer
 	writeSize   int           // and write buffer
 
-	mu    sync.Mutex
-	idle  map[string][]*h1Conn // by host:port, newest last
-	nIdle int
+	mu      sync.Mutex
+	idle    map[string][]*h1Conn // by host:port, newest last
+	nIdle   int
+	sweep   *time.Timer // runs sweepIdle; made at the first put
+	sweepOn bool        // sweep is armed for the oldest idle one's end
 }
 
 // newH1Transport is an h1Transport dialing with dial, keeping at most
@@ -82,6 +93,7 @@ type h1Conn struct {
 	idleAt time.Time // when it was put back in the pool
 	reused bool      // it has carried a request before
 	cancel func()    // closes conn: made once, not a request
+	peek   peeker    // the socket alive asks, kept from its first reuse
 }
 
 // limitedConn is a connection's reading side as the bufio.Reader sees
@@ -248,7 +260,7 @@ func (t *h1Transport) takeIdle(addr string) *h1Conn {
 }
 
 // put gives pc back to the pool, newest; it closes pc when the pool is
-// full, and the idle connections older than idleTimeout.
+// full. The pool's sweep is armed if it was not.
 func (t *h1Transport) put(pc *h1Conn) {
 	pc.idleAt = time.Now()
 	pc.reused = true
@@ -260,23 +272,58 @@ func (t *h1Transport) put(pc *h1Conn) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.idle[pc.addr]
-	old := 0
-	for old < len(s) && pc.idleAt.Sub(s[old].idleAt) > t.idleTimeout {
-		s[old].conn.Close()
-		old++
-	}
-	if old > 0 {
-		s = append(s[:0], s[old:]...)
-		t.nIdle -= old
-	}
 	if t.nIdle >= t.maxIdle {
-		t.idle[pc.addr] = s
 		pc.conn.Close()
 		return
 	}
-	t.idle[pc.addr] = append(s, pc)
+	t.idle[pc.addr] = append(t.idle[pc.addr], pc)
 	t.nIdle++
+	if !t.sweepOn {
+		t.armSweepLocked(t.idleTimeout)
+	}
+}
+
+// armSweepLocked has sweepIdle run in d.
+func (t *h1Transport) armSweepLocked(d time.Duration) {
+	if t.sweep == nil {
+		t.sweep = time.AfterFunc(d, t.sweepIdle)
+	} else {
+		t.sweep.Reset(d)
+	}
+	t.sweepOn = true
+}
+
+// sweepIdle closes the idle connections whose idleTimeout has passed
+// and arms the sweep again for the end of the oldest left, if any.
+func (t *h1Transport) sweepIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepOn = false
+	now := time.Now()
+	var oldest time.Time
+	for addr, s := range t.idle {
+		old := 0
+		for old < len(s) && now.Sub(s[old].idleAt) >= t.idleTimeout {
+			s[old].conn.Close()
+			old++
+		}
+		t.nIdle -= old
+		if old == len(s) {
+			delete(t.idle, addr)
+			continue
+		}
+		if old > 0 {
+			n := copy(s, s[old:])
+			clear(s[n:])
+			t.idle[addr] = s[:n]
+		}
+		if at := s[0].idleAt; oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+	}
+	if !oldest.IsZero() {
+		t.armSweepLocked(oldest.Add(t.idleTimeout).Sub(now))
+	}
 }
 
 // CloseIdleConnections closes every idle connection.
@@ -287,6 +334,10 @@ func (t *h1Transport) CloseIdleConnections() {
 }
 
 func (t *h1Transport) closeIdleLocked() {
+	if t.sweep != nil {
+		t.sweep.Stop()
+	}
+	t.sweepOn = false
 	for addr, s := range t.idle {
 		for _, pc := range s {
 			pc.conn.Close()

@@ -2,6 +2,9 @@
 
 package client
 
+// peeker is nothing where a socket cannot be peeked.
+type peeker struct{}
+
 // alive reports whether pc, idle in the pool, may carry a request. Where
 // a socket cannot be peeked without waiting, it is taken as alive, and a
 // request on a connection the server closed while idle fails as it is

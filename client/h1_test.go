@@ -190,6 +190,85 @@ func TestH1PoolIsLIFOAndBounded(t *testing.T) {
 	}
 }
 
+// TestH1ClosesIdleConnectionsOnTime: an idle connection is closed when
+// its idle timeout passes, with no request to find it (the server sees
+// the close), and so is the next one after the pool was empty.
+func TestH1ClosesIdleConnectionsOnTime(t *testing.T) {
+	t.Parallel()
+	closed := make(chan string, 4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- c.RemoteAddr().String()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := newTestH1(4)
+	tr.idleTimeout = 20 * time.Millisecond
+	defer tr.CloseIdleConnections()
+	for i := range 2 {
+		_, from := get(t, tr, context.Background(), srv.URL, -1)
+		select {
+		case addr := <-closed:
+			if addr != from {
+				t.Fatalf("round %d: %s closed, want the idle %s", i, addr, from)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: the idle connection still open 5 s past its 20 ms timeout", i)
+		}
+		tr.mu.Lock()
+		n := tr.nIdle
+		tr.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("round %d: %d idle after the timeout, want none", i, n)
+		}
+	}
+}
+
+// closeConn is a connection that records its close.
+type closeConn struct {
+	net.Conn // nil: Close is all the pool calls
+	closed   bool
+}
+
+func (c *closeConn) Close() error { c.closed = true; return nil }
+
+// TestH1SweepClosesOnlyTheExpired: the pool's sweep closes, over every
+// host, the idle connections past their timeout and no other, keeps the
+// rest newest last, and is armed again for the oldest left.
+func TestH1SweepClosesOnlyTheExpired(t *testing.T) {
+	t.Parallel()
+	tr := newTestH1(8)
+	tr.idleTimeout = time.Hour
+	defer tr.CloseIdleConnections()
+	now := time.Now()
+	idle := func(addr string, age time.Duration) *h1Conn {
+		pc := &h1Conn{addr: addr, conn: &closeConn{}, idleAt: now.Add(-age)}
+		tr.idle[addr] = append(tr.idle[addr], pc)
+		tr.nIdle++
+		return pc
+	}
+	a1, a2, a3 := idle("a:80", 3*time.Hour), idle("a:80", 2*time.Hour), idle("a:80", time.Minute)
+	b1 := idle("b:80", 90*time.Minute)
+	c1 := idle("c:80", 2*time.Minute)
+	tr.sweepIdle()
+	for _, pc := range []*h1Conn{a1, a2, a3, b1, c1} {
+		want := pc == a1 || pc == a2 || pc == b1
+		if pc.conn.(*closeConn).closed != want {
+			t.Errorf("%s idle %v: closed %v, want %v", pc.addr, now.Sub(pc.idleAt), !want, want)
+		}
+	}
+	if tr.nIdle != 2 || len(tr.idle) != 2 || len(tr.idle["a:80"]) != 1 || tr.idle["a:80"][0] != a3 || tr.idle["c:80"][0] != c1 {
+		t.Fatalf("left %d idle: %v, want a3 and c1", tr.nIdle, tr.idle)
+	}
+	if !tr.sweepOn {
+		t.Fatal("the sweep not armed again with two connections idle")
+	}
+}
+
 // TestH1StaleConnectionIsRetried: a server that closed a kept-alive
 // connection while it was idle costs no row: the request, body and all,
 // goes again on a new connection. A reset after the request was read is
