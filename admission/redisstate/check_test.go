@@ -90,7 +90,7 @@ func unanswered(err error) bool {
 func TestCheckHintsAtAPasswordAsUser(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t, "--requirepass", "s3cret-pw")
-	c, err := Open("redis://s3cret-pw@"+srv.Addr+"/0", "", Options{Deployment: "d"})
+	c, err := Open("redis://s3cret-pw@"+srv.Addr+"/0", "", Options{Deployment: "d", CallTimeout: heard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCheckKeepsThePasswordOut(t *testing.T) {
 		_, err := io.WriteString(w, "-ERR unknown command '"+cmd[0]+"', with args beginning with: '"+strings.Join(cmd[1:], "' '")+"'\r\n")
 		return err
 	})
-	c, err := Open("redis://"+fake.Addr+"/0", "pw-echoed", Options{Deployment: "d"})
+	c, err := Open("redis://"+fake.Addr+"/0", "pw-echoed", Options{Deployment: "d", CallTimeout: heard})
 	if err != nil {
 		t.Fatal(err)
 	}
