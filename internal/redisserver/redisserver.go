@@ -42,7 +42,7 @@ func Start(t testing.TB, extra ...string) *Server {
 	dir := t.TempDir()
 	s := &Server{t: t}
 	for try := 1; ; try++ {
-		port := freePort(t)
+		port := FreePort(t)
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		s.args = append([]string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--dir", dir, "--enable-debug-command", "yes", "--protected-mode", "no"}, extra...)
@@ -66,16 +66,17 @@ func Start(t testing.TB, extra ...string) *Server {
 // one chosen first.
 const startTries = 5
 
-// freePort is a loopback port free now, chosen below the kernel's
+// FreePort is a loopback port free now, chosen below the kernel's
 // ephemeral range where there is room (Linux's ip_local_port_range,
 // 32768-60999 by default): the kernel hands ports of that range to every
 // other listener on port 0 and to every outgoing connection, so one given
 // back there was taken, before redis-server could bind it, on a machine
 // busy with loopback traffic (round 15: "Address already in use" in 2 of
 // 9 runs of redisstate's tests under load 10, the machine holding 11,000
-// connections in TIME_WAIT). Below the range, only a process that names
+// connections in TIME_WAIT), and a port meant to be down answered as
+// another test's HTTP server. Below the range, only a process that names
 // the port itself can take it.
-func freePort(t testing.TB) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	lo := ephemeralLow()
 	for range 100 {
