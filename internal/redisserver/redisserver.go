@@ -71,10 +71,10 @@ const startTries = 5
 // 32768-60999 by default): the kernel hands ports of that range to every
 // other listener on port 0 and to every outgoing connection, so one given
 // back there was taken, before redis-server could bind it, on a machine
-// busy with loopback traffic (round 15: "Address already in use" in 2 of
-// 9 runs of redisstate's tests under load 10, the machine holding 11,000
+// busy with loopback traffic (round 15: "Address already in use" in 1 of
+// 13 runs of redisstate's tests under load 11, the machine holding 11,000
 // connections in TIME_WAIT), and a port meant to be down answered as
-// another test's HTTP server. Below the range, only a process that names
+// another test's HTTP server (1 of 83). Below the range, only a process that names
 // the port itself can take it.
 func FreePort(t testing.TB) int {
 	t.Helper()
@@ -96,7 +96,7 @@ func FreePort(t testing.TB) int {
 	return 0
 }
 
-// minPort is the least port freePort chooses: above the well-known
+// minPort is the least port FreePort chooses: above the well-known
 // services' (Redis's own 6379 among them).
 const minPort = 10000
 
