@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +25,10 @@ func TestCheckRefusesWhatCannotServe(t *testing.T) {
 	srv := redisserver.Start(t)
 	tlsSrv := httptest.NewTLSServer(nil)
 	defer tlsSrv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := ln.Addr().String()
-	ln.Close()
+	// A port nobody listens on, outside the range the kernel hands to
+	// listeners on port 0 (one given back there answered as another
+	// test's HTTP server: round 15, 1 run in 83).
+	down := net.JoinHostPort("127.0.0.1", strconv.Itoa(redisserver.FreePort(t)))
 	for _, tc := range []struct {
 		url, want string // want: in the error; "" for a Redis that is down
 		timeouts  []time.Duration
@@ -90,7 +89,7 @@ func unanswered(err error) bool {
 func TestCheckHintsAtAPasswordAsUser(t *testing.T) {
 	t.Parallel()
 	srv := redisserver.Start(t, "--requirepass", "s3cret-pw")
-	c, err := Open("redis://s3cret-pw@"+srv.Addr+"/0", "", Options{Deployment: "d"})
+	c, err := Open("redis://s3cret-pw@"+srv.Addr+"/0", "", Options{Deployment: "d", CallTimeout: heard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestCheckKeepsThePasswordOut(t *testing.T) {
 		_, err := io.WriteString(w, "-ERR unknown command '"+cmd[0]+"', with args beginning with: '"+strings.Join(cmd[1:], "' '")+"'\r\n")
 		return err
 	})
-	c, err := Open("redis://"+fake.Addr+"/0", "pw-echoed", Options{Deployment: "d"})
+	c, err := Open("redis://"+fake.Addr+"/0", "pw-echoed", Options{Deployment: "d", CallTimeout: heard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestHostileRepliesAreFaults(t *testing.T) {
 			fake := redisserver.StartFake(t, tc.answer)
 			var warned []error
 			var mu sync.Mutex
-			c, err := Open("redis://"+fake.Addr+"/0", "", Options{Deployment: "d",
+			c, err := Open("redis://"+fake.Addr+"/0", "", Options{Deployment: "d", CallTimeout: heard,
 				Warn: func(err error) { mu.Lock(); warned = append(warned, err); mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)
@@ -143,7 +143,7 @@ func TestAnswersFarAheadAreFaults(t *testing.T) {
 			fake := redisserver.StartFake(t, answerTo("EVALSHA", raw(tc.reply)))
 			var warnings int
 			var mu sync.Mutex
-			c, err := Open("redis://"+fake.Addr+"/0", "", Options{Deployment: "d", Warn: func(error) { mu.Lock(); warnings++; mu.Unlock() }})
+			c, err := Open("redis://"+fake.Addr+"/0", "", Options{Deployment: "d", CallTimeout: heard, Warn: func(error) { mu.Lock(); warnings++; mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,10 +20,13 @@ import (
 )
 
 // heard is the CallTimeout of a test whose Redis must be heard: one about
-// the shared state, not about a Redis that is slow. A loaded machine
-// under -race misses the default 50 ms on loopback, and a call that
-// times out falls back to the process's own state (TestPaceSharedThroughRedis
-// saw the second owner send within the first's hold).
+// the shared state, or about what a server answers (a refused password,
+// a hostile or far-ahead reply), not about a Redis that is slow. A loaded
+// machine under -race misses the default 50 ms on loopback, and a call
+// that times out falls back to the process's own state
+// (TestPaceSharedThroughRedis saw the second owner send within the
+// first's hold) or says only that nothing answered (round 15:
+// TestAnswersFarAheadAreFaults's fake answered past 50 ms at load 9).
 const heard = 5 * time.Second
 
 // open returns a Coordinator on srv for deployment, closed at the end.
@@ -192,7 +195,7 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	srv := redisserver.Start(t, "--requirepass", "right-one")
 	for _, pw := range []string{"", "wrong-one"} {
-		c, err := Open("redis://"+srv.Addr+"/0", pw, Options{Deployment: "d"})
+		c, err := Open("redis://"+srv.Addr+"/0", pw, Options{Deployment: "d", CallTimeout: heard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +205,7 @@ func TestOpenRefuses(t *testing.T) {
 		}
 		c.Close()
 	}
-	c, err := Open("redis://"+srv.Addr+"/0", "right-one", Options{Deployment: "d"})
+	c, err := Open("redis://"+srv.Addr+"/0", "right-one", Options{Deployment: "d", CallTimeout: heard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ptuprobe/ptuprobe/client"
 	"github.com/ptuprobe/ptuprobe/dispatch"
 	"github.com/ptuprobe/ptuprobe/internal/campaign"
+	"github.com/ptuprobe/ptuprobe/internal/testkit"
 	"github.com/ptuprobe/ptuprobe/results"
 )
 
@@ -29,9 +30,12 @@ import (
 func TestCapacityOnTheWallClock(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
+	var refused atomic.Int64 // the first refusal's time (UnixNano)
+	stalls := testkit.WatchStalls(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		if n.Add(1) > 4 {
+		if i := n.Add(1); i > 4 {
+			refused.CompareAndSwap(0, time.Now().UnixNano())
 			w.Header().Set("Retry-After-Ms", "100")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
@@ -70,8 +74,21 @@ func TestCapacityOnTheWallClock(t *testing.T) {
 	if res.Verdict != VerdictFound || !(res.Max > 16 && res.Max < 32) || res.Steps[0].TokensPerRequest != 12 {
 		t.Errorf("%s %g/s, %g tokens a request", res.Verdict, res.Max, res.Steps[0].TokensPerRequest)
 	}
+	// The second step's eight sends are planned testMinStep/8 apart, the
+	// last seven spacings after its first, refused: the stop cuts them
+	// when the process reads that answer and judges it within those
+	// 219 ms, a millisecond's work. A process that could not run for half
+	// of them (a loaded machine: round 15 saw all twelve sent at load 10,
+	// -test.cpu=1,4, 1 run in 7) is not judged on it; the step's verdict
+	// (StoppedEarly, above) still is.
+	from := time.Unix(0, refused.Load())
+	window := 7 * testMinStep / 8
 	if got := n.Load(); got >= 4+8 {
-		t.Errorf("%d requests: the failing step was not stopped early", got)
+		if stalled := stalls.Total(from, from.Add(window)); stalled >= window/2 {
+			t.Logf("%d requests, all planned, sent while the process stalled %v of the %v after the first refusal: not judged", got, stalled, window)
+		} else {
+			t.Errorf("%d requests: the failing step was not stopped early (stalled %v of %v)", got, stalled, window)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, FileJSON))
 	if err != nil {

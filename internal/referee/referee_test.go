@@ -86,7 +86,7 @@ func playClient(mode string) int {
 						if status != http.StatusTooManyRequests {
 							break
 						}
-						time.Sleep(time.Duration(ms) * time.Millisecond)
+						nap(time.Duration(ms) * time.Millisecond)
 					}
 				case "stacked":
 					for n := range 5 { // an application's loop around an SDK
@@ -94,7 +94,7 @@ func playClient(mode string) int {
 						if ms == 0 || n == 4 {
 							break
 						}
-						time.Sleep(time.Duration(ms) * time.Millisecond)
+						nap(time.Duration(ms) * time.Millisecond)
 					}
 				}
 			}
@@ -143,7 +143,7 @@ func sdkCall(body string, retries int) int {
 		if n == retries {
 			return ms
 		}
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		nap(time.Duration(ms) * time.Millisecond)
 	}
 }
 
@@ -287,6 +287,10 @@ func TestGradesRealClients(t *testing.T) {
 			t.Parallel()
 			j := helperJob(t, tc.mode)
 			j.Expect = append(j.Expect, Expectation{CheckHerd, "<=", MaxHerd})
+			var stderr strings.Builder
+			j.Stderr = &stderr
+			stalls := testkit.WatchStalls(t)
+			began := time.Now()
 			v, written, err := Run(t.Context(), j)
 			if err != nil {
 				t.Fatal(err)
@@ -294,11 +298,27 @@ func TestGradesRealClients(t *testing.T) {
 			t.Logf("%s: %+v", tc.mode, v)
 			grade := func(name string) string { return map[bool]string{true: "pass", false: "fail"}[check(t, v, name).Pass] }
 			herd, owners := grade(CheckHerd), grade(CheckOwners)
-			if v.Pass != tc.pass || check(t, v, CheckEarlyReturns).Pass != tc.early || (tc.owners != "" && owners != tc.owners) || (tc.herd != "" && herd != tc.herd) {
+			// Jitter keeps in step against no field: any may read highest.
+			graded := v.HerdCompared >= MinHerdCompared && check(t, v, CheckHerd).Expect != "" && (tc.herd != "fail" || v.HerdSource == sim.SourceRetryAfterMS)
+			// The herd is the client's timing: retries back within
+			// HerdWindow (50 ms) of each other. A client that woke late
+			// from its waits (its naps said so) or a referee that could
+			// not run on time (its stalls) makes fewer refusals and
+			// retries out of step, and the herd (and with it the verdict)
+			// is the machine's, not the client's: round 15 saw honor's
+			// and stacked's herd compared 7 times, or against retry-after,
+			// under -race at load 7-8, 2 runs in 3. Then the herd and the
+			// verdict are not judged; the other checks are.
+			herdJudged := true
+			if tc.herd != "" && (herd != tc.herd || !graded) && (strings.Contains(stderr.String(), "overslept") || stalls.Worst(began, time.Now()) > overslept) {
+				t.Logf("herd %+v of %d retries against %q on a machine that could not keep the client's schedule (stalled %v; %s): the herd and the verdict not judged",
+					check(t, v, CheckHerd), v.HerdCompared, v.HerdSource, stalls.Worst(began, time.Now()), strings.TrimSpace(stderr.String()))
+				herdJudged = false
+			}
+			if (herdJudged && v.Pass != tc.pass) || check(t, v, CheckEarlyReturns).Pass != tc.early || (tc.owners != "" && owners != tc.owners) || (herdJudged && tc.herd != "" && herd != tc.herd) {
 				t.Errorf("pass %v, early_returns %+v, owners %+v, herd %+v; want %v, %v, %q, %q", v.Pass, check(t, v, CheckEarlyReturns), check(t, v, CheckOwners), check(t, v, CheckHerd), tc.pass, tc.early, tc.owners, tc.herd)
 			}
-			// Jitter keeps in step against no field: any may read highest.
-			if tc.herd != "" && (v.HerdCompared < MinHerdCompared || check(t, v, CheckHerd).Expect == "" || (tc.herd == "fail" && v.HerdSource != sim.SourceRetryAfterMS)) {
+			if herdJudged && tc.herd != "" && !graded {
 				t.Errorf("herd of %d retries against %q, expecting %q: want it graded (against retry-after-ms, without jitter)", v.HerdCompared, v.HerdSource, check(t, v, CheckHerd).Expect)
 			}
 			if (v.SDKRetries > 0) != tc.declared || (v.UndeclaredRetries > 0) != tc.undo || v.Refused == 0 || (v.Admitted != tc.calls && tc.mode != "naive") {
@@ -555,12 +575,25 @@ func TestUnansweredIsIncomplete(t *testing.T) {
 	}{{"sleeper", 100 * time.Millisecond, 600 * time.Millisecond}, {"dropper", 100 * time.Millisecond, 600 * time.Millisecond}} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			j := helperJob(t, tc.mode)
-			j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
-			j.Budget, j.Timeout = tc.budget, tc.timeout
-			v, _, err := Run(t.Context(), j)
-			if err != nil {
-				t.Fatal(err)
+			// The timeout must outlast the client's start: the race
+			// detector's binary at load 7-8 sent nothing within 0.6 s
+			// (round 15, 2 runs in 3), and a run the simulator heard
+			// nothing from says nothing of a client cut off (the verdict
+			// says so: no request reached the simulator). Such a run is
+			// made again with four times the timeout, up to 9.6 s.
+			var v Verdict
+			for timeout := tc.timeout; ; timeout *= 4 {
+				j := helperJob(t, tc.mode)
+				j.Scenario, j.PTU, j.OutDir = ScenarioLongWait, 0, ""
+				j.Budget, j.Timeout = tc.budget, timeout
+				var err error
+				if v, _, err = Run(t.Context(), j); err != nil {
+					t.Fatal(err)
+				}
+				if v.Admitted+v.Refused > 0 || timeout >= 16*tc.timeout {
+					break
+				}
+				t.Logf("no request reached the simulator within %v: again with %v", timeout, 4*timeout)
 			}
 			if c := check(t, v, CheckOverBudget); c.Value != 0 || !c.Pass || !v.TimedOut || v.Pass || check(t, v, CheckIncomplete).Value == 0 || v.UnansweredPastBudget == 0 {
 				t.Errorf("over_budget %+v: %+v", c, v)
