@@ -13,19 +13,12 @@
 #   go test -c -o $FLAKEDIR/bin/ ./... && go test -race -c -o $FLAKEDIR/race/ ./...
 # e.g. bench/flakes/hunt.sh C 780 $FLAKEDIR/race 1 .
 set -u
-FLAKEDIR=${FLAKEDIR:-/tmp/flake}
-mkdir -p "$FLAKEDIR/fails"
+. "$(dirname "$0")/hog.sh"
 name=$1; secs=$2; bindir=$3; hog=$4; filter=$5; shift 5
 flags="$*"
 log=$FLAKEDIR/runs-$name.tsv
 : > "$log"
-hogpids=()
-if [ "$hog" = 1 ]; then
-  yes > /dev/null & hogpids+=($!)
-  yes > /dev/null & hogpids+=($!)
-fi
-cleanup() { for p in "${hogpids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+start_hog "$hog"
 deadline=$(( $(date +%s) + secs ))
 export name bindir flags log deadline
 one() {

@@ -9,21 +9,14 @@
 # $FLAKEDIR/repro-NAME-{before,after}.notes.
 # e.g. bench/flakes/pair.sh ref 300 $FLAKEDIR/race $FLAKEDIR/race2 1 internal/referee -test.v
 set -u
-FLAKEDIR=${FLAKEDIR:-/tmp/flake}
-mkdir -p "$FLAKEDIR/fails"
+. "$(dirname "$0")/hog.sh"
 name=$1; secs=$2; old=$3; new=$4; hog=$5; pkg=$6; shift 6
 flags="$*"
 dir=$(awk -v p="github.com/ptuprobe/ptuprobe/$pkg" '$1 == p {print $2}' $FLAKEDIR/list)
 bin=$(basename "$pkg").test
 log=$FLAKEDIR/repro-$name.tsv
 : > "$log"
-hogpids=()
-if [ "$hog" = 1 ]; then
-  yes > /dev/null & hogpids+=($!)
-  yes > /dev/null & hogpids+=($!)
-fi
-cleanup() { for p in "${hogpids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+start_hog "$hog"
 deadline=$(( $(date +%s) + secs ))
 loop() {
   local tag=$1 b=$2 i=0
